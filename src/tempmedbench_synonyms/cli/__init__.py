@@ -1,0 +1,315 @@
+"""The command line: ``tempmedbench-synonyms`` and ``tempmedbench-regenerate-synonyms``.
+
+Commands parse options, call the library and render its report: human text on stderr, the
+``--json`` report on stdout. Errors become exit codes in ``_shared.exit_on_error`` only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.atoms import AtomSource
+from tempmedbench_synonyms.cli._render import render_freeze, render_report
+from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.mrconso import MrconsoSource
+from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
+from tempmedbench_synonyms.progress import ByteProgress
+
+DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
+MAX_RATE = 20.0  # the UTS terms of service allow 20 requests a second per IP address
+
+app = typer.Typer(
+    name="tempmedbench-synonyms",
+    help="Rebuild and verify the TempMedBench synonym surface from your own UMLS licence.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tempmedbench-synonyms {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Rebuild and verify the TempMedBench synonym surface from your own UMLS licence."""
+
+
+# Options shared by regenerate and freeze (Typer reads them from each command's signature).
+ReleaseArg = Annotated[
+    Path, typer.Argument(help="The TempMedBench release folder (the one with MANIFEST.sha256).")
+]
+MrconsoOpt = Annotated[
+    Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.10
+    typer.Option(
+        "--mrconso",
+        help="Take atoms from your own MRCONSO.RRF instead of the UMLS REST API; no key needed.",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str, typer.Option("--base-url", envvar="UMLS_BASE_URL", help="UTS REST root.")
+]
+ReleaseOverrideOpt = Annotated[
+    Optional[str],  # noqa: UP007
+    typer.Option(
+        "--umls-release",
+        help="Override the table's UMLS release ('current' allowed; hashes will then likely "
+        "differ).",
+    ),
+]
+CacheDirOpt = Annotated[
+    Optional[Path],  # noqa: UP007
+    typer.Option(
+        "--cache-dir", envvar="TEMPMEDBENCH_CACHE_DIR", help="Cache folder for UTS answers."
+    ),
+]
+OfflineOpt = Annotated[
+    bool, typer.Option("--offline", help="Never touch the network; a cache miss is 'unavailable'.")
+]
+RefreshOpt = Annotated[
+    bool, typer.Option("--refresh", help="Ignore cached UTS answers and fetch again.")
+]
+RateOpt = Annotated[
+    float,
+    typer.Option("--rate", help="UTS requests per second, shared by all workers (at most 20)."),
+]
+WorkersOpt = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
+KeyFileOpt = Annotated[
+    Optional[Path],  # noqa: UP007
+    typer.Option(
+        "--api-key-file",
+        help="A file holding your UMLS API key (default: the UMLS_API_KEY environment variable).",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only errors on stderr.")]
+VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More on stderr.")]
+
+
+def _verbosity(quiet: bool, verbose: int) -> int:
+    return -1 if quiet else verbose
+
+
+def build_source(
+    *,
+    mrconso: Path | None,
+    base_url: str,
+    cache_dir: Path | None,
+    offline: bool,
+    refresh: bool,
+    rate: float,
+    workers: int,
+    api_key_file: Path | None,
+    verbosity: int,
+) -> AtomSource:
+    """The atom source the options ask for: a local MRCONSO.RRF or the UTS REST API."""
+    if not 0 < rate <= MAX_RATE:
+        raise BadInputError(
+            f"--rate {rate:g} is out of range: it must be above 0 and at most {MAX_RATE:g}, "
+            "the UTS limit of requests a second per IP address",
+            key="--rate",
+        )
+    if workers < 1:
+        raise BadInputError(f"--workers {workers} must be at least 1", key="--workers")
+    if mrconso is not None:
+        progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
+        return MrconsoSource(mrconso, progress=progress)
+    try:
+        from tempmedbench_synonyms.rest_source import build_rest_source
+    except ImportError:
+        raise BadInputError(
+            "the UMLS REST source is not part of this version yet",
+            key="--mrconso",
+            hint="pass --mrconso PATH with the MRCONSO.RRF of your UMLS release",
+        ) from None
+    return build_rest_source(
+        base_url=base_url,
+        api_key_file=api_key_file,
+        cache_dir=cache_dir,
+        offline=offline,
+        refresh=refresh,
+        rate=rate,
+        workers=workers,
+        verbosity=verbosity,
+    )
+
+
+@app.command("regenerate")
+def regenerate_command(
+    release: ReleaseArg,
+    out: Annotated[
+        Optional[Path],  # noqa: UP007
+        typer.Option("--out", help="Write the two files under this folder instead."),
+    ] = None,
+    mrconso: MrconsoOpt = None,
+    base_url: BaseUrlOpt = DEFAULT_BASE_URL,
+    umls_release: ReleaseOverrideOpt = None,
+    cache_dir: CacheDirOpt = None,
+    offline: OfflineOpt = False,
+    refresh: RefreshOpt = False,
+    rate: RateOpt = 15.0,
+    workers: WorkersOpt = 8,
+    api_key_file: KeyFileOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Rebuild the synonym surface and the full kept table, and verify both byte for byte.
+
+    The release folder is checked against MANIFEST.sha256, the atoms come from the UMLS REST API
+    (key in UMLS_API_KEY) or from --mrconso, and each rebuilt file lands at its final path only
+    when its SHA-256 equals synonym_regeneration/expected_sha256.json; otherwise it is written
+    beside it as <file>.unverified.
+
+    Exit codes: 0 verified, 1 mismatch (a hash differs or a concept drifted), 2 bad input,
+    3 not authorised (check your UMLS API key), 4 UMLS unavailable.
+
+    Example:
+
+        tempmedbench-regenerate-synonyms TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
+    """
+    verbosity = _verbosity(quiet, verbose)
+    configure_logging(verbosity)
+    report_fn = (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
+    with exit_on_error(json_report=report_fn):
+        source = build_source(
+            mrconso=mrconso, base_url=base_url, cache_dir=cache_dir, offline=offline,
+            refresh=refresh, rate=rate, workers=workers, api_key_file=api_key_file,
+            verbosity=verbosity,
+        )  # fmt: skip
+        report = regenerate(release, source, out_dir=out, umls_release=umls_release)
+    if verbosity >= 0:
+        echo_err(render_report(report, verbose=verbosity > 0))
+    if json_out:
+        print_json(report.to_json())
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("check")
+def check_command(
+    release: ReleaseArg,
+    out: Annotated[
+        Optional[Path],  # noqa: UP007
+        typer.Option("--out", help="Where regenerate wrote the files, if not the release."),
+    ] = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Verify files already rebuilt against expected_sha256.json, with no network.
+
+    Example:
+
+        tempmedbench-synonyms check TempMedBench-1.0
+    """
+    verbosity = _verbosity(quiet, verbose)
+    configure_logging(verbosity)
+    report_fn = (lambda err: error_report("check", release, err).to_json()) if json_out else None
+    with exit_on_error(json_report=report_fn):
+        report = check(release, out_dir=out)
+    if verbosity >= 0:
+        echo_err(render_report(report, verbose=verbosity > 0))
+    if json_out:
+        print_json(report.to_json())
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("freeze")
+def freeze_command(
+    release: ReleaseArg,
+    mrconso: MrconsoOpt = None,
+    update_manifest: Annotated[
+        bool,
+        typer.Option("--update-manifest", help="Also rewrite the manifest line of the hashes."),
+    ] = False,
+    base_url: BaseUrlOpt = DEFAULT_BASE_URL,
+    umls_release: ReleaseOverrideOpt = None,
+    cache_dir: CacheDirOpt = None,
+    offline: OfflineOpt = False,
+    refresh: RefreshOpt = False,
+    rate: RateOpt = 15.0,
+    workers: WorkersOpt = 8,
+    api_key_file: KeyFileOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """For release authors: write synonym_regeneration/expected_sha256.json from a regeneration.
+
+    It refuses when any concept drifts, and writes neither rebuilt file into the release (a
+    release must never carry UMLS strings). MANIFEST.sha256 is left alone unless you pass
+    --update-manifest.
+
+    Example:
+
+        tempmedbench-synonyms freeze my-release --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
+    """
+    verbosity = _verbosity(quiet, verbose)
+    configure_logging(verbosity)
+    report_fn = (lambda err: error_report("freeze", release, err).to_json()) if json_out else None
+    with exit_on_error(json_report=report_fn):
+        source = build_source(
+            mrconso=mrconso, base_url=base_url, cache_dir=cache_dir, offline=offline,
+            refresh=refresh, rate=rate, workers=workers, api_key_file=api_key_file,
+            verbosity=verbosity,
+        )  # fmt: skip
+        result = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
+    report = result.report
+    if verbosity >= 0:
+        echo_err(render_freeze(report))
+    if json_out:
+        print_json(report.to_json())
+    raise typer.Exit(report.exit_code)
+
+
+def _register_optional_groups() -> None:
+    """Add the command groups whose modules are present (each lands with its own issue)."""
+    import importlib
+
+    for module, attr, name in (
+        ("tempmedbench_synonyms.cli.umls", "umls_app", "umls"),
+        ("tempmedbench_synonyms.cli.cache", "cache_app", "cache"),
+        ("tempmedbench_synonyms.cli.gps", "gps_app", "gps"),
+    ):
+        try:
+            sub = getattr(importlib.import_module(module), attr)
+        except ImportError:  # TODO(issue 5): plain imports once all three groups have landed
+            continue
+        app.add_typer(sub, name=name)
+
+
+_register_optional_groups()
+
+regenerate_app = typer.Typer(
+    name="tempmedbench-regenerate-synonyms",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",
+)
+regenerate_app.command()(regenerate_command)
+
+
+def main() -> None:
+    """Entry point of ``tempmedbench-synonyms``."""
+    app(prog_name="tempmedbench-synonyms")
+
+
+def regenerate_main() -> None:
+    """Entry point of ``tempmedbench-regenerate-synonyms`` (= ``tempmedbench-synonyms regenerate``)."""
+    regenerate_app(prog_name="tempmedbench-regenerate-synonyms")

@@ -1,0 +1,73 @@
+"""Human reports on stderr: what was checked, what matched, what drifted, what to do next."""
+
+from __future__ import annotations
+
+from tempmedbench_synonyms.pipeline import Report
+
+_LIST_AT_MOST = 20
+
+
+def _keys(keys: list[str], reasons: dict[str, str] | None = None) -> list[str]:
+    lines = []
+    for key in keys[:_LIST_AT_MOST]:
+        reason = (reasons or {}).get(key)
+        lines.append(f"    {key}" + (f": {reason}" if reason else ""))
+    if len(keys) > _LIST_AT_MOST:
+        lines.append(f"    ... and {len(keys) - _LIST_AT_MOST} more (--json lists them all)")
+    return lines
+
+
+def _header(report: Report) -> list[str]:
+    lines = [f"{report.command}: {report.release}"]
+    lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
+    if report.source is not None:
+        src = "local MRCONSO.RRF" if report.source == "mrconso" else "UMLS REST API"
+        via = f"{src}, {report.requests} requests, {report.cache_hits} cache hits"
+        if report.source == "mrconso":
+            via = src
+        lines.append(f"  UMLS release   {report.umls_release} ({via})")
+    routes = ", ".join(f"{n} {r}" for r, n in report.routes.items())
+    lines.append(
+        f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else "")
+    )
+    lines.append(f"  questions      {report.questions}" +
+                 (f", {report.spans} spans" if report.source is not None else ""))  # fmt: skip
+    for w in report.warnings:
+        lines.append(f"  warning        {w}")
+    return lines
+
+
+def render_report(report: Report, *, verbose: bool = False) -> str:
+    lines = _header(report)
+    for rel, f in report.files.items():
+        state = "verified" if f.match else ("missing" if f.actual is None else "MISMATCH")
+        lines.append(f"  {state:<9}      {rel}")
+        if verbose or not f.match:
+            lines.append(f"                   expected {f.expected}")
+            lines.append(f"                   actual   {f.actual}")
+        if f.written:
+            lines.append(f"                   written  {f.written}")
+    if report.drifted:
+        lines.append(f"  drifted        {len(report.drifted)} concept(s) kept no synonym:")
+        lines += _keys(report.drifted, report.drift_reasons)
+    if report.changed:
+        lines.append(f"  changed        {len(report.changed)} concept(s) kept another synonym:")
+        lines += _keys(report.changed)
+    lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
+    if report.hint:
+        lines.append(f"next: {report.hint}")
+    return "\n".join(lines)
+
+
+def render_freeze(report: Report) -> str:
+    lines = _header(report)
+    if report.drifted:
+        lines.append(f"  drifted        {len(report.drifted)} concept(s) kept no synonym:")
+        lines += _keys(report.drifted, report.drift_reasons)
+    for rel, f in report.files.items():
+        lines.append(f"  frozen         {rel} {f.expected}")
+    lines.append(f"{'frozen' if report.exit_code == 0 else report.outcome} "
+                 f"(exit {report.exit_code}): {report.message}")  # fmt: skip
+    if report.hint:
+        lines.append(f"next: {report.hint}")
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""What every command shares: the one place where errors become exit codes, and output helpers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from tempmedbench_synonyms.errors import TempMedBenchError
+
+
+def echo_err(text: str = "") -> None:
+    """Human text goes to stderr; stdout is kept for data."""
+    typer.echo(text, err=True)
+
+
+def print_json(obj: Any) -> None:
+    """Data goes to stdout, as one JSON document."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def configure_logging(verbosity: int) -> None:
+    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug."""
+    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
+        verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
+    )
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("tempmedbench_synonyms").setLevel(level)
+
+
+@contextmanager
+def exit_on_error(
+    *, json_report: Callable[[TempMedBenchError], dict[str, Any]] | None = None
+) -> Iterator[None]:
+    """Turn a TempMedBenchError into its message on stderr and its exit code.
+
+    With ``json_report``, the JSON report of the failure is printed on stdout as well, so that a
+    script reading ``--json`` always gets one object, whatever the outcome.
+    """
+    try:
+        yield
+    except TempMedBenchError as err:
+        echo_err(f"error: {err}")
+        if err.hint:
+            echo_err(f"hint: {err.hint}")
+        if json_report is not None:
+            print_json(json_report(err))
+        raise typer.Exit(err.exit_code) from None

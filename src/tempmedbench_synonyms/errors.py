@@ -1,0 +1,147 @@
+"""The exceptions of tempmedbench-synonyms, each with the exit code the CLI maps it to.
+
+    TempMedBenchError                 base; ``exit_code`` and ``outcome`` say how a run ends
+    ├── BadInputError                 2  bad_input: unusable release folder, file, option
+    │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
+    │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
+    ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
+    └── UnavailableError              4  unavailable: UMLS unreachable, release not served, offline miss
+
+Library code raises these; only the CLI turns them into exit codes (in one place). Messages are
+built in ``__str__`` from structured fields, and say the problem, the evidence and what to do.
+No message may contain the UMLS API key: code that builds one from a URL must redact it first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class TempMedBenchError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code: int = 2
+    outcome: str = "bad_input"
+
+    def __init__(self, message: str = "", *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _where(path: str | Path | None, line: int | None, key: str | None) -> str:
+    parts: list[str] = []
+    if path is not None:
+        parts.append(str(path) if line is None else f"{path}, line {line}")
+    elif line is not None:
+        parts.append(f"line {line}")
+    if key:
+        parts.append(key)
+    return ": ".join(parts)
+
+
+class BadInputError(TempMedBenchError):
+    """The input cannot be used as it is: a file, a line, a key, an option."""
+
+    exit_code = 2
+    outcome = "bad_input"
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.key = key
+        where = _where(path, line, key)
+        super().__init__(f"{where}: {problem}" if where else problem, hint=hint)
+
+
+class ManifestError(BadInputError):
+    """A release file is missing, differs from MANIFEST.sha256, or a manifest path is unsafe."""
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str,
+        expected: str | None = None,
+        actual: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.expected = expected
+        self.actual = actual
+        evidence = []
+        if expected is not None:
+            evidence.append(f"expected sha256 {expected}")
+        if actual is not None:
+            evidence.append(f"actual sha256 {actual}")
+        text = problem + (f" ({', '.join(evidence)})" if evidence else "")
+        super().__init__(
+            text,
+            path=path,
+            line=line,
+            hint=hint
+            or "download the release folder again, or restore the file; "
+            "a release file is never edited in place",
+        )
+
+
+class SpanError(BadInputError):
+    """A span of the synonym table cannot be applied to its question."""
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        qid: str,
+        concepts: Sequence[str],
+        spans: Sequence[Sequence[int]],
+        path: str = "synonyms/synonym_table_kept.json",
+    ) -> None:
+        self.qid = qid
+        self.concepts = list(concepts)
+        self.spans = [list(s) for s in spans]
+        named = ", ".join(
+            f"{c!r} {list(s)}" for c, s in zip(self.concepts, self.spans, strict=False)
+        )
+        super().__init__(
+            f"qid {qid!r}: {problem}: {named}",
+            path=path,
+            hint="the table and the question surface do not belong together; "
+            "check that both come from the same release",
+        )
+
+
+class NotAuthorisedError(TempMedBenchError):
+    """UMLS refused the API key (HTTP 401 or 403)."""
+
+    exit_code = 3
+    outcome = "not_authorised"
+
+    def __init__(self, status: int, url: str) -> None:
+        self.status = status
+        self.url = url
+        super().__init__(
+            f"UMLS answered HTTP {status} for {url}: the API key is missing, invalid or expired",
+            hint="check the key in your UTS profile (https://uts.nlm.nih.gov/uts/profile) and "
+            "put it in the UMLS_API_KEY environment variable or a file named by --api-key-file",
+        )
+
+
+class UnavailableError(TempMedBenchError):
+    """The atoms cannot be had now: UMLS unreachable, the release not served, or offline."""
+
+    exit_code = 4
+    outcome = "unavailable"

@@ -1,0 +1,290 @@
+"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping only what is needed.
+
+A real MRCONSO.RRF is several GB and about 16 million lines, so the file is never loaded whole and
+its cost grows with the file, not with the file times the number of concepts:
+
+* The file is read in large blocks. For each source abbreviation (SAB) the table names, one C-level
+  search (``bytes.find``) finds the rows whose SAB field holds it; every other row is never split
+  or decoded. Tables name a handful of SABs, so this is a small constant number of passes over
+  memory already read, not one per concept.
+* For each such row two set look-ups decide whether it can matter: its CODE (route ``source``) or
+  its CUI (routes ``cui`` and ``aui``). Only the rows that pass are decoded, split into their 18
+  fields and checked exactly (SPEC section 3).
+
+One shortcut, without effect on the outcome: rows of a SAB that no entry names are skipped, since
+their atoms could never be candidates (a candidate's SAB is its entry's SAB).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
+from tempmedbench_synonyms.errors import BadInputError
+
+logger = logging.getLogger(__name__)
+
+MRCONSO_COLUMNS: tuple[str, ...] = (
+    "CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI",
+    "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS", "CVF",
+)  # fmt: skip
+_COL = {name: i for i, name in enumerate(MRCONSO_COLUMNS)}
+_CUI, _LAT, _AUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
+    _COL["CUI"], _COL["LAT"], _COL["AUI"], _COL["SAB"], _COL["TTY"], _COL["CODE"], _COL["STR"],
+    _COL["SUPPRESS"],
+)  # fmt: skip
+
+#: Bytes read at a time. Large enough that the per-block overhead vanishes, small enough that a
+#: worker stays far below the memory target (a few blocks' worth at the most).
+BLOCK_SIZE = 8 << 20
+
+
+def split_row(line: str, *, path: str | Path, line_no: int) -> list[str]:
+    """Split one MRCONSO.RRF row into its 18 fields (SPEC section 4: a trailing ``|``, CR tolerated)."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    if line.endswith("\r"):
+        line = line[:-1]
+    fields = line.split("|")
+    if len(fields) != len(MRCONSO_COLUMNS) + 1 or fields[-1] != "":
+        raise BadInputError(
+            f"an MRCONSO.RRF row has {len(MRCONSO_COLUMNS)} fields, each followed by '|'; "
+            f"this line has {len(fields) - 1 if fields[-1] == '' else len(fields)} "
+            f"{'' if fields[-1] == '' else 'and no trailing |'}".rstrip(),
+            path=path,
+            line=line_no,
+            hint="pass the MRCONSO.RRF of a UMLS release (from MetamorphoSys or the full "
+            "release zip), not another RRF file",
+        )
+    del fields[-1]
+    return fields
+
+
+def atom_from_fields(fields: Sequence[str]) -> Atom:
+    """Map an MRCONSO row to an ``Atom`` exactly as SPEC section 3 says (usable = SUPPRESS "N")."""
+    return Atom(
+        aui=fields[_AUI],
+        name=fields[_STR],
+        tty=fields[_TTY],
+        sab=fields[_SAB],
+        language=fields[_LAT],
+        cui=fields[_CUI],
+        usable=fields[_SUPPRESS] == "N",
+    )
+
+
+@dataclass(frozen=True)
+class _Needs:
+    """What the scan looks for, as bytes for the fast filter and as str for the exact check."""
+
+    # sab -> (codes wanted by route source, CUIs wanted by route cui, AUIs wanted by route aui)
+    filters: dict[bytes, tuple[frozenset[bytes], frozenset[bytes], frozenset[bytes]]]
+    source: frozenset[tuple[str, str]]  # (sab, code)
+    cui: frozenset[tuple[str, str]]  # (cui, sab)
+    aui: frozenset[str]
+
+    @classmethod
+    def build(cls, queries: Iterable[AtomQuery]) -> _Needs:
+        wanted: dict[str, tuple[set[str], set[str], set[str]]] = {}
+        for q in queries:
+            codes, cuis, auis = wanted.setdefault(q.sab, (set(), set(), set()))
+            {"source": codes, "cui": cuis, "aui": auis}[q.route].add(q.ident)
+        filters = {
+            sab.encode(): tuple(frozenset(i.encode() for i in s) for s in sets)
+            for sab, sets in sorted(wanted.items())
+        }
+        return cls(
+            filters,  # type: ignore[arg-type]
+            frozenset((sab, c) for sab, (codes, _, _) in wanted.items() for c in codes),
+            frozenset((c, sab) for sab, (_, cuis, _) in wanted.items() for c in cuis),
+            frozenset(a for _, (_, _, auis) in wanted.items() for a in auis),
+        )
+
+
+@dataclass
+class _ScanResult:
+    rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (byte offset, fields)
+    bad: tuple[int, str] | None = None  # (byte offset of the line, problem)
+    sabs_seen: set[bytes] = field(default_factory=set)
+
+
+def _blocks(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield (offset, block) over the whole file; every block but the last ends at a line end."""
+    with open(path, "rb") as f:
+        pos = 0
+        tail = b""
+        while block := f.read(BLOCK_SIZE):
+            data = tail + block
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield pos, data[:cut]
+                pos += cut
+            tail = data[cut:]
+        if tail:
+            yield pos, tail
+
+
+def _scan_block(base: int, chunk: bytes, needs: _Needs, out: _ScanResult) -> None:
+    """Find the rows of one block that can matter, then parse and check those exactly."""
+    find = chunk.find
+    rfind = chunk.rfind
+    for sab, (codes, cuis, auis) in needs.filters.items():
+        tok = b"|" + sab + b"|"
+        tl = len(tok)
+        pos = find(tok)
+        if pos == -1:
+            continue
+        out.sabs_seen.add(sab)
+        sab_text = sab.decode()
+        by_line = bool(cuis or auis)
+        last_start = -1
+        while pos != -1:
+            nxt = pos + tl
+            keep = False
+            start = -1
+            if by_line:
+                start = rfind(b"\n", 0, pos) + 1
+                keep = chunk[start : start + 8] in cuis
+                if auis and not keep:
+                    head = chunk[start:pos].split(b"|", 8)  # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|
+                    keep = len(head) > 7 and head[7] in auis
+            if codes and not keep:
+                a = find(b"|", nxt)  # end of TTY
+                b = find(b"|", a + 1) if a != -1 else -1  # end of CODE
+                if b != -1:
+                    keep = chunk[a + 1 : b] in codes
+                    nxt = b
+            if keep:
+                if start < 0:
+                    start = rfind(b"\n", 0, pos) + 1
+                if start != last_start:  # the SAB token may stand twice in one row
+                    last_start = start
+                    end = find(b"\n", pos)
+                    line = chunk[start : end if end != -1 else len(chunk)]
+                    if _check_row(base + start, line, sab_text, needs, out):
+                        return
+            pos = find(tok, nxt)
+
+
+def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResult) -> bool:
+    """Parse one candidate row exactly; record it if it answers a query. True on a bad row."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        out.bad = (offset, f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)")
+        return True
+    if line.endswith("\r"):
+        line = line[:-1]
+    fields = line.split("|")
+    if len(fields) != len(MRCONSO_COLUMNS) + 1 or fields[-1] != "":
+        out.bad = (offset, f"expected {len(MRCONSO_COLUMNS)} fields each followed by '|'")
+        return True
+    if fields[_SAB] != sab:
+        return False  # the token stood in another field
+    if (
+        (sab, fields[_CODE]) in needs.source
+        or (fields[_CUI], sab) in needs.cui
+        or fields[_AUI] in needs.aui
+    ):
+        del fields[-1]
+        out.rows.append((offset, fields))
+    return False
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """1-based line number of the line starting at ``offset`` (only on the error path)."""
+    n = 1
+    with open(path, "rb") as f:
+        remaining = offset
+        while remaining > 0:
+            block = f.read(min(BLOCK_SIZE, remaining))
+            if not block:
+                break
+            n += block.count(b"\n")
+            remaining -= len(block)
+    return n
+
+
+class MrconsoSource:
+    """Answer atom queries from a local MRCONSO.RRF, in one streaming pass."""
+
+    name = "mrconso"
+
+    def __init__(self, path: Path, *, progress: ProgressCallback | None = None) -> None:
+        self.path = Path(path)
+        self.progress = progress
+
+    def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
+        """Scan the file once and answer every query; ``None`` where no row matched."""
+        del probe_cui  # a local file has nothing to probe
+        if release == "current":
+            raise BadInputError(
+                "--umls-release current needs the UMLS REST API; with --mrconso, name the "
+                "release your MRCONSO.RRF comes from (or leave the table's release)",
+            )
+        size = self._size()
+        needs = _Needs.build(queries)
+        result = self._scan(size, needs)
+        if result.bad is not None:
+            offset, problem = result.bad
+            raise BadInputError(
+                problem,
+                path=self.path,
+                line=_line_number(self.path, offset),
+                hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
+            )
+        rows, seen = result.rows, result.sabs_seen
+        answers: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
+        for _, fields in rows:
+            atom = atom_from_fields(fields)
+            for q in (
+                AtomQuery("source", atom.sab, fields[_CODE]),
+                AtomQuery("cui", atom.sab, atom.cui),
+                AtomQuery("aui", atom.sab, atom.aui),
+            ):
+                if q in answers:
+                    answers[q].append(atom)
+        warnings = [
+            f"{self.path} has no row of source {sab.decode()!r}: is it the MRCONSO.RRF of a "
+            "release that includes that source?"
+            for sab in needs.filters
+            if sab not in seen
+        ]
+        for w in warnings:
+            logger.warning("%s", w)
+        return FetchResult(
+            umls_release=release,
+            atoms={q: (tuple(a) if a else None) for q, a in answers.items()},
+            warnings=warnings,
+        )
+
+    def _size(self) -> int:
+        try:
+            if not self.path.is_file():
+                raise BadInputError(
+                    "no such file" if not self.path.exists() else "not a file",
+                    path=self.path,
+                    hint="--mrconso takes the path of MRCONSO.RRF (in the META folder of a "
+                    "UMLS release)",
+                )
+            return self.path.stat().st_size
+        except OSError as err:
+            raise BadInputError(f"cannot read: {err.strerror}", path=self.path) from None
+
+    def _scan(self, size: int, needs: _Needs) -> _ScanResult:
+        report = self.progress or (lambda done, total: None)
+        report(0, size)
+        if not needs.filters:
+            report(size, size)
+            return _ScanResult()
+        out = _ScanResult()
+        for base, chunk in _blocks(self.path):
+            _scan_block(base, chunk, needs, out)
+            report(base + len(chunk), size)
+            if out.bad is not None:
+                break
+        report(size, size)
+        return out

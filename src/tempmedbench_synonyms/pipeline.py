@@ -1,0 +1,406 @@
+"""The regeneration, end to end: release folder in, two verified files (or .unverified ones) out.
+
+    open_release -> place_spans -> source.fetch -> choose -> rebuilt bytes -> hashes -> files
+
+``regenerate`` and ``freeze`` fetch atoms; ``check`` only hashes files already rebuilt. None of
+them prints: they return a report that the CLI renders.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms.atoms import AtomQuery, AtomSource, FetchResult
+from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
+from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.release import (
+    EXPECTED,
+    FULL_TABLE,
+    MANIFEST,
+    OUTPUTS,
+    SYNONYM_SURFACE,
+    UNVERIFIED_SUFFIX,
+    ExpectedHashes,
+    Release,
+    open_release,
+    read_manifest,
+)
+from tempmedbench_synonyms.selection import Choice, choose
+from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surface_bytes
+
+logger = logging.getLogger(__name__)
+
+EXIT_CODES = {"verified": 0, "mismatch": 1, "bad_input": 2, "not_authorised": 3, "unavailable": 4}
+
+
+@dataclass
+class FileReport:
+    """One rebuilt file: its hashes, and where it was written (None when not written)."""
+
+    expected: str | None
+    actual: str | None
+    match: bool
+    written: str | None = None
+
+
+@dataclass
+class Report:
+    """What a run found. ``to_json`` gives the public ``--json`` report (SPEC section 7)."""
+
+    command: str
+    outcome: str
+    release: str
+    umls_release: str | None = None
+    source: str | None = None
+    files: dict[str, FileReport] = field(default_factory=dict)
+    drifted: list[str] = field(default_factory=list)
+    drift_reasons: dict[str, str] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    requests: int = 0
+    cache_hits: int = 0
+    message: str = ""
+    hint: str | None = None
+    concepts: int = 0
+    routes: dict[str, int] = field(default_factory=dict)
+    questions: int = 0
+    spans: int = 0
+    manifest_files: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.outcome, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "release": self.release,
+            "umls_release": self.umls_release,
+            "source": self.source,
+            "files": {
+                path: {"expected": f.expected, "actual": f.actual, "match": f.match,
+                       "written": f.written}  # fmt: skip
+                for path, f in self.files.items()
+            },
+            "drifted": self.drifted,
+            "drift_reasons": self.drift_reasons,
+            "changed": self.changed,
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "message": self.message,
+            "hint": self.hint,
+            "counts": {"concepts": self.concepts, "routes": self.routes,
+                       "questions": self.questions, "spans": self.spans,
+                       "manifest_files": self.manifest_files},  # fmt: skip
+            "warnings": self.warnings,
+        }
+
+
+def error_report(command: str, release: Path, err: TempMedBenchError) -> Report:
+    """The report of a run that stopped on an error (bad input, not authorised, unavailable)."""
+    return Report(command, err.outcome, str(release), message=str(err), hint=err.hint)
+
+
+@dataclass
+class Rebuilt:
+    """The two rebuilt files in memory, with what the report needs to say about them."""
+
+    release: Release
+    fetched: FetchResult
+    choices: dict[str, Choice]
+    data: dict[str, bytes]
+    spans: int
+    source_name: str
+
+
+def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = None) -> Rebuilt:
+    """Fetch the atoms, choose the synonyms and build both files' bytes (nothing is written)."""
+    concepts = release.table.concepts
+    spans_by_qid = place_spans(concepts, release.surface)
+    texts = span_texts(spans_by_qid, release.surface)
+    queries = {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
+    wanted = umls_release or release.table.umls_release
+    if concepts:
+        probe = concepts[min(concepts)].cui
+        fetched = source.fetch(wanted, probe, sorted(set(queries.values())))
+    else:
+        fetched = FetchResult(umls_release=wanted, atoms={})
+    choices = {
+        key: choose(entry, fetched.atoms.get(queries[key]), texts.get(key, ()))
+        for key, entry in concepts.items()
+    }
+    names = {key: (c.atom.name if c.atom else None) for key, c in choices.items()}
+    full = copy.deepcopy(release.table_raw)
+    for key, entry in full["concepts"].items():
+        atom = choices[key].atom
+        entry["synonym"] = (
+            None if atom is None else {"aui": atom.aui, "name": atom.name, "tty": atom.tty}
+        )
+    data = {
+        SYNONYM_SURFACE: synonym_surface_bytes(release.surface, spans_by_qid, names),
+        FULL_TABLE: table_bytes(full),
+    }
+    n_spans = sum(len(v) for v in spans_by_qid.values())
+    return Rebuilt(release, fetched, choices, data, n_spans, source.name)
+
+
+def _base_report(command: str, rebuilt: Rebuilt) -> Report:
+    release = rebuilt.release
+    routes: dict[str, int] = {}
+    for e in release.table.concepts.values():
+        routes[e.route] = routes.get(e.route, 0) + 1
+    drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
+    return Report(
+        command,
+        outcome="verified",
+        release=str(release.folder),
+        umls_release=rebuilt.fetched.umls_release,
+        source=rebuilt.source_name,
+        drifted=drifted,
+        drift_reasons={k: rebuilt.choices[k].reason for k in drifted},
+        requests=rebuilt.fetched.requests,
+        cache_hits=rebuilt.fetched.cache_hits,
+        concepts=len(release.table.concepts),
+        routes=dict(sorted(routes.items())),
+        questions=len(release.surface),
+        spans=rebuilt.spans,
+        manifest_files=release.files_checked,
+        warnings=release.warnings + rebuilt.fetched.warnings,
+    )
+
+
+def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[str]:
+    """Concepts (not drifted) whose kept name hashes differently from the frozen one."""
+    if expected.concepts is None:
+        return []
+    return sorted(
+        key for key, name in names.items()
+        if name is not None and expected.concepts.get(key) != sha256_text(name)
+    )  # fmt: skip
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder and ``os.replace``: never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
+    """A matching file goes to its final path (and a stale .unverified goes); others beside it."""
+    final = root / rel
+    unverified = root / (rel + UNVERIFIED_SUFFIX)
+    if match:
+        write_atomic(final, data)
+        unverified.unlink(missing_ok=True)
+        return str(final)
+    write_atomic(unverified, data)
+    return str(unverified)
+
+
+def regenerate(
+    release: Path,
+    source: AtomSource,
+    *,
+    out_dir: Path | None = None,
+    umls_release: str | None = None,
+) -> Report:
+    """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
+    opened = open_release(release)
+    assert opened.expected is not None
+    rebuilt = rebuild(opened, source, umls_release=umls_release)
+    report = _base_report("regenerate", rebuilt)
+    expected = opened.expected
+    root = Path(out_dir) if out_dir is not None else opened.folder
+    names = {k: (c.atom.name if c.atom else None) for k, c in rebuilt.choices.items()}
+    report.changed = _changed(names, expected)
+    for rel in OUTPUTS:
+        data = rebuilt.data[rel]
+        actual = sha256_bytes(data)
+        match = actual == expected.files[rel]
+        written = _place(root, rel, data, match)
+        report.files[rel] = FileReport(expected.files[rel], actual, match, written)
+    _conclude(report, expected)
+    return report
+
+
+def check(release: Path, *, out_dir: Path | None = None) -> Report:
+    """Verify files already rebuilt against ``expected_sha256.json``, with no network."""
+    opened = open_release(release)
+    assert opened.expected is not None
+    expected = opened.expected
+    root = Path(out_dir) if out_dir is not None else opened.folder
+    report = Report(
+        "check",
+        outcome="verified",
+        release=str(opened.folder),
+        umls_release=expected.umls_release,
+        concepts=len(opened.table.concepts),
+        questions=len(opened.surface),
+        manifest_files=opened.files_checked,
+        warnings=list(opened.warnings),
+    )
+    for rel in OUTPUTS:
+        path = root / rel
+        actual = sha256_file(path) if path.is_file() else None
+        match = actual == expected.files[rel]
+        report.files[rel] = FileReport(expected.files[rel], actual, match, None)
+    full = root / FULL_TABLE
+    if full.is_file():
+        names = _names_from_full_table(full)
+        if names is not None:
+            report.drifted = sorted(k for k, n in names.items() if n is None)
+            report.changed = _changed(names, expected)
+    _conclude(report, expected)
+    if any(f.actual is None for f in report.files.values()):
+        report.hint = (
+            "a rebuilt file is missing: run `tempmedbench-regenerate-synonyms RELEASE` first "
+            "(with --out DIR if you used it, pass the same --out to check)"
+        )
+    return report
+
+
+def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
+    """Kept names from a rebuilt full table, for the diagnosis; None if it cannot be read."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        out: dict[str, str | None] = {}
+        for key, entry in data["concepts"].items():
+            syn = entry.get("synonym")
+            out[key] = syn.get("name") if isinstance(syn, dict) else None
+        return out
+    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        logger.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
+        return None
+
+
+def _conclude(report: Report, expected: ExpectedHashes) -> None:
+    bad = [rel for rel, f in report.files.items() if not f.match]
+    if not bad and not report.drifted:
+        report.outcome = "verified"
+        report.message = "both files match expected_sha256.json"
+        return
+    report.outcome = "mismatch"
+    parts = []
+    if bad:
+        parts.append(f"{len(bad)} of {len(report.files)} files differ from expected_sha256.json")
+    if report.drifted:
+        parts.append(f"{len(report.drifted)} concept(s) drifted")
+    if report.changed:
+        parts.append(f"{len(report.changed)} concept(s) got another synonym")
+    report.message = "; ".join(parts)
+    if report.umls_release and report.umls_release != expected.umls_release:
+        report.hint = (
+            f"the hashes were frozen with UMLS {expected.umls_release} and this run used "
+            f"{report.umls_release}: synonyms change between UMLS releases; rerun without "
+            "--umls-release (or with the release the hashes name)"
+        )
+    elif report.drifted or report.changed:
+        report.hint = (
+            "the atoms you fetched differ from the ones the authors froze: check that your "
+            f"MRCONSO.RRF or UTS answers come from UMLS {expected.umls_release} in full "
+            "(not a subset without these sources), then report the drift to the benchmark "
+            "authors; the .unverified files show what was rebuilt"
+        )
+    else:
+        report.hint = (
+            "no concept changed its synonym, yet a file differs: the release folder or this "
+            "tool's version may not match the one the hashes were frozen with"
+        )
+
+
+@dataclass
+class FreezeResult:
+    report: Report
+    expected_bytes: bytes
+    manifest_updated: bool
+
+
+def freeze(
+    release: Path,
+    source: AtomSource,
+    *,
+    umls_release: str | None = None,
+    update_manifest: bool = False,
+) -> FreezeResult:
+    """Write ``expected_sha256.json`` from a regeneration (for release authors).
+
+    Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
+    describe a complete synonym surface. The rebuilt files themselves are not written into the
+    release, which must never carry UMLS strings; run ``regenerate`` to get them.
+    """
+    opened = open_release(release, with_expected=False)
+    rebuilt = rebuild(opened, source, umls_release=umls_release)
+    report = _base_report("freeze", rebuilt)
+    if report.drifted:
+        report.outcome = "mismatch"
+        report.message = (
+            f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
+        )
+        report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
+        return FreezeResult(report, b"", False)
+    assert rebuilt.fetched.umls_release
+    expected = {
+        "format_version": 1,
+        "umls_release": rebuilt.fetched.umls_release,
+        "files": {rel: sha256_bytes(rebuilt.data[rel]) for rel in OUTPUTS},
+        "concepts": {
+            key: sha256_text(c.atom.name)
+            for key, c in sorted(rebuilt.choices.items())
+            if c.atom is not None
+        },
+    }
+    data = table_bytes(expected)
+    folder = opened.folder
+    write_atomic(folder / EXPECTED, data)
+    for rel in OUTPUTS:
+        report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
+    report.message = f"wrote {EXPECTED}"
+    updated = False
+    if update_manifest:
+        _update_manifest(folder, EXPECTED, sha256_bytes(data))
+        updated = True
+        report.message += f" and updated its line in {MANIFEST}"
+    else:
+        listed = read_manifest(folder).get(EXPECTED)
+        if listed != sha256_bytes(data):
+            report.hint = (
+                f"{MANIFEST} does not match the new {EXPECTED}; rerun with --update-manifest "
+                "or update the manifest yourself before publishing"
+            )
+    return FreezeResult(report, data, updated)
+
+
+def _update_manifest(folder: Path, rel: str, digest: str) -> None:
+    """Replace (or add) one line of the manifest, keeping every other line as it is."""
+    path = folder / MANIFEST
+    lines = path.read_bytes().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    new = f"{digest}  {rel}"
+    for i, line in enumerate(lines):
+        if line.rstrip("\r")[66:] == rel:  # "<64 hex><space><space or *><path>"
+            lines[i] = new
+            break
+    else:
+        lines.append(new)
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+

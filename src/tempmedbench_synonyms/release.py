@@ -1,0 +1,462 @@
+"""The release folder: its manifest, and strict models of the table, the surface and the hashes.
+
+Everything read here is checked before any atom is fetched (SPEC sections 1, 2 and 4), and every
+error names the file, the line or key, and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+
+from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.errors import BadInputError, ManifestError
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "MANIFEST.sha256"
+TABLE = "synonyms/synonym_table_kept.json"
+SURFACE = "question_surface/question_surface.jsonl"
+EXPECTED = "synonym_regeneration/expected_sha256.json"
+SYNONYM_SURFACE = "question_surface/question_surface_synonym.jsonl"
+FULL_TABLE = "synonyms/synonym_table_kept_full.json"
+#: The two rebuilt files, in the order reports list them.
+OUTPUTS: tuple[str, str] = (SYNONYM_SURFACE, FULL_TABLE)
+UNVERIFIED_SUFFIX = ".unverified"
+
+_MANIFEST_LINE = re.compile(r"([0-9a-fA-F]{64}) ([ *])(.*)")
+
+
+# --- manifest -------------------------------------------------------------------------------
+
+
+def read_manifest(folder: Path) -> dict[str, str]:
+    """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
+    path = folder / MANIFEST
+    raw = _read_bytes(path, what="the release manifest", folder=folder)
+    text = _decode(raw, path=MANIFEST)
+    entries: dict[str, str] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line.strip():
+            continue
+        m = _MANIFEST_LINE.fullmatch(line)
+        if m is None:
+            raise ManifestError(
+                "not a manifest line; expected '<64 hex digits>  <relative path>' "
+                "(the sha256sum format)",
+                path=MANIFEST,
+                line=number,
+            )
+        digest, rel = m.group(1), m.group(3)
+        if digest != digest.lower():
+            raise ManifestError(
+                "manifest hashes are lowercase hex", path=MANIFEST, line=number
+            )
+        _check_safe(folder, rel, line=number)
+        if rel == MANIFEST:
+            raise ManifestError(
+                "the manifest lists itself; it lists every file of the release except itself",
+                path=MANIFEST,
+                line=number,
+            )
+        if rel in entries:
+            raise ManifestError(f"{rel!r} is listed twice", path=MANIFEST, line=number)
+        entries[rel] = digest
+    return entries
+
+
+def _check_safe(folder: Path, rel: str, *, line: int) -> None:
+    """Refuse a manifest path that is absolute, has '..', or leaves the folder through a link."""
+    problem = None
+    pure = PurePosixPath(rel)
+    if not rel or rel != rel.strip():
+        problem = "an empty path, or one with leading or trailing spaces"
+    elif pure.is_absolute() or re.match(r"[A-Za-z]:", rel) or rel.startswith("\\"):
+        problem = "an absolute path"
+    elif ".." in pure.parts or ".." in rel.split("\\"):
+        problem = "a path with '..'"
+    elif "\\" in rel:
+        problem = "a path with a backslash; manifest paths use '/'"
+    else:
+        root = folder.resolve()
+        target = (folder / rel).resolve()
+        if target != root and root not in target.parents:
+            problem = "a path that leaves the release folder through a link"
+    if problem:
+        raise ManifestError(
+            f"{rel!r} is {problem}",
+            path=MANIFEST,
+            line=line,
+            hint="a manifest path must be relative and stay inside the release folder; "
+            "this manifest was not made by the release tools, do not use the folder",
+        )
+
+
+def verify_manifest(
+    folder: Path,
+    *,
+    required: Sequence[str],
+    skip: Iterable[str] = (),
+    allowed_extra: Iterable[str] = OUTPUTS,
+) -> tuple[int, list[str]]:
+    """Check every listed file against its hash; return (files checked, warnings).
+
+    ``skip`` names listed files not to check (``freeze`` is about to replace the expected hashes).
+    Files not listed are allowed only at ``allowed_extra`` (and their ``.unverified`` siblings);
+    any other is named in a warning.
+    """
+    entries = read_manifest(folder)
+    skipped = set(skip)
+    for rel in required:
+        if rel not in entries and rel not in skipped:
+            raise ManifestError(
+                f"{MANIFEST} does not list {rel!r}, which this command needs",
+                path=MANIFEST,
+                hint="the folder is not a TempMedBench release, or its manifest is incomplete",
+            )
+    checked = 0
+    for rel, expected in entries.items():
+        if rel in skipped:
+            continue
+        target = folder / rel
+        if not target.is_file():
+            raise ManifestError(
+                "listed in MANIFEST.sha256 but missing" if not target.exists() else
+                "listed in MANIFEST.sha256 but not a file",
+                path=rel,
+                expected=expected,
+            )
+        actual = sha256_file(target)
+        if actual != expected:
+            raise ManifestError(
+                "differs from MANIFEST.sha256", path=rel, expected=expected, actual=actual
+            )
+        checked += 1
+    allowed = {MANIFEST, *entries, *skipped}
+    for rel in allowed_extra:
+        allowed.update((rel, rel + UNVERIFIED_SUFFIX))
+    warnings = [
+        f"{rel}: not listed in {MANIFEST} (not part of the release)"
+        for rel in _walk(folder)
+        if rel not in allowed
+    ]
+    return checked, warnings
+
+
+def _walk(folder: Path) -> list[str]:
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        base = Path(dirpath).relative_to(folder)
+        for name in sorted(filenames):
+            found.append((base / name).as_posix())
+    return found
+
+
+# --- reading files --------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        hint = None
+        if folder is not None and not folder.is_dir():
+            hint = f"{folder} is not a folder; pass the TempMedBench release folder"
+        raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
+    except IsADirectoryError:
+        raise BadInputError(f"{what} is a folder, not a file", path=path) from None
+    except OSError as err:
+        raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
+
+
+def _decode(raw: bytes, *, path: str) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise BadInputError(
+            "starts with a byte order mark (BOM); release files are UTF-8 without a BOM",
+            path=path,
+            line=1,
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise BadInputError(f"not valid UTF-8 ({err.reason})", path=path, line=line) from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def parse_json(text: str, *, path: str, line_offset: int = 0) -> Any:
+    """Parse JSON as Python's json module does, but refuse duplicate keys (json keeps the last)."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as err:
+        raise BadInputError(
+            f"the key {err.key!r} appears twice in one object", path=path,
+            line=line_offset + 1 if line_offset else None,
+        ) from None  # fmt: skip
+    except json.JSONDecodeError as err:
+        raise BadInputError(
+            f"invalid JSON: {err.msg} (column {err.colno})",
+            path=path,
+            line=line_offset + err.lineno,
+        ) from None
+
+
+# --- models ---------------------------------------------------------------------------------
+
+Cui = Annotated[StrictStr, Field(pattern=r"^C[0-9]{7}$")]
+Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
+Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class ConceptEntry(BaseModel):
+    """One entry of ``concepts`` (SPEC section 2). Unknown keys are allowed and kept as read."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    cui: Cui
+    sab: Annotated[StrictStr, Field(min_length=1)]
+    route: Literal["source", "cui", "aui"]
+    code: Any = None  # checked below for route source only: SPEC says it is ignored elsewhere
+    aui: Any = None
+    spans: dict[str, list[Span]]
+
+    @model_validator(mode="after")
+    def _route_fields(self) -> ConceptEntry:
+        if self.route == "source" and not (isinstance(self.code, str) and self.code):
+            raise ValueError("route 'source' needs 'code', a non-empty string")
+        if self.route == "aui":
+            if not (isinstance(self.aui, str) and self.aui):
+                raise ValueError("route 'aui' needs 'aui', a non-empty string")
+        elif self.aui is not None and not (isinstance(self.aui, str) and self.aui):
+            raise ValueError("'aui' must be a non-empty string or null")
+        return self
+
+    @property
+    def pinned_aui(self) -> str | None:
+        """The AUI of the kept synonym, when the table pins it (``null`` counts as absent)."""
+        return self.aui if isinstance(self.aui, str) else None
+
+    @property
+    def ident(self) -> str:
+        """What the route fetches by: the code, the CUI or the AUI."""
+        return {"source": self.code, "cui": self.cui, "aui": self.aui}[self.route]  # type: ignore[no-any-return]
+
+
+class SynonymTable(BaseModel):
+    """``synonyms/synonym_table_kept.json`` (SPEC section 2)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    format_version: Literal[1]
+    umls_release: Annotated[StrictStr, Field(min_length=1)]
+    language: Literal["ENG"] = "ENG"
+    concepts: dict[str, ConceptEntry]
+
+
+class ExpectedHashes(BaseModel):
+    """``synonym_regeneration/expected_sha256.json`` (SPEC section 4)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    format_version: Literal[1]
+    umls_release: Annotated[StrictStr, Field(min_length=1)]
+    files: dict[str, Sha256Hex]
+    concepts: dict[str, Sha256Hex] | None = None
+
+    @model_validator(mode="after")
+    def _both_files(self) -> ExpectedHashes:
+        if sorted(self.files) != sorted(OUTPUTS):
+            raise ValueError(
+                f"'files' must list exactly {list(OUTPUTS)}; it lists {sorted(self.files)}"
+            )
+        return self
+
+
+def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        key = _key_path(first["loc"])
+        more = err.error_count() - 1
+        msg = first["msg"]
+        if first["type"] == "missing":
+            msg = "a required key is missing"
+        elif first["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")
+        if first["type"] not in ("missing",) and "input" in first:
+            shown = json.dumps(first["input"], ensure_ascii=False)
+            if len(shown) <= 80 and first["type"] != "value_error":
+                msg += f" (found {shown})"
+        if more:
+            msg += f"; and {more} more problem{'s' if more > 1 else ''}"
+        raise BadInputError(msg, path=path, key=key or None) from None
+
+
+def _key_path(loc: Sequence[int | str]) -> str:
+    """A JSON-ish path to the offending value: concepts["38341003"].spans["dev-0001"][0][1]."""
+    out = ""
+    prev_was_dict_name = False
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            prev_was_dict_name = False
+        elif prev_was_dict_name:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            prev_was_dict_name = False
+        else:
+            out += f".{part}" if out else part
+            prev_was_dict_name = part in ("concepts", "spans", "files")
+    return out
+
+
+def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
+    """Return the table as read (unknown keys and all) and its validated model."""
+    raw = _decode(_read_bytes(folder / TABLE, what="the synonym table"), path=TABLE)
+    data = parse_json(raw, path=TABLE)
+    if not isinstance(data, dict):
+        raise BadInputError("the table must be a JSON object", path=TABLE)
+    version = data.get("format_version")
+    if type(version) is not int or version != 1:
+        raise BadInputError(
+            f"format_version is {json.dumps(version)}; this tool reads format_version 1",
+            path=TABLE,
+            key="format_version",
+            hint="install the version of tempmedbench-synonyms that matches this release",
+        )
+    return data, _validated(SynonymTable, data, path=TABLE)
+
+
+def load_expected(folder: Path) -> ExpectedHashes:
+    raw = _decode(_read_bytes(folder / EXPECTED, what="the expected hashes"), path=EXPECTED)
+    data = parse_json(raw, path=EXPECTED)
+    if not isinstance(data, dict):
+        raise BadInputError("must be a JSON object", path=EXPECTED)
+    version = data.get("format_version")
+    if type(version) is not int or version != 1:
+        raise BadInputError(
+            f"format_version is {json.dumps(version)}; this tool reads format_version 1",
+            path=EXPECTED,
+            key="format_version",
+        )
+    result: ExpectedHashes = _validated(ExpectedHashes, data, path=EXPECTED)
+    return result
+
+
+@dataclass(frozen=True)
+class SurfaceLine:
+    """One question of the anchored surface: its object as read, its qid and its text."""
+
+    qid: str
+    text: str
+    obj: dict[str, Any]
+    line: int
+
+
+def load_surface(folder: Path) -> list[SurfaceLine]:
+    """Read the anchored surface, split on "\\n" only (U+2028 and U+0085 may occur in a question)."""
+    raw = _decode(_read_bytes(folder / SURFACE, what="the question surface"), path=SURFACE)
+    lines = raw.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline is optional
+    out: list[SurfaceLine] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            raise BadInputError("a blank line", path=SURFACE, line=number)
+        obj = parse_json(text, path=SURFACE, line_offset=number - 1)
+        if not isinstance(obj, dict):
+            raise BadInputError("not a JSON object", path=SURFACE, line=number)
+        qid = obj.get("qid")
+        if not isinstance(qid, str):
+            problem = "no 'qid'" if qid is None else "'qid' is not a string"
+            raise BadInputError(problem, path=SURFACE, line=number, key="qid")
+        if qid in seen:
+            raise BadInputError(
+                f"qid {qid!r} again (first on line {seen[qid]})",
+                path=SURFACE,
+                line=number,
+                key="qid",
+            )
+        seen[qid] = number
+        question = obj.get("question_surface")
+        if not isinstance(question, str):
+            raise BadInputError(
+                "no 'question_surface' string",
+                path=SURFACE,
+                line=number,
+                key="question_surface",
+            )
+        out.append(SurfaceLine(qid, question, obj, number))
+    return out
+
+
+@dataclass
+class Release:
+    """A release folder, checked against its manifest, with its files read and validated."""
+
+    folder: Path
+    table_raw: dict[str, Any]
+    table: SynonymTable
+    surface: list[SurfaceLine]
+    expected: ExpectedHashes | None
+    files_checked: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def open_release(folder: Path, *, with_expected: bool = True) -> Release:
+    """Check the folder against its manifest, then read and validate its synonym files.
+
+    ``with_expected=False`` (for ``freeze``) neither checks nor reads the expected hashes, which
+    are about to be written anew.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInputError(
+            "no such folder" if not folder.exists() else "not a folder",
+            path=folder,
+            hint="pass the TempMedBench release folder (the one holding MANIFEST.sha256)",
+        )
+    required = [TABLE, SURFACE] + ([EXPECTED] if with_expected else [])
+    checked, warnings = verify_manifest(
+        folder, required=required, skip=() if with_expected else (EXPECTED,)
+    )
+    for w in warnings:
+        logger.warning("%s", w)
+    table_raw, table = load_table(folder)
+    surface = load_surface(folder)
+    expected = load_expected(folder) if with_expected else None
+    return Release(folder, table_raw, table, surface, expected, checked, warnings)
