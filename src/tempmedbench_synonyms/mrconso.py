@@ -142,7 +142,6 @@ def _scan_block(base: int, chunk: bytes, needs: _Needs, out: _ScanResult) -> Non
         by_line = bool(cuis or auis)
         last_start = -1
         while pos != -1:
-            nxt = pos + tl
             keep = False
             start = -1
             if by_line:
@@ -152,11 +151,9 @@ def _scan_block(base: int, chunk: bytes, needs: _Needs, out: _ScanResult) -> Non
                     head = chunk[start:pos].split(b"|", 8)  # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|
                     keep = len(head) > 7 and head[7] in auis
             if codes and not keep:
-                a = find(b"|", nxt)  # end of TTY
+                a = find(b"|", pos + tl)  # end of TTY
                 b = find(b"|", a + 1) if a != -1 else -1  # end of CODE
-                if b != -1:
-                    keep = chunk[a + 1 : b] in codes
-                    nxt = b
+                keep = b != -1 and chunk[a + 1 : b] in codes
             if keep:
                 if start < 0:
                     start = rfind(b"\n", 0, pos) + 1
@@ -166,7 +163,8 @@ def _scan_block(base: int, chunk: bytes, needs: _Needs, out: _ScanResult) -> Non
                     line = chunk[start : end if end != -1 else len(chunk)]
                     if _check_row(base + start, line, sab_text, needs, out):
                         return
-            pos = find(tok, nxt)
+            # the token's closing '|' may open the next one ("|SAB|SAB|" when SDUI is the SAB)
+            pos = find(tok, pos + tl - 1)
 
 
 def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResult) -> bool:

@@ -1,0 +1,46 @@
+"""Shared fixtures: the invented mini release, copied so that a test may change it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+MINI = FIXTURES / "tempmedbench-mini"
+MINI_MRCONSO = FIXTURES / "umls" / "MRCONSO.RRF"
+
+
+@pytest.fixture
+def mini(tmp_path: Path) -> Path:
+    """A private copy of the invented mini release."""
+    dest = tmp_path / "release"
+    shutil.copytree(MINI, dest)
+    return dest
+
+
+@pytest.fixture
+def mrconso(tmp_path: Path) -> Path:
+    """A private copy of the invented MRCONSO.RRF."""
+    dest = tmp_path / "MRCONSO.RRF"
+    shutil.copyfile(MINI_MRCONSO, dest)
+    return dest
+
+
+def write_manifest(folder: Path) -> None:
+    """Rehash every file of a release folder into its MANIFEST.sha256 (after a test edits one)."""
+    import hashlib
+
+    lines = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if rel != "MANIFEST.sha256":
+            lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}\n")
+    (folder / "MANIFEST.sha256").write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.fixture
+def rehash() -> object:
+    return write_manifest

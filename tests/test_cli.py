@@ -1,0 +1,153 @@
+"""The two console scripts: exit codes, stdout for data, stderr for people, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.cli import app, regenerate_app
+from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
+
+Rehash = Callable[[Path], None]
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def outputs(folder: Path) -> list[str]:
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.name.startswith(("question_surface_synonym", "synonym_table_kept_full"))
+        or p.name.endswith(".tmp")
+    )
+
+
+def test_regenerate_verified_json_report(mini: Path, mrconso: Path) -> None:
+    code, out, err = run("regenerate", mini, "--mrconso", mrconso, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["outcome"] == "verified" and report["exit_code"] == 0
+    assert report["umls_release"] == "2099AA"
+    assert sorted(report["files"]) == [SYNONYM_SURFACE, FULL_TABLE]
+    assert all(f["match"] and f["expected"] == f["actual"] for f in report["files"].values())
+    assert (report["drifted"], report["changed"], report["requests"], report["cache_hits"]) == (
+        [], [], 0, 0
+    )
+    assert report["message"] == "both files match expected_sha256.json"
+    assert "verified (exit 0): both files match expected_sha256.json" in err
+    assert "questions      42, 69 spans" in err
+
+
+def test_the_dedicated_script_is_regenerate(mini: Path, mrconso: Path) -> None:
+    result = runner.invoke(regenerate_app, [str(mini), "--mrconso", str(mrconso), "-q"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert outputs(mini) == [SYNONYM_SURFACE, FULL_TABLE]
+
+
+def test_a_changed_atom_exits_1_naming_the_concept(mini: Path, mrconso: Path) -> None:
+    text = mrconso.read_text(encoding="utf-8").replace("|Outpatient encounter|", "|Clinic visit|")
+    text = text.replace("|Ambulatory care encounter|", "|Ambulatory visit|")
+    mrconso.write_text(text, encoding="utf-8")
+    code, out, err = run("regenerate", mini, "--mrconso", mrconso, "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert (report["outcome"], report["changed"], report["drifted"]) == (
+        "mismatch", ["ambulatory encounter"], []
+    )
+    assert "changed        1 concept(s) kept another synonym:\n    ambulatory encounter" in err
+    assert "next: " in err
+    assert outputs(mini) == [SYNONYM_SURFACE + ".unverified", FULL_TABLE + ".unverified"]
+
+
+def test_check_then_version_and_help(mini: Path, mrconso: Path) -> None:
+    assert run("check", mini)[0] == 1
+    assert run("regenerate", mini, "--mrconso", mrconso, "-q")[0] == 0
+    code, out, err = run("check", mini, "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "verified"
+    assert run("--version")[1] == f"tempmedbench-synonyms {__version__}\n"
+    code, out, _ = run("regenerate", "--help")
+    assert code == 0 and "--mrconso" in out and "Example" in out and "--api-key-file" in out
+
+
+def _edit(folder: Path, rel: str, old: str, new: str, rehash: Rehash) -> None:
+    path = folder / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    rehash(folder)
+
+
+BAD_INPUT: list[tuple[str, str, str, str]] = [
+    # (file, old, new, message on stderr)
+    (SURFACE, '"qid": "dev-0003"', '"qid": "dev-0003",,',
+     "error: question_surface/question_surface.jsonl, line 3: invalid JSON: Expecting property "
+     "name enclosed in double quotes (column 20)"),
+    (TABLE, '"route": "cui"', '"route": "snomed"',
+     "error: synonyms/synonym_table_kept.json: concepts[\"zorbatrex 50 mg oral tablet\"].route: "
+     "Input should be 'source', 'cui' or 'aui' (found \"snomed\")"),
+    (TABLE, "[\n            18,\n            31\n          ]", "[18, 99]",
+     "error: synonyms/synonym_table_kept.json: qid 'dev-0009': span out of range for a question "
+     "of 64 characters (a span is [start, end) with 0 <= start < end <= length): "
+     "'quillon level' [18, 99]"),
+    (TABLE, "[\n            18,\n            31\n          ]", "[18, 31], [30, 40]",
+     "error: synonyms/synonym_table_kept.json: qid 'dev-0009': two spans overlap: "
+     "'quillon level' [18, 31], 'quillon level' [30, 40]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rel,old,new,message", BAD_INPUT)
+def test_bad_input_exits_2_with_nothing_written(
+    mini: Path, mrconso: Path, rehash: Rehash, rel: str, old: str, new: str, message: str
+) -> None:
+    _edit(mini, rel, old, new, rehash)
+    code, out, err = run("regenerate", mini, "--mrconso", mrconso, "--json")
+    assert code == 2
+    assert message in err.splitlines()
+    report = json.loads(out)
+    assert (report["outcome"], report["exit_code"]) == ("bad_input", 2)
+    assert report["message"] == message.removeprefix("error: ")
+    assert outputs(mini) == []
+
+
+def test_manifest_mismatch_and_escape(mini: Path, mrconso: Path) -> None:
+    (mini / "README.md").write_text("edited\n")
+    code, _, err = run("regenerate", mini, "--mrconso", mrconso)
+    assert code == 2 and "error: README.md: differs from MANIFEST.sha256 (expected sha256 " in err
+    assert "hint: download the release folder again" in err
+    with open(mini / "MANIFEST.sha256", "a") as f:
+        f.write(f"{'0' * 64}  ../../etc/passwd\n")
+    code, _, err = run("regenerate", mini, "--mrconso", mrconso)
+    assert code == 2 and "'../../etc/passwd' is a path with '..'" in err
+    assert outputs(mini) == []
+
+
+def test_missing_things(tmp_path: Path, mini: Path) -> None:
+    code, _, err = run("regenerate", tmp_path / "nowhere", "--mrconso", tmp_path / "M.RRF")
+    assert code == 2 and f"error: {tmp_path / 'nowhere'}: no such folder" in err
+    code, _, err = run("regenerate", mini, "--mrconso", tmp_path / "M.RRF")
+    assert code == 2 and f"error: {tmp_path / 'M.RRF'}: no such file" in err
+    assert outputs(mini) == []
+
+
+@pytest.mark.parametrize("rate", ["0", "20.5", "-1"])
+def test_rate_above_the_uts_limit_is_refused(mini: Path, mrconso: Path, rate: str) -> None:
+    code, _, err = run("regenerate", mini, "--mrconso", mrconso, "--rate", rate)
+    assert code == 2 and f"--rate {float(rate):g} is out of range" in err
+
+
+def test_freeze_cli(mini: Path, mrconso: Path) -> None:
+    code, out, err = run("freeze", mini, "--mrconso", mrconso, "--update-manifest", "--json")
+    assert code == 0
+    assert json.loads(out)["message"] == (
+        "wrote synonym_regeneration/expected_sha256.json and updated its line in MANIFEST.sha256"
+    )
+    assert outputs(mini) == []  # freeze never writes UMLS strings into the release

@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms import mrconso
+from tempmedbench_synonyms.atoms import Atom, AtomQuery
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.mrconso import MrconsoSource, split_row
+
+
+def row(cui: str, aui: str, sab: str, tty: str, code: str, name: str, *, lat: str = "ENG",
+        suppress: str = "N", sdui: str = "") -> str:  # fmt: skip
+    return f"{cui}|{lat}|P|L1|PF|S1|Y|{aui}||{code}|{sdui}|{sab}|{tty}|{code}|{name}|0|{suppress}|256|"
+
+
+def test_split_row() -> None:
+    line = row("C0000001", "A1", "MTH", "PT", "X", "a|b".replace("|", "/"))
+    assert split_row(line + "\r\n", path="M", line_no=3) == [
+        "C0000001", "ENG", "P", "L1", "PF", "S1", "Y", "A1", "", "X", "", "MTH", "PT", "X",
+        "a/b", "0", "N", "256",
+    ]  # fmt: skip
+    with pytest.raises(BadInputError) as info:
+        split_row("C1|ENG|x", path="M", line_no=3)
+    assert str(info.value) == (
+        "M, line 3: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line has 3 "
+        "and no trailing |"
+    )
+    with pytest.raises(BadInputError, match="this line has 17$"):
+        split_row("|" * 17, path="M", line_no=1)
+
+
+def test_fixture_answers_every_route_in_file_order(mrconso: Path) -> None:
+    queries = [
+        AtomQuery("source", "SNOMEDCT_US", "9990102002"),
+        AtomQuery("cui", "RXNORM", "C9000060"),
+        AtomQuery("aui", "LNC", "A9000051"),
+        AtomQuery("source", "SNOMEDCT_US", "404"),
+    ]
+    result = MrconsoSource(mrconso).fetch("2099AA", "C9000001", queries)
+    assert result.umls_release == "2099AA"
+    assert (result.requests, result.cache_hits, result.warnings) == (0, 0, [])
+    assert [a.aui for a in result.atoms[queries[0]] or ()] == ["A9000021", "A9000022", "A9000023"]
+    assert result.atoms[queries[1]] == (
+        Atom("A9000601", "zorbatrex 50 MG Oral Tablet", "SCD", "RXNORM", "ENG", "C9000060", True),
+        Atom("A9000602", "Zorbatrex 50mg tablet", "SY", "RXNORM", "ENG", "C9000060", True),
+        Atom("A9000603", "Zorbatrex tab", "PT", "RXNORM", "ENG", "C9000060", False),
+    )
+    assert result.atoms[queries[2]] == (
+        Atom("A9000051", "Quillon [Mass/volume] in Serum", "LN", "LNC", "ENG", "C9000050", True),
+    )
+    assert result.atoms[queries[3]] is None
+
+
+def _write(path: Path, lines: list[str], end: str = "\n") -> Path:
+    path.write_bytes("".join(x + end for x in lines).encode("utf-8"))
+    return path
+
+
+ROWS = [
+    row("C0000001", "A1", "SNOMEDCT_US", "PT", "100", "Alpha é"),
+    row("C0000001", "A2", "SNOMEDCT_US", "SY", "100", "Alpha 𝟐", suppress="O"),
+    # the SAB token in SDUI of a row of another source: must not count as SNOMEDCT_US
+    row("C0000002", "A3", "MTH", "PT", "100", "Decoy", sdui="SNOMEDCT_US"),
+    # the token twice in one row of the right source: kept once
+    row("C0000003", "A4", "SNOMEDCT_US", "PT", "300", "Twice", sdui="SNOMEDCT_US"),
+    row("C0000004", "A5", "RXNORM", "SCD", "7", "Rx"),
+    row("C0000004", "A6", "RXNORM", "SY", "8", "Rx two", lat="SPA"),
+    row("C0000005", "A7", "LNC", "LN", "1-1", "Lab"),
+]
+QUERIES = [
+    AtomQuery("source", "SNOMEDCT_US", "100"),
+    AtomQuery("source", "SNOMEDCT_US", "300"),
+    AtomQuery("cui", "RXNORM", "C0000004"),
+    AtomQuery("aui", "LNC", "A7"),
+]
+
+
+def _answers(path: Path) -> dict[AtomQuery, list[str] | None]:
+    got = MrconsoSource(path).fetch("R", "C0000001", QUERIES).atoms
+    return {q: (None if v is None else [a.aui for a in v]) for q, v in got.items()}
+
+
+EXPECTED = {
+    QUERIES[0]: ["A1", "A2"],
+    QUERIES[1]: ["A4"],
+    QUERIES[2]: ["A5", "A6"],
+    QUERIES[3]: ["A7"],
+}
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_exact_rows_whatever_the_line_end(tmp_path: Path, end: str) -> None:
+    assert _answers(_write(tmp_path / "M.RRF", ROWS, end)) == EXPECTED
+
+
+def test_last_line_without_newline(tmp_path: Path) -> None:
+    path = tmp_path / "M.RRF"
+    path.write_text("\n".join(ROWS), encoding="utf-8")
+    assert _answers(path) == EXPECTED
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 150, 151, 1000])
+def test_block_boundaries_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(mrconso, "BLOCK_SIZE", block)
+    assert _answers(_write(tmp_path / "M.RRF", ROWS)) == EXPECTED
+
+
+def test_names_keep_their_non_ascii_characters(tmp_path: Path) -> None:
+    got = MrconsoSource(_write(tmp_path / "M.RRF", ROWS)).fetch("R", "C", QUERIES[:1]).atoms
+    assert [a.name for a in got[QUERIES[0]] or ()] == ["Alpha é", "Alpha 𝟐"]
+    assert [a.usable for a in got[QUERIES[0]] or ()] == [True, False]
+
+
+def test_a_bad_needed_row_names_its_line(tmp_path: Path) -> None:
+    rows = ROWS + ["C0000009|ENG|P|L1|PF|S1|Y|A9||100||SNOMEDCT_US|PT|100|Short|0|N|"]
+    path = _write(tmp_path / "M.RRF", rows)
+    with pytest.raises(BadInputError) as info:
+        MrconsoSource(path).fetch("R", "C", QUERIES)
+    assert str(info.value) == (
+        f"{path}, line 8: expected 18 fields each followed by '|'"
+    )
+
+
+def test_bad_rows_that_are_not_needed_are_not_read(tmp_path: Path) -> None:
+    rows = ROWS + ["garbage|MSH|", "C0000009|ENG|P|L1|PF|S1|Y|A9||5||SNOMEDCT_US|PT|5|X|0|N|"]
+    assert _answers(_write(tmp_path / "M.RRF", rows)) == EXPECTED
+
+
+def test_invalid_utf8_in_a_needed_row(tmp_path: Path) -> None:
+    path = tmp_path / "M.RRF"
+    path.write_bytes(row("C0000001", "A1", "SNOMEDCT_US", "PT", "100", "x").encode()
+                     .replace(b"|x|", b"|\xff|") + b"\n")  # fmt: skip
+    with pytest.raises(BadInputError, match=r"line 1: not valid UTF-8"):
+        MrconsoSource(path).fetch("R", "C", QUERIES)
+
+
+def test_a_source_missing_from_the_file_is_warned(tmp_path: Path) -> None:
+    path = _write(tmp_path / "M.RRF", ROWS[:2])
+    result = MrconsoSource(path).fetch("R", "C", QUERIES)
+    assert result.warnings == [
+        f"{path} has no row of source 'LNC': is it the MRCONSO.RRF of a release that includes "
+        "that source?",
+        f"{path} has no row of source 'RXNORM': is it the MRCONSO.RRF of a release that "
+        "includes that source?",
+    ]
+    assert result.atoms[QUERIES[2]] is None
+
+
+def test_progress_reports_bytes_up_to_the_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mrconso, "BLOCK_SIZE", 400)
+    path = _write(tmp_path / "M.RRF", ROWS)
+    size = path.stat().st_size
+    calls: list[tuple[int, int]] = []
+    MrconsoSource(path, progress=lambda d, t: calls.append((d, t))).fetch("R", "C", QUERIES)
+    assert calls[0] == (0, size) and calls[-1] == (size, size)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert len(calls) >= 4
+
+
+def test_current_and_missing_files_are_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="--umls-release current needs the UMLS REST API"):
+        MrconsoSource(tmp_path / "M.RRF").fetch("current", "C", QUERIES)
+    with pytest.raises(BadInputError) as info:
+        MrconsoSource(tmp_path / "M.RRF").fetch("R", "C", QUERIES)
+    assert str(info.value) == f"{tmp_path / 'M.RRF'}: no such file"
+    with pytest.raises(BadInputError, match="not a file"):
+        MrconsoSource(tmp_path).fetch("R", "C", QUERIES)

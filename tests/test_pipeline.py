@@ -1,0 +1,243 @@
+"""The regeneration end to end on the invented mini release, with hand-written expectations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms.canonical import sha256_text
+from tempmedbench_synonyms.errors import BadInputError, SpanError
+from tempmedbench_synonyms.mrconso import MrconsoSource
+from tempmedbench_synonyms.pipeline import check, freeze, regenerate
+from tempmedbench_synonyms.release import EXPECTED, FULL_TABLE, SYNONYM_SURFACE, TABLE
+
+Rehash = Callable[[Path], None]
+
+
+def lines_by_qid(path: Path) -> dict[str, str]:
+    out = {}
+    for raw in path.read_bytes().split(b"\n")[:-1]:
+        obj = json.loads(raw)
+        out[obj["qid"]] = raw.decode("utf-8")
+    return out
+
+
+def test_fixture_regenerates_verified_with_hand_checked_lines(mini: Path, mrconso: Path) -> None:
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.exit_code, report.drifted, report.changed) == (
+        "verified", 0, [], []
+    )
+    assert (report.concepts, report.questions, report.spans) == (10, 42, 69)
+    assert report.routes == {"aui": 2, "cui": 2, "source": 6}
+    assert all(f.match for f in report.files.values())
+    lines = lines_by_qid(mini / SYNONYM_SURFACE)
+    assert len(lines) == 42
+    # Written out by hand from the fixture's atoms and SPEC sections 3 and 4:
+    # capitalised span -> verbatim SY (the PT equals the span); lower-case anchor -> lower-cased
+    # aui-route SY.
+    assert lines["dev-0001"] == (
+        '{"family":"EVENT_AT","qid":"dev-0001","question_surface":"Zephyrine pyrexia was recorded '
+        'on which day after the pellucid bronchial inflammation?","split":"dev",'
+        '"surface":"synonym"}'
+    )
+    # pinned FN; U+2028 stays raw inside the line
+    assert lines["dev-0003"] == (
+        '{"family":"ACTIVE_AT","qid":"dev-0003","question_surface":"Was glimmer pox (disorder) '
+        'active\u2028on the day of the pellucid bronchial inflammation?","split":"dev",'
+        '"surface":"synonym"}'
+    )
+    # emoji before two spans of one concept, one lower-case and one capitalised
+    assert lines["dev-0005"] == (
+        '{"family":"EVENT_AT","qid":"dev-0005","question_surface":"Patient note 📋: when did '
+        'sjöberg–velvet cough begin, and when did Sjöberg–Velvet cough end?","split":"dev",'
+        '"surface":"synonym"}'
+    )
+    # a name outside the BMP; a capitalised anchor of route cui in MTH (not the HL7 atom)
+    assert lines["dev-0006"] == (
+        '{"family":"DURING","qid":"dev-0006","question_surface":"Which Harrow syndrome type 𝟐 '
+        'episode overlapped the Ambulatory care encounter?","split":"dev","surface":"synonym"}'
+    )
+    # RxNorm: the obsolete PT and the MTH PT are passed over, the SY is kept; span at the start
+    assert lines["dev-0016"] == (
+        '{"family":"FIRST_AFTER","qid":"dev-0016","question_surface":"zorbatrex 50mg tablet was '
+        'first given after which encounter?","split":"dev","surface":"synonym"}'
+    )
+    # no concept at all: the line is still written, only "surface" changes
+    assert lines["test-0010"] == (
+        '{"family":"EVENT_AT","qid":"test-0010","question_surface":"No concept is named in this '
+        'question.","split":"test","surface":"synonym"}'
+    )
+    full = (mini / FULL_TABLE).read_text(encoding="utf-8")
+    assert (
+        '    "quillon level": {\n'
+        '      "aui": "A9000051",\n'
+        '      "cui": "C9000050",\n'
+        '      "route": "aui",\n'
+        '      "sab": "LNC",\n'
+        '      "spans": {\n'
+        '        "dev-0009": [\n'
+        "          [\n"
+        "            18,\n"
+        "            31\n"
+        "          ]\n"
+        "        ],\n"
+    ) in full
+    assert (
+        '      "synonym": {\n'
+        '        "aui": "A9000051",\n'
+        '        "name": "Quillon [Mass/volume] in Serum",\n'
+        '        "tty": "LN"\n'
+        "      }\n"
+        "    },\n"
+        '    "zorbatrex 50 mg oral tablet": {\n'
+    ) in full
+    # a concept no question uses still gets its synonym, and the null aui is kept as null
+    table = json.loads(full)
+    assert table["concepts"]["9990106004"]["synonym"] == {
+        "aui": "A9000061", "name": "Quartz arthropathy", "tty": "PT"
+    }
+    assert table["concepts"]["9990103008"]["aui"] is None
+    assert table["generator"] == "invented fixture for tempmedbench-synonyms tests"
+    expected = json.loads((mini / EXPECTED).read_text())
+    assert expected["concepts"]["quillon level"] == hashlib.sha256(
+        "Quillon [Mass/volume] in Serum".encode()
+    ).hexdigest()
+    assert hashlib.sha256((mini / FULL_TABLE).read_bytes()).hexdigest() == expected["files"][FULL_TABLE]
+
+
+def _change_atom(mrconso: Path, old: str, new: str) -> None:
+    text = mrconso.read_text(encoding="utf-8")
+    assert old in text
+    mrconso.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_a_changed_atom_is_a_mismatch_naming_the_concept(mini: Path, mrconso: Path) -> None:
+    _change_atom(mrconso, "|Zephyrine pyrexia|", "|Zephyrine fever|")
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.exit_code) == ("mismatch", 1)
+    assert report.drifted == []
+    assert report.changed == ["9990101006"]
+    assert {k: f.match for k, f in report.files.items()} == {SYNONYM_SURFACE: False, FULL_TABLE: False}
+    assert not (mini / SYNONYM_SURFACE).exists()
+    assert not (mini / FULL_TABLE).exists()
+    unverified = mini / (SYNONYM_SURFACE + ".unverified")
+    assert "Zephyrine fever was recorded" in unverified.read_text(encoding="utf-8")
+    assert report.files[SYNONYM_SURFACE].written == str(unverified)
+
+
+def test_a_drifted_concept_keeps_its_text_and_gets_null(mini: Path, mrconso: Path) -> None:
+    _change_atom(mrconso, "|A9000051||99901-5||LNC|LN|99901-5|Quillon [Mass/volume] in Serum|0|N|",
+                 "|A9000051||99901-5||LNC|LN|99901-5|Quillon [Mass/volume] in Serum|0|O|")
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.drifted) == ("mismatch", ["quillon level"])
+    assert report.drift_reasons == {
+        "quillon level": "atom A9000051 is no longer usable (obsolete, suppressible, another "
+        "source or language)"
+    }
+    full = json.loads((mini / (FULL_TABLE + ".unverified")).read_text(encoding="utf-8"))
+    assert full["concepts"]["quillon level"]["synonym"] is None
+    lines = lines_by_qid(mini / (SYNONYM_SURFACE + ".unverified"))
+    assert "When was the last quillon level before the ambulatory care encounter?" in lines["dev-0009"]
+
+
+def test_a_verified_file_is_never_replaced_by_a_mismatch(mini: Path, mrconso: Path) -> None:
+    assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
+    good = (mini / SYNONYM_SURFACE).read_bytes()
+    _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
+    assert regenerate(mini, MrconsoSource(mrconso)).outcome == "mismatch"
+    assert (mini / SYNONYM_SURFACE).read_bytes() == good
+    assert (mini / (SYNONYM_SURFACE + ".unverified")).exists()
+    _change_atom(mrconso, "|Graft of opal|", "|Graft of moonstone|")
+    assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
+    assert not (mini / (SYNONYM_SURFACE + ".unverified")).exists()  # the stale one is gone
+
+
+def test_out_dir_leaves_the_release_alone(mini: Path, mrconso: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    report = regenerate(mini, MrconsoSource(mrconso), out_dir=out)
+    assert report.outcome == "verified"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        SYNONYM_SURFACE, FULL_TABLE
+    ]
+    assert not (mini / SYNONYM_SURFACE).exists()
+    assert check(mini, out_dir=out).outcome == "verified"
+
+
+def test_check_needs_no_source_and_diagnoses(mini: Path, mrconso: Path) -> None:
+    missing = check(mini)
+    assert (missing.outcome, missing.exit_code) == ("mismatch", 1)
+    assert all(f.actual is None for f in missing.files.values())
+    assert missing.hint is not None and "run `tempmedbench-regenerate-synonyms RELEASE` first" in missing.hint
+    regenerate(mini, MrconsoSource(mrconso))
+    ok = check(mini)
+    assert (ok.outcome, ok.drifted, ok.changed) == ("verified", [], [])
+    (mini / FULL_TABLE).write_text(
+        (mini / FULL_TABLE).read_text(encoding="utf-8").replace(
+            '"name": "Graft of moonstone"', '"name": "Graft of opal"'
+        ),
+        encoding="utf-8",
+    )
+    bad = check(mini)
+    assert (bad.outcome, bad.changed) == ("mismatch", ["9990105000"])
+    assert bad.files[FULL_TABLE].match is False and bad.files[SYNONYM_SURFACE].match is True
+
+
+def test_overridden_release_is_reported_and_the_table_keeps_its_own(mini: Path, mrconso: Path) -> None:
+    report = regenerate(mini, MrconsoSource(mrconso), umls_release="2099AB")
+    assert report.umls_release == "2099AB"
+    assert report.outcome == "verified"  # same atoms, so the same bytes
+    assert json.loads((mini / FULL_TABLE).read_text())["umls_release"] == "2099AA"
+
+
+def test_spans_are_checked_before_any_atom_is_read(mini: Path, rehash: Rehash, tmp_path: Path) -> None:
+    data = json.loads((mini / TABLE).read_text(encoding="utf-8"))
+    data["concepts"]["9990102002"]["spans"]["dev-0001"] = [[5, 15]]
+    (mini / TABLE).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    rehash(mini)
+    with pytest.raises(SpanError) as info:
+        regenerate(mini, MrconsoSource(tmp_path / "does-not-exist.RRF"))
+    assert str(info.value) == (
+        "synonyms/synonym_table_kept.json: qid 'dev-0001': two spans overlap: "
+        "'9990101006' [0, 12], '9990102002' [5, 15]"
+    )
+    assert not (mini / SYNONYM_SURFACE).exists()
+    assert not (mini / (SYNONYM_SURFACE + ".unverified")).exists()
+
+
+def test_freeze_writes_the_same_expected_file(mini: Path, mrconso: Path) -> None:
+    before = (mini / EXPECTED).read_bytes()
+    (mini / EXPECTED).write_text("not even json")
+    result = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    assert result.report.exit_code == 0
+    assert (mini / EXPECTED).read_bytes() == before
+    assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
+
+
+def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> None:
+    _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
+    result = freeze(mini, MrconsoSource(mrconso))
+    assert json.loads((mini / EXPECTED).read_text())["concepts"]["9990105000"] == sha256_text(
+        "Graft of opal"
+    )
+    assert result.report.hint is not None and "--update-manifest" in result.report.hint
+    with pytest.raises(BadInputError, match="differs from MANIFEST.sha256"):
+        regenerate(mini, MrconsoSource(mrconso))
+
+
+def test_freeze_refuses_drift_and_writes_nothing(mini: Path, mrconso: Path) -> None:
+    _change_atom(mrconso, "|A9000023|", "|A9000099|")  # the pinned atom of 9990102002 is gone
+    before = (mini / EXPECTED).read_bytes()
+    result = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    assert (result.report.outcome, result.report.drifted) == ("mismatch", ["9990102002"])
+    assert (mini / EXPECTED).read_bytes() == before
+
+
+def test_concept_hash_is_of_the_verbatim_name() -> None:
+    # SPEC section 4: the SHA-256 of the kept atom's name, not of the lower-cased insertion
+    assert sha256_text("Sjöberg–Velvet cough") == hashlib.sha256(
+        b"Sj\xc3\xb6berg\xe2\x80\x93Velvet cough"
+    ).hexdigest()

@@ -1,0 +1,283 @@
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tempmedbench_synonyms.errors import BadInputError, ManifestError
+from tempmedbench_synonyms.release import (
+    EXPECTED,
+    SURFACE,
+    TABLE,
+    load_surface,
+    load_table,
+    open_release,
+    read_manifest,
+    verify_manifest,
+)
+
+Rehash = Callable[[Path], None]
+
+
+def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: Rehash) -> None:
+    path = folder / TABLE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    rehash(folder)
+
+
+# --- manifest -------------------------------------------------------------------------------
+
+
+def test_the_fixture_opens_clean(mini: Path) -> None:
+    release = open_release(mini)
+    assert release.files_checked == 4
+    assert release.warnings == []
+    assert len(release.surface) == 42
+    assert release.table.umls_release == "2099AA"
+    assert release.expected is not None
+
+
+def test_binary_mode_star_is_accepted(mini: Path) -> None:
+    text = (mini / "MANIFEST.sha256").read_text()
+    (mini / "MANIFEST.sha256").write_text(text.replace("  README.md", " *README.md"))
+    assert "README.md" in read_manifest(mini)
+
+
+def test_a_changed_file_is_refused_with_both_hashes(mini: Path) -> None:
+    (mini / "README.md").write_text("changed\n")
+    expected = read_manifest(mini)["README.md"]
+    with pytest.raises(ManifestError) as info:
+        open_release(mini)
+    err = info.value
+    assert (err.path, err.expected) == ("README.md", expected)
+    assert err.actual == hashlib.sha256(b"changed\n").hexdigest()
+    assert str(err) == (
+        f"README.md: differs from MANIFEST.sha256 (expected sha256 {expected}, "
+        f"actual sha256 {err.actual})"
+    )
+    assert err.exit_code == 2
+
+
+def test_a_missing_listed_file_is_refused(mini: Path) -> None:
+    (mini / "README.md").unlink()
+    with pytest.raises(ManifestError, match=r"^README.md: listed in MANIFEST.sha256 but missing"):
+        open_release(mini)
+
+
+@pytest.mark.parametrize(
+    "path,problem",
+    [
+        ("/etc/passwd", "is an absolute path"),
+        ("../outside.txt", "is a path with '..'"),
+        ("synonyms/../../x", "is a path with '..'"),
+        ("C:/x", "is an absolute path"),
+        ("a\\b", "is a path with a backslash"),
+    ],
+)
+def test_unsafe_manifest_paths_are_refused(mini: Path, path: str, problem: str) -> None:
+    with open(mini / "MANIFEST.sha256", "a") as f:
+        f.write(f"{'0' * 64}  {path}\n")
+    with pytest.raises(ManifestError) as info:
+        read_manifest(mini)
+    assert info.value.line == 5
+    assert f"{path!r} {problem}" in str(info.value)
+
+
+def test_a_path_leaving_through_a_link_is_refused(mini: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("x")
+    os.symlink(outside, mini / "link")
+    with open(mini / "MANIFEST.sha256", "a") as f:
+        f.write(f"{'0' * 64}  link/x.txt\n")
+    with pytest.raises(ManifestError, match="leaves the release folder through a link"):
+        read_manifest(mini)
+
+
+@pytest.mark.parametrize(
+    "line,problem",
+    [
+        ("A" * 64 + "  README.md", "manifest hashes are lowercase hex"),
+        ("abc  README.md", "not a manifest line"),
+        ("0" * 64 + "  MANIFEST.sha256", "the manifest lists itself"),
+    ],
+)
+def test_malformed_manifest_lines(mini: Path, line: str, problem: str) -> None:
+    (mini / "MANIFEST.sha256").write_text(line + "\n")
+    with pytest.raises(ManifestError, match=problem) as info:
+        read_manifest(mini)
+    assert info.value.line == 1
+
+
+def test_a_path_listed_twice(mini: Path) -> None:
+    text = (mini / "MANIFEST.sha256").read_text()
+    (mini / "MANIFEST.sha256").write_text(text + text.splitlines()[0] + "\n")
+    with pytest.raises(ManifestError, match="'README.md' is listed twice"):
+        read_manifest(mini)
+
+
+def test_unlisted_files_warn_except_outputs(mini: Path) -> None:
+    (mini / "stray.txt").write_text("x")
+    (mini / "synonyms" / "synonym_table_kept_full.json").write_text("{}")
+    (mini / "question_surface" / "question_surface_synonym.jsonl.unverified").write_text("")
+    checked, warnings = verify_manifest(mini, required=[TABLE])
+    assert checked == 4
+    assert warnings == ["stray.txt: not listed in MANIFEST.sha256 (not part of the release)"]
+
+
+def test_a_required_file_not_listed(mini: Path) -> None:
+    lines = (mini / "MANIFEST.sha256").read_text().splitlines(keepends=True)
+    (mini / "MANIFEST.sha256").write_text("".join(x for x in lines if EXPECTED not in x))
+    with pytest.raises(ManifestError, match="does not list 'synonym_regeneration/expected"):
+        open_release(mini)
+
+
+def test_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no such folder"):
+        open_release(tmp_path / "nope")
+
+
+# --- table ----------------------------------------------------------------------------------
+
+
+def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+Q = "9990101006"
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (_set(["format_version"], 2),
+         "synonyms/synonym_table_kept.json: format_version: format_version is 2; this tool "
+         "reads format_version 1"),
+        (_set(["format_version"], True),
+         "synonyms/synonym_table_kept.json: format_version: format_version is true; this tool "
+         "reads format_version 1"),
+        (_set(["concepts", Q, "route"], "code"),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].route: Input should be "
+         "'source', 'cui' or 'aui' (found \"code\")"),
+        (_set(["concepts", Q, "cui"], "C123"),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].cui: String should match "
+         "pattern '^C[0-9]{7}$' (found \"C123\")"),
+        (_set(["concepts", Q, "spans", "dev-0001"], [[0, True]]),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0][1]: "
+         "Input should be a valid integer (found true)"),
+        (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12.0]]),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0][1]: "
+         "Input should be a valid integer (found 12.0)"),
+        (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12, 13]]),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0]: "
+         "List should have at most 2 items after validation, not 3 (found [0, 12, 13])"),
+        (_set(["concepts", Q, "code"], None),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"]: route 'source' needs "
+         "'code', a non-empty string"),
+        (_set(["concepts", "quillon level", "aui"], None),
+         "synonyms/synonym_table_kept.json: concepts[\"quillon level\"]: route 'aui' needs "
+         "'aui', a non-empty string"),
+        (_set(["language"], "FRE"),
+         "synonyms/synonym_table_kept.json: language: Input should be 'ENG' (found \"FRE\")"),
+        (_set(["concepts", Q, "sab"], ""),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].sab: String should have at "
+         "least 1 character (found \"\")"),
+    ],
+)  # fmt: skip
+def test_invalid_tables_name_the_key_and_the_problem(
+    mini: Path, rehash: Rehash, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    edit_table(mini, change, rehash)
+    with pytest.raises(BadInputError) as info:
+        load_table(mini)
+    assert str(info.value) == message
+
+
+def test_missing_key_is_named(mini: Path, rehash: Rehash) -> None:
+    edit_table(mini, lambda d: d["concepts"][Q].pop("spans"), rehash)
+    with pytest.raises(BadInputError) as info:
+        load_table(mini)
+    assert str(info.value) == (
+        'synonyms/synonym_table_kept.json: concepts["9990101006"].spans: a required key is missing'
+    )
+
+
+def test_code_is_ignored_on_other_routes_and_unknown_keys_are_kept(mini: Path, rehash: Rehash) -> None:
+    edit_table(mini, _set(["concepts", "ambulatory encounter", "code"], 42), rehash)
+    raw, table = load_table(mini)
+    assert raw["concepts"]["ambulatory encounter"]["code"] == 42
+    assert raw["generator"] == "invented fixture for tempmedbench-synonyms tests"
+    assert raw["concepts"]["9990105000"]["note"] == "invented procedure"
+
+
+def test_invalid_json_names_the_line(mini: Path) -> None:
+    (mini / TABLE).write_text('{\n  "format_version": 1,\n  "x": ,\n}\n')
+    with pytest.raises(BadInputError) as info:
+        load_table(mini)
+    assert str(info.value) == (
+        "synonyms/synonym_table_kept.json, line 3: invalid JSON: Expecting value (column 8)"
+    )
+
+
+def test_duplicate_keys_are_refused(mini: Path) -> None:
+    (mini / TABLE).write_text('{"format_version": 1, "concepts": {"a": {}, "a": {}}}')
+    with pytest.raises(BadInputError, match="the key 'a' appears twice in one object"):
+        load_table(mini)
+
+
+# --- surface --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b'{"qid": "a", "question_surface": "x"}\n\n',
+         "question_surface/question_surface.jsonl, line 2: a blank line"),
+        (b'{"qid": "a", "question_surface": "x"}\n[1]\n',
+         "question_surface/question_surface.jsonl, line 2: not a JSON object"),
+        (b'{"qid": "a", "question_surface": "x"}\n{"question_surface": "y"}\n',
+         "question_surface/question_surface.jsonl, line 2: qid: no 'qid'"),
+        (b'{"qid": 7, "question_surface": "x"}\n',
+         "question_surface/question_surface.jsonl, line 1: qid: 'qid' is not a string"),
+        (b'{"qid": "a", "question_surface": "x"}\n{"qid": "a", "question_surface": "y"}',
+         "question_surface/question_surface.jsonl, line 2: qid: qid 'a' again (first on line 1)"),
+        (b'{"qid": "a"}\n',
+         "question_surface/question_surface.jsonl, line 1: question_surface: no "
+         "'question_surface' string"),
+        (b'{"qid": "a", "question_surface": "x"}\n{"qid": "b", \n',
+         "question_surface/question_surface.jsonl, line 2: invalid JSON: Expecting property "
+         "name enclosed in double quotes (column 14)"),
+        (b'\xef\xbb\xbf{"qid": "a", "question_surface": "x"}\n',
+         "question_surface/question_surface.jsonl, line 1: starts with a byte order mark (BOM); "
+         "release files are UTF-8 without a BOM"),
+        (b'{"qid": "a", "question_surface": "x"}\n{"qid": "\xff"}\n',
+         "question_surface/question_surface.jsonl, line 2: not valid UTF-8 (invalid start byte)"),
+    ],
+)  # fmt: skip
+def test_bad_surface_lines(mini: Path, content: bytes, message: str) -> None:
+    (mini / SURFACE).write_bytes(content)
+    with pytest.raises(BadInputError) as info:
+        load_surface(mini)
+    assert str(info.value) == message
+
+
+def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path) -> None:
+    (mini / SURFACE).write_bytes(
+        '{"qid": "a", "question_surface": "x\u2028y\u0085z\\n"}\n{"qid": "b", "question_surface": ""}'
+        .encode()
+    )
+    lines = load_surface(mini)
+    assert [(s.qid, s.text, s.line) for s in lines] == [("a", "x\u2028y\u0085z\n", 1), ("b", "", 2)]
