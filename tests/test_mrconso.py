@@ -169,3 +169,29 @@ def test_current_and_missing_files_are_bad_input(tmp_path: Path) -> None:
     assert str(info.value) == f"{tmp_path / 'M.RRF'}: no such file"
     with pytest.raises(BadInputError, match="not a file"):
         MrconsoSource(tmp_path).fetch("R", "C", QUERIES)
+
+
+def test_byte_ranges_cut_anywhere_own_each_line_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mrconso, "BLOCK_SIZE", 16)
+    path = _write(tmp_path / "M.RRF", ROWS)
+    size = path.stat().st_size
+    needs = mrconso._Needs.build(QUERIES)
+    whole = mrconso._scan_range(str(path), 0, size, needs).rows
+    assert [f[7] for _, f in whole] == ["A1", "A2", "A4", "A5", "A6", "A7"]
+    for cut in range(size + 1):
+        left = mrconso._scan_range(str(path), 0, cut, needs).rows
+        right = mrconso._scan_range(str(path), cut, size, needs).rows
+        assert left + right == whole, cut
+
+
+def test_parallel_scan_gives_the_same_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
+    path = _write(tmp_path / "M.RRF", ROWS * 50)
+    serial = MrconsoSource(path, workers=1).fetch("R", "C", QUERIES).atoms
+    calls: list[tuple[int, int]] = []
+    source = MrconsoSource(path, workers=3, progress=lambda d, t: calls.append((d, t)))
+    assert mrconso._fork_is_safe()  # no other thread runs in this test
+    assert source.fetch("R", "C", QUERIES).atoms == serial
+    assert len(serial[QUERIES[0]] or ()) == 100
+    size = path.stat().st_size
+    assert calls[0] == (0, size) and calls[-1] == (size, size) and len(calls) == 12 + 2
