@@ -281,3 +281,33 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
     )
     lines = load_surface(mini)
     assert [(s.qid, s.text, s.line) for s in lines] == [("a", "x\u2028y\u0085z\n", 1), ("b", "", 2)]
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda d: d["files"].pop("synonyms/synonym_table_kept_full.json"),
+         "synonym_regeneration/expected_sha256.json: 'files' must list exactly "
+         "['question_surface/question_surface_synonym.jsonl', "
+         "'synonyms/synonym_table_kept_full.json']; it lists "
+         "['question_surface/question_surface_synonym.jsonl']"),
+        (lambda d: d["files"].update({"synonyms/synonym_table_kept_full.json": "AB" * 32}),
+         "synonym_regeneration/expected_sha256.json: "
+         "files[\"synonyms/synonym_table_kept_full.json\"]: String should match pattern "
+         "'^[0-9a-f]{64}$' (found \"" + "AB" * 32 + "\")"),
+        (lambda d: d.update({"format_version": "1"}),
+         "synonym_regeneration/expected_sha256.json: format_version: format_version is \"1\"; "
+         "this tool reads format_version 1"),
+    ],
+)  # fmt: skip
+def test_invalid_expected_hashes(
+    mini: Path, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    from tempmedbench_synonyms.release import load_expected
+
+    data = json.loads((mini / EXPECTED).read_text())
+    change(data)
+    (mini / EXPECTED).write_text(json.dumps(data))
+    with pytest.raises(BadInputError) as info:
+        load_expected(mini)
+    assert str(info.value) == message

@@ -343,35 +343,30 @@ def _key_path(loc: Sequence[int | str]) -> str:
     return out
 
 
-def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
-    """Return the table as read (unknown keys and all) and its validated model."""
-    raw = _decode(_read_bytes(folder / TABLE, what="the synonym table"), path=TABLE)
-    data = parse_json(raw, path=TABLE)
+def _read_versioned(folder: Path, rel: str, *, what: str) -> dict[str, Any]:
+    """Read a JSON object file and refuse any ``format_version`` but the integer 1 up front."""
+    data = parse_json(_decode(_read_bytes(folder / rel, what=what), path=rel), path=rel)
     if not isinstance(data, dict):
-        raise BadInputError("the table must be a JSON object", path=TABLE)
+        raise BadInputError(f"{what} must be a JSON object", path=rel)
     version = data.get("format_version")
-    if type(version) is not int or version != 1:
+    if type(version) is not int or version != 1:  # not True, not 1.0
         raise BadInputError(
             f"format_version is {json.dumps(version)}; this tool reads format_version 1",
-            path=TABLE,
+            path=rel,
             key="format_version",
             hint="install the version of tempmedbench-synonyms that matches this release",
         )
+    return data
+
+
+def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
+    """Return the table as read (unknown keys and all) and its validated model."""
+    data = _read_versioned(folder, TABLE, what="the synonym table")
     return data, _validated(SynonymTable, data, path=TABLE)
 
 
 def load_expected(folder: Path) -> ExpectedHashes:
-    raw = _decode(_read_bytes(folder / EXPECTED, what="the expected hashes"), path=EXPECTED)
-    data = parse_json(raw, path=EXPECTED)
-    if not isinstance(data, dict):
-        raise BadInputError("must be a JSON object", path=EXPECTED)
-    version = data.get("format_version")
-    if type(version) is not int or version != 1:
-        raise BadInputError(
-            f"format_version is {json.dumps(version)}; this tool reads format_version 1",
-            path=EXPECTED,
-            key="format_version",
-        )
+    data = _read_versioned(folder, EXPECTED, what="the expected hashes")
     result: ExpectedHashes = _validated(ExpectedHashes, data, path=EXPECTED)
     return result
 
