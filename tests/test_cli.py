@@ -151,3 +151,16 @@ def test_freeze_cli(mini: Path, mrconso: Path) -> None:
         "wrote synonym_regeneration/expected_sha256.json and updated its line in MANIFEST.sha256"
     )
     assert outputs(mini) == []  # freeze never writes UMLS strings into the release
+
+
+def test_ctrl_c_exits_130_with_a_message(mini: Path, mrconso: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempmedbench_synonyms.cli as cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "regenerate", interrupted)
+    code, out, err = run("regenerate", mini, "--mrconso", mrconso)
+    assert (code, out) == (130, "")
+    assert err == "interrupted: nothing was left half-written; run the same command again\n"
+    assert outputs(mini) == []

@@ -52,3 +52,7 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(err))
         raise typer.Exit(err.exit_code) from None
+    except KeyboardInterrupt:
+        # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
+        echo_err("interrupted: nothing was left half-written; run the same command again")
+        raise typer.Exit(130) from None
