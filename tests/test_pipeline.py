@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -236,8 +238,86 @@ def test_freeze_refuses_drift_and_writes_nothing(mini: Path, mrconso: Path) -> N
     assert (mini / EXPECTED).read_bytes() == before
 
 
-def test_concept_hash_is_of_the_verbatim_name() -> None:
-    # SPEC section 4: the SHA-256 of the kept atom's name, not of the lower-cased insertion
-    assert sha256_text("Sjöberg–Velvet cough") == hashlib.sha256(
+def test_concept_hash_is_of_the_verbatim_name_not_the_insertion(mini: Path) -> None:
+    # SPEC section 4: the SHA-256 of the kept atom's name, not of the lower-cased insertion;
+    # 9990103008 is inserted as "sjöberg–velvet cough" in dev-0004
+    expected = json.loads((mini / EXPECTED).read_text())
+    assert expected["concepts"]["9990103008"] == hashlib.sha256(
         b"Sj\xc3\xb6berg\xe2\x80\x93Velvet cough"
     ).hexdigest()
+
+
+def test_a_synonym_key_in_the_input_is_replaced(mini: Path, mrconso: Path, rehash: Rehash) -> None:
+    data = json.loads((mini / TABLE).read_text(encoding="utf-8"))
+    data["concepts"]["9990106004"]["synonym"] = "stale"
+    data["concepts"]["9990106004"]["weight"] = 1.5e2
+    (mini / TABLE).write_text(
+        json.dumps(data, ensure_ascii=False).replace("150.0", "1.50E+2"), encoding="utf-8"
+    )
+    rehash(mini)
+    regenerate(mini, MrconsoSource(mrconso))
+    full = (mini / (FULL_TABLE + ".unverified")).read_text(encoding="utf-8")
+    entry = json.loads(full)["concepts"]["9990106004"]
+    assert entry["synonym"] == {"aui": "A9000061", "name": "Quartz arthropathy", "tty": "PT"}
+    assert '      "weight": 150.0\n' in full
+
+
+def test_a_concept_without_a_frozen_hash_counts_as_changed(mini: Path, mrconso: Path, rehash: Rehash) -> None:
+    data = json.loads((mini / EXPECTED).read_text())
+    del data["concepts"]["quillon level"]
+    (mini / EXPECTED).write_text(json.dumps(data))
+    rehash(mini)
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.changed) == ("verified", ["quillon level"])
+
+
+def test_without_concept_hashes_the_hint_says_so(mini: Path, mrconso: Path, rehash: Rehash) -> None:
+    data = json.loads((mini / EXPECTED).read_text())
+    del data["concepts"]
+    data["files"][FULL_TABLE] = "0" * 64
+    (mini / EXPECTED).write_text(json.dumps(data))
+    rehash(mini)
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.changed) == ("mismatch", [])
+    assert report.hint == (
+        "expected_sha256.json has no per-concept hashes, so which concepts changed cannot be "
+        "told; the .unverified files show what was rebuilt"
+    )
+
+
+def test_drift_of_a_concept_no_question_uses(mini: Path, mrconso: Path) -> None:
+    # SPEC section 5 wins over the "written as .unverified" of section 4: a file goes to its final
+    # path exactly when its hash matches. Drift of a concept with no spans leaves the surface
+    # unchanged, so the surface is verified and placed; the full table is not; outcome mismatch.
+    _change_atom(mrconso, "|Quartz arthropathy|0|N|", "|Quartz arthropathy|0|O|")
+    _change_atom(mrconso, "|Quartz joint disease|0|N|", "|Quartz joint disease|0|E|")
+    report = regenerate(mini, MrconsoSource(mrconso))
+    assert (report.outcome, report.drifted) == ("mismatch", ["9990106004"])
+    assert {k: f.match for k, f in report.files.items()} == {SYNONYM_SURFACE: True, FULL_TABLE: False}
+    assert (mini / SYNONYM_SURFACE).exists() and not (mini / FULL_TABLE).exists()
+    assert (mini / (FULL_TABLE + ".unverified")).exists()
+
+
+def test_files_are_written_with_the_umask_mode(mini: Path, mrconso: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        regenerate(mini, MrconsoSource(mrconso))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((mini / SYNONYM_SURFACE).stat().st_mode) == 0o644
+    assert stat.S_IMODE((mini / FULL_TABLE).stat().st_mode) == 0o644
+    assert [p.name for p in mini.rglob("*.tmp")] == []
+
+
+def test_an_output_that_cannot_be_written_is_bad_input(mini: Path, mrconso: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    with pytest.raises(BadInputError) as info:
+        regenerate(mini, MrconsoSource(mrconso), out_dir=blocker)
+    assert str(info.value).startswith(f"{blocker / SYNONYM_SURFACE}: cannot write ")
+    assert info.value.hint == "write the rebuilt files elsewhere with --out DIR"
+
+
+def test_an_empty_release_override_is_refused(mini: Path, mrconso: Path) -> None:
+    with pytest.raises(BadInputError, match="--umls-release is empty"):
+        regenerate(mini, MrconsoSource(mrconso), umls_release=" ")

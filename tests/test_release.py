@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -311,3 +312,88 @@ def test_invalid_expected_hashes(
     with pytest.raises(BadInputError) as info:
         load_expected(mini)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("C0000001\n", "String should match pattern '^C[0-9]{7}$'"),
+        ("C000000\u0661", "String should match pattern '^C[0-9]{7}$'"),
+        ("c0000001", "String should match pattern '^C[0-9]{7}$'"),
+    ],
+)
+def test_cui_is_c_and_seven_ascii_digits(mini: Path, rehash: Rehash, value: str, message: str) -> None:
+    edit_table(mini, _set(["concepts", Q, "cui"], value), rehash)
+    with pytest.raises(BadInputError, match=re.escape(message)):
+        load_table(mini)
+
+
+def test_a_non_string_aui_on_route_cui_is_refused(mini: Path, rehash: Rehash) -> None:
+    edit_table(mini, _set(["concepts", "ambulatory encounter", "aui"], 5), rehash)
+    with pytest.raises(BadInputError) as info:
+        load_table(mini)
+    assert str(info.value) == (
+        'synonyms/synonym_table_kept.json: concepts["ambulatory encounter"]: \'aui\' must be a '
+        "non-empty string or null"
+    )
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('{"qid": "a", "question_surface": "x", "qid2": 1, "qid2": 2}',
+         "question_surface/question_surface.jsonl, line 1: the key 'qid2' appears twice in one "
+         "object"),
+        ('{"qid": "a", "question_surface": "fever \\ud800"}',
+         "question_surface/question_surface.jsonl, line 1: a string holds a lone surrogate escape "
+         "(\\ud800 to \\udfff), which UTF-8 cannot encode"),
+        ('{"qid": "a", "question_surface": "x", "n": ' + "9" * 5000 + "}",
+         "question_surface/question_surface.jsonl, line 1: JSON this tool cannot read: Exceeds "
+         "the limit (4300 digits) for integer string conversion: value has 5000 digits; use "
+         "sys.set_int_max_str_digits() to increase the limit"),
+        ('{"qid": "a", "question_surface": "x", "n": ' + "[" * 100000 + "]" * 100000 + "}",
+         "question_surface/question_surface.jsonl, line 1: JSON this tool cannot read: maximum "
+         "recursion depth exceeded while decoding a JSON array from a unicode string"),
+    ],
+)  # fmt: skip
+def test_json_that_could_not_be_written_back_is_refused(mini: Path, text: str, message: str) -> None:
+    (mini / SURFACE).write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(BadInputError) as info:
+        load_surface(mini)
+    assert str(info.value) == message
+
+
+def test_a_valid_surrogate_pair_escape_is_one_character(mini: Path) -> None:
+    (mini / SURFACE).write_text('{"qid": "a", "question_surface": "\\ud83d\\udccb"}\n')
+    assert load_surface(mini)[0].text == "📋"
+
+
+def test_crlf_surface_lines_are_read_as_json_reads_them(mini: Path) -> None:
+    # SPEC: files are LF; a CR before the LF is JSON whitespace and changes no value. Accepted:
+    # the manifest already guarantees the bytes are the authors'.
+    (mini / SURFACE).write_bytes(b'{"qid": "a", "question_surface": "x"}\r\n')
+    assert [(s.qid, s.text) for s in load_surface(mini)] == [("a", "x")]
+
+
+@pytest.mark.parametrize(
+    "path,problem",
+    [
+        ("./README.md", "is not a plain relative path"),
+        ("synonyms//x.json", "is not a plain relative path"),
+        ("synonyms/", "is not a plain relative path"),
+        ("a\x00b", "is a path with a control character"),
+    ],
+)
+def test_non_plain_manifest_paths_are_refused(mini: Path, path: str, problem: str) -> None:
+    with open(mini / "MANIFEST.sha256", "a") as f:
+        f.write(f"{'0' * 64}  {path}\n")
+    with pytest.raises(ManifestError, match=re.escape(f"{path!r} {problem}")):
+        read_manifest(mini)
+
+
+def test_a_link_loop_is_refused(mini: Path) -> None:
+    os.symlink(mini / "loop", mini / "loop")
+    with open(mini / "MANIFEST.sha256", "a") as f:
+        f.write(f"{'0' * 64}  loop/x\n")
+    with pytest.raises(ManifestError, match="leaves the release folder through a link"):
+        read_manifest(mini)

@@ -92,3 +92,19 @@ def test_not_found_and_nothing_left() -> None:
 def test_rank_beats_tty_order(tty: str, expected: str) -> None:
     got = choose(entry(), [atom("A1", "a", "AA"), atom("A2", "z", tty)], [])
     assert got.atom is not None and got.atom.aui == expected
+
+
+def test_sort_uses_norm_before_the_raw_name() -> None:
+    # raw order would put "B" first ("B" < "a" in code points); norm order puts "a" first
+    got = choose(entry(), [atom("A1", "B", "SY"), atom("A2", "a", "SY")], [])
+    assert got.atom is not None and got.atom.name == "a"
+
+
+def test_exclusion_casefolds_rather_than_lowers() -> None:
+    # "STRASSE".casefold() == "Straße".casefold(), but their lower() differ
+    got = choose(entry(), [atom("A1", "Straße", "PT"), atom("A2", "Road", "SY")], ["STRASSE"])
+    assert got.atom is not None and got.atom.name == "Road"
+    # U+017F LONG S casefolds to "s" but lower() keeps it
+    got = choose(entry(), [atom("A1", "Harrow ſyndrome", "SY"), atom("A2", "Zz", "SY")],
+                 ["harrow syndrome"])  # fmt: skip
+    assert got.atom is not None and got.atom.name == "Zz"

@@ -108,3 +108,10 @@ def test_surface_bytes_keep_every_line_and_set_surface_key() -> None:
         b'{"qid":"q2","question_surface":"none"}\n'
         b'{"qid":"q3","question_surface":"pyrexia"}\n'
     )
+
+
+def test_adjacent_spans_of_two_concepts_are_fine() -> None:
+    concepts = {"a": concept({"q": [[0, 2]]}), "b": concept({"q": [[2, 4]]})}
+    placed = place_spans(concepts, [line("q", "abcd")])
+    assert placed == {"q": [PlacedSpan(0, 2, "a"), PlacedSpan(2, 4, "b")]}
+    assert replace_spans("abcd", placed["q"], {"a": "X", "b": "ǅ"}) == "xǆ"

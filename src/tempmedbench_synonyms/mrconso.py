@@ -329,7 +329,10 @@ class MrconsoSource:
             )
         size = self._size()
         needs = _Needs.build(queries)
-        result = self._scan(size, needs)
+        try:
+            result = self._scan(size, needs)
+        except OSError as err:
+            raise BadInputError(f"cannot read: {err.strerror or err}", path=self.path) from None
         if result.bad is not None:
             offset, problem = result.bad
             raise BadInputError(

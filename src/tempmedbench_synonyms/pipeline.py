@@ -12,7 +12,7 @@ import copy
 import json
 import logging
 import os
-import tempfile
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Any
 
 from tempmedbench_synonyms.atoms import AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.release import (
     EXPECTED,
     FULL_TABLE,
@@ -129,6 +129,8 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
     spans_by_qid = place_spans(concepts, release.surface)
     texts = span_texts(spans_by_qid, release.surface)
     queries = {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
+    if umls_release is not None and not umls_release.strip():
+        raise BadInputError("--umls-release is empty", key="--umls-release")
     wanted = umls_release or release.table.umls_release
     if concepts:
         probe = concepts[min(concepts)].cui
@@ -190,9 +192,14 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder and ``os.replace``: never half-written."""
+    """Write through a temporary file in the same folder and ``os.replace``: never half-written.
+
+    The temporary file is created with mode 0666 less the umask, as ``open`` would create the
+    file itself (``mkstemp`` would leave it readable by its owner only).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -200,7 +207,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -208,12 +215,18 @@ def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
     """A matching file goes to its final path (and a stale .unverified goes); others beside it."""
     final = root / rel
     unverified = root / (rel + UNVERIFIED_SUFFIX)
-    if match:
-        write_atomic(final, data)
-        unverified.unlink(missing_ok=True)
-        return str(final)
-    write_atomic(unverified, data)
-    return str(unverified)
+    target = final if match else unverified
+    try:
+        write_atomic(target, data)
+        if match:
+            unverified.unlink(missing_ok=True)
+    except OSError as err:
+        raise BadInputError(
+            f"cannot write {target}: {err.strerror or err}",
+            path=target,
+            hint="write the rebuilt files elsewhere with --out DIR",
+        ) from None
+    return str(target)
 
 
 def regenerate(
@@ -285,9 +298,12 @@ def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
         out: dict[str, str | None] = {}
         for key, entry in data["concepts"].items():
             syn = entry.get("synonym")
-            out[key] = syn.get("name") if isinstance(syn, dict) else None
+            name = syn.get("name") if isinstance(syn, dict) else None
+            if name is not None:
+                name.encode("utf-8")  # a str that UTF-8 can encode, or an error below
+            out[key] = name
         return out
-    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+    except (ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError):
         logger.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
         return None
 
@@ -310,8 +326,8 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
     if report.umls_release and report.umls_release != expected.umls_release:
         report.hint = (
             f"the hashes were frozen with UMLS {expected.umls_release} and this run used "
-            f"{report.umls_release}: synonyms change between UMLS releases; rerun without "
-            "--umls-release (or with the release the hashes name)"
+            f"{report.umls_release}: synonyms change between UMLS releases; use "
+            f"--umls-release {expected.umls_release}, or none if the table names it"
         )
     elif report.drifted or report.changed:
         report.hint = (
@@ -319,6 +335,11 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
             f"MRCONSO.RRF or UTS answers come from UMLS {expected.umls_release} in full "
             "(not a subset without these sources), then report the drift to the benchmark "
             "authors; the .unverified files show what was rebuilt"
+        )
+    elif expected.concepts is None:
+        report.hint = (
+            "expected_sha256.json has no per-concept hashes, so which concepts changed cannot "
+            "be told; the .unverified files show what was rebuilt"
         )
     else:
         report.hint = (

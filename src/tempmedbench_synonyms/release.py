@@ -89,17 +89,24 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
     pure = PurePosixPath(rel)
     if not rel or rel != rel.strip():
         problem = "an empty path, or one with leading or trailing spaces"
+    elif any(ord(c) < 32 or c == "\x7f" for c in rel):
+        problem = "a path with a control character"
     elif pure.is_absolute() or re.match(r"[A-Za-z]:", rel) or rel.startswith("\\"):
         problem = "an absolute path"
     elif ".." in pure.parts or ".." in rel.split("\\"):
         problem = "a path with '..'"
     elif "\\" in rel:
         problem = "a path with a backslash; manifest paths use '/'"
+    elif any(part in ("", ".") for part in rel.split("/")):
+        problem = "not a plain relative path (no './', '//' or trailing '/')"
     else:
-        root = folder.resolve()
-        target = (folder / rel).resolve()
-        if target != root and root not in target.parents:
-            problem = "a path that leaves the release folder through a link"
+        try:
+            root = folder.resolve()
+            target = (folder / rel).resolve()
+        except (OSError, RuntimeError, ValueError):  # a link loop, for one
+            target = root = None
+        if root is None or target is None or (target != root and root not in target.parents):
+            problem = "a path that leaves the release folder through a link (or a link loop)"
     if problem:
         raise ManifestError(
             f"{rel!r} is {problem}",
@@ -128,7 +135,7 @@ def verify_manifest(
     for rel in required:
         if rel not in entries and rel not in skipped:
             raise ManifestError(
-                f"{MANIFEST} does not list {rel!r}, which this command needs",
+                f"does not list {rel!r}, which this command needs",
                 path=MANIFEST,
                 hint="the folder is not a TempMedBench release, or its manifest is incomplete",
             )
@@ -144,7 +151,10 @@ def verify_manifest(
                 path=rel,
                 expected=expected,
             )
-        actual = sha256_file(target)
+        try:
+            actual = sha256_file(target)
+        except OSError as err:
+            raise ManifestError(f"cannot be read: {err.strerror}", path=rel) from None
         if actual != expected:
             raise ManifestError(
                 "differs from MANIFEST.sha256", path=rel, expected=expected, actual=actual
@@ -217,21 +227,54 @@ class _DuplicateKey(ValueError):
         self.key = key
 
 
-def parse_json(text: str, *, path: str, line_offset: int = 0) -> Any:
-    """Parse JSON as Python's json module does, but refuse duplicate keys (json keeps the last)."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
+    """Parse JSON as Python's json module does, refusing what it could not write back as UTF-8.
+
+    Refused: duplicate keys (json would keep the last silently), a lone surrogate escape such as
+    ``"\\ud800"`` (UTF-8 cannot encode it), and input beyond json's limits (integers of more
+    than 4,300 digits, nesting deeper than the recursion limit). ``line`` is the line of the
+    file where ``text`` starts, for the messages of a JSON Lines file.
+    """
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as err:
         raise BadInputError(
-            f"the key {err.key!r} appears twice in one object", path=path,
-            line=line_offset + 1 if line_offset else None,
-        ) from None  # fmt: skip
+            f"the key {err.key!r} appears twice in one object", path=path, line=line
+        ) from None
     except json.JSONDecodeError as err:
         raise BadInputError(
             f"invalid JSON: {err.msg} (column {err.colno})",
             path=path,
-            line=line_offset + err.lineno,
+            line=err.lineno if line is None else line + err.lineno - 1,
         ) from None
+    except (ValueError, RecursionError) as err:
+        raise BadInputError(f"JSON this tool cannot read: {err}", path=path, line=line) from None
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(data):
+        raise BadInputError(
+            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
+            "encode",
+            path=path,
+            line=line,
+        )
+    return data
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= c <= "\udfff" for c in v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -392,7 +435,7 @@ def load_surface(folder: Path) -> list[SurfaceLine]:
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             raise BadInputError("a blank line", path=SURFACE, line=number)
-        obj = parse_json(text, path=SURFACE, line_offset=number - 1)
+        obj = parse_json(text, path=SURFACE, line=number)
         if not isinstance(obj, dict):
             raise BadInputError("not a JSON object", path=SURFACE, line=number)
         qid = obj.get("qid")

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 
 
 def echo_err(text: str = "") -> None:
@@ -52,6 +52,13 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(err))
         raise typer.Exit(err.exit_code) from None
+    except OSError as err:
+        # A backstop: library code turns the errors it expects into TempMedBenchError; a file
+        # system that fails in another way still deserves a message rather than a traceback.
+        echo_err(f"error: {err}")
+        if json_report is not None:
+            print_json(json_report(BadInputError(str(err))))
+        raise typer.Exit(2) from None
     except KeyboardInterrupt:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
         echo_err("interrupted: nothing was left half-written; run the same command again")
