@@ -25,6 +25,7 @@ test: $(STAMP)
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
+	$(BIN)/python bench/bench_gps.py
 
 clean:
 	rm -rf $(VENV) demo-out bench/out .pytest_cache .mypy_cache .ruff_cache

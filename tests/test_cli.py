@@ -44,7 +44,7 @@ def test_regenerate_verified_json_report(mini: Path, mrconso: Path) -> None:
     )
     assert report["message"] == "both files match expected_sha256.json"
     assert "verified (exit 0): both files match expected_sha256.json" in err
-    assert "questions      42, 69 spans" in err
+    assert "questions      42, 70 spans" in err
 
 
 def test_the_dedicated_script_is_regenerate(mini: Path, mrconso: Path) -> None:

@@ -46,6 +46,7 @@ def test_fixture_answers_every_route_in_file_order(mrconso: Path) -> None:
         Atom("A9000601", "zorbatrex 50 MG Oral Tablet", "SCD", "RXNORM", "ENG", "C9000060", True),
         Atom("A9000602", "Zorbatrex 50mg tablet", "SY", "RXNORM", "ENG", "C9000060", True),
         Atom("A9000603", "Zorbatrex tab", "PT", "RXNORM", "ENG", "C9000060", False),
+        Atom("A9000605", "zorbatrex 50 mg tab", "SY", "RXNORM", "ENG", "C9000060", True),
     )
     assert result.atoms[queries[2]] == (
         Atom("A9000051", "Quillon [Mass/volume] in Serum", "LN", "LNC", "ENG", "C9000050", True),

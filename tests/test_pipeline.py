@@ -33,7 +33,7 @@ def test_fixture_regenerates_verified_with_hand_checked_lines(mini: Path, mrcons
     assert (report.outcome, report.exit_code, report.drifted, report.changed) == (
         "verified", 0, [], []
     )
-    assert (report.concepts, report.questions, report.spans) == (10, 42, 69)
+    assert (report.concepts, report.questions, report.spans) == (10, 42, 70)
     assert report.routes == {"aui": 2, "cui": 2, "source": 6}
     assert all(f.match for f in report.files.values())
     lines = lines_by_qid(mini / SYNONYM_SURFACE)
@@ -63,10 +63,26 @@ def test_fixture_regenerates_verified_with_hand_checked_lines(mini: Path, mrcons
         '{"family":"DURING","qid":"dev-0006","question_surface":"Which Harrow syndrome type 𝟐 '
         'episode overlapped the Ambulatory care encounter?","split":"dev","surface":"synonym"}'
     )
-    # RxNorm: the obsolete PT and the MTH PT are passed over, the SY is kept; span at the start
+    # RxNorm: the obsolete PT and the MTH PT are passed over; of the two SYs the first by norm
+    # ("zorbatrex 50 mg tab"), not by raw name ("Zorbatrex 50mg tablet"); span at the start
     assert lines["dev-0016"] == (
-        '{"family":"FIRST_AFTER","qid":"dev-0016","question_surface":"zorbatrex 50mg tablet was '
+        '{"family":"FIRST_AFTER","qid":"dev-0016","question_surface":"zorbatrex 50 mg tab was '
         'first given after which encounter?","split":"dev","surface":"synonym"}'
+    )
+    # adjacent spans of two concepts
+    assert lines["test-0004"] == (
+        '{"family":"EVENT_AT","qid":"test-0004","question_surface":"Which day: graft of moonstone'
+        'glimmer pox (disorder)?","split":"test","surface":"synonym"}'
+    )
+    # titlecase span text: not its own lower(), so verbatim (isupper() would have lower-cased)
+    assert lines["train-0014"] == (
+        '{"family":"DURING","qid":"train-0014","question_surface":"Was Zephyrine pyrexia present '
+        'during the ambulatory care encounter?","split":"train","surface":"synonym"}'
+    )
+    # "Harrow ſyndrome" casefolds to the span text and is dropped; "type 𝟐" is kept
+    assert lines["test-0009"] == (
+        '{"family":"DURATION","qid":"test-0009","question_surface":"How long did the Harrow '
+        'syndrome type 𝟐 last?","split":"test","surface":"synonym"}'
     )
     # no concept at all: the line is still written, only "surface" changes
     assert lines["test-0010"] == (
@@ -102,8 +118,9 @@ def test_fixture_regenerates_verified_with_hand_checked_lines(mini: Path, mrcons
     assert table["concepts"]["9990106004"]["synonym"] == {
         "aui": "A9000061", "name": "Quartz arthropathy", "tty": "PT"
     }
-    assert table["concepts"]["9990103008"]["aui"] is None
+    assert table["concepts"]["9990103007"]["aui"] is None
     assert table["generator"] == "invented fixture for tempmedbench-synonyms tests"
+    assert '  "score_scale": 150.0,\n' in full  # 1.50E+2 in the input, re-spelled by json
     expected = json.loads((mini / EXPECTED).read_text())
     assert expected["concepts"]["quillon level"] == hashlib.sha256(
         "Quillon [Mass/volume] in Serum".encode()
@@ -122,7 +139,7 @@ def test_a_changed_atom_is_a_mismatch_naming_the_concept(mini: Path, mrconso: Pa
     report = regenerate(mini, MrconsoSource(mrconso))
     assert (report.outcome, report.exit_code) == ("mismatch", 1)
     assert report.drifted == []
-    assert report.changed == ["9990101006"]
+    assert report.changed == ["9990101009"]
     assert {k: f.match for k, f in report.files.items()} == {SYNONYM_SURFACE: False, FULL_TABLE: False}
     assert not (mini / SYNONYM_SURFACE).exists()
     assert not (mini / FULL_TABLE).exists()
@@ -204,7 +221,7 @@ def test_spans_are_checked_before_any_atom_is_read(mini: Path, rehash: Rehash, t
         regenerate(mini, MrconsoSource(tmp_path / "does-not-exist.RRF"))
     assert str(info.value) == (
         "synonyms/synonym_table_kept.json: qid 'dev-0001': two spans overlap: "
-        "'9990101006' [0, 12], '9990102002' [5, 15]"
+        "'9990101009' [0, 12], '9990102002' [5, 15]"
     )
     assert not (mini / SYNONYM_SURFACE).exists()
     assert not (mini / (SYNONYM_SURFACE + ".unverified")).exists()
@@ -240,9 +257,9 @@ def test_freeze_refuses_drift_and_writes_nothing(mini: Path, mrconso: Path) -> N
 
 def test_concept_hash_is_of_the_verbatim_name_not_the_insertion(mini: Path) -> None:
     # SPEC section 4: the SHA-256 of the kept atom's name, not of the lower-cased insertion;
-    # 9990103008 is inserted as "sjöberg–velvet cough" in dev-0004
+    # 9990103007 is inserted as "sjöberg–velvet cough" in dev-0004
     expected = json.loads((mini / EXPECTED).read_text())
-    assert expected["concepts"]["9990103008"] == hashlib.sha256(
+    assert expected["concepts"]["9990103007"] == hashlib.sha256(
         b"Sj\xc3\xb6berg\xe2\x80\x93Velvet cough"
     ).hexdigest()
 

@@ -38,7 +38,7 @@ def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: R
 
 def test_the_fixture_opens_clean(mini: Path) -> None:
     release = open_release(mini)
-    assert release.files_checked == 4
+    assert release.files_checked == 6
     assert release.warnings == []
     assert len(release.surface) == 42
     assert release.table.umls_release == "2099AA"
@@ -83,11 +83,12 @@ def test_a_missing_listed_file_is_refused(mini: Path) -> None:
     ],
 )
 def test_unsafe_manifest_paths_are_refused(mini: Path, path: str, problem: str) -> None:
+    lines = len((mini / "MANIFEST.sha256").read_text().splitlines())
     with open(mini / "MANIFEST.sha256", "a") as f:
         f.write(f"{'0' * 64}  {path}\n")
     with pytest.raises(ManifestError) as info:
         read_manifest(mini)
-    assert info.value.line == 5
+    assert info.value.line == lines + 1
     assert f"{path!r} {problem}" in str(info.value)
 
 
@@ -129,7 +130,7 @@ def test_unlisted_files_warn_except_outputs(mini: Path) -> None:
     (mini / "synonyms" / "synonym_table_kept_full.json").write_text("{}")
     (mini / "question_surface" / "question_surface_synonym.jsonl.unverified").write_text("")
     checked, warnings = verify_manifest(mini, required=[TABLE])
-    assert checked == 4
+    assert checked == 6
     assert warnings == ["stray.txt: not listed in MANIFEST.sha256 (not part of the release)"]
 
 
@@ -158,7 +159,7 @@ def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-Q = "9990101006"
+Q = "9990101009"
 
 
 @pytest.mark.parametrize(
@@ -171,22 +172,22 @@ Q = "9990101006"
          "synonyms/synonym_table_kept.json: format_version: format_version is true; this tool "
          "reads format_version 1"),
         (_set(["concepts", Q, "route"], "code"),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].route: Input should be "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].route: Input should be "
          "'source', 'cui' or 'aui' (found \"code\")"),
         (_set(["concepts", Q, "cui"], "C123"),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].cui: String should match "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].cui: String should match "
          "pattern '^C[0-9]{7}$' (found \"C123\")"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, True]]),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0][1]: "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0][1]: "
          "Input should be a valid integer (found true)"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12.0]]),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0][1]: "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0][1]: "
          "Input should be a valid integer (found 12.0)"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12, 13]]),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].spans[\"dev-0001\"][0]: "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0]: "
          "List should have at most 2 items after validation, not 3 (found [0, 12, 13])"),
         (_set(["concepts", Q, "code"], None),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"]: route 'source' needs "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: route 'source' needs "
          "'code', a non-empty string"),
         (_set(["concepts", "quillon level", "aui"], None),
          "synonyms/synonym_table_kept.json: concepts[\"quillon level\"]: route 'aui' needs "
@@ -194,7 +195,7 @@ Q = "9990101006"
         (_set(["language"], "FRE"),
          "synonyms/synonym_table_kept.json: language: Input should be 'ENG' (found \"FRE\")"),
         (_set(["concepts", Q, "sab"], ""),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101006\"].sab: String should have at "
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].sab: String should have at "
          "least 1 character (found \"\")"),
     ],
 )  # fmt: skip
@@ -212,7 +213,7 @@ def test_missing_key_is_named(mini: Path, rehash: Rehash) -> None:
     with pytest.raises(BadInputError) as info:
         load_table(mini)
     assert str(info.value) == (
-        'synonyms/synonym_table_kept.json: concepts["9990101006"].spans: a required key is missing'
+        'synonyms/synonym_table_kept.json: concepts["9990101009"].spans: a required key is missing'
     )
 
 

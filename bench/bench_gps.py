@@ -1,0 +1,281 @@
+"""Benchmark the GPS loader and validator on generated data: load time, validation time, memory.
+
+Generates, in a temporary folder that is deleted afterwards (nothing generated is ever committed):
+a GPS file of 400,000 invented concepts (the real GPS holds about 380,000), the same file zipped,
+and a release folder with 100,000 events and 4,500 questions that reference them. Then prints:
+
+- the load time of the GPS file and of the zip, the time of a bare Python loop that splits every
+  line of the same file on tabs, and the ratio (target: loading within 3x of the bare loop);
+- the validation time of the 100,000 events, reading the JSON lines included (target: < 0.5 s),
+  and of the whole release;
+- peak memory of a fresh child process that loads and validates once: its peak resident set size
+  from resource.getrusage (ru_maxrss, the whole process, interpreter included; a child that only
+  imports gives the baseline), and, in another child, tracemalloc's peak of Python allocations
+  (target: < 300 MB).
+
+Times are the best of --repeat runs (page cache warm). Run from the repository root:
+
+    .venv/bin/python bench/bench_gps.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from tempmedbench_synonyms.gps import ConceptIndex, load_gps_tsv, load_release, sha256_file
+from tempmedbench_synonyms.gps_validate import EVENTS_PATH, check_events_file, validate_release
+from tempmedbench_synonyms.sctid import make_sctid
+
+GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ner",
+    "va",
+    "quin",
+    "sto",
+    "brel",
+    "dax",
+    "fen",
+    "gor",
+    "hul",
+    "ix",
+    "jor",
+    "ket",
+    "lum",
+    "mor",
+    "nix",
+    "pla",
+    "rov",
+    "sil",
+]
+TAGS = ["(disorder)", "(procedure)", "(finding)", "(regime/therapy)", "(situation)"]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
+def _term(rng: random.Random) -> str:
+    words = " ".join(_word(rng) for _ in range(rng.randint(2, 6)))
+    return words[0].upper() + words[1:]
+
+
+def generate(folder: Path, n_concepts: int, n_events: int, n_questions: int, seed: int) -> Path:
+    """Write the GPS file, its zip and a release folder; return the GPS file's path."""
+    rng = random.Random(seed)
+    gps = folder / GPS_NAME
+    active_ids: list[tuple[str, str, str]] = []
+    with gps.open("w", encoding="utf-8", newline="") as f:
+        f.write("ConceptID\tActive\tFSN\tUSPreferredTerm\n")
+        for i in range(n_concepts):
+            cid = make_sctid(9000000000 + i)
+            pt = _term(rng)
+            fsn = f"{pt} {rng.choice(TAGS)}"
+            active = rng.random() >= 0.05
+            f.write(f"{cid}\t{int(active)}\t{fsn}\t{pt if active else ''}\n")
+            if active:
+                active_ids.append((cid, fsn, pt))
+    with zipfile.ZipFile(folder / (gps.stem + ".zip"), "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(gps, f"{gps.stem}/{gps.name}")
+
+    # A benchmark's events use a few thousand distinct concepts, as TempMedBench's do.
+    pool = rng.sample(active_ids, 3000)
+    art = folder / "release" / "artifacts"
+    art.mkdir(parents=True)
+    with (art / "events_canonical.jsonl").open("w", encoding="utf-8") as f:
+        for i in range(n_events):
+            kind = rng.random()
+            ev: dict[str, Any] = {
+                "event_id": f"ev-{i:06d}",
+                "patient_id": f"p-{i // 40:05d}",
+                "date": f"20{rng.randint(10, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+            }
+            if kind < 0.6:
+                cid, fsn, pt = rng.choice(pool)
+                etype = rng.choice(["condition", "procedure", "careplan"])
+                ev.update(
+                    event_type=etype,
+                    label=pt if etype == "procedure" else f"{pt} onset",
+                    snomed_code=cid,
+                    snomed_fsn=fsn,
+                    snomed_pt=pt,
+                )
+                if etype != "condition" and rng.random() < 0.5:
+                    rcid, rfsn, rpt = rng.choice(pool)
+                    ev.update(
+                        related_condition=rpt,
+                        related_condition_snomed_code=rcid,
+                        related_condition_snomed_fsn=rfsn,
+                        related_condition_snomed_pt=rpt,
+                    )
+            else:
+                ev.update(event_type="medication", label=f"{_word(rng)} {rng.randint(5, 500)} mg")
+            f.write(json.dumps(ev, ensure_ascii=False) + "\n")
+    with (art / "questions.jsonl").open("w", encoding="utf-8") as f:
+        for i in range(n_questions):
+            cid, fsn, pt = rng.choice(pool)
+            q = {
+                "qid": f"q-{i:05d}",
+                "split": "dev",
+                "predicate": {"concept": cid, "family": "EVENT_AT"},
+                "concept_snomed_code": cid,
+                "concept_snomed_fsn": fsn,
+                "concept_snomed_pt": pt,
+            }
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    return gps
+
+
+def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
+    """The shortest wall time of ``repeat`` calls, and the last result."""
+    best = float("inf")
+    result: object = None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def bare_split(path: Path) -> int:
+    """The floor the loader is compared to: read and split every line, keep nothing."""
+    n = 0
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            line.split("\t")
+            n += 1
+    return n
+
+
+def measure_memory(mode: str, gps: Path, release: Path) -> None:
+    """Child process: load and validate once (or nothing, for mode "baseline"), print JSON.
+
+    "trace": tracemalloc's peak of Python allocations (tracing slows the run and adds its own
+    overhead to the process, so the resident size is measured in a separate child);
+    "rss" and "baseline": resource.getrusage's ru_maxrss, the peak resident set size of the whole
+    process, interpreter and imported modules included.
+    """
+    if mode == "trace":
+        tracemalloc.start()
+    if mode != "baseline":
+        index = load_release(gps)
+        validate_release(release, index)
+    out: dict[str, int] = {}
+    if mode == "trace":
+        out["tracemalloc_peak"] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # ru_maxrss is in KiB on Linux, in bytes on macOS.
+    out["maxrss"] = maxrss if sys.platform == "darwin" else maxrss * 1024
+    print(json.dumps(out))
+
+
+def _child(mode: str, gps: Path, release: Path) -> dict[str, int]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child", mode, str(gps), str(release)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--concepts", type=int, default=400_000)
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--questions", type=int, default=4_500)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=20990101)
+    ap.add_argument(
+        "--memory-child", nargs=3, metavar=("MODE", "GPS", "RELEASE"), help=argparse.SUPPRESS
+    )
+    ap.add_argument("--generate-child", metavar="FOLDER", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory_child:
+        mode, gps_arg, release_arg = args.memory_child
+        measure_memory(mode, Path(gps_arg), Path(release_arg))
+        return
+    if args.generate_child:
+        generate(Path(args.generate_child), args.concepts, args.events, args.questions, args.seed)
+        return
+
+    with tempfile.TemporaryDirectory(prefix="bench-gps-") as tmp:
+        folder = Path(tmp)
+        t0 = time.perf_counter()
+        # Generated in a child process, and memory measured in children started before this
+        # process has loaded anything: on Linux a child's ru_maxrss starts from the size of the
+        # process it was forked from (it is kept across exec), so the parent must stay small.
+        subprocess.run(
+            [sys.executable, __file__, "--generate-child", str(folder),
+             "--concepts", str(args.concepts), "--events", str(args.events),
+             "--questions", str(args.questions), "--seed", str(args.seed)],
+            check=True,
+        )  # fmt: skip
+        gps = folder / GPS_NAME
+        release = folder / "release"
+        events_path = release / EVENTS_PATH
+        print(
+            f"generated {args.concepts} concepts ({gps.stat().st_size / 1e6:.1f} MB), "
+            f"{args.events} events ({events_path.stat().st_size / 1e6:.1f} MB), "
+            f"{args.questions} questions in {time.perf_counter() - t0:.1f} s (temporary folder)"
+        )
+        print(f"python {sys.version.split()[0]}; times are the best of {args.repeat} runs")
+        # Memory first, while this process is still small (see above).
+        base = _child("baseline", gps, release)["maxrss"]
+        rss = _child("rss", gps, release)["maxrss"]
+        trace = _child("trace", gps, release)["tracemalloc_peak"]
+        mib = 2**20
+        print(
+            f"peak memory, load + validate in a fresh process: {rss / mib:.0f} MiB resident "
+            f"(getrusage ru_maxrss, whole process; {base / mib:.0f} MiB of it is the interpreter "
+            f"and imports); {trace / mib:.0f} MiB of Python allocations (tracemalloc peak); "
+            "target: under 300 MB"
+        )
+
+        t_bare, _ = best_of(args.repeat, lambda: bare_split(gps))
+        t_load, loaded = best_of(args.repeat, lambda: load_gps_tsv(gps))
+        t_zip, _ = best_of(args.repeat, lambda: load_release(gps.with_suffix(".zip")))
+        t_sha, _ = best_of(args.repeat, lambda: sha256_file(gps))
+        index = cast(ConceptIndex, loaded)
+        print(f"bare split loop        {t_bare:6.3f} s")
+        print(f"SHA-256 of the file    {t_sha:6.3f} s   (part of every load: the report shows it)")
+        print(
+            f"load GPS .txt          {t_load:6.3f} s   {t_load / t_bare:.2f}x the bare loop "
+            "(target: within 3x; SHA-256 and all row checks included)"
+        )
+        print(
+            f"load GPS .zip          {t_zip:6.3f} s   {t_zip / t_bare:.2f}x the bare loop "
+            "(decompression included; not a target)"
+        )
+
+        t_ev, result = best_of(args.repeat, lambda: check_events_file(events_path, index))
+        n_events, findings = cast("tuple[int, list[object]]", result)
+        t_all, _ = best_of(args.repeat, lambda: validate_release(release, index))
+        print(
+            f"validate {n_events} events {t_ev:6.3f} s   (reading the JSON lines included; "
+            f"target: under 0.5 s); findings: {len(findings)}"
+        )
+        print(
+            f"validate the release   {t_all:6.3f} s   (the events and {args.questions} questions)"
+        )
+
+
+if __name__ == "__main__":
+    main()

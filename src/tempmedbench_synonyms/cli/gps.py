@@ -1,0 +1,216 @@
+"""The ``gps`` commands: validate a release's SNOMED CT fields, look concepts up, check SCTIDs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tempmedbench_synonyms.cli._shared import (
+    configure_logging,
+    echo_err,
+    exit_on_error,
+    print_json,
+)
+from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.gps import ConceptIndex, load_release
+from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
+from tempmedbench_synonyms.sctid import parse_sctid
+
+logger = logging.getLogger(__name__)
+
+gps_app = typer.Typer(
+    name="gps",
+    help="Check SNOMED CT fields against the SNOMED International Global Patient Set (GPS).",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+GpsOption = Annotated[
+    Path,
+    typer.Option(
+        "--gps",
+        envvar="TEMPMEDBENCH_GPS",
+        help="The GPS zip or its .txt file, or an International Edition RF2 snapshot folder or zip.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the report as one JSON object on stdout.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+VerboseOption = Annotated[
+    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
+]
+
+
+def _failure_report(err: TempMedBenchError) -> dict[str, Any]:
+    """The ``--json`` object of a run that could not be done, with the same keys as a report."""
+    return {
+        "outcome": err.outcome,
+        "exit_code": err.exit_code,
+        "message": str(err),
+        "hint": err.hint,
+        "findings": [],
+        "counts": {},
+    }
+
+
+def _show(value: Any) -> str:
+    return "null" if value is None else repr(value)
+
+
+def _describe_gps(index: ConceptIndex) -> None:
+    s = index.summary()
+    echo_err(
+        f"GPS: {index.path} ({index.kind}, release {index.release_date or 'undated'}, "
+        f"sha256 {index.sha256 or 'n/a (folder: see --json files)'}): "
+        f"{s['concepts']} concepts, {s['active_concepts']} active"
+    )
+    for note in index.notes:
+        echo_err(f"note: {note}")
+
+
+def _render_finding(f: Finding) -> str:
+    return (
+        f"{f.file}:{f.line}: {f.record} {f.code} {f.field}: "
+        f"expected {_show(f.expected)}, found {_show(f.found)}"
+    )
+
+
+def _render_report(report: ValidationReport, limit: int) -> None:
+    _describe_gps(report.gps)
+    checked = ", ".join(f"{n} records in {path}" for path, n in report.records.items())
+    echo_err(f"checked {checked}")
+    shown = report.findings if limit < 0 else report.findings[:limit]
+    for f in shown:
+        echo_err(_render_finding(f))
+    if 0 < len(shown) < len(report.findings):
+        echo_err(f"... {len(report.findings) - len(shown)} more (see --json, or --limit -1)")
+    for code, n in report.counts.items():
+        if n:
+            echo_err(f"{code}: {n}")
+    n = len(report.findings)
+    echo_err(
+        "clean: every SNOMED CT field matches the release"
+        if not n
+        else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release"
+    )
+
+
+@gps_app.command("validate")
+def validate(
+    release: Annotated[
+        Path, typer.Argument(help="The release folder (holding artifacts/).", show_default=False)
+    ],
+    gps: GpsOption,
+    json_out: JsonOption = False,
+    limit: Annotated[
+        int, typer.Option("--limit", help="Findings listed on stderr (-1: all); --json has all.")
+    ] = 100,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """Check every SNOMED CT field of a release's events and questions against the GPS.
+
+    Reads artifacts/events_canonical.jsonl and artifacts/questions.jsonl only (no manifest
+    needed). Exit 0: clean; 1: findings; 2: unusable input.
+
+    Example: tempmedbench-synonyms gps validate TempMedBench-1.0
+    --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip --json
+    """
+    configure_logging(-1 if quiet else verbose)
+    with exit_on_error(json_report=_failure_report if json_out else None):
+        index = load_release(gps)
+        report = validate_release(release, index)
+    if json_out:
+        print_json(report.as_dict())
+    if not quiet:
+        _render_report(report, 0 if json_out else limit)
+    raise typer.Exit(report.exit_code)
+
+
+@gps_app.command("lookup")
+def lookup(
+    ids: Annotated[list[str], typer.Argument(help="Concept identifiers.", show_default=False)],
+    gps: GpsOption,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """Show the FSN, US preferred term and status of concepts in the GPS.
+
+    Exit 0 when the release holds every identifier, 1 when one is missing, 2 on unusable input.
+
+    Example: tempmedbench-synonyms gps lookup 22298006 --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip
+    """
+    configure_logging(-1 if quiet else verbose)
+    with exit_on_error(json_report=_failure_report if json_out else None):
+        index = load_release(gps)
+    rows: list[dict[str, Any]] = []
+    for cid in ids:
+        concept = index.get(cid)
+        info = parse_sctid(cid)
+        rows.append(
+            {
+                "id": cid,
+                "in_release": concept is not None,
+                "active": None if concept is None else concept[2],
+                "fsn": None if concept is None else concept[0] or None,
+                "us_preferred_term": None if concept is None else concept[1] or None,
+                "sctid_problems": [p.code for p in info.problems],
+            }
+        )
+    missing = [r["id"] for r in rows if not r["in_release"]]
+    if json_out:
+        print_json({"gps": index.summary(), "concepts": rows, "exit_code": 1 if missing else 0})
+    elif not quiet:
+        _describe_gps(index)
+        for r in rows:
+            if not r["in_release"]:
+                extra = f" ({', '.join(r['sctid_problems'])})" if r["sctid_problems"] else ""
+                echo_err(f"{r['id']}: not in the release{extra}")
+                continue
+            echo_err(f"{r['id']}: {'active' if r['active'] else 'INACTIVE'}")
+            echo_err(f"  FSN: {_show(r['fsn'])}")
+            echo_err(f"  US preferred term: {_show(r['us_preferred_term'])}")
+    raise typer.Exit(1 if missing else 0)
+
+
+@gps_app.command("sctid")
+def sctid(
+    ids: Annotated[list[str], typer.Argument(help="SNOMED CT identifiers.", show_default=False)],
+    json_out: JsonOption = False,
+) -> None:
+    """Check SNOMED CT concept identifiers: format, partition, namespace, Verhoeff check digit.
+
+    No GPS needed. Exit 0 when every identifier is a valid concept identifier, 1 otherwise.
+
+    Example: tempmedbench-synonyms gps sctid 22298006 456191000124101
+    """
+    infos = [parse_sctid(i) for i in ids]
+    bad = any(i.problems for i in infos)
+    if json_out:
+        print_json({"sctids": [i.as_dict() for i in infos], "exit_code": 1 if bad else 0})
+    else:
+        for i in infos:
+            if not i.well_formed:
+                echo_err(f"{i.sctid}: invalid: {i.problems[0].message}")
+                continue
+            parts = [
+                f"{i.format or 'unknown'} format",
+                f"partition {i.partition} ({i.component or 'unknown'})",
+            ]
+            if i.namespace is not None:
+                parts.append(f"namespace {i.namespace}")
+            parts.append(f"check digit {i.check_digit}")
+            status = "valid concept identifier" if not i.problems else "invalid"
+            if i.is_extension_concept:
+                status += " (extension: not in the International GPS)"
+            echo_err(f"{i.sctid}: {status}: {', '.join(parts)}")
+            for p in i.problems:
+                echo_err(f"  {p.code}: {p.message}")
+    raise typer.Exit(1 if bad else 0)

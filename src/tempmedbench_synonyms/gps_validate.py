@@ -1,0 +1,567 @@
+"""Check the SNOMED CT fields of a release's events and questions against the GPS (SPEC section 6).
+
+Only ``artifacts/events_canonical.jsonl`` and ``artifacts/questions.jsonl`` are read, and no
+``MANIFEST.sha256`` is needed, so authors can run this before a release is frozen. Every difference
+is a :class:`Finding` (data, not an exception); only unusable input raises ``BadInputError``.
+
+How one concept reference (a code field and its term fields) is checked, in order, stopping at
+the first step that fails:
+
+1. no code: any term field present is ``UNEXPECTED_TERM`` (no concept can back it);
+2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.sctid`:
+   ``SCTID_FORMAT`` / ``SCTID_PARTITION`` / ``SCTID_CHECKDIGIT``;
+3. the release does not hold it: for an extension concept (partition 10) every term field present
+   is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``;
+4. the release holds it inactive: ``INACTIVE_IN_RELEASE`` (its terms are not compared: the concept
+   itself has to be replaced);
+5. each term field must equal the release's term exactly: ``FSN_MISMATCH``, ``PT_MISMATCH``, and
+   for the related condition ``RELATED_CONDITION_MISMATCH``; a procedure's ``label`` must be the
+   FSN or the US preferred term (``LABEL_MISMATCH``).
+
+A key whose value is null counts as absent; a missing term field of a concept the release holds is
+a mismatch whose ``found`` is null. In every finding ``found`` is the field's value as read (any
+JSON value, or null) and ``expected`` the value it should have (a list when two are accepted), or,
+for rules with no single right value, a short statement of the rule.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.gps import Concept, ConceptIndex
+from tempmedbench_synonyms.sctid import (
+    EXTENSION_CONCEPT_PARTITION,
+    SCTID_CHECKDIGIT,
+    SCTID_FORMAT,
+    SCTID_PARTITION,
+    concept_id_problems,
+)
+
+logger = logging.getLogger(__name__)
+
+EVENTS_PATH = "artifacts/events_canonical.jsonl"
+QUESTIONS_PATH = "artifacts/questions.jsonl"
+
+NOT_IN_RELEASE = "NOT_IN_RELEASE"
+INACTIVE_IN_RELEASE = "INACTIVE_IN_RELEASE"
+FSN_MISMATCH = "FSN_MISMATCH"
+PT_MISMATCH = "PT_MISMATCH"
+LABEL_MISMATCH = "LABEL_MISMATCH"
+RELATED_CONDITION_MISMATCH = "RELATED_CONDITION_MISMATCH"
+UNEXPECTED_TERM = "UNEXPECTED_TERM"
+LABEL_CONCEPT_HAS_SNOMED_FIELD = "LABEL_CONCEPT_HAS_SNOMED_FIELD"
+# Not in SPEC section 6's list, which names no code for "concept_snomed_code must equal
+# predicate.concept"; added rather than folded into another code's meaning.
+CODE_MISMATCH = "CODE_MISMATCH"
+
+FINDING_CODES: tuple[str, ...] = (
+    SCTID_FORMAT,
+    SCTID_PARTITION,
+    SCTID_CHECKDIGIT,
+    NOT_IN_RELEASE,
+    INACTIVE_IN_RELEASE,
+    FSN_MISMATCH,
+    PT_MISMATCH,
+    LABEL_MISMATCH,
+    RELATED_CONDITION_MISMATCH,
+    UNEXPECTED_TERM,
+    LABEL_CONCEPT_HAS_SNOMED_FIELD,
+    CODE_MISMATCH,
+)
+
+QUESTION_SNOMED_PREFIX = "concept_snomed_"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One difference between an artifact field and the release."""
+
+    code: str
+    file: str
+    line: int
+    record: Any
+    field: str
+    expected: Any
+    found: Any
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "file": self.file,
+            "line": self.line,
+            "record": self.record,
+            "field": self.field,
+            "expected": self.expected,
+            "found": self.found,
+            "message": self.message,
+        }
+
+
+@dataclass(slots=True)
+class ValidationReport:
+    """The findings of one validation run, and what was checked against what."""
+
+    release: str
+    gps: ConceptIndex
+    records: dict[str, int]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Findings by code; every code is listed, with 0 when it has none."""
+        counts = dict.fromkeys(FINDING_CODES, 0)
+        for f in self.findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        return counts
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.findings else 0
+
+    @property
+    def outcome(self) -> str:
+        return "findings" if self.findings else "clean"
+
+    def as_dict(self) -> dict[str, Any]:
+        n = len(self.findings)
+        return {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "release": self.release,
+            "gps": self.gps.summary(),
+            "records_checked": dict(self.records),
+            "findings": [f.as_dict() for f in self.findings],
+            "counts": self.counts,
+            "message": "every SNOMED CT field matches the release"
+            if not n
+            else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release",
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the artifacts
+
+# Lines are parsed in batches of about this many bytes: one call of the C JSON parser per batch is
+# twice as fast as one per line, and only one batch of records is in memory at a time.
+BATCH_BYTES = 1 << 20
+
+
+def iter_jsonl(
+    path: Path, where: str, batch_bytes: int = BATCH_BYTES
+) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """The records of a JSON-lines artifact in batches, each with the line number of its first.
+
+    Split on ``"\\n"`` only (U+2028 may occur inside a string); the final newline is optional; a
+    blank line, a BOM or a line that is not a JSON object is bad input, with its line number.
+    """
+    try:
+        raw = path.open("rb")
+    except FileNotFoundError:
+        raise BadInputError(
+            "the file is missing",
+            path=where,
+            hint="the release folder needs artifacts/events_canonical.jsonl and "
+            "artifacts/questions.jsonl",
+        ) from None
+    except OSError as err:
+        raise BadInputError(f"cannot read the file: {err.strerror}", path=where) from None
+    first = 1
+    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as stream:
+        while True:
+            try:
+                lines = stream.readlines(batch_bytes)
+            except UnicodeDecodeError as err:
+                raise BadInputError(
+                    f"bytes that are not UTF-8 after line {first - 1} ({err.reason})", path=where
+                ) from None
+            if not lines:
+                return
+            if first == 1 and lines[0].startswith("\ufeff"):
+                raise BadInputError("the file starts with a byte order mark", path=where, line=1)
+            yield first, _parse_batch(lines, where, first)
+            first += len(lines)
+
+
+def _parse_batch(lines: list[str], where: str, first: int) -> list[dict[str, Any]]:
+    # Fast path: one call of the C parser for the whole batch. It cannot say which line is wrong,
+    # and a line holding two objects would still parse, so anything odd falls back to the
+    # line-by-line path, which names the line.
+    try:
+        records = json.loads("[" + ",".join(lines) + "]")
+    except ValueError:
+        records = None
+    if records is None or len(records) != len(lines) or not all(type(r) is dict for r in records):
+        records = [_parse_line(line, where, i) for i, line in enumerate(lines, start=first)]
+    return records  # type: ignore[no-any-return]
+
+
+def read_jsonl(path: Path, where: str) -> list[dict[str, Any]]:
+    """Every record of a JSON-lines artifact at once (record ``i`` is on line ``i + 1``)."""
+    return [rec for _, batch in iter_jsonl(path, where) for rec in batch]
+
+
+def _parse_line(line: str, where: str, lineno: int) -> dict[str, Any]:
+    line = line.removesuffix("\n")  # so that the parser's own "line 1 column N" is about this line
+    if not line.strip():
+        raise BadInputError("blank line", path=where, line=lineno)
+    try:
+        obj = json.loads(line)
+    except ValueError as err:
+        raise BadInputError(f"not JSON: {err}", path=where, line=lineno) from None
+    if not isinstance(obj, dict):
+        raise BadInputError(f"a JSON {type(obj).__name__}, not an object", path=where, line=lineno)
+    return obj
+
+
+# --------------------------------------------------------------------------------------------
+# Checking
+
+
+class _Checker:
+    """Collects the findings of one artifact file, batch after batch."""
+
+    def __init__(self, index: ConceptIndex, file: str) -> None:
+        self.index = index
+        self.file = file
+        self.findings: list[Finding] = []
+        # Codes already resolved to an active concept of the release: a release uses a few
+        # thousand concepts many times each, so each is decoded and checked once.
+        self.active: dict[str, Concept] = {}
+
+    def add(
+        self, code: str, line: int, record: Any, fld: str, expected: Any, found: Any, msg: str
+    ) -> None:
+        self.findings.append(Finding(code, self.file, line, record, fld, expected, found, msg))
+
+    def unexpected_terms(
+        self, line: int, rid: Any, terms: Iterable[tuple[str, Any]], why: str
+    ) -> None:
+        for fld, value in terms:
+            if value is not None:
+                self.add(UNEXPECTED_TERM, line, rid, fld, None, value, f"{fld} is set, but {why}")
+
+    def resolve(
+        self, line: int, rid: Any, code_field: str, code: Any, terms: tuple[tuple[str, Any], ...]
+    ) -> Concept | None:
+        """Steps 1 to 4 of the module docstring; the active concept, or None after a finding."""
+        if code is None:
+            self.unexpected_terms(line, rid, terms, f"{code_field} is absent: no concept backs it")
+            return None
+        if type(code) is not str:
+            self.add(
+                SCTID_FORMAT,
+                line,
+                rid,
+                code_field,
+                "a string of 6 to 18 digits",
+                code,
+                f"{code_field} is a JSON {type(code).__name__}; identifiers are strings",
+            )
+            return None
+        concept = self.active.get(code)
+        if concept is not None:
+            return concept
+        problems = concept_id_problems(code)
+        if problems:
+            for p in problems:
+                self.add(p.code, line, rid, code_field, p.expected, code, p.message)
+            return None
+        concept = self.index.get(code)
+        if concept is None:
+            if code[-3:-1] == EXTENSION_CONCEPT_PARTITION:
+                self.unexpected_terms(
+                    line,
+                    rid,
+                    terms,
+                    f"{code} is an extension concept (partition 10), not in the International "
+                    "GPS: it ships as a code only, with no term",
+                )
+            else:
+                self.add(
+                    NOT_IN_RELEASE,
+                    line,
+                    rid,
+                    code_field,
+                    "a concept of the release",
+                    code,
+                    f"concept {code} is not in the release",
+                )
+            return None
+        if not concept[2]:
+            self.add(
+                INACTIVE_IN_RELEASE,
+                line,
+                rid,
+                code_field,
+                "an active concept",
+                code,
+                f"concept {code} is inactive in the release",
+            )
+            return None
+        self.active[code] = concept
+        return concept
+
+    def terms(
+        self,
+        line: int,
+        rid: Any,
+        code: object,
+        concept: Concept,
+        fsn_field: str,
+        fsn: Any,
+        pt_field: str,
+        pt: Any,
+    ) -> None:
+        """Step 5 for the FSN and the US preferred term."""
+        if fsn != concept[0]:
+            self.add(
+                FSN_MISMATCH,
+                line,
+                rid,
+                fsn_field,
+                concept[0],
+                fsn,
+                f"{fsn_field} differs from the FSN of {code}",
+            )
+        # An empty release term means "none": the field must then be absent.
+        expected_pt = concept[1] or None
+        if pt != expected_pt:
+            self.add(
+                PT_MISMATCH,
+                line,
+                rid,
+                pt_field,
+                expected_pt,
+                pt,
+                f"{pt_field} differs from the US preferred term of {code}",
+            )
+
+    def events(self, records: list[dict[str, Any]], first_line: int = 1) -> None:
+        """Check a batch of ``artifacts/events_canonical.jsonl``; record ``i`` is on
+        line ``first_line + i``."""
+        resolve = self.resolve
+        for line, rec in enumerate(records, start=first_line):
+            get = rec.get
+            code = get("snomed_code")
+            fsn = get("snomed_fsn")
+            pt = get("snomed_pt")
+            rc_code = get("related_condition_snomed_code")
+            rc_text = get("related_condition")
+            rc_fsn = get("related_condition_snomed_fsn")
+            rc_pt = get("related_condition_snomed_pt")
+            if (
+                code is None
+                and fsn is None
+                and pt is None
+                and rc_code is None
+                and rc_text is None
+                and rc_fsn is None
+                and rc_pt is None
+            ):
+                continue  # no SNOMED CT field: a medication, an observation, an encounter
+            rid = get("event_id")
+            concept = resolve(
+                line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
+            )
+            if concept is not None:
+                if fsn != concept[0] or pt != (concept[1] or None):
+                    self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
+                if get("event_type") == "procedure":
+                    label = get("label")
+                    if label != concept[0] and (not concept[1] or label != concept[1]):
+                        self.add(
+                            LABEL_MISMATCH,
+                            line,
+                            rid,
+                            "label",
+                            _either(concept),
+                            label,
+                            f"a procedure's label must be the FSN or US preferred term of {code}",
+                        )
+            if rc_code is None and rc_text is None and rc_fsn is None and rc_pt is None:
+                continue
+            rc_concept = resolve(
+                line,
+                rid,
+                "related_condition_snomed_code",
+                rc_code,
+                (
+                    ("related_condition", rc_text),
+                    ("related_condition_snomed_fsn", rc_fsn),
+                    ("related_condition_snomed_pt", rc_pt),
+                ),
+            )
+            if rc_concept is not None:
+                if rc_text != rc_concept[0] and (not rc_concept[1] or rc_text != rc_concept[1]):
+                    self.add(
+                        RELATED_CONDITION_MISMATCH,
+                        line,
+                        rid,
+                        "related_condition",
+                        _either(rc_concept),
+                        rc_text,
+                        f"related_condition must be the FSN or US preferred term of {rc_code}",
+                    )
+                self.terms(
+                    line,
+                    rid,
+                    rc_code,
+                    rc_concept,
+                    "related_condition_snomed_fsn",
+                    rc_fsn,
+                    "related_condition_snomed_pt",
+                    rc_pt,
+                )
+
+    def questions(self, records: list[dict[str, Any]], first_line: int = 1) -> None:
+        """Check a batch of ``artifacts/questions.jsonl``; record ``i`` is on
+        line ``first_line + i``."""
+        for line, rec in enumerate(records, start=first_line):
+            rid = rec.get("qid")
+            predicate = rec.get("predicate")
+            if not isinstance(predicate, dict):
+                raise BadInputError(
+                    "predicate is missing or not an object",
+                    path=self.file,
+                    line=line,
+                    key=None if rid is None else str(rid),
+                )
+            concept_key = predicate.get("concept")
+            if concept_key is None or concept_key == "":
+                raise BadInputError(
+                    "predicate.concept is missing or empty",
+                    path=self.file,
+                    line=line,
+                    key=None if rid is None else str(rid),
+                )
+            if not _is_identifier(concept_key):
+                # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
+                for key, value in rec.items():
+                    if key.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
+                        self.add(
+                            LABEL_CONCEPT_HAS_SNOMED_FIELD,
+                            line,
+                            rid,
+                            key,
+                            None,
+                            value,
+                            f"predicate.concept {concept_key!r} is a label, not a SNOMED CT "
+                            f"identifier, so {key} must be absent",
+                        )
+                continue
+            fsn = rec.get("concept_snomed_fsn")
+            pt = rec.get("concept_snomed_pt")
+            concept = self.resolve(
+                line,
+                rid,
+                "predicate.concept",
+                concept_key,
+                (("concept_snomed_fsn", fsn), ("concept_snomed_pt", pt)),
+            )
+            code = rec.get("concept_snomed_code")
+            if code != concept_key:
+                self.add(
+                    CODE_MISMATCH,
+                    line,
+                    rid,
+                    "concept_snomed_code",
+                    concept_key,
+                    code,
+                    "concept_snomed_code must equal predicate.concept",
+                )
+            if concept is not None:
+                self.terms(
+                    line,
+                    rid,
+                    concept_key,
+                    concept,
+                    "concept_snomed_fsn",
+                    fsn,
+                    "concept_snomed_pt",
+                    pt,
+                )
+
+
+def _either(concept: Concept) -> list[str]:
+    """The accepted values of a "FSN or US preferred term" field, without repeats or blanks."""
+    fsn, pt = concept[0], concept[1]
+    return [fsn] if not pt or pt == fsn else [fsn, pt]
+
+
+def _is_identifier(value: Any) -> bool:
+    """A question's concept is an identifier unless it is a string with a non-digit in it."""
+    return not isinstance(value, str) or (value.isascii() and value.isdigit())
+
+
+def check_events(
+    records: list[dict[str, Any]], index: ConceptIndex, file: str = EVENTS_PATH
+) -> list[Finding]:
+    """The findings of the events (record ``i`` on line ``i + 1``)."""
+    checker = _Checker(index, file)
+    checker.events(records)
+    return checker.findings
+
+
+def check_questions(
+    records: list[dict[str, Any]], index: ConceptIndex, file: str = QUESTIONS_PATH
+) -> list[Finding]:
+    """The findings of the questions (record ``i`` on line ``i + 1``)."""
+    checker = _Checker(index, file)
+    checker.questions(records)
+    return checker.findings
+
+
+def check_events_file(
+    path: Path,
+    index: ConceptIndex,
+    file: str = EVENTS_PATH,
+    batch_bytes: int = BATCH_BYTES,
+) -> tuple[int, list[Finding]]:
+    """The number of records and the findings of an events file, read one batch at a time."""
+    checker = _Checker(index, file)
+    n = 0
+    for first, batch in iter_jsonl(path, file, batch_bytes):
+        checker.events(batch, first)
+        n += len(batch)
+    return n, checker.findings
+
+
+def check_questions_file(
+    path: Path,
+    index: ConceptIndex,
+    file: str = QUESTIONS_PATH,
+    batch_bytes: int = BATCH_BYTES,
+) -> tuple[int, list[Finding]]:
+    """The number of records and the findings of a questions file, read one batch at a time."""
+    checker = _Checker(index, file)
+    n = 0
+    for first, batch in iter_jsonl(path, file, batch_bytes):
+        checker.questions(batch, first)
+        n += len(batch)
+    return n, checker.findings
+
+
+def validate_release(release: str | Path, index: ConceptIndex) -> ValidationReport:
+    """Validate a release folder's two artifact files against ``index``."""
+    root = Path(release)
+    if not root.is_dir():
+        raise BadInputError(
+            "not a folder", path=root, hint="pass the release folder (the one holding artifacts/)"
+        )
+    n_events, event_findings = check_events_file(root / EVENTS_PATH, index)
+    n_questions, question_findings = check_questions_file(root / QUESTIONS_PATH, index)
+    findings = event_findings + question_findings
+    logger.info(
+        "checked %d events and %d questions: %d findings", n_events, n_questions, len(findings)
+    )
+    return ValidationReport(
+        str(root), index, {EVENTS_PATH: n_events, QUESTIONS_PATH: n_questions}, findings
+    )

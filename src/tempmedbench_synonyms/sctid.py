@@ -1,0 +1,266 @@
+"""SNOMED CT identifiers (SCTIDs): format, partition, namespace and Verhoeff check digit.
+
+An SCTID is read right to left (SNOMED CT Technical Implementation Guide, "SCTID data structure"):
+
+    ... item identifier ... [7-digit namespace] [partition: 2 digits] [check digit: 1 digit]
+
+The first partition digit says the format: ``0`` short (International Edition, no namespace),
+``1`` long (an extension, with the 7-digit namespace just left of the partition). The second says
+the component: ``0`` concept, ``1`` description, ``2`` relationship. The check digit is Verhoeff's
+dihedral-group check (J. Verhoeff, "Error detecting decimal codes", 1969), which catches every
+single-digit error and every swap of two adjacent digits.
+
+Identifiers are always handled as strings: an SCTID has up to 18 digits, and a JSON reader that
+turns it into a float would silently change it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+
+logger = logging.getLogger(__name__)
+
+# The finding codes of SPEC section 6 that an identifier alone can earn.
+SCTID_FORMAT = "SCTID_FORMAT"
+SCTID_PARTITION = "SCTID_PARTITION"
+SCTID_CHECKDIGIT = "SCTID_CHECKDIGIT"
+
+MIN_LENGTH = 6
+MAX_LENGTH = 18
+# A long-format identifier needs at least one item digit, the 7-digit namespace, the partition and
+# the check digit.
+NAMESPACE_LENGTH = 7
+MIN_LONG_LENGTH = 1 + NAMESPACE_LENGTH + 2 + 1
+
+# Partition identifiers of the SNOMED CT Technical Implementation Guide.
+PARTITIONS: dict[str, tuple[str, str]] = {
+    "00": ("concept", "short"),
+    "01": ("description", "short"),
+    "02": ("relationship", "short"),
+    "10": ("concept", "long"),
+    "11": ("description", "long"),
+    "12": ("relationship", "long"),
+}
+CONCEPT_PARTITIONS = frozenset({"00", "10"})
+EXTENSION_CONCEPT_PARTITION = "10"
+
+# Verhoeff's tables: _D is the multiplication table of the dihedral group D5, _P the position
+# permutations (cycle of 8), _INV the group inverses.
+_D: tuple[tuple[int, ...], ...] = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
+    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
+    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
+    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8),
+    (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2),
+    (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
+    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
+    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+)
+_P: tuple[tuple[int, ...], ...] = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
+    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
+    (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
+    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0),
+    (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
+    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5),
+    (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
+)
+_INV: tuple[int, ...] = (0, 4, 3, 2, 1, 5, 6, 7, 8, 9)
+
+
+def _is_digits(value: str) -> bool:
+    # str.isdigit() alone accepts "²" and Arabic-Indic digits; an SCTID is ASCII only.
+    return value.isascii() and value.isdigit()
+
+
+def verhoeff_check_digit(payload: str) -> str:
+    """The Verhoeff check digit to append to ``payload`` (a string of ASCII digits)."""
+    if not payload or not _is_digits(payload):
+        raise ValueError(f"a Verhoeff payload is one or more ASCII digits, not {payload!r}")
+    c = 0
+    # The check digit will take position 0, so the payload's rightmost digit is position 1.
+    for i, ch in enumerate(reversed(payload), start=1):
+        c = _D[c][_P[i % 8][ord(ch) - 48]]
+    return str(_INV[c])
+
+
+def verhoeff_is_valid(digits: str) -> bool:
+    """Whether ``digits`` (payload followed by its check digit) passes the Verhoeff check."""
+    if not digits or not _is_digits(digits):
+        return False
+    c = 0
+    for i, ch in enumerate(reversed(digits)):
+        c = _D[c][_P[i % 8][ord(ch) - 48]]
+    return c == 0
+
+
+def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:
+    """Build a valid SCTID from an item identifier, a partition and (long format) a namespace.
+
+    Used to invent identifiers for fixtures and benchmarks; never to "repair" a wrong one.
+    """
+    item_s = str(item)
+    if not _is_digits(item_s) or item_s.startswith("0"):
+        raise ValueError(f"an item identifier is digits without a leading zero, not {item_s!r}")
+    if partition not in PARTITIONS:
+        raise ValueError(f"unknown partition {partition!r}")
+    long_format = PARTITIONS[partition][1] == "long"
+    if long_format != (namespace is not None):
+        raise ValueError("a namespace is required for partitions 1x and forbidden for 0x")
+    if namespace is not None and (len(namespace) != NAMESPACE_LENGTH or not _is_digits(namespace)):
+        raise ValueError(f"a namespace is {NAMESPACE_LENGTH} digits, not {namespace!r}")
+    payload = item_s + (namespace or "") + partition
+    sctid = payload + verhoeff_check_digit(payload)
+    if not MIN_LENGTH <= len(sctid) <= MAX_LENGTH:
+        raise ValueError(f"{sctid!r} has {len(sctid)} digits; an SCTID has 6 to 18")
+    return sctid
+
+
+@dataclass(frozen=True, slots=True)
+class SctidProblem:
+    """One reason an identifier cannot be a SNOMED CT concept identifier."""
+
+    code: str
+    expected: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SctidInfo:
+    """What an identifier says about itself, and what is wrong with it as a concept identifier."""
+
+    sctid: str
+    well_formed: bool
+    partition: str | None
+    component: str | None
+    format: str | None
+    namespace: str | None
+    item_identifier: str | None
+    check_digit: str | None
+    expected_check_digit: str | None
+    problems: tuple[SctidProblem, ...]
+
+    @property
+    def valid_concept_id(self) -> bool:
+        """True when the identifier passes every check of SPEC section 6 for a concept."""
+        return not self.problems
+
+    @property
+    def is_extension_concept(self) -> bool:
+        """A long-format concept identifier: it belongs to an extension's namespace."""
+        return not self.problems and self.partition == EXTENSION_CONCEPT_PARTITION
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready view, for the CLI."""
+        return {
+            "sctid": self.sctid,
+            "valid": self.valid_concept_id,
+            "well_formed": self.well_formed,
+            "format": self.format,
+            "partition": self.partition,
+            "component": self.component,
+            "namespace": self.namespace,
+            "item_identifier": self.item_identifier,
+            "check_digit": self.check_digit,
+            "expected_check_digit": self.expected_check_digit,
+            "extension_concept": self.is_extension_concept,
+            "problems": [
+                {"code": p.code, "expected": p.expected, "message": p.message}
+                for p in self.problems
+            ],
+        }
+
+
+_FORMAT_EXPECTED = "6 to 18 digits, no leading zero"
+
+
+def parse_sctid(value: str) -> SctidInfo:
+    """Take an identifier apart and check it as a concept identifier (SPEC section 6).
+
+    A value that is not 6 to 18 ASCII digits without a leading zero gets ``SCTID_FORMAT`` only: its
+    partition and check digit mean nothing. Otherwise partition and check digit are checked
+    independently, so an identifier can have both problems.
+    """
+    if not _is_digits(value) or not MIN_LENGTH <= len(value) <= MAX_LENGTH or value[0] == "0":
+        if not value:
+            why = "it is empty"
+        elif not _is_digits(value):
+            why = "it has characters other than the digits 0-9"
+        elif value[0] == "0":
+            why = "it has a leading zero"
+        else:
+            why = f"it has {len(value)} digits"
+        problem = SctidProblem(SCTID_FORMAT, _FORMAT_EXPECTED, f"{value!r} is not an SCTID: {why}")
+        return SctidInfo(value, False, None, None, None, None, None, None, None, (problem,))
+
+    check = value[-1]
+    expected_check = verhoeff_check_digit(value[:-1])
+    partition = value[-3:-1]
+    component, fmt = PARTITIONS.get(partition, (None, None))
+    problems: list[SctidProblem] = []
+    namespace: str | None = None
+    item: str | None = value[:-3]
+    if fmt == "long":
+        if len(value) < MIN_LONG_LENGTH:
+            # Not enough digits left of the partition for a namespace and an item identifier.
+            problem = SctidProblem(
+                SCTID_FORMAT,
+                f"at least {MIN_LONG_LENGTH} digits for a long-format (partition {partition}) id",
+                f"{value!r} has partition {partition} (long format) but only {len(value)} digits: "
+                f"no room for a {NAMESPACE_LENGTH}-digit namespace and an item identifier",
+            )
+            return SctidInfo(
+                value,
+                False,
+                partition,
+                component,
+                fmt,
+                None,
+                None,
+                check,
+                expected_check,
+                (problem,),
+            )
+        namespace = value[-3 - NAMESPACE_LENGTH : -3]
+        item = value[: -3 - NAMESPACE_LENGTH]
+    if partition not in CONCEPT_PARTITIONS:
+        what = f"a {component} identifier" if component else "an unknown partition"
+        problems.append(
+            SctidProblem(
+                SCTID_PARTITION,
+                "partition 00 or 10 (a concept)",
+                f"{value!r} has partition {partition} ({what}), not a concept partition (00 or 10)",
+            )
+        )
+    if check != expected_check:
+        problems.append(
+            SctidProblem(
+                SCTID_CHECKDIGIT,
+                f"check digit {expected_check}",
+                f"{value!r} fails the Verhoeff check: its last digit is {check}, "
+                f"the digits before it call for {expected_check}",
+            )
+        )
+    return SctidInfo(
+        value,
+        True,
+        partition,
+        component,
+        fmt,
+        namespace,
+        item,
+        check,
+        expected_check,
+        tuple(problems),
+    )
+
+
+@lru_cache(maxsize=65536)
+def concept_id_problems(value: str) -> tuple[SctidProblem, ...]:
+    """The problems of ``value`` as a concept identifier; cached, since codes repeat in a release."""
+    return parse_sctid(value).problems

@@ -1,0 +1,217 @@
+"""The ``gps`` commands, run through a local Typer app as the main app will mount them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tempmedbench_synonyms.cli.gps import gps_app
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+RF2_DIR = FIXTURES / "gps" / "rf2"
+PLANTED = FIXTURES / "gps-planted"
+
+app = typer.Typer()
+app.add_typer(gps_app, name="gps")
+
+
+@app.callback()
+def _root() -> None:
+    """A stand-in for the main app."""
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["gps", *map(str, args)], env={"TEMPMEDBENCH_GPS": None})
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def clean_release(tmp_path: Path) -> Path:
+    """The planted fixture's records that carry no finding (see test_gps_validate)."""
+    root = tmp_path / "clean"
+    (root / "artifacts").mkdir(parents=True)
+    keep = {
+        "artifacts/events_canonical.jsonl": {1, 12, 13, 14},
+        "artifacts/questions.jsonl": {1, 2, 5, 6},
+    }
+    for rel, lines in keep.items():
+        src = (PLANTED / rel).read_text("utf-8").split("\n")[:-1]
+        (root / rel).write_text("".join(src[n - 1] + "\n" for n in sorted(lines)), "utf-8")
+    return root
+
+
+@pytest.mark.parametrize("source", [GPS_FILE, RF2_DIR], ids=["gps", "rf2"])
+def test_validate_clean_exits_0(clean_release: Path, source: Path) -> None:
+    code, out, err = run("validate", clean_release, "--gps", source)
+    assert code == 0
+    assert out == ""
+    assert err.splitlines()[-1] == "clean: every SNOMED CT field matches the release"
+    assert (
+        "checked 4 records in artifacts/events_canonical.jsonl, "
+        "4 records in artifacts/questions.jsonl"
+    ) in err
+
+
+@pytest.mark.parametrize("source", [GPS_FILE, RF2_DIR], ids=["gps", "rf2"])
+def test_validate_planted_json(source: Path) -> None:
+    code, out, err = run("validate", PLANTED, "--gps", source, "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["exit_code"] == 1
+    assert report["outcome"] == "findings"
+    assert report["counts"] == {
+        "SCTID_FORMAT": 1,
+        "SCTID_PARTITION": 1,
+        "SCTID_CHECKDIGIT": 1,
+        "NOT_IN_RELEASE": 1,
+        "INACTIVE_IN_RELEASE": 1,
+        "FSN_MISMATCH": 1,
+        "PT_MISMATCH": 1,
+        "LABEL_MISMATCH": 1,
+        "RELATED_CONDITION_MISMATCH": 1,
+        "UNEXPECTED_TERM": 1,
+        "LABEL_CONCEPT_HAS_SNOMED_FIELD": 1,
+        "CODE_MISMATCH": 1,
+    }
+    assert len(report["findings"]) == 12
+    assert report["findings"][1] == {
+        "code": "PT_MISMATCH",
+        "file": "artifacts/events_canonical.jsonl",
+        "line": 3,
+        "record": "ev-p03",
+        "field": "snomed_pt",
+        "expected": "Hemovex anemia",
+        "found": "Haemovex anaemia",
+        "message": "snomed_pt differs from the US preferred term of 9000000002006",
+    }
+    assert report["gps"]["release_date"] == "20990101"
+    assert report["release"] == str(PLANTED)
+    # --json keeps stdout for the report; the findings themselves are not repeated on stderr.
+    assert "PT_MISMATCH snomed_pt" not in err
+    assert err.splitlines()[-1] == "12 findings: the artifacts differ from the release"
+
+
+def test_validate_planted_human_lines() -> None:
+    code, out, err = run("validate", PLANTED, "--gps", GPS_FILE, "--limit", "2")
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[2:5] == [
+        (
+            "artifacts/events_canonical.jsonl:2: ev-p02 FSN_MISMATCH snomed_fsn: "
+            "expected 'Cobalt-wing nephritis (disorder)', found 'Cobalt wing nephritis (disorder)'"
+        ),
+        (
+            "artifacts/events_canonical.jsonl:3: ev-p03 PT_MISMATCH snomed_pt: "
+            "expected 'Hemovex anemia', found 'Haemovex anaemia'"
+        ),
+        "... 10 more (see --json, or --limit -1)",
+    ]
+    assert "UNEXPECTED_TERM: 1" in lines
+
+
+def test_validate_quiet_prints_nothing_but_exits_1() -> None:
+    code, out, err = run("validate", PLANTED, "--gps", GPS_FILE, "-q")
+    assert (code, out, err) == (1, "", "")
+
+
+def test_validate_gps_from_environment(clean_release: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["gps", "validate", str(clean_release)], env={"TEMPMEDBENCH_GPS": str(GPS_FILE)}
+    )
+    assert result.exit_code == 0
+
+
+def test_validate_bad_gps_exits_2_with_json(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.zip"
+    code, out, err = run("validate", PLANTED, "--gps", missing, "--json")
+    assert code == 2
+    report = json.loads(out)
+    assert report["outcome"] == "bad_input"
+    assert report["exit_code"] == 2
+    assert report["message"] == f"{missing}: no such file or folder"
+    assert report["findings"] == [] and report["counts"] == {}
+    assert err.splitlines()[0] == f"error: {missing}: no such file or folder"
+
+
+def test_validate_missing_artifact_exits_2(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    shutil.copytree(PLANTED, root)
+    (root / "artifacts" / "questions.jsonl").unlink()
+    code, out, err = run("validate", root, "--gps", GPS_FILE)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == "error: artifacts/questions.jsonl: the file is missing"
+
+
+def test_validate_malformed_line_exits_2(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    shutil.copytree(PLANTED, root)
+    with (root / "artifacts" / "events_canonical.jsonl").open("a", encoding="utf-8") as f:
+        f.write("{not json}\n")
+    code, _, err = run("validate", root, "--gps", GPS_FILE)
+    assert code == 2
+    assert err.splitlines()[0].startswith(
+        "error: artifacts/events_canonical.jsonl, line 15: not JSON: "
+    )
+
+
+def test_lookup_found_and_missing() -> None:
+    code, out, err = run("lookup", "9000000002006", "9000000010007", "--gps", RF2_DIR, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["concepts"] == [
+        {
+            "id": "9000000002006",
+            "in_release": True,
+            "active": True,
+            "fsn": "Hemovex anemia (disorder)",
+            "us_preferred_term": "Hemovex anemia",
+            "sctid_problems": [],
+        },
+        {
+            "id": "9000000010007",
+            "in_release": True,
+            "active": False,
+            "fsn": "Ghostmoor syndrome (disorder)",
+            "us_preferred_term": None,
+            "sctid_problems": [],
+        },
+    ]
+    code, out, err = run("lookup", "9000000002006", "22298007", "--gps", GPS_FILE)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[1:] == [
+        "9000000002006: active",
+        "  FSN: 'Hemovex anemia (disorder)'",
+        "  US preferred term: 'Hemovex anemia'",
+        "22298007: not in the release (SCTID_CHECKDIGIT)",
+    ]
+
+
+def test_sctid_command() -> None:
+    code, out, err = run("sctid", "22298006", "456191000124101")
+    assert (code, out) == (0, "")
+    assert err.splitlines() == [
+        "22298006: valid concept identifier: short format, partition 00 (concept), check digit 6",
+        (
+            "456191000124101: valid concept identifier (extension: not in the International "
+            "GPS): long format, partition 10 (concept), namespace 1000124, check digit 1"
+        ),
+    ]
+    code, out, _ = run("sctid", "22298007", "--json")
+    assert code == 1
+    [info] = json.loads(out)["sctids"]
+    assert (info["valid"], info["check_digit"], info["expected_check_digit"]) == (False, "7", "6")
+    assert [p["code"] for p in info["problems"]] == ["SCTID_CHECKDIGIT"]
+
+
+@pytest.mark.parametrize("command", ["validate", "lookup", "sctid"])
+def test_help_has_one_example(command: str) -> None:
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    assert out.count("Example: tempmedbench-synonyms gps " + command) == 1

@@ -1,0 +1,469 @@
+"""Validating the SNOMED CT fields of events and questions against the GPS (gps_validate.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.gps import ConceptIndex, encode_row, load_release
+from tempmedbench_synonyms.gps_validate import (
+    EVENTS_PATH,
+    FINDING_CODES,
+    QUESTIONS_PATH,
+    check_events,
+    check_events_file,
+    check_questions,
+    iter_jsonl,
+    read_jsonl,
+    validate_release,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+RF2_DIR = FIXTURES / "gps" / "rf2"
+PLANTED = FIXTURES / "gps-planted"
+MINI = FIXTURES / "tempmedbench-mini"
+SOURCES = [pytest.param(GPS_FILE, id="gps"), pytest.param(RF2_DIR, id="rf2")]
+
+EV, Q = EVENTS_PATH, QUESTIONS_PATH
+# Every finding of the planted fixture, by hand: code, file, line, record, field, expected, found.
+PLANTED_FINDINGS = [
+    (
+        "FSN_MISMATCH",
+        EV,
+        2,
+        "ev-p02",
+        "snomed_fsn",
+        "Cobalt-wing nephritis (disorder)",
+        "Cobalt wing nephritis (disorder)",
+    ),
+    ("PT_MISMATCH", EV, 3, "ev-p03", "snomed_pt", "Hemovex anemia", "Haemovex anaemia"),
+    (
+        "LABEL_MISMATCH",
+        EV,
+        4,
+        "ev-p04",
+        "label",
+        ["Quillbone splinting (procedure)", "Quillbone splinting"],
+        "Quillbone splint",
+    ),
+    (
+        "RELATED_CONDITION_MISMATCH",
+        EV,
+        5,
+        "ev-p05",
+        "related_condition",
+        ["Brindlewort fever (disorder)", "Brindlewort fever"],
+        "brindlewort fever",
+    ),
+    ("UNEXPECTED_TERM", EV, 6, "ev-p06", "snomed_pt", None, "Home rest care plan"),
+    ("NOT_IN_RELEASE", EV, 7, "ev-p07", "snomed_code", "a concept of the release", "9000000099009"),
+    ("INACTIVE_IN_RELEASE", EV, 8, "ev-p08", "snomed_code", "an active concept", "9000000011006"),
+    ("SCTID_CHECKDIGIT", EV, 9, "ev-p09", "snomed_code", "check digit 8", "9000000005009"),
+    (
+        "SCTID_PARTITION",
+        EV,
+        10,
+        "ev-p10",
+        "snomed_code",
+        "partition 00 or 10 (a concept)",
+        "9100000001016",
+    ),
+    (
+        "SCTID_FORMAT",
+        EV,
+        11,
+        "ev-p11",
+        "related_condition_snomed_code",
+        "a string of 6 to 18 digits",
+        9000000006009,
+    ),
+    ("LABEL_CONCEPT_HAS_SNOMED_FIELD", Q, 3, "q-p03", "concept_snomed_code", None, "9990101009"),
+    ("CODE_MISMATCH", Q, 4, "q-p04", "concept_snomed_code", "9000000004007", "9000000001004"),
+]
+
+
+def as_tuples(findings: list[Any]) -> list[tuple[Any, ...]]:
+    return [(f.code, f.file, f.line, f.record, f.field, f.expected, f.found) for f in findings]
+
+
+@pytest.fixture(scope="module", params=SOURCES)
+def index(request: pytest.FixtureRequest) -> ConceptIndex:
+    return load_release(request.param)
+
+
+# --------------------------------------------------------------------------------------------
+# The fixtures
+
+
+def test_planted_fixture_has_one_finding_of_every_code(index: ConceptIndex) -> None:
+    report = validate_release(PLANTED, index)
+    assert as_tuples(report.findings) == PLANTED_FINDINGS
+    assert report.counts == dict.fromkeys(FINDING_CODES, 1)
+    assert report.exit_code == 1
+    assert report.records == {EV: 14, Q: 6}
+
+
+def test_the_clean_records_of_the_planted_fixture_validate_clean(
+    index: ConceptIndex, tmp_path: Path
+) -> None:
+    bad = {(f[1], f[2]) for f in PLANTED_FINDINGS}
+    for rel in (EV, Q):
+        lines = (PLANTED / rel).read_text("utf-8").split("\n")[:-1]
+        kept = [line for n, line in enumerate(lines, 1) if (rel, n) not in bad]
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("\n".join(kept) + "\n", "utf-8")
+    report = validate_release(tmp_path, index)
+    assert report.findings == []
+    assert report.exit_code == 0
+    assert report.records == {EV: 4, Q: 4}
+    assert report.as_dict()["outcome"] == "clean"
+
+
+def test_mini_release_validates_clean(index: ConceptIndex) -> None:
+    report = validate_release(MINI, index)
+    assert as_tuples(report.findings) == []
+    assert report.records == {EV: 22, Q: 42}
+
+
+def test_mini_questions_match_the_surface_one_to_one() -> None:
+    surface = [
+        json.loads(x)
+        for x in (MINI / "question_surface" / "question_surface.jsonl")
+        .read_text("utf-8")
+        .split("\n")
+        if x
+    ]
+    questions = read_jsonl(MINI / Q, Q)
+    assert [q["qid"] for q in questions] == [s["qid"] for s in surface]
+    assert [q["split"] for q in questions] == [s["split"] for s in surface]
+    table = json.loads((MINI / "synonyms" / "synonym_table_kept.json").read_text("utf-8"))
+    assert {q["predicate"]["concept"] for q in questions} <= set(table["concepts"])
+    by_qid = {q["qid"]: q for q in questions}
+    # By hand: the concept named first in the question, not its anchor.
+    assert by_qid["dev-0001"]["predicate"]["concept"] == "9990101009"  # Zephyr fever ... pellucid
+    assert by_qid["test-0008"]["predicate"]["concept"] == "9990107008"  # pellucid ... zephyr
+    assert by_qid["train-0008"] == {
+        "qid": "train-0008",
+        "split": "train",
+        "family": "EVENT_AT",
+        "predicate": {"concept": "ambulatory encounter"},
+    }
+    assert by_qid["dev-0007"]["concept_snomed_fsn"] == "Grafting of moonstone (procedure)"
+
+
+def test_mini_events_hold_the_gb_us_trap_and_the_extension() -> None:
+    events = {e["event_id"]: e for e in read_jsonl(MINI / EV, EV)}
+    assert events["ev-0018"]["snomed_pt"] == "Hemovex anemia"
+    ext = events["ev-0013"]
+    assert ext["snomed_code"] == "456191000124101"
+    assert "snomed_fsn" not in ext and "snomed_pt" not in ext
+
+
+# --------------------------------------------------------------------------------------------
+# Choices where SPEC section 6 leaves room (each pinned here)
+
+IDX = ConceptIndex(
+    {
+        "9000000001004": encode_row("Alpha (disorder)", "Alpha", True),
+        "9000000002006": encode_row("Beta (procedure)", "Beta op", True),
+        "9000000011006": encode_row("Gamma (disorder)", "Gamma", False),
+        "9000000003001": encode_row("Delta (disorder)", "", True),  # active, no US PT
+    },
+    "test",
+    "test",
+    "20990101",
+    None,
+)
+A, B, G, D = "9000000001004", "9000000002006", "9000000011006", "9000000003001"
+
+
+def ev(**fields: Any) -> dict[str, Any]:
+    return {"event_id": "e1", "event_type": "condition", "label": "x", **fields}
+
+
+def alpha(**extra: Any) -> dict[str, Any]:
+    return {"snomed_code": A, "snomed_fsn": "Alpha (disorder)", "snomed_pt": "Alpha", **extra}
+
+
+def codes(findings: list[Any]) -> list[tuple[str, str, Any, Any]]:
+    return [(f.code, f.field, f.expected, f.found) for f in findings]
+
+
+def test_clean_event_and_event_without_snomed_fields() -> None:
+    assert check_events([ev(**alpha()), ev(label="a drug", event_type="medication")], IDX) == []
+    # A procedure with no SNOMED CT code has no concept to hold its label to.
+    assert check_events([ev(event_type="procedure", label="Anything at all")], IDX) == []
+
+
+def test_inactive_concept_reports_only_its_status() -> None:
+    # The terms are not compared: the concept has to be replaced whatever they say.
+    found = check_events([ev(snomed_code=G, snomed_fsn="wrong", snomed_pt="wrong")], IDX)
+    assert codes(found) == [("INACTIVE_IN_RELEASE", "snomed_code", "an active concept", G)]
+
+
+def test_bad_identifier_reports_no_lookup_and_no_terms() -> None:
+    found = check_events([ev(snomed_code="22298007", snomed_fsn="x", snomed_pt="y")], IDX)
+    assert codes(found) == [("SCTID_CHECKDIGIT", "snomed_code", "check digit 6", "22298007")]
+
+
+def test_partition_and_check_digit_both_reported() -> None:
+    found = check_events([ev(snomed_code="22298060")], IDX)
+    assert [f.code for f in found] == ["SCTID_PARTITION", "SCTID_CHECKDIGIT"]
+
+
+def test_format_variants() -> None:
+    found = check_events(
+        [ev(snomed_code="022298006"), ev(snomed_code=22298006), ev(snomed_code="")], IDX
+    )
+    assert codes(found) == [
+        ("SCTID_FORMAT", "snomed_code", "6 to 18 digits, no leading zero", "022298006"),
+        ("SCTID_FORMAT", "snomed_code", "a string of 6 to 18 digits", 22298006),
+        ("SCTID_FORMAT", "snomed_code", "6 to 18 digits, no leading zero", ""),
+    ]
+
+
+def test_missing_term_is_a_mismatch_with_found_null() -> None:
+    found = check_events([ev(snomed_code=A, snomed_pt="Alpha")], IDX)
+    assert codes(found) == [("FSN_MISMATCH", "snomed_fsn", "Alpha (disorder)", None)]
+
+
+def test_null_counts_as_absent() -> None:
+    assert check_events([ev(snomed_code=None, snomed_fsn=None, related_condition=None)], IDX) == []
+    found = check_events([ev(**alpha(snomed_pt=None))], IDX)
+    assert codes(found) == [("PT_MISMATCH", "snomed_pt", "Alpha", None)]
+
+
+def test_release_without_us_term_expects_the_field_absent() -> None:
+    ok = check_events([ev(snomed_code=D, snomed_fsn="Delta (disorder)")], IDX)
+    assert ok == []
+    found = check_events([ev(snomed_code=D, snomed_fsn="Delta (disorder)", snomed_pt="")], IDX)
+    assert codes(found) == [("PT_MISMATCH", "snomed_pt", None, "")]
+
+
+def test_term_without_code_is_unexpected() -> None:
+    found = check_events([ev(snomed_fsn="Alpha (disorder)", related_condition="Alpha")], IDX)
+    assert codes(found) == [
+        ("UNEXPECTED_TERM", "snomed_fsn", None, "Alpha (disorder)"),
+        ("UNEXPECTED_TERM", "related_condition", None, "Alpha"),
+    ]
+
+
+def test_extension_concept_carries_its_code_only() -> None:
+    ext = "456191000124101"
+    assert check_events([ev(snomed_code=ext, label="care plan started")], IDX) == []
+    found = check_events(
+        [
+            ev(
+                snomed_code="442571000124108",
+                related_condition_snomed_code=ext,
+                related_condition="Something",
+                related_condition_snomed_fsn="Something (x)",
+            )
+        ],
+        IDX,
+    )
+    assert codes(found) == [
+        ("UNEXPECTED_TERM", "related_condition", None, "Something"),
+        ("UNEXPECTED_TERM", "related_condition_snomed_fsn", None, "Something (x)"),
+    ]
+
+
+def test_short_format_concept_not_in_release() -> None:
+    found = check_events([ev(snomed_code="22298006", snomed_fsn="x")], IDX)
+    assert codes(found) == [
+        ("NOT_IN_RELEASE", "snomed_code", "a concept of the release", "22298006")
+    ]
+
+
+def test_procedure_label_is_the_fsn_or_the_pt() -> None:
+    beta = {"snomed_code": B, "snomed_fsn": "Beta (procedure)", "snomed_pt": "Beta op"}
+    records = [
+        ev(event_type="procedure", label="Beta op", **beta),
+        ev(event_type="procedure", label="Beta (procedure)", **beta),
+        ev(event_type="procedure", label="beta op", **beta),
+        ev(event_type="procedure", **{**beta, "label": None}),
+        ev(event_type="condition", label="Beta op started", **beta),  # not a procedure
+    ]
+    found = check_events(records, IDX)
+    assert [(f.line, f.code, f.expected, f.found) for f in found] == [
+        (3, "LABEL_MISMATCH", ["Beta (procedure)", "Beta op"], "beta op"),
+        (4, "LABEL_MISMATCH", ["Beta (procedure)", "Beta op"], None),
+    ]
+
+
+def test_procedure_label_with_no_us_term_must_be_the_fsn() -> None:
+    delta = {"snomed_code": D, "snomed_fsn": "Delta (disorder)"}
+    found = check_events([ev(event_type="procedure", label="", **delta)], IDX)
+    assert codes(found) == [("LABEL_MISMATCH", "label", ["Delta (disorder)"], "")]
+
+
+def test_related_condition_fsn_or_pt_and_missing() -> None:
+    rc = {
+        "related_condition_snomed_code": A,
+        "related_condition_snomed_fsn": "Alpha (disorder)",
+        "related_condition_snomed_pt": "Alpha",
+    }
+    records = [
+        ev(related_condition="Alpha", **rc),
+        ev(related_condition="Alpha (disorder)", **rc),
+        ev(**rc),
+        ev(related_condition="Alpha", **{**rc, "related_condition_snomed_pt": "alpha"}),
+    ]
+    found = check_events(records, IDX)
+    assert [(f.line, f.code, f.field, f.found) for f in found] == [
+        (3, "RELATED_CONDITION_MISMATCH", "related_condition", None),
+        (4, "PT_MISMATCH", "related_condition_snomed_pt", "alpha"),
+    ]
+
+
+def q(concept: Any, **fields: Any) -> dict[str, Any]:
+    return {"qid": "q1", "predicate": {"concept": concept}, **fields}
+
+
+def test_question_identifier_and_label_rules() -> None:
+    records = [
+        q(
+            A,
+            concept_snomed_code=A,
+            concept_snomed_fsn="Alpha (disorder)",
+            concept_snomed_pt="Alpha",
+        ),
+        q("quillon level"),
+        q("quillon level", concept_snomed_code=None),
+        q("quillon level", concept_snomed_pt="Quillon", concept_snomed_semantic_tag="x"),
+        q(A, concept_snomed_fsn="Alpha (disorder)", concept_snomed_pt="Alpha"),
+        q(22298006, concept_snomed_code="22298006"),
+    ]
+    found = check_questions(records, IDX)
+    assert [(f.line, f.code, f.field, f.expected, f.found) for f in found] == [
+        (4, "LABEL_CONCEPT_HAS_SNOMED_FIELD", "concept_snomed_pt", None, "Quillon"),
+        (4, "LABEL_CONCEPT_HAS_SNOMED_FIELD", "concept_snomed_semantic_tag", None, "x"),
+        (5, "CODE_MISMATCH", "concept_snomed_code", A, None),
+        (6, "SCTID_FORMAT", "predicate.concept", "a string of 6 to 18 digits", 22298006),
+        (6, "CODE_MISMATCH", "concept_snomed_code", 22298006, "22298006"),
+    ]
+
+
+def test_question_concept_that_is_not_in_the_release() -> None:
+    found = check_questions([q("22298006", concept_snomed_code="22298006")], IDX)
+    assert codes(found) == [
+        ("NOT_IN_RELEASE", "predicate.concept", "a concept of the release", "22298006")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        ({"qid": "q9"}, "predicate is missing or not an object"),
+        ({"qid": "q9", "predicate": {"window": 3}}, "predicate.concept is missing or empty"),
+        ({"qid": "q9", "predicate": {"concept": ""}}, "predicate.concept is missing or empty"),
+    ],
+)
+def test_question_without_a_concept_is_bad_input(record: dict[str, Any], problem: str) -> None:
+    with pytest.raises(BadInputError) as exc:
+        check_questions([q(A), record], IDX)
+    assert (exc.value.path, exc.value.line, exc.value.key, exc.value.problem) == (
+        Q,
+        2,
+        "q9",
+        problem,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the JSON lines
+
+
+def write_release(root: Path, events: str, questions: str = "") -> Path:
+    (root / "artifacts").mkdir(parents=True)
+    (root / EV).write_text(events, "utf-8", newline="")
+    (root / Q).write_text(questions, "utf-8", newline="")
+    return root
+
+
+def test_line_numbers_survive_batches(tmp_path: Path) -> None:
+    lines = [json.dumps(ev(event_id=f"e{i}", **alpha())) for i in range(50)]
+    lines[37] = json.dumps(ev(event_id="e37", **alpha(snomed_pt="ALPHA")))
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    batches = list(iter_jsonl(path, EV, batch_bytes=300))
+    assert len(batches) > 5
+    assert [n for n, _ in batches][:2] == [1, 1 + len(batches[0][1])]
+    n, found = check_events_file(path, IDX, batch_bytes=300)
+    assert n == 50
+    assert [(f.line, f.record) for f in found] == [(38, "e37")]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ('{"a": 1}\n\n{"b": 2}\n', 2, "blank line"),
+        ('{"a": 1}\n[1, 2]\n', 2, "a JSON list, not an object"),
+        ('{"a": 1}\n{"b": 2} {"c": 3}\n', 2, "not JSON: Extra data: line 1 column 10 (char 9)"),
+        ('{"a": 1}\n{"b": \n', 2, "not JSON: Expecting value: line 1 column 7 (char 6)"),
+        ('\ufeff{"a": 1}\n', 1, "the file starts with a byte order mark"),
+    ],
+)
+def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_text(text, "utf-8")
+    with pytest.raises(BadInputError) as exc:
+        read_jsonl(path, EV)
+    assert (exc.value.path, exc.value.line, exc.value.problem) == (EV, line, problem)
+
+
+def test_u2028_inside_a_string_and_no_final_newline(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"label": "a\u2028b\u0085c"}\n{"x": 1}', "utf-8")
+    assert read_jsonl(path, EV) == [{"label": "a\u2028b\u0085c"}, {"x": 1}]
+
+
+def test_empty_files_are_zero_records(tmp_path: Path) -> None:
+    root = write_release(tmp_path / "r", "", "")
+    report = validate_release(root, IDX)
+    assert (report.records, report.findings) == ({EV: 0, Q: 0}, [])
+
+
+def test_missing_artifact_is_bad_input(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "artifacts").mkdir(parents=True)
+    (root / EV).write_text("", "utf-8")
+    with pytest.raises(BadInputError) as exc:
+        validate_release(root, IDX)
+    assert str(exc.value) == f"{Q}: the file is missing"
+
+
+def test_release_that_is_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="not a folder"):
+        validate_release(tmp_path / "nope", IDX)
+
+
+def test_validation_needs_no_manifest(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    shutil.copytree(PLANTED, root)
+    assert not (root / "MANIFEST.sha256").exists()
+    assert len(validate_release(root, IDX).findings) > 0
+
+
+def test_report_as_dict() -> None:
+    report = validate_release(PLANTED, load_release(GPS_FILE))
+    data = report.as_dict()
+    assert data["outcome"] == "findings"
+    assert data["exit_code"] == 1
+    assert data["records_checked"] == {EV: 14, Q: 6}
+    assert data["counts"] == dict.fromkeys(FINDING_CODES, 1)
+    assert data["gps"]["release_date"] == "20990101"
+    assert data["gps"]["kind"] == "gps-tsv"
+    first = data["findings"][0]
+    assert set(first) == {"code", "file", "line", "record", "field", "expected", "found", "message"}
+    assert first["message"] == "snomed_fsn differs from the FSN of 9000000008005"
+    assert data["message"] == "12 findings: the artifacts differ from the release"
+    json.dumps(data)  # JSON-ready
+
+

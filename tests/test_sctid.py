@@ -1,0 +1,175 @@
+"""SCTID checks: Verhoeff check digit, format, partition, namespace (tempmedbench_synonyms.sctid).
+
+The valid and invalid examples are the official examples of the SNOMED CT Technical Implementation
+Guide, used here as identifiers only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tempmedbench_synonyms.sctid import (
+    SCTID_CHECKDIGIT,
+    SCTID_FORMAT,
+    SCTID_PARTITION,
+    concept_id_problems,
+    make_sctid,
+    parse_sctid,
+    verhoeff_check_digit,
+    verhoeff_is_valid,
+)
+
+OFFICIAL_VALID = ["22298006", "44054006", "73211009", "80146002", "386661006", "442571000124108"]
+OFFICIAL_INVALID = ["22298007", "22298060"]
+
+
+@pytest.mark.parametrize("sctid", OFFICIAL_VALID)
+def test_official_valid_examples_pass_every_check(sctid: str) -> None:
+    assert verhoeff_is_valid(sctid)
+    assert verhoeff_check_digit(sctid[:-1]) == sctid[-1]
+    assert parse_sctid(sctid).problems == ()
+    assert parse_sctid(sctid).valid_concept_id
+
+
+@pytest.mark.parametrize("sctid", OFFICIAL_INVALID)
+def test_official_invalid_examples_fail_the_check_digit(sctid: str) -> None:
+    assert not verhoeff_is_valid(sctid)
+    assert SCTID_CHECKDIGIT in [p.code for p in parse_sctid(sctid).problems]
+
+
+def test_check_digit_by_hand() -> None:
+    # Verhoeff by hand for the payload "2229800": its digits from the right are 0,0,8,9,2,2,2 at
+    # positions 1..7 (the check digit will be position 0), and c = d[c][p[i % 8][digit]]:
+    #   c: 0 -> d[0][p1[0]=1]=1 -> d[1][p2[0]=5]=6 -> d[6][p3[8]=2]=9 -> d[9][p4[9]=0]=9
+    #        -> d[9][p5[2]=8]=1 -> d[1][p6[2]=9]=5 -> d[5][p7[2]=4]=6;  inv[6] = 6.
+    assert verhoeff_check_digit("2229800") == "6"
+    # 22298007 ends in 7 instead: the message says which digit the others call for.
+    info = parse_sctid("22298007")
+    assert [(p.code, p.expected) for p in info.problems] == [(SCTID_CHECKDIGIT, "check digit 6")]
+    assert info.expected_check_digit == "6"
+
+
+def test_every_single_digit_error_is_caught() -> None:
+    good = "386661006"
+    for i in range(len(good)):
+        for d in "0123456789":
+            if d != good[i]:
+                assert not verhoeff_is_valid(good[:i] + d + good[i + 1 :]), (i, d)
+
+
+def test_every_adjacent_swap_is_caught() -> None:
+    good = "442571000124108"
+    for i in range(len(good) - 1):
+        if good[i] != good[i + 1]:
+            swapped = good[:i] + good[i + 1] + good[i] + good[i + 2 :]
+            assert not verhoeff_is_valid(swapped), i
+
+
+def test_partition_and_check_digit_are_both_reported() -> None:
+    # 22298060: partition "06" is no partition at all, and the check digit is wrong too.
+    info = parse_sctid("22298060")
+    assert [p.code for p in info.problems] == [SCTID_PARTITION, SCTID_CHECKDIGIT]
+    assert info.partition == "06"
+    assert info.component is None
+
+
+def test_short_format_parts() -> None:
+    info = parse_sctid("22298006")
+    assert (info.format, info.partition, info.component, info.namespace, info.item_identifier) == (
+        "short",
+        "00",
+        "concept",
+        None,
+        "22298",
+    )
+    assert info.check_digit == "6"
+    assert not info.is_extension_concept
+
+
+def test_long_format_parts_and_extension() -> None:
+    info = parse_sctid("442571000124108")
+    assert (info.format, info.partition, info.component, info.namespace, info.item_identifier) == (
+        "long",
+        "10",
+        "concept",
+        "1000124",
+        "44257",
+    )
+    assert info.is_extension_concept
+    ext = parse_sctid("456191000124101")
+    assert ext.problems == () and ext.is_extension_concept and ext.namespace == "1000124"
+
+
+def test_description_identifier_is_a_partition_problem_only() -> None:
+    desc = make_sctid(9100000001, "01")
+    assert desc == "9100000001016"
+    info = parse_sctid(desc)
+    assert info.component == "description"
+    assert [p.code for p in info.problems] == [SCTID_PARTITION]
+    assert info.problems[0].expected == "partition 00 or 10 (a concept)"
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("", "it is empty"),
+        ("12345", "it has 5 digits"),
+        ("1234567890123456789", "it has 19 digits"),
+        ("022298006", "it has a leading zero"),
+        ("2229800 6", "it has characters other than the digits 0-9"),
+        ("22298006\u0663", "it has characters other than the digits 0-9"),  # Arabic-Indic 3
+        (
+            "\uff12\uff12\uff12\uff19\uff18\uff10\uff10\uff16",
+            "it has characters other than the digits 0-9",
+        ),
+    ],
+)
+def test_format_problems_stop_the_other_checks(value: str, why: str) -> None:
+    info = parse_sctid(value)
+    assert not info.well_formed
+    assert [(p.code, p.expected) for p in info.problems] == [
+        (SCTID_FORMAT, "6 to 18 digits, no leading zero")
+    ]
+    assert info.problems[0].message == f"{value!r} is not an SCTID: {why}"
+    assert info.partition is None
+
+
+def test_boundary_lengths() -> None:
+    six = make_sctid(123)  # 3 item digits + partition + check = 6 digits
+    assert len(six) == 6 and parse_sctid(six).problems == ()
+    eighteen = make_sctid(123456789012345)
+    assert len(eighteen) == 18 and parse_sctid(eighteen).problems == ()
+    with pytest.raises(ValueError, match="has 19 digits"):
+        make_sctid(1234567890123456)
+
+
+def test_long_format_needs_room_for_a_namespace() -> None:
+    # Partition 10 with only 10 digits: no 7-digit namespace and item identifier fit.
+    payload = "1234567" + "10"
+    value = payload + verhoeff_check_digit(payload)
+    info = parse_sctid(value)
+    assert [p.code for p in info.problems] == [SCTID_FORMAT]
+    assert info.problems[0].expected == "at least 11 digits for a long-format (partition 10) id"
+
+
+def test_make_sctid_round_trip_and_refusals() -> None:
+    assert make_sctid(45619, "10", "1000124") == "456191000124101"
+    assert make_sctid(22298) == "22298006"
+    with pytest.raises(ValueError, match="namespace is required"):
+        make_sctid(1, "10")
+    with pytest.raises(ValueError, match="leading zero"):
+        make_sctid("0123")
+    with pytest.raises(ValueError, match="unknown partition"):
+        make_sctid(1, "05")
+
+
+def test_cached_problems_equal_parse() -> None:
+    assert concept_id_problems("22298007") == parse_sctid("22298007").problems
+    assert concept_id_problems("22298006") == ()
+
+
+def test_verhoeff_rejects_non_digits() -> None:
+    assert not verhoeff_is_valid("")
+    assert not verhoeff_is_valid("12a4")
+    with pytest.raises(ValueError):
+        verhoeff_check_digit("")
