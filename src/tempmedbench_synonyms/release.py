@@ -103,9 +103,10 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
         try:
             root = folder.resolve()
             target = (folder / rel).resolve()
+            inside = target == root or root in target.parents
         except (OSError, RuntimeError, ValueError):  # a link loop, for one
-            target = root = None
-        if root is None or target is None or (target != root and root not in target.parents):
+            inside = False
+        if not inside:
             problem = "a path that leaves the release folder through a link (or a link loop)"
     if problem:
         raise ManifestError(

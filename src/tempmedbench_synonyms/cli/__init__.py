@@ -15,10 +15,14 @@ from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
 from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.cli.cache import cache_app
+from tempmedbench_synonyms.cli.gps import gps_app
+from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
+from tempmedbench_synonyms.rest_source import build_rest_source
 
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
 MAX_RATE = 20.0  # the UTS terms of service allow 20 requests a second per IP address
@@ -129,14 +133,6 @@ def build_source(
     if mrconso is not None:
         progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
         return MrconsoSource(mrconso, progress=progress)
-    try:
-        from tempmedbench_synonyms.rest_source import build_rest_source
-    except ImportError:
-        raise BadInputError(
-            "the UMLS REST source is not part of this version yet",
-            key="--mrconso",
-            hint="pass --mrconso PATH with the MRCONSO.RRF of your UMLS release",
-        ) from None
     return build_rest_source(
         base_url=base_url,
         api_key_file=api_key_file,
@@ -277,23 +273,9 @@ def freeze_command(
     raise typer.Exit(report.exit_code)
 
 
-def _register_optional_groups() -> None:
-    """Add the command groups whose modules are present (each lands with its own issue)."""
-    import importlib
-
-    for module, attr, name in (
-        ("tempmedbench_synonyms.cli.umls", "umls_app", "umls"),
-        ("tempmedbench_synonyms.cli.cache", "cache_app", "cache"),
-        ("tempmedbench_synonyms.cli.gps", "gps_app", "gps"),
-    ):
-        try:
-            sub = getattr(importlib.import_module(module), attr)
-        except ImportError:  # TODO(issue 5): plain imports once all three groups have landed
-            continue
-        app.add_typer(sub, name=name)
-
-
-_register_optional_groups()
+app.add_typer(umls_app, name="umls")
+app.add_typer(cache_app, name="cache")
+app.add_typer(gps_app, name="gps")
 
 regenerate_app = typer.Typer(
     name="tempmedbench-regenerate-synonyms",

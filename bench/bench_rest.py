@@ -1,0 +1,157 @@
+"""Benchmark the UMLS REST path against the loopback fake UTS (invented data; prints numbers).
+
+    .venv/bin/python bench/bench_rest.py [--concepts 1500] [--questions 4500] [--latency 0.15]
+                                         [--rate 20] [--server-limit 20] [--workers 8]
+
+It generates an invented release (``testing.make_invented_release``) in a temporary folder,
+serves its MRCONSO rows from ``testing.FakeUtsServer`` on 127.0.0.1 with a fixed delay per answer
+and a server-side limit of N requests in any one second (a 429 beyond it), then:
+
+1. cold run: ``regenerate`` through ``build_rest_source`` (the CLI's factory), empty cache;
+2. warm run: the same command line in a fresh process, everything cached;
+3. bare imports: fresh processes that only import the package (and its CLI).
+
+Targets: at least 0.9 of the rate cap with no 429, exactly one request per concept whose atoms
+fit one page (plus the release probe), and a warm run within 2x of the bare import.
+Nothing is written outside the temporary folder; no data is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tempmedbench_synonyms.pipeline import regenerate
+from tempmedbench_synonyms.rest_source import build_rest_source
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    Faults,
+    find_secret,
+    make_invented_release,
+)
+
+
+def _wall(
+    cmd: list[str], env: dict[str, str], runs: int
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Median wall time of ``runs`` fresh processes running ``cmd``."""
+    times = []
+    last = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        last = subprocess.run(cmd, env=env, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+    assert last is not None
+    return statistics.median(times), last
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concepts", type=int, default=1500)
+    parser.add_argument("--questions", type=int, default=4500)
+    parser.add_argument("--latency", type=float, default=0.15, help="seconds per answer")
+    parser.add_argument("--rate", type=float, default=20.0, help="client --rate (the cap)")
+    parser.add_argument("--server-limit", type=int, default=20, help="server: max per second")
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=5, help="processes per timing")
+    args = parser.parse_args()
+
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["UMLS_API_KEY"] = CANARY_KEY
+    os.environ.update(UMLS_API_KEY=CANARY_KEY)
+    with tempfile.TemporaryDirectory(prefix="bench-rest-") as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        rel = make_invented_release(root / "gen", concepts=args.concepts, questions=args.questions)
+        print(f"generated {rel.concepts} concepts, {rel.questions} questions, {rel.queries} "
+              f"queries in {time.perf_counter() - t0:.1f} s (invented data, {root})")  # fmt: skip
+        fake = FakeUts(
+            FakeUtsData.from_mrconso(rel.mrconso),
+            api_key=CANARY_KEY,
+            faults=Faults(latency=args.latency, rate_limit=args.server_limit),
+        )
+        cache = root / "cache"
+        with FakeUtsServer(fake) as server:
+            source = build_rest_source(
+                base_url=server.base_url, api_key_file=None, cache_dir=cache, offline=False,
+                refresh=False, rate=args.rate, workers=args.workers, verbosity=0,
+            )  # fmt: skip
+            start = time.perf_counter()
+            report = regenerate(rel.folder, source, out_dir=root / "out-cold")
+            cold = time.perf_counter() - start
+            arrivals = fake.arrivals
+            span = arrivals[-1] - arrivals[0] if len(arrivals) > 1 else float("nan")
+            sent = len(fake.seen)
+
+            cli = [
+                sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()",
+                "regenerate", str(rel.folder), "--base-url", server.base_url,
+                "--cache-dir", str(cache), "--out", str(root / "out-warm"), "--json", "-q",
+            ]  # fmt: skip
+            warm, warm_run = _wall(cli, env, args.runs)
+            warm_report = json.loads(warm_run.stdout)
+            sent_warm = len(fake.seen) - sent
+        bare_pkg, _ = _wall([sys.executable, "-c", "import tempmedbench_synonyms"], env, args.runs)
+        bare_cli, _ = _wall(
+            [sys.executable, "-c", "import tempmedbench_synonyms.cli"], env, args.runs
+        )
+        bare_py, _ = _wall([sys.executable, "-c", "pass"], env, args.runs)
+        leaks = find_secret(
+            CANARY_KEY,
+            texts={
+                "warm stdout": warm_run.stdout.decode(),
+                "warm stderr": warm_run.stderr.decode(),
+            },
+            folders=[cache, root / "out-cold", root / "out-warm"],
+        )
+
+    print()
+    print(f"cold run        outcome {report.outcome}, {report.requests} requests sent "
+          f"({sent} seen by the server, {fake.count(429)} answered 429), "
+          f"wall {cold:.1f} s")  # fmt: skip
+    per_query = report.requests - 1
+    print(f"requests        {per_query} for {rel.queries} queries "
+          f"({'exactly one each' if per_query == rel.queries else 'NOT one each'}) "
+          f"+ 1 release probe")  # fmt: skip
+    achieved = (sent - 1) / span if span > 0 else float("nan")  # NaN > 0 is False
+    overall = report.requests / cold
+    print(f"rate            {achieved:.2f} req/s between first and last request = "
+          f"{achieved / args.rate:.3f} of the --rate {args.rate:g} cap; "
+          f"{overall:.2f} req/s over the whole run = {overall / args.rate:.3f}")  # fmt: skip
+    n = args.server_limit
+    tight = min((b - a for a, b in zip(arrivals, arrivals[n:], strict=False)), default=float("nan"))
+    print(f"rate window     at most {fake.max_in_window(1.0)} requests in any 1 s "
+          f"(server limit {n}); the tightest {n + 1} consecutive arrivals spanned "
+          f"{tight:.3f} s")  # fmt: skip
+    print(f"warm run        outcome {warm_report['outcome']}, {warm_report['requests']} requests "
+          f"({sent_warm} seen), {warm_report['cache_hits']} cache hits, "
+          f"median wall {warm * 1000:.0f} ms over {args.runs} fresh processes")  # fmt: skip
+    print(f"bare imports    python -c 'pass' {bare_py * 1000:.0f} ms; "
+          f"import tempmedbench_synonyms {bare_pkg * 1000:.0f} ms; "
+          f"import tempmedbench_synonyms.cli {bare_cli * 1000:.0f} ms")  # fmt: skip
+    print(f"warm / bare     {warm / bare_cli:.2f}x the CLI import, "
+          f"{warm / bare_pkg:.2f}x the package import")  # fmt: skip
+    print(f"canary key      {'found in ' + ', '.join(leaks) if leaks else 'nowhere'}")
+    ok = (
+        report.outcome == "verified"
+        and per_query == rel.queries
+        and fake.count(429) == 0
+        and achieved / args.rate >= 0.9
+        and warm_report["requests"] == 0
+        and not leaks
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,429 @@
+"""The persistent cache of UTS answers: one file per complete answer, written atomically.
+
+Layout under the cache folder (``--cache-dir``, ``TEMPMEDBENCH_CACHE_DIR`` or platformdirs)::
+
+    uts-v1/                              layout version: a new layout gets a new folder
+      <host>-<hash of base URL>/         one namespace per UTS base URL, so that answers from a
+        base.json                        mirror or a test server never stand in for the real UTS
+        current.json                     which concrete release ``current`` stood for, and when
+        <release>/<sha256 of key>.json   one complete answer (every page), or "not found" (404)
+        .memo/<release>/<name>.json      a whole run's answers in one file, valid only while the
+                                         release folder is unchanged (see ``load_memo``)
+
+A key is the concrete release, the route path and the query parameters (never ``apiKey``, as
+``requests-cache`` strips auth parameters from its keys; never ``pageNumber``, since an entry holds
+all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
+(``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
+is killed. Entries are not fsynced: after a power cut an entry may read back empty or cut short,
+and a corrupt entry is only a miss plus one warning, so it is fetched again. Files are created
+readable by the user only (0600, folders 0700): the answers are licensed UMLS content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from tempmedbench_synonyms.errors import BadInputError
+
+log = logging.getLogger(__name__)
+
+LAYOUT = "uts-v1"
+ENTRY_FORMAT = 1
+#: Parameters that never enter a key: the secret, and the page (an entry holds every page).
+EXCLUDED_PARAMS = frozenset({"apiKey", "pageNumber"})
+#: Memos live in ``<namespace>/.memo/<release>/`` (a name no release can have).
+MEMO_FOLDER = ".memo"
+#: ``current`` moves twice a year (UMLS AA and AB releases); re-asking once a day is plenty.
+CURRENT_MAX_AGE = 24 * 3600.0
+_RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+#: One encoder for every key and entry (json.dumps with options builds a new one per call).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_TMP_SUFFIX = ".tmp"
+
+
+def check_release(release: str) -> str:
+    """A release name safe for a URL path segment and a folder name (``2025AB``, ``current``)."""
+    if not _RELEASE_RE.match(release):
+        raise BadInputError(
+            f"{release!r} is not a UMLS release name",
+            key="--umls-release",
+            hint="give a release such as 2025AB, or current",
+        )
+    return release
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """What identifies one complete answer: release, route path and query parameters."""
+
+    release: str
+    path: str
+    params: tuple[tuple[str, str], ...] = ()
+    # Derived once: a warm run looks up thousands of keys, and hashing is most of a lookup.
+    _canonical: str = field(init=False, repr=False, compare=False)
+    _digest: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        canonical = _COMPACT.encode([self.release, self.path, [list(p) for p in self.params]])
+        object.__setattr__(self, "_canonical", canonical)
+        object.__setattr__(self, "_digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
+
+    @classmethod
+    def make(cls, release: str, path: str, params: Mapping[str, str] | None = None) -> CacheKey:
+        """Build a key, dropping ``apiKey`` and ``pageNumber`` and sorting the parameters."""
+        kept = sorted((k, str(v)) for k, v in (params or {}).items() if k not in EXCLUDED_PARAMS)
+        return cls(release=release, path=path, params=tuple(kept))
+
+    def canonical(self) -> str:
+        """The key as one string: what is hashed, and what is stored for checking."""
+        return self._canonical
+
+    def as_json(self) -> list[Any]:
+        """The key as stored in an entry: ``[release, path, [[name, value], ...]]``."""
+        return [self.release, self.path, [list(p) for p in self.params]]
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical key: the entry's file name."""
+        return self._digest
+
+    def describe(self) -> str:
+        """For messages: ``/content/2025AB/CUI/C0000001/atoms?sabs=MTH``."""
+        query = "&".join(f"{k}={v}" for k, v in self.params)
+        return self.path + (f"?{query}" if query else "")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One stored answer: HTTP 200 with its JSON result, or 404 ("not found") with ``None``."""
+
+    status: int
+    result: Any
+    stored_at: float
+
+    @property
+    def found(self) -> bool:
+        return self.status != 404
+
+
+def namespace_of(base_url: str) -> str:
+    """A folder name for one base URL: readable host and port, plus a hash of the whole URL."""
+    normal = base_url.strip().rstrip("/")
+    parts = urlsplit(normal)
+    host = re.sub(r"[^A-Za-z0-9.-]+", "_", parts.netloc.rsplit("@", 1)[-1]) or "local"
+    digest = hashlib.sha256(normal.encode("utf-8")).hexdigest()[:12]
+    return f"{host}-{digest}"
+
+
+def _redact_url(url: str) -> str:
+    return re.sub(r"(?i)(apikey=)[^&#\s]*", r"\1***", url)
+
+
+def _mkdirs(path: Path) -> None:
+    """Create ``path`` and missing parents, each readable by the user only (0700)."""
+    missing: list[Path] = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        # mkdir's mode is filtered by the umask; say it again so 0700 is what we get.
+        os.chmod(folder, 0o700)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a 0600 temporary file in the same folder + os.replace."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class ResponseCache:
+    """The cache of one UTS base URL. Safe to share between threads (one file per entry)."""
+
+    def __init__(
+        self, root: Path, base_url: str, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.root = Path(root)
+        self.base_url = base_url
+        self.folder = self.root / LAYOUT / namespace_of(base_url)
+        self._clock = clock
+        self._ready: set[Path] = set()
+        self._lock = threading.Lock()
+        self._release_dirs: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.folder)!r})"
+
+    def _entry_path(self, key: CacheKey) -> Path:
+        return Path(self._entry_file(key))
+
+    def _entry_file(self, key: CacheKey) -> str:
+        # Plain strings, not pathlib: a warm run looks up thousands of entries.
+        folder = self._release_dirs.get(key.release)
+        if folder is None:
+            folder = os.path.join(self.folder, check_release(key.release))
+            self._release_dirs[key.release] = folder
+        return os.path.join(folder, key.digest() + ".json")
+
+    def _ensure(self, folder: Path) -> None:
+        with self._lock:
+            if folder in self._ready:
+                return
+        fresh = not self.folder.exists()
+        _mkdirs(folder)
+        if fresh or not (self.folder / "base.json").exists():
+            meta = {"base_url": _redact_url(self.base_url), "layout": LAYOUT}
+            write_atomic(self.folder / "base.json", _dumps(meta))
+        with self._lock:
+            self._ready.add(folder)
+
+    def get(self, key: CacheKey) -> CacheEntry | None:
+        """The stored answer for ``key``, or ``None`` (missing, or corrupt: warned once)."""
+        path = self._entry_file(key)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            log.warning("cannot read cache entry %s (%s); fetching it again", path, err)
+            return None
+        problem = "not JSON"
+        try:
+            doc = json.loads(raw)
+            problem = "not a cache entry of this version"
+            if (
+                isinstance(doc, dict)
+                and doc.get("format") == ENTRY_FORMAT
+                and doc.get("key") == key.as_json()
+                and doc.get("status") in (200, 404)
+                and isinstance(doc.get("stored_at"), (int, float))
+                and "result" in doc
+            ):
+                return CacheEntry(
+                    status=int(doc["status"]),
+                    result=doc["result"],
+                    stored_at=float(doc["stored_at"]),
+                )
+        except (ValueError, RecursionError):
+            pass
+        log.warning("cache entry %s is corrupt (%s); fetching it again", path, problem)
+        return None
+
+    def put(self, key: CacheKey, status: int, result: Any) -> None:
+        """Store one complete answer (status 200 with its result, or 404 with ``None``)."""
+        if status not in (200, 404):
+            raise ValueError(f"only 200 and 404 answers are cached, not {status}")
+        path = self._entry_path(key)
+        self._ensure(path.parent)
+        doc = {
+            "format": ENTRY_FORMAT,
+            "key": key.as_json(),
+            "status": status,
+            "stored_at": self._clock(),
+            "result": result if status == 200 else None,
+        }
+        write_atomic(path, _dumps(doc))
+
+    # -- memos: one file that answers a whole run, while the release folder is unchanged ------
+
+    def release_version(self, release: str) -> int | None:
+        """The release folder's mtime in ns: every entry written or replaced in it changes it."""
+        try:
+            return os.stat(os.path.join(self.folder, check_release(release))).st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def _memo_path(self, release: str, name: str) -> Path:
+        # Beside the release folder, never in it: writing a memo must not change its version.
+        return self.folder / MEMO_FOLDER / check_release(release) / f"{name}.json"
+
+    def load_memo(self, release: str, name: str) -> Any:
+        """A memo saved by ``save_memo``, or ``None`` if there is none, or if any entry of the
+        release was written since (the folder's version differs), or if it is corrupt (warned).
+
+        A memo lets a warm run read one file instead of one per entry. The entries stay the
+        truth: a memo is only ever derived from them, and dropped as soon as they change.
+        """
+        path = self._memo_path(release, name)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            log.warning("cannot read cache memo %s (%s); reading the entries", path, err)
+            return None
+        try:
+            doc = json.loads(raw)
+            if (
+                isinstance(doc, dict)
+                and doc.get("format") == ENTRY_FORMAT
+                and doc.get("name") == name
+                and "data" in doc
+            ):
+                if doc.get("release_version") != self.release_version(release):
+                    return None  # entries changed since: stale, not corrupt
+                return doc["data"]
+        except (ValueError, RecursionError):
+            pass
+        log.warning("cache memo %s is corrupt; reading the entries", path)
+        return None
+
+    def save_memo(self, release: str, name: str, data: Any, *, release_version: int) -> None:
+        """Save ``data`` (derived from the entries) as valid while the release folder's version
+        stays ``release_version`` (read it after the last entry was written)."""
+        path = self._memo_path(release, name)
+        self._ensure(path.parent)
+        doc = {"format": ENTRY_FORMAT, "name": name, "release_version": release_version,
+               "data": data}  # fmt: skip
+        write_atomic(path, _dumps(doc))
+
+    def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
+        """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
+        path = self.folder / "current.json"
+        try:
+            doc = json.loads(path.read_bytes())
+            release = doc["release"]
+            stored = float(doc["stored_at"])
+            check_release(release)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, BadInputError):
+            log.warning("cache entry %s is corrupt; asking UMLS again", path)
+            return None
+        age = self._clock() - stored
+        if age > max_age or age < 0:
+            return None
+        return str(release)
+
+    def set_current_release(self, release: str) -> None:
+        """Remember which concrete release ``current`` stands for now."""
+        check_release(release)
+        self._ensure(self.folder)
+        write_atomic(
+            self.folder / "current.json",
+            _dumps({"release": release, "stored_at": self._clock()}),
+        )
+
+
+def _dumps(doc: object) -> bytes:
+    return _COMPACT.encode(doc).encode("utf-8")
+
+
+@dataclass
+class NamespaceInfo:
+    """What ``cache info`` says about one base URL's answers."""
+
+    folder: str
+    base_url: str | None
+    releases: dict[str, int] = field(default_factory=dict)
+    entries: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class CacheInfo:
+    """What ``cache info`` reports: where the cache is and what it holds."""
+
+    root: str
+    exists: bool
+    entries: int = 0
+    bytes: int = 0
+    temporary_files: int = 0
+    namespaces: list[NamespaceInfo] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "exists": self.exists,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "temporary_files": self.temporary_files,
+            "namespaces": [
+                {
+                    "folder": n.folder,
+                    "base_url": n.base_url,
+                    "releases": dict(sorted(n.releases.items())),
+                    "entries": n.entries,
+                    "bytes": n.bytes,
+                }
+                for n in self.namespaces
+            ],
+        }
+
+
+def _files(folder: Path) -> Iterable[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+
+
+def cache_info(root: Path) -> CacheInfo:
+    """Count the entries (and leftover temporary files) under ``root``."""
+    layout = Path(root) / LAYOUT
+    info = CacheInfo(root=str(root), exists=layout.is_dir())
+    if not info.exists:
+        return info
+    for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
+        base_url: str | None = None
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            base_url = str(json.loads((ns / "base.json").read_bytes())["base_url"])
+        nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
+        for release in sorted(p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            count = 0
+            for f in _files(release):
+                if f.name.endswith(_TMP_SUFFIX):
+                    info.temporary_files += 1
+                elif f.suffix == ".json":
+                    count += 1
+                    nsi.bytes += f.stat().st_size
+            nsi.releases[release.name] = count
+            nsi.entries += count
+        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(_TMP_SUFFIX))
+        info.entries += nsi.entries
+        info.bytes += nsi.bytes
+        info.namespaces.append(nsi)
+    return info
+
+
+def clear_cache(root: Path) -> int:
+    """Delete every cached answer under ``root``; return how many entries there were.
+
+    Only our own ``uts-v1`` folder is removed, never anything else in ``root`` (which may be a
+    folder the user shares with other things).
+    """
+    layout = Path(root) / LAYOUT
+    count = cache_info(root).entries
+    if layout.is_dir():
+        try:
+            shutil.rmtree(layout)
+        except OSError as err:
+            raise BadInputError(
+                f"cannot delete the cache: {err.strerror or err}",
+                path=layout,
+                hint="check the folder's permissions, or delete it by hand",
+            ) from None
+    return count

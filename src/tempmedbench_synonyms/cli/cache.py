@@ -1,0 +1,95 @@
+"""The ``cache`` commands: where the UTS answer cache is, what it holds, and emptying it."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tempmedbench_synonyms.cache import cache_info, clear_cache
+from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.config import CACHE_DIR_ENV, resolve_cache_dir
+from tempmedbench_synonyms.errors import TempMedBenchError
+
+logger = logging.getLogger(__name__)
+
+cache_app = typer.Typer(
+    name="cache",
+    help="Inspect or empty the cache of UMLS REST answers (licensed UMLS content, kept "
+    "readable by you only).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        envvar=CACHE_DIR_ENV,
+        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the result as one JSON object on stdout.")
+]
+
+
+def _failure(err: TempMedBenchError) -> dict[str, Any]:
+    return {"outcome": err.outcome, "exit_code": err.exit_code, "message": str(err)}
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+@cache_app.command("info")
+def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
+    """Where the cache is and how many answers it holds, per UTS base URL and release.
+
+    Example: tempmedbench-synonyms cache info --json
+    """
+    with exit_on_error(json_report=_failure if as_json else None):
+        info = cache_info(resolve_cache_dir(cache_dir))
+    if as_json:
+        print_json(info.to_json())
+        return
+    typer.echo(f"cache folder: {info.root}")
+    if not info.exists:
+        typer.echo("empty: nothing cached yet")
+        return
+    typer.echo(f"{info.entries} answers, {_size(info.bytes)}")
+    for ns in info.namespaces:
+        typer.echo(f"  {ns.base_url or ns.folder}: {ns.entries} answers, {_size(ns.bytes)}")
+        for release, count in sorted(ns.releases.items()):
+            typer.echo(f"    {release}: {count}")
+    if info.temporary_files:
+        echo_err(
+            f"note: {info.temporary_files} temporary files left by an interrupted run; "
+            "`cache clear` removes them"
+        )
+
+
+@cache_app.command("clear")
+def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
+    """Delete every cached UMLS answer (the next run fetches them again).
+
+    Only the cache's own folder is removed, never other files in --cache-dir.
+
+    Example: tempmedbench-synonyms cache clear
+    """
+    with exit_on_error(json_report=_failure if as_json else None):
+        root = resolve_cache_dir(cache_dir)
+        removed = clear_cache(root)
+    if as_json:
+        print_json({"root": str(root), "removed": removed})
+        return
+    echo_err(f"removed {removed} cached answers from {root}")

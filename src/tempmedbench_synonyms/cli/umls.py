@@ -1,0 +1,335 @@
+"""The ``umls`` commands: ask the UMLS REST API for atoms and concepts, through the cache."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tempmedbench_synonyms.atoms import AtomQuery
+from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV, DEFAULT_BASE_URL
+from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.rest_source import CachedUts, build_cached_uts
+from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
+
+logger = logging.getLogger(__name__)
+
+umls_app = typer.Typer(
+    name="umls",
+    help="Ask the UMLS REST API (UTS) for atoms and concepts, through the same cache, rate "
+    "limit and retries as a regeneration. The API key comes from UMLS_API_KEY or "
+    "--api-key-file. Exit 0: found; 1: UMLS has no such thing; 2: bad input; "
+    "3: not authorised; 4: unavailable.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # a traceback's locals could hold the API key
+)
+
+BaseUrlOption = Annotated[
+    str,
+    typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root."),
+]
+ApiKeyFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--api-key-file",
+        help="A file holding your UMLS API key (default: the UMLS_API_KEY variable).",
+        show_default=False,
+    ),
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        envvar=CACHE_DIR_ENV,
+        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
+        show_default=False,
+    ),
+]
+ReleaseOption = Annotated[
+    str,
+    typer.Option("--umls-release", help="UMLS release, such as 2025AB, or current."),
+]
+OfflineOption = Annotated[
+    bool, typer.Option("--offline", help="Never touch the network: answer from the cache only.")
+]
+RefreshOption = Annotated[
+    bool, typer.Option("--refresh", help="Ignore the cached answer and ask UMLS again.")
+]
+RateOption = Annotated[
+    float,
+    typer.Option("--rate", help="Requests a second (at most 20, the UTS limit per IP)."),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the answer as one JSON object on stdout.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+VerboseOption = Annotated[
+    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
+]
+
+
+def _failure(err: TempMedBenchError) -> dict[str, Any]:
+    return {
+        "outcome": err.outcome,
+        "exit_code": err.exit_code,
+        "message": str(err),
+        "hint": err.hint,
+        "found": False,
+    }
+
+
+@contextmanager
+def _session(
+    *,
+    base_url: str,
+    api_key_file: Path | None,
+    cache_dir: Path | None,
+    offline: bool,
+    refresh: bool,
+    rate: float,
+    quiet: bool,
+    verbose: int,
+    as_json: bool,
+) -> Iterator[CachedUts]:
+    """Configure logging, open the cached client, and turn errors into exit codes."""
+    verbosity = -1 if quiet else verbose
+    configure_logging(verbosity)
+    with exit_on_error(json_report=_failure if as_json else None):
+        uts = build_cached_uts(
+            base_url=base_url,
+            api_key_file=api_key_file,
+            cache_dir=cache_dir,
+            offline=offline,
+            refresh=refresh,
+            rate=rate,
+        )
+        try:
+            yield uts
+        finally:
+            if uts.client is not None:
+                sent = uts.client.stats.requests
+                uts.client.close()
+            else:
+                sent = 0
+            if verbosity > 0:
+                echo_err(f"{sent} requests sent, {uts.cache_hits} answers from the cache")
+
+
+def _atom_json(atom: UtsAtom) -> dict[str, Any]:
+    return {
+        "aui": atom.ui,
+        "name": atom.name,
+        "tty": atom.term_type,
+        "sab": atom.root_source,
+        "language": atom.language,
+        "cui": atom.cui,
+        "code": atom.code_id or None,
+        "obsolete": atom.obsolete,
+        "suppressible": atom.suppressible,
+        "usable": atom.usable,
+    }
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: bool) -> None:
+    if atoms is None:
+        if as_json:
+            print_json(
+                {
+                    "outcome": "not_found",
+                    "release": release,
+                    "query": what,
+                    "found": False,
+                    "atoms": [],
+                }
+            )
+        echo_err(f"UMLS {release} has no atoms for {what} (404 Not Found)")
+        raise typer.Exit(1)
+    # UTS sends atoms in no documented order: show them in a stable one.
+    ordered = sorted(atoms, key=lambda a: (a.root_source, a.term_type, a.name, a.ui))
+    if as_json:
+        print_json(
+            {
+                "outcome": "found",
+                "release": release,
+                "query": what,
+                "found": True,
+                "atoms": [_atom_json(a) for a in ordered],
+            }
+        )
+        return
+    rows = [
+        [a.ui, a.root_source, a.term_type, a.language or "", a.cui,
+         "yes" if a.usable else "no", a.name]
+        for a in ordered
+    ]  # fmt: skip
+    typer.echo(_table(rows, ["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"]))
+    echo_err(f"{len(ordered)} atoms of {what}, UMLS {release}")
+
+
+@umls_app.command("atoms")
+def atoms_command(
+    cui: Annotated[str, typer.Argument(help="The concept's CUI, such as C0020538.")],
+    sab: Annotated[
+        str | None,
+        typer.Option("--sab", help="Only atoms of this source (route cui of the table)."),
+    ] = None,
+    umls_release: ReleaseOption = "current",
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    api_key_file: ApiKeyFileOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """The English atoms of a concept, obsolete and suppressible ones left out (route cui).
+
+    Example: tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US --umls-release 2025AB
+    """
+    with _session(
+        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+    ) as uts:  # fmt: skip
+        if sab:
+            release, found = uts.atoms(umls_release, AtomQuery("cui", sab, cui))
+            what = f"CUI {cui} in {sab}"
+        else:
+            release, found = uts.concept_atoms(umls_release, cui)
+            what = f"CUI {cui}"
+        _show_atoms(what, release, found, as_json)
+
+
+@umls_app.command("source")
+def source_command(
+    sab: Annotated[str, typer.Argument(help="Root source abbreviation, such as SNOMEDCT_US.")],
+    code: Annotated[str, typer.Argument(help="The source-asserted code, such as 38341003.")],
+    umls_release: ReleaseOption = "current",
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    api_key_file: ApiKeyFileOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """The English atoms of a source-asserted code, as a table's route source asks for them.
+
+    Example: tempmedbench-synonyms umls source SNOMEDCT_US 38341003 --umls-release 2025AB
+    """
+    with _session(
+        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+    ) as uts:  # fmt: skip
+        release, found = uts.atoms(umls_release, AtomQuery("source", sab, code))
+        _show_atoms(f"{sab} code {code}", release, found, as_json)
+
+
+@umls_app.command("atom")
+def atom_command(
+    aui: Annotated[str, typer.Argument(help="The atom's AUI, such as A3220484.")],
+    umls_release: ReleaseOption = "current",
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    api_key_file: ApiKeyFileOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """One atom by its AUI (the request a table's route aui sends).
+
+    Example: tempmedbench-synonyms umls atom A3220484 --umls-release 2025AB --json
+    """
+    with _session(
+        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+    ) as uts:  # fmt: skip
+        # The sab of an aui query only scopes candidates; the request does not send it.
+        release, found = uts.atoms(umls_release, AtomQuery("aui", "", aui))
+        _show_atoms(f"AUI {aui}", release, found, as_json)
+
+
+@umls_app.command("concept")
+def concept_command(
+    cui: Annotated[str, typer.Argument(help="The concept's CUI, such as C0020538.")],
+    umls_release: ReleaseOption = "current",
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    api_key_file: ApiKeyFileOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """A concept: its name, status, atom count and semantic types (the release probe's request).
+
+    Example: tempmedbench-synonyms umls concept C0020538 --umls-release current
+    """
+    with _session(
+        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+    ) as uts:  # fmt: skip
+        release, concept = uts.concept(umls_release, cui)
+        _show_concept(cui, release, concept, as_json)
+
+
+def _show_concept(cui: str, release: str, concept: UtsConcept | None, as_json: bool) -> None:
+    if concept is None:
+        if as_json:
+            print_json(
+                {
+                    "outcome": "not_found",
+                    "release": release,
+                    "query": f"CUI {cui}",
+                    "found": False,
+                    "concept": None,
+                }
+            )
+        echo_err(f"UMLS {release} has no concept {cui} (404 Not Found)")
+        raise typer.Exit(1)
+    doc = {
+        "cui": concept.ui,
+        "name": concept.name,
+        "status": concept.status,
+        "suppressible": concept.suppressible,
+        "atom_count": concept.atom_count,
+        "semantic_types": [t.name for t in concept.semantic_types if t.name],
+        "release": concept.release or release,
+    }
+    if as_json:
+        print_json(
+            {
+                "outcome": "found",
+                "release": release,
+                "query": f"CUI {cui}",
+                "found": True,
+                "concept": doc,
+            }
+        )
+        return
+    rows = [[k, "" if v is None else (", ".join(v) if isinstance(v, list) else str(v))]
+            for k, v in doc.items()]  # fmt: skip
+    typer.echo(_table(rows, ["FIELD", "VALUE"]))

@@ -1,0 +1,601 @@
+"""The UMLS Terminology Services (UTS) REST client; the only module of the package that imports requests.
+
+Every request passes through one private method, ``UtsClient._request`` (as ``pystow``'s
+``_request_github`` and ``pip-audit``'s ``PyPIService.query`` do). It
+
+* builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
+  lives only inside the prepared request and never in our own variables, messages or cache keys;
+* sets connect and read timeouts and waits on the shared ``RateLimiter``;
+* retries with tenacity on connection errors, resets, timeouts, 408, 429, 5xx and bodies that are
+  not JSON (an HTML error page from a proxy), with jittered exponential backoff, honouring
+  ``Retry-After`` (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3), and bounded both in
+  attempts and in total time; never on 400, 401, 403 or 404;
+* translates every outcome into a value or one of our errors, with the key redacted::
+
+      200            -> Reply(200, parsed JSON)
+      404            -> Reply(404, None): "not found" is a value, not a crash
+      401, 403       -> NotAuthorisedError at once (the run stops; check the key in the UTS profile)
+      400            -> BadInputError (the release name or an identifier is malformed)
+      transient, after the last retry -> UnavailableError
+      anything else  -> UnavailableError
+
+requests puts the full URL, query string and all, in its exception texts, and urllib3 logs it at
+DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
+``except`` block), and a logging filter redacts ``apiKey=...`` from urllib3's records.
+
+Public methods return tolerant pydantic models (``uts_models``), never a ``Response``; a list
+follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
+rather than truncating it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timezone
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import requests
+import requests.auth
+from pydantic import ValidationError
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity.stop import stop_base
+
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.errors import (
+    BadInputError,
+    NotAuthorisedError,
+    TempMedBenchError,
+    UnavailableError,
+)
+from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept, UtsModel, UtsPage
+
+log = logging.getLogger(__name__)
+
+_M = TypeVar("_M", bound=UtsModel)
+
+#: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
+PAGE_SIZE = 200
+#: A list longer than this many pages is not an answer we can trust (200 x 500 = 100,000 atoms).
+MAX_PAGES = 500
+#: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
+_RETRY_STATUSES = frozenset({408, 425, 429})
+
+_APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
+
+
+def redact(text: str, key: ApiKey | None = None) -> str:
+    """``text`` with every ``apiKey=...`` value, and the key itself wherever it is, replaced."""
+    out = _APIKEY_RE.sub(r"\1***", text)
+    if key is not None:
+        secret = key.reveal()
+        if secret:
+            for form in {secret, quote(secret, safe=""), quote(secret)}:
+                out = out.replace(form, "***")
+    return out
+
+
+class _RedactFilter(logging.Filter):
+    """Redacts ``apiKey=...`` from urllib3's DEBUG lines, which print the request URL."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args:
+            try:
+                message = record.getMessage()
+            except (TypeError, ValueError):
+                return True
+            if "apikey=" in message.lower():
+                record.msg, record.args = redact(message), None
+        elif isinstance(record.msg, str) and "apikey=" in record.msg.lower():
+            record.msg = redact(record.msg)
+        return True
+
+
+_REDACT_FILTER = _RedactFilter()
+for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3"):
+    _logger = logging.getLogger(_name)
+    if _REDACT_FILTER not in _logger.filters:
+        _logger.addFilter(_REDACT_FILTER)
+
+
+#: The requests exception a refused or reset connection raises; test doubles (``testing``)
+#: raise it without importing requests themselves.
+TransportError = requests.exceptions.ConnectionError
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds to wait for a connection, and for each read of the answer."""
+
+    connect: float = 10.0
+    read: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How long and how often to try a request again (the defaults are ``stamina``'s spirit)."""
+
+    max_attempts: int = 6
+    #: seconds from the first attempt after which no retry is started
+    max_total: float = 120.0
+    #: the n-th retry waits between half of and the whole of min(backoff_max, base * 2**(n-1))
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    #: extra random seconds added to a Retry-After, so that workers do not return in lockstep
+    retry_after_jitter: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What one request answered: 200 with its JSON body, or 404 with ``None``."""
+
+    status: int
+    body: Any
+
+    @property
+    def found(self) -> bool:
+        return self.status != 404
+
+
+@dataclass
+class ClientStats:
+    """Counters shared by every thread of a client (the report's ``requests``, the progress)."""
+
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count_request(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    def count_status(self, status: int) -> None:
+        with self._lock:
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            if status == 429:
+                self.rate_limited += 1
+
+    def count_failure(self, kind: str) -> None:
+        with self._lock:
+            self.failures[kind] = self.failures.get(kind, 0) + 1
+
+    def count_retry(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def snapshot(self) -> tuple[int, int, int]:
+        """(requests, retries, rate_limited), read together."""
+        with self._lock:
+            return self.requests, self.retries, self.rate_limited
+
+
+class Cancelled(UnavailableError):
+    """The run was stopped (a 401 in another worker, Ctrl-C) before this request was sent."""
+
+    def __init__(self) -> None:
+        super().__init__("the run was stopped before this request was sent")
+
+
+class _Transient(Exception):
+    """A failure worth another try; carries a message already free of the key."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after = retry_after
+
+
+class _ApiKeyAuth(requests.auth.AuthBase):
+    """Adds ``apiKey`` to the query string of the prepared request: the key's only way out."""
+
+    def __init__(self, key: ApiKey) -> None:
+        self._key = key
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        r.prepare_url(r.url, {"apiKey": self._key.reveal()})
+        return r
+
+    def __repr__(self) -> str:
+        return "_ApiKeyAuth(***)"
+
+
+def parse_retry_after(value: str | None, *, now: float) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
+
+    RFC 9110 section 10.2.3: ``Retry-After = HTTP-date / delay-seconds``. delay-seconds is one or
+    more digits; an HTTP-date is IMF-fixdate, or one of the obsolete RFC 850 and asctime forms a
+    recipient must still accept (section 5.6.7); a date in the past means "now". ``now`` is the
+    wall-clock time (seconds since the epoch) that the date is measured against.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:  # pragma: no cover - older Pythons returned None instead of raising
+        return None
+    if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - now)
+
+
+class _StopAfterTotal(stop_base):
+    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try.
+
+    tenacity's own ``stop_before_delay`` reads ``time.monotonic``; this one reads our clock, so
+    that tests can inject it.
+    """
+
+    def __init__(self, clock: Callable[[], float], start: float, limit: float) -> None:
+        self._clock, self._start, self._limit = clock, start, limit
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        elapsed = self._clock() - self._start
+        return elapsed + retry_state.upcoming_sleep > self._limit
+
+
+class UtsClient:
+    """A client of the UTS REST API: one session, one rate limiter, one retry policy.
+
+    Thread-safe: requests' ``Session`` is shared by the worker threads (its connection pool is
+    thread-safe; we never change the session after creating it).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: ApiKey | None,
+        limiter: RateLimiter,
+        timeouts: Timeouts = Timeouts(),
+        retry: RetryPolicy = RetryPolicy(),
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], object] | None = None,
+        rng: random.Random | None = None,
+        pool_size: int = 10,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key
+        self.limiter = limiter
+        self.timeouts = timeouts
+        self.retry = retry
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._cancel = threading.Event()
+        # The default sleep wakes up at once when the run is cancelled.
+        self._sleep: Callable[[float], object] = sleep or self._cancel.wait
+        self._rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
+        self._pool_size = pool_size
+        self._session: requests.Session | None = None
+        self._session_lock = threading.Lock()
+        self.stats = ClientStats()
+
+    def __repr__(self) -> str:
+        return f"UtsClient(base_url={redact(self.base_url, self._key)!r}, api_key=***)"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop: requests not yet sent raise ``Cancelled``, sleeps end at once."""
+        self._cancel.set()
+
+    def resume(self) -> None:
+        """Undo ``cancel`` before a new run (a 401 will simply stop it again)."""
+        self._cancel.clear()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def has_key(self) -> bool:
+        """Whether an API key was given (a cache-only run needs none)."""
+        return self._key is not None
+
+    def close(self) -> None:
+        """Close the connection pool (a new one is opened if the client is used again)."""
+        with self._session_lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+    def __enter__(self) -> UtsClient:  # noqa: PYI034 - Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _get_session(self) -> requests.Session:
+        with self._session_lock:
+            if self._session is None:
+                if self._key is None:
+                    raise ApiKeyMissingError()
+                session = requests.Session()
+                adapter = requests.adapters.HTTPAdapter(
+                    pool_connections=1, pool_maxsize=self._pool_size, max_retries=0
+                )
+                session.mount("https://", adapter)
+                session.mount("http://", adapter)
+                session.headers["User-Agent"] = f"tempmedbench-synonyms/{__version__}"
+                session.headers["Accept"] = "application/json"
+                session.auth = _ApiKeyAuth(self._key)
+                self._session = session
+            return self._session
+
+    # -- the chokepoint ----------------------------------------------------------------------
+
+    def _request(self, path: str, params: Mapping[str, str] | None = None) -> Reply:
+        """GET ``base_url + path``: the one method through which every request passes."""
+        url = self.base_url + path
+        where = redact(path, self._key)
+        retrying = Retrying(
+            stop=stop_after_attempt(self.retry.max_attempts)
+            | _StopAfterTotal(self._clock, self._clock(), self.retry.max_total),
+            wait=self._wait,
+            retry=retry_if_exception_type(_Transient),
+            sleep=self._sleep_or_cancel,
+            before_sleep=self._before_sleep(where),
+            reraise=True,
+        )
+        failure: _Transient | None = None
+        try:
+            for attempt in retrying:
+                with attempt:
+                    reply = self._attempt(url, where, dict(params or {}))
+        except _Transient as err:
+            failure = err
+        if failure is not None:
+            # Raised outside the except block: nothing chained, nothing from requests.
+            raise UnavailableError(
+                f"UMLS could not answer {where} after "
+                f"{retrying.statistics.get('attempt_number', 1)} attempts: {failure.message}",
+                hint="UMLS may be down or unreachable from here; run again later: everything "
+                "fetched so far is cached and will not be fetched again",
+            )
+        return reply
+
+    def _attempt(self, url: str, where: str, params: dict[str, str]) -> Reply:
+        """One HTTP request: rate limited, counted, translated."""
+        if self._cancel.is_set():
+            raise Cancelled()
+        session = self._get_session()
+        self.limiter.acquire()
+        if self._cancel.is_set():
+            raise Cancelled()
+        self.stats.count_request()
+        problem: TempMedBenchError | _Transient | None = None
+        response: requests.Response | None = None
+        try:
+            response = session.get(
+                url,
+                params=params,
+                timeout=(self.timeouts.connect, self.timeouts.read),
+                allow_redirects=False,
+            )
+        except requests.exceptions.SSLError as exc:
+            problem = UnavailableError(
+                f"TLS failed for {where}: {redact(str(exc), self._key)}",
+                hint="check the system's CA certificates, or a proxy that intercepts TLS",
+            )
+        except (
+            requests.exceptions.InvalidURL,
+            requests.exceptions.MissingSchema,
+            requests.exceptions.InvalidSchema,
+        ):
+            problem = BadInputError(
+                f"{redact(self.base_url, self._key)} is not a usable UTS base URL",
+                key="--base-url",
+                hint="the default is https://uts-ws.nlm.nih.gov/rest",
+            )
+        except requests.exceptions.Timeout as exc:
+            problem = _Transient("timeout", f"timed out ({type(exc).__name__})")
+        except (
+            requests.exceptions.ConnectionError,
+            requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.ContentDecodingError,
+        ) as exc:
+            problem = _Transient(
+                "connection", f"{type(exc).__name__}: {redact(str(exc), self._key)}"
+            )
+        except requests.exceptions.RequestException as exc:
+            problem = UnavailableError(
+                f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
+            )
+        except Exception as exc:  # noqa: BLE001 - the boundary: nothing leaves with the URL in it
+            problem = UnavailableError(
+                f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
+            )
+        if problem is None:
+            assert response is not None
+            try:
+                return self._translate(response, where)
+            except (TempMedBenchError, _Transient) as err:
+                problem = err
+            finally:
+                response.close()
+        if isinstance(problem, _Transient):
+            self.stats.count_failure(problem.kind)
+        raise problem
+
+    def _translate(self, response: requests.Response, where: str) -> Reply:
+        status = response.status_code
+        self.stats.count_status(status)
+        if status == 200:
+            try:
+                body = json.loads(response.content)
+            except (ValueError, UnicodeDecodeError):
+                kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+                raise _Transient(
+                    "not_json", f"HTTP 200 with a body that is not JSON ({kind})"
+                ) from None
+            self.limiter.reward()
+            return Reply(200, body)
+        if status == 404:
+            self.limiter.reward()
+            return Reply(404, None)
+        if status in (401, 403):
+            self.cancel()
+            raise NotAuthorisedError(status, where)
+        if status == 400:
+            raise BadInputError(
+                f"UMLS answered HTTP 400 Bad Request for {where}",
+                hint="check the release name (--umls-release) and the identifiers in the table",
+            )
+        retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
+        if status == 429:
+            self.limiter.penalise(retry_after)
+            raise _Transient("429", "HTTP 429 Too Many Requests", retry_after)
+        if status in _RETRY_STATUSES or 500 <= status <= 599:
+            # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
+            raise _Transient(
+                str(status),
+                f"HTTP {status} {response.reason or ''}".strip(),
+                retry_after if status == 503 else None,
+            )
+        if 300 <= status <= 399:
+            raise UnavailableError(
+                f"UMLS answered HTTP {status} (a redirect) for {where}; redirects are not "
+                "followed, so that the API key is never sent to another address",
+                hint="check --base-url (the default is https://uts-ws.nlm.nih.gov/rest)",
+            )
+        raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
+
+    # -- tenacity hooks ------------------------------------------------------------------------
+
+    def _wait(self, retry_state: RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        with self._rng_lock:
+            if isinstance(exc, _Transient) and exc.retry_after is not None:
+                return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
+            ceiling = min(
+                self.retry.backoff_max,
+                self.retry.backoff_base * 2 ** (retry_state.attempt_number - 1),
+            )
+            return self._rng.uniform(ceiling / 2.0, ceiling)
+
+    def _sleep_or_cancel(self, seconds: float) -> None:
+        self._sleep(seconds)
+        if self._cancel.is_set():
+            raise Cancelled()
+
+    def _before_sleep(self, where: str) -> Callable[[RetryCallState], None]:
+        def hook(retry_state: RetryCallState) -> None:
+            self.stats.count_retry()
+            exc = retry_state.outcome.exception() if retry_state.outcome else None
+            log.info(
+                "retrying %s in %.1f s (attempt %d of %d failed: %s)",
+                where,
+                retry_state.upcoming_sleep,
+                retry_state.attempt_number,
+                self.retry.max_attempts,
+                exc,
+            )
+
+        return hook
+
+    # -- public methods ------------------------------------------------------------------------
+
+    def get_result(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        """The ``result`` of a single-object route (a concept, an atom); ``None`` on 404."""
+        reply = self._request(path, params)
+        if not reply.found:
+            return None
+        return _result_of(reply.body)
+
+    def get_concept(self, release: str, cui: str) -> UtsConcept | None:
+        """``GET /content/{release}/CUI/{cui}``; ``None`` if UMLS says 404."""
+        result = self.get_result(f"/content/{quote(release, safe='')}/CUI/{quote(cui, safe='')}")
+        return None if result is None else parse_model(UtsConcept, result, "concept")
+
+    def get_atom(self, release: str, aui: str) -> UtsAtom | None:
+        """``GET /content/{release}/AUI/{aui}``, sending only ``apiKey``; ``None`` on 404."""
+        result = self.get_result(f"/content/{quote(release, safe='')}/AUI/{quote(aui, safe='')}")
+        return None if result is None else parse_model(UtsAtom, result, "atom")
+
+    def get_atoms(self, path: str, params: Mapping[str, str] | None = None) -> list[UtsAtom] | None:
+        """Every atom of an ``/atoms`` route, all pages; ``None`` if the first page is a 404."""
+        items = self.get_list(path, params)
+        if items is None:
+            return None
+        return [parse_model(UtsAtom, item, "atom") for item in items]
+
+    def get_list(self, path: str, params: Mapping[str, str] | None = None) -> list[Any] | None:
+        """The raw items of every page of a list route; ``None`` if the first page is a 404.
+
+        ``pageSize`` is taken from ``params``; the first request carries no ``pageNumber`` (UTS
+        starts at 1), later ones ``pageNumber=2..pageCount``. A 404 after the first page, or a
+        page that is not a list, fails the whole list: a list is never returned truncated.
+        """
+        base = dict(params or {})
+        first = self._request(path, base)
+        if not first.found:
+            return None
+        page = parse_model(UtsPage, first.body, "page")
+        items = _items_of(page, path)
+        page_count = page.page_count or 1
+        if page_count > MAX_PAGES:
+            raise UnavailableError(
+                f"UMLS says {path} has {page_count} pages of results, more than the {MAX_PAGES} "
+                "this tool will follow"
+            )
+        number = 2
+        while number <= page_count:
+            reply = self._request(path, {**base, "pageNumber": str(number)})
+            if not reply.found:
+                raise UnavailableError(
+                    f"UMLS answered 404 for page {number} of {page_count} of {path}; the list "
+                    "changed while it was read",
+                    hint="run again; the pages fetched so far were not cached",
+                )
+            more = parse_model(UtsPage, reply.body, "page")
+            items.extend(_items_of(more, path))
+            number += 1
+        return items
+
+
+def _result_of(body: Any) -> Any:
+    if isinstance(body, dict) and body.get("result") is not None:
+        return body["result"]
+    raise UnavailableError("UMLS answered with JSON that has no 'result'")
+
+
+def _items_of(page: UtsPage, path: str) -> list[Any]:
+    if page.result is None:
+        return []
+    if not isinstance(page.result, list):
+        raise UnavailableError(f"UMLS answered {path} with a 'result' that is not a list")
+    return list(page.result)
+
+
+def parse_model(model: type[_M], data: Any, what: str) -> _M:
+    """``model`` read from UTS JSON; UnavailableError naming the fields if it cannot be."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) or what for e in err.errors())
+        raise UnavailableError(
+            f"UMLS sent a {what} this tool cannot read (problem with: {fields})",
+            hint="the UTS response format may have changed; please report it",
+        ) from None

@@ -1,0 +1,127 @@
+"""Where the UMLS API key and the cache folder come from, and the secret wrapper that hides the key.
+
+The key comes from ``--api-key-file PATH`` or the ``UMLS_API_KEY`` environment variable, never from
+a command-line value (a value on the command line ends up in shell history and ``ps`` output). The
+cache folder comes from ``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platform's user
+cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, TempMedBenchError
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "tempmedbench-synonyms"
+API_KEY_ENV = "UMLS_API_KEY"
+CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
+BASE_URL_ENV = "UMLS_BASE_URL"
+DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
+PROFILE_URL = "https://uts.nlm.nih.gov/uts/profile"
+
+
+class ApiKey:
+    """The UMLS API key: its ``repr`` and ``str`` never show it; ``reveal()`` is the only way out.
+
+    Wrapping the key keeps it out of reprs, log lines and tracebacks that show local variables.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The key itself, for the one place that puts it on the wire."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "ApiKey('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiKey) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash((ApiKey, self._value))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickling would write the key somewhere we do not control.
+        raise TypeError("an ApiKey cannot be pickled")
+
+
+class ApiKeyMissingError(NotAuthorisedError):
+    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``)."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.url = ""
+        TempMedBenchError.__init__(
+            self,
+            f"no UMLS API key: the cache does not hold every answer, so UMLS must be asked, "
+            f"and neither {API_KEY_ENV} nor --api-key-file gives a key",
+            hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
+            "environment variable or a file named by --api-key-file; or give --mrconso PATH "
+            "to read a local MRCONSO.RRF instead",
+        )
+
+
+def read_api_key(
+    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
+) -> ApiKey | None:
+    """The key from ``api_key_file`` if given, else from ``UMLS_API_KEY``; ``None`` if neither.
+
+    An explicit file wins over the environment. A file that cannot be read or is empty is bad
+    input (exit 2): the user asked for it, so silently falling back would hide the mistake.
+    """
+    env = os.environ if environ is None else environ
+    if api_key_file is not None:
+        try:
+            text = Path(api_key_file).read_text(encoding="utf-8")
+            mode = Path(api_key_file).stat().st_mode
+        except (OSError, UnicodeDecodeError) as err:
+            raise BadInputError(
+                f"cannot read the API key file: {type(err).__name__}",
+                path=api_key_file,
+                hint="give a file that holds only your UMLS API key",
+            ) from None
+        value = text.strip()
+        if not value:
+            raise BadInputError(
+                "the API key file is empty",
+                path=api_key_file,
+                hint=f"put your UMLS API key (from {PROFILE_URL}) in it",
+            )
+        if len(value.split()) != 1:
+            raise BadInputError(
+                "the API key file holds more than one word; it should hold only the key",
+                path=api_key_file,
+            )
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            log.warning(
+                "the API key file %s can be read by other users; chmod 600 it", api_key_file
+            )
+        return ApiKey(value)
+    value = env.get(API_KEY_ENV, "").strip()
+    return ApiKey(value) if value else None
+
+
+def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | None = None) -> Path:
+    """``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platformdirs user cache folder."""
+    env = os.environ if environ is None else environ
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    from_env = env.get(CACHE_DIR_ENV, "").strip()
+    if from_env:
+        return Path(from_env).expanduser()
+    # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))

@@ -1,0 +1,251 @@
+"""The persistent answer cache: keys, atomic 0600 files, corrupt entries, `current`, info/clear."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms.cache import (
+    LAYOUT,
+    CacheKey,
+    ResponseCache,
+    cache_info,
+    check_release,
+    clear_cache,
+    namespace_of,
+    write_atomic,
+)
+from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.errors import BadInputError
+
+BASE = "https://uts.invalid/rest"
+KEY = CacheKey.make(
+    "2099AA",
+    "/content/2099AA/CUI/C9000001/atoms",
+    {"sabs": "MTH", "pageSize": "200", "language": "ENG"},
+)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_keys_ignore_the_api_key_and_the_page_and_sort_parameters() -> None:
+    a = CacheKey.make("2099AA", "/p", {"b": "2", "a": "1", "apiKey": "SECRET", "pageNumber": "3"})
+    b = CacheKey.make("2099AA", "/p", {"a": "1", "b": "2"})
+    assert a == b
+    assert a.params == (("a", "1"), ("b", "2"))
+    assert a.digest() == b.digest()
+    assert "SECRET" not in a.canonical()
+    assert a.describe() == "/p?a=1&b=2"
+
+
+def test_keys_differ_by_release_path_and_parameters() -> None:
+    base = CacheKey.make("2099AA", "/p", {"a": "1"})
+    others = [
+        CacheKey.make("2099AB", "/p", {"a": "1"}),
+        CacheKey.make("2099AA", "/q", {"a": "1"}),
+        CacheKey.make("2099AA", "/p", {"a": "2"}),
+        CacheKey.make("2099AA", "/p", {}),
+    ]
+    assert len({base.digest(), *(k.digest() for k in others)}) == 5
+
+
+def test_put_then_get_round_trips_200_and_404(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: 123.0)
+    assert cache.get(KEY) is None
+    cache.put(KEY, 200, [{"ui": "A90000001", "name": "Invented café"}])
+    entry = cache.get(KEY)
+    assert entry is not None
+    assert (entry.status, entry.found, entry.stored_at) == (200, True, 123.0)
+    assert entry.result == [{"ui": "A90000001", "name": "Invented café"}]
+    missing = CacheKey.make("2099AA", "/content/2099AA/AUI/A99999999")
+    cache.put(missing, 404, None)
+    nf = cache.get(missing)
+    assert nf is not None and (nf.status, nf.found, nf.result) == (404, False, None)
+
+
+def test_entry_file_layout_and_exact_bytes(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: 5.0)
+    cache.put(KEY, 200, [])
+    path = tmp_path / LAYOUT / namespace_of(BASE) / "2099AA" / f"{KEY.digest()}.json"
+    assert path.read_bytes() == (
+        b'{"format":1,"key":["2099AA","/content/2099AA/CUI/C9000001/atoms",'
+        b'[["language","ENG"],["pageSize","200"],["sabs","MTH"]]],'
+        b'"status":200,"stored_at":5.0,"result":[]}'
+    )
+    assert json.loads((path.parent.parent / "base.json").read_text()) == {
+        "base_url": BASE,
+        "layout": LAYOUT,
+    }
+
+
+def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        root = tmp_path / "new" / "cache"
+        cache = ResponseCache(root, BASE)
+        cache.put(KEY, 200, [])
+        cache.set_current_release("2099AA")
+    finally:
+        os.umask(old)
+    folders = [root, root / LAYOUT, cache.folder, cache.folder / "2099AA", tmp_path / "new"]
+    assert [mode(f) for f in folders] == [0o700] * 5
+    files = [p for p in root.rglob("*") if p.is_file()]
+    assert len(files) == 3  # the entry, base.json, current.json
+    assert [mode(f) for f in files] == [0o600] * 3
+
+
+def test_a_write_leaves_no_temporary_file_and_replaces_atomically(tmp_path: Path) -> None:
+    target = tmp_path / "x.json"
+    write_atomic(target, b"one")
+    write_atomic(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+def test_a_failed_write_keeps_the_old_entry_and_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "x.json"
+    write_atomic(target, b"old")
+
+    def boom(src: str, dst: str) -> None:
+        raise KeyboardInterrupt  # killed between writing and renaming
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",  # a power cut after rename without fsync
+        b'{"format":1,"key":',  # cut short
+        b"\xff\xfe not utf-8",
+        b"[]",
+        b'{"format":99,"key":[],"status":200,"stored_at":1,"result":[]}',
+        b'{"format":1,"key":["2099AA","/other",[]],"status":200,"stored_at":1,"result":[]}',
+        (
+            b'{"format":1,"key":["2099AA","/content/2099AA/CUI/C9000001/atoms",'
+            b'[["language","ENG"],["pageSize","200"],["sabs","MTH"]]],"status":500,'
+            b'"stored_at":1,"result":[]}'
+        ),
+    ],
+    ids=["empty", "truncated", "binary", "list", "format", "other-key", "status"],
+)
+def test_a_corrupt_entry_is_a_miss_and_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path.write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.cache"):
+        assert cache.get(KEY) is None
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "is corrupt" in warnings[0].getMessage()
+    assert "fetching it again" in warnings[0].getMessage()
+    cache.put(KEY, 200, ["fresh"])  # the refetched answer replaces it
+    entry = cache.get(KEY)
+    assert entry is not None and entry.result == ["fresh"]
+
+
+def test_namespaces_keep_base_urls_apart(tmp_path: Path) -> None:
+    real = ResponseCache(tmp_path, "https://uts-ws.nlm.nih.gov/rest")
+    fake = ResponseCache(tmp_path, "http://127.0.0.1:8080/rest")
+    fake.put(KEY, 200, ["from the fake"])
+    assert real.get(KEY) is None
+    assert namespace_of("https://uts-ws.nlm.nih.gov/rest/").startswith("uts-ws.nlm.nih.gov-")
+    assert namespace_of("https://uts-ws.nlm.nih.gov/rest/") == namespace_of(
+        "https://uts-ws.nlm.nih.gov/rest"
+    )
+    assert namespace_of("http://127.0.0.1:8080/rest").startswith("127.0.0.1_8080-")
+
+
+def test_current_is_remembered_for_a_day(tmp_path: Path) -> None:
+    now = [1000.0]
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    assert cache.current_release() is None
+    cache.set_current_release("2099AA")
+    now[0] += 24 * 3600 - 1
+    assert cache.current_release() == "2099AA"
+    now[0] += 2
+    assert cache.current_release() is None
+    assert cache.current_release(max_age=float("inf")) == "2099AA"
+
+
+@pytest.mark.parametrize("bad", ["", "../x", "2025AB/..", "a b", "x" * 40, ".hidden"])
+def test_release_names_are_checked(bad: str) -> None:
+    with pytest.raises(BadInputError, match="not a UMLS release name"):
+        check_release(bad)
+
+
+def test_release_names_accepted() -> None:
+    assert [check_release(r) for r in ("2025AB", "current", "2099AA")] == [
+        "2025AB",
+        "current",
+        "2099AA",
+    ]
+
+
+def test_info_and_clear(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    assert cache_info(root).to_json() == {
+        "root": str(root),
+        "exists": False,
+        "entries": 0,
+        "bytes": 0,
+        "temporary_files": 0,
+        "namespaces": [],
+    }
+    cache = ResponseCache(root, BASE)
+    cache.put(KEY, 200, [])
+    cache.put(CacheKey.make("2099AB", "/content/2099AB/AUI/A1"), 404, None)
+    (cache.folder / "2099AA" / ".x.json.abc.tmp").write_bytes(b"half")
+    cache.save_memo("2099AA", "m", {"any": "thing"}, release_version=1)  # not an entry
+    keep = root / "not-ours.txt"
+    keep.write_text("user file")
+    info = cache_info(root)
+    assert (info.entries, info.temporary_files) == (2, 1)
+    assert info.namespaces[0].releases == {"2099AA": 1, "2099AB": 1}
+    assert info.namespaces[0].base_url == BASE
+    assert clear_cache(root) == 2
+    assert not (root / LAYOUT).exists()
+    assert keep.read_text() == "user file"  # never anything but our own folder
+    assert cache.get(KEY) is None
+
+
+def test_cache_dir_resolution(tmp_path: Path) -> None:
+    flag = tmp_path / "flag"
+    env = {"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "env")}
+    assert resolve_cache_dir(flag, environ=env) == flag
+    assert resolve_cache_dir(None, environ=env) == tmp_path / "env"
+    default = resolve_cache_dir(None, environ={})
+    assert default.name == "tempmedbench-synonyms"
+    assert resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": "  "}) == default
+
+
+def test_memos_are_valid_only_while_the_release_folder_is_unchanged(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    assert cache.release_version("2099AA") is None
+    cache.put(KEY, 200, [])
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "run", {"answers": [1, 2]}, release_version=version)
+    assert cache.release_version("2099AA") == version  # a memo does not change the folder
+    assert cache.load_memo("2099AA", "run") == {"answers": [1, 2]}
+    assert cache.load_memo("2099AA", "other") is None
+    memo = next(tmp_path.rglob("run.json"))
+    assert mode(memo) == 0o600
+    os.utime(cache.folder / "2099AA", ns=(version + 1, version + 1))  # an entry was written
+    assert cache.load_memo("2099AA", "run") is None

@@ -1,0 +1,258 @@
+"""The ``umls`` and ``cache`` commands, through CliRunner: exit codes, stdout, stderr apart."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import responses
+import typer
+from typer.testing import CliRunner, Result
+
+from tempmedbench_synonyms.cli.cache import cache_app
+from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    Faults,
+    add_fake_uts,
+    find_secret,
+    invented_rows,
+)
+
+BASE = "https://uts.invalid/rest"
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """The commands configure logging (as only the CLI may); leave it as it was for others."""
+    package = logging.getLogger("tempmedbench_synonyms")
+    level = package.level
+    yield
+    package.setLevel(level)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeUts]:
+    uts = FakeUts(FakeUtsData.from_lines(invented_rows(3, atoms_per_concept=4)), api_key=CANARY_KEY)
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        add_fake_uts(rsps, uts, base_url=BASE)
+        yield uts
+
+
+def run(app: typer.Typer, args: list[str], tmp_path: Path, key: str | None = CANARY_KEY) -> Result:
+    env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "UMLS_API_KEY": key}  # fmt: skip
+    return CliRunner().invoke(app, args, env=env)
+
+
+def test_atoms_table(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["atoms", "C9000001", "--sab", "SNOMEDCT_US",
+                            "--umls-release", "2099AA"], tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"]
+    assert [line.split()[:6] for line in lines[1:]] == [
+        ["A90000001", "SNOMEDCT_US", "PT", "ENG", "C9000001", "yes"],
+        ["A90000002", "SNOMEDCT_US", "SY", "ENG", "C9000001", "yes"],
+        ["A90000003", "SNOMEDCT_US", "SY", "ENG", "C9000001", "yes"],
+    ]
+    assert result.stderr == "3 atoms of CUI C9000001 in SNOMEDCT_US, UMLS 2099AA\n"
+    assert [(s.path, dict(s.params)) for s in fake.seen] == [
+        ("/content/2099AA/CUI/C9000001/atoms",
+         {"includeObsolete": "false", "includeSuppressible": "false", "language": "ENG",
+          "pageSize": "200", "sabs": "SNOMEDCT_US"}),
+    ]  # fmt: skip
+
+
+def test_atoms_json_every_source_current_release(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["atoms", "C9000002", "--json"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["outcome"], doc["release"], doc["found"]) == ("found", "2099AA", True)
+    assert [(a["aui"], a["sab"], a["tty"]) for a in doc["atoms"]] == [
+        ("A90000010", "MTH", "PN"),
+        ("A90000006", "SNOMEDCT_US", "PT"),
+        ("A90000007", "SNOMEDCT_US", "SY"),
+        ("A90000008", "SNOMEDCT_US", "SY"),
+    ]
+    assert doc["atoms"][1] == {
+        "aui": "A90000006", "name": fake.data.by_aui["A90000006"].name, "tty": "PT",
+        "sab": "SNOMEDCT_US", "language": "ENG", "cui": "C9000002", "code": "1000001",
+        "obsolete": False, "suppressible": False, "usable": True,
+    }  # fmt: skip
+    assert fake.seen[0].path == "/content/current/CUI/C9000002/atoms"
+
+
+def test_source_and_atom_and_concept(fake: FakeUts, tmp_path: Path) -> None:
+    src = run(umls_app, ["source", "SNOMEDCT_US", "1000002", "--json"], tmp_path)
+    assert src.exit_code == 0, src.stderr
+    assert {a["aui"] for a in json.loads(src.stdout)["atoms"]} == {
+        "A90000011", "A90000012", "A90000013"
+    }  # fmt: skip
+    one = run(umls_app, ["atom", "A90000011", "--json"], tmp_path)
+    assert one.exit_code == 0, one.stderr
+    assert [a["aui"] for a in json.loads(one.stdout)["atoms"]] == ["A90000011"]
+    concept = run(umls_app, ["concept", "C9000003"], tmp_path)
+    assert concept.exit_code == 0, concept.stderr
+    rows = dict(line.split(None, 1) for line in concept.stdout.splitlines()[1:])
+    assert rows["cui"] == "C9000003"
+    assert rows["atom_count"] == "5"
+    assert rows["release"] == "2099AA"
+    assert rows["semantic_types"] == "Invented Type"
+    # `current` was learnt once (from the first answer's links) and remembered.
+    assert [s.path for s in fake.seen] == [
+        "/content/current/source/SNOMEDCT_US/1000002/atoms",
+        "/content/2099AA/AUI/A90000011",
+        "/content/2099AA/CUI/C9000003",
+    ]
+
+
+def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["concept", "C0000000", "--umls-release", "2099AA"], tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == "UMLS 2099AA has no concept C0000000 (404 Not Found)\n"
+    as_json = run(umls_app, ["atom", "A0", "--umls-release", "2099AA", "--json"], tmp_path)
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout) == {
+        "outcome": "not_found", "release": "2099AA", "query": "AUI A0", "found": False,
+        "atoms": [],
+    }  # fmt: skip
+
+
+def test_a_second_run_is_answered_from_the_cache_and_offline_works(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    args = ["atoms", "C9000001", "--umls-release", "2099AA", "--json"]
+    first = run(umls_app, args, tmp_path)
+    offline = run(umls_app, [*args, "--offline", "-v"], tmp_path, key=None)
+    assert offline.exit_code == 0, offline.stderr
+    assert offline.stdout == first.stdout
+    assert "0 requests sent, 1 answers from the cache" in offline.stderr
+    assert len(fake.seen) == 1
+    miss = run(umls_app, ["atoms", "C9000002", "--umls-release", "2099AA", "--offline"],
+               tmp_path)  # fmt: skip
+    assert miss.exit_code == 4
+    assert miss.stderr.startswith("error: --offline, and the cache does not hold")
+
+
+def test_a_missing_key_is_exit_3_with_a_hint(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["concept", "C9000001", "--json"], tmp_path, key=None)
+    assert result.exit_code == 3
+    assert result.stderr.startswith("error: no UMLS API key")
+    assert "hint: copy the key from your UTS profile" in result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["outcome"], doc["exit_code"]) == ("not_authorised", 3)
+    assert fake.seen == []
+
+
+def test_a_refused_key_is_exit_3_and_never_shown(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["concept", "C9000001"], tmp_path, key="CANARY-KEY-wrong-0001")
+    assert result.exit_code == 3
+    assert result.stderr.splitlines()[0] == (
+        "error: UMLS answered HTTP 401 for /content/current/CUI/C9000001: the API key is "
+        "missing, invalid or expired"
+    )
+    assert "UTS profile" in result.stderr
+    assert find_secret("CANARY-KEY-wrong-0001",
+                       texts={"out": result.stdout, "err": result.stderr}) == []  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--rate", "25"], "above 20 requests a second"), (["--rate", "0"], "more than 0")],
+)
+def test_bad_rates_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    result = run(umls_app, ["concept", "C9000001", *args], tmp_path)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_the_key_file_option(fake: FakeUts, tmp_path: Path) -> None:
+    key_file = tmp_path / "umls.key"
+    key_file.write_text(CANARY_KEY + "\n")
+    key_file.chmod(0o600)
+    result = run(umls_app, ["concept", "C9000001", "--api-key-file", str(key_file)], tmp_path,
+                 key=None)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert fake.seen[0].key_ok
+
+
+@pytest.mark.parametrize("command", ["atoms", "source", "atom", "concept"])
+def test_help_has_an_example(command: str) -> None:
+    result = CliRunner().invoke(umls_app, [command, "--help"])
+    assert result.exit_code == 0
+    assert f"Example: tempmedbench-synonyms umls {command} " in result.stdout
+
+
+def test_over_a_real_socket_nothing_leaks(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")
+    fake = FakeUts(
+        FakeUtsData.from_lines(invented_rows(2)),
+        api_key=CANARY_KEY,
+        faults=Faults(script=["reset", "html502", "429"], retry_after="0"),
+    )
+    with FakeUtsServer(fake) as server:
+        result = CliRunner().invoke(
+            umls_app,
+            ["atoms", "C9000001", "--json", "--base-url", server.base_url, "-vv"],
+            env={"UMLS_API_KEY": CANARY_KEY, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "c")},
+        )
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["atoms"]) == 4
+    assert [s.fault for s in fake.seen] == ["reset", "html502", "429", None]
+    assert "/rest/content/current/CUI/C9000001/atoms?" in caplog.text  # urllib3 logged the URL
+    assert (
+        find_secret(
+            CANARY_KEY,
+            texts={"stdout": result.stdout, "stderr": result.stderr, "logs": caplog.text},
+            folders=[tmp_path],
+        )
+        == []
+    )
+
+
+# -- cache info / clear ------------------------------------------------------------------------
+
+
+def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
+    empty = run(cache_app, ["info"], tmp_path)
+    assert empty.exit_code == 0
+    assert empty.stdout == f"cache folder: {tmp_path / 'cache'}\nempty: nothing cached yet\n"
+    run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA"], tmp_path)
+    run(umls_app, ["atom", "A90000001", "--umls-release", "2099AA"], tmp_path)
+    info = run(cache_app, ["info", "--json"], tmp_path)
+    doc = json.loads(info.stdout)
+    assert (doc["entries"], doc["temporary_files"]) == (2, 0)
+    assert doc["namespaces"][0]["base_url"] == BASE
+    assert doc["namespaces"][0]["releases"] == {"2099AA": 2}
+    text = run(cache_app, ["info"], tmp_path)
+    assert text.stdout.splitlines()[1].startswith("2 answers, ")
+    assert f"  {BASE}: 2 answers, " in text.stdout
+    cleared = run(cache_app, ["clear"], tmp_path)
+    assert cleared.exit_code == 0
+    assert cleared.stderr == f"removed 2 cached answers from {tmp_path / 'cache'}\n"
+    assert json.loads(run(cache_app, ["info", "--json"], tmp_path).stdout)["entries"] == 0
+
+
+def test_cache_dir_option_beats_the_environment(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cache_app,
+        ["info", "--json", "--cache-dir", str(tmp_path / "flag")],
+        env={"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "env")},
+    )
+    assert json.loads(result.stdout)["root"] == str(tmp_path / "flag")

@@ -1,0 +1,440 @@
+"""The UTS client's one chokepoint: exact requests, retries, Retry-After, errors, redaction.
+
+Every HTTP exchange here is played by ``responses`` with exact query-parameter matchers, against a
+``.invalid`` host that cannot resolve; the clock and the sleep are injected, so nothing waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import traceback
+from datetime import datetime, timezone
+from email.utils import format_datetime
+from typing import Any
+
+import pytest
+import requests
+import responses
+from responses import matchers
+from responses.registries import OrderedRegistry
+
+from tempmedbench_synonyms.client import (
+    Cancelled,
+    RetryPolicy,
+    UtsClient,
+    parse_retry_after,
+    redact,
+)
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.testing import CANARY_KEY
+
+BASE = "https://uts.invalid/rest"
+LINK = f"{BASE}/content/2099AA"
+ATOM_PARAMS = {
+    "language": "ENG",
+    "includeObsolete": "false",
+    "includeSuppressible": "false",
+    "pageSize": "200",
+}
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 10_000.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def t() -> FakeTime:
+    return FakeTime()
+
+
+def make_client(
+    t: FakeTime, *, key: str | None = CANARY_KEY, retry: RetryPolicy | None = None
+) -> UtsClient:
+    return UtsClient(
+        base_url=BASE,
+        api_key=None if key is None else ApiKey(key),
+        limiter=RateLimiter(20, clock=t.clock, sleep=t.sleep),
+        retry=retry or RetryPolicy(),
+        clock=t.clock,
+        wall_clock=lambda: 1_700_000_000.0,
+        sleep=t.sleep,
+        rng=random.Random(7),
+    )
+
+
+def atom(aui: str, name: str = "Invented name", **extra: Any) -> dict[str, Any]:
+    return {
+        "classType": "Atom",
+        "ui": aui,
+        "name": name,
+        "termType": "PT",
+        "rootSource": "SNOMEDCT_US",
+        "language": "ENG",
+        "obsolete": "false",
+        "suppressible": "false",
+        "concept": f"{LINK}/CUI/C9000001",
+        "code": f"{LINK}/source/SNOMEDCT_US/1000001",
+        **extra,
+    }
+
+
+def page(result: Any, number: int = 1, count: int = 1, size: int = 200) -> dict[str, Any]:
+    return {"pageSize": size, "pageNumber": number, "pageCount": count, "result": result}
+
+
+def params(**extra: str) -> Any:
+    return matchers.query_param_matcher({"apiKey": CANARY_KEY, **extra})
+
+
+SOURCE_PATH = "/content/2099AA/source/SNOMEDCT_US/1000001/atoms"
+
+
+# -- requests as SPEC section 3 fixes them -----------------------------------------------------
+
+
+@responses.activate
+def test_concept_request_sends_only_the_key(t: FakeTime) -> None:
+    responses.get(
+        f"{BASE}/content/2099AA/CUI/C9000001",
+        json=page({"ui": "C9000001", "name": "Invented", "atoms": f"{LINK}/CUI/C9000001/atoms"}),
+        match=[params()],
+    )
+    concept = make_client(t).get_concept("2099AA", "C9000001")
+    assert concept is not None
+    assert (concept.ui, concept.name, concept.release) == ("C9000001", "Invented", "2099AA")
+    assert len(responses.calls) == 1
+    assert responses.calls[0].request.headers["Accept"] == "application/json"
+
+
+@responses.activate
+def test_one_page_of_atoms_is_one_request_with_exact_parameters(t: FakeTime) -> None:
+    responses.get(
+        BASE + SOURCE_PATH,
+        json=page([atom("A90000001"), atom("A90000002")]),
+        match=[params(**ATOM_PARAMS)],
+    )
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
+    assert client.stats.requests == 1
+    assert t.sleeps == []  # the first request waits for nothing
+
+
+@responses.activate
+def test_pages_are_followed_to_page_count_with_page_numbers_from_2(t: FakeTime) -> None:
+    for n in (1, 2, 3):
+        extra = {} if n == 1 else {"pageNumber": str(n)}
+        responses.get(
+            BASE + SOURCE_PATH,
+            json=page([atom(f"A9000000{n}")], number=n, count=3),
+            match=[params(**ATOM_PARAMS, **extra)],
+        )
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001", "A90000002", "A90000003"]
+    assert client.stats.requests == 3
+    assert len(responses.calls) == 3
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_transient_error_on_page_two_is_retried_never_truncating(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2),
+                  match=[params(**ATOM_PARAMS)])  # fmt: skip
+    responses.get(BASE + SOURCE_PATH, status=503, match=[params(**ATOM_PARAMS, pageNumber="2")])
+    responses.get(
+        BASE + SOURCE_PATH,
+        json=page([atom("A90000002")], number=2, count=2),
+        match=[params(**ATOM_PARAMS, pageNumber="2")],
+    )
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
+    assert (client.stats.requests, client.stats.retries) == (3, 1)
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_404_on_a_later_page_fails_the_whole_list(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2))
+    responses.get(BASE + SOURCE_PATH, status=404)
+    with pytest.raises(UnavailableError, match="404 for page 2 of 2"):
+        make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
+
+
+@responses.activate
+def test_aui_request_sends_only_the_key(t: FakeTime) -> None:
+    responses.get(f"{BASE}/content/2099AA/AUI/A90000001", json=page(atom("A90000001")),
+                  match=[params()])  # fmt: skip
+    found = make_client(t).get_atom("2099AA", "A90000001")
+    assert found is not None and found.ui == "A90000001" and found.cui == "C9000001"
+
+
+# -- statuses ---------------------------------------------------------------------------------
+
+
+@responses.activate
+def test_404_is_a_value_not_an_error_and_is_not_retried(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
+    client = make_client(t)
+    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
+    assert client.stats.requests == 1
+
+
+@pytest.mark.parametrize("status", [401, 403])
+@responses.activate
+def test_401_and_403_stop_at_once_with_not_authorised(t: FakeTime, status: int) -> None:
+    responses.get(BASE + SOURCE_PATH, status=status)
+    client = make_client(t)
+    with pytest.raises(NotAuthorisedError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    err = info.value
+    assert (err.exit_code, err.outcome, err.status) == (3, "not_authorised", status)
+    assert str(err) == (
+        f"UMLS answered HTTP {status} for {SOURCE_PATH}: the API key is missing, invalid or expired"
+    )
+    assert err.hint is not None and "UTS profile" in err.hint
+    assert client.stats.requests == 1  # never retried
+    assert client.cancelled  # every other worker stops too
+    with pytest.raises(Cancelled):
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert client.stats.requests == 1
+
+
+@responses.activate
+def test_400_is_bad_input_and_is_not_retried(t: FakeTime) -> None:
+    responses.get(f"{BASE}/content/20XX/CUI/C9000001", status=400)
+    client = make_client(t)
+    with pytest.raises(BadInputError, match="HTTP 400 Bad Request for /content/20XX/CUI/C9000001"):
+        client.get_concept("20XX", "C9000001")
+    assert client.stats.requests == 1
+
+
+@responses.activate
+def test_a_redirect_is_not_followed(t: FakeTime) -> None:
+    responses.get(
+        BASE + SOURCE_PATH, status=302, headers={"Location": "https://elsewhere.invalid/"}
+    )
+    client = make_client(t)
+    with pytest.raises(UnavailableError, match="redirects are not followed"):
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert len(responses.calls) == 1
+
+
+# -- retries ----------------------------------------------------------------------------------
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_429_then_503_then_200(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "2"})
+    responses.get(BASE + SOURCE_PATH, status=503)
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001"]
+    assert (client.stats.requests, client.stats.retries, client.stats.rate_limited) == (3, 2, 1)
+    assert client.stats.statuses == {429: 1, 503: 1, 200: 1}
+    # Waits: the Retry-After plus at most 0.25 s of jitter; then backoff in [0.5, 1.0] for the
+    # second retry (attempt 2: ceiling 0.5 * 2**1); the limiter also slowed down for everyone.
+    retry_sleeps = [s for s in t.sleeps if s > 0.2]
+    assert 2.0 <= retry_sleeps[0] <= 2.25
+    assert 0.5 <= retry_sleeps[1] <= 1.0
+    assert client.limiter.current_rate == pytest.approx(10.0 + 20 / 20)  # halved, then +1 step
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_retry_after_as_an_http_date_is_honoured(t: FakeTime) -> None:
+    when = datetime.fromtimestamp(1_700_000_000 + 7, tz=timezone.utc)
+    responses.get(BASE + SOURCE_PATH, status=429,
+                  headers={"Retry-After": format_datetime(when, usegmt=True)})  # fmt: skip
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert any(7.0 <= s <= 7.25 for s in t.sleeps)
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_503_with_retry_after_is_honoured(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=503, headers={"Retry-After": "4"})
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    client = make_client(t)
+    client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [s for s in t.sleeps if s >= 1] and 4.0 <= max(t.sleeps) <= 4.25
+    assert client.limiter.current_rate == 20.0  # a 503 is not a rate-limit signal
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"status": 502, "body": "<html><body><h1>502 Bad Gateway</h1></body></html>",
+         "content_type": "text/html"},
+        {"status": 200, "body": "<html>maintenance</html>", "content_type": "text/html"},
+        {"status": 200, "body": '{"pageSize": 200, "result": [', "content_type": "application/json"},
+        {"status": 500},
+        {"status": 504},
+        {"status": 408},
+        {"body": requests.exceptions.ConnectionError("Connection reset by peer")},
+        {"body": requests.exceptions.ReadTimeout("read timed out")},
+        {"body": requests.exceptions.ConnectTimeout("connect timed out")},
+        {"body": requests.exceptions.ChunkedEncodingError("IncompleteRead")},
+    ],
+    ids=["html502", "html200", "truncated", "500", "504", "408", "reset", "read-timeout",
+         "connect-timeout", "chunked"],
+)  # fmt: skip
+@responses.activate(registry=OrderedRegistry)
+def test_transient_failures_are_retried(t: FakeTime, failure: dict[str, Any]) -> None:
+    responses.get(BASE + SOURCE_PATH, **failure)
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001"]
+    assert (client.stats.requests, client.stats.retries) == (2, 1)
+
+
+@responses.activate
+def test_retries_are_bounded_in_attempts(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=503)
+    client = make_client(t, retry=RetryPolicy(max_attempts=4, max_total=1e9))
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"UMLS could not answer {SOURCE_PATH} after 4 attempts: HTTP 503 Service Unavailable"
+    )
+    assert info.value.exit_code == 4
+    assert (client.stats.requests, client.stats.retries) == (4, 3)
+
+
+@responses.activate
+def test_retries_are_bounded_in_total_time(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "8"})
+    client = make_client(t, retry=RetryPolicy(max_attempts=100, max_total=20.0))
+    with pytest.raises(UnavailableError, match="after 3 attempts"):
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    # 0 s, ~8 s, ~16 s: a third wait would end after 20 s, so no fourth attempt.
+    assert client.stats.requests == 3
+
+
+@responses.activate
+def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "3600"})
+    client = make_client(t)
+    with pytest.raises(UnavailableError, match="after 1 attempts: HTTP 429"):
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert client.stats.requests == 1
+    assert all(s < 3600 for s in t.sleeps)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0", 0.0),
+        ("120", 120.0),
+        (" 5 ", 5.0),
+        ("Tue, 14 Nov 2023 22:13:50 GMT", 30.0),  # IMF-fixdate, 30 s after "now"
+        ("Tuesday, 14-Nov-23 22:13:50 GMT", 30.0),  # obsolete RFC 850 form
+        ("Tue Nov 14 22:13:50 2023", 30.0),  # obsolete asctime form
+        ("Tue, 14 Nov 2023 22:00:00 GMT", 0.0),  # in the past: now
+        ("-1", None),
+        ("1.5", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_retry_after_rfc_9110(value: str | None, expected: float | None) -> None:
+    now = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc).timestamp()
+    assert parse_retry_after(value, now=now) == expected
+
+
+# -- the key never leaks ----------------------------------------------------------------------
+
+
+@responses.activate
+def test_the_key_is_redacted_from_errors_tracebacks_and_logs(
+    t: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")
+    # No mock matches: responses raises ConnectionError naming the full URL and the params.
+    responses.get(BASE + SOURCE_PATH, json={}, match=[params(other="x")])
+    client = make_client(t, retry=RetryPolicy(max_attempts=2))
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    text = "".join(traceback.format_exception(info.value))
+    assert f"{SOURCE_PATH}?language=ENG" in str(info.value)  # the URL is still there...
+    assert "apiKey=***" in str(info.value)  # ...with the key redacted in it
+    assert "'apiKey': '***'" in str(info.value)  # and in the params dict responses printed
+    assert CANARY_KEY not in str(info.value)
+    assert CANARY_KEY not in text
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    assert CANARY_KEY not in caplog.text
+    assert "retrying /content/2099AA/source/SNOMEDCT_US/1000001/atoms" in caplog.text
+    assert CANARY_KEY not in repr(client)
+    assert CANARY_KEY not in repr(ApiKey(CANARY_KEY)) + str(ApiKey(CANARY_KEY))
+
+
+@responses.activate
+def test_an_unexpected_exception_is_translated_without_the_key(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, body=ValueError(f"odd failure for ?apiKey={CANARY_KEY}"))
+    client = make_client(t)
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"request for {SOURCE_PATH} failed: ValueError: odd failure for ?apiKey=***"
+    )
+    assert info.value.__context__ is None
+    assert client.stats.requests == 1  # not a transient failure: not retried
+
+
+def test_urllib3_debug_lines_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    import tempmedbench_synonyms.client  # noqa: F401 - installs the filter
+
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")
+    logging.getLogger("urllib3.connectionpool").debug(
+        '%s://%s:%s "%s %s %s" %s %s',
+        "https",
+        "uts.invalid",
+        443,
+        "GET",
+        f"/rest/content/2099AA/CUI/C9000001?apiKey={CANARY_KEY}&pageSize=200",
+        "HTTP/1.1",
+        200,
+        10,
+    )
+    assert CANARY_KEY not in caplog.text
+    assert "apiKey=***&pageSize=200" in caplog.text
+
+
+def test_redact() -> None:
+    key = ApiKey("s3cr/et key")
+    assert redact("x?apiKey=abc&b=1 apikey=def", key) == "x?apiKey=***&b=1 apikey=***"
+    assert redact("{'apiKey': 's3cr/et key'} s3cr%2Fet%20key", key) == "{'apiKey': '***'} ***"
+
+
+def test_a_missing_key_is_not_authorised_when_the_network_is_needed(t: FakeTime) -> None:
+    client = make_client(t, key=None)
+    with pytest.raises(ApiKeyMissingError) as info:
+        client.get_concept("2099AA", "C9000001")
+    assert (info.value.exit_code, info.value.outcome) == (3, "not_authorised")
+    assert "UMLS_API_KEY" in str(info.value)
+    assert client.stats.requests == 0
+
+
+@responses.activate
+def test_a_cancelled_client_sends_nothing(t: FakeTime) -> None:
+    client = make_client(t)
+    client.cancel()
+    with pytest.raises(Cancelled):
+        client.get_concept("2099AA", "C9000001")
+    assert client.stats.requests == 0
+    assert len(responses.calls) == 0

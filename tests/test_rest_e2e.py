@@ -1,0 +1,299 @@
+"""End to end over real loopback sockets: the fake UTS serves MRCONSO rows, the pipeline rebuilds.
+
+* the REST path gives byte-identical files to the MRCONSO path, also with 10% of requests
+  failing in each fault kind;
+* the server never sees more than the configured rate in any one-second window;
+* a run killed or interrupted halfway resumes from the cache and fetches only what was missing;
+* the canary API key appears nowhere a run leaves anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms.cache import ResponseCache
+from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.mrconso import MrconsoSource
+from tempmedbench_synonyms.pipeline import regenerate
+from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.release import OUTPUTS
+from tempmedbench_synonyms.rest_source import CachedUts, RestAtomSource, build_rest_source
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FAULT_KINDS,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    Faults,
+    InventedRelease,
+    VirtualTime,
+    find_secret,
+    make_invented_release,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI = ROOT / "fixtures" / "tempmedbench-mini"
+MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
+
+
+def _virtual_limiter() -> RateLimiter:
+    """The real limiter on virtual time: every wait is kept, none is waited."""
+    vt = VirtualTime()
+    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+
+
+def fast_source(base_url: str, cache_dir: Path, *, workers: int = 8) -> RestAtomSource:
+    """The REST source with waits removed (limiter and retries) and a short read timeout."""
+    client = UtsClient(
+        base_url=base_url,
+        api_key=ApiKey(CANARY_KEY),
+        limiter=_virtual_limiter(),
+        timeouts=Timeouts(connect=2.0, read=0.5),
+        retry=RetryPolicy(max_attempts=10),
+        sleep=lambda s: None,
+        rng=random.Random(0),
+    )
+    return RestAtomSource(
+        CachedUts(client, ResponseCache(cache_dir, base_url)), workers=workers, tick=0.02
+    )
+
+
+def mini_requests() -> int:
+    """One request per distinct query of the mini table, plus the release probe."""
+    table = json.loads((MINI / "synonyms" / "synonym_table_kept.json").read_text("utf-8"))
+    queries = set()
+    for entry in table["concepts"].values():
+        route = entry["route"]
+        ident = {"source": entry.get("code"), "cui": entry["cui"], "aui": entry.get("aui")}[route]
+        queries.add((route, entry["sab"] if route != "aui" else "", ident))
+    return len(queries) + 1
+
+
+def outputs(folder: Path) -> dict[str, bytes]:
+    return {rel: (folder / rel).read_bytes() for rel in OUTPUTS}
+
+
+@pytest.fixture(scope="module")
+def mini_by_mrconso(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    out = tmp_path_factory.mktemp("mrconso-out")
+    report = regenerate(MINI, MrconsoSource(MINI_MRCONSO), out_dir=out)
+    assert report.outcome == "verified", report.message
+    return outputs(out)
+
+
+def test_rest_rebuilds_the_mini_release_byte_for_byte(
+    tmp_path: Path, mini_by_mrconso: dict[str, bytes]
+) -> None:
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY, shuffle_seed=11)
+    with FakeUtsServer(fake) as server:
+        report = regenerate(MINI, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "out")  # fmt: skip
+        again = regenerate(MINI, fast_source(server.base_url, tmp_path / "c"),
+                           out_dir=tmp_path / "out2")  # fmt: skip
+    assert (report.outcome, report.exit_code, report.umls_release) == ("verified", 0, "2099AA")
+    assert outputs(tmp_path / "out") == mini_by_mrconso
+    # One request per distinct query and the probe; the rerun is answered from the cache.
+    n = mini_requests()
+    assert (report.requests, report.cache_hits) == (n, 0)
+    assert (again.requests, again.cache_hits, again.outcome) == (0, n, "verified")
+    assert outputs(tmp_path / "out2") == mini_by_mrconso
+    assert len(fake.seen) == n
+
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+def test_ten_percent_faults_of_each_kind_change_no_byte(
+    tmp_path: Path, mini_by_mrconso: dict[str, bytes], kind: str
+) -> None:
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(MINI_MRCONSO),
+        api_key=CANARY_KEY,
+        # The first request fails for sure (so every kind is seen whatever the fixture holds),
+        # then 10% of the others, drawn afresh for every retry.
+        faults=Faults(script=[kind], rate=0.1, kinds=(kind,), seed=5, retry_after="0", stall=1.0),
+    )
+    with FakeUtsServer(fake) as server:
+        report = regenerate(MINI, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "out")  # fmt: skip
+    faults = sum(1 for s in fake.seen if s.fault == kind)
+    assert faults >= 1
+    assert report.outcome == "verified", report.message
+    assert outputs(tmp_path / "out") == mini_by_mrconso
+    assert report.requests == len(fake.seen) == mini_requests() + faults
+
+
+def test_all_fault_kinds_at_once_over_a_bigger_release(tmp_path: Path) -> None:
+    rel = make_invented_release(tmp_path / "gen", concepts=60, questions=120, seed=2)
+    by_mrconso = regenerate(rel.folder, MrconsoSource(rel.mrconso), out_dir=tmp_path / "a")
+    assert by_mrconso.outcome == "verified"
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(rel.mrconso),
+        api_key=CANARY_KEY,
+        # 5% of requests in each of the 6 kinds: 30% fail, and a retry draws afresh.
+        faults=Faults(rate=0.3, kinds=FAULT_KINDS, seed=1, retry_after="0", stall=1.0),
+    )
+    with FakeUtsServer(fake) as server:
+        report = regenerate(rel.folder, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "b")  # fmt: skip
+    assert report.outcome == "verified", report.message
+    assert outputs(tmp_path / "b") == outputs(tmp_path / "a")
+    kinds = {s.fault for s in fake.seen if s.fault}
+    assert kinds == set(FAULT_KINDS)
+    assert report.requests == len(fake.seen)
+
+
+def test_pages_are_followed_and_one_page_is_one_request(tmp_path: Path) -> None:
+    # Concepts 0, 4 and 8 have 450 SNOMEDCT_US atoms (449 usable: 3 pages of 200); 0 uses
+    # route source, 4 route cui, 8 route aui (one atom, one request whatever the concept).
+    rel = make_invented_release(
+        tmp_path / "gen", concepts=12, questions=24, atoms_of=lambda k: 450 if k % 4 == 0 else 4
+    )
+    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, shuffle_seed=3)
+    with FakeUtsServer(fake) as server:
+        report = regenerate(rel.folder, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "b")  # fmt: skip
+    assert report.outcome == "verified", report.message
+    assert report.requests == 1 + 12 + 2 + 2
+    pages = sorted(dict(s.params).get("pageNumber", "1") for s in fake.seen)
+    assert pages.count("2") == 2 and pages.count("3") == 2
+
+
+def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) -> None:
+    rel = make_invented_release(tmp_path / "gen", concepts=45, questions=45)
+    # A server that enforces the UTS limit itself, with a realistic delay per answer.
+    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
+                   faults=Faults(latency=0.05, rate_limit=20))  # fmt: skip
+    os.environ["UMLS_API_KEY"] = CANARY_KEY
+    try:
+        with FakeUtsServer(fake) as server:
+            source = build_rest_source(
+                base_url=server.base_url, api_key_file=None, cache_dir=tmp_path / "c",
+                offline=False, refresh=False, rate=20, workers=8, verbosity=-1,
+            )  # fmt: skip
+            start = time.monotonic()
+            report = regenerate(rel.folder, source, out_dir=tmp_path / "b")
+            elapsed = time.monotonic() - start
+    finally:
+        del os.environ["UMLS_API_KEY"]
+    assert report.outcome == "verified"
+    assert report.requests == 46
+    assert fake.count(429) == 0
+    assert fake.max_in_window(1.0) <= 20
+    assert fake.max_in_window(1.0) >= 18  # and the limit is used, not wasted
+    assert elapsed >= 45 / 20  # 46 starts at 1/20 s apart cannot take less
+
+
+# -- killed or interrupted, then resumed --------------------------------------------------------
+
+
+def _cached_paths(cache_dir: Path) -> set[str]:
+    paths = set()
+    for f in cache_dir.rglob("*.json"):
+        doc = json.loads(f.read_bytes())  # every entry parses: nothing was left half-written
+        if isinstance(doc, dict) and "key" in doc:
+            paths.add(doc["key"][1])
+    return paths
+
+
+def _cli(release: InventedRelease, base_url: str, cache: Path, out: Path) -> list[str]:
+    return [
+        sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()",
+        "regenerate", str(release.folder), "--base-url", base_url, "--cache-dir", str(cache),
+        "--out", str(out), "--rate", "20", "--workers", "8", "--json",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
+    tmp_path: Path, how: str
+) -> None:
+    rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
+    cache = tmp_path / "cache"
+    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
+                   faults=Faults(latency=0.05))  # fmt: skip
+    env = {**os.environ, "UMLS_API_KEY": CANARY_KEY}
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        env.pop(name, None)
+    with FakeUtsServer(fake) as server:
+        proc = subprocess.Popen(
+            _cli(rel, server.base_url, cache, tmp_path / "out1"),
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while fake.count() < 30 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
+        out1, err1 = proc.communicate(timeout=60)
+        assert proc.returncode != 0
+        sent_first = len(fake.seen)
+        assert 30 <= sent_first < 61  # stopped halfway
+        had = _cached_paths(cache)
+        assert 20 <= len(had) < 61
+        rerun = subprocess.run(
+            _cli(rel, server.base_url, cache, tmp_path / "out2"),
+            env=env, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+    report = json.loads(rerun.stdout)
+    assert (rerun.returncode, report["outcome"]) == (0, "verified"), rerun.stderr
+    refetched = [s.path for s in fake.seen[sent_first:]]
+    assert had.isdisjoint(refetched)  # nothing it already had
+    assert sorted(set(refetched) | had) == sorted(_cached_paths(cache))
+    assert report["requests"] == len(refetched) == 61 - len(had)
+    assert report["cache_hits"] == len(had)
+    leftovers = {
+        "stdout1": out1.decode(), "stderr1": err1.decode(),
+        "stdout2": rerun.stdout.decode(), "stderr2": rerun.stderr.decode(),
+    }  # fmt: skip
+    assert find_secret(CANARY_KEY, texts=leftovers, folders=[tmp_path]) == []
+
+
+def test_the_canary_key_appears_nowhere(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(MINI_MRCONSO),
+        api_key=CANARY_KEY,
+        faults=Faults(rate=0.5, kinds=FAULT_KINDS, seed=4, retry_after="0", stall=1.0),
+    )
+    with FakeUtsServer(fake) as server:
+        report = regenerate(MINI, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "out")  # fmt: skip
+        # A refused key ends the run: its error and traceback must not show the key either.
+        wrong = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key="another")
+        with FakeUtsServer(wrong) as refusing, pytest.raises(Exception) as info:
+            regenerate(MINI, fast_source(refusing.base_url, tmp_path / "c2"),
+                       out_dir=tmp_path / "out2")  # fmt: skip
+    import traceback
+
+    assert report.outcome == "verified"
+    assert info.value.exit_code == 3  # type: ignore[attr-defined]
+    out, err = capfd.readouterr()
+    texts = {
+        "logs": caplog.text,
+        "stdout": out,
+        "stderr": err,
+        "report": json.dumps(report.to_json()),
+        "error": str(info.value),
+        "traceback": "".join(traceback.format_exception(info.value)),
+    }
+    assert "retrying" in caplog.text and "/rest/content/2099AA/" in caplog.text
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []

@@ -1,0 +1,631 @@
+"""The REST atom source: probe, `current`, cache first, workers, offline, refresh, 401, progress.
+
+HTTP is played by ``responses``: exact matchers where the request is the point, otherwise the
+package's own fake UTS (``testing.add_fake_uts``) over invented rows. Nothing waits: the limiter
+and the retries get a sleep that returns at once.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import random
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+from responses import matchers
+
+from tempmedbench_synonyms.atoms import Atom, AtomQuery
+from tempmedbench_synonyms.cache import LAYOUT, ResponseCache
+from tempmedbench_synonyms.client import RetryPolicy, UtsClient
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.rest_source import (
+    CachedUts,
+    FetchProgress,
+    RestAtomSource,
+    build_rest_source,
+)
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    Faults,
+    VirtualTime,
+    add_fake_uts,
+    find_secret,
+)
+
+BASE = "https://uts.invalid/rest"
+REL = "2099AA"
+ATOM_PARAMS = {
+    "language": "ENG",
+    "includeObsolete": "false",
+    "includeSuppressible": "false",
+    "pageSize": "200",
+}
+
+ROWS = [
+    # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
+    "C9000001|ENG|P|L9000001|PF|S9000001|Y|A90000001||1000001||SNOMEDCT_US|PT|1000001|Invented fever|0|N||",
+    "C9000001|ENG|S|L9000002|PF|S9000002|Y|A90000002||1000001||SNOMEDCT_US|SY|1000001|Made-up pyrexia|0|N||",
+    "C9000001|ENG|S|L9000003|PF|S9000003|Y|A90000003||1000001||SNOMEDCT_US|SY|1000001|Old fever term|0|O||",
+    "C9000001|ENG|S|L9000004|PF|S9000004|Y|A90000004||1000001||SNOMEDCT_US|SY|1000001|Hidden fever|0|E||",
+    "C9000001|FRE|S|L9000005|PF|S9000005|Y|A90000005||1000001||SNOMEDCT_US|SY|1000001|Fièvre inventée|0|N||",
+    "C9000001|ENG|P|L9000006|PF|S9000006|Y|A90000006||||MTH|PN|NOCODE|Invented Fever|0|N||",
+    "C9000002|ENG|P|L9000007|PF|S9000007|Y|A90000007||||RXNORM|SCD|7000001|invented tablet 5 mg|0|N||",
+    "C9000002|ENG|S|L9000008|PF|S9000008|Y|A90000008||||RXNORM|SY|7000001|made-up pill|0|N||",
+    "C9000003|ENG|P|L9000009|PF|S9000009|Y|A90000009||2000002||SNOMEDCT_US|PT|2000002|Invented cough|0|N||",
+]
+Q_SOURCE = AtomQuery("source", "SNOMEDCT_US", "1000001")
+Q_CUI = AtomQuery("cui", "RXNORM", "C9000002")
+Q_AUI = AtomQuery("aui", "SNOMEDCT_US", "A90000009")
+Q_MISSING = AtomQuery("source", "SNOMEDCT_US", "9999999")
+QUERIES = [Q_SOURCE, Q_CUI, Q_AUI, Q_MISSING]
+
+
+def _virtual_limiter() -> RateLimiter:
+    """The real limiter on virtual time: every wait is kept, none is waited."""
+    vt = VirtualTime()
+    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
+
+
+def fake_uts(**faults: Any) -> FakeUts:
+    return FakeUts(FakeUtsData.from_lines(ROWS), api_key=CANARY_KEY, faults=Faults(**faults))
+
+
+def make_uts(
+    cache_dir: Path,
+    *,
+    key: str | None = CANARY_KEY,
+    offline: bool = False,
+    refresh: bool = False,
+    now: list[float] | None = None,
+) -> CachedUts:
+    clock = (lambda: now[0]) if now is not None else None
+    client = None
+    if not offline:
+        client = UtsClient(
+            base_url=BASE,
+            api_key=None if key is None else ApiKey(key),
+            limiter=_virtual_limiter(),
+            retry=RetryPolicy(max_attempts=4),
+            sleep=lambda s: None,
+            rng=random.Random(1),
+        )
+    cache = ResponseCache(cache_dir, BASE, **({"clock": clock} if clock else {}))
+    return CachedUts(client, cache, offline=offline, refresh=refresh)
+
+
+def source(uts: CachedUts, **kw: Any) -> RestAtomSource:
+    return RestAtomSource(uts, workers=kw.pop("workers", 4), tick=0.01, **kw)
+
+
+def seen_paths(fake: FakeUts) -> list[str]:
+    return sorted(s.path for s in fake.seen)
+
+
+EXPECTED_SOURCE_ATOMS = {
+    # obsolete (O) and suppressible (E) atoms are not requested; the French one is filtered out
+    Atom("A90000001", "Invented fever", "PT", "SNOMEDCT_US", "ENG", "C9000001", True),
+    Atom("A90000002", "Made-up pyrexia", "SY", "SNOMEDCT_US", "ENG", "C9000001", True),
+}
+
+
+@responses.activate
+def test_fetch_answers_every_query_and_counts_requests(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert result.umls_release == REL
+    assert set(result.atoms[Q_SOURCE] or ()) == EXPECTED_SOURCE_ATOMS
+    assert {a.aui for a in result.atoms[Q_CUI] or ()} == {"A90000007", "A90000008"}
+    assert result.atoms[Q_AUI] == (
+        Atom("A90000009", "Invented cough", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),
+    )
+    assert result.atoms[Q_MISSING] is None  # 404: not found
+    assert (result.requests, result.cache_hits) == (5, 0)  # probe + one per query
+    assert seen_paths(fake) == sorted(
+        [
+            f"/content/{REL}/CUI/C9000001",
+            f"/content/{REL}/source/SNOMEDCT_US/1000001/atoms",
+            f"/content/{REL}/CUI/C9000002/atoms",
+            f"/content/{REL}/AUI/A90000009",
+            f"/content/{REL}/source/SNOMEDCT_US/9999999/atoms",
+        ]
+    )
+    assert all(s.key_ok for s in fake.seen)
+
+
+@responses.activate
+def test_each_route_sends_exactly_the_spec_parameters(tmp_path: Path) -> None:
+    """SPEC section 3's table, pinned with exact matchers (a code is path-encoded)."""
+    key = {"apiKey": CANARY_KEY}
+
+    def concept(cui: str) -> dict[str, Any]:
+        link = f"{BASE}/content/{REL}/CUI/{cui}"
+        return {"pageCount": 1, "result": {"ui": cui, "atoms": f"{link}/atoms"}}
+
+    def atoms(*auis: str) -> dict[str, Any]:
+        link = f"{BASE}/content/{REL}/CUI/C9000001"
+        return {
+            "pageSize": 200,
+            "pageNumber": 1,
+            "pageCount": 1,
+            "result": [
+                {"ui": a, "name": a, "termType": "PT", "rootSource": "LNC", "language": "ENG",
+                 "obsolete": "false", "suppressible": "false", "concept": link}
+                for a in auis
+            ],
+        }  # fmt: skip
+
+    responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json=concept("C9000001"),
+                  match=[matchers.query_param_matcher(key)])  # fmt: skip
+    responses.get(
+        f"{BASE}/content/{REL}/source/LNC/1234-5%2F6%20x/atoms",
+        json=atoms("A1"),
+        match=[matchers.query_param_matcher({**key, **ATOM_PARAMS})],
+    )
+    responses.get(
+        f"{BASE}/content/{REL}/CUI/C9000001/atoms",
+        json=atoms("A2"),
+        match=[matchers.query_param_matcher({**key, **ATOM_PARAMS, "sabs": "LNC"})],
+    )
+    responses.get(
+        f"{BASE}/content/{REL}/AUI/A3",
+        json={"result": atoms("A3")["result"][0]},
+        match=[matchers.query_param_matcher(key)],
+    )
+    queries = [
+        AtomQuery("source", "LNC", "1234-5/6 x"),
+        AtomQuery("cui", "LNC", "C9000001"),
+        AtomQuery("aui", "LNC", "A3"),
+    ]
+    result = source(make_uts(tmp_path), workers=1).fetch(REL, "C9000001", queries)
+    assert [[a.aui for a in result.atoms[q] or ()] for q in queries] == [["A1"], ["A2"], ["A3"]]
+    assert len(responses.calls) == 4
+
+
+@responses.activate
+def test_a_rerun_is_answered_from_the_cache_with_no_request(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    first = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    second = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert second.atoms == first.atoms
+    assert (second.requests, second.cache_hits) == (0, 5)
+    assert len(fake.seen) == 5
+
+
+@responses.activate
+def test_a_fully_cached_run_needs_no_key(tmp_path: Path) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    result = source(make_uts(tmp_path, key=None)).fetch(REL, "C9000001", QUERIES)
+    assert (result.requests, result.cache_hits) == (0, 5)
+
+
+@responses.activate
+def test_a_missing_key_is_exit_3_before_any_request(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    with pytest.raises(ApiKeyMissingError) as info:
+        source(make_uts(tmp_path, key=None)).fetch(REL, "C9000001", QUERIES)
+    assert info.value.exit_code == 3
+    assert fake.seen == []
+
+
+@responses.activate
+def test_duplicate_queries_are_fetched_once(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_SOURCE, Q_AUI])
+    assert result.requests == 3
+    assert list(result.atoms) == [Q_SOURCE, Q_AUI]
+
+
+@responses.activate
+def test_aui_queries_differing_only_in_sab_send_one_request(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    twins = [AtomQuery("aui", "SNOMEDCT_US", "A90000009"), AtomQuery("aui", "MTH", "A90000009")]
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", twins)
+    assert result.requests == 2  # the probe and one AUI request
+    assert result.atoms[twins[0]] == result.atoms[twins[1]] is not None
+    assert [s.path for s in fake.seen].count(f"/content/{REL}/AUI/A90000009") == 1
+
+
+@responses.activate
+def test_current_is_resolved_once_from_the_probe_links(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    now = [1_000_000.0]
+    result = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
+    assert result.umls_release == REL
+    assert fake.seen[0].path == "/content/current/CUI/C9000001"  # the probe comes first
+    assert [p for p in seen_paths(fake) if "current" in p] == ["/content/current/CUI/C9000001"]
+    assert result.requests == 5
+    # Within a day: nothing is sent at all.
+    again = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
+    assert (again.requests, again.cache_hits, again.umls_release) == (0, 5, REL)
+    # A day later: `current` is asked again (one request), the atoms stay cached.
+    now[0] += 24 * 3600 + 1
+    later = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
+    assert (later.requests, later.cache_hits, later.umls_release) == (1, 4, REL)
+
+
+@responses.activate
+def test_a_release_that_is_not_served_is_unavailable_and_fetches_no_atoms(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    with pytest.raises(UnavailableError) as info:
+        source(make_uts(tmp_path)).fetch("2098AB", "C9000001", QUERIES)
+    assert str(info.value) == (
+        f"UMLS release 2098AB is not served at {BASE}: its probe concept C9000001 answered "
+        "404 Not Found"
+    )
+    assert info.value.exit_code == 4
+    assert seen_paths(fake) == ["/content/2098AB/CUI/C9000001"]
+    # The 404 is cached like every answer: offline, the same verdict without a request.
+    with pytest.raises(UnavailableError, match="not served"):
+        source(make_uts(tmp_path, offline=True)).fetch("2098AB", "C9000001", QUERIES)
+    assert len(fake.seen) == 1
+
+
+@responses.activate
+def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_AUI])
+    calls = len(responses.calls)
+    offline = source(make_uts(tmp_path, offline=True))
+    assert offline.fetch(REL, "C9000001", [Q_SOURCE]).requests == 0
+    with pytest.raises(UnavailableError) as info:
+        offline.fetch(REL, "C9000001", [Q_SOURCE, Q_CUI, Q_MISSING])
+    assert str(info.value) == (
+        "--offline, and the cache lacks the atoms of 2 of 3 concepts of release 2099AA "
+        "(cui RXNORM C9000002, source SNOMEDCT_US 9999999)"
+    )
+    assert len(responses.calls) == calls
+
+
+@responses.activate
+def test_offline_never_opens_a_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    expected = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    responses.mock.stop()  # from here on, a request would really go out...
+    opened: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        opened.append(args)
+        raise AssertionError("a socket was opened offline")
+
+    monkeypatch.setattr(socket, "socket", refuse)  # ...and fail loudly
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    result = source(make_uts(tmp_path, offline=True)).fetch(REL, "C9000001", QUERIES)
+    assert result.atoms == expected.atoms
+    assert (result.requests, result.cache_hits, opened) == (0, 5, [])
+    with pytest.raises(UnavailableError):
+        source(make_uts(tmp_path, offline=True)).fetch(REL, "C9000003", QUERIES)
+    assert opened == []
+
+
+def test_offline_with_an_empty_cache_cannot_resolve_current(tmp_path: Path) -> None:
+    with pytest.raises(UnavailableError, match="which concrete release 'current' is"):
+        source(make_uts(tmp_path, offline=True)).fetch("current", "C9000001", QUERIES)
+
+
+@responses.activate
+def test_refresh_fetches_everything_again(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    result = source(make_uts(tmp_path, refresh=True)).fetch(REL, "C9000001", QUERIES)
+    assert (result.requests, result.cache_hits) == (5, 0)
+    assert len(fake.seen) == 10
+
+
+@responses.activate
+def test_not_found_is_cached_as_not_found(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_MISSING])
+    again = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_MISSING])
+    assert again.atoms == {Q_MISSING: None}
+    assert again.requests == 0
+
+
+@responses.activate
+def test_transient_faults_are_retried_and_every_answer_is_complete(tmp_path: Path) -> None:
+    fake = fake_uts(rate=0.5, kinds=("429", "5xx", "reset", "html502", "truncated"), seed=3)
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    clean = fake_uts()
+    with responses.RequestsMock() as other:
+        add_fake_uts(other, clean, base_url=BASE)
+        expected = source(make_uts(tmp_path / "clean")).fetch(REL, "C9000001", QUERIES)
+    result = source(make_uts(tmp_path / "faulty")).fetch(REL, "C9000001", QUERIES)
+    assert {q: set(v or ()) for q, v in result.atoms.items()} == {
+        q: set(v or ()) for q, v in expected.atoms.items()
+    }
+    failed = sum(1 for s in fake.seen if s.fault is not None)
+    assert failed > 0
+    assert result.requests == len(fake.seen) == 5 + failed
+
+
+@responses.activate
+def test_a_401_stops_every_worker_at_once(tmp_path: Path) -> None:
+    rows = [
+        f"C9{k:06d}|ENG|P|L9{k:06d}|PF|S9{k:06d}|Y|A9{k:07d}||{k}||MTH|PN|{k}|Invented {k}|0|N||"
+        for k in range(1, 61)
+    ]
+    fake = FakeUts(
+        FakeUtsData.from_lines(rows),
+        api_key=CANARY_KEY,
+        faults=Faults(revoke_after=10),
+    )
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    queries = [AtomQuery("source", "MTH", str(k)) for k in range(1, 61)]
+    uts = make_uts(tmp_path)
+    with pytest.raises(NotAuthorisedError) as info:
+        source(uts, workers=4).fetch(REL, "C9000001", queries)
+    assert info.value.status == 401
+    # Requests already on the wire may finish; none is started after the first 401 is seen.
+    assert len(fake.seen) <= 10 + 4
+    assert fake.count(401) >= 1
+    # What was complete before the 401 is cached and will not be fetched again.
+    cached = sum(1 for p in (tmp_path / LAYOUT).rglob("*.json") if p.parent.name == REL)
+    assert cached == 10
+
+
+@responses.activate
+def test_an_interrupted_run_resumes_from_the_cache(tmp_path: Path) -> None:
+    rows = [
+        f"C9{k:06d}|ENG|P|L9{k:06d}|PF|S9{k:06d}|Y|A9{k:07d}||{k}||MTH|PN|{k}|Invented {k}|0|N||"
+        for k in range(1, 41)
+    ]
+    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    queries = [AtomQuery("source", "MTH", str(k)) for k in range(1, 41)]
+
+    def interrupt(done: int, total: int) -> None:
+        if done >= 15:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        source(make_uts(tmp_path), progress=interrupt).fetch(REL, "C9000001", queries)
+    sent = len(fake.seen)
+    done_paths = {s.path for s in fake.seen if s.status == 200}
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", queries)
+    resent = {s.path for s in fake.seen[sent:]}
+    assert resent.isdisjoint(done_paths)  # nothing it already had is fetched again
+    assert result.requests == 41 - len(done_paths)
+    assert result.cache_hits == len(done_paths)
+    assert all(result.atoms[q] for q in queries)
+
+
+def test_progress_lines_plain_when_not_a_terminal() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=10, clock=lambda: now[0], plain_interval=5.0)
+    p.update(2, 2, 0, 0, 0)
+    now[0] = 1.0
+    p.update(3, 2, 1, 0, 1)  # within 5 s of the last line: not printed
+    now[0] = 6.0
+    p.update(6, 2, 6, 1, 4)
+    now[0] = 10.0
+    p.update(10, 2, 10, 1, 8, final=True)
+    assert out.getvalue().splitlines() == [
+        "UMLS 2099AA: 2/10 concepts, 2 from cache, 0 requests",
+        (
+            "UMLS 2099AA: 6/10 concepts, 2 from cache, 6 requests (1 retried), 1.0 req/s, "
+            "about 6 s left"
+        ),
+        (
+            "UMLS 2099AA: 10/10 concepts, 2 from cache, 10 requests (1 retried), 1.0 req/s, "
+            "done in 10 s"
+        ),
+    ]
+
+
+def test_progress_redraws_one_line_on_a_terminal() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=4, clock=lambda: now[0], is_tty=True)
+    p.update(0, 0, 0, 0, 0)
+    now[0] = 2.0
+    p.update(4, 0, 4, 0, 4, final=True)
+    text = out.getvalue()
+    assert text.startswith("\rUMLS 2099AA: 0/4 concepts, 0 from cache, 0 requests\r")
+    assert text.endswith("\rUMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, 2.0 req/s, "
+                         "done in 2 s\n")  # fmt: skip
+    assert text.count("\r") == 2
+
+
+def test_an_interrupted_progress_line_is_ended_on_a_terminal() -> None:
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=4, clock=lambda: 0.0, is_tty=True)
+    p.update(1, 0, 1, 0, 1)
+    p.close()
+    assert out.getvalue() == "\rUMLS 2099AA: 1/4 concepts, 0 from cache, 1 request\n"
+
+
+def test_quiet_progress_prints_nothing() -> None:
+    p = FetchProgress(None, release=REL, total=4)
+    p.update(4, 0, 4, 0, 4, final=True)
+    assert p.lines == []
+
+
+@responses.activate
+def test_fetch_writes_progress_to_its_stream(tmp_path: Path) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    out = io.StringIO()
+    source(make_uts(tmp_path), progress_stream=out).fetch(REL, "C9000001", QUERIES)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("UMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, ")
+    warm = io.StringIO()
+    source(make_uts(tmp_path), progress_stream=warm, clock=lambda: 0.0).fetch(
+        REL, "C9000001", QUERIES
+    )
+    assert warm.getvalue() == "UMLS 2099AA: 4/4 concepts, 4 from cache, 0 requests, done in 0 s\n"
+    assert CANARY_KEY not in out.getvalue()
+
+
+# -- the factory ----------------------------------------------------------------------------------
+
+
+def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
+    args: dict[str, Any] = {
+        "base_url": BASE, "api_key_file": None, "cache_dir": tmp_path, "offline": False,
+        "refresh": False, "rate": 15.0, "workers": 8, "verbosity": 0,
+    }  # fmt: skip
+    args.update(kw)
+    return build_rest_source(**args)
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"rate": 21}, "above 20 requests a second"),
+        ({"rate": 0}, "more than 0"),
+        ({"rate": -5}, "more than 0"),
+        ({"workers": 0}, "--workers must be at least 1"),
+        ({"offline": True, "refresh": True}, "contradict"),
+    ],
+)
+def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(BadInputError, match=message) as info:
+        build(tmp_path, **kw)
+    assert info.value.exit_code == 2
+
+
+def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
+    src = build(tmp_path, rate=20, workers=3)
+    assert src.workers == 3
+    assert src.uts.client is not None and src.uts.client.limiter.rate == 20.0
+    assert src.uts.client.has_key
+    assert src.uts.cache is not None and src.uts.cache.root == tmp_path
+    assert src.progress_stream is not None
+    assert build(tmp_path, verbosity=-1).progress_stream is None
+    offline = build(tmp_path, offline=True)
+    assert offline.uts.client is None and offline.uts.offline
+    assert find_secret(CANARY_KEY, texts={"repr": repr(src) + repr(src.uts.client)}) == []
+
+
+def test_factory_reads_the_key_file_before_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UMLS_API_KEY", "from-the-environment")
+    key_file = tmp_path / "key"
+    key_file.write_text(CANARY_KEY + "\n")
+    key_file.chmod(0o600)
+    src = build(tmp_path, api_key_file=key_file)
+    assert src.uts.client is not None
+    assert src.uts.client._key == ApiKey(CANARY_KEY)
+
+
+@pytest.mark.parametrize("content", [None, "", "  \n", "two words"])
+def test_an_unusable_key_file_is_bad_input(tmp_path: Path, content: str | None) -> None:
+    key_file = tmp_path / "key"
+    if content is not None:
+        key_file.write_text(content)
+    with pytest.raises(BadInputError) as info:
+        build(tmp_path, api_key_file=key_file)
+    assert str(key_file) in str(info.value)
+
+
+def test_factory_cache_dir_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEMPMEDBENCH_CACHE_DIR", str(tmp_path / "env-cache"))
+    src = build(tmp_path, cache_dir=None)
+    assert src.uts.cache is not None and src.uts.cache.root == tmp_path / "env-cache"
+
+
+# -- the memo: one file answers a warm run while the entries are unchanged -----------------------
+
+
+def _count_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real = ResponseCache.get
+
+    def counting(self: ResponseCache, key: Any) -> Any:
+        seen.append(key.path)
+        return real(self, key)
+
+    monkeypatch.setattr(ResponseCache, "get", counting)
+    return seen
+
+
+@responses.activate
+def test_a_warm_run_reads_one_memo_instead_of_every_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    gets = _count_gets(monkeypatch)
+    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert warm.atoms == cold.atoms
+    assert (warm.requests, warm.cache_hits) == (0, 5)
+    assert gets == [f"/content/{REL}/CUI/C9000001"]  # the probe only
+    memos = list((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
+    assert len(memos) == 1
+
+
+@responses.activate
+def test_a_memo_is_dropped_when_an_entry_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    # Another run refreshes one answer: the release folder changes, so the memo is stale.
+    source(make_uts(tmp_path, refresh=True)).fetch(REL, "C9000001", [Q_AUI])
+    gets = _count_gets(monkeypatch)
+    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert warm.atoms == cold.atoms
+    assert len(gets) == 5  # every entry read again
+    gets.clear()
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert len(gets) == 1  # and the memo written anew
+
+
+@responses.activate
+def test_a_memo_answers_only_its_own_set_of_queries(tmp_path: Path) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    part = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI, Q_SOURCE])
+    assert list(part.atoms) == [Q_AUI, Q_SOURCE]
+    assert [a.aui for a in part.atoms[Q_AUI] or ()] == ["A90000009"]
+
+
+@responses.activate
+def test_a_corrupt_memo_is_one_warning_and_the_entries_answer(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    memo = next((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
+    memo.write_bytes(memo.read_bytes()[:40])
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
+        warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert warm.atoms == cold.atoms
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache memo {memo} is corrupt; reading the entries"
+    ]
+
+
+@responses.activate
+def test_an_unwritable_cache_is_bad_input_at_the_first_answer(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    with pytest.raises(BadInputError) as info:
+        source(make_uts(blocked / "cache")).fetch(REL, "C9000001", QUERIES)
+    assert "cannot write to the cache folder" in str(info.value)
+    assert info.value.exit_code == 2
+    assert len(fake.seen) == 1  # stopped at the probe, before any atom was fetched

@@ -1,0 +1,162 @@
+"""Tolerant models of UTS payloads: string flags, "NONE" links, CUI and code inside link URLs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tempmedbench_synonyms.atoms import Atom
+from tempmedbench_synonyms.uts_models import (
+    UtsAtom,
+    UtsConcept,
+    UtsPage,
+    last_segment,
+    release_of,
+)
+
+BASE = "https://uts.invalid/rest/content/2099AA"
+
+
+def atom_json(**changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "classType": "Atom",
+        "ui": "A90000001",
+        "suppressible": "false",
+        "obsolete": "false",
+        "rootSource": "SNOMEDCT_US",
+        "termType": "PT",
+        "code": f"{BASE}/source/SNOMEDCT_US/1000001",
+        "concept": f"{BASE}/CUI/C9000001",
+        "sourceConcept": "NONE",
+        "sourceDescriptor": None,
+        "attributes": f"{BASE}/AUI/A90000001/attributes",
+        "parents": "NONE",
+        "ancestors": None,
+        "name": "Invented fever of tests",
+        "language": "ENG",
+        "contentViewMemberships": [{"name": "An invented view", "uri": "NONE"}],
+    }
+    doc.update(changes)
+    return {k: v for k, v in doc.items() if v is not ...}
+
+
+def test_an_atom_maps_as_spec_section_3_says() -> None:
+    atom = UtsAtom.model_validate(atom_json())
+    assert atom.to_atom() == Atom(
+        aui="A90000001",
+        name="Invented fever of tests",
+        tty="PT",
+        sab="SNOMEDCT_US",
+        language="ENG",
+        cui="C9000001",
+        usable=True,
+    )
+    assert atom.code_id == "1000001"
+    assert atom.source_concept is None  # "NONE"
+    assert atom.source_descriptor is None  # null
+
+
+@pytest.mark.parametrize(
+    ("obsolete", "suppressible", "usable"),
+    [
+        ("false", "false", True),
+        (False, False, True),
+        ("false", False, True),
+        ("true", "false", False),
+        ("false", "true", False),
+        (True, False, False),
+        (None, "false", False),  # null counts as not usable
+        (..., "false", False),  # missing counts as not usable
+        ("false", ..., False),
+        ("False", "false", False),  # only the exact string "false" is false
+        ("NONE", "false", False),
+        (0, "false", False),
+    ],
+)
+def test_usable_only_when_both_flags_are_the_string_or_boolean_false(
+    obsolete: object, suppressible: object, usable: bool
+) -> None:
+    atom = UtsAtom.model_validate(atom_json(obsolete=obsolete, suppressible=suppressible))
+    assert atom.usable is usable
+    assert atom.to_atom().usable is usable
+
+
+@pytest.mark.parametrize("concept", ["NONE", None, "", ...])
+def test_an_atom_without_a_concept_link_has_an_empty_cui(concept: object) -> None:
+    assert UtsAtom.model_validate(atom_json(concept=concept)).cui == ""
+
+
+def test_code_and_cui_are_decoded_last_segments() -> None:
+    atom = UtsAtom.model_validate(
+        atom_json(code=f"{BASE}/source/LNC/1234-5%2F6", concept=f"{BASE}/CUI/C9000002/")
+    )
+    assert atom.code_id == "1234-5/6"
+    assert atom.cui == "C9000002"
+
+
+def test_a_missing_language_maps_to_an_empty_string() -> None:
+    assert UtsAtom.model_validate(atom_json(language=...)).to_atom().language == ""
+
+
+def test_unknown_fields_are_ignored_and_required_ones_are_required() -> None:
+    atom = UtsAtom.model_validate(atom_json(brandNewField={"x": 1}))
+    assert atom.ui == "A90000001"
+    with pytest.raises(ValueError, match="termType"):
+        UtsAtom.model_validate(atom_json(termType=...))
+
+
+def test_a_dumped_atom_reads_back_equal() -> None:
+    atom = UtsAtom.model_validate(atom_json())
+    again = UtsAtom.model_validate(atom.model_dump(mode="json", by_alias=True))
+    assert again == atom
+    assert again.to_atom() == atom.to_atom()
+
+
+def test_concept_release_comes_from_its_links() -> None:
+    concept = UtsConcept.model_validate(
+        {
+            "classType": "Concept",
+            "ui": "C9000001",
+            "name": "Invented fever of tests",
+            "suppressible": False,
+            "status": "R",
+            "semanticTypes": [{"name": "Invented Type", "uri": "https://uts.invalid/x"}],
+            "atomCount": 3,
+            "atoms": f"{BASE}/CUI/C9000001/atoms",
+            "definitions": "NONE",
+            "relations": "NONE",
+            "defaultPreferredAtom": f"{BASE}/CUI/C9000001/atoms/preferred",
+            "somethingNew": [1, 2],
+        }
+    )
+    assert concept.release == "2099AA"
+    assert concept.atom_count == 3
+    assert concept.definitions is None
+    assert [t.name for t in concept.semantic_types] == ["Invented Type"]
+
+
+def test_an_old_concept_with_bare_semantic_types_and_no_links() -> None:
+    concept = UtsConcept.model_validate(
+        {"ui": "C9000001", "semanticTypes": ["T999"], "atoms": "NONE"}
+    )
+    assert [t.name for t in concept.semantic_types] == ["T999"]
+    assert concept.release is None
+
+
+def test_link_helpers() -> None:
+    assert release_of("https://uts.invalid/rest/content/2025AB/CUI/C9000001") == "2025AB"
+    assert release_of("https://uts.invalid/rest/semantic-network/2025AB/TUI/T999") is None
+    assert release_of(None) is None
+    assert last_segment("https://uts.invalid/a/b%20c") == "b c"
+    assert last_segment(None) == ""
+    assert last_segment("https://uts.invalid") == ""
+    assert last_segment("https://uts.invalid/") == ""
+    assert last_segment("https://uts.invalid/rest/CUI/C9000001?x=1#y") == "C9000001"
+    assert last_segment("/content/2099AA/CUI/C9000001") == "C9000001"
+    assert last_segment("C9000001") == "C9000001"
+
+
+def test_page_envelope_defaults() -> None:
+    page = UtsPage.model_validate({"result": [], "pageSize": 200})
+    assert (page.page_size, page.page_number, page.page_count) == (200, None, None)
