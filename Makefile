@@ -26,6 +26,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
 	$(BIN)/python bench/bench_gps.py
+	$(BIN)/python bench/bench_rest.py
 
 clean:
 	rm -rf $(VENV) demo-out bench/out .pytest_cache .mypy_cache .ruff_cache
