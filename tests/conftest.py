@@ -13,6 +13,16 @@ MINI = FIXTURES / "tempmedbench-mini"
 MINI_MRCONSO = FIXTURES / "umls" / "MRCONSO.RRF"
 
 
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests talk to 127.0.0.1 only: never through a proxy (requests would send the key there)."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     """A private copy of the invented mini release."""

@@ -139,9 +139,18 @@ def test_missing_things(tmp_path: Path, mini: Path) -> None:
 
 
 @pytest.mark.parametrize("rate", ["0", "20.5", "-1"])
-def test_rate_above_the_uts_limit_is_refused(mini: Path, mrconso: Path, rate: str) -> None:
-    code, _, err = run("regenerate", mini, "--mrconso", mrconso, "--rate", rate)
-    assert code == 2 and f"--rate {float(rate):g} is out of range" in err
+def test_rate_above_the_uts_limit_is_refused_before_any_request(
+    mini: Path, rate: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("UMLS_API_KEY", raising=False)
+    code, out, err = run("regenerate", mini, "--rate", rate, "--cache-dir", tmp_path / "c")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: --rate: --rate ") and "\nhint: " in err
+    assert outputs(mini) == []
+
+
+def test_network_options_mean_nothing_to_a_local_file(mini: Path, mrconso: Path) -> None:
+    assert run("regenerate", mini, "--mrconso", mrconso, "--rate", "25", "-q")[0] == 0
 
 
 def test_freeze_cli(mini: Path, mrconso: Path) -> None:

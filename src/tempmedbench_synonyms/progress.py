@@ -17,7 +17,7 @@ class ByteProgress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
         self.interval = interval
-        self._last = 0.0
+        self._last = float("-inf")  # the first call always draws
         self._last_decile = -1
         self._finished = False
         self._start = time.monotonic()
@@ -40,7 +40,7 @@ class ByteProgress:
             if decile == self._last_decile:
                 return
             self._last_decile = decile
-            self.stream.write(f"{self.label}: {pct:.0f}% ({_size(done)} of {_size(total)})\n")
+            self.stream.write(f"{self.label}: {int(pct)}% ({_size(done)} of {_size(total)})\n")
         self._finished = end
         self.stream.flush()
 

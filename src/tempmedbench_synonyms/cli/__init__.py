@@ -18,14 +18,12 @@ from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
-from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.rest_source import build_rest_source
 
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
-MAX_RATE = 20.0  # the UTS terms of service allow 20 requests a second per IP address
 
 app = typer.Typer(
     name="tempmedbench-synonyms",
@@ -121,15 +119,11 @@ def build_source(
     api_key_file: Path | None,
     verbosity: int,
 ) -> AtomSource:
-    """The atom source the options ask for: a local MRCONSO.RRF or the UTS REST API."""
-    if not 0 < rate <= MAX_RATE:
-        raise BadInputError(
-            f"--rate {rate:g} is out of range: it must be above 0 and at most {MAX_RATE:g}, "
-            "the UTS limit of requests a second per IP address",
-            key="--rate",
-        )
-    if workers < 1:
-        raise BadInputError(f"--workers {workers} must be at least 1", key="--workers")
+    """The atom source the options ask for: a local MRCONSO.RRF or the UTS REST API.
+
+    The network options (--rate, --workers, ...) are checked by ``build_rest_source``: they mean
+    nothing to a local file.
+    """
     if mrconso is not None:
         progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
         return MrconsoSource(mrconso, progress=progress)

@@ -1,0 +1,8 @@
+"""``python -m tempmedbench_synonyms``: the same as the ``tempmedbench-synonyms`` command."""
+
+from __future__ import annotations
+
+from tempmedbench_synonyms.cli import main
+
+if __name__ == "__main__":
+    main()
