@@ -137,8 +137,11 @@ def main() -> None:
         if not rrf.exists():
             t = time.perf_counter()
             generate(rrf, args.lines)
-            print(f"generated {rrf} ({rrf.stat().st_size / 1e6:.0f} MB, {args.lines:,} lines) "
-                  f"in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+            print(
+                f"generated {rrf} ({rrf.stat().st_size / 1e6:.0f} MB, {args.lines:,} lines) "
+                f"in {time.perf_counter() - t:.1f} s",
+                file=sys.stderr,
+            )
         py = sys.executable
         best_of([py, "-c", BARE, str(rrf)], 1)  # warm the page cache
         t_import, _ = best_of([py, "-c", IMPORT])
@@ -154,16 +157,20 @@ def main() -> None:
             t_run, out = best_of([py, "-c", SCAN, str(rrf), str(qfile)])
             stats = json.loads(out)
             t_scan = t_run - t_import
-            print(f"-- {mix}: {args.concepts:,} concepts ({stats['found']:,} answered, "
-                  f"{stats['atoms']:,} atoms kept)")
+            print(
+                f"-- {mix}: {args.concepts:,} concepts ({stats['found']:,} answered, "
+                f"{stats['atoms']:,} atoms kept)"
+            )
             print(f"   scan             {t_scan:.3f} s (run {t_run:.3f} s less the bare import)")
             print(f"   scan / bare loop {t_scan / t_bare:.2f}x   (target: within 3x)")
             print(f"   scan / wc -l     {t_scan / t_wc:.2f}x")
-            print(f"   peak memory      {stats['self_kb'] / 1024:.0f} MB main process, "
-                  f"{stats['children_kb'] / 1024:.0f} MB largest of {stats['workers']} workers "
-                  f"(max RSS; together at most "
-                  f"{(stats['self_kb'] + stats['workers'] * stats['children_kb']) / 1024:.0f} MB; "
-                  "target < 150 MB)")
+            print(
+                f"   peak memory      {stats['self_kb'] / 1024:.0f} MB main process, "
+                f"{stats['children_kb'] / 1024:.0f} MB largest of {stats['workers']} workers "
+                f"(max RSS; together at most "
+                f"{(stats['self_kb'] + stats['workers'] * stats['children_kb']) / 1024:.0f} MB; "
+                "target < 150 MB)"
+            )
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -14,13 +14,16 @@ from tempmedbench_synonyms.canonical import (
 
 def test_table_bytes_are_sorted_indented_utf8_with_one_final_newline() -> None:
     table = {"b": [1, 2], "a": {"é": None, "Z": "ǅ𝟐"}}
-    assert table_bytes(table) == (
-        '{\n  "a": {\n    "Z": "ǅ𝟐",\n    "é": null\n  },\n  "b": [\n    1,\n    2\n  ]\n}\n'
-    ).encode("utf-8")
+    assert (
+        table_bytes(table)
+        == (
+            '{\n  "a": {\n    "Z": "ǅ𝟐",\n    "é": null\n  },\n  "b": [\n    1,\n    2\n  ]\n}\n'
+        ).encode()
+    )
 
 
 def test_surface_line_is_compact_sorted_and_keeps_line_separators_raw() -> None:
-    obj = {"qid": "q1", "question_surface": "a\u2028b\u0085c \"d\" é", "n": 1.5}
+    obj = {"qid": "q1", "question_surface": 'a\u2028b\u0085c "d" é', "n": 1.5}
     assert surface_line_bytes(obj) == (
         '{"n":1.5,"qid":"q1","question_surface":"a\u2028b\u0085c \\"d\\" é"}\n'
     ).encode("utf-8")

@@ -40,7 +40,10 @@ def test_regenerate_verified_json_report(mini: Path, mrconso: Path) -> None:
     assert sorted(report["files"]) == [SYNONYM_SURFACE, FULL_TABLE]
     assert all(f["match"] and f["expected"] == f["actual"] for f in report["files"].values())
     assert (report["drifted"], report["changed"], report["requests"], report["cache_hits"]) == (
-        [], [], 0, 0
+        [],
+        [],
+        0,
+        0,
     )
     assert report["message"] == "both files match expected_sha256.json"
     assert "verified (exit 0): both files match expected_sha256.json" in err
@@ -61,7 +64,9 @@ def test_a_changed_atom_exits_1_naming_the_concept(mini: Path, mrconso: Path) ->
     assert code == 1
     report = json.loads(out)
     assert (report["outcome"], report["changed"], report["drifted"]) == (
-        "mismatch", ["ambulatory encounter"], []
+        "mismatch",
+        ["ambulatory encounter"],
+        [],
     )
     assert "changed        1 concept(s) kept another synonym:\n    ambulatory encounter" in err
     assert "next: " in err
@@ -71,7 +76,7 @@ def test_a_changed_atom_exits_1_naming_the_concept(mini: Path, mrconso: Path) ->
 def test_check_then_version_and_help(mini: Path, mrconso: Path) -> None:
     assert run("check", mini)[0] == 1
     assert run("regenerate", mini, "--mrconso", mrconso, "-q")[0] == 0
-    code, out, err = run("check", mini, "--json")
+    code, out, _err = run("check", mini, "--json")
     assert code == 0 and json.loads(out)["outcome"] == "verified"
     assert run("--version")[1] == f"tempmedbench-synonyms {__version__}\n"
     code, out, _ = run("regenerate", "--help")
@@ -154,7 +159,7 @@ def test_network_options_mean_nothing_to_a_local_file(mini: Path, mrconso: Path)
 
 
 def test_freeze_cli(mini: Path, mrconso: Path) -> None:
-    code, out, err = run("freeze", mini, "--mrconso", mrconso, "--update-manifest", "--json")
+    code, out, _err = run("freeze", mini, "--mrconso", mrconso, "--update-manifest", "--json")
     assert code == 0
     assert json.loads(out)["message"] == (
         "wrote synonym_regeneration/expected_sha256.json and updated its line in MANIFEST.sha256"
@@ -162,7 +167,9 @@ def test_freeze_cli(mini: Path, mrconso: Path) -> None:
     assert outputs(mini) == []  # freeze never writes UMLS strings into the release
 
 
-def test_ctrl_c_exits_130_with_a_message(mini: Path, mrconso: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_exits_130_with_a_message(
+    mini: Path, mrconso: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tempmedbench_synonyms.cli as cli
 
     def interrupted(*args: object, **kwargs: object) -> None:

@@ -12,7 +12,9 @@ from tempmedbench_synonyms.mrconso import MrconsoSource, split_row
 
 def row(cui: str, aui: str, sab: str, tty: str, code: str, name: str, *, lat: str = "ENG",
         suppress: str = "N", sdui: str = "") -> str:  # fmt: skip
-    return f"{cui}|{lat}|P|L1|PF|S1|Y|{aui}||{code}|{sdui}|{sab}|{tty}|{code}|{name}|0|{suppress}|256|"
+    return (
+        f"{cui}|{lat}|P|L1|PF|S1|Y|{aui}||{code}|{sdui}|{sab}|{tty}|{code}|{name}|0|{suppress}|256|"
+    )
 
 
 def test_split_row() -> None:
@@ -27,7 +29,7 @@ def test_split_row() -> None:
         "M, line 3: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line has 3 "
         "and no trailing |"
     )
-    with pytest.raises(BadInputError, match="this line has 17$"):
+    with pytest.raises(BadInputError, match=r"this line has 17$"):
         split_row("|" * 17, path="M", line_no=1)
 
 
@@ -117,17 +119,15 @@ def test_names_keep_their_non_ascii_characters(tmp_path: Path) -> None:
 
 
 def test_a_bad_needed_row_names_its_line(tmp_path: Path) -> None:
-    rows = ROWS + ["C0000009|ENG|P|L1|PF|S1|Y|A9||100||SNOMEDCT_US|PT|100|Short|0|N|"]
+    rows = [*ROWS, "C0000009|ENG|P|L1|PF|S1|Y|A9||100||SNOMEDCT_US|PT|100|Short|0|N|"]
     path = _write(tmp_path / "M.RRF", rows)
     with pytest.raises(BadInputError) as info:
         MrconsoSource(path).fetch("R", "C", QUERIES)
-    assert str(info.value) == (
-        f"{path}, line 8: expected 18 fields each followed by '|'"
-    )
+    assert str(info.value) == (f"{path}, line 8: expected 18 fields each followed by '|'")
 
 
 def test_bad_rows_that_are_not_needed_are_not_read(tmp_path: Path) -> None:
-    rows = ROWS + ["garbage|MSH|", "C0000009|ENG|P|L1|PF|S1|Y|A9||5||SNOMEDCT_US|PT|5|X|0|N|"]
+    rows = [*ROWS, "garbage|MSH|", "C0000009|ENG|P|L1|PF|S1|Y|A9||5||SNOMEDCT_US|PT|5|X|0|N|"]
     assert _answers(_write(tmp_path / "M.RRF", rows)) == EXPECTED
 
 
@@ -151,7 +151,9 @@ def test_a_source_missing_from_the_file_is_warned(tmp_path: Path) -> None:
     assert result.atoms[QUERIES[2]] is None
 
 
-def test_progress_reports_bytes_up_to_the_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_reports_bytes_up_to_the_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(mrconso, "BLOCK_SIZE", 400)
     path = _write(tmp_path / "M.RRF", ROWS)
     size = path.stat().st_size
@@ -172,7 +174,9 @@ def test_current_and_missing_files_are_bad_input(tmp_path: Path) -> None:
         MrconsoSource(tmp_path).fetch("R", "C", QUERIES)
 
 
-def test_byte_ranges_cut_anywhere_own_each_line_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_byte_ranges_cut_anywhere_own_each_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(mrconso, "BLOCK_SIZE", 16)
     path = _write(tmp_path / "M.RRF", ROWS)
     size = path.stat().st_size
@@ -185,7 +189,9 @@ def test_byte_ranges_cut_anywhere_own_each_line_once(tmp_path: Path, monkeypatch
         assert left + right == whole, cut
 
 
-def test_parallel_scan_gives_the_same_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_scan_gives_the_same_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
     path = _write(tmp_path / "M.RRF", ROWS * 50)
     serial = MrconsoSource(path, workers=1).fetch("R", "C", QUERIES).atoms

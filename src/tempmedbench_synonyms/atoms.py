@@ -62,9 +62,7 @@ class AtomSource(Protocol):
     #: short name shown in reports: "mrconso" or "rest"
     name: str
 
-    def fetch(
-        self, release: str, probe_cui: str, queries: Sequence[AtomQuery]
-    ) -> FetchResult:
+    def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``release``.
 
         ``probe_cui`` is the CUI of the first concept in sorted key order; a REST source asks for
@@ -73,4 +71,3 @@ class AtomSource(Protocol):
         when the atoms cannot be had.
         """
         ...
-

@@ -5,7 +5,8 @@
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
     │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
     ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
-    └── UnavailableError              4  unavailable: UMLS unreachable, release not served, offline miss
+    └── UnavailableError              4  unavailable: UMLS unreachable, release not served,
+                                         or an offline run missing data
 
 Library code raises these; only the CLI turns them into exit codes (in one place). Messages are
 built in ``__str__`` from structured fields, and say the problem, the evidence and what to do.

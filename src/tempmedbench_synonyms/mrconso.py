@@ -1,4 +1,4 @@
-"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping only what is needed.
+"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping what is needed.
 
 A real MRCONSO.RRF is several GB and about 16 million lines, so the file is never loaded whole and
 its cost grows with the file, not with the file times the number of concepts:
@@ -8,8 +8,8 @@ its cost grows with the file, not with the file times the number of concepts:
   or decoded. Tables name a handful of SABs, so this is a small constant number of passes over
   memory already read, not one per concept.
 * For each such row set look-ups decide whether it can matter: its CODE (route ``source``), its
-  CUI (route ``cui``) or its AUI (route ``aui``). Only the rows that pass are decoded, split into their 18
-  fields and checked exactly (SPEC section 3).
+  CUI (route ``cui``) or its AUI (route ``aui``). Only the rows that pass are decoded, split into
+  their 18 fields and checked exactly (SPEC section 3).
 * A large file is cut into byte ranges that forked worker processes scan at once; their rows are
   joined in file order, so the outcome never depends on the number of workers.
 
@@ -19,6 +19,7 @@ their atoms could never be candidates (a candidate's SAB is its entry's SAB).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -51,7 +52,7 @@ BLOCK_SIZE = 1 << 18
 
 
 def split_row(line: str, *, path: str | Path, line_no: int) -> list[str]:
-    """Split one MRCONSO.RRF row into its 18 fields (SPEC section 4: a trailing ``|``, CR tolerated)."""
+    """Split one MRCONSO.RRF row into its 18 fields (SPEC 4: a trailing ``|``, CR tolerated)."""
     if line.endswith("\n"):
         line = line[:-1]
     if line.endswith("\r"):
@@ -400,7 +401,7 @@ class MrconsoSource:
         with ProcessPoolExecutor(self.workers, mp_context=get_context("fork")) as pool:
             futures = {
                 pool.submit(_scan_range, str(self.path), a, b, needs): (a, b)
-                for a, b in zip(bounds, bounds[1:], strict=False)
+                for a, b in itertools.pairwise(bounds)
                 if b > a
             }
             for future in as_completed(futures):

@@ -87,8 +87,12 @@ class Report:
             "umls_release": self.umls_release,
             "source": self.source,
             "files": {
-                path: {"expected": f.expected, "actual": f.actual, "match": f.match,
-                       "written": f.written}  # fmt: skip
+                path: {
+                    "expected": f.expected,
+                    "actual": f.actual,
+                    "match": f.match,
+                    "written": f.written,
+                }
                 for path, f in self.files.items()
             },
             "drifted": self.drifted,
@@ -98,9 +102,13 @@ class Report:
             "cache_hits": self.cache_hits,
             "message": self.message,
             "hint": self.hint,
-            "counts": {"concepts": self.concepts, "routes": self.routes,
-                       "questions": self.questions, "spans": self.spans,
-                       "manifest_files": self.manifest_files},  # fmt: skip
+            "counts": {
+                "concepts": self.concepts,
+                "routes": self.routes,
+                "questions": self.questions,
+                "spans": self.spans,
+                "manifest_files": self.manifest_files,
+            },
             "warnings": self.warnings,
         }
 
@@ -377,9 +385,7 @@ def freeze(
     report = _base_report("freeze", rebuilt)
     if report.drifted:
         report.outcome = "mismatch"
-        report.message = (
-            f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
-        )
+        report.message = f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
         report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
         return FreezeResult(report, b"", False)
     assert rebuilt.fetched.umls_release
@@ -428,4 +434,3 @@ def _update_manifest(folder: Path, rel: str, digest: str) -> None:
     else:
         lines.append(new)
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
-

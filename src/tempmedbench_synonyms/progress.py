@@ -10,9 +10,7 @@ from typing import TextIO
 class ByteProgress:
     """Report (done, total) bytes of a long scan, at most every ``interval`` seconds."""
 
-    def __init__(
-        self, label: str, *, stream: TextIO | None = None, interval: float = 0.25
-    ) -> None:
+    def __init__(self, label: str, *, stream: TextIO | None = None, interval: float = 0.25) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()

@@ -67,9 +67,7 @@ def read_manifest(folder: Path) -> dict[str, str]:
             )
         digest, rel = m.group(1), m.group(3)
         if digest != digest.lower():
-            raise ManifestError(
-                "manifest hashes are lowercase hex", path=MANIFEST, line=number
-            )
+            raise ManifestError("manifest hashes are lowercase hex", path=MANIFEST, line=number)
         _check_safe(folder, rel, line=number)
         if rel == MANIFEST:
             raise ManifestError(
@@ -147,8 +145,9 @@ def verify_manifest(
         target = folder / rel
         if not target.is_file():
             raise ManifestError(
-                "listed in MANIFEST.sha256 but missing" if not target.exists() else
-                "listed in MANIFEST.sha256 but not a file",
+                "listed in MANIFEST.sha256 but missing"
+                if not target.exists()
+                else "listed in MANIFEST.sha256 but not a file",
                 path=rel,
                 expected=expected,
             )
@@ -426,7 +425,7 @@ class SurfaceLine:
 
 
 def load_surface(folder: Path) -> list[SurfaceLine]:
-    """Read the anchored surface, split on "\\n" only (U+2028 and U+0085 may occur in a question)."""
+    """Read the anchored surface, split on "\\n" only (U+2028 and U+0085 may occur in a text)."""
     raw = _decode(_read_bytes(folder / SURFACE, what="the question surface"), path=SURFACE)
     lines = raw.split("\n")
     if lines and lines[-1] == "":

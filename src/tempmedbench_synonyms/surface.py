@@ -7,6 +7,7 @@ are refused before anything is fetched.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,7 +50,7 @@ def place_spans(
                 placed.append(PlacedSpan(start, end, key))
     for qid in sorted(by_qid):
         placed = sorted(by_qid[qid])
-        for a, b in zip(placed, placed[1:], strict=False):
+        for a, b in itertools.pairwise(placed):
             if b.start < a.end:
                 raise SpanError(
                     "two spans overlap",

@@ -7,7 +7,7 @@ Commands parse options, call the library and render its report: human text on st
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -57,7 +57,7 @@ ReleaseArg = Annotated[
     Path, typer.Argument(help="The TempMedBench release folder (the one with MANIFEST.sha256).")
 ]
 MrconsoOpt = Annotated[
-    Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.10
+    Path | None,
     typer.Option(
         "--mrconso",
         help="Take atoms from your own MRCONSO.RRF instead of the UMLS REST API; no key needed.",
@@ -67,7 +67,7 @@ BaseUrlOpt = Annotated[
     str, typer.Option("--base-url", envvar="UMLS_BASE_URL", help="UTS REST root.")
 ]
 ReleaseOverrideOpt = Annotated[
-    Optional[str],  # noqa: UP007
+    str | None,
     typer.Option(
         "--umls-release",
         help="Override the table's UMLS release ('current' allowed; hashes will then likely "
@@ -75,7 +75,7 @@ ReleaseOverrideOpt = Annotated[
     ),
 ]
 CacheDirOpt = Annotated[
-    Optional[Path],  # noqa: UP007
+    Path | None,
     typer.Option(
         "--cache-dir", envvar="TEMPMEDBENCH_CACHE_DIR", help="Cache folder for UTS answers."
     ),
@@ -92,7 +92,7 @@ RateOpt = Annotated[
 ]
 WorkersOpt = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
 KeyFileOpt = Annotated[
-    Optional[Path],  # noqa: UP007
+    Path | None,
     typer.Option(
         "--api-key-file",
         help="A file holding your UMLS API key (default: the UMLS_API_KEY environment variable).",
@@ -143,7 +143,7 @@ def build_source(
 def regenerate_command(
     release: ReleaseArg,
     out: Annotated[
-        Optional[Path],  # noqa: UP007
+        Path | None,
         typer.Option("--out", help="Write the two files under this folder instead."),
     ] = None,
     mrconso: MrconsoOpt = None,
@@ -175,7 +175,9 @@ def regenerate_command(
     """
     verbosity = _verbosity(quiet, verbose)
     configure_logging(verbosity)
-    report_fn = (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
+    report_fn = (
+        (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
+    )
     with exit_on_error(json_report=report_fn):
         source = build_source(
             mrconso=mrconso, base_url=base_url, cache_dir=cache_dir, offline=offline,
@@ -194,7 +196,7 @@ def regenerate_command(
 def check_command(
     release: ReleaseArg,
     out: Annotated[
-        Optional[Path],  # noqa: UP007
+        Path | None,
         typer.Option("--out", help="Where regenerate wrote the files, if not the release."),
     ] = None,
     json_out: JsonOpt = False,
@@ -287,5 +289,5 @@ def main() -> None:
 
 
 def regenerate_main() -> None:
-    """Entry point of ``tempmedbench-regenerate-synonyms`` (= ``tempmedbench-synonyms regenerate``)."""
+    """Entry point of ``tempmedbench-regenerate-synonyms``, the same as ``... regenerate``."""
     regenerate_app(prog_name="tempmedbench-regenerate-synonyms")

@@ -27,9 +27,7 @@ def _header(report: Report) -> list[str]:
             via = src
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
     routes = ", ".join(f"{n} {r}" for r, n in report.routes.items())
-    lines.append(
-        f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else "")
-    )
+    lines.append(f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else ""))
     lines.append(f"  questions      {report.questions}" +
                  (f", {report.spans} spans" if report.source is not None else ""))  # fmt: skip
     for w in report.warnings:
