@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test package bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,18 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## Build the wheel and sdist, install the wheel in a fresh environment, run the installed demo.
+package: $(STAMP)
+	rm -rf build/package
+	$(BIN)/python -m pip install --quiet build
+	$(BIN)/python -m build --outdir build/package/dist . > build-package.log 2>&1 || (cat build-package.log; exit 1)
+	rm -f build-package.log
+	$(PYTHON) -m venv build/package/venv
+	build/package/venv/bin/python -m pip install --quiet build/package/dist/*.whl
+	build/package/venv/bin/tempmedbench-regenerate-synonyms --help > /dev/null
+	build/package/venv/bin/python -m tempmedbench_synonyms --version
+	cd build/package && venv/bin/tempmedbench-synonyms demo --out demo-out
+
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
@@ -29,4 +41,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_rest.py
 
 clean:
-	rm -rf $(VENV) demo-out bench/out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -180,3 +180,26 @@ def test_ctrl_c_exits_130_with_a_message(
     assert (code, out) == (130, "")
     assert err == "interrupted: nothing was left half-written; run the same command again\n"
     assert outputs(mini) == []
+
+
+def test_demo_runs_the_bundled_release(tmp_path: Path) -> None:
+    code, out, err = run("demo", "--out", tmp_path / "d", "--json")
+    assert code == 0
+    assert json.loads(out)["outcome"] == "verified"
+    assert outputs(tmp_path / "d") == [SYNONYM_SURFACE, FULL_TABLE]
+    assert err.endswith("verified (exit 0): both files match expected_sha256.json\n")
+
+
+def test_demo_without_its_data_says_where_to_find_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tempmedbench_synonyms import demo
+
+    monkeypatch.setattr(demo, "_PACKAGE", tmp_path / "site-packages" / "tempmedbench_synonyms")
+    code, _, err = run("demo", "--out", tmp_path / "d")
+    assert code == 2
+    assert err == (
+        "error: the demo data is not installed with this package\n"
+        "hint: install the wheel (it carries the demo), or run from a checkout of the "
+        "repository, where it lies in fixtures/\n"
+    )

@@ -18,6 +18,7 @@ from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
@@ -264,6 +265,38 @@ def freeze_command(
     report = result.report
     if verbosity >= 0:
         echo_err(render_freeze(report))
+    if json_out:
+        print_json(report.to_json())
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("demo")
+def demo_command(
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write the two rebuilt files.")
+    ] = Path("tempmedbench-demo-out"),
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Regenerate the bundled, invented demo release from its invented MRCONSO.RRF.
+
+    Needs no UMLS licence and no network: it shows what a run looks like and checks the install.
+    It ends with both files verified (exit 0).
+
+    Example:
+
+        tempmedbench-synonyms demo --out /tmp/demo
+    """
+    verbosity = _verbosity(quiet, 0)
+    configure_logging(verbosity)
+    with exit_on_error():
+        data = demo_data()
+        progress = ByteProgress(f"scanning {data.mrconso.name}") if verbosity >= 0 else None
+        report = regenerate(
+            data.release, MrconsoSource(data.mrconso, progress=progress), out_dir=out
+        )
+    if verbosity >= 0:
+        echo_err(render_report(report))
     if json_out:
         print_json(report.to_json())
     raise typer.Exit(report.exit_code)

@@ -1,0 +1,35 @@
+"""The bundled demo: an invented release and its invented MRCONSO.RRF, found wherever they live.
+
+An installed wheel carries them as package data (``tempmedbench_synonyms/_demo``); a source
+checkout has them in ``fixtures/``. Nothing in them is UMLS or SNOMED CT content (see their READMEs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tempmedbench_synonyms.errors import BadInputError
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class DemoData:
+    release: Path
+    mrconso: Path
+
+
+def demo_data() -> DemoData:
+    """Where the demo release and MRCONSO.RRF are: in the installed package, or in the checkout."""
+    for root, release, mrconso in (
+        (_PACKAGE / "_demo", "tempmedbench-mini", "umls/MRCONSO.RRF"),
+        (_PACKAGE.parent.parent / "fixtures", "tempmedbench-mini", "umls/MRCONSO.RRF"),
+    ):
+        if (root / release / "MANIFEST.sha256").is_file() and (root / mrconso).is_file():
+            return DemoData(root / release, root / mrconso)
+    raise BadInputError(
+        "the demo data is not installed with this package",
+        hint="install the wheel (it carries the demo), or run from a checkout of the repository, "
+        "where it lies in fixtures/",
+    )
