@@ -1,7 +1,8 @@
 """The bundled demo: an invented release and its invented MRCONSO.RRF, found wherever they live.
 
 An installed wheel carries them as package data (``tempmedbench_synonyms/_demo``); a source
-checkout has them in ``fixtures/``. Nothing in them is UMLS or SNOMED CT content (see their READMEs).
+checkout has them in ``fixtures/``. Nothing in them is UMLS or SNOMED CT content (see the
+READMEs).
 """
 
 from __future__ import annotations
