@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tempmedbench_synonyms import cache as cache_module
 from tempmedbench_synonyms.cache import (
     LAYOUT,
     CacheKey,
@@ -96,9 +97,11 @@ def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
         os.umask(old)
     folders = [root, root / LAYOUT, cache.folder, cache.folder / "2099AA", tmp_path / "new"]
     assert [mode(f) for f in folders] == [0o700] * 5
-    files = [p for p in root.rglob("*") if p.is_file()]
-    assert len(files) == 3  # the entry, base.json, current.json
-    assert [mode(f) for f in files] == [0o600] * 3
+    files = sorted(p.relative_to(cache.folder).as_posix() for p in root.rglob("*") if p.is_file())
+    entry = f"2099AA/{KEY.digest()}.json"
+    token = f"2099AA/{cache_module.GENERATION_FILE}"
+    assert files == [token, entry, "base.json", "current.json"]
+    assert [mode(cache.folder / f) for f in files] == [0o600] * 4
 
 
 def test_a_write_leaves_no_temporary_file_and_replaces_atomically(tmp_path: Path) -> None:
@@ -247,5 +250,41 @@ def test_memos_are_valid_only_while_the_release_folder_is_unchanged(tmp_path: Pa
     assert cache.load_memo("2099AA", "other") is None
     memo = next(tmp_path.rglob("run.json"))
     assert mode(memo) == 0o600
-    os.utime(cache.folder / "2099AA", ns=(version + 1, version + 1))  # an entry was written
+    mtime = (cache.folder / "2099AA").stat().st_mtime_ns
+    os.utime(cache.folder / "2099AA", ns=(mtime + 1, mtime + 1))  # an entry was deleted by hand
     assert cache.load_memo("2099AA", "run") is None
+
+
+def test_an_entry_rewritten_in_the_same_clock_tick_invalidates_the_memo(tmp_path: Path) -> None:
+    """On a file system whose mtimes move in whole seconds, the folder's mtime may not change
+    when an entry is replaced; the generation token always does."""
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, ["old"])
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "run", {"answers": ["old"]}, release_version=version)
+    folder = cache.folder / "2099AA"
+    before = folder.stat().st_mtime_ns
+    cache.put(KEY, 200, ["new"])  # --refresh in another run: same name, same size
+    os.utime(folder, ns=(before, before))  # ...within the same tick of a coarse clock
+    assert folder.stat().st_mtime_ns == before
+    assert cache.load_memo("2099AA", "run") is None
+    assert cache.release_version("2099AA") != version
+
+
+def test_a_release_folder_from_before_generation_tokens_still_has_a_version(
+    tmp_path: Path,
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    (cache.folder / "2099AA" / cache_module.GENERATION_FILE).unlink()
+    mtime = (cache.folder / "2099AA").stat().st_mtime_ns
+    assert cache.release_version("2099AA") == f"{mtime}:"
+
+
+def test_info_counts_entries_not_the_generation_token(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    info = cache_info(tmp_path)
+    assert (info.entries, info.temporary_files) == (1, 0)
+    assert info.namespaces[0].releases == {"2099AA": 1}

@@ -181,6 +181,19 @@ def test_bad_rates_exit_2(tmp_path: Path, args: list[str], message: str) -> None
     assert message in result.stderr
 
 
+def test_a_dot_segment_code_is_bad_input_and_sends_nothing(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(umls_app, ["source", "SNOMEDCT_US", "..", "--umls-release", "2099AA"], tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: route source: code '..' cannot be sent to UMLS: it is made only of dots, which "
+        "HTTP clients remove from a URL path (RFC 3986, section 5.2.4), so another resource "
+        "would be asked for\n"
+        'hint: check the code: in a release, it is the concept\'s "code" in '
+        "synonyms/synonym_table_kept.json\n"
+    )
+    assert fake.seen == []
+
+
 def test_the_key_file_option(fake: FakeUts, tmp_path: Path) -> None:
     key_file = tmp_path / "umls.key"
     key_file.write_text(CANARY_KEY + "\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import traceback
 from datetime import datetime, timezone
 from email.utils import format_datetime
@@ -28,7 +29,7 @@ from tempmedbench_synonyms.client import (
 )
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.ratelimit import HEADROOM, RateLimiter
 from tempmedbench_synonyms.testing import CANARY_KEY
 
 BASE = "https://uts.invalid/rest"
@@ -167,7 +168,7 @@ def test_a_transient_error_on_page_two_is_retried_never_truncating(t: FakeTime) 
 @responses.activate(registry=OrderedRegistry)
 def test_a_404_on_a_later_page_fails_the_whole_list(t: FakeTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2))
-    responses.get(BASE + SOURCE_PATH, status=404)
+    responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
     with pytest.raises(UnavailableError, match="404 for page 2 of 2"):
         make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
 
@@ -278,7 +279,8 @@ def test_503_with_retry_after_is_honoured(t: FakeTime) -> None:
         {"status": 502, "body": "<html><body><h1>502 Bad Gateway</h1></body></html>",
          "content_type": "text/html"},
         {"status": 200, "body": "<html>maintenance</html>", "content_type": "text/html"},
-        {"status": 200, "body": '{"pageSize": 200, "result": [', "content_type": "application/json"},
+        {"status": 200, "body": '{"pageSize": 200, "result": [',
+         "content_type": "application/json"},
         {"status": 500},
         {"status": 504},
         {"status": 408},
@@ -331,6 +333,198 @@ def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: FakeTime) -> None:
         client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
     assert client.stats.requests == 1
     assert all(s < 3600 for s in t.sleeps)
+
+
+@responses.activate
+def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "150"})
+    client = make_client(t)  # the default budget: 120 s for one request
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests "
+        "with Retry-After 150 s, beyond the 120 s this tool waits for one request"
+    )
+    assert info.value.hint == (
+        "UMLS is limiting the requests from this address; run again later, perhaps with a lower "
+        "--rate: everything fetched so far is cached and will not be fetched again"
+    )
+    assert (client.stats.requests, client.stats.retries, client.stats.rate_limited) == (1, 0, 1)
+    assert t.sleeps == []
+    # The next request of any worker waits out the spacing after the last start, not 150 s;
+    # the one after it goes at the halved rate.
+    assert client.limiter.current_rate == 10.0
+    assert client.limiter.acquire() == pytest.approx(HEADROOM / 20.0)
+    assert client.limiter.acquire() == pytest.approx(HEADROOM / 10.0)
+    assert t.sleeps == [pytest.approx(HEADROOM / 20.0), pytest.approx(HEADROOM / 10.0)]
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_retry_after_that_fits_the_budget_pauses_everyone(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "100"})
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    client = make_client(t)
+    start = t.now
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001"]
+    assert client.stats.requests == 2
+    assert 100.0 <= t.now - start <= 100.25  # the retry waited out the Retry-After, once
+
+
+@responses.activate
+def test_a_429_on_the_last_attempt_pauses_no_one(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "5"})
+    client = make_client(t, retry=RetryPolicy(max_attempts=1))
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests"
+    )
+    assert client.limiter.acquire() == pytest.approx(HEADROOM / 20.0)  # no 5 s pause
+
+
+@responses.activate
+def test_a_429_without_retry_after_beyond_the_budget_pauses_no_one(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, status=429)
+    # The first backoff may be 0.5 s; the budget is 0.3 s: no retry, so no 1 s pause either.
+    client = make_client(t, retry=RetryPolicy(max_total=0.3))
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests, "
+        "beyond the 0.3 s this tool waits for one request"
+    )
+    assert t.sleeps == []
+
+
+@responses.activate
+def test_cancelling_the_client_wakes_its_retry_sleep_and_its_limiter(t: FakeTime) -> None:
+    client = make_client(t)
+    assert client.cancel_event is client.limiter.cancel_event
+    client.cancel()
+    with pytest.raises(Cancelled):
+        client.limiter.acquire()
+    client.resume()
+    assert client.limiter.acquire() == 0.0
+
+
+def test_a_client_and_its_limiter_share_one_cancel_event() -> None:
+    with pytest.raises(ValueError, match="share one cancel event"):
+        UtsClient(base_url=BASE, api_key=None, limiter=RateLimiter(5), cancel=threading.Event())
+    shared = threading.Event()
+    client = UtsClient(
+        base_url=BASE, api_key=None, limiter=RateLimiter(5, cancel=shared), cancel=shared
+    )
+    assert client.cancel_event is shared
+
+
+# -- a 200 must carry the answer asked for; a 404 must come from UTS -------------------------------
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_200_with_no_result_is_retried_not_taken_for_an_empty_list(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, json={"pageSize": 200, "pageNumber": 1, "pageCount": 1})
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001"]
+    assert (client.stats.requests, client.stats.retries) == (2, 1)
+    assert client.stats.failures == {"not_json": 1}
+
+
+@pytest.mark.parametrize(
+    ("later_page", "problem"),
+    [
+        (page(None, number=2, count=2), "a JSON body whose 'result' is null, not a non-empty "
+         "JSON list"),
+        (page([], number=2, count=2), "a JSON body whose 'result' is an empty list, not a "
+         "non-empty JSON list"),
+        ({"pageNumber": 2, "pageCount": 2}, "a JSON body that has no 'result'"),
+        (page({"ui": "A9"}, number=2, count=2), "a JSON body whose 'result' is an object, not "
+         "a non-empty JSON list"),
+        ([1, 2], "a JSON body that is not an object"),
+    ],
+    ids=["null", "empty", "absent", "object", "not-an-object"],
+)  # fmt: skip
+@responses.activate(registry=OrderedRegistry)
+def test_a_later_page_without_items_is_retried_never_shortening_the_list(
+    t: FakeTime, later_page: Any, problem: str
+) -> None:
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2),
+                  match=[params(**ATOM_PARAMS)])  # fmt: skip
+    two = [params(**ATOM_PARAMS, pageNumber="2")]
+    responses.get(BASE + SOURCE_PATH, json=later_page, match=two)
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000002")], number=2, count=2),
+                  match=two)  # fmt: skip
+    client = make_client(t)
+    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
+    assert (client.stats.requests, client.stats.retries) == (3, 1)
+    # And if it never comes right, the list fails whole, naming what was wrong.
+    responses.reset()
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2),
+                  match=[params(**ATOM_PARAMS)])  # fmt: skip
+    for _ in range(4):
+        responses.get(BASE + SOURCE_PATH, json=later_page, match=two)
+    failing = make_client(t, retry=RetryPolicy(max_attempts=4))
+    with pytest.raises(UnavailableError) as info:
+        failing.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"UMLS could not answer {SOURCE_PATH} after 4 attempts: HTTP 200 with {problem}"
+    )
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_an_empty_first_page_is_an_empty_list(t: FakeTime) -> None:
+    responses.get(BASE + SOURCE_PATH, json=page([]))
+    client = make_client(t)
+    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) == []
+    assert client.stats.requests == 1
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_concept_with_a_null_result_is_retried(t: FakeTime) -> None:
+    path = f"{BASE}/content/2099AA/CUI/C9000001"
+    responses.get(path, json={"pageSize": 25, "result": None})
+    responses.get(path, json=page({"ui": "C9000001", "atoms": f"{LINK}/CUI/C9000001/atoms"}))
+    client = make_client(t)
+    concept = client.get_concept("2099AA", "C9000001")
+    assert concept is not None and concept.release == "2099AA"
+    assert (client.stats.requests, client.stats.retries) == (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "shown"),
+    [
+        ("Not Found", "text/plain", "text/plain"),
+        ("<html><body><h1>404 Not Found</h1></body></html>", "text/html", "text/html"),
+        ("", None, "no content type"),
+        ('"not found"', "application/json", "application/json"),
+    ],
+    ids=["text", "html", "empty", "json-string"],
+)
+@responses.activate
+def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
+    t: FakeTime, body: str, content_type: str | None, shown: str
+) -> None:
+    response = responses.Response(responses.GET, BASE + SOURCE_PATH, status=404, body=body)
+    if content_type is None:
+        response.content_type = None  # type: ignore[assignment]
+    else:
+        response.content_type = content_type
+    responses.add(response)
+    client = make_client(t)
+    with pytest.raises(UnavailableError) as info:
+        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    assert str(info.value) == (
+        f"{BASE} answered HTTP 404 for {SOURCE_PATH} with a {shown} body, not the JSON the UMLS "
+        "REST API sends: this does not look like the UMLS REST API"
+    )
+    assert info.value.hint == (
+        "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+        "and a UTS base URL ends in /rest"
+    )
+    assert client.stats.requests == 1  # not retried
 
 
 @pytest.mark.parametrize(

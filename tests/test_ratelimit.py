@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import pytest
 
@@ -11,10 +12,13 @@ from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.ratelimit import (
     HEADROOM,
     MARGIN,
+    MAX_PAUSE,
     MAX_RATE,
+    Cancelled,
     RateLimiter,
     check_rate,
 )
+from tempmedbench_synonyms.testing import VirtualTime
 
 
 class FakeTime:
@@ -83,6 +87,43 @@ def test_rates_outside_0_to_20_are_refused(bad: object) -> None:
 def test_rate_above_the_uts_limit_names_the_terms() -> None:
     with pytest.raises(BadInputError, match=r"above 20 requests a second.*terms of use"):
         RateLimiter(25)
+
+
+@pytest.mark.parametrize(
+    ("rate", "message", "hint"),
+    [
+        (
+            25,
+            "--rate: --rate 25 is out of range: it is above 20 requests a second, the most the "
+            "UMLS Terminology Services terms of use allow from one IP address",
+            "use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
+        ),
+        (
+            0,
+            "--rate: --rate 0 is out of range: it must be more than 0 requests a second",
+            "the default is 15 requests a second, and at most 20 is allowed",
+        ),
+        (
+            -1.5,
+            "--rate: --rate -1.5 is out of range: it must be more than 0 requests a second",
+            "the default is 15 requests a second, and at most 20 is allowed",
+        ),
+        (
+            float("nan"),
+            "--rate: --rate nan is out of range: it must be more than 0 requests a second",
+            "the default is 15 requests a second, and at most 20 is allowed",
+        ),
+        (
+            "fast",
+            "--rate: --rate 'fast' is not a number of requests a second",
+            "give a number above 0 and at most 20; the default is 15",
+        ),
+    ],
+)
+def test_rate_messages_say_the_range_and_give_a_hint(rate: object, message: str, hint: str) -> None:
+    with pytest.raises(BadInputError) as info:
+        check_rate(rate)  # type: ignore[arg-type]
+    assert (str(info.value), info.value.hint, info.value.key) == (message, hint, "--rate")
 
 
 def test_rate_of_exactly_20_is_allowed() -> None:
@@ -211,3 +252,97 @@ def test_after_a_429_the_window_follows_the_lower_rate() -> None:
         limiter.acquire()
         starts.append(t.now)
     assert max(sum(1 for s in starts if a <= s < a + 1.0) for a in starts) == 4
+
+
+# -- cancelling: no thread sleeps out a pause once the run is over --------------------------------
+
+
+def test_cancel_wakes_a_thread_waiting_out_a_429_pause() -> None:
+    """Two threads on virtual time: one waits out a 100 s pause, the other cancels the run."""
+    vt = VirtualTime()
+    cancel = threading.Event()
+    limiter = RateLimiter(10, clock=vt.clock, sleep=vt.interruptible(cancel), cancel=cancel)
+    limiter.acquire()
+    limiter.penalise(100.0)
+    outcome: list[object] = []
+
+    def worker() -> None:
+        try:
+            outcome.append(limiter.acquire())
+        except Cancelled as err:
+            outcome.append(err)
+
+    th = threading.Thread(target=worker)
+    th.start()
+    assert vt.blocked.wait(5.0)  # the worker is asleep in the pause
+    limiter.cancel()
+    th.join(5.0)
+    assert not th.is_alive()
+    assert [str(e) for e in outcome] == ["the run was stopped before this request was sent"]
+    assert isinstance(outcome[0], Cancelled) and outcome[0].exit_code == 4
+    assert vt.cut_short == [100.0]  # the whole pause was left unslept...
+    assert (vt.now, vt.sleeps) == (1000.0, [])  # ...and the clock never moved
+
+
+def test_the_default_sleep_is_the_cancel_events_wait() -> None:
+    """Without an injected sleep the limiter waits on its cancel event, not in time.sleep."""
+    vt = VirtualTime()
+    limiter = RateLimiter(10, clock=vt.clock)
+    limiter.penalise(MAX_PAUSE)  # two minutes of real waiting, unless the cancel wakes it
+    ended: list[float] = []
+
+    def worker() -> None:
+        start = time.monotonic()
+        with pytest.raises(Cancelled):
+            limiter.acquire()
+        ended.append(time.monotonic() - start)
+
+    th = threading.Thread(target=worker, daemon=True)
+    th.start()
+    time.sleep(0.05)  # let it fall asleep (if it has not, it is cancelled before it does)
+    limiter.cancel()
+    th.join(5.0)
+    assert not th.is_alive() and len(ended) == 1 and ended[0] < 5.0
+
+
+def test_a_cancelled_limiter_starts_nothing_and_sleeps_not() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
+    limiter.acquire()
+    limiter.cancel()
+    with pytest.raises(Cancelled):
+        limiter.acquire()
+    assert t.sleeps == []
+
+
+def test_an_injected_sleep_that_ignores_the_event_still_ends_in_cancelled() -> None:
+    """The limiter looks at the event after every sleep, whatever the sleep does."""
+    t = FakeTime()
+    limiter = RateLimiter(10, clock=t.clock)
+
+    def sleep_then_cancelled(seconds: float) -> None:
+        t.sleep(seconds)
+        limiter.cancel()  # Ctrl-C while this thread slept
+
+    limiter._sleep = sleep_then_cancelled
+    limiter.acquire()
+    with pytest.raises(Cancelled):
+        limiter.acquire()
+    assert t.sleeps == [pytest.approx(HEADROOM / 10)]
+    assert len(limiter._starts) == 1  # the cancelled start was not counted
+
+
+def test_no_pause_is_longer_than_the_retry_budget() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
+    limiter.penalise(3600.0)
+    limiter.acquire()
+    assert t.sleeps == [MAX_PAUSE] and MAX_PAUSE == 120.0
+
+
+def test_slow_down_halves_the_rate_without_a_pause() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
+    assert limiter.slow_down() == 5.0
+    limiter.acquire()
+    assert t.sleeps == []

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import pytest
 from tempmedbench_synonyms.cache import ResponseCache
 from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import regenerate
 from tempmedbench_synonyms.ratelimit import RateLimiter
@@ -297,3 +299,115 @@ def test_the_canary_key_appears_nowhere(
     }
     assert "retrying" in caplog.text and "/rest/content/2099AA/" in caplog.text
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+
+
+# -- a long Retry-After, Ctrl-C, a wrong base URL, over real sockets -------------------------------
+
+
+def _mini_cli(base_url: str, cache: Path, out: Path) -> list[str]:
+    return [
+        sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()",
+        "regenerate", str(MINI), "--base-url", base_url, "--cache-dir", str(cache),
+        "--out", str(out), "--rate", "20", "--workers", "8", "--json",
+    ]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["UMLS_API_KEY"] = CANARY_KEY
+    return env
+
+
+def test_a_retry_after_beyond_the_budget_ends_the_run_promptly_as_unavailable(
+    tmp_path: Path,
+) -> None:
+    """Every atoms request gets 429 with Retry-After 150 s (the budget of one request is 120 s):
+    the run fails at once, instead of every worker sleeping out 150 s first."""
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(MINI_MRCONSO),
+        api_key=CANARY_KEY,
+        faults=Faults(script=[None], rate=1.0, kinds=("429",), retry_after="150"),
+    )
+    with FakeUtsServer(fake) as server:
+        start = time.monotonic()
+        run = subprocess.run(
+            _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
+            env=_env(), capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+        elapsed = time.monotonic() - start
+    report = json.loads(run.stdout)
+    assert (run.returncode, report["outcome"], report["exit_code"]) == (4, "unavailable", 4)
+    assert re.fullmatch(
+        r"UMLS could not answer /content/2099AA/\S+ after 1 attempts: HTTP 429 Too Many "
+        r"Requests with Retry-After 150 s, beyond the 120 s this tool waits for one request",
+        report["message"],
+    ), report["message"]
+    assert elapsed < 10.0, elapsed
+    # The probe, then at most one request per worker before the first failure stopped them.
+    assert fake.count(200) == 1 and 1 <= fake.count(429) <= 8
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.json"))
+
+
+def test_ctrl_c_during_a_429_pause_ends_the_run_promptly(tmp_path: Path) -> None:
+    """A Retry-After of 60 s fits the budget, so every worker pauses; Ctrl-C must not wait."""
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(MINI_MRCONSO),
+        api_key=CANARY_KEY,
+        faults=Faults(script=[None], rate=1.0, kinds=("429",), retry_after="60"),
+    )
+    with FakeUtsServer(fake) as server:
+        proc = subprocess.Popen(
+            _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while fake.count(429) < 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert fake.count(429) >= 1
+        time.sleep(0.3)  # the workers are asleep in the pause by now
+        sent = len(fake.seen)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - start
+    assert proc.returncode == 130, err.decode()
+    assert elapsed < 5.0, elapsed
+    assert len(fake.seen) == sent  # nothing was sent after Ctrl-C
+    assert "interrupted: nothing was left half-written" in err.decode()
+    assert find_secret(CANARY_KEY, texts={"out": out.decode(), "err": err.decode()}) == []
+
+
+def test_a_base_url_without_rest_is_not_taken_for_a_release_not_served(tmp_path: Path) -> None:
+    """The server's own 404 (text/plain, outside /rest) is not UTS's "not found"."""
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as server:
+        wrong = server.base_url.removesuffix("/rest")
+        with pytest.raises(UnavailableError) as info:
+            regenerate(MINI, fast_source(wrong, tmp_path / "c"), out_dir=tmp_path / "out")
+        # And again: the answer was not cached, so it is not remembered as "not served".
+        with pytest.raises(UnavailableError) as again:
+            regenerate(MINI, fast_source(wrong, tmp_path / "c"), out_dir=tmp_path / "out")
+    assert re.fullmatch(
+        re.escape(wrong) + r" answered HTTP 404 for /content/2099AA/CUI/C\d+ with a text/plain "
+        r"body, not the JSON the UMLS REST API sends: this does not look like the UMLS REST API",
+        str(info.value),
+    ), str(info.value)
+    assert info.value.hint == (
+        "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+        "and a UTS base URL ends in /rest"
+    )
+    assert str(again.value) == str(info.value)
+    assert fake.seen == []  # nothing reached the fake UTS under /rest
+    assert not list((tmp_path / "c").rglob("*.json"))
+
+
+def test_current_behind_a_base_url_with_content_in_its_path(
+    tmp_path: Path, mini_by_mrconso: dict[str, bytes]
+) -> None:
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
+    with FakeUtsServer(fake, prefix="/content/mirror/rest") as server:
+        assert "/content/" in server.base_url
+        report = regenerate(MINI, fast_source(server.base_url, tmp_path / "c"),
+                            out_dir=tmp_path / "out", umls_release="current")  # fmt: skip
+    assert (report.outcome, report.umls_release) == ("verified", "2099AA"), report.message
+    assert outputs(tmp_path / "out") == mini_by_mrconso

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import random
+import re
 import socket
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import responses
 from responses import matchers
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.cache import LAYOUT, ResponseCache
+from tempmedbench_synonyms.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
@@ -29,6 +36,7 @@ from tempmedbench_synonyms.rest_source import (
     FetchProgress,
     RestAtomSource,
     build_rest_source,
+    request_for,
 )
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
@@ -39,6 +47,7 @@ from tempmedbench_synonyms.testing import (
     add_fake_uts,
     find_secret,
 )
+from tempmedbench_synonyms.uts_models import UtsAtom
 
 BASE = "https://uts.invalid/rest"
 REL = "2099AA"
@@ -51,15 +60,22 @@ ATOM_PARAMS = {
 
 ROWS = [
     # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
-    "C9000001|ENG|P|L9000001|PF|S9000001|Y|A90000001||1000001||SNOMEDCT_US|PT|1000001|Invented fever|0|N||",
-    "C9000001|ENG|S|L9000002|PF|S9000002|Y|A90000002||1000001||SNOMEDCT_US|SY|1000001|Made-up pyrexia|0|N||",
-    "C9000001|ENG|S|L9000003|PF|S9000003|Y|A90000003||1000001||SNOMEDCT_US|SY|1000001|Old fever term|0|O||",
-    "C9000001|ENG|S|L9000004|PF|S9000004|Y|A90000004||1000001||SNOMEDCT_US|SY|1000001|Hidden fever|0|E||",
-    "C9000001|FRE|S|L9000005|PF|S9000005|Y|A90000005||1000001||SNOMEDCT_US|SY|1000001|Fièvre inventée|0|N||",
+    "C9000001|ENG|P|L9000001|PF|S9000001|Y|A90000001||1000001||"
+    "SNOMEDCT_US|PT|1000001|Invented fever|0|N||",
+    "C9000001|ENG|S|L9000002|PF|S9000002|Y|A90000002||1000001||"
+    "SNOMEDCT_US|SY|1000001|Made-up pyrexia|0|N||",
+    "C9000001|ENG|S|L9000003|PF|S9000003|Y|A90000003||1000001||"
+    "SNOMEDCT_US|SY|1000001|Old fever term|0|O||",
+    "C9000001|ENG|S|L9000004|PF|S9000004|Y|A90000004||1000001||"
+    "SNOMEDCT_US|SY|1000001|Hidden fever|0|E||",
+    "C9000001|FRE|S|L9000005|PF|S9000005|Y|A90000005||1000001||"
+    "SNOMEDCT_US|SY|1000001|Fièvre inventée|0|N||",
     "C9000001|ENG|P|L9000006|PF|S9000006|Y|A90000006||||MTH|PN|NOCODE|Invented Fever|0|N||",
-    "C9000002|ENG|P|L9000007|PF|S9000007|Y|A90000007||||RXNORM|SCD|7000001|invented tablet 5 mg|0|N||",
+    "C9000002|ENG|P|L9000007|PF|S9000007|Y|A90000007||||"
+    "RXNORM|SCD|7000001|invented tablet 5 mg|0|N||",
     "C9000002|ENG|S|L9000008|PF|S9000008|Y|A90000008||||RXNORM|SY|7000001|made-up pill|0|N||",
-    "C9000003|ENG|P|L9000009|PF|S9000009|Y|A90000009||2000002||SNOMEDCT_US|PT|2000002|Invented cough|0|N||",
+    "C9000003|ENG|P|L9000009|PF|S9000009|Y|A90000009||2000002||"
+    "SNOMEDCT_US|PT|2000002|Invented cough|0|N||",
 ]
 Q_SOURCE = AtomQuery("source", "SNOMEDCT_US", "1000001")
 Q_CUI = AtomQuery("cui", "RXNORM", "C9000002")
@@ -274,6 +290,304 @@ def test_a_release_that_is_not_served_is_unavailable_and_fetches_no_atoms(tmp_pa
     with pytest.raises(UnavailableError, match="not served"):
         source(make_uts(tmp_path, offline=True)).fetch("2098AB", "C9000001", QUERIES)
     assert len(fake.seen) == 1
+
+
+NOT_SERVED_CHECK = (
+    "check the table's umls_release or --umls-release; UTS serves only some releases (see "
+    "https://documentation.uts.nlm.nih.gov/rest/home.html), and a local MRCONSO.RRF of that "
+    "release works with --mrconso PATH"
+)
+
+
+@responses.activate
+def test_a_not_served_verdict_from_the_cache_says_so_and_when(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    now = [1_700_000_000.0]  # 2023-11-14 22:13:20 UTC
+    with pytest.raises(UnavailableError) as live:
+        source(make_uts(tmp_path, now=now)).fetch("2098AB", "C9000001", QUERIES)
+    assert live.value.hint == NOT_SERVED_CHECK
+    now[0] += 90 * 24 * 3600
+    with pytest.raises(UnavailableError) as cached:
+        source(make_uts(tmp_path, now=now)).fetch("2098AB", "C9000001", QUERIES)
+    assert str(cached.value) == (
+        f"UMLS release 2098AB is not served at {BASE}, as the cache says: its probe concept "
+        "C9000001 answered 404 Not Found when asked on 2023-11-14 22:13 UTC"
+    )
+    assert cached.value.hint == (
+        "that answer may be out of date: run again with --refresh to ask UMLS again; if it "
+        f"still answers 404, {NOT_SERVED_CHECK}"
+    )
+    with pytest.raises(UnavailableError) as offline:
+        source(make_uts(tmp_path, offline=True, now=now)).fetch("2098AB", "C9000001", QUERIES)
+    assert str(offline.value) == str(cached.value)
+    assert offline.value.hint == (
+        "that answer may be out of date: run again with --refresh instead of --offline to ask "
+        f"UMLS again; if it still answers 404, {NOT_SERVED_CHECK}"
+    )
+    assert len(fake.seen) == 1
+    # --refresh asks again; UMLS serves it now.
+    fake.data.served.add("2098AB")
+    result = source(make_uts(tmp_path, refresh=True)).fetch("2098AB", "C9000001", [Q_AUI])
+    assert result.umls_release == "2098AB" and result.atoms[Q_AUI] is not None
+
+
+@responses.activate
+def test_a_not_found_without_a_json_body_is_neither_cached_nor_taken_for_not_served(
+    tmp_path: Path,
+) -> None:
+    # A base URL that is not the UMLS REST API: a web server's plain 404 for everything.
+    responses.get(re.compile(re.escape(BASE) + "/.*"), status=404, body="Not Found")
+    with pytest.raises(UnavailableError) as info:
+        source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert str(info.value) == (
+        f"{BASE} answered HTTP 404 for /content/{REL}/CUI/C9000001 with a text/plain body, not "
+        "the JSON the UMLS REST API sends: this does not look like the UMLS REST API"
+    )
+    assert not list((tmp_path / LAYOUT).rglob("*.json"))  # nothing cached
+    with pytest.raises(UnavailableError, match="does not look like the UMLS REST API"):
+        source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert len(responses.calls) == 2  # asked again: nothing was remembered
+
+
+@responses.activate
+def test_an_atoms_answer_without_result_is_never_cached(tmp_path: Path) -> None:
+    # Registered before the fake, so this path gets a 200 with no 'result' for each of the 4
+    # attempts (responses uses up the first of several matches; the fake would answer a 5th).
+    path = f"/content/{REL}/source/SNOMEDCT_US/1000001/atoms"
+    for _ in range(4):
+        responses.get(BASE + path, json={"pageSize": 200, "pageNumber": 1, "pageCount": 1})
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    with pytest.raises(UnavailableError) as info:
+        source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_AUI])
+    assert str(info.value) == (
+        f"UMLS could not answer {path} after 4 attempts: HTTP 200 with a JSON body that has no "
+        "'result'"
+    )
+    cache = ResponseCache(tmp_path, BASE)
+    key = CacheKey.make(REL, path, ATOM_PARAMS)
+    assert cache.get(key) is None  # not cached as an empty list
+    assert sum(1 for c in responses.calls if urlsplit(c.request.url).path.endswith(path)) == 4
+
+
+# -- identifiers that cannot be sent as they are ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (AtomQuery("source", "SNOMEDCT_US", ".."),
+         "route source: code '..' cannot be sent to UMLS: it is made only of dots, which HTTP "
+         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
+         "be asked for"),
+        (AtomQuery("source", "SNOMEDCT_US", "."),
+         "route source: code '.' cannot be sent to UMLS: it is made only of dots, which HTTP "
+         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
+         "be asked for"),
+        (AtomQuery("cui", "MTH", "..."),
+         "route cui: cui '...' cannot be sent to UMLS: it is made only of dots, which HTTP "
+         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
+         "be asked for"),
+        (AtomQuery("aui", "MTH", ""), "route aui: aui '' cannot be sent to UMLS: it is empty"),
+        (AtomQuery("source", "LNC", "12\x00"),
+         "route source: code '12\\x00' cannot be sent to UMLS: it contains the control "
+         "character U+0000"),
+        (AtomQuery("aui", "MTH", "A1\n"),
+         "route aui: aui 'A1\\n' cannot be sent to UMLS: it contains the control character "
+         "U+000A"),
+        (AtomQuery("source", "..", "1000001"),
+         "route source: sab '..' cannot be sent to UMLS: it is made only of dots, which HTTP "
+         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
+         "be asked for"),
+    ],
+)  # fmt: skip
+def test_identifiers_an_http_client_would_rewrite_are_bad_input(
+    query: AtomQuery, message: str
+) -> None:
+    with pytest.raises(BadInputError) as info:
+        request_for(REL, query)
+    assert str(info.value) == message
+    field = "sab" if query.sab == ".." else {"source": "code"}.get(query.route, query.route)
+    assert info.value.hint == (
+        f'check the {field}: in a release, it is the concept\'s "{field}" in '
+        "synonyms/synonym_table_kept.json"
+    )
+
+
+def test_identifiers_with_dots_among_other_characters_are_sent_encoded() -> None:
+    assert request_for(REL, AtomQuery("source", "LNC", "1.2"))[0] == (
+        f"/content/{REL}/source/LNC/1.2/atoms"
+    )
+    assert request_for(REL, AtomQuery("source", "LNC", "../x"))[0] == (
+        f"/content/{REL}/source/LNC/..%2Fx/atoms"
+    )
+
+
+@responses.activate
+def test_a_bad_identifier_stops_the_run_before_any_request(tmp_path: Path) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    queries = [Q_SOURCE, AtomQuery("source", "SNOMEDCT_US", "..")]
+    with pytest.raises(BadInputError, match=r"route source: code '\.\.' cannot be sent"):
+        source(make_uts(tmp_path)).fetch(REL, "C9000001", queries)
+    assert fake.seen == []
+
+
+# -- `current` behind a base URL whose path holds "content" ----------------------------------------
+
+
+def test_current_is_resolved_behind_a_base_url_with_content_in_its_path(tmp_path: Path) -> None:
+    mirror = "https://mirror.invalid/content/uts/rest"
+    fake = fake_uts()
+    with responses.RequestsMock() as rsps:
+        add_fake_uts(rsps, fake, base_url=mirror)
+        client = UtsClient(base_url=mirror, api_key=ApiKey(CANARY_KEY),
+                           limiter=_virtual_limiter(), sleep=lambda s: None)  # fmt: skip
+        uts = CachedUts(client, ResponseCache(tmp_path, mirror))
+        result = source(uts).fetch("current", "C9000001", QUERIES)
+    assert result.umls_release == REL
+    assert [p for p in seen_paths(fake) if "current" in p] == ["/content/current/CUI/C9000001"]
+    assert {p.split("/")[2] for p in seen_paths(fake)} == {"current", REL}
+    assert result.atoms[Q_AUI] is not None
+
+
+# -- cancelling: an error or Ctrl-C stops every worker at once -------------------------------------
+
+
+def _cancellable_uts(tmp_path: Path, vt: VirtualTime) -> CachedUts:
+    """A client on virtual time whose long sleeps block until the run is cancelled."""
+    cancel = threading.Event()
+    sleep = vt.interruptible(cancel)
+    client = UtsClient(
+        base_url=BASE,
+        api_key=ApiKey(CANARY_KEY),
+        limiter=RateLimiter(20, clock=vt.clock, sleep=sleep, cancel=cancel),
+        clock=vt.clock,
+        sleep=sleep,
+        rng=random.Random(1),
+        cancel=cancel,
+    )
+    return CachedUts(client, ResponseCache(tmp_path, BASE))
+
+
+def _concept_json(cui: str) -> dict[str, Any]:
+    return {"result": {"ui": cui, "atoms": f"{BASE}/content/{REL}/CUI/{cui}/atoms"}}
+
+
+MANY = [AtomQuery("aui", "MTH", f"A9{k:07d}") for k in range(1, 9)]
+
+
+def _aui_json(aui: str) -> dict[str, Any]:
+    return {"result": {"ui": aui, "name": aui, "termType": "PN", "rootSource": "MTH",
+                       "language": "ENG", "obsolete": "false", "suppressible": "false",
+                       "concept": f"{BASE}/content/{REL}/CUI/C9000001"}}  # fmt: skip
+
+
+def _no_workers_left() -> bool:
+    return not [t for t in threading.enumerate() if t.name.startswith("uts-worker")]
+
+
+@responses.activate
+def test_a_retry_after_beyond_the_budget_ends_the_run_without_pausing_the_others(
+    tmp_path: Path,
+) -> None:
+    """Two workers on virtual time: one request gets a 150 s Retry-After (the budget is 120 s);
+    it fails at once, the run ends unavailable, and no worker sleeps out the 150 s."""
+    vt = VirtualTime()
+    responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json=_concept_json("C9000001"))
+    responses.get(f"{BASE}/content/{REL}/AUI/{MANY[0].ident}", status=429,
+                  headers={"Retry-After": "150"})  # fmt: skip
+    for q in MANY[1:]:
+        responses.get(f"{BASE}/content/{REL}/AUI/{q.ident}", json=_aui_json(q.ident))
+    uts = _cancellable_uts(tmp_path, vt)
+    with pytest.raises(UnavailableError) as info:
+        source(uts, workers=2).fetch(REL, "C9000001", MANY)
+    assert str(info.value) == (
+        f"UMLS could not answer /content/{REL}/AUI/{MANY[0].ident} after 1 attempts: HTTP 429 "
+        "Too Many Requests with Retry-After 150 s, beyond the 120 s this tool waits for one "
+        "request"
+    )
+    assert vt.now - 1000.0 < 10.0  # nobody waited out the Retry-After, even on virtual time
+    assert not any(s >= 150 for s in vt.sleeps + vt.cut_short)
+    assert uts.client is not None and uts.client.cancelled  # the others were told to stop
+    assert _no_workers_left()
+
+
+@responses.activate
+def test_ctrl_c_during_a_429_pause_ends_the_fetch_at_once(tmp_path: Path) -> None:
+    """Two workers on virtual time: a 60 s Retry-After fits the budget, so every worker pauses;
+    Ctrl-C then wakes them all, and no one sleeps out the pause."""
+    vt = VirtualTime()
+    responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json=_concept_json("C9000001"))
+    for q in MANY:
+        responses.get(f"{BASE}/content/{REL}/AUI/{q.ident}", status=429,
+                      headers={"Retry-After": "60"})  # fmt: skip
+    uts = _cancellable_uts(tmp_path, vt)
+    client = uts.client
+    assert client is not None
+
+    def ctrl_c(done: int, total: int) -> None:
+        if vt.blocked.is_set():  # a worker is asleep in the 60 s pause
+            raise KeyboardInterrupt
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        source(uts, workers=2, progress=ctrl_c).fetch(REL, "C9000001", MANY)
+    assert time.monotonic() - start < 5.0
+    assert vt.now - 1000.0 < 60.0  # the clock never reached the end of the pause
+    assert vt.cut_short and all(s >= 60.0 for s in vt.cut_short)
+    assert client.stats.rate_limited >= 1
+    assert client.cancelled and _no_workers_left()
+
+
+# -- the memo follows the package version and every entry written ----------------------------------
+
+
+@responses.activate
+def test_a_memo_of_another_version_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memo holds atoms already mapped by to_atom(); an upgrade may map them otherwise."""
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI])
+    assert cold.atoms[Q_AUI] == (
+        Atom("A90000009", "Invented cough", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),
+    )
+    # An upgrade whose mapping differs (here: names upper-cased).
+    real = UtsAtom.to_atom
+    monkeypatch.setattr(
+        UtsAtom, "to_atom", lambda self: replace(real(self), name=self.name.upper())
+    )
+    monkeypatch.setattr(tempmedbench_synonyms, "__version__", "99.0.0")
+    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI])
+    assert warm.atoms[Q_AUI] == (
+        Atom("A90000009", "INVENTED COUGH", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),
+    )
+    assert (warm.requests, warm.cache_hits) == (0, 2)  # from the entries, not from UMLS
+    memos = sorted(p.name for p in (tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
+    assert len(memos) == 2  # one per version: switching back does not rebuild either
+
+
+@responses.activate
+def test_a_memo_is_dropped_when_an_entry_is_rewritten_in_the_same_clock_tick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_uts()
+    add_fake_uts(responses.mock, fake, base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    cache = ResponseCache(tmp_path, BASE)
+    folder = cache.folder / REL
+    before = folder.stat().st_mtime_ns
+    # Another run rewrites one answer (UMLS renamed the atom) within the same mtime tick.
+    path, params = request_for(REL, Q_AUI)
+    key = CacheKey.make(REL, path, params)
+    entry = cache.get(key)
+    assert entry is not None
+    cache.put(key, 200, {**entry.result, "name": "Renamed cough"})
+    os.utime(folder, ns=(before, before))
+    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
+    assert [a.name for a in warm.atoms[Q_AUI] or ()] == ["Renamed cough"]
+    assert warm.requests == 0
 
 
 @responses.activate
@@ -491,7 +805,7 @@ def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
         ({"rate": 21}, "above 20 requests a second"),
         ({"rate": 0}, "more than 0"),
         ({"rate": -5}, "more than 0"),
-        ({"workers": 0}, "--workers must be at least 1"),
+        ({"workers": 0}, "--workers 0 is out of range: it must be at least 1"),
         ({"offline": True, "refresh": True}, "contradict"),
     ],
 )
@@ -499,6 +813,51 @@ def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message
     with pytest.raises(BadInputError, match=message) as info:
         build(tmp_path, **kw)
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("kw", "message", "hint"),
+    [
+        (
+            {"rate": 25},
+            "--rate: --rate 25 is out of range: it is above 20 requests a second, the most the "
+            "UMLS Terminology Services terms of use allow from one IP address",
+            "use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
+        ),
+        (
+            {"rate": 0},
+            "--rate: --rate 0 is out of range: it must be more than 0 requests a second",
+            "the default is 15 requests a second, and at most 20 is allowed",
+        ),
+        (
+            {"workers": 0},
+            "--workers: --workers 0 is out of range: it must be at least 1",
+            "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
+        ),
+        (
+            {"workers": -3, "offline": True},
+            "--workers: --workers -3 is out of range: it must be at least 1",
+            "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
+        ),
+    ],
+)
+def test_factory_checks_rate_and_workers_with_a_hint(
+    tmp_path: Path, kw: dict[str, Any], message: str, hint: str
+) -> None:
+    """The CLI leaves these checks to the factory (they mean nothing to --mrconso)."""
+    with pytest.raises(BadInputError) as info:
+        build(tmp_path, **kw)
+    assert (str(info.value), info.value.hint, info.value.exit_code) == (message, hint, 2)
+    assert not (tmp_path / LAYOUT).exists()  # refused before the cache was touched
+
+
+def test_the_factory_shares_one_cancel_event(tmp_path: Path) -> None:
+    src = build(tmp_path)
+    client = src.uts.client
+    assert client is not None
+    assert client.cancel_event is client.limiter.cancel_event
+    client.cancel()
+    assert client.limiter.cancel_event.is_set()
 
 
 def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

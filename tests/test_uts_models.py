@@ -144,6 +144,40 @@ def test_an_old_concept_with_bare_semantic_types_and_no_links() -> None:
     assert concept.release is None
 
 
+@pytest.mark.parametrize(
+    ("link", "base_url", "expected"),
+    [
+        # A base URL whose own path holds a "content" segment (a mirror, a proxy).
+        ("https://m.invalid/content/uts/rest/content/2025AB/CUI/C9000001",
+         "https://m.invalid/content/uts/rest", "2025AB"),
+        ("https://m.invalid/content/uts/rest/content/2025AB/CUI/C9000001", None, "2025AB"),
+        ("https://m.invalid/content/uts/rest/content/2025AB/CUI/C9000001/atoms/preferred", None,
+         "2025AB"),
+        # A source code named "content": the last "content" is not the version's either.
+        ("https://uts.invalid/rest/content/2025AB/source/XYZ/content/atoms", None, "2025AB"),
+        ("https://uts.invalid/rest/content/2025AB/source/XYZ/content/atoms",
+         "https://uts.invalid/rest/", "2025AB"),
+        ("https://uts.invalid/rest/content/2025AB/AUI/A9", "https://uts.invalid/rest", "2025AB"),
+        # Links elsewhere than the base URL are read by their structure.
+        ("https://uts-ws.invalid/rest/content/2099AA/CUI/C9", "https://m.invalid/rest", "2099AA"),
+        ("https://uts.invalid/rest/content/2025AB", None, None),
+        ("https://uts.invalid/rest/content/2025AB/TUI/T999", None, None),
+    ],
+)  # fmt: skip
+def test_release_of_is_not_fooled_by_a_content_segment_elsewhere(
+    link: str, base_url: str | None, expected: str | None
+) -> None:
+    assert release_of(link, base_url) == expected
+
+
+def test_a_concept_reads_its_release_after_the_base_url() -> None:
+    base = "https://m.invalid/content/uts/rest"
+    concept = UtsConcept.model_validate(
+        {"ui": "C9000001", "atoms": f"{base}/content/2025AB/CUI/C9000001/atoms"}
+    )
+    assert (concept.release, concept.release_at(base)) == ("2025AB", "2025AB")
+
+
 def test_link_helpers() -> None:
     assert release_of("https://uts.invalid/rest/content/2025AB/CUI/C9000001") == "2025AB"
     assert release_of("https://uts.invalid/rest/semantic-network/2025AB/TUI/T999") is None

@@ -7,6 +7,7 @@ Layout under the cache folder (``--cache-dir``, ``TEMPMEDBENCH_CACHE_DIR`` or pl
         base.json                        mirror or a test server never stand in for the real UTS
         current.json                     which concrete release ``current`` stood for, and when
         <release>/<sha256 of key>.json   one complete answer (every page), or "not found" (404)
+        <release>/.generation            a random token, replaced after every entry written
         .memo/<release>/<name>.json      a whole run's answers in one file, valid only while the
                                          release folder is unchanged (see ``load_memo``)
 
@@ -27,6 +28,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -47,6 +49,10 @@ ENTRY_FORMAT = 1
 EXCLUDED_PARAMS = frozenset({"apiKey", "pageNumber"})
 #: Memos live in ``<namespace>/.memo/<release>/`` (a name no release can have).
 MEMO_FOLDER = ".memo"
+#: In each release folder: a random token replaced after every entry written there, so that a
+#: memo sees every write, even one in the same tick of a coarse file-system clock (the folder's
+#: mtime alone moves in steps of 1 s on some file systems, 2 s on FAT).
+GENERATION_FILE = ".generation"
 #: ``current`` moves twice a year (UMLS AA and AB releases); re-asking once a day is plenty.
 CURRENT_MAX_AGE = 24 * 3600.0
 _RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
@@ -248,15 +254,33 @@ class ResponseCache:
             "result": result if status == 200 else None,
         }
         write_atomic(path, _dumps(doc))
+        # After the entry: a memo that read the old token is stale from here on.
+        write_atomic(path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"))
 
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
-    def release_version(self, release: str) -> int | None:
-        """The release folder's mtime in ns: every entry written or replaced in it changes it."""
+    def release_version(self, release: str) -> str | None:
+        """What changes whenever an entry of ``release`` is written, replaced or removed:
+        the token that ``put`` replaces after every entry, and the folder's mtime in ns (which
+        also sees an entry deleted by hand). ``None`` while the release has no folder.
+
+        A memo saved by one run while another run writes entries of the same release may still
+        be taken for current; the entries stay the truth, and ``--refresh`` rebuilds both.
+        """
+        folder = os.path.join(self.folder, check_release(release))
         try:
-            return os.stat(os.path.join(self.folder, check_release(release))).st_mtime_ns
+            mtime = os.stat(folder).st_mtime_ns
         except FileNotFoundError:
             return None
+        try:
+            with open(os.path.join(folder, GENERATION_FILE), "rb") as fh:
+                token = fh.read(64).decode("ascii", "replace")
+        except FileNotFoundError:
+            token = ""  # a folder written before tokens existed: the mtime alone
+        except OSError as err:
+            log.warning("cannot read %s of release %s (%s)", GENERATION_FILE, release, err)
+            return None
+        return f"{mtime}:{token}"
 
     def _memo_path(self, release: str, name: str) -> Path:
         # Beside the release folder, never in it: writing a memo must not change its version.
@@ -294,7 +318,7 @@ class ResponseCache:
         log.warning("cache memo %s is corrupt; reading the entries", path)
         return None
 
-    def save_memo(self, release: str, name: str, data: Any, *, release_version: int) -> None:
+    def save_memo(self, release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` (derived from the entries) as valid while the release folder's version
         stays ``release_version`` (read it after the last entry was written)."""
         path = self._memo_path(release, name)

@@ -1,4 +1,4 @@
-"""The UMLS Terminology Services (UTS) REST client; the only module of the package that imports requests.
+"""The UMLS Terminology Services (UTS) REST client: the only module that imports requests.
 
 Every request passes through one private method, ``UtsClient._request`` (as ``pystow``'s
 ``_request_github`` and ``pip-audit``'s ``PyPIService.query`` do). It
@@ -6,18 +6,23 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 * builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
   lives only inside the prepared request and never in our own variables, messages or cache keys;
 * sets connect and read timeouts and waits on the shared ``RateLimiter``;
-* retries with tenacity on connection errors, resets, timeouts, 408, 429, 5xx and bodies that are
-  not JSON (an HTML error page from a proxy), with jittered exponential backoff, honouring
-  ``Retry-After`` (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3), and bounded both in
-  attempts and in total time; never on 400, 401, 403 or 404;
+* retries with tenacity on connection errors, resets, timeouts, 408, 429, 5xx and 200s whose body
+  is not the JSON asked for (an HTML error page from a proxy, cut-short JSON, no list in
+  ``result``), with jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
+  HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
+  400, 401, 403 or 404;
+* on a 429, pauses every worker (``RateLimiter.penalise``) only when the request will be tried
+  again within its retry budget; a ``Retry-After`` beyond the budget fails that request at once
+  and pauses no one;
 * translates every outcome into a value or one of our errors, with the key redacted::
 
-      200            -> Reply(200, parsed JSON)
-      404            -> Reply(404, None): "not found" is a value, not a crash
-      401, 403       -> NotAuthorisedError at once (the run stops; check the key in the UTS profile)
-      400            -> BadInputError (the release name or an identifier is malformed)
+      200 with the JSON asked for -> Reply(200, parsed JSON)
+      404 with a JSON body        -> Reply(404, None): "not found" is a value, not a crash
+      404 without one             -> UnavailableError: not the UMLS REST API (check --base-url)
+      401, 403                    -> NotAuthorisedError at once (the run stops; check the key)
+      400                         -> BadInputError (the release name or an identifier is malformed)
       transient, after the last retry -> UnavailableError
-      anything else  -> UnavailableError
+      anything else               -> UnavailableError
 
 requests puts the full URL, query string and all, in its exception texts, and urllib3 logs it at
 DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
@@ -40,13 +45,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timezone
-from typing import Any, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import quote
 
 import requests
 import requests.auth
 from pydantic import ValidationError
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.stop import stop_base
 
 from tempmedbench_synonyms import __version__
@@ -57,6 +62,7 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
+from tempmedbench_synonyms.ratelimit import Cancelled as Cancelled  # re-exported: ours too
 from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept, UtsModel, UtsPage
 
@@ -182,21 +188,66 @@ class ClientStats:
             return self.requests, self.retries, self.rate_limited
 
 
-class Cancelled(UnavailableError):
-    """The run was stopped (a 401 in another worker, Ctrl-C) before this request was sent."""
-
-    def __init__(self) -> None:
-        super().__init__("the run was stopped before this request was sent")
-
-
 class _Transient(Exception):
-    """A failure worth another try; carries a message already free of the key."""
+    """A failure worth another try (unless ``final``); its message is already free of the key."""
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, retry_after: float | None = None, *, final: bool = False
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.retry_after = retry_after
+        #: no retry can help (a Retry-After beyond the budget): fail the request now
+        self.final = final
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, _Transient) and not exc.final
+
+
+@dataclass(frozen=True, slots=True)
+class _Budget:
+    """What is left of one request's retries: when its first attempt started, which this is."""
+
+    start: float
+    attempt: int
+
+
+#: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
+#: page of a list), or a non-empty list (a later page: UTS never sends an empty one).
+Shape = Literal["object", "list", "items"]
+_SHAPE_WORDS: dict[str, str] = {
+    "object": "a JSON object",
+    "list": "a JSON list",
+    "items": "a non-empty JSON list",
+}
+
+
+def _shape_problem(body: Any, shape: Shape) -> str | None:
+    """Why ``body`` is not the answer asked for (to follow "HTTP 200 with"), or ``None``."""
+    if not isinstance(body, dict):
+        return "a JSON body that is not an object"
+    if "result" not in body:
+        return "a JSON body that has no 'result'"
+    result = body["result"]
+    if shape == "object":
+        ok = isinstance(result, dict)
+    else:
+        ok = isinstance(result, list) and (shape == "list" or len(result) > 0)
+    if ok:
+        return None
+    return f"a JSON body whose 'result' is {_describe(result)}, not {_SHAPE_WORDS[shape]}"
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list) and not value:
+        return "an empty list"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number"
+    )
 
 
 class _ApiKeyAuth(requests.auth.AuthBase):
@@ -274,6 +325,7 @@ class UtsClient:
         sleep: Callable[[float], object] | None = None,
         rng: random.Random | None = None,
         pool_size: int = 10,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._key = api_key
@@ -282,7 +334,11 @@ class UtsClient:
         self.retry = retry
         self._clock = clock
         self._wall_clock = wall_clock
-        self._cancel = threading.Event()
+        # One cancel event for the client and its limiter: cancelling wakes the retry sleeps
+        # and the limiter's waits alike.
+        if cancel is not None and cancel is not limiter.cancel_event:
+            raise ValueError("the client and its rate limiter must share one cancel event")
+        self._cancel = limiter.cancel_event
         # The default sleep wakes up at once when the run is cancelled.
         self._sleep: Callable[[float], object] = sleep or self._cancel.wait
         self._rng = rng or random.Random()
@@ -298,8 +354,14 @@ class UtsClient:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def cancel(self) -> None:
-        """Stop: requests not yet sent raise ``Cancelled``, sleeps end at once."""
+        """Stop: requests not yet sent raise ``Cancelled``, sleeps (retries, the rate limiter's
+        waits) end at once."""
         self._cancel.set()
+
+    @property
+    def cancel_event(self) -> threading.Event:
+        """The event that ``cancel`` sets, shared with the rate limiter."""
+        return self._cancel
 
     def resume(self) -> None:
         """Undo ``cancel`` before a new run (a 401 will simply stop it again)."""
@@ -321,7 +383,7 @@ class UtsClient:
         if session is not None:
             session.close()
 
-    def __enter__(self) -> UtsClient:  # noqa: PYI034 - Self needs Python 3.11
+    def __enter__(self) -> UtsClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -346,15 +408,22 @@ class UtsClient:
 
     # -- the chokepoint ----------------------------------------------------------------------
 
-    def _request(self, path: str, params: Mapping[str, str] | None = None) -> Reply:
-        """GET ``base_url + path``: the one method through which every request passes."""
+    def _request(
+        self, path: str, params: Mapping[str, str] | None = None, *, shape: Shape = "object"
+    ) -> Reply:
+        """GET ``base_url + path``: the one method through which every request passes.
+
+        ``shape`` is what the ``result`` of a 200 must be; any other 200 is retried like a body
+        that is not JSON, and never returned (so never cached).
+        """
         url = self.base_url + path
         where = redact(path, self._key)
+        start = self._clock()
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.max_attempts)
-            | _StopAfterTotal(self._clock, self._clock(), self.retry.max_total),
+            | _StopAfterTotal(self._clock, start, self.retry.max_total),
             wait=self._wait,
-            retry=retry_if_exception_type(_Transient),
+            retry=retry_if_exception(_worth_retrying),
             sleep=self._sleep_or_cancel,
             before_sleep=self._before_sleep(where),
             reraise=True,
@@ -363,20 +432,33 @@ class UtsClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    reply = self._attempt(url, where, dict(params or {}))
+                    budget = _Budget(start, attempt.retry_state.attempt_number)
+                    reply = self._attempt(url, where, dict(params or {}), shape, budget)
         except _Transient as err:
             failure = err
         if failure is not None:
             # Raised outside the except block: nothing chained, nothing from requests.
+            if failure.kind == "429":
+                hint = (
+                    "UMLS is limiting the requests from this address; run again later, perhaps "
+                    "with a lower --rate: everything fetched so far is cached and will not be "
+                    "fetched again"
+                )
+            else:
+                hint = (
+                    "UMLS may be down or unreachable from here; run again later: everything "
+                    "fetched so far is cached and will not be fetched again"
+                )
             raise UnavailableError(
                 f"UMLS could not answer {where} after "
                 f"{retrying.statistics.get('attempt_number', 1)} attempts: {failure.message}",
-                hint="UMLS may be down or unreachable from here; run again later: everything "
-                "fetched so far is cached and will not be fetched again",
+                hint=hint,
             )
         return reply
 
-    def _attempt(self, url: str, where: str, params: dict[str, str]) -> Reply:
+    def _attempt(
+        self, url: str, where: str, params: dict[str, str], shape: Shape, budget: _Budget
+    ) -> Reply:
         """One HTTP request: rate limited, counted, translated."""
         if self._cancel.is_set():
             raise Cancelled()
@@ -423,14 +505,14 @@ class UtsClient:
             problem = UnavailableError(
                 f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
             )
-        except Exception as exc:  # noqa: BLE001 - the boundary: nothing leaves with the URL in it
+        except Exception as exc:  # the boundary: nothing leaves with the URL in it
             problem = UnavailableError(
                 f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
             )
         if problem is None:
             assert response is not None
             try:
-                return self._translate(response, where)
+                return self._translate(response, where, shape, budget)
             except (TempMedBenchError, _Transient) as err:
                 problem = err
             finally:
@@ -439,20 +521,41 @@ class UtsClient:
             self.stats.count_failure(problem.kind)
         raise problem
 
-    def _translate(self, response: requests.Response, where: str) -> Reply:
+    def _translate(
+        self, response: requests.Response, where: str, shape: Shape, budget: _Budget
+    ) -> Reply:
         status = response.status_code
         self.stats.count_status(status)
+        content_type = response.headers.get("Content-Type", "no content type").split(";")[0]
         if status == 200:
             try:
                 body = json.loads(response.content)
-            except (ValueError, UnicodeDecodeError):
-                kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 raise _Transient(
-                    "not_json", f"HTTP 200 with a body that is not JSON ({kind})"
+                    "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
                 ) from None
+            problem = _shape_problem(body, shape)
+            if problem is not None:
+                # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
+                raise _Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
             return Reply(200, body)
         if status == 404:
+            # UTS says "not found" with a JSON body. A 404 without one comes from something
+            # else at this address (a web server, a proxy, a base URL without /rest): it must
+            # not pass for "not found", which would be cached and reported as drift.
+            try:
+                is_json = isinstance(json.loads(response.content), dict)
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                is_json = False
+            if not is_json:
+                base = redact(self.base_url, self._key)
+                raise UnavailableError(
+                    f"{base} answered HTTP 404 for {where} with a {content_type} body, not the "
+                    "JSON the UMLS REST API sends: this does not look like the UMLS REST API",
+                    hint="check --base-url (or UMLS_BASE_URL): the default is "
+                    "https://uts-ws.nlm.nih.gov/rest, and a UTS base URL ends in /rest",
+                )
             self.limiter.reward()
             return Reply(404, None)
         if status in (401, 403):
@@ -465,8 +568,7 @@ class UtsClient:
             )
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         if status == 429:
-            self.limiter.penalise(retry_after)
-            raise _Transient("429", "HTTP 429 Too Many Requests", retry_after)
+            self._rate_limited(retry_after, budget)
         if status in _RETRY_STATUSES or 500 <= status <= 599:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
             raise _Transient(
@@ -482,6 +584,41 @@ class UtsClient:
             )
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
+    def _rate_limited(self, retry_after: float | None, budget: _Budget) -> NoReturn:
+        """A 429: pause every worker if this request will be tried again, else fail it alone.
+
+        The pause is asked for only when the retry fits the request's budget: a ``Retry-After``
+        of ten minutes must neither hold every other worker for ten minutes nor keep the run
+        (or Ctrl-C) from ending. The rate is halved either way: UMLS said we were too fast.
+        """
+        if budget.attempt >= self.retry.max_attempts:
+            # No retry is left: a pause would stop the others for nothing.
+            self.limiter.slow_down()
+            raise _Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
+        # The longest wait tenacity may pick for this retry (``_wait``) must end within the
+        # budget, or the retry will never be sent (``_StopAfterTotal``).
+        elapsed = self._clock() - budget.start
+        if retry_after is not None:
+            longest = retry_after + self.retry.retry_after_jitter
+        else:
+            longest = self._backoff_ceiling(budget.attempt)
+        if elapsed + longest > self.retry.max_total:
+            self.limiter.slow_down()
+            after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
+            raise _Transient(
+                "429",
+                f"HTTP 429 Too Many Requests{after}, beyond the {self.retry.max_total:g} s "
+                "this tool waits for one request",
+                retry_after,
+                final=True,
+            )
+        self.limiter.penalise(retry_after)
+        raise _Transient("429", "HTTP 429 Too Many Requests", retry_after)
+
+    def _backoff_ceiling(self, attempt: int) -> float:
+        """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
+        return min(self.retry.backoff_max, self.retry.backoff_base * 2.0 ** (attempt - 1))
+
     # -- tenacity hooks ------------------------------------------------------------------------
 
     def _wait(self, retry_state: RetryCallState) -> float:
@@ -489,10 +626,7 @@ class UtsClient:
         with self._rng_lock:
             if isinstance(exc, _Transient) and exc.retry_after is not None:
                 return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
-            ceiling = min(
-                self.retry.backoff_max,
-                self.retry.backoff_base * 2 ** (retry_state.attempt_number - 1),
-            )
+            ceiling = self._backoff_ceiling(retry_state.attempt_number)
             return self._rng.uniform(ceiling / 2.0, ceiling)
 
     def _sleep_or_cancel(self, seconds: float) -> None:
@@ -519,10 +653,10 @@ class UtsClient:
 
     def get_result(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         """The ``result`` of a single-object route (a concept, an atom); ``None`` on 404."""
-        reply = self._request(path, params)
+        reply = self._request(path, params, shape="object")
         if not reply.found:
             return None
-        return _result_of(reply.body)
+        return reply.body["result"]
 
     def get_concept(self, release: str, cui: str) -> UtsConcept | None:
         """``GET /content/{release}/CUI/{cui}``; ``None`` if UMLS says 404."""
@@ -545,15 +679,17 @@ class UtsClient:
         """The raw items of every page of a list route; ``None`` if the first page is a 404.
 
         ``pageSize`` is taken from ``params``; the first request carries no ``pageNumber`` (UTS
-        starts at 1), later ones ``pageNumber=2..pageCount``. A 404 after the first page, or a
-        page that is not a list, fails the whole list: a list is never returned truncated.
+        starts at 1), later ones ``pageNumber=2..pageCount``. Every page must carry a list in
+        ``result``, and every page after the first a non-empty one; a page that does not is
+        asked for again (as a body that is not JSON is), and a 404 after the first page fails
+        the whole list: a list is never returned truncated.
         """
         base = dict(params or {})
-        first = self._request(path, base)
+        first = self._request(path, base, shape="list")
         if not first.found:
             return None
         page = parse_model(UtsPage, first.body, "page")
-        items = _items_of(page, path)
+        items = list(page.result)
         page_count = page.page_count or 1
         if page_count > MAX_PAGES:
             raise UnavailableError(
@@ -562,7 +698,7 @@ class UtsClient:
             )
         number = 2
         while number <= page_count:
-            reply = self._request(path, {**base, "pageNumber": str(number)})
+            reply = self._request(path, {**base, "pageNumber": str(number)}, shape="items")
             if not reply.found:
                 raise UnavailableError(
                     f"UMLS answered 404 for page {number} of {page_count} of {path}; the list "
@@ -570,23 +706,9 @@ class UtsClient:
                     hint="run again; the pages fetched so far were not cached",
                 )
             more = parse_model(UtsPage, reply.body, "page")
-            items.extend(_items_of(more, path))
+            items.extend(more.result)
             number += 1
         return items
-
-
-def _result_of(body: Any) -> Any:
-    if isinstance(body, dict) and body.get("result") is not None:
-        return body["result"]
-    raise UnavailableError("UMLS answered with JSON that has no 'result'")
-
-
-def _items_of(page: UtsPage, path: str) -> list[Any]:
-    if page.result is None:
-        return []
-    if not isinstance(page.result, list):
-        raise UnavailableError(f"UMLS answered {path} with a 'result' that is not a list")
-    return list(page.result)
 
 
 def parse_model(model: type[_M], data: Any, what: str) -> _M:

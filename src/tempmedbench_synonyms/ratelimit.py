@@ -13,8 +13,17 @@ server's.
 On a 429 (Too Many Requests) every worker slows down, not only the one that got it: the limiter
 pauses all starts until the server's ``Retry-After`` has passed and halves its rate, then earns the
 configured rate back a little with every success (additive increase, multiplicative decrease).
+The client asks for a pause only when the request that got the 429 will be tried again within its
+retry budget, and no pause is ever longer than ``MAX_PAUSE``: a longer ``Retry-After`` fails that
+request instead of stopping the whole run for it.
 
-The clock and the sleep are injected so that tests never wait.
+Every wait ends at once when the run is cancelled (a 401, a fatal error in another worker,
+Ctrl-C): the limiter sleeps with ``cancel_event.wait(delay)``, the event the client shares, and
+``acquire`` then raises ``Cancelled`` instead of starting a request.
+
+The clock and the sleep are injected so that tests never wait. An injected sleep should return
+early once ``cancel_event`` is set, as ``Event.wait`` does; whatever it does, the limiter looks at
+the event before every start and after every sleep.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +57,20 @@ MIN_FRACTION = 1.0 / 16.0
 RECOVERY_STEP = 1.0 / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
+#: The longest pause a 429 may impose on every worker: the client's retry budget for one request
+#: (``client.RetryPolicy.max_total``); the client never asks for more, this is a second guard.
+MAX_PAUSE = 120.0
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
+
+
+class Cancelled(UnavailableError):
+    """The run was stopped (a 401 or another fatal error in a worker, Ctrl-C) before this
+    request was sent."""
+
+    def __init__(self) -> None:
+        super().__init__("the run was stopped before this request was sent")
 
 
 def check_rate(rate: float) -> float:
@@ -58,37 +78,50 @@ def check_rate(rate: float) -> float:
     try:
         value = float(rate)
     except (TypeError, ValueError):
-        raise BadInputError(f"--rate must be a number, not {rate!r}", key="--rate") from None
+        raise BadInputError(
+            f"--rate {rate!r} is not a number of requests a second",
+            key="--rate",
+            hint=f"give a number above 0 and at most {MAX_RATE:g}; the default is {DEFAULT_RATE:g}",
+        ) from None
     if not value > 0:  # also rejects NaN
         raise BadInputError(
-            f"--rate must be more than 0 requests a second, not {rate}",
+            f"--rate {value:g} is out of range: it must be more than 0 requests a second",
             key="--rate",
-            hint="the default is 15 requests a second",
+            hint=f"the default is {DEFAULT_RATE:g} requests a second, and at most {MAX_RATE:g} "
+            "is allowed",
         )
     if value > MAX_RATE:
         raise BadInputError(
-            f"--rate {rate:g} is above {MAX_RATE:g} requests a second, the most the UMLS "
-            "Terminology Services terms of use allow from one IP address",
+            f"--rate {value:g} is out of range: it is above {MAX_RATE:g} requests a second, the "
+            "most the UMLS Terminology Services terms of use allow from one IP address",
             key="--rate",
-            hint="use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
+            hint=f"use --rate {MAX_RATE:g} or less (the default, {DEFAULT_RATE:g}, leaves room "
+            "for other UTS clients)",
         )
     return value
 
 
 class RateLimiter:
-    """A token bucket of capacity one, shared by all threads: starts at least 1/rate s apart."""
+    """A token bucket of capacity one, shared by all threads: starts at least 1/rate s apart.
+
+    ``cancel`` is the run's cancel event (the client passes its own); by default the limiter
+    sleeps with ``cancel.wait``, so that setting it wakes every waiting thread at once.
+    """
 
     def __init__(
         self,
         rate: float = DEFAULT_RATE,
         *,
         clock: Clock = time.monotonic,
-        sleep: Sleep = time.sleep,
+        sleep: Sleep | None = None,
         margin: float = MARGIN,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.rate = check_rate(rate)
         self._clock = clock
-        self._sleep = sleep
+        self.cancel_event = cancel if cancel is not None else threading.Event()
+        # Not time.sleep: a thread asleep in it would see a cancel only when it wakes up.
+        self._sleep: Sleep = sleep if sleep is not None else self.cancel_event.wait
         self._margin = margin
         self._lock = threading.Lock()
         self._current = self.rate  # the rate in force now, lowered by 429s
@@ -118,15 +151,21 @@ class RateLimiter:
             earliest = max(earliest, self._starts[-n] + 1.0 + self._margin)
         return earliest
 
+    def cancel(self) -> None:
+        """Stop: every thread waiting in ``acquire`` wakes and raises ``Cancelled``."""
+        self.cancel_event.set()
+
     def acquire(self) -> float:
         """Block until this thread may start a request; return the seconds waited.
 
         Nothing is reserved ahead: a thread that wakes finds out again whether it may start, so
         a 429 that arrived while it slept (every worker slows down, not just one), or a thread
-        that woke late, is taken into account.
+        that woke late, is taken into account. Raises ``Cancelled`` once the cancel event is set.
         """
         waited = 0.0
         while True:
+            if self.cancel_event.is_set():
+                raise Cancelled()
             with self._lock:
                 now = self._clock()
                 earliest = self._earliest()
@@ -141,19 +180,29 @@ class RateLimiter:
             waited += delay
 
     def penalise(self, retry_after: float | None) -> None:
-        """A 429 arrived: pause every thread for ``retry_after`` seconds and halve the rate."""
+        """A 429 arrived: pause every thread for ``retry_after`` seconds and halve the rate.
+
+        The pause is at most ``MAX_PAUSE`` seconds (the client asks for one only when it fits the
+        retry budget of the request that got the 429).
+        """
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
+        pause = min(pause, MAX_PAUSE)
         with self._lock:
             now = self._clock()
             self._paused_until = max(self._paused_until, now + pause)
-            self._current = max(self.rate * MIN_FRACTION, self._current / 2.0)
-            current = self._current
+        current = self.slow_down()
         log.warning(
             "UMLS answered 429 Too Many Requests: pausing all requests for %.1f s, "
             "then %.2f requests a second",
             pause,
             current,
         )
+
+    def slow_down(self) -> float:
+        """Halve the rate in force (never below ``MIN_FRACTION`` of the setting); return it."""
+        with self._lock:
+            self._current = max(self.rate * MIN_FRACTION, self._current / 2.0)
+            return self._current
 
     def reward(self) -> None:
         """A request succeeded: earn back a step of the configured rate."""

@@ -7,14 +7,21 @@
    later request and cache key uses;
 2. every query already in the cache is answered from it, without a socket (``--offline`` stops
    here: a miss is ``unavailable``); a warm rerun of the same queries reads one memo file
-   instead of one entry per query, while no entry of the release has changed since;
+   instead of one entry per query, while no entry of the release has changed since and the
+   package (and so its mapping of UTS atoms) is the same version;
 3. the rest are fetched by ``--workers`` threads sharing the client's rate limiter, so that the
    150 ms or so a UTS answer takes does not cap throughput; each query's complete answer (every
    page) is cached as soon as it is complete, so that an interrupted run (Ctrl-C, killed) resumes
    on the next run and fetches nothing it already had.
 
-A 401/403 in any worker stops every worker at once. A progress line goes to stderr (rewritten in
-place on a terminal, plain lines otherwise, nothing when quiet).
+Every identifier is checked before anything is sent (``request_for``): one that an HTTP client
+would rewrite (``.``, ``..``), an empty one, or one with a control character is bad input.
+
+A 401/403 in any worker, any other error that ends the run, and Ctrl-C set the client's cancel
+event, which the rate limiter shares: every worker stops at once, whether it is waiting for its
+turn, sleeping before a retry, or about to send (a request already on the wire still runs to its
+answer or its read timeout). A progress line goes to stderr (rewritten in place on a terminal,
+plain lines otherwise, nothing when quiet).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import logging
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import astuple
@@ -34,9 +42,10 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache, check_release
-from tempmedbench_synonyms.client import Cancelled, RetryPolicy, Timeouts, UtsClient, redact
+from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient, redact
 from tempmedbench_synonyms.config import ApiKeyMissingError, read_api_key, resolve_cache_dir
 from tempmedbench_synonyms.errors import (
     BadInputError,
@@ -44,8 +53,8 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
-from tempmedbench_synonyms.ratelimit import RateLimiter, check_rate
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept, release_of
+from tempmedbench_synonyms.ratelimit import Cancelled, RateLimiter, check_rate
+from tempmedbench_synonyms.uts_models import ATOM_MAPPING, UtsAtom, UtsConcept, release_of
 
 log = logging.getLogger(__name__)
 
@@ -64,18 +73,65 @@ ATOMS_PARAMS: dict[str, str] = {
 _ATOMS = TypeAdapter(list[UtsAtom])
 
 
+#: What each route's identifier is called in the table (for messages).
+_IDENT_FIELD = {"source": "code", "cui": "cui", "aui": "aui"}
+
+
+def _segment(value: str, route: str, field: str) -> str:
+    """``value`` path-encoded as one URL path segment, or BadInputError if it cannot be one.
+
+    requests and urllib3 remove the dot-segments ``.`` and ``..`` from a path (RFC 3986,
+    section 5.2.4), whatever their percent-encoding, so such an identifier would ask UMLS for
+    another resource than SPEC section 3 names, under a cache key of its own.
+    """
+    problem = None
+    if not value:
+        problem = "it is empty"
+    elif set(value) == {"."}:
+        problem = (
+            "it is made only of dots, which HTTP clients remove from a URL path (RFC 3986, "
+            "section 5.2.4), so another resource would be asked for"
+        )
+    else:
+        control = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        if control is not None:
+            problem = f"it contains the control character U+{ord(control):04X}"
+    if problem is None:
+        return quote(value, safe="")
+    raise BadInputError(
+        f"route {route}: {field} {value!r} cannot be sent to UMLS: {problem}",
+        hint=f'check the {field}: in a release, it is the concept\'s "{field}" in '
+        "synonyms/synonym_table_kept.json",
+    )
+
+
 def request_for(release: str, query: AtomQuery) -> tuple[str, dict[str, str]]:
-    """The path and query parameters of one atom query (SPEC section 3's table)."""
+    """The path and query parameters of one atom query (SPEC section 3's table).
+
+    BadInputError if an identifier cannot be sent as it is (see ``_segment``).
+    """
     rel = quote(release, safe="")
-    sab = quote(query.sab, safe="")
-    ident = quote(query.ident, safe="")
+    if query.route not in _IDENT_FIELD:
+        raise BadInputError(f"unknown route {query.route!r}")
+    ident = _segment(query.ident, query.route, _IDENT_FIELD[query.route])
     if query.route == "source":
+        sab = _segment(query.sab, query.route, "sab")
         return f"/content/{rel}/source/{sab}/{ident}/atoms", dict(ATOMS_PARAMS)
     if query.route == "cui":
         return f"/content/{rel}/CUI/{ident}/atoms", {**ATOMS_PARAMS, "sabs": query.sab}
-    if query.route == "aui":
-        return f"/content/{rel}/AUI/{ident}", {}
-    raise BadInputError(f"unknown route {query.route!r}")
+    return f"/content/{rel}/AUI/{ident}", {}
+
+
+def check_workers(workers: int) -> int:
+    """``workers`` if it is at least 1, else BadInputError."""
+    if workers < 1:
+        raise BadInputError(
+            f"--workers {workers} is out of range: it must be at least 1",
+            key="--workers",
+            hint=f"the default is {DEFAULT_WORKERS} concurrent requests; more than "
+            f"{MAX_WORKERS} only queue behind the rate limiter",
+        )
+    return workers
 
 
 Kind = Literal["concept", "atom", "atoms"]
@@ -84,7 +140,8 @@ Build = Callable[[str], tuple[str, dict[str, str]]]
 
 
 def _concept_request(cui: str) -> Build:
-    return lambda rel: (f"/content/{quote(rel, safe='')}/CUI/{quote(cui, safe='')}", {})
+    segment = _segment(cui, "cui", "cui")
+    return lambda rel: (f"/content/{quote(rel, safe='')}/CUI/{segment}", {})
 
 
 def _query_request(query: AtomQuery) -> Build:
@@ -120,18 +177,23 @@ def _dump(kind: Kind, found: Any) -> Any:
     return [a.model_dump(mode="json", by_alias=True) for a in found]
 
 
-def _release_in(kind: Kind, found: Any) -> str | None:
+def _release_in(kind: Kind, found: Any, base_url: str) -> str | None:
     """The concrete release named by an answer's links (how ``current`` is learnt)."""
     if found is None:
         return None
     if kind == "concept":
-        rel: str | None = found.release
+        rel: str | None = found.release_at(base_url)
         return rel
     for atom in found:
-        rel = release_of(atom.concept)
+        rel = release_of(atom.concept, base_url)
         if rel:
             return rel
     return None
+
+
+def _when(stored_at: float) -> str:
+    """A cache entry's time of writing, for messages: ``2023-11-14 22:13 UTC``."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
 
 
 class CachedUts:
@@ -186,13 +248,17 @@ class CachedUts:
 
     def cached(self, release: str, kind: Kind, build: Build) -> Any:
         """The answer from the cache only, or ``MISS``. Counts a cache hit."""
+        return self._cached_entry(release, kind, build)[0]
+
+    def _cached_entry(self, release: str, kind: Kind, build: Build) -> tuple[Any, float | None]:
+        """(answer or ``MISS``, when it was stored, or ``None`` on a miss). Counts a hit."""
         if self.cache is None or self.refresh:
-            return MISS
+            return MISS, None
         path, params = build(release)
         key = CacheKey.make(release, path, params)
         entry = self.cache.get(key)
         if entry is None:
-            return MISS
+            return MISS, None
         found: Any = None
         if entry.found:
             try:
@@ -203,9 +269,9 @@ class CachedUts:
                     "fetching it again",
                     key.describe(),
                 )
-                return MISS
+                return MISS, None
         self.count_hits(1)
-        return found
+        return found, entry.stored_at
 
     def fetch(self, release: str, kind: Kind, build: Build) -> Any:
         """The answer from UMLS (every page), cached as soon as it is complete."""
@@ -260,6 +326,11 @@ class CachedUts:
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release).
         """
+        concrete, found, _ = self._answer(release, kind, build)
+        return concrete, found
+
+    def _answer(self, release: str, kind: Kind, build: Build) -> tuple[str, Any, float | None]:
+        """``answer``, and when the answer was stored if it came from the cache."""
         check_release(release)
         if release == "current":
             known = self._known_current()
@@ -267,20 +338,20 @@ class CachedUts:
                 client = self._need_client("which concrete release 'current' is")
                 path, params = build("current")
                 found = self._fetch(client, kind, path, params)
-                concrete = _release_in(kind, found)
+                concrete = _release_in(kind, found, client.base_url)
                 if concrete is None or concrete == "current":
-                    return "current", found
+                    return "current", found, None
                 check_release(concrete)
                 if self.cache is not None:
                     self.cache.set_current_release(concrete)
                 self._store(concrete, kind, build, found)
                 log.info("release 'current' is %s", concrete)
-                return concrete, found
+                return concrete, found, None
             release = known
-        found = self.cached(release, kind, build)
+        found, stored_at = self._cached_entry(release, kind, build)
         if found is MISS:
-            found = self.fetch(release, kind, build)
-        return release, found
+            return release, self.fetch(release, kind, build), None
+        return release, found, stored_at
 
     # -- what the source and the CLI ask ---------------------------------------------------------
 
@@ -293,9 +364,9 @@ class CachedUts:
         follows a new UMLS release; ``--refresh`` asks again, ``--offline`` uses whatever the
         cache last learnt.
         """
-        concrete, concept = self.answer(release, "concept", _concept_request(probe_cui))
+        concrete, concept, stored_at = self._answer(release, "concept", _concept_request(probe_cui))
         if concept is None:
-            raise self._not_served(release, probe_cui)
+            raise self._not_served(release, probe_cui, stored_at)
         if concrete == "current":
             raise UnavailableError(
                 f"UMLS did not say which release 'current' is: the links of concept "
@@ -304,14 +375,30 @@ class CachedUts:
             )
         return concrete
 
-    def _not_served(self, release: str, probe_cui: str) -> UnavailableError:
-        base = redact(self.client.base_url) if self.client else "the cache"
-        return UnavailableError(
-            f"UMLS release {release} is not served at {base}: its probe concept {probe_cui} "
-            "answered 404 Not Found",
-            hint="check the table's umls_release or --umls-release; UTS serves only some "
+    def _not_served(
+        self, release: str, probe_cui: str, stored_at: float | None
+    ) -> UnavailableError:
+        if self.client is not None:
+            base = redact(self.client.base_url)
+        else:
+            base = redact(self.cache.base_url) if self.cache is not None else "the cache"
+        check = (
+            "check the table's umls_release or --umls-release; UTS serves only some "
             "releases (see https://documentation.uts.nlm.nih.gov/rest/home.html), and a "
-            "local MRCONSO.RRF of that release works with --mrconso PATH",
+            "local MRCONSO.RRF of that release works with --mrconso PATH"
+        )
+        if stored_at is None:
+            return UnavailableError(
+                f"UMLS release {release} is not served at {base}: its probe concept {probe_cui} "
+                "answered 404 Not Found",
+                hint=check,
+            )
+        instead = " instead of --offline" if self.offline else ""
+        return UnavailableError(
+            f"UMLS release {release} is not served at {base}, as the cache says: its probe "
+            f"concept {probe_cui} answered 404 Not Found when asked on {_when(stored_at)}",
+            hint=f"that answer may be out of date: run again with --refresh{instead} to ask "
+            f"UMLS again; if it still answers 404, {check}",
         )
 
     def concept(self, release: str, cui: str) -> tuple[str, UtsConcept | None]:
@@ -326,16 +413,17 @@ class CachedUts:
 
     def concept_atoms(self, release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of a concept, every source (``umls atoms``)."""
-        build: Build = lambda rel: (
-            f"/content/{quote(rel, safe='')}/CUI/{quote(cui, safe='')}/atoms",
-            dict(ATOMS_PARAMS),
-        )
+        segment = _segment(cui, "cui", "cui")
+
+        def build(rel: str) -> tuple[str, dict[str, str]]:
+            return f"/content/{quote(rel, safe='')}/CUI/{segment}/atoms", dict(ATOMS_PARAMS)
+
         rel, found = self.answer(release, "atoms", build)
         return rel, found
 
-    def cached_atoms(self, release: str, query: AtomQuery) -> list[UtsAtom] | None | _Miss:
+    def cached_atoms(self, release: str, query: AtomQuery) -> list[UtsAtom] | _Miss | None:
         """The query's atoms from the cache only (``MISS`` if it does not hold them)."""
-        found: list[UtsAtom] | None | _Miss = self.cached(
+        found: list[UtsAtom] | _Miss | None = self.cached(
             release, _kind_of(query), _query_request(query)
         )
         return found
@@ -457,8 +545,7 @@ class RestAtomSource:
         clock: Callable[[], float] = time.monotonic,
         tick: float = 0.2,
     ) -> None:
-        if workers < 1:
-            raise BadInputError(f"--workers must be at least 1, not {workers}", key="--workers")
+        check_workers(workers)
         self.uts = uts
         self.workers = min(workers, MAX_WORKERS)
         self.progress_stream = progress_stream
@@ -476,9 +563,11 @@ class RestAtomSource:
             client.resume()  # a previous fetch may have stopped it
         requests_before = client.stats.requests if client else 0
         hits_before = self.uts.cache_hits
+        unique = list(dict.fromkeys(queries))
+        for query in unique:  # bad input before the first request, not after half of them
+            request_for("current", query)
         try:
             concrete = self.uts.resolve_release(release, probe_cui)
-            unique = list(dict.fromkeys(queries))
             memo_name = _memo_name(concrete, unique)
             remembered = self._load_memo(concrete, memo_name, unique)
             if remembered is not None:
@@ -545,6 +634,8 @@ class RestAtomSource:
         data = cache.load_memo(release, name)
         if data is None:
             return None
+        if isinstance(data, dict) and data.get("version") != _memo_version():
+            return None  # saved by another version, which may map atoms otherwise
         try:
             if data["queries"] != [[q.route, q.sab, q.ident] for q in unique]:
                 raise ValueError("another set of queries")
@@ -571,6 +662,7 @@ class RestAtomSource:
         if version is None:
             return
         data = {
+            "version": _memo_version(),
             "queries": [[q.route, q.sab, q.ident] for q in unique],
             "atoms": [
                 None if answers[q] is None else [list(astuple(a)) for a in answers[q] or ()]
@@ -668,9 +760,22 @@ class RestAtomSource:
         report(final=True)
 
 
+def _memo_version() -> str:
+    """What a memo depends on besides the entries: the package and its mapping of UTS atoms
+    (a memo holds ``Atom`` values already mapped by ``UtsAtom.to_atom``)."""
+    return f"{tempmedbench_synonyms.__version__}+atoms{ATOM_MAPPING}"
+
+
 def _memo_name(release: str, unique: Sequence[AtomQuery]) -> str:
-    """The memo of one run: its concrete release and its queries, in order."""
-    text = json.dumps([release, [[q.route, q.sab, q.ident] for q in unique]], ensure_ascii=False)
+    """The memo of one run: the package version, its concrete release and its queries, in order.
+
+    With the version in the name, two installed versions sharing a cache keep a memo each
+    instead of overwriting one another's (the version is in the content too, and checked).
+    """
+    text = json.dumps(
+        [_memo_version(), release, [[q.route, q.sab, q.ident] for q in unique]],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -694,11 +799,14 @@ def build_cached_uts(
 
     The key comes from ``--api-key-file`` or ``UMLS_API_KEY``; a missing key is not an error
     until the network is needed (a fully cached or ``--offline`` run needs none), and then it is
-    ``ApiKeyMissingError``, exit 3. ``rate`` outside (0, 20] and ``workers`` < 1 are bad input.
+    ``ApiKeyMissingError``, exit 3. ``rate`` outside (0, 20] and ``workers`` < 1 are bad input
+    (checked here, not in the CLI: they mean nothing to a ``--mrconso`` run).
+
+    The client and its rate limiter share one cancel event: cancelling the client (a 401, an
+    error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
     """
     rate = check_rate(rate)
-    if workers < 1:
-        raise BadInputError(f"--workers must be at least 1, not {workers}", key="--workers")
+    check_workers(workers)
     if offline and refresh:
         raise BadInputError(
             "--offline and --refresh contradict each other: --refresh fetches again, "
@@ -709,13 +817,15 @@ def build_cached_uts(
     cache = ResponseCache(resolve_cache_dir(cache_dir), base_url)
     client = None
     if not offline:
+        cancel = threading.Event()
         client = UtsClient(
             base_url=base_url,
             api_key=key,
-            limiter=RateLimiter(rate),
+            limiter=RateLimiter(rate, cancel=cancel),
             timeouts=Timeouts(),
             retry=RetryPolicy(),
             pool_size=min(workers, MAX_WORKERS),
+            cancel=cancel,
         )
     return CachedUts(client, cache, offline=offline, refresh=refresh)
 

@@ -598,7 +598,7 @@ class FakeUtsServer:
         server.server_close()  # joins the handler threads (block_on_close)
         thread.join()
 
-    def __enter__(self) -> FakeUtsServer:  # noqa: PYI034 - Self needs Python 3.11
+    def __enter__(self) -> FakeUtsServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -807,10 +807,8 @@ def find_secret(
     raw_forms = {f.encode("utf-8") for f in forms}
     for folder in folders:
         for path in sorted(Path(folder).rglob("*")):
-            if (
-                any(f in str(path) for f in forms)
-                or path.is_file()
-                and any(f in path.read_bytes() for f in raw_forms)
+            if any(f in str(path) for f in forms) or (
+                path.is_file() and any(f in path.read_bytes() for f in raw_forms)
             ):
                 found.append(str(path))
     return found
@@ -827,6 +825,10 @@ class VirtualTime:
     def __init__(self, start: float = 1_000.0) -> None:
         self.now = start
         self.sleeps: list[float] = []
+        #: sleeps that ``interruptible`` ended early because the run was cancelled
+        self.cut_short: list[float] = []
+        #: set when a thread starts blocking in an ``interruptible`` sleep
+        self.blocked = threading.Event()
         self._lock = threading.Lock()
 
     def clock(self) -> float:
@@ -837,3 +839,32 @@ class VirtualTime:
         with self._lock:
             self.sleeps.append(seconds)
             self.now += max(0.0, seconds)
+
+    def interruptible(
+        self, event: threading.Event, *, longer_than: float = 10.0, timeout: float = 5.0
+    ) -> Callable[[float], None]:
+        """A sleep on this clock that a cancel ends early, as ``event.wait(seconds)`` does.
+
+        Inject it into ``RateLimiter`` and ``UtsClient`` (with ``event``, their shared cancel
+        event) to test that cancelling wakes every sleeper. A sleep of up to ``longer_than``
+        seconds passes at once on the virtual clock (the spacing of requests, a short backoff);
+        a longer one (a 429's pause) blocks, in real time, until ``event`` is set, and then
+        returns without moving the clock. If ``event`` is not set within ``timeout`` real
+        seconds, the clock moves on by the whole sleep, so that a broken cancel fails a test
+        instead of hanging it.
+        """
+
+        def sleep(seconds: float) -> None:
+            if event.is_set():
+                with self._lock:
+                    self.cut_short.append(seconds)
+                return
+            if seconds > longer_than:
+                self.blocked.set()
+                if event.wait(timeout):
+                    with self._lock:
+                        self.cut_short.append(seconds)
+                    return
+            self.sleep(seconds)
+
+        return sleep

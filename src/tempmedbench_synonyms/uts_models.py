@@ -35,6 +35,10 @@ def _link(value: object) -> str | None:
     return None  # a link is a URL string; anything else (an object, a list) carries none we use
 
 
+#: The version of ``UtsAtom.to_atom``'s mapping: the warm-run memos hold atoms already mapped,
+#: so a change here must bump it (with the package version, it names every memo).
+ATOM_MAPPING = 1
+
 Flag = Annotated[bool | None, BeforeValidator(_flag)]
 Link = Annotated[str | None, BeforeValidator(_link)]
 
@@ -59,11 +63,31 @@ def last_segment(link: str | None) -> str:
     return unquote(last) if "%" in last else last
 
 
-def release_of(link: str | None) -> str | None:
-    """The version segment of a content link: ``.../content/2025AB/CUI/C0000001`` -> ``2025AB``."""
+#: The route word that follows the version in every content link we read (``CUI``, ``AUI``,
+#: ``source``): how the version segment is told from a ``content`` in the base URL's own path.
+_CONTENT_ROUTES = frozenset({"CUI", "AUI", "source"})
+
+
+def release_of(link: str | None, base_url: str | None = None) -> str | None:
+    """The version segment of a content link: ``.../content/2025AB/CUI/C0000001`` -> ``2025AB``.
+
+    With ``base_url``, a link under it is read after the base URL's own path, which may hold a
+    ``content`` segment of its own (``https://mirror.example/content/uts/rest``). Otherwise, or
+    for a link elsewhere, the version is the segment between a ``content`` segment and a route
+    word (``CUI``, ``AUI``, ``source``): the first ``content`` alone may belong to the base URL,
+    and the last may be a source code.
+    """
+    if not link:
+        return None
+    if base_url:
+        prefix = base_url.rstrip("/") + "/content/"
+        if link.startswith(prefix):
+            rest = link[len(prefix) :].partition("?")[0].partition("#")[0]
+            version = unquote(rest.split("/", 1)[0])
+            return version or None
     parts = link_segments(link)
-    for i, part in enumerate(parts[:-1]):
-        if part == "content":
+    for i in range(len(parts) - 2):
+        if parts[i] == "content" and parts[i + 2] in _CONTENT_ROUTES:
             return parts[i + 1]
     return None
 
@@ -105,7 +129,7 @@ class UtsAtom(UtsModel):
         return self.obsolete is False and self.suppressible is False
 
     def to_atom(self) -> Atom:
-        """The atom as SPEC section 3 maps it from REST."""
+        """The atom as SPEC section 3 maps it from REST (bump ``ATOM_MAPPING`` on any change)."""
         return Atom(
             aui=self.ui,
             name=self.name,
@@ -152,8 +176,12 @@ class UtsConcept(UtsModel):
     @property
     def release(self) -> str | None:
         """The concrete release named by this concept's links (how ``current`` is resolved)."""
+        return self.release_at(None)
+
+    def release_at(self, base_url: str | None) -> str | None:
+        """The concrete release named by this concept's links, read after ``base_url``."""
         for link in (self.atoms, self.default_preferred_atom, self.relations, self.definitions):
-            found = release_of(link)
+            found = release_of(link, base_url)
             if found:
                 return found
         return None
