@@ -143,14 +143,25 @@ def test_missing_things(tmp_path: Path, mini: Path) -> None:
     assert outputs(mini) == []
 
 
-@pytest.mark.parametrize("rate", ["0", "20.5", "-1"])
+LOW = (
+    "it must be more than 0 requests a second\n"
+    "hint: the default is 15 requests a second, and at most 20 is allowed\n"
+)
+HIGH = (
+    "it is above 20 requests a second, the most the UMLS Terminology Services terms of use allow "
+    "from one IP address\nhint: use --rate 20 or less (the default, 15, leaves room for other UTS "
+    "clients)\n"
+)
+
+
+@pytest.mark.parametrize("rate,why", [("0", LOW), ("20.5", HIGH), ("-1", LOW)])
 def test_rate_above_the_uts_limit_is_refused_before_any_request(
-    mini: Path, rate: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    mini: Path, rate: str, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("UMLS_API_KEY", raising=False)
-    code, out, err = run("regenerate", mini, "--rate", rate, "--cache-dir", tmp_path / "c")
+    code, out, err = run("regenerate", mini, f"--rate={rate}", "--cache-dir", tmp_path / "c")
     assert (code, out) == (2, "")
-    assert err.startswith("error: --rate: --rate ") and "\nhint: " in err
+    assert err == f"error: --rate: --rate {rate} is out of range: {why}"
     assert outputs(mini) == []
 
 
