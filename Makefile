@@ -18,9 +18,12 @@ demo: $(STAMP)
 	$(BIN)/tempmedbench-regenerate-synonyms fixtures/tempmedbench-mini \
 		--mrconso fixtures/umls/MRCONSO.RRF --out demo-out
 
-## Run the test suite (offline; network tests talk to 127.0.0.1 only).
+## Static checks, then the test suite with branch coverage (offline; network tests use 127.0.0.1).
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/ruff check src tests bench fixtures
+	$(BIN)/ruff format --check src tests bench fixtures
+	$(BIN)/mypy src
+	$(BIN)/python -m pytest --cov=tempmedbench_synonyms --cov-report=term
 
 ## Build the wheel and sdist, install the wheel in a fresh environment, run the installed demo.
 package: $(STAMP)
