@@ -2,7 +2,9 @@
 
 Generates, in a temporary folder that is deleted afterwards (nothing generated is ever committed):
 a GPS file of 400,000 invented concepts (the real GPS holds about 380,000), the same file zipped,
-and a release folder with 100,000 events and 4,500 questions that reference them. Then prints:
+a release folder with 100,000 events and 4,500 questions that reference them, and an RF2 snapshot
+folder of the International Edition's size (380,000 concepts, 1,900,000 descriptions, 3,800,000
+US and GB language refset rows). Then prints:
 
 - the load time of the GPS file and of the zip, the time of a bare Python loop that splits every
   line of the same file on tabs, and the ratio (target: loading within 3x of the bare loop);
@@ -11,7 +13,9 @@ and a release folder with 100,000 events and 4,500 questions that reference them
 - peak memory of a fresh child process that loads and validates once: its peak resident set size
   from resource.getrusage (ru_maxrss, the whole process, interpreter included; a child that only
   imports gives the baseline), and, in another child, tracemalloc's peak of Python allocations
-  (target: < 300 MB).
+  (target: < 300 MB);
+- the load time of the RF2 snapshot (best of --rf2-repeat runs) and the same two peak memory
+  figures for a child that only loads it (--rf2-concepts 0 skips the RF2 case).
 
 Times are the best of --repeat runs (page cache warm). Run from the repository root:
 
@@ -103,7 +107,9 @@ def generate(folder: Path, n_concepts: int, n_events: int, n_questions: int, see
             ev: dict[str, Any] = {
                 "event_id": f"ev-{i:06d}",
                 "patient_id": f"p-{i // 40:05d}",
-                "date": f"20{rng.randint(10, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                "date": (
+                    f"20{rng.randint(10, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                ),
             }
             if kind < 0.6:
                 cid, fsn, pt = rng.choice(pool)
@@ -141,6 +147,80 @@ def generate(folder: Path, n_concepts: int, n_events: int, n_questions: int, see
     return gps
 
 
+# The RF2 metadata identifiers the loader reads (description types, language refsets,
+# acceptability, the core module), as in gps.py; definition status and case significance invented.
+FSN_TYPE, SYNONYM_TYPE = "900000000000003001", "900000000000013009"
+US_REFSET, GB_REFSET = "900000000000509007", "900000000000508004"
+PREFERRED, ACCEPTABLE = "900000000000548007", "900000000000549004"
+CORE_MODULE = "900000000000207008"
+PRIMITIVE, CASE = make_sctid(9000000091), make_sctid(9000000092)  # invented, never read
+RF2_DATE = "20990101"
+
+
+def generate_rf2(folder: Path, n_concepts: int, seed: int) -> Path:
+    """Write an invented RF2 snapshot of the International Edition's size (CRLF, as RF2 is).
+
+    Per concept: an FSN, a US/GB preferred synonym and three acceptable synonyms (5 descriptions),
+    each with a US and a GB language refset row (10 rows). 5% of the concepts are inactive; 10% of
+    the acceptable synonyms are inactive, with inactive refset rows.
+    """
+    rng = random.Random(seed)
+    rf2 = folder / "rf2" / "Snapshot"
+    (rf2 / "Terminology").mkdir(parents=True)
+    (rf2 / "Refset" / "Language").mkdir(parents=True)
+    concept_f = (rf2 / "Terminology" / f"sct2_Concept_Snapshot_INT_{RF2_DATE}.txt").open(
+        "w", encoding="utf-8", newline=""
+    )
+    desc_f = (rf2 / "Terminology" / f"sct2_Description_Snapshot-en_INT_{RF2_DATE}.txt").open(
+        "w", encoding="utf-8", newline=""
+    )
+    lang_f = (
+        rf2 / "Refset" / "Language" / f"der2_cRefset_LanguageSnapshot-en_INT_{RF2_DATE}.txt"
+    ).open("w", encoding="utf-8", newline="")
+    with concept_f, desc_f, lang_f:
+        concept_f.write("id\teffectiveTime\tactive\tmoduleId\tdefinitionStatusId\r\n")
+        desc_f.write(
+            "id\teffectiveTime\tactive\tmoduleId\tconceptId\tlanguageCode\ttypeId\tterm\t"
+            "caseSignificanceId\r\n"
+        )
+        lang_f.write(
+            "id\teffectiveTime\tactive\tmoduleId\trefsetId\treferencedComponentId\t"
+            "acceptabilityId\r\n"
+        )
+        member = 0
+        did_n = 0
+        for i in range(n_concepts):
+            cid = make_sctid(9000000000 + i)
+            pt = _term(rng)
+            active = int(rng.random() >= 0.05)
+            concept_f.write(f"{cid}\t{RF2_DATE}\t{active}\t{CORE_MODULE}\t{PRIMITIVE}\r\n")
+            descs = [
+                (f"{pt} {rng.choice(TAGS)}", FSN_TYPE, PREFERRED, True),
+                (pt, SYNONYM_TYPE, PREFERRED, True),
+                *((f"{pt} {n}", SYNONYM_TYPE, ACCEPTABLE, rng.random() >= 0.1) for n in "abc"),
+            ]
+            d_rows = []
+            l_rows = []
+            for term, type_id, acceptability, active in descs:
+                did_n += 1
+                # Description identifiers are not checked by the loader: unique digits suffice.
+                did = f"{100_000_000 + did_n}011"
+                d_rows.append(
+                    f"{did}\t{RF2_DATE}\t{int(active)}\t{CORE_MODULE}\t{cid}\ten\t{type_id}\t"
+                    f"{term}\t{CASE}\r\n"
+                )
+                for refset in (US_REFSET, GB_REFSET):
+                    member += 1
+                    l_rows.append(
+                        f"{member:08x}-0000-5000-8000-{member * 2654435761 % 2**48:012x}\t"
+                        f"{RF2_DATE}\t{int(active)}\t{CORE_MODULE}\t{refset}\t{did}\t"
+                        f"{acceptability}\r\n"
+                    )
+            desc_f.write("".join(d_rows))
+            lang_f.write("".join(l_rows))
+    return folder / "rf2"
+
+
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
     """The shortest wall time of ``repeat`` calls, and the last result."""
     best = float("inf")
@@ -171,13 +251,16 @@ def measure_memory(mode: str, gps: Path, release: Path) -> None:
     "rss" and "baseline": resource.getrusage's ru_maxrss, the peak resident set size of the whole
     process, interpreter and imported modules included.
     """
-    if mode == "trace":
+    tracing = mode.endswith("trace")
+    if tracing:
         tracemalloc.start()
-    if mode != "baseline":
+    if mode.startswith("rf2"):
+        load_release(gps)  # here the RF2 folder: its loading alone is measured
+    elif mode != "baseline":
         index = load_release(gps)
         validate_release(release, index)
     out: dict[str, int] = {}
-    if mode == "trace":
+    if tracing:
         out["tracemalloc_peak"] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -203,6 +286,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=4_500)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=20990101)
+    ap.add_argument("--rf2-concepts", type=int, default=380_000)
+    ap.add_argument("--rf2-repeat", type=int, default=3)
     ap.add_argument(
         "--memory-child", nargs=3, metavar=("MODE", "GPS", "RELEASE"), help=argparse.SUPPRESS
     )
@@ -214,6 +299,8 @@ def main() -> None:
         return
     if args.generate_child:
         generate(Path(args.generate_child), args.concepts, args.events, args.questions, args.seed)
+        if args.rf2_concepts:
+            generate_rf2(Path(args.generate_child), args.rf2_concepts, args.seed)
         return
 
     with tempfile.TemporaryDirectory(prefix="bench-gps-") as tmp:
@@ -225,7 +312,8 @@ def main() -> None:
         subprocess.run(
             [sys.executable, __file__, "--generate-child", str(folder),
              "--concepts", str(args.concepts), "--events", str(args.events),
-             "--questions", str(args.questions), "--seed", str(args.seed)],
+             "--questions", str(args.questions), "--seed", str(args.seed),
+             "--rf2-concepts", str(args.rf2_concepts)],
             check=True,
         )  # fmt: skip
         gps = folder / GPS_NAME
@@ -248,6 +336,22 @@ def main() -> None:
             f"and imports); {trace / mib:.0f} MiB of Python allocations (tracemalloc peak); "
             "target: under 300 MB"
         )
+        rf2 = folder / "rf2"
+        if args.rf2_concepts:
+            rf2_rss = _child("rf2-rss", rf2, release)["maxrss"]
+            rf2_trace = _child("rf2-trace", rf2, release)["tracemalloc_peak"]
+            sizes = {p.name: p.stat().st_size for p in rf2.rglob("*.txt")}
+            print(
+                f"RF2 snapshot: {args.rf2_concepts} concepts, {args.rf2_concepts * 5} "
+                f"descriptions, {args.rf2_concepts * 10} language refset rows "
+                f"({sum(sizes.values()) / 1e6:.0f} MB)"
+            )
+            print(
+                f"peak memory, RF2 load in a fresh process: {rf2_rss / mib:.0f} MiB resident "
+                f"({base / mib:.0f} MiB of it is the interpreter and imports); "
+                f"{rf2_trace / mib:.0f} MiB of Python allocations (tracemalloc peak); "
+                "target: under 300 MB"
+            )
 
         t_bare, _ = best_of(args.repeat, lambda: bare_split(gps))
         t_load, loaded = best_of(args.repeat, lambda: load_gps_tsv(gps))
@@ -275,6 +379,14 @@ def main() -> None:
         print(
             f"validate the release   {t_all:6.3f} s   (the events and {args.questions} questions)"
         )
+        if args.rf2_concepts:
+            del index, loaded, result
+            t_rf2, rf2_index = best_of(args.rf2_repeat, lambda: load_release(rf2))
+            n = len(cast(ConceptIndex, rf2_index))
+            print(
+                f"load RF2 folder        {t_rf2:6.3f} s   (best of {args.rf2_repeat}; "
+                f"{n} concepts; not a target)"
+            )
 
 
 if __name__ == "__main__":

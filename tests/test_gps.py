@@ -8,14 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from tempmedbench_synonyms import gps as gps_module
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.gps import ConceptIndex, load_gps_tsv, load_release
+from tempmedbench_synonyms.gps_validate import validate_release
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GPS_DIR = FIXTURES / "gps"
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 GPS_FILE = GPS_DIR / GPS_NAME
 RF2_DIR = GPS_DIR / "rf2"
+MINI = FIXTURES / "tempmedbench-mini"
 RF2_NAMES = (
     "sct2_Concept_Snapshot_INT_20990101.txt",
     "sct2_Description_Snapshot-en_INT_20990101.txt",
@@ -227,8 +230,12 @@ def test_a_last_line_without_newline_is_read(tmp_path: Path) -> None:
     assert load_gps_tsv(path).to_dict() == {"101": ("A (finding)", "A", True)}
 
 
-def test_a_header_only_file_is_an_empty_release(tmp_path: Path) -> None:
-    assert len(load_gps_tsv(write(tmp_path / "g.txt", HEADER + "\n"))) == 0
+def test_a_header_only_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "g.txt", HEADER + "\n")
+    with pytest.raises(BadInputError) as exc:
+        load_gps_tsv(path)
+    assert str(exc.value) == f"{path}: no concept rows: the file has a header only"
+    assert exc.value.hint == "the GPS file lists about 380,000 concepts; download it again"
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +278,23 @@ def test_empty_file(tmp_path: Path) -> None:
         (
             ["101\t1\tA (finding)\tA", "", "103\t1\tC (finding)\tC"],
             3,
-            "1 tab-separated fields where the header has 4",
+            "a blank line; blank lines are allowed only at the end of the file",
+        ),
+        (
+            ["101\t1\tA (finding)\tA", "", "", "103\t1\tC (finding)\tC", ""],
+            3,
+            "a blank line; blank lines are allowed only at the end of the file",
+        ),
+        (['"101"\t1\tA (finding)\tA'], 2, "ConceptID '\"101\"' is not a string of the digits 0-9"),
+        (
+            ["101\t1\tA (finding)\tA", "102 \t1\tB (finding)\tB"],
+            3,
+            "ConceptID '102 ' is not a string of the digits 0-9",
+        ),
+        (
+            ["\u0661\u0660\u0661\t1\tA (finding)\tA"],
+            2,
+            "ConceptID '\u0661\u0660\u0661' is not a string of the digits 0-9",
         ),
         (["101\tyes\tA (finding)\tA"], 2, "Active is 'yes'; it must be 1 or 0"),
         (["101\t10\tA (finding)\tA"], 2, "Active is '10'; it must be 1 or 0"),
@@ -319,7 +342,13 @@ def test_rf2_folder_without_a_language_file(tmp_path: Path) -> None:
     for n in RF2_NAMES[:2]:
         (tmp_path / n).write_bytes((RF2_DIR / n).read_bytes())
     err = bad(tmp_path)
-    assert err.problem.startswith("no RF2 language snapshot file")
+    assert str(err) == (
+        f"{tmp_path}: no RF2 language snapshot file (sct2_Concept_Snapshot*.txt, "
+        "sct2_Description_Snapshot*.txt, der2_cRefset_LanguageSnapshot*.txt)"
+    )
+    assert err.hint == (
+        "pass the root of an International Edition RF2 release (with its Snapshot folder)"
+    )
 
 
 def test_a_folder_with_only_the_gps_file_hints_at_the_file(tmp_path: Path) -> None:
@@ -328,7 +357,7 @@ def test_a_folder_with_only_the_gps_file_hints_at_the_file(tmp_path: Path) -> No
     assert err.hint == "pass the GPS .txt file itself, not its folder"
 
 
-RF2_CONCEPT = "id\teffectiveTime\tactive\tmoduleId\tdefinitionStatusId\n101\t20990101\t1\tm\td\n"
+RF2_CONCEPT_HEADER = "id\teffectiveTime\tactive\tmoduleId\tdefinitionStatusId"
 RF2_DESC_HEADER = (
     "id\teffectiveTime\tactive\tmoduleId\tconceptId\tlanguageCode\ttypeId\tterm\tcaseSignificanceId"
 )
@@ -337,32 +366,61 @@ RF2_LANG_HEADER = (
 )
 FSN, SYN = "900000000000003001", "900000000000013009"
 US, GB, PREF, ACC = "900000000000509007", "900000000000508004", "900000000000548007", "x"
+# The International Edition's modules (core, model component), and the US module of a US Edition.
+CORE, MODEL, US_MODULE = "900000000000207008", "900000000000012004", "731000124108"
+OLD, NEW = "20980101", "20990101"
+RF2_FILES = {
+    "concept": "sct2_Concept_Snapshot_INT_20990101.txt",
+    "description": "sct2_Description_Snapshot-en_INT_20990101.txt",
+    "language": "der2_cRefset_LanguageSnapshot-en_INT_20990101.txt",
+}
+
+
+def c_row(cid: str, active: str = "1", et: str = NEW, module: str = CORE) -> str:
+    return f"{cid}\t{et}\t{active}\t{module}\td"
+
+
+def d_row(
+    did: str,
+    active: str,
+    type_id: str,
+    term: str,
+    et: str = NEW,
+    module: str = CORE,
+    cid: str = "101",
+) -> str:
+    return f"{did}\t{et}\t{active}\t{module}\t{cid}\ten\t{type_id}\t{term}\tc"
+
+
+def l_row(
+    member: str, active: str, refset: str, did: str, acc: str, et: str = NEW, module: str = CORE
+) -> str:
+    return f"{member}\t{et}\t{active}\t{module}\t{refset}\t{did}\t{acc}"
+
+
+def rf2_files(folder: Path, concepts: list[str], descs: list[str], langs: list[str]) -> Path:
+    """An RF2 folder with these rows (LF line ends)."""
+    folder.mkdir()
+    for kind, header, rows in (
+        ("concept", RF2_CONCEPT_HEADER, concepts),
+        ("description", RF2_DESC_HEADER, descs),
+        ("language", RF2_LANG_HEADER, langs),
+    ):
+        (folder / RF2_FILES[kind]).write_text("\n".join([header, *rows]) + "\n", "utf-8")
+    return folder
 
 
 def rf2(
     folder: Path, descs: list[tuple[str, str, str, str]], langs: list[tuple[str, str, str, str]]
 ) -> Path:
     """A tiny RF2 folder: descriptions (id, active, type, term) and language rows
-    (active, refset, description id, acceptability) of concept 101."""
-    folder.mkdir()
-    (folder / "sct2_Concept_Snapshot_INT_20990101.txt").write_text(RF2_CONCEPT, "utf-8")
-    (folder / "sct2_Description_Snapshot-en_INT_20990101.txt").write_text(
-        "\n".join(
-            [RF2_DESC_HEADER]
-            + [f"{d}\t20990101\t{a}\tm\t101\ten\t{t}\t{term}\tc" for d, a, t, term in descs]
-        )
-        + "\n",
-        "utf-8",
+    (active, refset, description id, acceptability) of concept 101, all of one effectiveTime."""
+    return rf2_files(
+        folder,
+        [c_row("101")],
+        [d_row(d, a, t, term) for d, a, t, term in descs],
+        [l_row(f"u{i}", a, r, d, acc) for i, (a, r, d, acc) in enumerate(langs)],
     )
-    (folder / "der2_cRefset_LanguageSnapshot-en_INT_20990101.txt").write_text(
-        "\n".join(
-            [RF2_LANG_HEADER]
-            + [f"u{i}\t20990101\t{a}\tm\t{r}\t{d}\t{acc}" for i, (a, r, d, acc) in enumerate(langs)]
-        )
-        + "\n",
-        "utf-8",
-    )
-    return folder
 
 
 def test_rf2_minimal_us_only(tmp_path: Path) -> None:
@@ -423,5 +481,508 @@ def test_rf2_bytes_that_are_not_utf8_name_file_and_line(tmp_path: Path) -> None:
     desc.write_bytes(desc.read_bytes().replace(b"Alpha", b"Alph\xe9"))
     err = bad(folder)
     assert (err.path, err.line) == (str(desc), 2)
-    # 11|20990101|1|m|101|en|900000000000003001| is 42 bytes, "Alph" 4 more: the bad byte is 47th.
-    assert err.problem == "bytes that are not UTF-8 (invalid continuation byte at column 47)"
+    # 11|20990101|1|900000000000207008|101|en|900000000000003001| is 59 bytes, "Alph" 4 more: the
+    # bad byte is the 64th.
+    assert err.problem == "bytes that are not UTF-8 (invalid continuation byte at column 64)"
+
+
+def test_rf2_fixture_reads_the_model_component_module_like_core() -> None:
+    # The trap is really there: one concept's rows are all in the model component module.
+    rows = (RF2_DIR / RF2_NAMES[0]).read_text("utf-8").splitlines()[1:]
+    assert sorted({r.split("\t")[3] for r in rows}) == [MODEL, CORE]
+    starlace = next(r.split("\t") for r in rows if r.split("\t")[3] == MODEL)
+    assert starlace[0] == "9000000009002"
+    assert load_release(RF2_DIR).get("9000000009002") == (
+        "Starlace care plan (regime/therapy)",
+        "Starlace care plan",
+        True,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: only the latest row of each component counts (a snapshot may hold several versions)
+
+ORDERS = pytest.mark.parametrize("newer_first", [True, False], ids=["newer-first", "newer-last"])
+
+
+def in_order(newer: str, older: str, newer_first: bool) -> list[str]:
+    return [newer, older] if newer_first else [older, newer]
+
+
+def repeated_note(path: Path, components: int, ignored: int) -> str:
+    return (
+        f"{path}: {components} component(s) listed more than once; the row with the latest "
+        f"effectiveTime of each was used ({ignored} other row(s) ignored)"
+    )
+
+
+@ORDERS
+def test_rf2_description_listed_twice_the_latest_row_counts(
+    tmp_path: Path, newer_first: bool
+) -> None:
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101")],
+        [
+            *in_order(
+                d_row("11", "1", FSN, "Alpha (disorder)", NEW),
+                d_row("11", "1", FSN, "Alfa (disorder)", OLD),
+                newer_first,
+            ),
+            *in_order(
+                d_row("13", "1", SYN, "Alpha", NEW), d_row("13", "1", SYN, "Alfa", OLD), newer_first
+            ),
+        ],
+        [l_row("u1", "1", US, "11", PREF), l_row("u2", "1", US, "13", PREF)],
+    )
+    index = load_release(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
+    assert index.notes == [repeated_note(folder / RF2_FILES["description"], 2, 2)]
+
+
+@ORDERS
+def test_rf2_inactivated_fsn_is_not_a_second_fsn(tmp_path: Path, newer_first: bool) -> None:
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101")],
+        [
+            *in_order(
+                d_row("11", "0", FSN, "Alpha (disorder)", NEW),
+                d_row("11", "1", FSN, "Alpha (disorder)", OLD),
+                newer_first,
+            ),
+            d_row("12", "1", FSN, "Alpha (finding)"),
+            d_row("13", "1", SYN, "Alpha"),
+        ],
+        [l_row("u1", "1", US, "13", PREF)],
+    )
+    assert load_release(folder).to_dict() == {"101": ("Alpha (finding)", "Alpha", True)}
+
+
+@ORDERS
+@pytest.mark.parametrize(
+    ("active", "acceptability"), [("0", PREF), ("1", ACC)], ids=["inactivated", "acceptable"]
+)
+def test_rf2_refset_member_changed_later_is_read_as_changed(
+    tmp_path: Path, newer_first: bool, active: str, acceptability: str
+) -> None:
+    # Member u1 made description 12 preferred, then was inactivated (or made acceptable): 13 is
+    # now the only US preferred synonym.
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101")],
+        [
+            d_row("11", "1", FSN, "Alpha (disorder)"),
+            d_row("12", "1", SYN, "Alpha old"),
+            d_row("13", "1", SYN, "Alpha"),
+        ],
+        [
+            *in_order(
+                l_row("u1", active, US, "12", acceptability, NEW),
+                l_row("u1", "1", US, "12", PREF, OLD),
+                newer_first,
+            ),
+            l_row("u2", "1", US, "13", PREF),
+        ],
+    )
+    index = load_release(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
+    assert index.notes == [repeated_note(folder / RF2_FILES["language"], 1, 1)]
+
+
+@ORDERS
+def test_rf2_concept_listed_twice_takes_its_latest_status(
+    tmp_path: Path, newer_first: bool
+) -> None:
+    folder = rf2_files(
+        tmp_path / "r",
+        in_order(c_row("101", "0", NEW), c_row("101", "1", OLD), newer_first),
+        [d_row("11", "1", FSN, "Alpha (disorder)"), d_row("13", "1", SYN, "Alpha")],
+        [l_row("u1", "1", US, "13", PREF)],
+    )
+    index = load_release(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", False)}
+    assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
+
+
+def test_rf2_zip_with_a_repeated_component_is_read_twice(tmp_path: Path) -> None:
+    # The second pass over a file (after a repeated identifier was seen) reopens the zip member.
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101", "0", NEW), c_row("101", "1", OLD)],
+        [d_row("11", "1", FSN, "Alpha (disorder)")],
+        [],
+    )
+    z = tmp_path / "rf2.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in RF2_FILES.values():
+            zf.write(folder / name, f"Snapshot/{name}")
+    index = load_release(z)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "", False)}
+    assert index.notes == [repeated_note(Path(f"{z}!Snapshot/{RF2_FILES['concept']}"), 1, 1)]
+
+
+def test_rf2_a_row_repeated_as_it_is_is_read_once(tmp_path: Path) -> None:
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101"), c_row("101")],
+        [d_row("11", "1", FSN, "Alpha (disorder)")],
+        [],
+    )
+    index = load_release(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
+
+
+def test_rf2_two_different_rows_of_one_effective_time_are_refused(tmp_path: Path) -> None:
+    folder = rf2_files(tmp_path / "r", [c_row("101", "1"), c_row("101", "0")], [], [])
+    concept_file = folder / RF2_FILES["concept"]
+    err = bad(folder)
+    assert str(err) == (
+        f"{concept_file}, line 3: component 101 has two different rows with effectiveTime "
+        f"20990101 (the other on line 2 of {concept_file})"
+    )
+
+
+def test_rf2_effective_time_of_a_repeated_component_must_be_a_date(tmp_path: Path) -> None:
+    folder = rf2_files(tmp_path / "r", [c_row("101", "1", "2099-01-01"), c_row("101", "0")], [], [])
+    err = bad(folder)
+    assert (err.line, err.problem) == (
+        2,
+        "effectiveTime is '2099-01-01'; it must be a date of 8 digits (YYYYMMDD)",
+    )
+
+
+def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every identifier given the same hash: all rows take the exact path, which compares the
+    # identifiers themselves, finds none repeated, and gives the same index without a note.
+    monkeypatch.setattr(gps_module, "hash", lambda _: 7, raising=False)
+    index = load_release(RF2_DIR)
+    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    assert sorted(index.notes) == sorted(f"{RF2_DIR / n}: CRLF line ends" for n in RF2_NAMES)
+
+
+def test_rf2_blank_lines_at_the_end_are_noted(tmp_path: Path) -> None:
+    folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [])
+    concept_file = folder / RF2_FILES["concept"]
+    concept_file.write_text(concept_file.read_text("utf-8") + "\n\n", "utf-8")
+    index = load_release(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert index.notes == [f"{concept_file}: 2 blank line(s) at the end of the file ignored"]
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: the International Edition's modules only
+
+EXT = "456191000124101"
+US_EDITION = {
+    "concept": "sct2_Concept_Snapshot_US1000124_20990301.txt",
+    "description": "sct2_Description_Snapshot-en_US1000124_20990301.txt",
+    "language": "der2_cRefset_LanguageSnapshot-en_US1000124_20990301.txt",
+}
+
+
+HOME_REST_FSN = "Home rest care plan (regime/therapy)"
+
+
+def us_edition(folder: Path) -> Path:
+    """The fixture snapshot as a US Edition holds it: its rows, and the US module's rows of the
+    extension concept 456191000124101, with terms (CRLF, as the fixture)."""
+    folder.mkdir()
+    added = {
+        "concept": [c_row(EXT, module=US_MODULE)],
+        "description": [
+            d_row("4561911000124111", "1", FSN, HOME_REST_FSN, module=US_MODULE, cid=EXT),
+            d_row("4561921000124116", "1", SYN, "Home rest care plan", module=US_MODULE, cid=EXT),
+        ],
+        "language": [
+            l_row("us-1", "1", US, "4561911000124111", PREF, module=US_MODULE),
+            l_row("us-2", "1", US, "4561921000124116", PREF, module=US_MODULE),
+        ],
+    }
+    for kind, name in zip(("concept", "description", "language"), RF2_NAMES, strict=True):
+        text = (RF2_DIR / name).read_bytes().decode() + "".join(r + "\r\n" for r in added[kind])
+        (folder / US_EDITION[kind]).write_text(text, "utf-8", newline="")
+    return folder
+
+
+def skipped_note(path: Path, rows: int) -> str:
+    return (
+        f"{path}: {rows} row(s) of modules other than the International Edition's skipped: "
+        f"731000124108 ({rows})"
+    )
+
+
+def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> None:
+    folder = us_edition(tmp_path / "us")
+    index = load_release(folder)
+    assert EXT not in index
+    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    assert index.release_date == "20990301"
+    lang, desc, concept = (folder / US_EDITION[k] for k in ("language", "description", "concept"))
+    assert index.notes == [
+        f"{concept}: CRLF line ends",
+        skipped_note(concept, 1),
+        f"{lang}: CRLF line ends",
+        skipped_note(lang, 2),
+        f"{desc}: CRLF line ends",
+        skipped_note(desc, 2),
+    ]
+
+
+def test_mini_release_is_clean_against_a_us_edition_snapshot(tmp_path: Path) -> None:
+    # Read with the US module's rows, 456191000124101 would have terms, and the mini release's
+    # code-only use of it (as the dataset card prescribes) would give FSN and PT mismatches.
+    report = validate_release(MINI, load_release(us_edition(tmp_path / "us")))
+    assert report.findings == []
+    assert report.records == {
+        "artifacts/events_canonical.jsonl": 22,
+        "artifacts/questions.jsonl": 42,
+    }
+
+
+def test_rf2_with_no_international_concept_is_refused(tmp_path: Path) -> None:
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row(EXT, module=US_MODULE)],
+        [d_row("11", "1", FSN, "Home rest care plan (regime/therapy)", module=US_MODULE, cid=EXT)],
+        [],
+    )
+    err = bad(folder)
+    assert str(err) == (
+        f"{folder / RF2_FILES['concept']}: no concept rows: none of the International Edition's "
+        "modules (900000000000207008, 900000000000012004)"
+    )
+
+
+@ORDERS
+def test_rf2_module_is_read_from_the_latest_row(tmp_path: Path, newer_first: bool) -> None:
+    # A concept promoted from the US module to core keeps its identifier: its latest row counts,
+    # whatever the module of its older one.
+    promoted = "424201000124108"
+    folder = rf2_files(
+        tmp_path / "r",
+        in_order(
+            c_row(promoted, "1", NEW, CORE), c_row(promoted, "1", OLD, US_MODULE), newer_first
+        ),
+        [d_row("11", "1", FSN, "Promoted plan (regime/therapy)", cid=promoted)],
+        [],
+    )
+    index = load_release(folder)
+    assert index.to_dict() == {promoted: ("Promoted plan (regime/therapy)", "", True)}
+    assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
+
+
+# --------------------------------------------------------------------------------------------
+# Zips that cannot be read: exit 2 with the file and member, never a traceback
+
+ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
+
+
+def gps_zip(tmp_path: Path, member: str = f"x/{GPS_NAME}") -> Path:
+    z = tmp_path / "gps.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as zf:
+        zf.write(GPS_FILE, member)
+    return z
+
+
+def patch_central(z: Path, member: str, offset: int, value: bytes) -> None:
+    """Overwrite bytes of ``member``'s central directory header (APPNOTE.TXT 4.3.12: flags at 8,
+    compression method at 10, compressed and uncompressed sizes at 20 and 24)."""
+    data = bytearray(z.read_bytes())
+    i = data.find(b"PK\x01\x02")
+    while i >= 0:
+        name_len = int.from_bytes(data[i + 28 : i + 30], "little")
+        if data[i + 46 : i + 46 + name_len] == member.encode():
+            data[i + offset : i + offset + len(value)] = value
+            z.write_bytes(bytes(data))
+            return
+        i = data.find(b"PK\x01\x02", i + 4)
+    raise AssertionError(f"no central header for {member}")
+
+
+def zip_error(z: Path) -> tuple[str, str | None]:
+    err = bad(z)
+    return str(err), err.hint
+
+
+def test_encrypted_member(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path)
+    patch_central(z, f"x/{GPS_NAME}", 8, b"\x01\x00")
+    assert zip_error(z) == (
+        f"{z}!x/{GPS_NAME}: the member is encrypted (a password is required to read it)",
+        ZIP_HINT,
+    )
+
+
+def test_deflate64_member(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path)
+    patch_central(z, f"x/{GPS_NAME}", 10, b"\x09\x00")
+    assert zip_error(z) == (
+        f"{z}!x/{GPS_NAME}: the member is compressed with method 9 (Deflate64), which Python's "
+        "zipfile cannot read",
+        ZIP_HINT,
+    )
+
+
+def test_member_that_ends_early(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path)
+    size = (GPS_FILE.stat().st_size + 100_000).to_bytes(4, "little")
+    patch_central(z, f"x/{GPS_NAME}", 20, size + size)
+    assert zip_error(z) == (
+        f"{z}!x/{GPS_NAME}: damaged zip: the member ends before its recorded size (truncated?)",
+        ZIP_HINT,
+    )
+
+
+def test_member_with_a_bad_crc(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path)
+    z.write_bytes(z.read_bytes().replace(b"Brindlewort", b"Brindlewart", 1))
+    assert zip_error(z) == (
+        f"{z}!x/{GPS_NAME}: damaged zip: Bad CRC-32 for file 'x/{GPS_NAME}'",
+        ZIP_HINT,
+    )
+
+
+def test_member_that_needs_zip64(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    z = gps_zip(tmp_path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise zipfile.LargeZipFile("Filesize would require ZIP64 extensions")
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", refuse)
+    assert zip_error(z) == (
+        f"{z}!x/{GPS_NAME}: the member needs ZIP64 extensions, which are not available: "
+        "Filesize would require ZIP64 extensions",
+        ZIP_HINT,
+    )
+
+
+@pytest.mark.parametrize("name", ["gps.zip", GPS_NAME], ids=["zip-name", "txt-name"])
+def test_truncated_zip(tmp_path: Path, name: str) -> None:
+    data = gps_zip(tmp_path).read_bytes()
+    z = tmp_path / name
+    z.write_bytes(data[: len(data) // 2])
+    assert zip_error(z) == (
+        f"{z}: damaged zip: it has no end-of-central-directory record (truncated?)",
+        "download the zip again, or extract the .txt from a good copy and pass that",
+    )
+
+
+def test_zip_with_a_damaged_directory(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path)
+    z.write_bytes(z.read_bytes().replace(b"PK\x01\x02", b"PK\x01\x09", 1))
+    assert zip_error(z) == (
+        f"{z}: damaged zip: cannot read its directory (Bad magic number for central directory)",
+        "download the zip again, or extract the .txt from a good copy and pass that",
+    )
+
+
+def rf2_zip(tmp_path: Path) -> Path:
+    z = tmp_path / "rf2.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n in RF2_NAMES:
+            zf.write(RF2_DIR / n, f"Snapshot/{n}")
+    return z
+
+
+@pytest.mark.parametrize(
+    ("offset", "value", "problem"),
+    [
+        (8, b"\x01\x00", "the member is encrypted (a password is required to read it)"),
+        (
+            10,
+            b"\x09\x00",
+            "the member is compressed with method 9 (Deflate64), which Python's zipfile "
+            "cannot read",
+        ),
+    ],
+    ids=["encrypted", "deflate64"],
+)
+def test_rf2_zip_member_that_cannot_be_read(
+    tmp_path: Path, offset: int, value: bytes, problem: str
+) -> None:
+    z = rf2_zip(tmp_path)
+    member = f"Snapshot/{RF2_NAMES[1]}"
+    patch_central(z, member, offset, value)
+    assert zip_error(z) == (f"{z}!{member}: {problem}", ZIP_HINT)
+
+
+# --------------------------------------------------------------------------------------------
+# GPS: blank lines at the end, identifiers
+
+
+def test_a_trailing_blank_line_is_tolerated_on_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_second_pass(*args: object) -> None:
+        raise AssertionError("the fast path should have read this file")
+
+    monkeypatch.setattr(gps_module, "_read_gps_rows_checked", no_second_pass)
+    path = write(tmp_path / GPS_NAME, f"{HEADER}\n101\t1\tA (finding)\tA\n\n")
+    index = load_gps_tsv(path)
+    assert index.to_dict() == {"101": ("A (finding)", "A", True)}
+    assert index.notes == [f"{path}: 1 blank line(s) at the end of the file ignored"]
+
+
+@pytest.mark.parametrize(
+    ("text", "notes"),
+    [
+        (f"{HEADER}\r\n101\t1\tA (finding)\tA\r\n\r\n\r\n", ["CRLF line ends", "2 blank"]),
+        # More line ends than the scan's tail holds: the checked path counts them.
+        (f"{HEADER}\n101\t1\tA (finding)\tA" + "\n" * 101, ["100 blank"]),
+        # Another column order: the checked path, with the same note.
+        ("Active\tConceptID\tFSN\tUSPreferredTerm\n1\t101\tA (finding)\tA\n\n", ["1 blank"]),
+    ],
+    ids=["crlf", "many", "checked-path"],
+)
+def test_trailing_blank_lines_are_tolerated_and_noted(
+    tmp_path: Path, text: str, notes: list[str]
+) -> None:
+    path = write(tmp_path / GPS_NAME, text)
+    index = load_gps_tsv(path)
+    assert index.to_dict() == {"101": ("A (finding)", "A", True)}
+    expected = [
+        f"{path}: {n} line(s) at the end of the file ignored"
+        if n.endswith("blank")
+        else f"{path}: {n}"
+        for n in notes
+    ]
+    assert index.notes == expected
+
+
+def test_blank_lines_only_after_the_header_are_no_release(tmp_path: Path) -> None:
+    path = write(tmp_path / GPS_NAME, f"{HEADER}\n\n")
+    assert str(bad(path)) == f"{path}: no concept rows: the file has a header only"
+
+
+def test_identifiers_are_checked_with_columns_in_another_order(tmp_path: Path) -> None:
+    header = "Active\tFSN\tUSPreferredTerm\tConceptID"
+    path = gps(tmp_path, "1\tA (finding)\tA\t101", "1\tB (finding)\tB\t 102", header=header)
+    err = bad(path)
+    assert (err.line, err.problem) == (3, "ConceptID ' 102' is not a string of the digits 0-9")
+
+
+# --------------------------------------------------------------------------------------------
+# Release dates
+
+
+def test_release_date_from_the_folder_of_a_zip_member(tmp_path: Path) -> None:
+    member = "SnomedCT_GPS_PRODUCTION_20990201T120000Z/SnomedINTL_GPSRelease.txt"
+    index = load_release(gps_zip(tmp_path, member))
+    assert index.release_date == "20990201"
+    assert index.notes == []
+
+
+def test_release_date_from_a_name_ending_in_the_date(tmp_path: Path) -> None:
+    index = load_release(gps_zip(tmp_path, "x/SnomedINTL_GPSRelease_Snapshot_20990301.txt"))
+    assert index.release_date == "20990301"
+    path = write(tmp_path / "SnomedINTL_GPSRelease_20990401.txt", GPS_FILE.read_text("utf-8"))
+    tsv = load_gps_tsv(path)
+    assert (tsv.release_date, tsv.notes) == ("20990401", [])
+
+
+def test_release_date_of_the_member_comes_before_the_zip_name(tmp_path: Path) -> None:
+    z = gps_zip(tmp_path, f"SnomedCT_GPS_20990501T120000Z/{GPS_NAME}")
+    renamed = z.rename(tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990601T120000Z.zip")
+    assert load_release(renamed).release_date == "20990501"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,10 @@ app.add_typer(gps_app, name="gps")
 @app.callback()
 def _root() -> None:
     """A stand-in for the main app."""
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:
@@ -125,7 +131,15 @@ def test_validate_gps_from_environment(clean_release: Path) -> None:
     result = CliRunner().invoke(
         app, ["gps", "validate", str(clean_release)], env={"TEMPMEDBENCH_GPS": str(GPS_FILE)}
     )
-    assert result.exit_code == 0
+    assert (result.exit_code, result.stdout) == (0, "")
+    # The GPS named by the variable is the one read.
+    assert result.stderr.splitlines() == [
+        f"GPS: {GPS_FILE} (gps-tsv, release 20990101, sha256 {sha256(GPS_FILE)}): "
+        "19 concepts, 17 active",
+        "checked 4 records in artifacts/events_canonical.jsonl, "
+        "4 records in artifacts/questions.jsonl",
+        "clean: every SNOMED CT field matches the release",
+    ]
 
 
 def test_validate_bad_gps_exits_2_with_json(tmp_path: Path) -> None:
@@ -154,11 +168,51 @@ def test_validate_malformed_line_exits_2(tmp_path: Path) -> None:
     shutil.copytree(PLANTED, root)
     with (root / "artifacts" / "events_canonical.jsonl").open("a", encoding="utf-8") as f:
         f.write("{not json}\n")
-    code, _, err = run("validate", root, "--gps", GPS_FILE)
+    code, out, err = run("validate", root, "--gps", GPS_FILE)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "error: artifacts/events_canonical.jsonl, line 15: not JSON: Expecting property name "
+        "enclosed in double quotes: line 1 column 2 (char 1)"
+    ]
+
+
+def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    shutil.copytree(PLANTED, root)
+    with (root / "artifacts" / "questions.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"qid": "q-nan", "predicate": {"concept": "x"}, "concept_snomed_pt": NaN}\n')
+    code, out, err = run("validate", root, "--gps", GPS_FILE, "--json")
     assert code == 2
-    assert err.splitlines()[0].startswith(
-        "error: artifacts/events_canonical.jsonl, line 15: not JSON: "
+    message = (
+        "artifacts/questions.jsonl, line 7: not JSON: NaN is not a JSON value "
+        "(RFC 8259 has no NaN or Infinity)"
     )
+    assert json.loads(out) == {
+        "outcome": "bad_input",
+        "exit_code": 2,
+        "message": message,
+        "hint": None,
+        "findings": [],
+        "counts": {},
+    }
+    assert err.splitlines() == [f"error: {message}"]
+
+
+def test_validate_encrypted_gps_zip_exits_2(tmp_path: Path) -> None:
+    z = tmp_path / "gps.zip"
+    member = f"x/{GPS_FILE.name}"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(GPS_FILE, member)
+    data = bytearray(z.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[central + 8] |= 0x01  # the "encrypted" flag of the central directory header
+    z.write_bytes(bytes(data))
+    code, out, err = run("validate", PLANTED, "--gps", z)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {z}!{member}: the member is encrypted (a password is required to read it)",
+        "hint: extract the .txt, or zip it again with standard deflate",
+    ]
 
 
 def test_lookup_found_and_missing() -> None:
@@ -199,8 +253,8 @@ def test_sctid_command() -> None:
     assert err.splitlines() == [
         "22298006: valid concept identifier: short format, partition 00 (concept), check digit 6",
         (
-            "456191000124101: valid concept identifier (extension: not in the International "
-            "GPS): long format, partition 10 (concept), namespace 1000124, check digit 1"
+            "456191000124101: valid concept identifier; an extension identifier (partition 10): "
+            "long format, partition 10 (concept), namespace 1000124, check digit 1"
         ),
     ]
     code, out, _ = run("sctid", "22298007", "--json")

@@ -83,7 +83,7 @@ PLANTED_FINDINGS = [
         "a string of 6 to 18 digits",
         9000000006009,
     ),
-    ("LABEL_CONCEPT_HAS_SNOMED_FIELD", Q, 3, "q-p03", "concept_snomed_code", None, "9990101009"),
+    ("LABEL_CONCEPT_HAS_SNOMED_FIELD", Q, 3, "q-p03", "concept_snomed_pt", None, "Zephyr fever"),
     ("CODE_MISMATCH", Q, 4, "q-p04", "concept_snomed_code", "9000000004007", "9000000001004"),
 ]
 
@@ -195,10 +195,71 @@ def codes(findings: list[Any]) -> list[tuple[str, str, Any, Any]]:
     return [(f.code, f.field, f.expected, f.found) for f in findings]
 
 
-def test_clean_event_and_event_without_snomed_fields() -> None:
-    assert check_events([ev(**alpha()), ev(label="a drug", event_type="medication")], IDX) == []
-    # A procedure with no SNOMED CT code has no concept to hold its label to.
-    assert check_events([ev(event_type="procedure", label="Anything at all")], IDX) == []
+def test_clean_event_and_events_that_carry_no_snomed_field() -> None:
+    records = [
+        ev(**alpha()),
+        # RxNorm, LOINC and encounter-class concepts carry no SNOMED CT field (dataset card).
+        ev(label="zorbatrex 50 mg oral tablet", event_type="medication"),
+        ev(label="quillon level", event_type="observation"),
+        ev(label="ambulatory encounter", event_type="encounter"),
+    ]
+    assert check_events(records, IDX) == []
+
+
+def test_snomed_event_without_a_code() -> None:
+    # A condition, procedure or care plan carries a SNOMED CT concept: a missing code is reported
+    # once, on snomed_code, and its terms are not looked at (the code is what is missing).
+    records = [
+        ev(event_type="procedure", label="Anything at all"),
+        ev(event_type="condition", label="Alpha onset", snomed_fsn="Alpha (disorder)"),
+        ev(event_type="careplan", label="plan started", snomed_code=None, snomed_pt="Alpha"),
+    ]
+    found = check_events(records, IDX)
+    assert [(f.line, f.code, f.field, f.expected, f.found, f.message) for f in found] == [
+        (
+            1,
+            "NOT_IN_RELEASE",
+            "snomed_code",
+            "a concept of the release",
+            None,
+            "a procedure event carries a SNOMED CT concept, but snomed_code is absent",
+        ),
+        (
+            2,
+            "NOT_IN_RELEASE",
+            "snomed_code",
+            "a concept of the release",
+            None,
+            "a condition event carries a SNOMED CT concept, but snomed_code is absent",
+        ),
+        (
+            3,
+            "NOT_IN_RELEASE",
+            "snomed_code",
+            "a concept of the release",
+            None,
+            "a careplan event carries a SNOMED CT concept, but snomed_code is absent",
+        ),
+    ]
+
+
+def test_snomed_event_without_a_code_still_has_its_related_condition_checked() -> None:
+    found = check_events(
+        [
+            ev(
+                event_type="careplan",
+                related_condition="alpha",
+                related_condition_snomed_code=A,
+                related_condition_snomed_fsn="Alpha (disorder)",
+                related_condition_snomed_pt="Alpha",
+            )
+        ],
+        IDX,
+    )
+    assert codes(found) == [
+        ("NOT_IN_RELEASE", "snomed_code", "a concept of the release", None),
+        ("RELATED_CONDITION_MISMATCH", "related_condition", ["Alpha (disorder)", "Alpha"], "alpha"),
+    ]
 
 
 def test_inactive_concept_reports_only_its_status() -> None:
@@ -234,7 +295,10 @@ def test_missing_term_is_a_mismatch_with_found_null() -> None:
 
 
 def test_null_counts_as_absent() -> None:
-    assert check_events([ev(snomed_code=None, snomed_fsn=None, related_condition=None)], IDX) == []
+    medication = ev(event_type="medication", snomed_code=None, related_condition=None)
+    assert check_events([medication], IDX) == []
+    found = check_events([ev(snomed_code=None, snomed_fsn=None)], IDX)
+    assert codes(found) == [("NOT_IN_RELEASE", "snomed_code", "a concept of the release", None)]
     found = check_events([ev(**alpha(snomed_pt=None))], IDX)
     assert codes(found) == [("PT_MISMATCH", "snomed_pt", "Alpha", None)]
 
@@ -247,10 +311,16 @@ def test_release_without_us_term_expects_the_field_absent() -> None:
 
 
 def test_term_without_code_is_unexpected() -> None:
-    found = check_events([ev(snomed_fsn="Alpha (disorder)", related_condition="Alpha")], IDX)
-    assert codes(found) == [
-        ("UNEXPECTED_TERM", "snomed_fsn", None, "Alpha (disorder)"),
-        ("UNEXPECTED_TERM", "related_condition", None, "Alpha"),
+    # An event of a type that carries no SNOMED CT concept: nothing can back these terms.
+    records = [
+        ev(event_type="medication", snomed_fsn="Alpha (disorder)", related_condition="Alpha"),
+        ev(**alpha(), related_condition="Alpha"),
+    ]
+    found = check_events(records, IDX)
+    assert [(f.line, f.code, f.field, f.expected, f.found) for f in found] == [
+        (1, "UNEXPECTED_TERM", "snomed_fsn", None, "Alpha (disorder)"),
+        (1, "UNEXPECTED_TERM", "related_condition", None, "Alpha"),
+        (2, "UNEXPECTED_TERM", "related_condition", None, "Alpha"),
     ]
 
 
@@ -310,10 +380,10 @@ def test_related_condition_fsn_or_pt_and_missing() -> None:
         "related_condition_snomed_pt": "Alpha",
     }
     records = [
-        ev(related_condition="Alpha", **rc),
-        ev(related_condition="Alpha (disorder)", **rc),
-        ev(**rc),
-        ev(related_condition="Alpha", **{**rc, "related_condition_snomed_pt": "alpha"}),
+        ev(**alpha(), related_condition="Alpha", **rc),
+        ev(**alpha(), related_condition="Alpha (disorder)", **rc),
+        ev(**alpha(), **rc),
+        ev(**alpha(), related_condition="Alpha", **{**rc, "related_condition_snomed_pt": "alpha"}),
     ]
     found = check_events(records, IDX)
     assert [(f.line, f.code, f.field, f.found) for f in found] == [
@@ -345,8 +415,8 @@ def test_question_identifier_and_label_rules() -> None:
         (4, "LABEL_CONCEPT_HAS_SNOMED_FIELD", "concept_snomed_pt", None, "Quillon"),
         (4, "LABEL_CONCEPT_HAS_SNOMED_FIELD", "concept_snomed_semantic_tag", None, "x"),
         (5, "CODE_MISMATCH", "concept_snomed_code", A, None),
+        # Not also a CODE_MISMATCH: its "expected" would be the malformed number.
         (6, "SCTID_FORMAT", "predicate.concept", "a string of 6 to 18 digits", 22298006),
-        (6, "CODE_MISMATCH", "concept_snomed_code", 22298006, "22298006"),
     ]
 
 
@@ -408,6 +478,26 @@ def test_line_numbers_survive_batches(tmp_path: Path) -> None:
         ('{"a": 1}\n{"b": 2} {"c": 3}\n', 2, "not JSON: Extra data: line 1 column 10 (char 9)"),
         ('{"a": 1}\n{"b": \n', 2, "not JSON: Expecting value: line 1 column 7 (char 6)"),
         ('\ufeff{"a": 1}\n', 1, "the file starts with a byte order mark"),
+        (
+            '{"a": 1}\n{"found": NaN}\n',
+            2,
+            "not JSON: NaN is not a JSON value (RFC 8259 has no NaN or Infinity)",
+        ),
+        (
+            '{"a": Infinity}\n',
+            1,
+            "not JSON: Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
+        ),
+        (
+            '{"a": 1}\n{"b": 2}\n{"a": [-Infinity]}\n',
+            3,
+            "not JSON: -Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
+        ),
+        (
+            '{"a": 1}\n{"a": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            2,
+            "nested too deeply for the JSON parser",
+        ),
     ],
 )
 def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> None:
@@ -445,10 +535,16 @@ def test_release_that_is_not_a_folder(tmp_path: Path) -> None:
 
 
 def test_validation_needs_no_manifest(tmp_path: Path) -> None:
+    # A manifest that lists a missing file and a wrong hash: a validator that checked it would
+    # refuse the folder; this one reads the two artifacts and nothing else.
     root = tmp_path / "r"
     shutil.copytree(PLANTED, root)
-    assert not (root / "MANIFEST.sha256").exists()
-    assert len(validate_release(root, IDX).findings) > 0
+    (root / "MANIFEST.sha256").write_text(
+        f"{'0' * 64}  {EV}\n{'1' * 64}  synonyms/synonym_table_kept.json\n", "utf-8"
+    )
+    report = validate_release(root, load_release(GPS_FILE))
+    assert as_tuples(report.findings) == PLANTED_FINDINGS
+    assert report.records == {EV: 14, Q: 6}
 
 
 def test_report_as_dict() -> None:
@@ -467,3 +563,141 @@ def test_report_as_dict() -> None:
     json.dumps(data)  # JSON-ready
 
 
+# --------------------------------------------------------------------------------------------
+# A question's concept: identifier or label
+
+
+def test_a_malformed_identifier_is_not_taken_for_a_label() -> None:
+    a_terms = {"concept_snomed_fsn": "Alpha (disorder)", "concept_snomed_pt": "Alpha"}
+    records = [
+        # A stray space, with the right code and terms: the fix is in predicate.concept only.
+        q(f"{A} ", concept_snomed_code=A, **a_terms),
+        # A stray space and no SNOMED CT field at all: not a label either.
+        q(f" {A}"),
+        # A label with a code: one of the two is wrong, and the code says "identifier".
+        q("alpha", concept_snomed_code=A),
+    ]
+    found = check_questions(records, IDX)
+    assert [(f.line, f.code, f.field, f.expected, f.found, f.message) for f in found] == [
+        (
+            1,
+            "SCTID_FORMAT",
+            "predicate.concept",
+            "6 to 18 digits, no leading zero",
+            f"{A} ",
+            f"'{A} ' is not an SCTID: it has characters other than the digits 0-9",
+        ),
+        (
+            2,
+            "SCTID_FORMAT",
+            "predicate.concept",
+            "6 to 18 digits, no leading zero",
+            f" {A}",
+            f"' {A}' is not an SCTID: it has characters other than the digits 0-9",
+        ),
+        (
+            3,
+            "SCTID_FORMAT",
+            "predicate.concept",
+            "6 to 18 digits, no leading zero",
+            "alpha",
+            "'alpha' is not an SCTID: it has characters other than the digits 0-9",
+        ),
+    ]
+
+
+def test_code_mismatch_needs_a_valid_identifier_to_compare_with() -> None:
+    # A check-digit error in predicate.concept: its finding says so; a CODE_MISMATCH would ask
+    # for the wrong digit in a code that is right.
+    found = check_questions([q("9000000001005", concept_snomed_code=A)], IDX)
+    assert codes(found) == [
+        ("SCTID_CHECKDIGIT", "predicate.concept", "check digit 4", "9000000001005")
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Partition-10 identifiers: the code-only rule follows what the International source holds
+
+PROMOTED = "424201000124108"  # a partition-10 identifier (namespace 1000124)
+EXT = "456191000124101"
+
+
+def test_partition_10_concept_that_the_release_holds_is_checked_like_any_other() -> None:
+    index = ConceptIndex(
+        {PROMOTED: encode_row("Promoted plan (regime/therapy)", "Promoted plan", True)},
+        "test",
+        "test",
+        None,
+        None,
+    )
+    terms = {"snomed_fsn": "Promoted plan (regime/therapy)", "snomed_pt": "Promoted plan"}
+    records = [
+        ev(event_type="careplan", snomed_code=PROMOTED, **terms),
+        ev(event_type="careplan", snomed_code=PROMOTED),
+    ]
+    found = check_events(records, index)
+    assert [(f.line, f.code, f.field, f.expected, f.found) for f in found] == [
+        (2, "FSN_MISMATCH", "snomed_fsn", "Promoted plan (regime/therapy)", None),
+        (2, "PT_MISMATCH", "snomed_pt", "Promoted plan", None),
+    ]
+
+
+def test_partition_10_concept_that_the_release_does_not_hold_is_a_code_only() -> None:
+    records = [
+        ev(event_type="careplan", snomed_code=PROMOTED),
+        ev(
+            event_type="careplan", snomed_code=PROMOTED, snomed_fsn="Promoted plan (regime/therapy)"
+        ),
+    ]
+    found = check_events(records, IDX)
+    assert [(f.line, f.code, f.field, f.expected, f.found, f.message) for f in found] == [
+        (
+            2,
+            "UNEXPECTED_TERM",
+            "snomed_fsn",
+            None,
+            "Promoted plan (regime/therapy)",
+            f"snomed_fsn is set, but {PROMOTED} is an extension identifier (partition 10) that "
+            "the release does not hold: it ships as a code only, with no term",
+        )
+    ]
+
+
+def rf2_with_promoted(folder: Path, newer: str, older: str) -> Path:
+    """The fixture RF2 snapshot, plus a partition-10 concept whose older row is in module
+    ``older`` and newer row in module ``newer`` (its terms in core)."""
+    core = "900000000000207008"
+    shutil.copytree(RF2_DIR, folder)
+    added = {
+        "sct2_Concept_Snapshot_INT_20990101.txt": [
+            f"{PROMOTED}\t20980101\t1\t{older}\td",
+            f"{PROMOTED}\t20990101\t1\t{newer}\td",
+        ],
+        "sct2_Description_Snapshot-en_INT_20990101.txt": [
+            f"4242111000124115\t20990101\t1\t{core}\t{PROMOTED}\ten\t900000000000003001\t"
+            "Promoted plan (regime/therapy)\tc",
+            f"4242121000124110\t20990101\t1\t{core}\t{PROMOTED}\ten\t900000000000013009\t"
+            "Promoted plan\tc",
+        ],
+        "der2_cRefset_LanguageSnapshot-en_INT_20990101.txt": [
+            f"p-1\t20990101\t1\t{core}\t900000000000509007\t4242121000124110\t900000000000548007",
+        ],
+    }
+    for name, rows in added.items():
+        with (folder / name).open("a", encoding="utf-8", newline="") as f:
+            f.write("".join(r + "\r\n" for r in rows))
+    return folder
+
+
+def test_rf2_promoted_and_demoted_partition_10_concepts(tmp_path: Path) -> None:
+    core, us_module = "900000000000207008", "731000124108"
+    code_only = [ev(event_type="careplan", snomed_code=PROMOTED)]
+    promoted = load_release(rf2_with_promoted(tmp_path / "promoted", core, us_module))
+    assert promoted.get(PROMOTED) == ("Promoted plan (regime/therapy)", "Promoted plan", True)
+    assert codes(check_events(code_only, promoted)) == [
+        ("FSN_MISMATCH", "snomed_fsn", "Promoted plan (regime/therapy)", None),
+        ("PT_MISMATCH", "snomed_pt", "Promoted plan", None),
+    ]
+    demoted = load_release(rf2_with_promoted(tmp_path / "demoted", us_module, core))
+    assert demoted.get(PROMOTED) is None
+    assert check_events(code_only, demoted) == []

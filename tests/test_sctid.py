@@ -20,7 +20,14 @@ from tempmedbench_synonyms.sctid import (
 )
 
 OFFICIAL_VALID = ["22298006", "44054006", "73211009", "80146002", "386661006", "442571000124108"]
-OFFICIAL_INVALID = ["22298007", "22298060"]
+OFFICIAL_INVALID = [
+    ("22298007", [(SCTID_CHECKDIGIT, "check digit 6")]),
+    # "06" is no partition at all, and the check digit is wrong too.
+    (
+        "22298060",
+        [(SCTID_PARTITION, "partition 00 or 10 (a concept)"), (SCTID_CHECKDIGIT, "check digit 8")],
+    ),
+]
 
 
 @pytest.mark.parametrize("sctid", OFFICIAL_VALID)
@@ -31,10 +38,12 @@ def test_official_valid_examples_pass_every_check(sctid: str) -> None:
     assert parse_sctid(sctid).valid_concept_id
 
 
-@pytest.mark.parametrize("sctid", OFFICIAL_INVALID)
-def test_official_invalid_examples_fail_the_check_digit(sctid: str) -> None:
+@pytest.mark.parametrize(("sctid", "problems"), OFFICIAL_INVALID)
+def test_official_invalid_examples_fail_the_check_digit(
+    sctid: str, problems: list[tuple[str, str]]
+) -> None:
     assert not verhoeff_is_valid(sctid)
-    assert SCTID_CHECKDIGIT in [p.code for p in parse_sctid(sctid).problems]
+    assert [(p.code, p.expected) for p in parse_sctid(sctid).problems] == problems
 
 
 def test_check_digit_by_hand() -> None:

@@ -1,4 +1,4 @@
-"""The SNOMED CT Global Patient Set, or an International Edition RF2 snapshot, read into a lean index.
+"""The SNOMED CT Global Patient Set, or an International Edition RF2 snapshot, as a lean index.
 
 Four sources give the same index (SPEC section 6):
 
@@ -17,9 +17,36 @@ their loading within about 3x the time of a bare loop that splits the file's lin
 ``bench/bench_gps.py``). The fast path checks all rows in bulk after its loop; on any anomaly a
 second, line-by-line pass names the line. No pydantic per row, on purpose.
 
+RF2 rows are read in three steps, in this order (SNOMED CT Release File Specifications, "Snapshot"
+and "Component versioning"):
+
+1. per component identifier (concept ``id``, description ``id``, language refset member ``id``),
+   only the row with the greatest ``effectiveTime`` counts: a snapshot may hold several versions;
+2. only rows of the International Edition's modules (core and model component) count: a US
+   Edition snapshot holds the International rows and the US extension's, and the GPS is
+   International only; the rows of other modules are counted in ``notes``;
+3. then the filters of SPEC section 6 (active, description type, US English refset, preferred).
+
+Step 1 costs no memory for the row versions when every identifier is listed once (the usual
+snapshot): the rows are read once, and a 64-bit hash of each identifier is kept (8 bytes a row, in
+256 buckets) to prove it. Only when an identifier repeats is the file read a second time, keeping
+the rows of the repeated identifiers until their latest version is known. Exactness costs time:
+hashing every row (and checking every row's module) makes the RF2 load 20-45% slower than a
+reader that ignores versions and modules (measured with ``bench/bench_gps.py``'s RF2 snapshot).
+
+The files are read concepts first, then the language refset (the set of US preferred description
+identifiers), then descriptions. The concepts' dict becomes the index in place: each description
+kept is written into its concept's value (one string for both terms), so that no dict of terms
+and no copy of a concept identifier per description row is held; for the International Edition's
+size (380,000 concepts, 1.9 million descriptions, 3.8 million refset rows) the peak is 220-240
+MiB resident, interpreter included, ~190 MiB of it Python allocations (``bench/bench_gps.py``).
+
 Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
-header cells. Refused with ``BadInputError`` (file, line, problem): a missing column, a row of the
-wrong width, an ``Active`` other than ``0``/``1``, a duplicate identifier, bytes that are not UTF-8.
+header cells, blank lines at the end of a file, RF2 rows of other modules, RF2 components listed
+more than once. Refused with ``BadInputError`` (file, line, problem): a missing column, a row of the
+wrong width, an ``Active`` other than ``0``/``1``, a GPS ``ConceptID`` that is not ASCII digits, a
+duplicate GPS identifier, a release with no concept row, bytes that are not UTF-8, and a zip that
+cannot be read (damaged, truncated, encrypted, or compressed with a method Python cannot read).
 There is no CSV quoting: a ``"`` in a term is an ordinary character.
 """
 
@@ -31,13 +58,15 @@ import logging
 import re
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from tempmedbench_synonyms.errors import BadInputError
 
@@ -55,21 +84,68 @@ SYNONYM_TYPE = "900000000000013009"
 US_ENGLISH_REFSET = "900000000000509007"
 GB_ENGLISH_REFSET = "900000000000508004"
 PREFERRED = "900000000000548007"
+# The modules of the International Edition: "SNOMED CT core" and "SNOMED CT model component". The
+# GPS is drawn from these; an extension's rows (e.g. the US module 731000124108 of a US Edition
+# snapshot) are skipped, so that an extension concept is absent from the index as from the GPS.
+CORE_MODULE = "900000000000207008"
+MODEL_COMPONENT_MODULE = "900000000000012004"
+INTERNATIONAL_MODULES = frozenset({CORE_MODULE, MODEL_COMPONENT_MODULE})
 
-CONCEPT_COLUMNS = ("id", "active")
-DESCRIPTION_COLUMNS = ("id", "active", "conceptId", "typeId", "term")
-LANGUAGE_COLUMNS = ("active", "refsetId", "referencedComponentId", "acceptabilityId")
+# Each list starts with the component identifier and effectiveTime: the row-version step needs them
+# there (see _read_latest).
+CONCEPT_COLUMNS = ("id", "effectiveTime", "active", "moduleId")
+DESCRIPTION_COLUMNS = ("id", "effectiveTime", "active", "moduleId", "conceptId", "typeId", "term")
+LANGUAGE_COLUMNS = (
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "refsetId",
+    "referencedComponentId",
+    "acceptabilityId",
+)
 
 _RF2_PATTERNS = {
     "concept": re.compile(r"^sct2_Concept_Snapshot[-_].*\.txt$"),
     "description": re.compile(r"^sct2_Description_Snapshot[-_].*\.txt$"),
     "language": re.compile(r"^der2_cRefset_LanguageSnapshot[-_].*\.txt$"),
 }
-_GPS_DATE = re.compile(r"(\d{8})T\d{6}Z")
-_RF2_DATE = re.compile(r"_(\d{8})\.txt$")
+# A release date: the package's time stamp anywhere in a path (SnomedCT_..._20260101T120000Z/...),
+# or an RF2-style "_<date>.txt" at the end of a file name.
+_STAMP_DATE = re.compile(r"(\d{8})T\d{6}Z")
+_NAME_DATE = re.compile(r"_(\d{8})\.txt$")
+_TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
+_TAIL_BYTES = 64
+
+# What reading a zip member can raise besides OSError: a damaged or truncated archive, an
+# encrypted member (RuntimeError: password required), a compression method zipfile lacks
+# (NotImplementedError, e.g. Deflate64 from Windows Explorer), an archive that needs ZIP64.
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+)
+_ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
+# APPNOTE.TXT section 4.4.5; the ones zipfile reads are 0, 8, 12 and 14.
+_COMPRESSION_METHODS = {
+    1: "Shrink",
+    6: "Implode",
+    9: "Deflate64",
+    10: "PKWARE DCL Implode",
+    18: "IBM TERSE",
+    19: "IBM LZ77",
+    93: "Zstandard",
+    95: "XZ",
+    98: "PPMd",
+}
 
 #: One concept: (FSN, US preferred term, active). "" stands for a missing term.
 Concept = tuple[str, str, bool]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +235,23 @@ def load_release(path: str | Path) -> ConceptIndex:
         return _load_rf2_folder(p)
     if zipfile.is_zipfile(p):
         return _load_zip(p)
+    if _looks_like_zip(p):
+        # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
+        # interrupted download) has lost it, and read as text it would be "bytes that are not
+        # UTF-8" on line 1.
+        raise BadInputError(
+            "damaged zip: it has no end-of-central-directory record (truncated?)",
+            path=p,
+            hint="download the zip again, or extract the .txt from a good copy and pass that",
+        )
     return load_gps_tsv(p)
+
+
+def _looks_like_zip(path: Path) -> bool:
+    """A zip's local-header or empty-archive signature, or a .zip name."""
+    with path.open("rb") as f:
+        magic = f.read(4)
+    return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
 
 
 def sha256_file(path: Path) -> str:
@@ -169,6 +261,15 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _release_date(*names: str) -> str | None:
+    """The first release date found in ``names``: a time stamp anywhere, else ``_<date>.txt``."""
+    for name in names:
+        m = _STAMP_DATE.search(name) or _NAME_DATE.search(name)
+        if m is not None:
+            return m.group(1)
+    return None
 
 
 # Every byte value except TAB and LF, for bytes.translate(None, delete=...).
@@ -183,15 +284,22 @@ class _Scan:
     newlines: int
     unterminated: bool  # the last line has no LF
     skeleton: bytes  # only the TAB and LF bytes, in file order (~4 bytes a row)
+    trailing_blank: int  # blank lines at the end of the file; -1: too many to count from the tail
 
     @property
     def lines(self) -> int:
         return self.newlines + self.unterminated
 
     def every_line_has(self, tabs: int) -> bool:
-        """Whether every line has exactly ``tabs`` tabs: one comparison of bytes, not a loop."""
+        """Whether every line but the trailing blank ones has exactly ``tabs`` tabs: one
+        comparison of bytes, not a loop."""
         line = b"\t" * tabs
-        expected = (line + b"\n") * self.newlines + (line if self.unterminated else b"")
+        blank = self.trailing_blank
+        expected = (
+            (line + b"\n") * (self.newlines - blank)
+            + b"\n" * blank
+            + (line if self.unterminated else b"")
+        )
         return self.skeleton == expected
 
 
@@ -203,15 +311,66 @@ def _scan(raw: IO[bytes]) -> _Scan:
     """
     h = hashlib.sha256()
     newlines = 0
-    last = b""
+    tail = b""
     skeleton: list[bytes] = []
     for block in iter(lambda: raw.read(1 << 20), b""):
         h.update(block)
         newlines += block.count(b"\n")
         skeleton.append(block.translate(None, _NOT_TAB_OR_LF))
-        last = block
-    unterminated = bool(last) and not last.endswith(b"\n")
-    return _Scan(h.hexdigest(), newlines, unterminated, b"".join(skeleton))
+        tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+    unterminated = bool(tail) and not tail.endswith(b"\n")
+    m = _TRAILING_NEWLINES.search(tail)
+    if m is None:
+        blank = 0
+    elif m.start() == 0 and len(tail) == _TAIL_BYTES:
+        blank = -1  # the run of line ends may go on before the tail: the checked path counts it
+    else:
+        # The first line end closes the last line that has content; each further one is a
+        # blank line.
+        blank = m.group().count(b"\n") - (m.start() > 0)
+    return _Scan(h.hexdigest(), newlines, unterminated, b"".join(skeleton), blank)
+
+
+# --------------------------------------------------------------------------------------------
+# Zip members
+
+
+def _zip_member_error(
+    path: Path, zf: zipfile.ZipFile, member: str, err: BaseException
+) -> BadInputError:
+    """The error for a zip member that cannot be read, naming the zip and the member."""
+    where = f"{path}!{member}"
+    method: int | None
+    try:
+        method = zf.getinfo(member).compress_type
+    except KeyError:  # pragma: no cover - the member was listed by the same ZipFile
+        method = None
+    if isinstance(err, RuntimeError) and "password" in str(err):
+        problem = "the member is encrypted (a password is required to read it)"
+    elif isinstance(err, NotImplementedError) and method not in (None, 0, 8, 12, 14):
+        name = _COMPRESSION_METHODS.get(method or 0, "unknown")
+        problem = (
+            f"the member is compressed with method {method} ({name}), which Python's zipfile "
+            "cannot read"
+        )
+    elif isinstance(err, EOFError):
+        problem = "damaged zip: the member ends before its recorded size (truncated?)"
+    elif isinstance(err, zipfile.LargeZipFile):
+        problem = f"the member needs ZIP64 extensions, which are not available: {err}"
+    elif isinstance(err, (zipfile.BadZipFile, zlib.error)):
+        problem = f"damaged zip: {err}"
+    else:
+        problem = f"the member cannot be read: {err}"
+    return BadInputError(problem, path=where, hint=_ZIP_HINT)
+
+
+@contextmanager
+def _reading_member(path: Path, zf: zipfile.ZipFile, member: str) -> Iterator[None]:
+    """Turn the exceptions of reading ``member`` into ``BadInputError`` naming it."""
+    try:
+        yield
+    except _ZIP_ERRORS as err:
+        raise _zip_member_error(path, zf, member, err) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,26 +441,42 @@ def _bad_width(where: str, line: int, parts: list[str], header: _Header) -> BadI
     )
 
 
+def _blank_inside(where: str, line: int) -> BadInputError:
+    return BadInputError(
+        "a blank line; blank lines are allowed only at the end of the file",
+        path=where,
+        line=line,
+    )
+
+
+def _blank_note(where: str, n: int) -> str:
+    return f"{where}: {n} blank line(s) at the end of the file ignored"
+
+
 def _not_utf8(
     where: str, open_bytes: Callable[[], AbstractContextManager[IO[bytes]]]
 ) -> BadInputError:
     """The error for a file that is not UTF-8, naming the first bad line (found by a rescan:
     the text layer decodes in blocks and cannot say which line a bad byte is on)."""
+    bad_line, problem = 1, "bytes that are not UTF-8"
     with open_bytes() as raw:
         for lineno, line in enumerate(raw, start=1):
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError as err:
+                bad_line = lineno
                 problem = f"bytes that are not UTF-8 ({err.reason} at column {err.start + 1})"
                 break
-        else:  # pragma: no cover - the text layer saw a bad byte, so a line has one
-            lineno, problem = 1, "bytes that are not UTF-8"
     return BadInputError(
         problem,
         path=where,
-        line=lineno,
+        line=bad_line,
         hint="the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
     )
+
+
+def _no_concepts(where: str, problem: str, hint: str) -> BadInputError:
+    return BadInputError(f"no concept rows: {problem}", path=where, hint=hint)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,7 +495,9 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
         scan = _scan(raw)
     digest = scan.sha256
     rows = _read_gps(open_bytes, str(p), notes, scan)
-    date = _date_from(_GPS_DATE, p.name, str(p), notes)
+    date = _release_date(p.name, p.parent.as_posix())
+    if date is None:
+        notes.append(f"{p}: no release date in the file name")
     return ConceptIndex(rows, "gps-tsv", str(p), date, digest, [SourceFile(str(p), digest)], notes)
 
 
@@ -336,19 +513,31 @@ def _read_gps(
             header = _read_header(stream, where, GPS_COLUMNS, notes)
             if header.names != GPS_COLUMNS:
                 # Columns in another order, or more of them: the general path reads every row.
-                return _read_gps_rows_checked(stream, where, header)
-            rows = _read_gps_rows_fast(stream)
-        if _fast_rows_ok(rows, scan, header):
-            return rows
-        # Something is off (a short row, a bad Active, an empty or repeated identifier...): read
-        # the file again line by line, which raises with the line and the problem.
-        logger.debug("%s: the fast GPS path saw a bad row; reading it again to say where", where)
-        del rows
-        with open_bytes() as raw, _text(raw) as stream:
-            stream.readline()
-            return _read_gps_rows_checked(stream, where, header)
+                rows = _read_gps_rows_checked(stream, where, header, notes)
+            else:
+                rows = _read_gps_rows_fast(stream)
+        if header.names == GPS_COLUMNS:
+            if _fast_rows_ok(rows, scan, header):
+                if scan.trailing_blank:
+                    notes.append(_blank_note(where, scan.trailing_blank))
+            else:
+                # Something is off (a short row, a bad Active, an empty, repeated or non-digit
+                # identifier...): read the file again line by line, which raises with the line
+                # and the problem.
+                logger.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+                del rows
+                with open_bytes() as raw, _text(raw) as stream:
+                    stream.readline()
+                    rows = _read_gps_rows_checked(stream, where, header, notes)
     except UnicodeDecodeError:
         raise _not_utf8(where, open_bytes) from None
+    if not rows:
+        raise _no_concepts(
+            where,
+            "the file has a header only",
+            "the GPS file lists about 380,000 concepts; download it again",
+        )
+    return rows
 
 
 def _read_gps_rows_fast(stream: io.TextIOWrapper) -> dict[str, str]:
@@ -366,8 +555,26 @@ def _read_gps_rows_fast(stream: io.TextIOWrapper) -> dict[str, str]:
 
 def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: _Header) -> bool:
     """Whether every row of the fast path has the header's width, an Active of 0 or 1, and a
-    distinct, non-empty identifier. Does not say which row is wrong: the checked path does."""
-    if len(rows) != scan.lines - 1 or "" in rows:
+    distinct identifier of ASCII digits. Does not say which row is wrong: the checked path does.
+
+    Trailing blank lines (counted by the scan) are dropped from ``rows`` here: they were read as
+    an identifier "\\n" or "\\r\\n" with no fields. A blank line anywhere else fails the checks.
+    """
+    blank = scan.trailing_blank
+    if blank < 0:
+        return False
+    if blank:
+        rows.pop("\n", None)
+        rows.pop("\r\n", None)
+    if len(rows) != scan.lines - 1 - blank:
+        return False
+    if not rows:
+        return True
+    # All identifiers at once: one join and two C scans instead of a check per row ("" joins
+    # invisibly, so it is looked for apart). bytes.isdigit is ten times faster than str.isdigit,
+    # which tests each character against every Unicode digit; isascii makes the encoding exact.
+    ids = "".join(rows)
+    if "" in rows or not (ids.isascii() and ids.encode().isdigit()):
         return False
     values = rows.values()
     if len(header.widths) == 1:
@@ -389,15 +596,25 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: _Header) -> bool:
     return True
 
 
-def _read_gps_rows_checked(stream: io.TextIOWrapper, where: str, header: _Header) -> dict[str, str]:
+def _read_gps_rows_checked(
+    stream: io.TextIOWrapper, where: str, header: _Header, notes: list[str]
+) -> dict[str, str]:
     """Every row, checked as it is read; raises on the first bad one, naming its line."""
     cols = header.index
     pick = itemgetter(cols["ConceptID"], cols["Active"], cols["FSN"], cols["USPreferredTerm"])
     extra = [i for i in range(len(header.names), max(header.widths))]
     rows: dict[str, str] = {}
     first_seen: dict[str, int] = {}
+    blank_from = 0  # the first line of a run of blank lines not yet followed by a row
+    lineno = 1
     for lineno, line in enumerate(stream, start=2):
-        parts = line.rstrip("\r\n").split("\t")
+        text = line.rstrip("\r\n")
+        if not text:
+            blank_from = blank_from or lineno
+            continue
+        if blank_from:
+            raise _blank_inside(where, blank_from)
+        parts = text.split("\t")
         if len(parts) not in header.widths:
             raise _bad_width(where, lineno, parts, header)
         if any(parts[i] for i in extra if i < len(parts)):
@@ -407,6 +624,13 @@ def _read_gps_rows_checked(stream: io.TextIOWrapper, where: str, header: _Header
         cid, active, fsn, pt = pick(parts)
         if cid == "":
             raise BadInputError("the concept identifier is empty", path=where, line=lineno)
+        if not (cid.isascii() and cid.isdigit()):
+            raise BadInputError(
+                f"ConceptID {cid!r} is not a string of the digits 0-9",
+                path=where,
+                line=lineno,
+                hint="identifiers are unquoted, with no space around them",
+            )
         if active not in ("0", "1"):
             raise BadInputError(
                 f"Active is {active!r}; it must be 1 or 0", path=where, line=lineno, key=cid
@@ -420,22 +644,20 @@ def _read_gps_rows_checked(stream: io.TextIOWrapper, where: str, header: _Header
             )
         first_seen[cid] = lineno
         rows[cid] = encode_row(fsn, pt, active == "1")
+    if blank_from:
+        notes.append(_blank_note(where, lineno - blank_from + 1))
     return rows
-
-
-def _date_from(pattern: re.Pattern[str], name: str, where: str, notes: list[str]) -> str | None:
-    m = pattern.search(name)
-    if m is None:
-        notes.append(f"{where}: no release date in the file name")
-        return None
-    return m.group(1)
 
 
 def _load_zip(path: Path) -> ConceptIndex:
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise BadInputError(f"cannot open the zip: {err}", path=path) from None
+    except (OSError, *_ZIP_ERRORS) as err:
+        raise BadInputError(
+            f"damaged zip: cannot read its directory ({err})",
+            path=path,
+            hint="download the zip again, or extract the .txt from a good copy and pass that",
+        ) from None
     with zf:
         names = [
             i.filename
@@ -446,10 +668,7 @@ def _load_zip(path: Path) -> ConceptIndex:
         if gps:
             return _load_gps_zip(path, zf, gps)
         if any(_RF2_PATTERNS["concept"].match(_basename(n)) for n in names):
-            try:
-                return _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
-            except (zipfile.BadZipFile, zlib.error) as err:
-                raise BadInputError(f"a zip member cannot be read: {err}", path=path) from None
+            return _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
     raise BadInputError(
         "the zip holds neither a *GPSRelease*.txt member nor an RF2 Concept snapshot",
         path=path,
@@ -465,7 +684,7 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
     member = members[0]
     if len(members) > 1:
         # More than one candidate: keep the ones whose first line has the GPS columns.
-        fitting = [m for m in members if _has_gps_header(zf, m)]
+        fitting = [m for m in members if _has_gps_header(path, zf, m)]
         if len(fitting) != 1:
             raise BadInputError(
                 f"{len(fitting) or 'no'} of the members {members} look like the GPS file",
@@ -479,30 +698,26 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
     def open_bytes() -> IO[bytes]:
         return zf.open(member)
 
-    try:
+    with _reading_member(path, zf, member):
         with open_bytes() as raw:
             scan = _scan(raw)
         rows = _read_gps(open_bytes, where, notes, scan)
-    except (zipfile.BadZipFile, zlib.error) as err:
-        raise BadInputError(f"the zip member cannot be read: {err}", path=where) from None
     digest = sha256_file(path)
-    date = _GPS_DATE.search(_basename(member)) or _GPS_DATE.search(path.name)
+    date = _release_date(member, path.name)
     if date is None:
         notes.append(f"{where}: no release date in the member or zip name")
     files = [SourceFile(str(path), digest), SourceFile(str(path), scan.sha256, member)]
-    return ConceptIndex(
-        rows, "gps-zip", str(path), date.group(1) if date else None, digest, files, notes
-    )
+    return ConceptIndex(rows, "gps-zip", str(path), date, digest, files, notes)
 
 
-def _has_gps_header(zf: zipfile.ZipFile, member: str) -> bool:
-    with zf.open(member) as raw:
+def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
+    with _reading_member(path, zf, member), zf.open(member) as raw:
         first = raw.readline().decode("utf-8", "replace").lstrip("\ufeff")
     return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------
-# RF2
+# RF2: where the files are
 
 
 class _FolderSource:
@@ -519,6 +734,9 @@ class _FolderSource:
 
     def open_bytes(self, name: str) -> IO[bytes]:
         return (self.root / name).open("rb")
+
+    def reading(self, name: str) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def sha256(self, name: str) -> str:
         return sha256_file(self.root / name)
@@ -538,16 +756,225 @@ class _ZipSource:
     def open_bytes(self, name: str) -> IO[bytes]:
         return self.zf.open(name)
 
+    def reading(self, name: str) -> AbstractContextManager[None]:
+        return _reading_member(self.path, self.zf, name)
+
     def sha256(self, name: str) -> str | None:
         # The zip's own hash is reported; hashing each member again would double the read time.
         return None
+
+
+_Source = _FolderSource | _ZipSource
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: rows, and the latest version of each component
+
+#: One RF2 row: the file, the line, and the fields of the columns asked for, in their order.
+_Row = tuple[str, int, tuple[str, ...]]
+
+_BUCKETS = 256
+
+
+class _IdKeys:
+    """A 64-bit hash of every component identifier read, to find the repeated ones afterwards.
+
+    8 bytes a row in 256 arrays, instead of a set of the identifiers (~100 bytes a row); each
+    bucket is checked with a small set at the end. A hash collision only sends two identifiers to
+    the exact path of :func:`_deduplicated`, which compares the identifiers themselves.
+    """
+
+    def __init__(self) -> None:
+        self.buckets = [array("q") for _ in range(_BUCKETS)]
+        self.add = [b.append for b in self.buckets]
+
+    def repeated(self) -> set[int]:
+        out: set[int] = set()
+        for bucket in self.buckets:
+            if len(set(bucket)) != len(bucket):
+                seen: set[int] = set()
+                for k in bucket:
+                    if k in seen:
+                        out.add(k)
+                    seen.add(k)
+        return out
+
+
+def _rf2_rows(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    notes: list[str],
+    keys: _IdKeys,
+) -> Iterator[_Row]:
+    """Every row of the RF2 files ``names``, checked for width, as the fields of ``columns``; the
+    hash of each row's first field (its identifier) is added to ``keys``.
+
+    The loop runs ~6 million times for an International Edition: every name it uses is local.
+    """
+    hash_ = hash  # looked up once (a test replaces the module's ``hash`` to force collisions)
+    add = keys.add
+    mask = _BUCKETS - 1
+    for name in names:
+        where = src.where(name)
+        with src.reading(name):
+            try:
+                with src.open_bytes(name) as raw, _text(raw) as stream:
+                    header = _read_header(stream, where, columns, notes)
+                    pick = itemgetter(*(header.index[c] for c in columns))
+                    widths = header.widths
+                    width = len(header.names)
+                    rows = enumerate(stream, start=2)
+                    for lineno, line in rows:
+                        parts = line.rstrip("\r\n").split("\t")
+                        if len(parts) != width and len(parts) not in widths:
+                            if parts == [""]:
+                                _trailing_blank_lines(rows, where, lineno, notes)
+                                break
+                            raise _bad_width(where, lineno, parts, header)
+                        fields = pick(parts)
+                        k = hash_(fields[0])
+                        add[k & mask](k)
+                        yield where, lineno, fields
+            except UnicodeDecodeError:
+                raise _not_utf8(where, partial(src.open_bytes, name)) from None
+
+
+def _trailing_blank_lines(
+    rows: Iterator[tuple[int, str]], where: str, first: int, notes: list[str]
+) -> None:
+    """Read the rest of a file after a blank line on line ``first``: blank lines only."""
+    n = 1
+    for _, line in rows:
+        if line.rstrip("\r\n"):
+            raise _blank_inside(where, first)
+        n += 1
+    notes.append(_blank_note(where, n))
+
+
+def _effective_time(value: str, where: str, line: int) -> str:
+    if len(value) != 8 or not (value.isascii() and value.isdigit()):
+        raise BadInputError(
+            f"effectiveTime is {value!r}; it must be a date of 8 digits (YYYYMMDD)",
+            path=where,
+            line=line,
+        )
+    return value
+
+
+def _deduplicated(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    repeated: set[int],
+    stats: dict[str, int],
+) -> Iterator[_Row]:
+    """The rows of ``names`` with only the latest version of each repeated identifier.
+
+    Rows whose identifier's hash is not in ``repeated`` pass at once; the others are held until
+    the end, one per identifier (the greatest effectiveTime; YYYYMMDD compares as text), and then
+    passed in line order. Two different rows of one identifier with the same effectiveTime are
+    refused: nothing says which one is right.
+    """
+    best: dict[str, _Row] = {}
+    repeated_ids: set[str] = set()  # the identifiers really listed twice, not just hash twins
+    held = 0
+    # Hashed again into a throwaway _IdKeys: this path is for the rare snapshot with repeats.
+    for row in _rf2_rows(src, names, columns, [], _IdKeys()):
+        where, lineno, fields = row
+        cid = fields[0]
+        if hash(cid) not in repeated:
+            yield row
+            continue
+        held += 1
+        et = _effective_time(fields[1], where, lineno)
+        old = best.get(cid)
+        if old is not None:
+            repeated_ids.add(cid)
+        if old is None or et > old[2][1]:
+            best[cid] = row
+        elif et == old[2][1] and fields != old[2]:
+            raise BadInputError(
+                f"component {cid} has two different rows with effectiveTime {et} "
+                f"(the other on line {old[1]} of {old[0]})",
+                path=where,
+                line=lineno,
+                hint="a snapshot holds one version of a component per effectiveTime; "
+                "use one complete International Edition snapshot",
+            )
+    stats["components"] = len(repeated_ids)
+    stats["ignored"] = held - len(best)
+    order = {n: i for i, n in enumerate(src.where(n) for n in names)}
+    yield from sorted(best.values(), key=lambda r: (order[r[0]], r[1]))
+
+
+def _read_latest(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    notes: list[str],
+    consume: Callable[[Iterable[_Row]], _T],
+) -> _T:
+    """``consume`` the rows of ``names``, keeping only the latest version of each component.
+
+    First the rows are consumed as they come while their identifiers' hashes are kept; when no
+    identifier repeats (a proper snapshot), that result stands. Otherwise it is dropped and the
+    rows are consumed again through :func:`_deduplicated`. An error that ``consume`` raises on the
+    first pass may come from an older version (e.g. two active preferred synonyms, one of them
+    inactivated later): it stands only if no identifier repeats.
+    """
+    keys = _IdKeys()
+    rows = _rf2_rows(src, names, columns, notes, keys)
+    failure: BadInputError | None = None
+    try:
+        result = consume(rows)
+    except BadInputError as err:
+        failure = err
+        for _ in rows:  # the rest of the identifiers: a repeated one may explain the error
+            pass
+    repeated = keys.repeated()
+    del keys
+    if not repeated:
+        if failure is not None:
+            raise failure
+        return result
+    if failure is None:
+        del result
+    stats: dict[str, int] = {}
+    result = consume(_deduplicated(src, names, columns, repeated, stats))
+    if stats["components"]:
+        files = ", ".join(src.where(n) for n in names)
+        notes.append(
+            f"{files}: {stats['components']} component(s) listed more than once; the row with "
+            f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) ignored)"
+        )
+    return result
+
+
+def _bad_active(value: str, where: str, line: int) -> BadInputError:
+    return BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
+
+
+def _module_note(names: list[str], src: _Source, skipped: Counter[str]) -> str | None:
+    if not skipped:
+        return None
+    files = ", ".join(src.where(n) for n in names)
+    listed = ", ".join(f"{m} ({n})" for m, n in sorted(skipped.items()))
+    return (
+        f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
+        f"Edition's skipped: {listed}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: the three files
 
 
 def _load_rf2_folder(path: Path) -> ConceptIndex:
     return _load_rf2(path, "rf2-folder", _FolderSource(path))
 
 
-def _load_rf2(path: Path, kind: str, src: _FolderSource | _ZipSource) -> ConceptIndex:
+def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     found = {
         k: [n for n in src.names if pattern.match(_basename(n))]
         for k, pattern in _RF2_PATTERNS.items()
@@ -571,16 +998,23 @@ def _load_rf2(path: Path, kind: str, src: _FolderSource | _ZipSource) -> Concept
             hint="pass the folder of one release only",
         )
     notes: list[str] = []
-    us_preferred = _read_us_preferred(src, found["language"], notes)
-    fsn, pt = _read_descriptions(src, found["description"], us_preferred, notes)
-    del us_preferred
     concept_file = found["concept"][0]
-    concepts = _read_concepts(src, concept_file, fsn, pt, notes)
+    concepts, inactive = _read_concepts(src, concept_file, notes)
+    if not concepts:
+        raise _no_concepts(
+            src.where(concept_file),
+            "none of the International Edition's modules "
+            f"({CORE_MODULE}, {MODEL_COMPONENT_MODULE})",
+            "pass an International Edition RF2 snapshot (or an edition that includes it)",
+        )
+    us_preferred = _read_us_preferred(src, found["language"], notes)
+    _read_descriptions(src, found["description"], concepts, us_preferred, notes)
+    del us_preferred
+    _fill_rows(concepts, inactive, src.where(concept_file), notes)
     dates = {
-        m.group(1) for n in (f for v in found.values() for f in v) if (m := _RF2_DATE.search(n))
+        m.group(1) for n in (f for v in found.values() for f in v) if (m := _NAME_DATE.search(n))
     }
-    date_match = _RF2_DATE.search(concept_file)
-    date = date_match.group(1) if date_match else None
+    date = _release_date(concept_file, path.name)
     if date is None:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
@@ -600,49 +1034,29 @@ def _load_rf2(path: Path, kind: str, src: _FolderSource | _ZipSource) -> Concept
     return ConceptIndex(concepts, kind, str(path), date, digest, files, notes)
 
 
-def _rows(
-    src: _FolderSource | _ZipSource, name: str, required: tuple[str, ...], notes: list[str]
-) -> Iterator[tuple[int, list[str], _Header]]:
-    """Every row of an RF2 file, split on tabs, with its line number and the header."""
-    where = src.where(name)
-    try:
-        with src.open_bytes(name) as raw, _text(raw) as stream:
-            header = _read_header(stream, where, required, notes)
-            for lineno, line in enumerate(stream, start=2):
-                parts = line.rstrip("\r\n").split("\t")
-                if len(parts) not in header.widths:
-                    raise _bad_width(where, lineno, parts, header)
-                yield lineno, parts, header
-    except UnicodeDecodeError:
-        raise _not_utf8(where, partial(src.open_bytes, name)) from None
+def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[str]:
+    """Identifiers of descriptions that the US English refset marks preferred (latest row of each
+    member, International modules, active rows only)."""
 
+    def consume(rows: Iterable[_Row]) -> tuple[set[str], Counter[str], int]:
+        preferred: set[str] = set()
+        skipped: Counter[str] = Counter()
+        gb_rows = 0
+        intl, us, gb, pref = INTERNATIONAL_MODULES, US_ENGLISH_REFSET, GB_ENGLISH_REFSET, PREFERRED
+        for where, lineno, (_, _, active, module, refset, did, acceptability) in rows:
+            if active != "1" and active != "0":
+                raise _bad_active(active, where, lineno)
+            if module not in intl:
+                skipped[module] += 1
+            elif refset != us:
+                gb_rows += refset == gb
+            elif active == "1" and acceptability == pref:
+                preferred.add(did)
+        return preferred, skipped, gb_rows
 
-def _check_active(value: str, where: str, line: int) -> bool:
-    if value == "1":
-        return True
-    if value == "0":
-        return False
-    raise BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
-
-
-def _read_us_preferred(
-    src: _FolderSource | _ZipSource, names: list[str], notes: list[str]
-) -> set[str]:
-    """Identifiers of descriptions that the US English refset marks preferred, active rows only."""
-    preferred: set[str] = set()
-    gb_rows = 0
-    for name in names:
-        where = src.where(name)
-        for lineno, parts, header in _rows(src, name, LANGUAGE_COLUMNS, notes):
-            col = header.index
-            refset = parts[col["refsetId"]]
-            if refset != US_ENGLISH_REFSET:
-                gb_rows += refset == GB_ENGLISH_REFSET
-                continue
-            if _check_active(parts[col["active"]], where, lineno) and (
-                parts[col["acceptabilityId"]] == PREFERRED
-            ):
-                preferred.add(parts[col["referencedComponentId"]])
+    preferred, skipped, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
+    if (note := _module_note(names, src, skipped)) is not None:
+        notes.append(note)
     logger.info(
         "US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows
     )
@@ -650,68 +1064,114 @@ def _read_us_preferred(
 
 
 def _read_descriptions(
-    src: _FolderSource | _ZipSource, names: list[str], us_preferred: set[str], notes: list[str]
-) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
-    """Active FSNs and US preferred synonyms, as ``concept -> (description id, term)``."""
-    fsn: dict[str, tuple[str, str]] = {}
-    pt: dict[str, tuple[str, str]] = {}
-    for name in names:
-        where = src.where(name)
-        for lineno, parts, header in _rows(src, name, DESCRIPTION_COLUMNS, notes):
-            col = header.index
-            if not _check_active(parts[col["active"]], where, lineno):
+    src: _Source,
+    names: list[str],
+    concepts: dict[str, str],
+    us_preferred: set[str],
+    notes: list[str],
+) -> None:
+    """Put the active FSN and US preferred synonym of each concept in ``concepts``, as
+    ``"<FSN description id>\\t<FSN>\\t<PT description id>\\t<PT>"`` ("" for a missing part).
+
+    The ~760,000 kept descriptions of the International Edition are the largest part of the RF2
+    loader's memory: one string a concept, stored in the dict that becomes the index, costs
+    neither a dict of its own nor a copy of the concept identifier per description row.
+    """
+
+    def consume(rows: Iterable[_Row]) -> Counter[str]:
+        for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
+            concepts[cid] = ""
+        get = concepts.get
+        skipped: Counter[str] = Counter()
+        intl, fsn_type, synonym_type = INTERNATIONAL_MODULES, FSN_TYPE, SYNONYM_TYPE
+        for where, lineno, (did, _, active, module, cid, type_id, term) in rows:
+            if active != "1":
+                if active != "0":
+                    raise _bad_active(active, where, lineno)
+                if module not in intl:
+                    skipped[module] += 1
                 continue
-            type_id = parts[col["typeId"]]
-            if type_id == FSN_TYPE:
-                target = fsn
-            elif type_id == SYNONYM_TYPE:
-                if parts[col["id"]] not in us_preferred:
+            if module not in intl:
+                skipped[module] += 1
+                continue
+            if type_id == fsn_type:
+                is_fsn = True
+            elif type_id == synonym_type:
+                if did not in us_preferred:
                     continue
-                target = pt
+                is_fsn = False
             else:
                 continue
-            did, cid, term = parts[col["id"]], parts[col["conceptId"]], parts[col["term"]]
-            old = target.get(cid)
-            if old is not None and old[0] != did:
+            old = get(cid)
+            if old is None:
+                continue  # not a concept of the index (another module's, or none at all)
+            fsn_did, fsn, pt_did, pt = old.split("\t") if old else ("", "", "", "")
+            old_did = fsn_did if is_fsn else pt_did
+            if old_did:
                 # Two active FSNs: the one the US refset prefers wins; any other tie is a broken
                 # snapshot, and guessing would put a wrong term in the report.
-                if target is fsn and (did in us_preferred) != (old[0] in us_preferred):
+                if is_fsn and (did in us_preferred) != (old_did in us_preferred):
                     if did not in us_preferred:
                         continue
                 else:
-                    what = "FSNs" if target is fsn else "US preferred synonyms"
+                    what = "FSNs" if is_fsn else "US preferred synonyms"
                     raise BadInputError(
-                        f"concept {cid} has two active {what}: descriptions {old[0]} and {did}",
+                        f"concept {cid} has two active {what}: descriptions {old_did} and {did}",
                         path=where,
                         line=lineno,
                         hint="use one complete International Edition snapshot",
                     )
-            target[cid] = (did, term)
-    return fsn, pt
+            # An existing key keeps its string object: only the value is replaced.
+            if is_fsn:
+                concepts[cid] = f"{did}\t{term}\t{pt_did}\t{pt}"
+            else:
+                concepts[cid] = f"{fsn_did}\t{fsn}\t{did}\t{term}"
+        return skipped
+
+    skipped = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
+    if (note := _module_note(names, src, skipped)) is not None:
+        notes.append(note)
 
 
-def _read_concepts(
-    src: _FolderSource | _ZipSource,
-    name: str,
-    fsn: dict[str, tuple[str, str]],
-    pt: dict[str, tuple[str, str]],
-    notes: list[str],
-) -> dict[str, str]:
-    where = src.where(name)
-    concepts: dict[str, str] = {}
+def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:
+    """The concepts of the index (latest row of each, International modules), as a dict from each
+    identifier to "" that :func:`_read_descriptions` and :func:`_fill_rows` turn into the index in
+    place, and the set of the inactive ones."""
+
+    def consume(rows: Iterable[_Row]) -> tuple[dict[str, str], set[str], Counter[str]]:
+        concepts: dict[str, str] = {}
+        inactive: set[str] = set()
+        skipped: Counter[str] = Counter()
+        for where, lineno, (cid, _, active, module) in rows:
+            if cid == "":
+                raise BadInputError("the concept identifier is empty", path=where, line=lineno)
+            if active != "1" and active != "0":
+                raise _bad_active(active, where, lineno)
+            if module not in INTERNATIONAL_MODULES:
+                skipped[module] += 1
+                continue
+            concepts[cid] = ""
+            if active == "0":
+                inactive.add(cid)
+        return concepts, inactive, skipped
+
+    concepts, inactive, skipped = _read_latest(src, [name], CONCEPT_COLUMNS, notes, consume)
+    if (note := _module_note([name], src, skipped)) is not None:
+        notes.append(note)
+    return concepts, inactive
+
+
+def _fill_rows(concepts: dict[str, str], inactive: set[str], where: str, notes: list[str]) -> None:
+    """Turn each value of ``concepts`` into the concept's index row (status, FSN, US preferred
+    term), in place: the dict does not grow, and each old value is freed as its row is made."""
     no_fsn = 0
-    for lineno, parts, header in _rows(src, name, CONCEPT_COLUMNS, notes):
-        col = header.index
-        cid = parts[col["id"]]
-        if cid == "":
-            raise BadInputError("the concept identifier is empty", path=where, line=lineno)
-        if cid in concepts:
-            raise BadInputError(f"concept {cid} is listed twice", path=where, line=lineno)
-        active = _check_active(parts[col["active"]], where, lineno)
-        f = fsn.get(cid)
-        p = pt.get(cid)
-        no_fsn += f is None
-        concepts[cid] = encode_row(f[1] if f else "", p[1] if p else "", active)
+    for cid in concepts:
+        terms = concepts[cid]
+        if terms:
+            _, fsn, _, pt = terms.split("\t")
+        else:
+            fsn = pt = ""
+        no_fsn += not fsn
+        concepts[cid] = encode_row(fsn, pt, cid not in inactive)
     if no_fsn:
         notes.append(f"{where}: {no_fsn} concept(s) without an active FSN")
-    return concepts

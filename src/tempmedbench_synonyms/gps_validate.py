@@ -7,21 +7,34 @@ is a :class:`Finding` (data, not an exception); only unusable input raises ``Bad
 How one concept reference (a code field and its term fields) is checked, in order, stopping at
 the first step that fails:
 
-1. no code: any term field present is ``UNEXPECTED_TERM`` (no concept can back it);
+1. no code: for an event that must carry one (``event_type`` condition, procedure or careplan:
+   the dataset card's "SNOMED CT fields"), ``NOT_IN_RELEASE`` on ``snomed_code`` with ``found``
+   null, and its terms are not looked at (the code is what is missing); anywhere else, any term
+   field present is ``UNEXPECTED_TERM`` (no concept can back it);
 2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.sctid`:
    ``SCTID_FORMAT`` / ``SCTID_PARTITION`` / ``SCTID_CHECKDIGIT``;
-3. the release does not hold it: for an extension concept (partition 10) every term field present
-   is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``;
+3. the release does not hold it: for an extension identifier (partition 10) every term field
+   present is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``. The rule
+   follows the source: a partition-10 concept that the International source does hold (one
+   promoted from an extension keeps its identifier) is checked like any other;
 4. the release holds it inactive: ``INACTIVE_IN_RELEASE`` (its terms are not compared: the concept
    itself has to be replaced);
 5. each term field must equal the release's term exactly: ``FSN_MISMATCH``, ``PT_MISMATCH``, and
    for the related condition ``RELATED_CONDITION_MISMATCH``; a procedure's ``label`` must be the
    FSN or the US preferred term (``LABEL_MISMATCH``).
 
+A question's ``predicate.concept`` is an identifier when it is not a string, when it is ASCII
+digits once surrounding whitespace is stripped (``"22298006 "`` is a malformed identifier, not a
+label), or when the record has a ``concept_snomed_code``; otherwise it is a label.
+``concept_snomed_code`` is compared with it (``CODE_MISMATCH``) only when it is a valid identifier:
+"expected" would otherwise be the malformed value.
+
 A key whose value is null counts as absent; a missing term field of a concept the release holds is
-a mismatch whose ``found`` is null. In every finding ``found`` is the field's value as read (any
-JSON value, or null) and ``expected`` the value it should have (a list when two are accepted), or,
-for rules with no single right value, a short statement of the rule.
+a mismatch whose ``found`` is null. A JSON line with NaN or Infinity (not JSON, RFC 8259) or nested
+too deeply for the parser is bad input, since the ``--json`` report could not carry its values.
+In every finding ``found`` is the field's value as read (any JSON value, or null) and ``expected``
+the value it should have (a list when two are accepted), or, for rules with no single right value,
+a short statement of the rule.
 """
 
 from __future__ import annotations
@@ -77,6 +90,10 @@ FINDING_CODES: tuple[str, ...] = (
 )
 
 QUESTION_SNOMED_PREFIX = "concept_snomed_"
+# The events that carry SNOMED CT fields (dataset card, "SNOMED CT fields": conditions, procedures
+# and care plans), as the artifacts spell their event_type. Medications (RxNorm), observations
+# (LOINC) and encounters carry none.
+SNOMED_EVENT_TYPES = frozenset({"condition", "procedure", "careplan"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,13 +207,22 @@ def iter_jsonl(
             first += len(lines)
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
+
+
+# Python's json accepts NaN, Infinity and -Infinity by default; a finding that carried one would
+# make the --json report invalid JSON.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def _parse_batch(lines: list[str], where: str, first: int) -> list[dict[str, Any]]:
     # Fast path: one call of the C parser for the whole batch. It cannot say which line is wrong,
     # and a line holding two objects would still parse, so anything odd falls back to the
     # line-by-line path, which names the line.
     try:
-        records = json.loads("[" + ",".join(lines) + "]")
-    except ValueError:
+        records = _DECODER.decode("[" + ",".join(lines) + "]")
+    except (ValueError, RecursionError):
         records = None
     if records is None or len(records) != len(lines) or not all(type(r) is dict for r in records):
         records = [_parse_line(line, where, i) for i, line in enumerate(lines, start=first)]
@@ -213,9 +239,13 @@ def _parse_line(line: str, where: str, lineno: int) -> dict[str, Any]:
     if not line.strip():
         raise BadInputError("blank line", path=where, line=lineno)
     try:
-        obj = json.loads(line)
+        obj = _DECODER.decode(line)
     except ValueError as err:
         raise BadInputError(f"not JSON: {err}", path=where, line=lineno) from None
+    except RecursionError:
+        raise BadInputError(
+            "nested too deeply for the JSON parser", path=where, line=lineno
+        ) from None
     if not isinstance(obj, dict):
         raise BadInputError(f"a JSON {type(obj).__name__}, not an object", path=where, line=lineno)
     return obj
@@ -281,8 +311,8 @@ class _Checker:
                     line,
                     rid,
                     terms,
-                    f"{code} is an extension concept (partition 10), not in the International "
-                    "GPS: it ships as a code only, with no term",
+                    f"{code} is an extension identifier (partition 10) that the release does "
+                    "not hold: it ships as a code only, with no term",
                 )
             else:
                 self.add(
@@ -344,6 +374,19 @@ class _Checker:
                 f"{pt_field} differs from the US preferred term of {code}",
             )
 
+    def missing_code(self, line: int, rec: dict[str, Any]) -> None:
+        """Step 1 for an event of a type that carries SNOMED CT fields but has no code."""
+        etype = rec.get("event_type")
+        self.add(
+            NOT_IN_RELEASE,
+            line,
+            rec.get("event_id"),
+            "snomed_code",
+            "a concept of the release",
+            None,
+            f"a {etype} event carries a SNOMED CT concept, but snomed_code is absent",
+        )
+
     def events(self, records: list[dict[str, Any]], first_line: int = 1) -> None:
         """Check a batch of ``artifacts/events_canonical.jsonl``; record ``i`` is on
         line ``first_line + i``."""
@@ -366,11 +409,18 @@ class _Checker:
                 and rc_fsn is None
                 and rc_pt is None
             ):
-                continue  # no SNOMED CT field: a medication, an observation, an encounter
+                # No SNOMED CT field: right for a medication, an observation, an encounter.
+                if get("event_type") in SNOMED_EVENT_TYPES:
+                    self.missing_code(line, rec)
+                continue
             rid = get("event_id")
-            concept = resolve(
-                line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
-            )
+            if code is None and get("event_type") in SNOMED_EVENT_TYPES:
+                self.missing_code(line, rec)
+                concept = None
+            else:
+                concept = resolve(
+                    line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
+                )
             if concept is not None:
                 if fsn != concept[0] or pt != (concept[1] or None):
                     self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
@@ -442,7 +492,7 @@ class _Checker:
                     line=line,
                     key=None if rid is None else str(rid),
                 )
-            if not _is_identifier(concept_key):
+            if not _is_identifier(concept_key, rec):
                 # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
                 for key, value in rec.items():
                     if key.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
@@ -467,7 +517,9 @@ class _Checker:
                 (("concept_snomed_fsn", fsn), ("concept_snomed_pt", pt)),
             )
             code = rec.get("concept_snomed_code")
-            if code != concept_key:
+            # Compared only with a valid identifier: with a malformed one, "expected" would tell
+            # the author to copy the malformation into a code that may well be right.
+            if code != concept_key and _valid_string_id(concept_key):
                 self.add(
                     CODE_MISMATCH,
                     line,
@@ -496,9 +548,18 @@ def _either(concept: Concept) -> list[str]:
     return [fsn] if not pt or pt == fsn else [fsn, pt]
 
 
-def _is_identifier(value: Any) -> bool:
-    """A question's concept is an identifier unless it is a string with a non-digit in it."""
-    return not isinstance(value, str) or (value.isascii() and value.isdigit())
+def _is_identifier(value: Any, rec: dict[str, Any]) -> bool:
+    """Whether a question's ``predicate.concept`` is meant as an identifier (module docstring)."""
+    if not isinstance(value, str):
+        return True
+    stripped = value.strip()
+    if stripped.isascii() and stripped.isdigit():
+        return True
+    return rec.get("concept_snomed_code") is not None
+
+
+def _valid_string_id(value: Any) -> bool:
+    return type(value) is str and not concept_id_problems(value)
 
 
 def check_events(

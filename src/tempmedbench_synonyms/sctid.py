@@ -262,5 +262,5 @@ def parse_sctid(value: str) -> SctidInfo:
 
 @lru_cache(maxsize=65536)
 def concept_id_problems(value: str) -> tuple[SctidProblem, ...]:
-    """The problems of ``value`` as a concept identifier; cached, since codes repeat in a release."""
+    """The problems of ``value`` as a concept identifier (cached: codes repeat in a release)."""
     return parse_sctid(value).problems

@@ -34,7 +34,9 @@ GpsOption = Annotated[
     typer.Option(
         "--gps",
         envvar="TEMPMEDBENCH_GPS",
-        help="The GPS zip or its .txt file, or an International Edition RF2 snapshot folder or zip.",
+        help=(
+            "The GPS zip or its .txt file, or an International Edition RF2 snapshot folder or zip."
+        ),
         show_default=False,
     ),
 ]
@@ -145,7 +147,8 @@ def lookup(
 
     Exit 0 when the release holds every identifier, 1 when one is missing, 2 on unusable input.
 
-    Example: tempmedbench-synonyms gps lookup 22298006 --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip
+    Example: tempmedbench-synonyms gps lookup 22298006
+    --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip
     """
     configure_logging(-1 if quiet else verbose)
     with exit_on_error(json_report=_failure_report if json_out else None):
@@ -209,7 +212,9 @@ def sctid(
             parts.append(f"check digit {i.check_digit}")
             status = "valid concept identifier" if not i.problems else "invalid"
             if i.is_extension_concept:
-                status += " (extension: not in the International GPS)"
+                # Whether the release holds it is for `lookup` or `validate` to say: a concept
+                # promoted to the International Edition keeps its partition-10 identifier.
+                status += "; an extension identifier (partition 10)"
             echo_err(f"{i.sctid}: {status}: {', '.join(parts)}")
             for p in i.problems:
                 echo_err(f"  {p.code}: {p.message}")
