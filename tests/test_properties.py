@@ -1,0 +1,73 @@
+"""Property tests: span replacement against a naive rebuild, and canonical bytes round trips."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tempmedbench_synonyms.canonical import surface_line_bytes, table_bytes
+from tempmedbench_synonyms.surface import PlacedSpan, insertion, replace_spans
+
+# Texts mix ASCII, accents, titlecase letters, line separators and characters outside the BMP,
+# so that an offset counted in UTF-16 units or bytes instead of code points would show (no
+# lone surrogates: UTF-8 cannot encode them, and the release reader refuses them).
+CHARS = st.sampled_from([*"ab Z.,é ǅǆ\u2028\u0085", "𝟐", "📋", "𝔄"]) | st.characters(codec="utf-8")
+TEXT = st.text(CHARS, max_size=40)
+
+
+@st.composite
+def text_and_spans(draw: st.DrawFn) -> tuple[str, list[tuple[int, int, str]]]:
+    """A text and sorted, non-overlapping [start, end) spans, each with a name (or None)."""
+    text = draw(TEXT)
+    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=8)))
+    spans = []
+    # consecutive pairs of cuts: disjoint spans, sometimes adjacent
+    for start, end in zip(cuts[::2], cuts[1::2], strict=False):
+        if start < end:
+            spans.append((start, end, draw(st.none() | TEXT)))
+    return text, spans
+
+
+@settings(max_examples=400)
+@given(text_and_spans())
+def test_replacement_equals_a_naive_rebuild(case: tuple[str, list[tuple[int, int, str]]]) -> None:
+    text, spans = case
+    placed = [PlacedSpan(s, e, f"k{i}") for i, (s, e, _) in enumerate(spans)]
+    names = {f"k{i}": name for i, (_, _, name) in enumerate(spans)}
+    # Naive: replace from the rightmost span to the leftmost, as SPEC section 4 words it.
+    expected = text
+    for s, e, name in reversed(spans):
+        if name is not None:
+            original = text[s:e]
+            new = name.lower() if original == original.lower() else name
+            expected = expected[:s] + new + expected[e:]
+    assert replace_spans(text, placed, names) == expected
+
+
+@given(TEXT, TEXT)
+def test_insertion_rule(original: str, name: str) -> None:
+    got = insertion(original, name)
+    assert got == (name.lower() if original == original.lower() else name)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(CHARS, max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(CHARS, max_size=8), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(CHARS, max_size=8), JSON, max_size=5))
+def test_canonical_bytes_survive_a_parse_and_dump(value: dict[str, object]) -> None:
+    for dump in (table_bytes, surface_line_bytes):
+        data = dump(value)
+        assert dump(json.loads(data.decode("utf-8"))) == data
+    # a surface line is one line, whatever its strings hold (U+2028 and U+0085 stay raw)
+    line = surface_line_bytes(value)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
