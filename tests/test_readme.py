@@ -1,0 +1,95 @@
+"""Every command in the README runs, as written, against the invented fixtures (so it cannot rot).
+
+The README's examples name a real-looking release folder, MRCONSO.RRF and GPS zip; here those
+paths hold the invented fixtures, the UTS is the loopback fake, and the few real identifiers the
+README shows (from SPEC section 2's example) are swapped for the fixture's invented ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+GPS_ZIP = "SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip"
+INVENTED = {"C0020538": "C9000001", "38341003": "9990101009", "A3220484": "A9000011"}
+
+
+def readme_commands() -> list[str]:
+    """The lines of the README's code blocks (indented by four spaces), in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [line[4:] for line in text.splitlines() if re.match(r"    \S", line)]
+
+
+def test_the_quick_start_is_exactly_make_demo_and_make_test() -> None:
+    assert readme_commands()[:2] == ["make demo", "make test"]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "make test" in ci and "make demo" in ci  # CI runs both, on a fresh machine
+
+
+def test_every_readme_command_runs(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "fixtures" / "tempmedbench-mini", tmp_path / "TempMedBench-1.0")
+    (tmp_path / "2025AB" / "META").mkdir(parents=True)
+    shutil.copyfile(ROOT / "fixtures/umls/MRCONSO.RRF", tmp_path / "2025AB/META/MRCONSO.RRF")
+    with zipfile.ZipFile(tmp_path / GPS_ZIP, "w", zipfile.ZIP_DEFLATED) as z:
+        gps = ROOT / "fixtures/gps/SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+        z.write(gps, f"SnomedCT_GPS/{gps.name}")
+    fake = FakeUts(FakeUtsData.from_mrconso(ROOT / "fixtures/umls/MRCONSO.RRF"), api_key=CANARY_KEY)
+    env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
+    env.update(TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"), NO_PROXY="127.0.0.1")
+    env.pop("UMLS_API_KEY", None)
+    ran = []
+    with FakeUtsServer(fake) as server:
+        env["UMLS_BASE_URL"] = server.base_url
+        for line in readme_commands()[2:]:
+            words = shlex.split(line, comments=True)
+            if words[0] == "export":
+                name, _, _ = words[1].partition("=")
+                assert name == "UMLS_API_KEY"
+                env[name] = CANARY_KEY
+                continue
+            words = [INVENTED.get(w, w) for w in words]
+            assert words[0].startswith("tempmedbench-"), line
+            proc = subprocess.run(
+                [str(BIN / words[0]), *words[1:]],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert proc.returncode == 0, f"{line}\n{proc.stderr}"
+            assert CANARY_KEY not in proc.stdout + proc.stderr
+            ran.append(words[:3])
+    assert len(ran) == 14
+    # the REST run and the MRCONSO run both verified the release in place
+    assert (tmp_path / "TempMedBench-1.0/question_surface/question_surface_synonym.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "regenerate", "check", "freeze", "demo", "umls atoms", "umls source", "umls atom",
+        "umls concept", "cache info", "cache clear", "gps validate", "gps lookup", "gps sctid",
+    ],
+)  # fmt: skip
+def test_every_command_has_help_with_an_example(command: str) -> None:
+    proc = subprocess.run(
+        [str(BIN / "tempmedbench-synonyms"), *command.split(), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0
+    assert "Example" in proc.stdout, proc.stdout
