@@ -13,18 +13,30 @@ import typer
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.atoms import AtomSource
+from tempmedbench_synonyms.cli._options import (
+    ApiKeyFileOption,
+    BaseUrlOption,
+    CacheDirOption,
+    JsonOption,
+    OfflineOption,
+    QuietOption,
+    RateOption,
+    RefreshOption,
+    VerboseOption,
+    WorkersOption,
+)
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
 from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
-from tempmedbench_synonyms.rest_source import build_rest_source
-
-DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
+from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.rest_source import DEFAULT_WORKERS, build_rest_source
 
 app = typer.Typer(
     name="tempmedbench-synonyms",
@@ -57,17 +69,14 @@ def _root(
 ReleaseArg = Annotated[
     Path, typer.Argument(help="The TempMedBench release folder (the one with MANIFEST.sha256).")
 ]
-MrconsoOpt = Annotated[
+MrconsoOption = Annotated[
     Path | None,
     typer.Option(
         "--mrconso",
         help="Take atoms from your own MRCONSO.RRF instead of the UMLS REST API; no key needed.",
     ),
 ]
-BaseUrlOpt = Annotated[
-    str, typer.Option("--base-url", envvar="UMLS_BASE_URL", help="UTS REST root.")
-]
-ReleaseOverrideOpt = Annotated[
+ReleaseOverrideOption = Annotated[
     str | None,
     typer.Option(
         "--umls-release",
@@ -75,33 +84,6 @@ ReleaseOverrideOpt = Annotated[
         "differ).",
     ),
 ]
-CacheDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", envvar="TEMPMEDBENCH_CACHE_DIR", help="Cache folder for UTS answers."
-    ),
-]
-OfflineOpt = Annotated[
-    bool, typer.Option("--offline", help="Never touch the network; a cache miss is 'unavailable'.")
-]
-RefreshOpt = Annotated[
-    bool, typer.Option("--refresh", help="Ignore cached UTS answers and fetch again.")
-]
-RateOpt = Annotated[
-    float,
-    typer.Option("--rate", help="UTS requests per second, shared by all workers (at most 20)."),
-]
-WorkersOpt = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
-KeyFileOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--api-key-file",
-        help="A file holding your UMLS API key (default: the UMLS_API_KEY environment variable).",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only errors on stderr.")]
-VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More on stderr.")]
 
 
 def _verbosity(quiet: bool, verbose: int) -> int:
@@ -147,18 +129,18 @@ def regenerate_command(
         Path | None,
         typer.Option("--out", help="Write the two files under this folder instead."),
     ] = None,
-    mrconso: MrconsoOpt = None,
-    base_url: BaseUrlOpt = DEFAULT_BASE_URL,
-    umls_release: ReleaseOverrideOpt = None,
-    cache_dir: CacheDirOpt = None,
-    offline: OfflineOpt = False,
-    refresh: RefreshOpt = False,
-    rate: RateOpt = 15.0,
-    workers: WorkersOpt = 8,
-    api_key_file: KeyFileOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
+    mrconso: MrconsoOption = None,
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    umls_release: ReleaseOverrideOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    workers: WorkersOption = DEFAULT_WORKERS,
+    api_key_file: ApiKeyFileOption = None,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
 ) -> None:
     """Rebuild the synonym surface and the full kept table, and verify both byte for byte.
 
@@ -200,9 +182,9 @@ def check_command(
         Path | None,
         typer.Option("--out", help="Where regenerate wrote the files, if not the release."),
     ] = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
 ) -> None:
     """Verify files already rebuilt against expected_sha256.json, with no network.
 
@@ -225,22 +207,22 @@ def check_command(
 @app.command("freeze")
 def freeze_command(
     release: ReleaseArg,
-    mrconso: MrconsoOpt = None,
+    mrconso: MrconsoOption = None,
     update_manifest: Annotated[
         bool,
         typer.Option("--update-manifest", help="Also rewrite the manifest line of the hashes."),
     ] = False,
-    base_url: BaseUrlOpt = DEFAULT_BASE_URL,
-    umls_release: ReleaseOverrideOpt = None,
-    cache_dir: CacheDirOpt = None,
-    offline: OfflineOpt = False,
-    refresh: RefreshOpt = False,
-    rate: RateOpt = 15.0,
-    workers: WorkersOpt = 8,
-    api_key_file: KeyFileOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    umls_release: ReleaseOverrideOption = None,
+    cache_dir: CacheDirOption = None,
+    offline: OfflineOption = False,
+    refresh: RefreshOption = False,
+    rate: RateOption = DEFAULT_RATE,
+    workers: WorkersOption = DEFAULT_WORKERS,
+    api_key_file: ApiKeyFileOption = None,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
 ) -> None:
     """For release authors: write synonym_regeneration/expected_sha256.json from a regeneration.
 
@@ -275,8 +257,8 @@ def demo_command(
     out: Annotated[
         Path, typer.Option("--out", help="Where to write the two rebuilt files.")
     ] = Path("tempmedbench-demo-out"),
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Regenerate the bundled, invented demo release from its invented MRCONSO.RRF.
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from tempmedbench_synonyms.cache import cache_info, clear_cache
+from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, print_json
-from tempmedbench_synonyms.config import CACHE_DIR_ENV, resolve_cache_dir
+from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.errors import TempMedBenchError
 
 logger = logging.getLogger(__name__)
@@ -23,19 +23,6 @@ cache_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-
-CacheDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir",
-        envvar=CACHE_DIR_ENV,
-        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
-        show_default=False,
-    ),
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print the result as one JSON object on stdout.")
-]
 
 
 def _failure(err: TempMedBenchError) -> dict[str, Any]:

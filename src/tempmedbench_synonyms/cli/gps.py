@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tempmedbench_synonyms.cli._options import JsonOption, QuietOption, VerboseOption
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
@@ -39,13 +40,6 @@ GpsOption = Annotated[
         ),
         show_default=False,
     ),
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print the report as one JSON object on stdout.")
-]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
-VerboseOption = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
 ]
 
 

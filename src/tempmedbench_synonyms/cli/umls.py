@@ -11,8 +11,19 @@ from typing import Annotated, Any
 import typer
 
 from tempmedbench_synonyms.atoms import AtomQuery
+from tempmedbench_synonyms.cli._options import (
+    ApiKeyFileOption,
+    BaseUrlOption,
+    CacheDirOption,
+    JsonOption,
+    OfflineOption,
+    QuietOption,
+    RateOption,
+    RefreshOption,
+    VerboseOption,
+)
 from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
-from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV, DEFAULT_BASE_URL
+from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.rest_source import CachedUts, build_cached_uts
@@ -31,47 +42,9 @@ umls_app = typer.Typer(
     pretty_exceptions_show_locals=False,  # a traceback's locals could hold the API key
 )
 
-BaseUrlOption = Annotated[
-    str,
-    typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root."),
-]
-ApiKeyFileOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--api-key-file",
-        help="A file holding your UMLS API key (default: the UMLS_API_KEY variable).",
-        show_default=False,
-    ),
-]
-CacheDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir",
-        envvar=CACHE_DIR_ENV,
-        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
-        show_default=False,
-    ),
-]
 ReleaseOption = Annotated[
     str,
     typer.Option("--umls-release", help="UMLS release, such as 2025AB, or current."),
-]
-OfflineOption = Annotated[
-    bool, typer.Option("--offline", help="Never touch the network: answer from the cache only.")
-]
-RefreshOption = Annotated[
-    bool, typer.Option("--refresh", help="Ignore the cached answer and ask UMLS again.")
-]
-RateOption = Annotated[
-    float,
-    typer.Option("--rate", help="Requests a second (at most 20, the UTS limit per IP)."),
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print the answer as one JSON object on stdout.")
-]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
-VerboseOption = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
 ]
 
 

@@ -1,0 +1,52 @@
+"""Options that several commands share, defined once: name, help, environment variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
+
+BaseUrlOption = Annotated[
+    str, typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root.")
+]
+ApiKeyFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--api-key-file",
+        help="A file holding your UMLS API key (default: the UMLS_API_KEY variable).",
+        show_default=False,
+    ),
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        envvar=CACHE_DIR_ENV,
+        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
+        show_default=False,
+    ),
+]
+OfflineOption = Annotated[
+    bool, typer.Option("--offline", help="Never touch the network: answer from the cache only.")
+]
+RefreshOption = Annotated[
+    bool, typer.Option("--refresh", help="Ignore cached answers and ask UMLS again.")
+]
+RateOption = Annotated[
+    float,
+    typer.Option(
+        "--rate",
+        help="Requests a second, shared by all workers (at most 20, the UTS limit per IP).",
+    ),
+]
+WorkersOption = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the result as one JSON object on stdout.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+VerboseOption = Annotated[
+    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
+]
