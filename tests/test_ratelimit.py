@@ -94,28 +94,28 @@ def test_rate_above_the_uts_limit_names_the_terms() -> None:
     [
         (
             25,
-            "--rate: --rate 25 is out of range: it is above 20 requests a second, the most the "
+            "--rate 25 is out of range: it is above 20 requests a second, the most the "
             "UMLS Terminology Services terms of use allow from one IP address",
             "use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
         ),
         (
             0,
-            "--rate: --rate 0 is out of range: it must be more than 0 requests a second",
+            "--rate 0 is out of range: it must be more than 0 requests a second",
             "the default is 15 requests a second, and at most 20 is allowed",
         ),
         (
             -1.5,
-            "--rate: --rate -1.5 is out of range: it must be more than 0 requests a second",
+            "--rate -1.5 is out of range: it must be more than 0 requests a second",
             "the default is 15 requests a second, and at most 20 is allowed",
         ),
         (
             float("nan"),
-            "--rate: --rate nan is out of range: it must be more than 0 requests a second",
+            "--rate nan is out of range: it must be more than 0 requests a second",
             "the default is 15 requests a second, and at most 20 is allowed",
         ),
         (
             "fast",
-            "--rate: --rate 'fast' is not a number of requests a second",
+            "--rate 'fast' is not a number of requests a second",
             "give a number above 0 and at most 20; the default is 15",
         ),
     ],

@@ -166,10 +166,10 @@ Q = "9990101009"
     "change,message",
     [
         (_set(["format_version"], 2),
-         "synonyms/synonym_table_kept.json: format_version: format_version is 2; this tool "
+         "synonyms/synonym_table_kept.json: format_version is 2; this tool "
          "reads format_version 1"),
         (_set(["format_version"], True),
-         "synonyms/synonym_table_kept.json: format_version: format_version is true; this tool "
+         "synonyms/synonym_table_kept.json: format_version is true; this tool "
          "reads format_version 1"),
         (_set(["concepts", Q, "route"], "code"),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].route: Input should be "
@@ -257,7 +257,7 @@ def test_duplicate_keys_are_refused(mini: Path) -> None:
         (b'{"qid": 7, "question_surface": "x"}\n',
          "question_surface/question_surface.jsonl, line 1: qid: 'qid' is not a string"),
         (b'{"qid": "a", "question_surface": "x"}\n{"qid": "a", "question_surface": "y"}',
-         "question_surface/question_surface.jsonl, line 2: qid: qid 'a' again (first on line 1)"),
+         "question_surface/question_surface.jsonl, line 2: qid 'a' again (first on line 1)"),
         (b'{"qid": "a"}\n',
          "question_surface/question_surface.jsonl, line 1: question_surface: no "
          "'question_surface' string"),
@@ -300,7 +300,7 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
          "files[\"synonyms/synonym_table_kept_full.json\"]: String should match pattern "
          "'^[0-9a-f]{64}$' (found \"" + "AB" * 32 + "\")"),
         (lambda d: d.update({"format_version": "1"}),
-         "synonym_regeneration/expected_sha256.json: format_version: format_version is \"1\"; "
+         "synonym_regeneration/expected_sha256.json: format_version is \"1\"; "
          "this tool reads format_version 1"),
     ],
 )  # fmt: skip

@@ -820,23 +820,23 @@ def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message
     [
         (
             {"rate": 25},
-            "--rate: --rate 25 is out of range: it is above 20 requests a second, the most the "
+            "--rate 25 is out of range: it is above 20 requests a second, the most the "
             "UMLS Terminology Services terms of use allow from one IP address",
             "use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
         ),
         (
             {"rate": 0},
-            "--rate: --rate 0 is out of range: it must be more than 0 requests a second",
+            "--rate 0 is out of range: it must be more than 0 requests a second",
             "the default is 15 requests a second, and at most 20 is allowed",
         ),
         (
             {"workers": 0},
-            "--workers: --workers 0 is out of range: it must be at least 1",
+            "--workers 0 is out of range: it must be at least 1",
             "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
         ),
         (
             {"workers": -3, "offline": True},
-            "--workers: --workers -3 is out of range: it must be at least 1",
+            "--workers -3 is out of range: it must be at least 1",
             "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
         ),
     ],

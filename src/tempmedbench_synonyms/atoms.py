@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 Route = Literal["source", "cui", "aui"]
-ROUTES: tuple[Route, ...] = ("source", "cui", "aui")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,10 @@
     └── UnavailableError              4  unavailable: UMLS unreachable, release not served,
                                          or an offline run missing data
 
-Library code raises these; only the CLI turns them into exit codes (in one place). Messages are
-built in ``__str__`` from structured fields, and say the problem, the evidence and what to do.
+Also in this tree: ``config.ApiKeyMissingError`` (a NotAuthorisedError: no key where the network
+is needed) and ``ratelimit.Cancelled`` (an interrupted fetch). Library code raises these; only the
+CLI turns them into exit codes (in one place). Messages are built from structured fields when the
+error is made, and say the problem, the evidence and what to do.
 No message may contain the UMLS API key: code that builds one from a URL must redact it first.
 """
 
@@ -64,7 +66,8 @@ class BadInputError(TempMedBenchError):
         self.path = None if path is None else str(path)
         self.line = line
         self.key = key
-        where = _where(path, line, key)
+        # "--rate 25 is out of range" names its option already: no "--rate: " before it
+        where = _where(path, line, None if key and problem.startswith(key) else key)
         super().__init__(f"{where}: {problem}" if where else problem, hint=hint)
 
 

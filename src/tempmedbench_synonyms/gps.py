@@ -68,6 +68,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, TypeVar
 
+from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError
 
 logger = logging.getLogger(__name__)
@@ -252,15 +253,6 @@ def _looks_like_zip(path: Path) -> bool:
     with path.open("rb") as f:
         magic = f.read(4)
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, read in 1 MiB blocks (hashlib.file_digest needs Python 3.11)."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _release_date(*names: str) -> str | None:

@@ -20,7 +20,6 @@ their atoms could never be candidates (a candidate's SAB is its entry's SAB).
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,8 +30,6 @@ from pathlib import Path
 
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
-
-logger = logging.getLogger(__name__)
 
 MRCONSO_COLUMNS: tuple[str, ...] = (
     "CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI",
@@ -359,8 +356,6 @@ class MrconsoSource:
             for sab in needs.filters
             if sab not in seen
         ]
-        for w in warnings:
-            logger.warning("%s", w)
         return FetchResult(
             umls_release=release,
             atoms={q: (tuple(a) if a else None) for q, a in answers.items()},

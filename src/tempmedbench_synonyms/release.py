@@ -7,7 +7,6 @@ error names the file, the line or key, and what is wrong.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -27,8 +26,6 @@ from pydantic import (
 
 from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError, ManifestError
-
-logger = logging.getLogger(__name__)
 
 MANIFEST = "MANIFEST.sha256"
 TABLE = "synonyms/synonym_table_kept.json"
@@ -492,9 +489,7 @@ def open_release(folder: Path, *, with_expected: bool = True) -> Release:
     checked, warnings = verify_manifest(
         folder, required=required, skip=() if with_expected else (EXPECTED,)
     )
-    for w in warnings:
-        logger.warning("%s", w)
-    table_raw, table = load_table(folder)
+    table_raw, table = load_table(folder)  # warnings travel in the report, not the log
     surface = load_surface(folder)
     expected = load_expected(folder) if with_expected else None
     return Release(folder, table_raw, table, surface, expected, checked, warnings)

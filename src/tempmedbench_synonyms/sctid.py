@@ -16,11 +16,8 @@ turns it into a float would silently change it.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from functools import lru_cache
-
-logger = logging.getLogger(__name__)
 
 # The finding codes of SPEC section 6 that an identifier alone can earn.
 SCTID_FORMAT = "SCTID_FORMAT"

@@ -22,9 +22,11 @@ def _header(report: Report) -> list[str]:
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
     if report.source is not None:
         src = "local MRCONSO.RRF" if report.source == "mrconso" else "UMLS REST API"
-        via = f"{src}, {report.requests} requests, {report.cache_hits} cache hits"
-        if report.source == "mrconso":
-            via = src
+        via = (
+            src
+            if report.source == "mrconso"
+            else (f"{src}, {report.requests} requests, {report.cache_hits} cache hits")
+        )
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
     routes = ", ".join(f"{n} {r}" for r, n in report.routes.items())
     lines.append(f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else ""))
@@ -53,7 +55,7 @@ def render_report(report: Report, *, verbose: bool = False) -> str:
         lines += _keys(report.changed)
     lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
     if report.hint:
-        lines.append(f"next: {report.hint}")
+        lines.append(f"hint: {report.hint}")
     return "\n".join(lines)
 
 
@@ -67,5 +69,5 @@ def render_freeze(report: Report) -> str:
     lines.append(f"{'frozen' if report.exit_code == 0 else report.outcome} "
                  f"(exit {report.exit_code}): {report.message}")  # fmt: skip
     if report.hint:
-        lines.append(f"next: {report.hint}")
+        lines.append(f"hint: {report.hint}")
     return "\n".join(lines)

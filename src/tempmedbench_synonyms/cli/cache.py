@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import typer
@@ -12,8 +11,6 @@ from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.errors import TempMedBenchError
-
-logger = logging.getLogger(__name__)
 
 cache_app = typer.Typer(
     name="cache",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,8 +18,6 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.gps import ConceptIndex, load_release
 from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
 from tempmedbench_synonyms.sctid import parse_sctid
-
-logger = logging.getLogger(__name__)
 
 gps_app = typer.Typer(
     name="gps",

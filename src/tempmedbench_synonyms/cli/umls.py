@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,8 +27,6 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.rest_source import CachedUts, build_cached_uts
 from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
-
-logger = logging.getLogger(__name__)
 
 umls_app = typer.Typer(
     name="umls",
