@@ -404,3 +404,17 @@ def test_a_link_loop_is_refused(mini: Path) -> None:
         f.write(f"{'0' * 64}  loop/x\n")
     with pytest.raises(ManifestError, match="leaves the release folder through a link"):
         read_manifest(mini)
+
+
+def test_update_manifest_line_replaces_even_a_binary_mode_line(mini: Path) -> None:
+    from tempmedbench_synonyms.release import update_manifest_line
+
+    path = mini / "MANIFEST.sha256"
+    before = path.read_text().replace(f"  {EXPECTED}", f" *{EXPECTED}").splitlines()
+    path.write_text("\n".join(before) + "\n")
+    update_manifest_line(mini, EXPECTED, "0" * 64)
+    after = path.read_text().splitlines()
+    assert [x for x in after if EXPECTED in x] == [f"{'0' * 64}  {EXPECTED}"]
+    assert [x for x in after if EXPECTED not in x] == [x for x in before if EXPECTED not in x]
+    update_manifest_line(mini, "new/file.txt", "1" * 64)
+    assert path.read_text().splitlines()[-1] == f"{'1' * 64}  new/file.txt"

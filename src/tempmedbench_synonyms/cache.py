@@ -30,7 +30,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tempmedbench_synonyms import files
 from tempmedbench_synonyms.errors import BadInputError
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ CURRENT_MAX_AGE = 24 * 3600.0
 _RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_TMP_SUFFIX = ".tmp"
+_TMP_SUFFIX = files.TMP_SUFFIX
 
 
 def check_release(release: str) -> str:
@@ -155,16 +155,8 @@ def _mkdirs(path: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a 0600 temporary file in the same folder + os.replace."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write a cache file: atomically, and readable by its owner only (licensed content)."""
+    files.write_atomic(path, data, private=True)
 
 
 class ResponseCache:

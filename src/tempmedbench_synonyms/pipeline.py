@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.files import write_atomic
 from tempmedbench_synonyms.release import (
     EXPECTED,
     FULL_TABLE,
@@ -31,6 +30,7 @@ from tempmedbench_synonyms.release import (
     Release,
     open_release,
     read_manifest,
+    update_manifest_line,
 )
 from tempmedbench_synonyms.selection import Choice, choose
 from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surface_bytes
@@ -201,26 +201,6 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
         key for key, name in names.items()
         if name is not None and expected.concepts.get(key) != sha256_text(name)
     )  # fmt: skip
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder and ``os.replace``: never half-written.
-
-    The temporary file is created with mode 0666 less the umask, as ``open`` would create the
-    file itself (``mkstemp`` would leave it readable by its owner only).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
@@ -407,7 +387,7 @@ def freeze(
     report.message = f"wrote {EXPECTED}"
     updated = False
     if update_manifest:
-        _update_manifest(folder, EXPECTED, sha256_bytes(data))
+        update_manifest_line(folder, EXPECTED, sha256_bytes(data))
         updated = True
         report.message += f" and updated its line in {MANIFEST}"
     else:
@@ -418,19 +398,3 @@ def freeze(
                 "or update the manifest yourself before publishing"
             )
     return FreezeResult(report, data, updated)
-
-
-def _update_manifest(folder: Path, rel: str, digest: str) -> None:
-    """Replace (or add) one line of the manifest, keeping every other line as it is."""
-    path = folder / MANIFEST
-    lines = path.read_bytes().decode("utf-8").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    new = f"{digest}  {rel}"
-    for i, line in enumerate(lines):
-        if line.rstrip("\r")[66:] == rel:  # "<64 hex><space><space or *><path>"
-            lines[i] = new
-            break
-    else:
-        lines.append(new)
-    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))

@@ -26,6 +26,7 @@ from pydantic import (
 
 from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError, ManifestError
+from tempmedbench_synonyms.files import write_atomic
 
 MANIFEST = "MANIFEST.sha256"
 TABLE = "synonyms/synonym_table_kept.json"
@@ -76,6 +77,23 @@ def read_manifest(folder: Path) -> dict[str, str]:
             raise ManifestError(f"{rel!r} is listed twice", path=MANIFEST, line=number)
         entries[rel] = digest
     return entries
+
+
+def update_manifest_line(folder: Path, rel: str, digest: str) -> None:
+    """Replace (or add) the line of ``rel`` in the manifest, keeping every other line as it is."""
+    path = folder / MANIFEST
+    lines = path.read_bytes().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    new = f"{digest}  {rel}"
+    for i, line in enumerate(lines):
+        m = _MANIFEST_LINE.fullmatch(line.removesuffix("\r"))
+        if m is not None and m.group(3) == rel:
+            lines[i] = new
+            break
+    else:
+        lines.append(new)
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _check_safe(folder: Path, rel: str, *, line: int) -> None:
