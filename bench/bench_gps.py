@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from tempmedbench_synonyms.gps import ConceptIndex, load_gps_tsv, load_release, sha256_file
+from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv, sha256_file
 from tempmedbench_synonyms.gps_validate import EVENTS_PATH, check_events_file, validate_release
 from tempmedbench_synonyms.sctid import make_sctid
 
@@ -255,9 +255,9 @@ def measure_memory(mode: str, gps: Path, release: Path) -> None:
     if tracing:
         tracemalloc.start()
     if mode.startswith("rf2"):
-        load_release(gps)  # here the RF2 folder: its loading alone is measured
+        load_concept_index(gps)  # here the RF2 folder: its loading alone is measured
     elif mode != "baseline":
-        index = load_release(gps)
+        index = load_concept_index(gps)
         validate_release(release, index)
     out: dict[str, int] = {}
     if tracing:
@@ -355,7 +355,7 @@ def main() -> None:
 
         t_bare, _ = best_of(args.repeat, lambda: bare_split(gps))
         t_load, loaded = best_of(args.repeat, lambda: load_gps_tsv(gps))
-        t_zip, _ = best_of(args.repeat, lambda: load_release(gps.with_suffix(".zip")))
+        t_zip, _ = best_of(args.repeat, lambda: load_concept_index(gps.with_suffix(".zip")))
         t_sha, _ = best_of(args.repeat, lambda: sha256_file(gps))
         index = cast(ConceptIndex, loaded)
         print(f"bare split loop        {t_bare:6.3f} s")
@@ -381,7 +381,7 @@ def main() -> None:
         )
         if args.rf2_concepts:
             del index, loaded, result
-            t_rf2, rf2_index = best_of(args.rf2_repeat, lambda: load_release(rf2))
+            t_rf2, rf2_index = best_of(args.rf2_repeat, lambda: load_concept_index(rf2))
             n = len(cast(ConceptIndex, rf2_index))
             print(
                 f"load RF2 folder        {t_rf2:6.3f} s   (best of {args.rf2_repeat}; "

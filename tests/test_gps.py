@@ -10,7 +10,7 @@ import pytest
 
 from tempmedbench_synonyms import gps as gps_module
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, load_gps_tsv, load_release
+from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv
 from tempmedbench_synonyms.gps_validate import validate_release
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -57,7 +57,7 @@ def gps(tmp_path: Path, *rows: str, header: str = HEADER, name: str = GPS_NAME) 
 
 
 def test_gps_fixture_rows_and_source() -> None:
-    index = load_release(GPS_FILE)
+    index = load_concept_index(GPS_FILE)
     concepts = index.to_dict()
     assert len(concepts) == 19
     for cid, row in EXPECTED_SOME.items():
@@ -73,8 +73,8 @@ def test_gps_fixture_rows_and_source() -> None:
 
 
 def test_rf2_folder_gives_the_same_index_as_the_gps_file() -> None:
-    from_gps = load_release(GPS_FILE).to_dict()
-    from_rf2 = load_release(RF2_DIR)
+    from_gps = load_concept_index(GPS_FILE).to_dict()
+    from_rf2 = load_concept_index(RF2_DIR)
     assert from_rf2.to_dict() == from_gps
     assert from_rf2.kind == "rf2-folder"
     assert from_rf2.release_date == "20990101"
@@ -93,7 +93,7 @@ def test_rf2_us_preferred_term_ignores_gb_rows() -> None:
     assert any(
         r.split("\t")[4:] == ["900000000000508004", gb_id, "900000000000548007"] for r in lang
     )
-    assert load_release(RF2_DIR).get("9000000002006") == (
+    assert load_concept_index(RF2_DIR).get("9000000002006") == (
         "Hemovex anemia (disorder)",
         "Hemovex anemia",
         True,
@@ -110,9 +110,9 @@ def test_rf2_zip_with_nested_folders_and_decoys(tmp_path: Path) -> None:
         # Full and Delta files are not snapshots: they must not be read.
         zf.writestr(f"{root}/Full/Terminology/sct2_Concept_Full_INT_20990101.txt", "garbage\n")
         zf.writestr(f"{root}/Delta/Terminology/sct2_Description_Delta-en_INT_20990101.txt", "x\n")
-    index = load_release(z)
+    index = load_concept_index(z)
     assert index.kind == "rf2-zip"
-    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
     assert index.sha256 == hashlib.sha256(z.read_bytes()).hexdigest()
     assert index.files[1].member == f"{root}/Snapshot/Terminology/{RF2_NAMES[0]}"
 
@@ -123,9 +123,9 @@ def test_gps_zip_member_in_a_subfolder(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("SnomedCT_GPS/Readme_en.pdf", b"not a table")
         zf.write(GPS_FILE, member)
-    index = load_release(z)
+    index = load_concept_index(z)
     assert index.kind == "gps-zip"
-    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
     assert index.release_date == "20990101"
     assert index.sha256 == hashlib.sha256(z.read_bytes()).hexdigest()
     assert [(f.member, f.sha256) for f in index.files] == [
@@ -139,7 +139,7 @@ def test_gps_zip_with_two_candidates_takes_the_table(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("doc/GPSRelease_notes.txt", "These are release notes.\n")
         zf.write(GPS_FILE, f"data/{GPS_NAME}")
-    assert len(load_release(z)) == 19
+    assert len(load_concept_index(z)) == 19
 
 
 def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
         zf.write(GPS_FILE, f"a/{GPS_NAME}")
         zf.write(GPS_FILE, f"b/{GPS_NAME}")
     with pytest.raises(BadInputError, match="2 of the members"):
-        load_release(z)
+        load_concept_index(z)
 
 
 def test_zip_with_neither_gps_nor_rf2(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_zip_with_neither_gps_nor_rf2(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("readme.txt", "hello\n")
     with pytest.raises(BadInputError) as exc:
-        load_release(z)
+        load_concept_index(z)
     assert str(exc.value) == (
         f"{z}: the zip holds neither a *GPSRelease*.txt member nor an RF2 Concept snapshot"
     )
@@ -244,7 +244,7 @@ def test_a_header_only_file_is_refused(tmp_path: Path) -> None:
 
 def bad(path: Path) -> BadInputError:
     with pytest.raises(BadInputError) as exc:
-        load_release(path)
+        load_concept_index(path)
     return exc.value
 
 
@@ -439,7 +439,7 @@ def test_rf2_minimal_us_only(tmp_path: Path) -> None:
             ("1", US, "14", PREF),
         ],
     )
-    assert load_release(folder).to_dict() == {"101": ("Alpha (disorder)", "Alpha US", True)}
+    assert load_concept_index(folder).to_dict() == {"101": ("Alpha (disorder)", "Alpha US", True)}
 
 
 def test_rf2_two_us_preferred_synonyms_are_refused(tmp_path: Path) -> None:
@@ -463,7 +463,7 @@ def test_rf2_two_active_fsns_the_us_preferred_one_wins(tmp_path: Path) -> None:
         ],
         [("1", US, "12", PREF), ("1", US, "13", PREF)],
     )
-    assert load_release(folder).get("101") == ("Alpha (finding)", "Alpha", True)
+    assert load_concept_index(folder).get("101") == ("Alpha (finding)", "Alpha", True)
 
 
 def test_index_built_by_hand_decodes_rows() -> None:
@@ -492,7 +492,7 @@ def test_rf2_fixture_reads_the_model_component_module_like_core() -> None:
     assert sorted({r.split("\t")[3] for r in rows}) == [MODEL, CORE]
     starlace = next(r.split("\t") for r in rows if r.split("\t")[3] == MODEL)
     assert starlace[0] == "9000000009002"
-    assert load_release(RF2_DIR).get("9000000009002") == (
+    assert load_concept_index(RF2_DIR).get("9000000009002") == (
         "Starlace care plan (regime/therapy)",
         "Starlace care plan",
         True,
@@ -535,7 +535,7 @@ def test_rf2_description_listed_twice_the_latest_row_counts(
         ],
         [l_row("u1", "1", US, "11", PREF), l_row("u2", "1", US, "13", PREF)],
     )
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["description"], 2, 2)]
 
@@ -556,7 +556,7 @@ def test_rf2_inactivated_fsn_is_not_a_second_fsn(tmp_path: Path, newer_first: bo
         ],
         [l_row("u1", "1", US, "13", PREF)],
     )
-    assert load_release(folder).to_dict() == {"101": ("Alpha (finding)", "Alpha", True)}
+    assert load_concept_index(folder).to_dict() == {"101": ("Alpha (finding)", "Alpha", True)}
 
 
 @ORDERS
@@ -585,7 +585,7 @@ def test_rf2_refset_member_changed_later_is_read_as_changed(
             l_row("u2", "1", US, "13", PREF),
         ],
     )
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["language"], 1, 1)]
 
@@ -600,7 +600,7 @@ def test_rf2_concept_listed_twice_takes_its_latest_status(
         [d_row("11", "1", FSN, "Alpha (disorder)"), d_row("13", "1", SYN, "Alpha")],
         [l_row("u1", "1", US, "13", PREF)],
     )
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", False)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
@@ -617,7 +617,7 @@ def test_rf2_zip_with_a_repeated_component_is_read_twice(tmp_path: Path) -> None
     with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
         for name in RF2_FILES.values():
             zf.write(folder / name, f"Snapshot/{name}")
-    index = load_release(z)
+    index = load_concept_index(z)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "", False)}
     assert index.notes == [repeated_note(Path(f"{z}!Snapshot/{RF2_FILES['concept']}"), 1, 1)]
 
@@ -629,7 +629,7 @@ def test_rf2_a_row_repeated_as_it_is_is_read_once(tmp_path: Path) -> None:
         [d_row("11", "1", FSN, "Alpha (disorder)")],
         [],
     )
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
@@ -657,8 +657,8 @@ def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every identifier given the same hash: all rows take the exact path, which compares the
     # identifiers themselves, finds none repeated, and gives the same index without a note.
     monkeypatch.setattr(gps_module, "hash", lambda _: 7, raising=False)
-    index = load_release(RF2_DIR)
-    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    index = load_concept_index(RF2_DIR)
+    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
     assert sorted(index.notes) == sorted(f"{RF2_DIR / n}: CRLF line ends" for n in RF2_NAMES)
 
 
@@ -666,7 +666,7 @@ def test_rf2_blank_lines_at_the_end_are_noted(tmp_path: Path) -> None:
     folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [])
     concept_file = folder / RF2_FILES["concept"]
     concept_file.write_text(concept_file.read_text("utf-8") + "\n\n", "utf-8")
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
     assert index.notes == [f"{concept_file}: 2 blank line(s) at the end of the file ignored"]
 
@@ -715,9 +715,9 @@ def skipped_note(path: Path, rows: int) -> str:
 
 def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> None:
     folder = us_edition(tmp_path / "us")
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert EXT not in index
-    assert index.to_dict() == load_release(GPS_FILE).to_dict()
+    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
     assert index.release_date == "20990301"
     lang, desc, concept = (folder / US_EDITION[k] for k in ("language", "description", "concept"))
     assert index.notes == [
@@ -733,7 +733,7 @@ def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> Non
 def test_mini_release_is_clean_against_a_us_edition_snapshot(tmp_path: Path) -> None:
     # Read with the US module's rows, 456191000124101 would have terms, and the mini release's
     # code-only use of it (as the dataset card prescribes) would give FSN and PT mismatches.
-    report = validate_release(MINI, load_release(us_edition(tmp_path / "us")))
+    report = validate_release(MINI, load_concept_index(us_edition(tmp_path / "us")))
     assert report.findings == []
     assert report.records == {
         "artifacts/events_canonical.jsonl": 22,
@@ -768,7 +768,7 @@ def test_rf2_module_is_read_from_the_latest_row(tmp_path: Path, newer_first: boo
         [d_row("11", "1", FSN, "Promoted plan (regime/therapy)", cid=promoted)],
         [],
     )
-    index = load_release(folder)
+    index = load_concept_index(folder)
     assert index.to_dict() == {promoted: ("Promoted plan (regime/therapy)", "", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
@@ -969,13 +969,13 @@ def test_identifiers_are_checked_with_columns_in_another_order(tmp_path: Path) -
 
 def test_release_date_from_the_folder_of_a_zip_member(tmp_path: Path) -> None:
     member = "SnomedCT_GPS_PRODUCTION_20990201T120000Z/SnomedINTL_GPSRelease.txt"
-    index = load_release(gps_zip(tmp_path, member))
+    index = load_concept_index(gps_zip(tmp_path, member))
     assert index.release_date == "20990201"
     assert index.notes == []
 
 
 def test_release_date_from_a_name_ending_in_the_date(tmp_path: Path) -> None:
-    index = load_release(gps_zip(tmp_path, "x/SnomedINTL_GPSRelease_Snapshot_20990301.txt"))
+    index = load_concept_index(gps_zip(tmp_path, "x/SnomedINTL_GPSRelease_Snapshot_20990301.txt"))
     assert index.release_date == "20990301"
     path = write(tmp_path / "SnomedINTL_GPSRelease_20990401.txt", GPS_FILE.read_text("utf-8"))
     tsv = load_gps_tsv(path)
@@ -985,4 +985,4 @@ def test_release_date_from_a_name_ending_in_the_date(tmp_path: Path) -> None:
 def test_release_date_of_the_member_comes_before_the_zip_name(tmp_path: Path) -> None:
     z = gps_zip(tmp_path, f"SnomedCT_GPS_20990501T120000Z/{GPS_NAME}")
     renamed = z.rename(tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990601T120000Z.zip")
-    assert load_release(renamed).release_date == "20990501"
+    assert load_concept_index(renamed).release_date == "20990501"

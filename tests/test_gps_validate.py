@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, encode_row, load_release
+from tempmedbench_synonyms.gps import ConceptIndex, encode_row, load_concept_index
 from tempmedbench_synonyms.gps_validate import (
     EVENTS_PATH,
     FINDING_CODES,
@@ -94,7 +94,7 @@ def as_tuples(findings: list[Any]) -> list[tuple[Any, ...]]:
 
 @pytest.fixture(scope="module", params=SOURCES)
 def index(request: pytest.FixtureRequest) -> ConceptIndex:
-    return load_release(request.param)
+    return load_concept_index(request.param)
 
 
 # --------------------------------------------------------------------------------------------
@@ -542,13 +542,13 @@ def test_validation_needs_no_manifest(tmp_path: Path) -> None:
     (root / "MANIFEST.sha256").write_text(
         f"{'0' * 64}  {EV}\n{'1' * 64}  synonyms/synonym_table_kept.json\n", "utf-8"
     )
-    report = validate_release(root, load_release(GPS_FILE))
+    report = validate_release(root, load_concept_index(GPS_FILE))
     assert as_tuples(report.findings) == PLANTED_FINDINGS
     assert report.records == {EV: 14, Q: 6}
 
 
 def test_report_as_dict() -> None:
-    report = validate_release(PLANTED, load_release(GPS_FILE))
+    report = validate_release(PLANTED, load_concept_index(GPS_FILE))
     data = report.as_dict()
     assert data["outcome"] == "findings"
     assert data["exit_code"] == 1
@@ -692,12 +692,12 @@ def rf2_with_promoted(folder: Path, newer: str, older: str) -> Path:
 def test_rf2_promoted_and_demoted_partition_10_concepts(tmp_path: Path) -> None:
     core, us_module = "900000000000207008", "731000124108"
     code_only = [ev(event_type="careplan", snomed_code=PROMOTED)]
-    promoted = load_release(rf2_with_promoted(tmp_path / "promoted", core, us_module))
+    promoted = load_concept_index(rf2_with_promoted(tmp_path / "promoted", core, us_module))
     assert promoted.get(PROMOTED) == ("Promoted plan (regime/therapy)", "Promoted plan", True)
     assert codes(check_events(code_only, promoted)) == [
         ("FSN_MISMATCH", "snomed_fsn", "Promoted plan (regime/therapy)", None),
         ("PT_MISMATCH", "snomed_pt", "Promoted plan", None),
     ]
-    demoted = load_release(rf2_with_promoted(tmp_path / "demoted", us_module, core))
+    demoted = load_concept_index(rf2_with_promoted(tmp_path / "demoted", us_module, core))
     assert demoted.get(PROMOTED) is None
     assert check_events(code_only, demoted) == []

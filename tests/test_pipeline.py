@@ -255,19 +255,19 @@ def test_spans_are_checked_before_any_atom_is_read(
 def test_freeze_writes_the_same_expected_file(mini: Path, mrconso: Path) -> None:
     before = (mini / EXPECTED).read_bytes()
     (mini / EXPECTED).write_text("not even json")
-    result = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
-    assert result.report.exit_code == 0
+    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    assert report.exit_code == 0
     assert (mini / EXPECTED).read_bytes() == before
     assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
 
 
 def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> None:
     _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
-    result = freeze(mini, MrconsoSource(mrconso))
+    report = freeze(mini, MrconsoSource(mrconso))
     assert json.loads((mini / EXPECTED).read_text())["concepts"]["9990105000"] == sha256_text(
         "Graft of opal"
     )
-    assert result.report.hint is not None and "--update-manifest" in result.report.hint
+    assert report.hint is not None and "--update-manifest" in report.hint
     with pytest.raises(BadInputError, match=r"differs from MANIFEST\.sha256"):
         regenerate(mini, MrconsoSource(mrconso))
 
@@ -275,8 +275,8 @@ def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> No
 def test_freeze_refuses_drift_and_writes_nothing(mini: Path, mrconso: Path) -> None:
     _change_atom(mrconso, "|A9000023|", "|A9000099|")  # the pinned atom of 9990102002 is gone
     before = (mini / EXPECTED).read_bytes()
-    result = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
-    assert (result.report.outcome, result.report.drifted) == ("mismatch", ["9990102002"])
+    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    assert (report.outcome, report.drifted) == ("mismatch", ["9990102002"])
     assert (mini / EXPECTED).read_bytes() == before
 
 

@@ -223,7 +223,7 @@ class ConceptIndex:
 # Entry point
 
 
-def load_release(path: str | Path) -> ConceptIndex:
+def load_concept_index(path: str | Path) -> ConceptIndex:
     """Read a GPS zip or TSV, or an RF2 snapshot folder or zip, into a :class:`ConceptIndex`."""
     p = Path(path)
     if not p.exists():

@@ -76,7 +76,7 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES.get(self.outcome, 1)
+        return EXIT_CODES[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -340,20 +340,13 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
         )
 
 
-@dataclass
-class FreezeResult:
-    report: Report
-    expected_bytes: bytes
-    manifest_updated: bool
-
-
 def freeze(
     release: Path,
     source: AtomSource,
     *,
     umls_release: str | None = None,
     update_manifest: bool = False,
-) -> FreezeResult:
+) -> Report:
     """Write ``expected_sha256.json`` from a regeneration (for release authors).
 
     Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
@@ -367,7 +360,7 @@ def freeze(
         report.outcome = "mismatch"
         report.message = f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
         report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
-        return FreezeResult(report, b"", False)
+        return report
     assert rebuilt.fetched.umls_release
     expected = {
         "format_version": 1,
@@ -385,10 +378,8 @@ def freeze(
     for rel in OUTPUTS:
         report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
     report.message = f"wrote {EXPECTED}"
-    updated = False
     if update_manifest:
         update_manifest_line(folder, EXPECTED, sha256_bytes(data))
-        updated = True
         report.message += f" and updated its line in {MANIFEST}"
     else:
         listed = read_manifest(folder).get(EXPECTED)
@@ -397,4 +388,4 @@ def freeze(
                 f"{MANIFEST} does not match the new {EXPECTED}; rerun with --update-manifest "
                 "or update the manifest yourself before publishing"
             )
-    return FreezeResult(report, data, updated)
+    return report

@@ -772,9 +772,9 @@ def make_invented_release(
         )
     )
     (folder / "MANIFEST.sha256").write_text(manifest, encoding="utf-8")
-    result = freeze(folder, MrconsoSource(mrconso), update_manifest=True)
-    if result.report.outcome != "verified":
-        raise RuntimeError(f"could not freeze the invented release: {result.report.message}")
+    report = freeze(folder, MrconsoSource(mrconso), update_manifest=True)
+    if report.outcome != "verified":
+        raise RuntimeError(f"could not freeze the invented release: {report.message}")
     unique = {(e["route"], e.get("code") or e.get("aui") or e["cui"]) for e in entries.values()}
     return InventedRelease(folder, mrconso, concepts, questions, len(unique))
 

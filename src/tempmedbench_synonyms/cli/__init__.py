@@ -38,6 +38,7 @@ from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.rest_source import DEFAULT_WORKERS, build_rest_source
 
+# No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
     name="tempmedbench-synonyms",
     help="Rebuild and verify the TempMedBench synonym surface from your own UMLS licence.",
@@ -243,8 +244,7 @@ def freeze_command(
             refresh=refresh, rate=rate, workers=workers, api_key_file=api_key_file,
             verbosity=verbosity,
         )  # fmt: skip
-        result = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
-    report = result.report
+        report = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
     if verbosity >= 0:
         echo_err(render_freeze(report))
     if json_out:

@@ -18,7 +18,7 @@ cache_app = typer.Typer(
     "readable by you only).",
     no_args_is_help=True,
     add_completion=False,
-    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
 

@@ -15,7 +15,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.errors import TempMedBenchError
-from tempmedbench_synonyms.gps import ConceptIndex, load_release
+from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index
 from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
 from tempmedbench_synonyms.sctid import parse_sctid
 
@@ -24,6 +24,7 @@ gps_app = typer.Typer(
     help="Check SNOMED CT fields against the SNOMED International Global Patient Set (GPS).",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,  # also when called on its own, as tests do
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -117,7 +118,7 @@ def validate(
     """
     configure_logging(-1 if quiet else verbose)
     with exit_on_error(json_report=_failure_report if json_out else None):
-        index = load_release(gps)
+        index = load_concept_index(gps)
         report = validate_release(release, index)
     if json_out:
         print_json(report.as_dict())
@@ -143,7 +144,7 @@ def lookup(
     """
     configure_logging(-1 if quiet else verbose)
     with exit_on_error(json_report=_failure_report if json_out else None):
-        index = load_release(gps)
+        index = load_concept_index(gps)
     rows: list[dict[str, Any]] = []
     for cid in ids:
         concept = index.get(cid)

@@ -36,7 +36,7 @@ umls_app = typer.Typer(
     "3: not authorised; 4: unavailable.",
     no_args_is_help=True,
     add_completion=False,
-    pretty_exceptions_show_locals=False,  # a traceback's locals could hold the API key
+    pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
 ReleaseOption = Annotated[
