@@ -288,3 +288,16 @@ def test_info_counts_entries_not_the_generation_token(tmp_path: Path) -> None:
     info = cache_info(tmp_path)
     assert (info.entries, info.temporary_files) == (1, 0)
     assert info.namespaces[0].releases == {"2099AA": 1}
+
+
+def test_a_release_name_that_cannot_be_a_path_segment_is_bad_input() -> None:
+    from tempmedbench_synonyms.cache import check_release
+
+    assert check_release("2025AB") == "2025AB"
+    with pytest.raises(BadInputError) as info:
+        check_release("../2025AB")
+    assert (str(info.value), info.value.key) == ("'../2025AB' is not a UMLS release name", None)
+    assert info.value.hint == (
+        "a release is named like 2025AB (or current); it comes from --umls-release, or else from "
+        "umls_release in synonyms/synonym_table_kept.json"
+    )

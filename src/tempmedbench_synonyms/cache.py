@@ -66,8 +66,8 @@ def check_release(release: str) -> str:
     if not _RELEASE_RE.match(release):
         raise BadInputError(
             f"{release!r} is not a UMLS release name",
-            key="--umls-release",
-            hint="give a release such as 2025AB, or current",
+            hint="a release is named like 2025AB (or current); it comes from --umls-release, or "
+            "else from umls_release in synonyms/synonym_table_kept.json",
         )
     return release
 

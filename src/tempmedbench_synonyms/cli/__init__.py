@@ -6,8 +6,9 @@ Commands parse options, call the library and render its report: human text on st
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -33,7 +34,7 @@ from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.mrconso import MrconsoSource
-from tempmedbench_synonyms.pipeline import check, error_report, freeze, regenerate
+from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.rest_source import DEFAULT_WORKERS, build_rest_source
@@ -89,6 +90,17 @@ ReleaseOverrideOption = Annotated[
 
 def _verbosity(quiet: bool, verbose: int) -> int:
     return -1 if quiet else verbose
+
+
+def _finish(
+    report: Report, *, verbosity: int, json_out: bool, render: Callable[..., str]
+) -> NoReturn:
+    """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
+    if verbosity >= 0:
+        echo_err(render(report, verbose=verbosity > 0))
+    if json_out:
+        print_json(report.to_json())
+    raise typer.Exit(report.exit_code)
 
 
 def build_source(
@@ -169,11 +181,7 @@ def regenerate_command(
             verbosity=verbosity,
         )  # fmt: skip
         report = regenerate(release, source, out_dir=out, umls_release=umls_release)
-    if verbosity >= 0:
-        echo_err(render_report(report, verbose=verbosity > 0))
-    if json_out:
-        print_json(report.to_json())
-    raise typer.Exit(report.exit_code)
+    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
 
 
 @app.command("check")
@@ -198,11 +206,7 @@ def check_command(
     report_fn = (lambda err: error_report("check", release, err).to_json()) if json_out else None
     with exit_on_error(json_report=report_fn):
         report = check(release, out_dir=out)
-    if verbosity >= 0:
-        echo_err(render_report(report, verbose=verbosity > 0))
-    if json_out:
-        print_json(report.to_json())
-    raise typer.Exit(report.exit_code)
+    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
 
 
 @app.command("freeze")
@@ -245,11 +249,7 @@ def freeze_command(
             verbosity=verbosity,
         )  # fmt: skip
         report = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
-    if verbosity >= 0:
-        echo_err(render_freeze(report))
-    if json_out:
-        print_json(report.to_json())
-    raise typer.Exit(report.exit_code)
+    _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)
 
 
 @app.command("demo")
@@ -273,15 +273,13 @@ def demo_command(
     configure_logging(verbosity)
     with exit_on_error():
         data = demo_data()
-        progress = ByteProgress(f"scanning {data.mrconso.name}") if verbosity >= 0 else None
-        report = regenerate(
-            data.release, MrconsoSource(data.mrconso, progress=progress), out_dir=out
-        )
-    if verbosity >= 0:
-        echo_err(render_report(report))
-    if json_out:
-        print_json(report.to_json())
-    raise typer.Exit(report.exit_code)
+        source = build_source(
+            mrconso=data.mrconso, base_url=DEFAULT_BASE_URL, cache_dir=None, offline=True,
+            refresh=False, rate=DEFAULT_RATE, workers=DEFAULT_WORKERS, api_key_file=None,
+            verbosity=verbosity,
+        )  # fmt: skip
+        report = regenerate(data.release, source, out_dir=out)
+    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
 
 
 app.add_typer(umls_app, name="umls")
