@@ -29,13 +29,6 @@ BASE = "https://uts.invalid/rest"
 
 
 @pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(autouse=True)
 def _restore_logging() -> Iterator[None]:
     """The commands configure logging (as only the CLI may); leave it as it was for others."""
     package = logging.getLogger("tempmedbench_synonyms")

@@ -55,13 +55,6 @@ def _virtual_limiter() -> RateLimiter:
     return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
 
 
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
-
-
 def fast_source(base_url: str, cache_dir: Path, *, workers: int = 8) -> RestAtomSource:
     """The REST source with waits removed (limiter and retries) and a short read timeout."""
     client = UtsClient(

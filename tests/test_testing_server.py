@@ -46,14 +46,6 @@ def _virtual_limiter() -> RateLimiter:
     return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
 
 
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A proxy from the environment must never carry a loopback request elsewhere."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
-
-
 def data(concepts: int = 3, atoms: int = 4) -> FakeUtsData:
     return FakeUtsData.from_lines(invented_rows(concepts, atoms_per_concept=atoms))
 

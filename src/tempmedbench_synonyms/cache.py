@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
+from tempmedbench_synonyms.config import redact
 from tempmedbench_synonyms.errors import BadInputError
 
 log = logging.getLogger(__name__)
@@ -134,10 +135,6 @@ def namespace_of(base_url: str) -> str:
     return f"{host}-{digest}"
 
 
-def _redact_url(url: str) -> str:
-    return re.sub(r"(?i)(apikey=)[^&#\s]*", r"\1***", url)
-
-
 def _mkdirs(path: Path) -> None:
     """Create ``path`` and missing parents, each readable by the user only (0700)."""
     missing: list[Path] = []
@@ -194,7 +191,7 @@ class ResponseCache:
         fresh = not self.folder.exists()
         _mkdirs(folder)
         if fresh or not (self.folder / "base.json").exists():
-            meta = {"base_url": _redact_url(self.base_url), "layout": LAYOUT}
+            meta = {"base_url": redact(self.base_url), "layout": LAYOUT}
             write_atomic(self.folder / "base.json", _dumps(meta))
         with self._lock:
             self._ready.add(folder)

@@ -39,7 +39,6 @@ import email.utils
 import json
 import logging
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -55,7 +54,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from tenacity.stop import stop_base
 
 from tempmedbench_synonyms import __version__
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError, redact
 from tempmedbench_synonyms.errors import (
     BadInputError,
     NotAuthorisedError,
@@ -76,19 +75,6 @@ PAGE_SIZE = 200
 MAX_PAGES = 500
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
 _RETRY_STATUSES = frozenset({408, 425, 429})
-
-_APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
-
-
-def redact(text: str, key: ApiKey | None = None) -> str:
-    """``text`` with every ``apiKey=...`` value, and the key itself wherever it is, replaced."""
-    out = _APIKEY_RE.sub(r"\1***", text)
-    if key is not None:
-        secret = key.reveal()
-        if secret:
-            for form in {secret, quote(secret, safe=""), quote(secret)}:
-                out = out.replace(form, "***")
-    return out
 
 
 class _RedactFilter(logging.Filter):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, TempMedBenchError
 
@@ -125,3 +127,17 @@ def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | No
     import platformdirs
 
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+_APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
+
+
+def redact(text: str, key: ApiKey | None = None) -> str:
+    """``text`` with every ``apiKey=...`` value, and the key itself wherever it is, replaced."""
+    out = _APIKEY_RE.sub(r"\1***", text)
+    if key is not None:
+        secret = key.reveal()
+        if secret:
+            for form in {secret, quote(secret, safe=""), quote(secret)}:
+                out = out.replace(form, "***")
+    return out

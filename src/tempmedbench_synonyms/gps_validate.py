@@ -42,7 +42,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -587,12 +587,7 @@ def check_events_file(
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
     """The number of records and the findings of an events file, read one batch at a time."""
-    checker = _Checker(index, file)
-    n = 0
-    for first, batch in iter_jsonl(path, file, batch_bytes):
-        checker.events(batch, first)
-        n += len(batch)
-    return n, checker.findings
+    return _check_file(path, index, file, batch_bytes, _Checker.events)
 
 
 def check_questions_file(
@@ -602,10 +597,20 @@ def check_questions_file(
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
     """The number of records and the findings of a questions file, read one batch at a time."""
+    return _check_file(path, index, file, batch_bytes, _Checker.questions)
+
+
+def _check_file(
+    path: Path,
+    index: ConceptIndex,
+    file: str,
+    batch_bytes: int,
+    check: Callable[[_Checker, list[dict[str, Any]], int], None],
+) -> tuple[int, list[Finding]]:
     checker = _Checker(index, file)
     n = 0
     for first, batch in iter_jsonl(path, file, batch_bytes):
-        checker.questions(batch, first)
+        check(checker, batch, first)
         n += len(batch)
     return n, checker.findings
 

@@ -45,8 +45,8 @@ from pydantic import TypeAdapter, ValidationError
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache, check_release
-from tempmedbench_synonyms.client import PAGE_SIZE, RetryPolicy, Timeouts, UtsClient, redact
-from tempmedbench_synonyms.config import ApiKeyMissingError, read_api_key, resolve_cache_dir
+from tempmedbench_synonyms.client import PAGE_SIZE, RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.config import ApiKeyMissingError, read_api_key, redact, resolve_cache_dir
 from tempmedbench_synonyms.errors import (
     BadInputError,
     NotAuthorisedError,
