@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, NamedTuple, TypeVar
 
 from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError
@@ -143,8 +143,14 @@ _COMPRESSION_METHODS = {
     98: "PPMd",
 }
 
-#: One concept: (FSN, US preferred term, active). "" stands for a missing term.
-Concept = tuple[str, str, bool]
+
+class Concept(NamedTuple):
+    """One concept of a release, as the index decodes it. "" stands for a missing term."""
+
+    fsn: str
+    us_pt: str
+    active: bool
+
 
 _T = TypeVar("_T")
 
@@ -169,7 +175,7 @@ def decode_row(row: str) -> Concept:
     if "\t" in pt:
         # A row that repeats the header's trailing empty cell; the loader checked it is empty.
         pt = pt.split("\t", 1)[0]
-    return (fsn, pt, active == "1")
+    return Concept(fsn, pt, active == "1")
 
 
 def encode_row(fsn: str, pt: str, active: bool) -> str:

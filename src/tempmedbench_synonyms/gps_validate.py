@@ -325,7 +325,7 @@ class _Checker:
                     f"concept {code} is not in the release",
                 )
             return None
-        if not concept[2]:
+        if not concept.active:
             self.add(
                 INACTIVE_IN_RELEASE,
                 line,
@@ -351,18 +351,18 @@ class _Checker:
         pt: Any,
     ) -> None:
         """Step 5 for the FSN and the US preferred term."""
-        if fsn != concept[0]:
+        if fsn != concept.fsn:
             self.add(
                 FSN_MISMATCH,
                 line,
                 rid,
                 fsn_field,
-                concept[0],
+                concept.fsn,
                 fsn,
                 f"{fsn_field} differs from the FSN of {code}",
             )
         # An empty release term means "none": the field must then be absent.
-        expected_pt = concept[1] or None
+        expected_pt = concept.us_pt or None
         if pt != expected_pt:
             self.add(
                 PT_MISMATCH,
@@ -422,11 +422,11 @@ class _Checker:
                     line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
                 )
             if concept is not None:
-                if fsn != concept[0] or pt != (concept[1] or None):
+                if fsn != concept.fsn or pt != (concept.us_pt or None):
                     self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
                 if get("event_type") == "procedure":
                     label = get("label")
-                    if label != concept[0] and (not concept[1] or label != concept[1]):
+                    if not _is_fsn_or_pt(label, concept):
                         self.add(
                             LABEL_MISMATCH,
                             line,
@@ -450,7 +450,7 @@ class _Checker:
                 ),
             )
             if rc_concept is not None:
-                if rc_text != rc_concept[0] and (not rc_concept[1] or rc_text != rc_concept[1]):
+                if not _is_fsn_or_pt(rc_text, rc_concept):
                     self.add(
                         RELATED_CONDITION_MISMATCH,
                         line,
@@ -542,9 +542,14 @@ class _Checker:
                 )
 
 
+def _is_fsn_or_pt(value: Any, concept: Concept) -> bool:
+    """Whether a "FSN or US preferred term" field holds one of them (an empty term is none)."""
+    return value == concept.fsn or (bool(concept.us_pt) and value == concept.us_pt)
+
+
 def _either(concept: Concept) -> list[str]:
     """The accepted values of a "FSN or US preferred term" field, without repeats or blanks."""
-    fsn, pt = concept[0], concept[1]
+    fsn, pt = concept.fsn, concept.us_pt
     return [fsn] if not pt or pt == fsn else [fsn, pt]
 
 

@@ -153,9 +153,9 @@ def lookup(
             {
                 "id": cid,
                 "in_release": concept is not None,
-                "active": None if concept is None else concept[2],
-                "fsn": None if concept is None else concept[0] or None,
-                "us_preferred_term": None if concept is None else concept[1] or None,
+                "active": None if concept is None else concept.active,
+                "fsn": None if concept is None else concept.fsn or None,
+                "us_preferred_term": None if concept is None else concept.us_pt or None,
                 "sctid_problems": [p.code for p in info.problems],
             }
         )
