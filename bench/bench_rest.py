@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tempmedbench_synonyms.cached_uts import RestOptions
 from tempmedbench_synonyms.pipeline import regenerate
 from tempmedbench_synonyms.rest_source import build_rest_source
 from tempmedbench_synonyms.testing import (
@@ -82,10 +83,10 @@ def main() -> int:
         )
         cache = root / "cache"
         with FakeUtsServer(fake) as server:
-            source = build_rest_source(
-                base_url=server.base_url, api_key_file=None, cache_dir=cache, offline=False,
-                refresh=False, rate=args.rate, workers=args.workers, verbosity=0,
-            )  # fmt: skip
+            options = RestOptions(
+                base_url=server.base_url, cache_dir=cache, rate=args.rate, workers=args.workers
+            )
+            source = build_rest_source(options, progress_stream=sys.stderr)
             start = time.perf_counter()
             report = regenerate(rel.folder, source, out_dir=root / "out-cold")
             cold = time.perf_counter() - start

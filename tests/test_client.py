@@ -181,6 +181,23 @@ def test_aui_request_sends_only_the_key(t: FakeTime) -> None:
     assert found is not None and found.ui == "A90000001" and found.cui == "C9000001"
 
 
+@responses.activate
+def test_an_answer_the_models_cannot_read_names_the_fields(t: FakeTime) -> None:
+    """One parser (``parse_model``) for every UTS answer; its message names what failed."""
+    broken = atom("A90000001")
+    del broken["termType"]
+    responses.get(f"{BASE}/content/2099AA/AUI/A90000001", json=page(broken))
+    responses.get(f"{BASE}/content/2099AA/CUI/C9000001", json=page({"name": "no ui"}))
+    client = make_client(t)
+    with pytest.raises(UnavailableError) as info:
+        client.get_atom("2099AA", "A90000001")
+    assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
+    with pytest.raises(UnavailableError) as info:
+        client.get_concept("2099AA", "C9000001")
+    assert str(info.value) == "UMLS sent a concept this tool cannot read (problem with: ui)"
+    assert info.value.hint == "the UTS response format may have changed; please report it"
+
+
 # -- statuses ---------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tempmedbench_synonyms.cache import ResponseCache
+from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions
 from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import UnavailableError
@@ -30,7 +31,7 @@ from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import regenerate
 from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.release import OUTPUTS
-from tempmedbench_synonyms.rest_source import CachedUts, RestAtomSource, build_rest_source
+from tempmedbench_synonyms.rest_source import RestAtomSource, build_rest_source
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FAULT_KINDS,
@@ -178,10 +179,8 @@ def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) 
     os.environ["UMLS_API_KEY"] = CANARY_KEY
     try:
         with FakeUtsServer(fake) as server:
-            source = build_rest_source(
-                base_url=server.base_url, api_key_file=None, cache_dir=tmp_path / "c",
-                offline=False, refresh=False, rate=20, workers=8, verbosity=-1,
-            )  # fmt: skip
+            options = RestOptions(base_url=server.base_url, cache_dir=tmp_path / "c", rate=20)
+            source = build_rest_source(options, progress_stream=None)
             start = time.monotonic()
             report = regenerate(rel.folder, source, out_dir=tmp_path / "b")
             elapsed = time.monotonic() - start

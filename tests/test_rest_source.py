@@ -13,6 +13,7 @@ import os
 import random
 import re
 import socket
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -27,17 +28,14 @@ from responses import matchers
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.cache import LAYOUT, CacheKey, ResponseCache
+from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions, request_for
+from tempmedbench_synonyms.cli import build_source
 from tempmedbench_synonyms.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.progress import FetchProgress
 from tempmedbench_synonyms.ratelimit import RateLimiter
-from tempmedbench_synonyms.rest_source import (
-    CachedUts,
-    FetchProgress,
-    RestAtomSource,
-    build_rest_source,
-    request_for,
-)
+from tempmedbench_synonyms.rest_source import RestAtomSource, build_rest_source
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -290,6 +288,24 @@ def test_a_release_that_is_not_served_is_unavailable_and_fetches_no_atoms(tmp_pa
     with pytest.raises(UnavailableError, match="not served"):
         source(make_uts(tmp_path, offline=True)).fetch("2098AB", "C9000001", QUERIES)
     assert len(fake.seen) == 1
+
+
+@responses.activate
+def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path) -> None:
+    """``cached_atoms`` tells "the cache says 404" (``Hit(None, ...)``) from "never asked"."""
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    now = [1_700_000_000.0]
+    uts = make_uts(tmp_path, now=now)
+    assert uts.cached_atoms(REL, Q_MISSING) is None  # never asked
+    assert uts.fetch_atoms(REL, Q_MISSING) is None  # UMLS: 404
+    assert uts.fetch_atoms(REL, Q_AUI) is not None
+    offline = make_uts(tmp_path, offline=True)
+    missing = offline.cached_atoms(REL, Q_MISSING)
+    assert missing is not None and (missing.value, missing.stored_at) == (None, now[0])
+    found = offline.cached_atoms(REL, Q_AUI)
+    assert found is not None and [a.ui for a in found.value or []] == ["A90000009"]
+    assert offline.cached_atoms(REL, Q_CUI) is None
+    assert (offline.cache_hits, offline.requests_sent, uts.requests_sent) == (2, 0, 2)
 
 
 NOT_SERVED_CHECK = (
@@ -791,12 +807,9 @@ def test_fetch_writes_progress_to_its_stream(tmp_path: Path) -> None:
 
 
 def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
-    args: dict[str, Any] = {
-        "base_url": BASE, "api_key_file": None, "cache_dir": tmp_path, "offline": False,
-        "refresh": False, "rate": 15.0, "workers": 8, "verbosity": 0,
-    }  # fmt: skip
+    args: dict[str, Any] = {"base_url": BASE, "cache_dir": tmp_path, "rate": 15.0, "workers": 8}
     args.update(kw)
-    return build_rest_source(**args)
+    return build_rest_source(RestOptions(**args), progress_stream=io.StringIO())
 
 
 @pytest.mark.parametrize(
@@ -867,8 +880,11 @@ def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert src.uts.client is not None and src.uts.client.limiter.rate == 20.0
     assert src.uts.client.has_key
     assert src.uts.cache is not None and src.uts.cache.root == tmp_path
-    assert src.progress_stream is not None
-    assert build(tmp_path, verbosity=-1).progress_stream is None
+    options = RestOptions(base_url=BASE, cache_dir=tmp_path)
+    cli_source = build_source(None, options, verbosity=0)
+    assert isinstance(cli_source, RestAtomSource) and cli_source.progress_stream is sys.stderr
+    quiet = build_source(None, options, verbosity=-1)
+    assert isinstance(quiet, RestAtomSource) and quiet.progress_stream is None
     offline = build(tmp_path, offline=True)
     assert offline.uts.client is None and offline.uts.offline
     assert find_secret(CANARY_KEY, texts={"repr": repr(src) + repr(src.uts.client)}) == []

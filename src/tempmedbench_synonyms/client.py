@@ -704,6 +704,7 @@ def parse_model(model: type[_M], data: Any, what: str) -> _M:
     except ValidationError as err:
         fields = ", ".join(".".join(str(p) for p in e["loc"]) or what for e in err.errors())
         raise UnavailableError(
-            f"UMLS sent a {what} this tool cannot read (problem with: {fields})",
+            f"UMLS sent {'an' if what[0] in 'aeiou' else 'a'} {what} this tool cannot read "
+            f"(problem with: {fields})",
             hint="the UTS response format may have changed; please report it",
         ) from None

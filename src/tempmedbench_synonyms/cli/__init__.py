@@ -6,7 +6,9 @@ Commands parse options, call the library and render its report: human text on st
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -14,6 +16,7 @@ import typer
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.atoms import AtomSource
+from tempmedbench_synonyms.cached_uts import DEFAULT_WORKERS, RestOptions
 from tempmedbench_synonyms.cli._options import (
     ApiKeyFileOption,
     BaseUrlOption,
@@ -37,7 +40,7 @@ from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
-from tempmedbench_synonyms.rest_source import DEFAULT_WORKERS, build_rest_source
+from tempmedbench_synonyms.rest_source import build_rest_source
 
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
@@ -93,46 +96,26 @@ def _verbosity(quiet: bool, verbose: int) -> int:
 
 
 def _finish(
-    report: Report, *, verbosity: int, json_out: bool, render: Callable[..., str]
+    report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str]
 ) -> NoReturn:
     """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
     if verbosity >= 0:
-        echo_err(render(report, verbose=verbosity > 0))
+        echo_err(render(report))
     if json_out:
         print_json(report.to_json())
     raise typer.Exit(report.exit_code)
 
 
-def build_source(
-    *,
-    mrconso: Path | None,
-    base_url: str,
-    cache_dir: Path | None,
-    offline: bool,
-    refresh: bool,
-    rate: float,
-    workers: int,
-    api_key_file: Path | None,
-    verbosity: int,
-) -> AtomSource:
-    """The atom source the options ask for: a local MRCONSO.RRF or the UTS REST API.
+def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> AtomSource:
+    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API.
 
-    The network options (--rate, --workers, ...) are checked by ``build_rest_source``: they mean
-    nothing to a local file.
+    The network options in ``rest`` are checked only when they are used (``build_cached_uts``):
+    they mean nothing to a local file.
     """
     if mrconso is not None:
         progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
         return MrconsoSource(mrconso, progress=progress)
-    return build_rest_source(
-        base_url=base_url,
-        api_key_file=api_key_file,
-        cache_dir=cache_dir,
-        offline=offline,
-        refresh=refresh,
-        rate=rate,
-        workers=workers,
-        verbosity=verbosity,
-    )
+    return build_rest_source(rest, progress_stream=sys.stderr if verbosity >= 0 else None)
 
 
 @app.command("regenerate")
@@ -175,13 +158,18 @@ def regenerate_command(
         (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
     )
     with exit_on_error(json_report=report_fn):
-        source = build_source(
-            mrconso=mrconso, base_url=base_url, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers, api_key_file=api_key_file,
-            verbosity=verbosity,
+        rest = RestOptions(
+            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+            refresh=refresh, rate=rate, workers=workers,
         )  # fmt: skip
+        source = build_source(mrconso, rest, verbosity=verbosity)
         report = regenerate(release, source, out_dir=out, umls_release=umls_release)
-    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
+    _finish(
+        report,
+        verbosity=verbosity,
+        json_out=json_out,
+        render=partial(render_report, verbose=verbosity > 0),
+    )
 
 
 @app.command("check")
@@ -206,7 +194,12 @@ def check_command(
     report_fn = (lambda err: error_report("check", release, err).to_json()) if json_out else None
     with exit_on_error(json_report=report_fn):
         report = check(release, out_dir=out)
-    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
+    _finish(
+        report,
+        verbosity=verbosity,
+        json_out=json_out,
+        render=partial(render_report, verbose=verbosity > 0),
+    )
 
 
 @app.command("freeze")
@@ -243,11 +236,11 @@ def freeze_command(
     configure_logging(verbosity)
     report_fn = (lambda err: error_report("freeze", release, err).to_json()) if json_out else None
     with exit_on_error(json_report=report_fn):
-        source = build_source(
-            mrconso=mrconso, base_url=base_url, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers, api_key_file=api_key_file,
-            verbosity=verbosity,
+        rest = RestOptions(
+            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+            refresh=refresh, rate=rate, workers=workers,
         )  # fmt: skip
+        source = build_source(mrconso, rest, verbosity=verbosity)
         report = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)
 
@@ -273,13 +266,14 @@ def demo_command(
     configure_logging(verbosity)
     with exit_on_error():
         data = demo_data()
-        source = build_source(
-            mrconso=data.mrconso, base_url=DEFAULT_BASE_URL, cache_dir=None, offline=True,
-            refresh=False, rate=DEFAULT_RATE, workers=DEFAULT_WORKERS, api_key_file=None,
-            verbosity=verbosity,
-        )  # fmt: skip
+        source = build_source(data.mrconso, RestOptions(offline=True), verbosity=verbosity)
         report = regenerate(data.release, source, out_dir=out)
-    _finish(report, verbosity=verbosity, json_out=json_out, render=render_report)
+    _finish(
+        report,
+        verbosity=verbosity,
+        json_out=json_out,
+        render=partial(render_report, verbose=verbosity > 0),
+    )
 
 
 app.add_typer(umls_app, name="umls")

@@ -59,7 +59,7 @@ def render_report(report: Report, *, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_freeze(report: Report, *, verbose: bool = False) -> str:
+def render_freeze(report: Report) -> str:
     lines = _header(report)
     if report.drifted:
         lines.append(f"  drifted        {len(report.drifted)} concept(s) kept no synonym:")

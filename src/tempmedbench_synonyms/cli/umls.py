@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from tempmedbench_synonyms.atoms import AtomQuery
+from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions, build_cached_uts
 from tempmedbench_synonyms.cli._options import (
     ApiKeyFileOption,
     BaseUrlOption,
@@ -25,7 +26,6 @@ from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
-from tempmedbench_synonyms.rest_source import CachedUts, build_cached_uts
 from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
 
 umls_app = typer.Typer(
@@ -72,24 +72,18 @@ def _session(
     verbosity = -1 if quiet else verbose
     configure_logging(verbosity)
     with exit_on_error(json_report=_failure if as_json else None):
-        uts = build_cached_uts(
-            base_url=base_url,
-            api_key_file=api_key_file,
-            cache_dir=cache_dir,
-            offline=offline,
-            refresh=refresh,
-            rate=rate,
-        )
+        options = RestOptions(
+            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+            refresh=refresh, rate=rate, workers=1,
+        )  # fmt: skip
+        uts = build_cached_uts(options)
         try:
             yield uts
         finally:
-            if uts.client is not None:
-                sent = uts.client.stats.requests
-                uts.client.close()
-            else:
-                sent = 0
+            uts.close()
             if verbosity > 0:
-                echo_err(f"{sent} requests sent, {uts.cache_hits} answers from the cache")
+                sent, hits = uts.requests_sent, uts.cache_hits
+                echo_err(f"{sent} requests sent, {hits} answers from the cache")
 
 
 def _atom_json(atom: UtsAtom) -> dict[str, Any]:
