@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -214,3 +215,20 @@ def test_demo_without_its_data_says_where_to_find_it(
         "hint: install the wheel (it carries the demo), or run from a checkout of the "
         "repository, where it lies in fixtures/\n"
     )
+
+
+def test_rest_only_options_are_ignored_with_mrconso_and_said_so(
+    mini: Path, mrconso: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """--rate 99 is out of range for the REST API, but means nothing to a local file."""
+    code, _, _ = run("regenerate", mini, "--mrconso", mrconso, "--rate", "99", "--offline")
+    assert code == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["--offline, --rate only apply to the UMLS REST API: ignored with --mrconso"]
+    caplog.clear()
+    assert run("regenerate", mini, "--mrconso", mrconso, "--workers", "3")[0] == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["--workers only applies to the UMLS REST API: ignored with --mrconso"]
+    caplog.clear()
+    assert run("regenerate", mini, "--mrconso", mrconso)[0] == 0
+    assert [r for r in caplog.records if r.levelno == logging.WARNING] == []

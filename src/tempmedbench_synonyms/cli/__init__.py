@@ -6,6 +6,7 @@ Commands parse options, call the library and render its report: human text on st
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -18,6 +19,7 @@ from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.cached_uts import DEFAULT_WORKERS, RestOptions
 from tempmedbench_synonyms.cli._options import (
+    FLAG,
     ApiKeyFileOption,
     BaseUrlOption,
     CacheDirOption,
@@ -42,6 +44,8 @@ from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.rest_source import build_rest_source
 
+log = logging.getLogger(__name__)
+
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
     name="tempmedbench-synonyms",
@@ -60,13 +64,16 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+VersionOption = Annotated[
+    bool,
+    typer.Option(
+        "--version", callback=_version, is_eager=True, help="Show the version.", metavar=FLAG
+    ),
+]
+
+
 @app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
-    ] = False,
-) -> None:
+def _root(version: VersionOption = False) -> None:
     """Rebuild and verify the TempMedBench synonym surface from your own UMLS licence."""
 
 
@@ -106,6 +113,20 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
+def rest_only_options(rest: RestOptions) -> list[str]:
+    """The REST-only options given other values than their defaults (``--base-url`` and
+    ``--cache-dir`` are left out: they are often set for every run by environment variables)."""
+    default = RestOptions()
+    given = [
+        ("--offline", rest.offline != default.offline),
+        ("--refresh", rest.refresh != default.refresh),
+        ("--rate", rest.rate != default.rate),
+        ("--workers", rest.workers != default.workers),
+        ("--api-key-file", rest.api_key_file is not None),
+    ]
+    return [name for name, differs in given if differs]
+
+
 def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> AtomSource:
     """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API.
 
@@ -113,6 +134,13 @@ def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> 
     they mean nothing to a local file.
     """
     if mrconso is not None:
+        ignored = rest_only_options(rest)
+        if ignored:
+            log.warning(
+                "%s only appl%s to the UMLS REST API: ignored with --mrconso",
+                ", ".join(ignored),
+                "ies" if len(ignored) == 1 else "y",
+            )
         progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
         return MrconsoSource(mrconso, progress=progress)
     return build_rest_source(rest, progress_stream=sys.stderr if verbosity >= 0 else None)
@@ -137,13 +165,14 @@ def regenerate_command(
     json_out: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
+    version: VersionOption = False,
 ) -> None:
     """Rebuild the synonym surface and the full kept table, and verify both byte for byte.
 
     The release folder is checked against MANIFEST.sha256, the atoms come from the UMLS REST API
     (key in UMLS_API_KEY) or from --mrconso, and each rebuilt file lands at its final path only
     when its SHA-256 equals synonym_regeneration/expected_sha256.json; otherwise it is written
-    beside it as <file>.unverified.
+    beside it as FILE.unverified.
 
     Exit codes: 0 verified, 1 mismatch (a hash differs or a concept drifted), 2 bad input,
     3 not authorised (check your UMLS API key), 4 UMLS unavailable.
@@ -208,7 +237,11 @@ def freeze_command(
     mrconso: MrconsoOption = None,
     update_manifest: Annotated[
         bool,
-        typer.Option("--update-manifest", help="Also rewrite the manifest line of the hashes."),
+        typer.Option(
+            "--update-manifest",
+            help="Also rewrite the manifest line of the hashes.",
+            metavar=FLAG,
+        ),
     ] = False,
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
     umls_release: ReleaseOverrideOption = None,

@@ -9,6 +9,10 @@ import typer
 
 from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
 
+#: The metavar of a flag: none, so that ``--help`` does not show ``--offline <bool>`` as if the
+#: flag took a value (Typer prints the type of every option by default).
+FLAG = ""
+
 BaseUrlOption = Annotated[
     str, typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root.")
 ]
@@ -30,10 +34,13 @@ CacheDirOption = Annotated[
     ),
 ]
 OfflineOption = Annotated[
-    bool, typer.Option("--offline", help="Never touch the network: answer from the cache only.")
+    bool,
+    typer.Option(
+        "--offline", help="Never touch the network: answer from the cache only.", metavar=FLAG
+    ),
 ]
 RefreshOption = Annotated[
-    bool, typer.Option("--refresh", help="Ignore cached answers and ask UMLS again.")
+    bool, typer.Option("--refresh", help="Ignore cached answers and ask UMLS again.", metavar=FLAG)
 ]
 RateOption = Annotated[
     float,
@@ -44,9 +51,20 @@ RateOption = Annotated[
 ]
 WorkersOption = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print the result as one JSON object on stdout.")
+    bool,
+    typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),
 ]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Only errors on stderr.", metavar=FLAG)
+]
 VerboseOption = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr (-vv: debug).")
+    int,
+    typer.Option(
+        "--verbose",
+        "-v",
+        count=True,
+        help="More detail on stderr (-vv: debug).",
+        metavar=FLAG,
+        show_default=False,
+    ),
 ]
