@@ -238,19 +238,22 @@ def test_lookup_found_and_missing() -> None:
         },
     ]
     code, out, err = run("lookup", "9000000002006", "22298007", "--gps", GPS_FILE)
-    assert (code, out) == (1, "")
-    assert err.splitlines()[1:] == [
+    answer = [
         "9000000002006: active",
         "  FSN: 'Hemovex anemia (disorder)'",
         "  US preferred term: 'Hemovex anemia'",
         "22298007: not in the release (SCTID_CHECKDIGIT)",
     ]
+    assert (code, out.splitlines()) == (1, answer)  # the answer is data: stdout
+    assert len(err.splitlines()) == 1 and err.startswith("GPS: ")  # where it came from: stderr
+    code, out, err = run("lookup", "9000000002006", "22298007", "--gps", GPS_FILE, "-q")
+    assert (code, out.splitlines(), err) == (1, answer, "")
 
 
 def test_sctid_command() -> None:
     code, out, err = run("sctid", "22298006", "456191000124101")
-    assert (code, out) == (0, "")
-    assert err.splitlines() == [
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
         "22298006: valid concept identifier: short format, partition 00 (concept), check digit 6",
         (
             "456191000124101: valid concept identifier; an extension identifier (partition 10): "

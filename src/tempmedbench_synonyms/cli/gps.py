@@ -135,7 +135,7 @@ def lookup(
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Show the FSN, US preferred term and status of concepts in the GPS.
+    """Show the FSN, US preferred term and status of concepts in the GPS (on stdout).
 
     Exit 0 when the release holds every identifier, 1 when one is missing, 2 on unusable input.
 
@@ -162,16 +162,17 @@ def lookup(
     missing = [r["id"] for r in rows if not r["in_release"]]
     if json_out:
         print_json({"gps": index.summary(), "concepts": rows, "exit_code": 1 if missing else 0})
-    elif not quiet:
-        _describe_gps(index)
-        for r in rows:
+    else:
+        if not quiet:
+            _describe_gps(index)  # where the answer comes from: a message, on stderr
+        for r in rows:  # the answer: data, on stdout
             if not r["in_release"]:
                 extra = f" ({', '.join(r['sctid_problems'])})" if r["sctid_problems"] else ""
-                echo_err(f"{r['id']}: not in the release{extra}")
+                typer.echo(f"{r['id']}: not in the release{extra}")
                 continue
-            echo_err(f"{r['id']}: {'active' if r['active'] else 'INACTIVE'}")
-            echo_err(f"  FSN: {_show(r['fsn'])}")
-            echo_err(f"  US preferred term: {_show(r['us_preferred_term'])}")
+            typer.echo(f"{r['id']}: {'active' if r['active'] else 'INACTIVE'}")
+            typer.echo(f"  FSN: {_show(r['fsn'])}")
+            typer.echo(f"  US preferred term: {_show(r['us_preferred_term'])}")
     raise typer.Exit(1 if missing else 0)
 
 
@@ -193,7 +194,7 @@ def sctid(
     else:
         for i in infos:
             if not i.well_formed:
-                echo_err(f"{i.sctid}: invalid: {i.problems[0].message}")
+                typer.echo(f"{i.sctid}: invalid: {i.problems[0].message}")
                 continue
             parts = [
                 f"{i.format or 'unknown'} format",
@@ -207,7 +208,7 @@ def sctid(
                 # Whether the release holds it is for `lookup` or `validate` to say: a concept
                 # promoted to the International Edition keeps its partition-10 identifier.
                 status += "; an extension identifier (partition 10)"
-            echo_err(f"{i.sctid}: {status}: {', '.join(parts)}")
+            typer.echo(f"{i.sctid}: {status}: {', '.join(parts)}")
             for p in i.problems:
-                echo_err(f"  {p.code}: {p.message}")
+                typer.echo(f"  {p.code}: {p.message}")
     raise typer.Exit(1 if bad else 0)
