@@ -140,13 +140,21 @@ def test_a_second_run_is_answered_from_the_cache_and_offline_works(
                tmp_path)  # fmt: skip
     assert miss.exit_code == 4
     assert miss.stderr.startswith("error: --offline, and the cache does not hold")
+    assert miss.stderr.splitlines()[-1] == (
+        "hint: run once without --offline to fill the cache (a regeneration can also read a "
+        "local MRCONSO.RRF with --mrconso PATH)"
+    )
 
 
 def test_a_missing_key_is_exit_3_with_a_hint(fake: FakeUts, tmp_path: Path) -> None:
     result = run(umls_app, ["concept", "C9000001", "--json"], tmp_path, key=None)
     assert result.exit_code == 3
     assert result.stderr.startswith("error: no UMLS API key")
-    assert "hint: copy the key from your UTS profile" in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "hint: copy the key from your UTS profile (https://uts.nlm.nih.gov/uts/profile) into the "
+        "UMLS_API_KEY environment variable or a file named by --api-key-file (a regeneration "
+        "needs no key with --mrconso PATH, which reads a local MRCONSO.RRF instead)"
+    )  # umls has no --mrconso: the hint must not offer it to this command
     doc = json.loads(result.stdout)
     assert (doc["outcome"], doc["exit_code"]) == ("not_authorised", 3)
     assert fake.seen == []

@@ -310,8 +310,8 @@ def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path)
 
 NOT_SERVED_CHECK = (
     "check the table's umls_release or --umls-release; UTS serves only some releases (see "
-    "https://documentation.uts.nlm.nih.gov/rest/home.html), and a local MRCONSO.RRF of that "
-    "release works with --mrconso PATH"
+    "https://documentation.uts.nlm.nih.gov/rest/home.html), and a regeneration can read a local "
+    "MRCONSO.RRF of that release with --mrconso PATH"
 )
 
 

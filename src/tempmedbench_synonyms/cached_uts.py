@@ -234,7 +234,8 @@ class CachedUts:
         if self.offline or self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}",
-                hint="run once without --offline to fill the cache, or give --mrconso PATH",
+                hint="run once without --offline to fill the cache (a regeneration can also read a "
+                "local MRCONSO.RRF with --mrconso PATH)",
             )
         return self.client
 
@@ -377,7 +378,7 @@ class CachedUts:
         check = (
             "check the table's umls_release or --umls-release; UTS serves only some "
             "releases (see https://documentation.uts.nlm.nih.gov/rest/home.html), and a "
-            "local MRCONSO.RRF of that release works with --mrconso PATH"
+            "regeneration can read a local MRCONSO.RRF of that release with --mrconso PATH"
         )
         if stored_at is None:
             return UnavailableError(

@@ -70,8 +70,8 @@ class ApiKeyMissingError(NotAuthorisedError):
             f"no UMLS API key: the cache does not hold every answer, so UMLS must be asked, "
             f"and neither {API_KEY_ENV} nor --api-key-file gives a key",
             hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
-            "environment variable or a file named by --api-key-file; or give --mrconso PATH "
-            "to read a local MRCONSO.RRF instead",
+            "environment variable or a file named by --api-key-file (a regeneration needs no key "
+            "with --mrconso PATH, which reads a local MRCONSO.RRF instead)",
         )
 
 
