@@ -7,6 +7,7 @@ README shows (from SPEC section 2's example) are swapped for the fixture's inven
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,9 +29,15 @@ INVENTED = {"C0020538": "C9000001", "38341003": "9990101009", "A3220484": "A9000
 
 
 def readme_commands() -> list[str]:
-    """The lines of the README's code blocks (indented by four spaces), in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return [line[4:] for line in text.splitlines() if re.match(r"    \S", line)]
+    """The lines of the README's indented code blocks (four spaces), in order; fenced blocks
+    (the architecture sketch, the Python example) are not commands."""
+    commands, fenced = [], False
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"    \S", line):
+            commands.append(line[4:])
+    return commands
 
 
 def test_the_quick_start_is_exactly_make_demo_and_make_test() -> None:
@@ -40,6 +48,11 @@ def test_the_quick_start_is_exactly_make_demo_and_make_test() -> None:
 
 def test_every_readme_command_runs(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "fixtures" / "tempmedbench-mini", tmp_path / "TempMedBench-1.0")
+    shutil.copytree(ROOT / "fixtures" / "tempmedbench-mini", tmp_path / "my-release")
+    key_file = tmp_path / "home/.config/umls/key"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text(CANARY_KEY + "\n", encoding="utf-8")
+    key_file.chmod(0o600)
     (tmp_path / "2025AB" / "META").mkdir(parents=True)
     shutil.copyfile(ROOT / "fixtures/umls/MRCONSO.RRF", tmp_path / "2025AB/META/MRCONSO.RRF")
     with zipfile.ZipFile(tmp_path / GPS_ZIP, "w", zipfile.ZIP_DEFLATED) as z:
@@ -54,17 +67,21 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
         env["UMLS_BASE_URL"] = server.base_url
         for line in readme_commands()[2:]:
             words = shlex.split(line, comments=True)
-            if words[0] == "export":
-                name, _, _ = words[1].partition("=")
-                assert name == "UMLS_API_KEY"
-                env[name] = CANARY_KEY
+            if words[0] == "read":
+                # The key typed in, unseen: the test types the canary.
+                assert words == ["read", "-rs", "UMLS_API_KEY", "&&", "export", "UMLS_API_KEY"]
+                env["UMLS_API_KEY"] = CANARY_KEY
                 continue
+            words = [str(key_file) if w == "~/.config/umls/key" else w for w in words]
             words = [INVENTED.get(w, w) for w in words]
             assert words[0].startswith("tempmedbench-"), line
+            given = env
+            if "--api-key-file" in words:  # the key must come from the file, not the variable
+                given = {k: v for k, v in env.items() if k != "UMLS_API_KEY"}
             proc = subprocess.run(
                 [str(BIN / words[0]), *words[1:]],
                 cwd=tmp_path,
-                env=env,
+                env=given,
                 capture_output=True,
                 text=True,
                 timeout=120,
@@ -72,9 +89,40 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
             assert proc.returncode == 0, f"{line}\n{proc.stderr}"
             assert CANARY_KEY not in proc.stdout + proc.stderr
             ran.append(words[:3])
-    assert len(ran) == 14
+    assert len(ran) == 15
     # the REST run and the MRCONSO run both verified the release in place
     assert (tmp_path / "TempMedBench-1.0/question_surface/question_surface_synonym.jsonl").exists()
+
+
+def readme_python() -> list[str]:
+    """The README's fenced Python blocks."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
+    [code] = readme_python()
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+    env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
+    env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    env.pop("UMLS_API_KEY", None)
+    proc = subprocess.run(
+        [str(BIN / "python"), "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "11 requests\n", "")
+    # 10 concepts in the mini release, and the probe of its UMLS release
+    table = json.loads((ROOT / "fixtures/tempmedbench-mini/synonyms/synonym_table_kept.json")
+                       .read_text(encoding="utf-8"))  # fmt: skip
+    assert len(table["concepts"]) + 1 == 11
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*.json*")) == [
+        "question_surface_synonym.jsonl",
+        "synonym_table_kept_full.json",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -93,3 +141,21 @@ def test_every_command_has_help_with_an_example(command: str) -> None:
     )
     assert proc.returncode == 0
     assert "Example" in proc.stdout, proc.stdout
+    # Flags take no value, so --help must not show one (Typer would print "--offline <bool>").
+    shown = [line for line in proc.stdout.splitlines() if "<bool>" in line or "<int>" in line]
+    assert [line.split()[1] for line in shown if "<bool>" in line] == ["--help"], shown
+    assert not [line for line in shown if "--verbose" in line], shown
+
+
+def test_both_scripts_and_the_module_print_the_version() -> None:
+    for argv in (
+        [str(BIN / "tempmedbench-synonyms"), "--version"],
+        [str(BIN / "tempmedbench-regenerate-synonyms"), "--version"],
+        [str(BIN / "python"), "-m", "tempmedbench_synonyms", "--version"],
+    ):
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            0,
+            f"tempmedbench-synonyms {tempmedbench_synonyms.__version__}\n",
+            "",
+        ), argv
