@@ -792,9 +792,11 @@ def test_quiet_progress_prints_nothing() -> None:
 def test_fetch_writes_progress_to_its_stream(tmp_path: Path) -> None:
     add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
     out = io.StringIO()
-    source(make_uts(tmp_path), progress_stream=out).fetch(REL, "C9000001", QUERIES)
+    result = source(make_uts(tmp_path), progress_stream=out).fetch(REL, "C9000001", QUERIES)
     last = out.getvalue().splitlines()[-1]
-    assert last.startswith("UMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, ")
+    # the probe and the 4 queries: the same count as the report's
+    assert result.requests == 5
+    assert last.startswith("UMLS 2099AA: 4/4 concepts, 0 from cache, 5 requests, ")
     warm = io.StringIO()
     source(make_uts(tmp_path), progress_stream=warm, clock=lambda: 0.0).fetch(
         REL, "C9000001", QUERIES

@@ -85,6 +85,7 @@ class RestAtomSource:
         if client is not None:
             client.resume()  # a previous fetch may have stopped it
         requests_before = self.uts.requests_sent
+        retries_before = client.stats.retries if client is not None else 0
         hits_before = self.uts.cache_hits
         unique = list(dict.fromkeys(queries))
         for query in unique:  # bad input before the first request, not after half of them
@@ -95,11 +96,7 @@ class RestAtomSource:
             remembered = self._load_memo(concrete, memo_name, unique)
             if remembered is not None:
                 self.uts.count_hits(len(unique))
-                FetchProgress(
-                    self.progress_stream, release=concrete, total=len(unique), clock=self._clock
-                ).update(len(unique), len(unique), 0, 0, 0, final=True)
-                if self.progress is not None:
-                    self.progress(len(unique), len(unique))
+                self._all_from_cache(concrete, len(unique), requests_before, retries_before)
                 return FetchResult(
                     umls_release=concrete,
                     atoms={q: remembered[q] for q in queries},
@@ -127,15 +124,17 @@ class RestAtomSource:
                 assert client is not None
                 if not client.has_key:
                     raise ApiKeyMissingError()
-                self._fetch_all(concrete, misses, answers, total=len(unique))
+                self._fetch_all(
+                    concrete,
+                    misses,
+                    answers,
+                    total=len(unique),
+                    since=(requests_before, retries_before),
+                )
                 self._save_memo(concrete, memo_name, unique, answers)
             else:
                 self._save_memo(concrete, memo_name, unique, answers)
-                FetchProgress(
-                    self.progress_stream, release=concrete, total=len(unique), clock=self._clock
-                ).update(len(unique), len(unique), 0, 0, 0, final=True)
-                if self.progress is not None:
-                    self.progress(len(unique), len(unique))
+                self._all_from_cache(concrete, len(unique), requests_before, retries_before)
         finally:
             self.uts.close()
         requests_sent = self.uts.requests_sent - requests_before
@@ -145,6 +144,18 @@ class RestAtomSource:
             requests=requests_sent,
             cache_hits=self.uts.cache_hits - hits_before,
         )
+
+    def _all_from_cache(
+        self, release: str, total: int, requests_before: int, retries_before: int
+    ) -> None:
+        """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
+        client = self.uts.client
+        retries = (client.stats.retries if client is not None else 0) - retries_before
+        FetchProgress(self.progress_stream, release=release, total=total, clock=self._clock).update(
+            total, total, self.uts.requests_sent - requests_before, retries, 0, final=True
+        )
+        if self.progress is not None:
+            self.progress(total, total)
 
     def _load_memo(
         self, release: str, name: str, unique: list[AtomQuery]
@@ -203,14 +214,17 @@ class RestAtomSource:
         answers: dict[AtomQuery, tuple[Atom, ...] | None],
         *,
         total: int,
+        since: tuple[int, int],
     ) -> None:
+        """Fetch the misses with the worker pool; progress counts requests and retries ``since``
+        the fetch began (so the probe is counted, as in the final report)."""
         client = self.uts.client
         assert client is not None
         hits = total - len(misses)
         display = FetchProgress(
             self.progress_stream, release=release, total=total, clock=self._clock
         )
-        requests0, retries0, _ = client.stats.snapshot()
+        requests0, retries0 = since
         fetched = 0
         error: TempMedBenchError | None = None
 
