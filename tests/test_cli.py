@@ -136,12 +136,51 @@ def test_manifest_mismatch_and_escape(mini: Path, mrconso: Path) -> None:
     assert outputs(mini) == []
 
 
-def test_missing_things(tmp_path: Path, mini: Path) -> None:
+def test_missing_things(tmp_path: Path, mini: Path, mrconso: Path) -> None:
     code, _, err = run("regenerate", tmp_path / "nowhere", "--mrconso", tmp_path / "M.RRF")
     assert code == 2 and f"error: {tmp_path / 'nowhere'}: no such folder" in err
     code, _, err = run("regenerate", mini, "--mrconso", tmp_path / "M.RRF")
     assert code == 2 and f"error: {tmp_path / 'M.RRF'}: no such file" in err
     assert outputs(mini) == []
+    # a folder that is not a release (or lost its manifest): the hint says what to pass
+    (tmp_path / "not-a-release").mkdir()
+    code, _, err = run("check", tmp_path / "not-a-release")
+    assert (code, err.splitlines()) == (
+        2,
+        [
+            f"error: {tmp_path / 'not-a-release' / 'MANIFEST.sha256'}: the release manifest is "
+            "missing",
+            "hint: pass the TempMedBench release folder itself (the one with MANIFEST.sha256); "
+            "if it is, a file is missing from it: download the release again",
+        ],
+    )
+    # --out naming a file: the path is said once, and what to do
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    code, _, err = run("regenerate", mini, "--mrconso", mrconso, "--out",
+                       tmp_path / "a-file", "-q")  # fmt: skip
+    target = tmp_path / "a-file" / SYNONYM_SURFACE
+    assert (code, err.splitlines()) == (
+        2,
+        [
+            f"error: {target}: cannot write this file: Not a directory",
+            "hint: write the rebuilt files elsewhere with --out DIR",
+        ],
+    )
+
+
+def test_check_before_any_regeneration_says_no_file(mini: Path) -> None:
+    expected = json.loads((mini / "synonym_regeneration/expected_sha256.json").read_bytes())
+    files = expected["files"]
+    code, out, err = run("check", mini)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[-8:-2] == [
+        f"  missing        {SYNONYM_SURFACE}",
+        f"                   expected {files[SYNONYM_SURFACE]}",
+        "                   actual   (no file)",
+        f"  missing        {FULL_TABLE}",
+        f"                   expected {files[FULL_TABLE]}",
+        "                   actual   (no file)",
+    ]
 
 
 LOW = (

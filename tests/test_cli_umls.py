@@ -259,6 +259,14 @@ def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
     assert f"  {BASE}: 2 answers, " in text.stdout
     cleared = run(cache_app, ["clear"], tmp_path)
     assert cleared.exit_code == 0
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    not_a_folder = run(cache_app, ["info", "--cache-dir", str(tmp_path / "a-file")], tmp_path)
+    assert (not_a_folder.exit_code, not_a_folder.stdout, not_a_folder.stderr) == (
+        2,
+        "",
+        f"error: {tmp_path / 'a-file'}: the cache folder is not a folder\n"
+        "hint: give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR\n",
+    )
     assert cleared.stderr == f"removed 2 cached answers from {tmp_path / 'cache'}\n"
     assert json.loads(run(cache_app, ["info", "--json"], tmp_path).stdout)["entries"] == 0
 

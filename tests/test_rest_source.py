@@ -914,6 +914,22 @@ def test_an_unusable_key_file_is_bad_input(tmp_path: Path, content: str | None) 
     assert str(key_file) in str(info.value)
 
 
+def test_a_key_file_that_cannot_be_read_says_why_and_never_quotes_it(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError) as info:
+        build(tmp_path, api_key_file=tmp_path / "no-key")
+    assert (
+        str(info.value)
+        == f"{tmp_path / 'no-key'}: cannot read the API key file: No such file or directory"
+    )
+    latin1 = tmp_path / "latin1-key"
+    latin1.write_bytes(b"\xe9" + CANARY_KEY.encode())  # not UTF-8: the error must not quote it
+    latin1.chmod(0o600)
+    with pytest.raises(BadInputError) as info:
+        build(tmp_path, api_key_file=latin1)
+    assert str(info.value) == f"{latin1}: cannot read the API key file: it is not UTF-8 text"
+    assert info.value.hint == "give a file that holds only your UMLS API key"
+
+
 def test_factory_cache_dir_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

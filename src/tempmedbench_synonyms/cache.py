@@ -396,6 +396,12 @@ def _files(folder: Path) -> Iterable[Path]:
 
 def cache_info(root: Path) -> CacheInfo:
     """Count the entries (and leftover temporary files) under ``root``."""
+    if Path(root).exists() and not Path(root).is_dir():
+        raise BadInputError(
+            "the cache folder is not a folder",
+            path=root,
+            hint="give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+        )
     layout = Path(root) / LAYOUT
     info = CacheInfo(root=str(root), exists=layout.is_dir())
     if not info.exists:

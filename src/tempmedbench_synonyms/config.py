@@ -89,8 +89,10 @@ def read_api_key(
             text = Path(api_key_file).read_text(encoding="utf-8")
             mode = Path(api_key_file).stat().st_mode
         except (OSError, UnicodeDecodeError) as err:
+            # Never the exception's own text: a decoding error quotes the bytes it read.
+            why = "it is not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
             raise BadInputError(
-                f"cannot read the API key file: {type(err).__name__}",
+                f"cannot read the API key file: {why or type(err).__name__}",
                 path=api_key_file,
                 hint="give a file that holds only your UMLS API key",
             ) from None

@@ -214,7 +214,7 @@ def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
             unverified.unlink(missing_ok=True)
     except OSError as err:
         raise BadInputError(
-            f"cannot write {target}: {err.strerror or err}",
+            f"cannot write this file: {err.strerror or err}",
             path=target,
             hint="write the rebuilt files elsewhere with --out DIR",
         ) from None

@@ -206,6 +206,11 @@ def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
         hint = None
         if folder is not None and not folder.is_dir():
             hint = f"{folder} is not a folder; pass the TempMedBench release folder"
+        elif folder is not None:
+            hint = (
+                "pass the TempMedBench release folder itself (the one with MANIFEST.sha256); "
+                "if it is, a file is missing from it: download the release again"
+            )
         raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
     except IsADirectoryError:
         raise BadInputError(f"{what} is a folder, not a file", path=path) from None

@@ -44,7 +44,7 @@ def render_report(report: Report, *, verbose: bool = False) -> str:
         lines.append(f"  {state:<9}      {rel}")
         if verbose or not f.match:
             lines.append(f"                   expected {f.expected}")
-            lines.append(f"                   actual   {f.actual}")
+            lines.append(f"                   actual   {f.actual or '(no file)'}")
         if f.written:
             lines.append(f"                   written  {f.written}")
     if report.drifted:
