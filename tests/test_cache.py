@@ -163,6 +163,34 @@ def test_a_corrupt_entry_is_a_miss_and_one_warning(
     assert entry is not None and entry.result == ["fresh"]
 
 
+def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache file that cannot be opened (a folder in its place) costs a fetch, not the run."""
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    entry = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    entry.unlink()
+    entry.mkdir()
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "m", {"x": 1}, release_version=version)
+    memo = cache._memo_path("2099AA", "m")
+    memo.unlink()
+    memo.mkdir()
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.cache"):
+        assert cache.get(KEY) is None
+        assert cache.load_memo("2099AA", "m") is None
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        f"cannot read cache entry {entry}",
+        f"cannot read cache memo {memo}",
+    ]
+    assert [r.getMessage().rsplit("; ", 1)[1] for r in caplog.records] == [
+        "fetching it again",
+        "reading the entries",
+    ]
+
+
 def test_namespaces_keep_base_urls_apart(tmp_path: Path) -> None:
     real = ResponseCache(tmp_path, "https://uts-ws.nlm.nih.gov/rest")
     fake = ResponseCache(tmp_path, "http://127.0.0.1:8080/rest")

@@ -199,13 +199,8 @@ class ResponseCache:
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None`` (missing, or corrupt: warned once)."""
         path = self._entry_file(key)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except FileNotFoundError:
-            return None
-        except OSError as err:
-            log.warning("cannot read cache entry %s (%s); fetching it again", path, err)
+        raw = _read_or_none(path, "cache entry", "fetching it again")
+        if raw is None:
             return None
         problem = "not JSON"
         try:
@@ -283,13 +278,8 @@ class ResponseCache:
         truth: a memo is only ever derived from them, and dropped as soon as they change.
         """
         path = self._memo_path(release, name)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except FileNotFoundError:
-            return None
-        except OSError as err:
-            log.warning("cannot read cache memo %s (%s); reading the entries", path, err)
+        raw = _read_or_none(path, "cache memo", "reading the entries")
+        if raw is None:
             return None
         try:
             doc = json.loads(raw)
@@ -392,6 +382,19 @@ class CacheInfo:
 
 def _files(folder: Path) -> Iterable[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+
+
+def _read_or_none(path: str | Path, what: str, instead: str) -> bytes | None:
+    """The bytes of a cache file, or ``None`` if it is missing or unreadable (warned: a cache
+    that cannot be read costs time, never the run)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        log.warning("cannot read %s %s (%s); %s", what, path, err, instead)
+        return None
 
 
 def cache_info(root: Path) -> CacheInfo:
