@@ -117,7 +117,11 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
     result = run(umls_app, ["concept", "C0000000", "--umls-release", "2099AA"], tmp_path)
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == "UMLS 2099AA has no concept C0000000 (404 Not Found)\n"
+    assert result.stderr == (
+        "UMLS 2099AA has no concept C0000000 (404 Not Found)\n"
+        "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
+        "does not serve\n"
+    )
     as_json = run(umls_app, ["atom", "A0", "--umls-release", "2099AA", "--json"], tmp_path)
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {

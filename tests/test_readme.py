@@ -128,7 +128,7 @@ def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "command",
     [
-        "regenerate", "check", "freeze", "demo", "umls atoms", "umls source", "umls atom",
+        "", "regenerate", "check", "freeze", "demo", "umls atoms", "umls source", "umls atom",
         "umls concept", "cache info", "cache clear", "gps validate", "gps lookup", "gps sctid",
     ],
 )  # fmt: skip

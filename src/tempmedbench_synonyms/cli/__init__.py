@@ -49,7 +49,6 @@ log = logging.getLogger(__name__)
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
     name="tempmedbench-synonyms",
-    help="Rebuild and verify the TempMedBench synonym surface from your own UMLS licence.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -74,7 +73,15 @@ VersionOption = Annotated[
 
 @app.callback()
 def _root(version: VersionOption = False) -> None:
-    """Rebuild and verify the TempMedBench synonym surface from your own UMLS licence."""
+    """Rebuild and verify the TempMedBench synonym surface from your own UMLS licence.
+
+    `tempmedbench-regenerate-synonyms RELEASE` is `tempmedbench-synonyms regenerate RELEASE`.
+    New here? Run `tempmedbench-synonyms demo` (no licence, no network); every command has --help.
+
+    Example:
+
+        tempmedbench-synonyms regenerate TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
+    """
 
 
 # Options shared by regenerate and freeze (Typer reads them from each command's signature).

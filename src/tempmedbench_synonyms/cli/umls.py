@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -109,20 +109,25 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _not_found(
+    release: str, query: str, message: str, as_json: bool, empty: dict[str, Any]
+) -> NoReturn:
+    """UMLS answered 404: exit 1, with the ``--json`` document if asked (``empty`` completes it)."""
+    if as_json:
+        print_json(
+            {"outcome": "not_found", "release": release, "query": query, "found": False, **empty}
+        )
+    echo_err(f"UMLS {release} has {message} (404 Not Found)")
+    echo_err(
+        "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
+        "does not serve"
+    )
+    raise typer.Exit(1)
+
+
 def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: bool) -> None:
     if atoms is None:
-        if as_json:
-            print_json(
-                {
-                    "outcome": "not_found",
-                    "release": release,
-                    "query": what,
-                    "found": False,
-                    "atoms": [],
-                }
-            )
-        echo_err(f"UMLS {release} has no atoms for {what} (404 Not Found)")
-        raise typer.Exit(1)
+        _not_found(release, what, f"no atoms for {what}", as_json, {"atoms": []})
     # UTS sends atoms in no documented order: show them in a stable one.
     ordered = sorted(atoms, key=lambda a: (a.root_source, a.term_type, a.name, a.ui))
     if as_json:
@@ -262,18 +267,7 @@ def concept_command(
 
 def _show_concept(cui: str, release: str, concept: UtsConcept | None, as_json: bool) -> None:
     if concept is None:
-        if as_json:
-            print_json(
-                {
-                    "outcome": "not_found",
-                    "release": release,
-                    "query": f"CUI {cui}",
-                    "found": False,
-                    "concept": None,
-                }
-            )
-        echo_err(f"UMLS {release} has no concept {cui} (404 Not Found)")
-        raise typer.Exit(1)
+        _not_found(release, f"CUI {cui}", f"no concept {cui}", as_json, {"concept": None})
     doc = {
         "cui": concept.ui,
         "name": concept.name,
