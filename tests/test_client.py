@@ -24,6 +24,7 @@ from tempmedbench_synonyms.client import (
     Cancelled,
     RetryPolicy,
     UtsClient,
+    parse_model,
     parse_retry_after,
     redact,
 )
@@ -31,6 +32,7 @@ from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.ratelimit import HEADROOM, RateLimiter
 from tempmedbench_synonyms.testing import CANARY_KEY
+from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
 
 BASE = "https://uts.invalid/rest"
 LINK = f"{BASE}/content/2099AA"
@@ -100,6 +102,7 @@ def params(**extra: str) -> Any:
 
 
 SOURCE_PATH = "/content/2099AA/source/SNOMEDCT_US/1000001/atoms"
+CONCEPT_PATH = "/content/2099AA/CUI/C9000001"
 
 
 # -- requests as SPEC section 3 fixes them -----------------------------------------------------
@@ -112,8 +115,7 @@ def test_concept_request_sends_only_the_key(t: FakeTime) -> None:
         json=page({"ui": "C9000001", "name": "Invented", "atoms": f"{LINK}/CUI/C9000001/atoms"}),
         match=[params()],
     )
-    concept = make_client(t).get_concept("2099AA", "C9000001")
-    assert concept is not None
+    concept = parse_model(UtsConcept, make_client(t).get_result(CONCEPT_PATH), "concept")
     assert (concept.ui, concept.name, concept.release) == ("C9000001", "Invented", "2099AA")
     assert len(responses.calls) == 1
     assert responses.calls[0].request.headers["Accept"] == "application/json"
@@ -177,24 +179,19 @@ def test_a_404_on_a_later_page_fails_the_whole_list(t: FakeTime) -> None:
 def test_aui_request_sends_only_the_key(t: FakeTime) -> None:
     responses.get(f"{BASE}/content/2099AA/AUI/A90000001", json=page(atom("A90000001")),
                   match=[params()])  # fmt: skip
-    found = make_client(t).get_atom("2099AA", "A90000001")
-    assert found is not None and found.ui == "A90000001" and found.cui == "C9000001"
+    found = parse_model(UtsAtom, make_client(t).get_result("/content/2099AA/AUI/A90000001"), "atom")
+    assert found.ui == "A90000001" and found.cui == "C9000001"
 
 
 @responses.activate
-def test_an_answer_the_models_cannot_read_names_the_fields(t: FakeTime) -> None:
-    """One parser (``parse_model``) for every UTS answer; its message names what failed."""
-    broken = atom("A90000001")
+def test_atoms_the_models_cannot_read_name_the_fields(t: FakeTime) -> None:
+    """``get_atoms`` reads every item with ``parse_model``; the message names what failed."""
+    broken = atom("A90000002")
     del broken["termType"]
-    responses.get(f"{BASE}/content/2099AA/AUI/A90000001", json=page(broken))
-    responses.get(f"{BASE}/content/2099AA/CUI/C9000001", json=page({"name": "no ui"}))
-    client = make_client(t)
+    responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001"), broken]))
     with pytest.raises(UnavailableError) as info:
-        client.get_atom("2099AA", "A90000001")
+        make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
-    with pytest.raises(UnavailableError) as info:
-        client.get_concept("2099AA", "C9000001")
-    assert str(info.value) == "UMLS sent a concept this tool cannot read (problem with: ui)"
     assert info.value.hint == "the UTS response format may have changed; please report it"
 
 
@@ -234,7 +231,7 @@ def test_400_is_bad_input_and_is_not_retried(t: FakeTime) -> None:
     responses.get(f"{BASE}/content/20XX/CUI/C9000001", status=400)
     client = make_client(t)
     with pytest.raises(BadInputError, match="HTTP 400 Bad Request for /content/20XX/CUI/C9000001"):
-        client.get_concept("20XX", "C9000001")
+        client.get_result("/content/20XX/CUI/C9000001")
     assert client.stats.requests == 1
 
 
@@ -505,8 +502,10 @@ def test_a_concept_with_a_null_result_is_retried(t: FakeTime) -> None:
     responses.get(path, json={"pageSize": 25, "result": None})
     responses.get(path, json=page({"ui": "C9000001", "atoms": f"{LINK}/CUI/C9000001/atoms"}))
     client = make_client(t)
-    concept = client.get_concept("2099AA", "C9000001")
-    assert concept is not None and concept.release == "2099AA"
+    assert client.get_result(CONCEPT_PATH) == {
+        "ui": "C9000001",
+        "atoms": f"{LINK}/CUI/C9000001/atoms",
+    }
     assert (client.stats.requests, client.stats.retries) == (2, 1)
 
 
@@ -635,7 +634,7 @@ def test_redact() -> None:
 def test_a_missing_key_is_not_authorised_when_the_network_is_needed(t: FakeTime) -> None:
     client = make_client(t, key=None)
     with pytest.raises(ApiKeyMissingError) as info:
-        client.get_concept("2099AA", "C9000001")
+        client.get_result(CONCEPT_PATH)
     assert (info.value.exit_code, info.value.outcome) == (3, "not_authorised")
     assert "UMLS_API_KEY" in str(info.value)
     assert client.stats.requests == 0
@@ -646,6 +645,6 @@ def test_a_cancelled_client_sends_nothing(t: FakeTime) -> None:
     client = make_client(t)
     client.cancel()
     with pytest.raises(Cancelled):
-        client.get_concept("2099AA", "C9000001")
+        client.get_result(CONCEPT_PATH)
     assert client.stats.requests == 0
     assert len(responses.calls) == 0

@@ -308,6 +308,23 @@ def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path)
     assert (offline.cache_hits, offline.requests_sent, uts.requests_sent) == (2, 0, 2)
 
 
+@responses.activate
+def test_an_answer_the_models_cannot_read_is_unavailable_naming_the_fields(tmp_path: Path) -> None:
+    """CachedUts reads every UTS answer with the client's ``parse_model``, and caches none."""
+    broken = {"classType": "Atom", "ui": "A90000009", "name": "x", "rootSource": "SNOMEDCT_US"}
+    responses.get(f"{BASE}/content/{REL}/AUI/A90000009", json={"result": broken})
+    responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json={"result": {"name": "no ui"}})
+    uts = make_uts(tmp_path)
+    with pytest.raises(UnavailableError) as info:
+        uts.atoms(REL, Q_AUI)
+    assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
+    with pytest.raises(UnavailableError) as info:
+        uts.concept(REL, "C9000001")
+    assert str(info.value) == "UMLS sent a concept this tool cannot read (problem with: ui)"
+    assert info.value.hint == "the UTS response format may have changed; please report it"
+    assert list((tmp_path / LAYOUT).rglob("*.json")) == []  # nothing unreadable was stored
+
+
 NOT_SERVED_CHECK = (
     "check the table's umls_release or --umls-release; UTS serves only some releases (see "
     "https://documentation.uts.nlm.nih.gov/rest/home.html), and a regeneration can read a local "

@@ -222,9 +222,9 @@ def test_the_rate_limit_answers_429_beyond_n_a_second() -> None:
 def test_a_revoked_key_stops_the_client() -> None:
     fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(revoke_after=1))
     with FakeUtsServer(fake) as server, client_for(server) as client:
-        assert client.get_concept("2099AA", "C9000001") is not None
+        assert client.get_result("/content/2099AA/CUI/C9000001") is not None
         with pytest.raises(NotAuthorisedError):
-            client.get_concept("2099AA", "C9000002")
+            client.get_result("/content/2099AA/CUI/C9000002")
     assert client.stats.requests == 2
 
 

@@ -45,7 +45,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timezone
 from typing import Any, Literal, NoReturn, TypeVar
-from urllib.parse import quote
 
 import requests
 import requests.auth
@@ -63,7 +62,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.ratelimit import Cancelled as Cancelled  # re-exported: ours too
 from tempmedbench_synonyms.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept, UtsModel, UtsPage
+from tempmedbench_synonyms.uts_models import UtsAtom, UtsModel, UtsPage
 
 log = logging.getLogger(__name__)
 
@@ -643,16 +642,6 @@ class UtsClient:
         if not reply.found:
             return None
         return reply.body["result"]
-
-    def get_concept(self, release: str, cui: str) -> UtsConcept | None:
-        """``GET /content/{release}/CUI/{cui}``; ``None`` if UMLS says 404."""
-        result = self.get_result(f"/content/{quote(release, safe='')}/CUI/{quote(cui, safe='')}")
-        return None if result is None else parse_model(UtsConcept, result, "concept")
-
-    def get_atom(self, release: str, aui: str) -> UtsAtom | None:
-        """``GET /content/{release}/AUI/{aui}``, sending only ``apiKey``; ``None`` on 404."""
-        result = self.get_result(f"/content/{quote(release, safe='')}/AUI/{quote(aui, safe='')}")
-        return None if result is None else parse_model(UtsAtom, result, "atom")
 
     def get_atoms(self, path: str, params: Mapping[str, str] | None = None) -> list[UtsAtom] | None:
         """Every atom of an ``/atoms`` route, all pages; ``None`` if the first page is a 404."""
