@@ -151,7 +151,7 @@ def test_missing_things(tmp_path: Path, mini: Path, mrconso: Path) -> None:
             f"error: {tmp_path / 'not-a-release' / 'MANIFEST.sha256'}: the release manifest is "
             "missing",
             "hint: pass the TempMedBench release folder itself (the one with MANIFEST.sha256); "
-            "if it is, a file is missing from it: download the release again",
+            "if it is, its files are incomplete: download the release again",
         ],
     )
     # --out naming a file: the path is said once, and what to do
@@ -166,6 +166,22 @@ def test_missing_things(tmp_path: Path, mini: Path, mrconso: Path) -> None:
             "hint: write the rebuilt files elsewhere with --out DIR",
         ],
     )
+
+
+def test_a_cache_folder_that_is_a_file_is_refused_before_any_request(
+    mini: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    for offline in ([], ["--offline"]):
+        code, out, err = run("regenerate", mini, "--cache-dir", tmp_path / "a-file",
+                             "--base-url", "http://127.0.0.1:9/rest", *offline)  # fmt: skip
+        assert (code, out, err) == (
+            2,
+            "",
+            f"error: {tmp_path / 'a-file'}: the cache folder is a file, not a folder\n"
+            "hint: give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR\n",
+        )
+    assert outputs(mini) == []
 
 
 def test_check_before_any_regeneration_says_no_file(mini: Path) -> None:
@@ -233,9 +249,10 @@ def test_ctrl_c_exits_130_with_a_message(
     assert outputs(mini) == []
 
 
-def test_demo_runs_the_bundled_release(tmp_path: Path) -> None:
+def test_demo_runs_the_bundled_release(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     code, out, err = run("demo", "--out", tmp_path / "d", "--json")
     assert code == 0
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert json.loads(out)["outcome"] == "verified"
     assert outputs(tmp_path / "d") == [SYNONYM_SURFACE, FULL_TABLE]
     assert err.endswith("verified (exit 0): both files match expected_sha256.json\n")

@@ -259,7 +259,9 @@ def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
     assert doc["namespaces"][0]["base_url"] == BASE
     assert doc["namespaces"][0]["releases"] == {"2099AA": 2}
     text = run(cache_app, ["info"], tmp_path)
-    assert text.stdout.splitlines()[1].startswith("2 answers, ")
+    size = doc["bytes"]
+    assert 1000 <= size < 1_000_000  # two small invented answers: shown in kB, one decimal
+    assert text.stdout.splitlines()[1] == f"2 answers, {size / 1000:.1f} kB"
     assert f"  {BASE}: 2 answers, " in text.stdout
     cleared = run(cache_app, ["clear"], tmp_path)
     assert cleared.exit_code == 0
@@ -268,7 +270,7 @@ def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
     assert (not_a_folder.exit_code, not_a_folder.stdout, not_a_folder.stderr) == (
         2,
         "",
-        f"error: {tmp_path / 'a-file'}: the cache folder is not a folder\n"
+        f"error: {tmp_path / 'a-file'}: the cache folder is a file, not a folder\n"
         "hint: give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR\n",
     )
     assert cleared.stderr == f"removed 2 cached answers from {tmp_path / 'cache'}\n"

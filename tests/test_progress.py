@@ -5,7 +5,9 @@ import io
 import pytest
 
 from tempmedbench_synonyms import progress
-from tempmedbench_synonyms.progress import ByteProgress
+from tempmedbench_synonyms.progress import ByteProgress, FetchProgress
+
+REL = "2099AA"
 
 
 class Tty(io.StringIO):
@@ -44,6 +46,61 @@ def test_a_terminal_line_is_redrawn_and_closed(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_sizes() -> None:
-    assert [progress._size(n) for n in (0, 999, 1000, 2_500_000, 7_000_000_000)] == [
+    assert [progress.format_size(n) for n in (0, 999, 1000, 2_500_000, 7_000_000_000)] == [
         "0 B", "999 B", "1.0 kB", "2.5 MB", "7.0 GB"
     ]  # fmt: skip
+
+
+# -- FetchProgress: the concepts fetched from UMLS ---------------------------------------------
+
+
+def test_progress_lines_plain_when_not_a_terminal() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=10, clock=lambda: now[0], plain_interval=5.0)
+    p.update(2, 2, 0, 0, 0)
+    now[0] = 1.0
+    p.update(3, 2, 1, 0, 1)  # within 5 s of the last line: not printed
+    now[0] = 6.0
+    p.update(6, 2, 6, 1, 4)
+    now[0] = 10.0
+    p.update(10, 2, 10, 1, 8, final=True)
+    assert out.getvalue().splitlines() == [
+        "UMLS 2099AA: 2/10 concepts, 2 from cache, 0 requests",
+        (
+            "UMLS 2099AA: 6/10 concepts, 2 from cache, 6 requests (1 retried), 1.0 req/s, "
+            "about 6 s left"
+        ),
+        (
+            "UMLS 2099AA: 10/10 concepts, 2 from cache, 10 requests (1 retried), 1.0 req/s, "
+            "done in 10 s"
+        ),
+    ]
+
+
+def test_progress_redraws_one_line_on_a_terminal() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=4, clock=lambda: now[0], is_tty=True)
+    p.update(0, 0, 0, 0, 0)
+    now[0] = 2.0
+    p.update(4, 0, 4, 0, 4, final=True)
+    text = out.getvalue()
+    assert text.startswith("\rUMLS 2099AA: 0/4 concepts, 0 from cache, 0 requests\r")
+    assert text.endswith("\rUMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, 2.0 req/s, "
+                         "done in 2 s\n")  # fmt: skip
+    assert text.count("\r") == 2
+
+
+def test_an_interrupted_progress_line_is_ended_on_a_terminal() -> None:
+    out = io.StringIO()
+    p = FetchProgress(out, release=REL, total=4, clock=lambda: 0.0, is_tty=True)
+    p.update(1, 0, 1, 0, 1)
+    p.close()
+    assert out.getvalue() == "\rUMLS 2099AA: 1/4 concepts, 0 from cache, 1 request\n"
+
+
+def test_quiet_progress_prints_nothing() -> None:
+    p = FetchProgress(None, release=REL, total=4)
+    p.update(4, 0, 4, 0, 4, final=True)
+    assert p.lines == []

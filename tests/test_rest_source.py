@@ -33,7 +33,6 @@ from tempmedbench_synonyms.cli import build_source
 from tempmedbench_synonyms.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.progress import FetchProgress
 from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.rest_source import RestAtomSource, build_rest_source
 from tempmedbench_synonyms.testing import (
@@ -636,6 +635,10 @@ def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
         "--offline, and the cache lacks the atoms of 2 of 3 concepts of release 2099AA "
         "(cui RXNORM C9000002, source SNOMEDCT_US 9999999)"
     )
+    assert info.value.hint == (
+        "run once without --offline to fill the cache (a regeneration can also read a local "
+        "MRCONSO.RRF with --mrconso PATH)"
+    )
     assert len(responses.calls) == calls
 
 
@@ -751,58 +754,6 @@ def test_an_interrupted_run_resumes_from_the_cache(tmp_path: Path) -> None:
     assert result.requests == 41 - len(done_paths)
     assert result.cache_hits == len(done_paths)
     assert all(result.atoms[q] for q in queries)
-
-
-def test_progress_lines_plain_when_not_a_terminal() -> None:
-    now = [0.0]
-    out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=10, clock=lambda: now[0], plain_interval=5.0)
-    p.update(2, 2, 0, 0, 0)
-    now[0] = 1.0
-    p.update(3, 2, 1, 0, 1)  # within 5 s of the last line: not printed
-    now[0] = 6.0
-    p.update(6, 2, 6, 1, 4)
-    now[0] = 10.0
-    p.update(10, 2, 10, 1, 8, final=True)
-    assert out.getvalue().splitlines() == [
-        "UMLS 2099AA: 2/10 concepts, 2 from cache, 0 requests",
-        (
-            "UMLS 2099AA: 6/10 concepts, 2 from cache, 6 requests (1 retried), 1.0 req/s, "
-            "about 6 s left"
-        ),
-        (
-            "UMLS 2099AA: 10/10 concepts, 2 from cache, 10 requests (1 retried), 1.0 req/s, "
-            "done in 10 s"
-        ),
-    ]
-
-
-def test_progress_redraws_one_line_on_a_terminal() -> None:
-    now = [0.0]
-    out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=4, clock=lambda: now[0], is_tty=True)
-    p.update(0, 0, 0, 0, 0)
-    now[0] = 2.0
-    p.update(4, 0, 4, 0, 4, final=True)
-    text = out.getvalue()
-    assert text.startswith("\rUMLS 2099AA: 0/4 concepts, 0 from cache, 0 requests\r")
-    assert text.endswith("\rUMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, 2.0 req/s, "
-                         "done in 2 s\n")  # fmt: skip
-    assert text.count("\r") == 2
-
-
-def test_an_interrupted_progress_line_is_ended_on_a_terminal() -> None:
-    out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=4, clock=lambda: 0.0, is_tty=True)
-    p.update(1, 0, 1, 0, 1)
-    p.close()
-    assert out.getvalue() == "\rUMLS 2099AA: 1/4 concepts, 0 from cache, 1 request\n"
-
-
-def test_quiet_progress_prints_nothing() -> None:
-    p = FetchProgress(None, release=REL, total=4)
-    p.update(4, 0, 4, 0, 4, final=True)
-    assert p.lines == []
 
 
 @responses.activate

@@ -156,12 +156,24 @@ def write_atomic(path: Path, data: bytes) -> None:
     files.write_atomic(path, data, private=True)
 
 
+def check_cache_root(root: str | Path) -> None:
+    """BadInputError if ``root`` exists and is not a folder (it need not exist yet)."""
+    if Path(root).exists() and not Path(root).is_dir():
+        raise BadInputError(
+            "the cache folder is a file, not a folder",
+            path=root,
+            hint="give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+        )
+
+
 class ResponseCache:
     """The cache of one UTS base URL. Safe to share between threads (one file per entry)."""
 
     def __init__(
         self, root: Path, base_url: str, *, clock: Callable[[], float] = time.time
     ) -> None:
+        # Checked here, before any request: every read would fail, and each write after a fetch.
+        check_cache_root(root)
         self.root = Path(root)
         self.base_url = base_url
         self.folder = self.root / LAYOUT / namespace_of(base_url)
@@ -393,18 +405,13 @@ def _read_or_none(path: str | Path, what: str, instead: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as err:
-        log.warning("cannot read %s %s (%s); %s", what, path, err, instead)
+        log.warning("cannot read %s %s (%s); %s", what, path, err.strerror or err, instead)
         return None
 
 
 def cache_info(root: Path) -> CacheInfo:
     """Count the entries (and leftover temporary files) under ``root``."""
-    if Path(root).exists() and not Path(root).is_dir():
-        raise BadInputError(
-            "the cache folder is not a folder",
-            path=root,
-            hint="give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
-        )
+    check_cache_root(root)
     layout = Path(root) / LAYOUT
     info = CacheInfo(root=str(root), exists=layout.is_dir())
     if not info.exists:

@@ -9,8 +9,10 @@ commands ask for one each.
 Every identifier is checked before anything is sent (``request_for``): one that an HTTP client
 would rewrite (``.``, ``..``), an empty one, or one with a control character is bad input.
 
-``RestOptions`` holds the network options of the CLI (``--base-url``, ``--rate``, ...), checked
-once when it is made; ``build_cached_uts`` turns them into a client, a rate limiter and a cache.
+``RestOptions`` holds the network options of the CLI (``--base-url``, ``--rate``, ...);
+``build_cached_uts`` checks them once and turns them into a client, a rate limiter and a cache.
+``--workers`` is among them because the client's connection pool is sized for the workers that
+``rest_source`` runs (which imports this module, so the worker limits are defined here).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ log = logging.getLogger(__name__)
 DEFAULT_WORKERS = 8
 #: More threads than this only queue behind the rate limiter (20 req/s x a slow 3 s answer).
 MAX_WORKERS = 64
+#: What to do when ``--offline`` meets an answer the cache does not hold.
+OFFLINE_MISS_HINT = (
+    "run once without --offline to fill the cache (a regeneration can also read a local "
+    "MRCONSO.RRF with --mrconso PATH)"
+)
 #: SPEC section 3: the parameters of every atoms request.
 ATOMS_PARAMS: dict[str, str] = {
     "language": "ENG",
@@ -234,8 +241,7 @@ class CachedUts:
         if self.offline or self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}",
-                hint="run once without --offline to fill the cache (a regeneration can also read a "
-                "local MRCONSO.RRF with --mrconso PATH)",
+                hint=OFFLINE_MISS_HINT,
             )
         return self.client
 

@@ -10,7 +10,7 @@ Four sources give the same index (SPEC section 6):
 
 The index is one plain dict from concept identifier (a string, never a number) to one string:
 Active, FSN and US preferred term joined by tabs. :meth:`ConceptIndex.get` splits it into the
-tuple ``(fsn, us_preferred_term, active)`` when a concept is asked for ("" means "no term"). For
+named tuple ``Concept(fsn, us_pt, active)`` when a concept is asked for ("" means "no term"). For
 the GPS that string is the rest of the file's line, as read: one object kept per row instead of
 four (a tuple and three strings), which keeps the ~380,000 concepts of the GPS under 100 MB and
 their loading within about 3x the time of a bare loop that splits the file's lines (measured by
@@ -169,7 +169,7 @@ class SourceFile:
 
 def decode_row(row: str) -> Concept:
     """An index row (Active, FSN, PT joined by tabs; maybe a trailing empty cell and a line end)
-    as a :data:`Concept`."""
+    as a :class:`Concept`."""
     active, fsn, pt = row.split("\t", 2)
     pt = pt.rstrip("\r\n")
     if "\t" in pt:

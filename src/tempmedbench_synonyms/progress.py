@@ -35,7 +35,9 @@ class ByteProgress:
             if not end and now - self._last < self.interval:
                 return
             self._last = now
-            self.stream.write(f"\r{self.label}: {pct:5.1f}% ({_size(done)} of {_size(total)})")
+            self.stream.write(
+                f"\r{self.label}: {pct:5.1f}% ({format_size(done)} of {format_size(total)})"
+            )
             if end:
                 self.stream.write(f" in {time.monotonic() - self._start:.1f} s\n")
         else:
@@ -43,12 +45,15 @@ class ByteProgress:
             if decile == self._last_decile:
                 return
             self._last_decile = decile
-            self.stream.write(f"{self.label}: {int(pct)}% ({_size(done)} of {_size(total)})\n")
+            self.stream.write(
+                f"{self.label}: {int(pct)}% ({format_size(done)} of {format_size(total)})\n"
+            )
         self._finished = end
         self.stream.flush()
 
 
-def _size(n: int) -> str:
+def format_size(n: int) -> str:
+    """A byte count for people: ``2.5 MB`` (decimal units, as file managers show them)."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"

@@ -209,7 +209,7 @@ def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
         elif folder is not None:
             hint = (
                 "pass the TempMedBench release folder itself (the one with MANIFEST.sha256); "
-                "if it is, a file is missing from it: download the release again"
+                "if it is, its files are incomplete: download the release again"
             )
         raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
     except IsADirectoryError:

@@ -38,6 +38,7 @@ from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCa
 from tempmedbench_synonyms.cached_uts import (
     DEFAULT_WORKERS,
     MAX_WORKERS,
+    OFFLINE_MISS_HINT,
     CachedUts,
     RestOptions,
     build_cached_uts,
@@ -118,7 +119,7 @@ class RestAtomSource:
                 raise UnavailableError(
                     f"--offline, and the cache lacks the atoms of {len(misses)} of "
                     f"{len(unique)} concepts of release {concrete} ({shown})",
-                    hint="run once without --offline to fill the cache, or give --mrconso PATH",
+                    hint=OFFLINE_MISS_HINT,
                 )
             if misses:
                 assert client is not None

@@ -105,10 +105,6 @@ ReleaseOverrideOption = Annotated[
 ]
 
 
-def _verbosity(quiet: bool, verbose: int) -> int:
-    return -1 if quiet else verbose
-
-
 def _finish(
     report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str]
 ) -> NoReturn:
@@ -120,7 +116,7 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
-def rest_only_options(rest: RestOptions) -> list[str]:
+def _rest_only_options(rest: RestOptions) -> list[str]:
     """The REST-only options given other values than their defaults (``--base-url`` and
     ``--cache-dir`` are left out: they are often set for every run by environment variables)."""
     default = RestOptions()
@@ -141,7 +137,7 @@ def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> 
     they mean nothing to a local file.
     """
     if mrconso is not None:
-        ignored = rest_only_options(rest)
+        ignored = _rest_only_options(rest)
         if ignored:
             log.warning(
                 "%s only appl%s to the UMLS REST API: ignored with --mrconso",
@@ -188,8 +184,7 @@ def regenerate_command(
 
         tempmedbench-regenerate-synonyms TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
     """
-    verbosity = _verbosity(quiet, verbose)
-    configure_logging(verbosity)
+    verbosity = configure_logging(quiet, verbose)
     report_fn = (
         (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
     )
@@ -225,8 +220,7 @@ def check_command(
 
         tempmedbench-synonyms check TempMedBench-1.0
     """
-    verbosity = _verbosity(quiet, verbose)
-    configure_logging(verbosity)
+    verbosity = configure_logging(quiet, verbose)
     report_fn = (lambda err: error_report("check", release, err).to_json()) if json_out else None
     with exit_on_error(json_report=report_fn):
         report = check(release, out_dir=out)
@@ -272,8 +266,7 @@ def freeze_command(
 
         tempmedbench-synonyms freeze my-release --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
-    verbosity = _verbosity(quiet, verbose)
-    configure_logging(verbosity)
+    verbosity = configure_logging(quiet, verbose)
     report_fn = (lambda err: error_report("freeze", release, err).to_json()) if json_out else None
     with exit_on_error(json_report=report_fn):
         rest = RestOptions(
@@ -302,11 +295,10 @@ def demo_command(
 
         tempmedbench-synonyms demo --out /tmp/demo
     """
-    verbosity = _verbosity(quiet, 0)
-    configure_logging(verbosity)
+    verbosity = configure_logging(quiet, 0)
     with exit_on_error():
         data = demo_data()
-        source = build_source(data.mrconso, RestOptions(offline=True), verbosity=verbosity)
+        source = build_source(data.mrconso, RestOptions(), verbosity=verbosity)
         report = regenerate(data.release, source, out_dir=out)
     _finish(
         report,

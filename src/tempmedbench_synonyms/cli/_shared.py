@@ -25,13 +25,18 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def configure_logging(verbosity: int) -> None:
-    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug."""
+def configure_logging(quiet: bool, verbose: int) -> int:
+    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug.
+
+    Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v``.
+    """
+    verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
         verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
     )
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
     logging.getLogger("tempmedbench_synonyms").setLevel(level)
+    return verbosity
 
 
 @contextmanager

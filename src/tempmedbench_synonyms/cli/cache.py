@@ -11,6 +11,7 @@ from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.progress import format_size
 
 cache_app = typer.Typer(
     name="cache",
@@ -24,15 +25,6 @@ cache_app = typer.Typer(
 
 def _failure(err: TempMedBenchError) -> dict[str, Any]:
     return {"outcome": err.outcome, "exit_code": err.exit_code, "message": str(err)}
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError  # pragma: no cover
 
 
 @cache_app.command("info")
@@ -50,9 +42,9 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
     if not info.exists:
         typer.echo("empty: nothing cached yet")
         return
-    typer.echo(f"{info.entries} answers, {_size(info.bytes)}")
+    typer.echo(f"{info.entries} answers, {format_size(info.bytes)}")
     for ns in info.namespaces:
-        typer.echo(f"  {ns.base_url or ns.folder}: {ns.entries} answers, {_size(ns.bytes)}")
+        typer.echo(f"  {ns.base_url or ns.folder}: {ns.entries} answers, {format_size(ns.bytes)}")
         for release, count in sorted(ns.releases.items()):
             typer.echo(f"    {release}: {count}")
     if info.temporary_files:

@@ -116,7 +116,7 @@ def validate(
     Example: tempmedbench-synonyms gps validate TempMedBench-1.0
     --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip --json
     """
-    configure_logging(-1 if quiet else verbose)
+    configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_report if json_out else None):
         index = load_concept_index(gps)
         report = validate_release(release, index)
@@ -142,7 +142,7 @@ def lookup(
     Example: tempmedbench-synonyms gps lookup 22298006
     --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip
     """
-    configure_logging(-1 if quiet else verbose)
+    configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_report if json_out else None):
         index = load_concept_index(gps)
     rows: list[dict[str, Any]] = []

@@ -69,8 +69,7 @@ def _session(
     as_json: bool,
 ) -> Iterator[CachedUts]:
     """Configure logging, open the cached client, and turn errors into exit codes."""
-    verbosity = -1 if quiet else verbose
-    configure_logging(verbosity)
+    verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure if as_json else None):
         options = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
