@@ -25,7 +25,7 @@ test: $(STAMP)
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest --cov=tempmedbench_synonyms --cov-report=term
 
-## Build the wheel and sdist, install the wheel in a fresh environment, run the installed demo.
+## Build the wheel and sdist, install each in a fresh environment, run the installed demo.
 package: $(STAMP)
 	rm -rf build/package
 	$(BIN)/python -m pip install --quiet build
@@ -36,6 +36,11 @@ package: $(STAMP)
 	build/package/venv/bin/tempmedbench-regenerate-synonyms --help > /dev/null
 	build/package/venv/bin/python -m tempmedbench_synonyms --version
 	cd build/package && venv/bin/tempmedbench-synonyms demo --out demo-out
+	# The sdist must build a complete wheel on its own (pip builds it, demo data included).
+	$(PYTHON) -m venv build/package/venv-sdist
+	build/package/venv-sdist/bin/python -m pip install --quiet build/package/dist/*.tar.gz
+	cd build/package && venv-sdist/bin/tempmedbench-regenerate-synonyms --version
+	cd build/package && venv-sdist/bin/tempmedbench-synonyms demo --out demo-out-sdist -q
 
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
