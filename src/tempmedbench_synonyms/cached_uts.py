@@ -255,7 +255,7 @@ class CachedUts:
 
     # -- one answer ----------------------------------------------------------------------------
 
-    def cached(self, release: str, kind: Kind, build: Build) -> Hit[Any] | None:
+    def _cached(self, release: str, kind: Kind, build: Build) -> Hit[Any] | None:
         """The answer from the cache only, or ``None`` on a miss. Counts a cache hit."""
         if self.cache is None or self.refresh:
             return None
@@ -278,7 +278,7 @@ class CachedUts:
         self.count_hits(1)
         return Hit(found, entry.stored_at)
 
-    def fetch(self, release: str, kind: Kind, build: Build) -> Any:
+    def _fetch_and_store(self, release: str, kind: Kind, build: Build) -> Any:
         """The answer from UMLS (every page), cached as soon as it is complete."""
         path, params = build(release)
         client = self._need_client(
@@ -318,18 +318,14 @@ class CachedUts:
                 hint="give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
             ) from None
 
-    def answer(self, release: str, kind: Kind, build: Build) -> tuple[str, Any]:
-        """(concrete release, answer) from the cache, else UMLS.
+    def _answer(self, release: str, kind: Kind, build: Build) -> tuple[str, Any, float | None]:
+        """(concrete release, answer, when it was stored if it came from the cache), from the
+        cache, else UMLS.
 
         For ``current`` with no resolution remembered, the request is sent for ``current`` and
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release).
         """
-        concrete, found, _ = self._answer(release, kind, build)
-        return concrete, found
-
-    def _answer(self, release: str, kind: Kind, build: Build) -> tuple[str, Any, float | None]:
-        """``answer``, and when the answer was stored if it came from the cache."""
         check_release(release)
         if release == "current":
             known = self._known_current()
@@ -347,9 +343,9 @@ class CachedUts:
                 log.info("release 'current' is %s", concrete)
                 return concrete, found, None
             release = known
-        hit = self.cached(release, kind, build)
+        hit = self._cached(release, kind, build)
         if hit is None:
-            return release, self.fetch(release, kind, build), None
+            return release, self._fetch_and_store(release, kind, build), None
         return release, hit.value, hit.stored_at
 
     # -- what the source and the CLI ask ---------------------------------------------------------
@@ -402,12 +398,12 @@ class CachedUts:
 
     def concept(self, release: str, cui: str) -> tuple[str, UtsConcept | None]:
         """(concrete release, concept or ``None``) for ``umls concept``."""
-        rel, found = self.answer(release, "concept", _concept_request(cui))
+        rel, found, _ = self._answer(release, "concept", _concept_request(cui))
         return rel, found
 
     def atoms(self, release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of one atom query."""
-        rel, found = self.answer(release, _kind_of(query), _query_request(query))
+        rel, found, _ = self._answer(release, _kind_of(query), _query_request(query))
         return rel, found
 
     def concept_atoms(self, release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
@@ -417,19 +413,21 @@ class CachedUts:
         def build(rel: str) -> tuple[str, dict[str, str]]:
             return f"/content/{quote(rel, safe='')}/CUI/{segment}/atoms", dict(ATOMS_PARAMS)
 
-        rel, found = self.answer(release, "atoms", build)
+        rel, found, _ = self._answer(release, "atoms", build)
         return rel, found
 
     def cached_atoms(self, release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
         """The query's atoms from the cache only (``None`` if it does not hold them)."""
-        hit: Hit[list[UtsAtom] | None] | None = self.cached(
+        hit: Hit[list[UtsAtom] | None] | None = self._cached(
             release, _kind_of(query), _query_request(query)
         )
         return hit
 
     def fetch_atoms(self, release: str, query: AtomQuery) -> list[UtsAtom] | None:
         """The query's atoms from UMLS, cached as soon as they are complete."""
-        found: list[UtsAtom] | None = self.fetch(release, _kind_of(query), _query_request(query))
+        found: list[UtsAtom] | None = self._fetch_and_store(
+            release, _kind_of(query), _query_request(query)
+        )
         return found
 
 

@@ -69,7 +69,7 @@ class RestAtomSource:
         clock: Callable[[], float] = time.monotonic,
         tick: float = 0.2,
     ) -> None:
-        check_workers(workers)
+        check_workers(workers)  # also for a source built directly, not by build_rest_source
         self.uts = uts
         self.workers = min(workers, MAX_WORKERS)
         self.progress_stream = progress_stream
