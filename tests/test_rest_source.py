@@ -30,7 +30,7 @@ from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions, request_for
 from tempmedbench_synonyms.cli import build_source
-from tempmedbench_synonyms.client import RetryPolicy, UtsClient
+from tempmedbench_synonyms.client import UtsClient
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.ratelimit import RateLimiter
@@ -45,73 +45,19 @@ from tempmedbench_synonyms.testing import (
     find_secret,
 )
 from tempmedbench_synonyms.uts_models import UtsAtom
-
-BASE = "https://uts.invalid/rest"
-REL = "2099AA"
-ATOM_PARAMS = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": "200",
-}
-
-ROWS = [
-    # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
-    "C9000001|ENG|P|L9000001|PF|S9000001|Y|A90000001||1000001||"
-    "SNOMEDCT_US|PT|1000001|Invented fever|0|N||",
-    "C9000001|ENG|S|L9000002|PF|S9000002|Y|A90000002||1000001||"
-    "SNOMEDCT_US|SY|1000001|Made-up pyrexia|0|N||",
-    "C9000001|ENG|S|L9000003|PF|S9000003|Y|A90000003||1000001||"
-    "SNOMEDCT_US|SY|1000001|Old fever term|0|O||",
-    "C9000001|ENG|S|L9000004|PF|S9000004|Y|A90000004||1000001||"
-    "SNOMEDCT_US|SY|1000001|Hidden fever|0|E||",
-    "C9000001|FRE|S|L9000005|PF|S9000005|Y|A90000005||1000001||"
-    "SNOMEDCT_US|SY|1000001|Fièvre inventée|0|N||",
-    "C9000001|ENG|P|L9000006|PF|S9000006|Y|A90000006||||MTH|PN|NOCODE|Invented Fever|0|N||",
-    "C9000002|ENG|P|L9000007|PF|S9000007|Y|A90000007||||"
-    "RXNORM|SCD|7000001|invented tablet 5 mg|0|N||",
-    "C9000002|ENG|S|L9000008|PF|S9000008|Y|A90000008||||RXNORM|SY|7000001|made-up pill|0|N||",
-    "C9000003|ENG|P|L9000009|PF|S9000009|Y|A90000009||2000002||"
-    "SNOMEDCT_US|PT|2000002|Invented cough|0|N||",
-]
-Q_SOURCE = AtomQuery("source", "SNOMEDCT_US", "1000001")
-Q_CUI = AtomQuery("cui", "RXNORM", "C9000002")
-Q_AUI = AtomQuery("aui", "SNOMEDCT_US", "A90000009")
-Q_MISSING = AtomQuery("source", "SNOMEDCT_US", "9999999")
-QUERIES = [Q_SOURCE, Q_CUI, Q_AUI, Q_MISSING]
-
-
-def _virtual_limiter() -> RateLimiter:
-    """The real limiter on virtual time: every wait is kept, none is waited."""
-    vt = VirtualTime()
-    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
-
-
-def fake_uts(**faults: Any) -> FakeUts:
-    return FakeUts(FakeUtsData.from_lines(ROWS), api_key=CANARY_KEY, faults=Faults(**faults))
-
-
-def make_uts(
-    cache_dir: Path,
-    *,
-    key: str | None = CANARY_KEY,
-    offline: bool = False,
-    refresh: bool = False,
-    now: list[float] | None = None,
-) -> CachedUts:
-    clock = (lambda: now[0]) if now is not None else None
-    client = None
-    if not offline:
-        client = UtsClient(
-            base_url=BASE,
-            api_key=None if key is None else ApiKey(key),
-            limiter=_virtual_limiter(),
-            retry=RetryPolicy(max_attempts=4),
-            sleep=lambda s: None,
-            rng=random.Random(1),
-        )
-    cache = ResponseCache(cache_dir, BASE, **({"clock": clock} if clock else {}))
-    return CachedUts(client, cache, offline=offline, refresh=refresh)
+from uts_helpers import (
+    ATOM_PARAMS,
+    BASE,
+    Q_AUI,
+    Q_CUI,
+    Q_MISSING,
+    Q_SOURCE,
+    QUERIES,
+    REL,
+    fake_uts,
+    make_uts,
+    virtual_limiter,
+)
 
 
 def source(uts: CachedUts, **kw: Any) -> RestAtomSource:
@@ -289,41 +235,6 @@ def test_a_release_that_is_not_served_is_unavailable_and_fetches_no_atoms(tmp_pa
     assert len(fake.seen) == 1
 
 
-@responses.activate
-def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path) -> None:
-    """``cached_atoms`` tells "the cache says 404" (``Hit(None, ...)``) from "never asked"."""
-    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    now = [1_700_000_000.0]
-    uts = make_uts(tmp_path, now=now)
-    assert uts.cached_atoms(REL, Q_MISSING) is None  # never asked
-    assert uts.fetch_atoms(REL, Q_MISSING) is None  # UMLS: 404
-    assert uts.fetch_atoms(REL, Q_AUI) is not None
-    offline = make_uts(tmp_path, offline=True)
-    missing = offline.cached_atoms(REL, Q_MISSING)
-    assert missing is not None and (missing.value, missing.stored_at) == (None, now[0])
-    found = offline.cached_atoms(REL, Q_AUI)
-    assert found is not None and [a.ui for a in found.value or []] == ["A90000009"]
-    assert offline.cached_atoms(REL, Q_CUI) is None
-    assert (offline.cache_hits, offline.requests_sent, uts.requests_sent) == (2, 0, 2)
-
-
-@responses.activate
-def test_an_answer_the_models_cannot_read_is_unavailable_naming_the_fields(tmp_path: Path) -> None:
-    """CachedUts reads every UTS answer with the client's ``parse_model``, and caches none."""
-    broken = {"classType": "Atom", "ui": "A90000009", "name": "x", "rootSource": "SNOMEDCT_US"}
-    responses.get(f"{BASE}/content/{REL}/AUI/A90000009", json={"result": broken})
-    responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json={"result": {"name": "no ui"}})
-    uts = make_uts(tmp_path)
-    with pytest.raises(UnavailableError) as info:
-        uts.atoms(REL, Q_AUI)
-    assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
-    with pytest.raises(UnavailableError) as info:
-        uts.concept(REL, "C9000001")
-    assert str(info.value) == "UMLS sent a concept this tool cannot read (problem with: ui)"
-    assert info.value.hint == "the UTS response format may have changed; please report it"
-    assert list((tmp_path / LAYOUT).rglob("*.json")) == []  # nothing unreadable was stored
-
-
 NOT_SERVED_CHECK = (
     "check the table's umls_release or --umls-release; UTS serves only some releases (see "
     "https://documentation.uts.nlm.nih.gov/rest/home.html), and a regeneration can read a local "
@@ -405,56 +316,6 @@ def test_an_atoms_answer_without_result_is_never_cached(tmp_path: Path) -> None:
 # -- identifiers that cannot be sent as they are ---------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("query", "message"),
-    [
-        (AtomQuery("source", "SNOMEDCT_US", ".."),
-         "route source: code '..' cannot be sent to UMLS: it is made only of dots, which HTTP "
-         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
-         "be asked for"),
-        (AtomQuery("source", "SNOMEDCT_US", "."),
-         "route source: code '.' cannot be sent to UMLS: it is made only of dots, which HTTP "
-         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
-         "be asked for"),
-        (AtomQuery("cui", "MTH", "..."),
-         "route cui: cui '...' cannot be sent to UMLS: it is made only of dots, which HTTP "
-         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
-         "be asked for"),
-        (AtomQuery("aui", "MTH", ""), "route aui: aui '' cannot be sent to UMLS: it is empty"),
-        (AtomQuery("source", "LNC", "12\x00"),
-         "route source: code '12\\x00' cannot be sent to UMLS: it contains the control "
-         "character U+0000"),
-        (AtomQuery("aui", "MTH", "A1\n"),
-         "route aui: aui 'A1\\n' cannot be sent to UMLS: it contains the control character "
-         "U+000A"),
-        (AtomQuery("source", "..", "1000001"),
-         "route source: sab '..' cannot be sent to UMLS: it is made only of dots, which HTTP "
-         "clients remove from a URL path (RFC 3986, section 5.2.4), so another resource would "
-         "be asked for"),
-    ],
-)  # fmt: skip
-def test_identifiers_an_http_client_would_rewrite_are_bad_input(
-    query: AtomQuery, message: str
-) -> None:
-    with pytest.raises(BadInputError) as info:
-        request_for(REL, query)
-    assert str(info.value) == message
-    field = "sab" if query.sab == ".." else {"source": "code"}.get(query.route, query.route)
-    assert info.value.hint == (
-        f'check the {field}: in a release, it is the concept\'s "{field}" in '
-        "synonyms/synonym_table_kept.json"
-    )
-
-
-def test_identifiers_with_dots_among_other_characters_are_sent_encoded() -> None:
-    assert request_for(REL, AtomQuery("source", "LNC", "1.2"))[0] == (
-        f"/content/{REL}/source/LNC/1.2/atoms"
-    )
-    assert request_for(REL, AtomQuery("source", "LNC", "../x"))[0] == (
-        f"/content/{REL}/source/LNC/..%2Fx/atoms"
-    )
-
-
 @responses.activate
 def test_a_bad_identifier_stops_the_run_before_any_request(tmp_path: Path) -> None:
     fake = fake_uts()
@@ -474,7 +335,7 @@ def test_current_is_resolved_behind_a_base_url_with_content_in_its_path(tmp_path
     with responses.RequestsMock() as rsps:
         add_fake_uts(rsps, fake, base_url=mirror)
         client = UtsClient(base_url=mirror, api_key=ApiKey(CANARY_KEY),
-                           limiter=_virtual_limiter(), sleep=lambda s: None)  # fmt: skip
+                           limiter=virtual_limiter(), sleep=lambda s: None)  # fmt: skip
         uts = CachedUts(client, ResponseCache(tmp_path, mirror))
         result = source(uts).fetch("current", "C9000001", QUERIES)
     assert result.umls_release == REL

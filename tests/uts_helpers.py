@@ -1,0 +1,85 @@
+"""Invented UTS data and a CachedUts on virtual time, shared by the CachedUts and source tests.
+
+Not a test module (pytest collects ``test_*.py`` only); the tests import it by name.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms.atoms import AtomQuery
+from tempmedbench_synonyms.cache import ResponseCache
+from tempmedbench_synonyms.cached_uts import CachedUts
+from tempmedbench_synonyms.client import RetryPolicy, UtsClient
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.ratelimit import RateLimiter
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
+
+BASE = "https://uts.invalid/rest"
+REL = "2099AA"
+ATOM_PARAMS = {
+    "language": "ENG",
+    "includeObsolete": "false",
+    "includeSuppressible": "false",
+    "pageSize": "200",
+}
+
+ROWS = [
+    # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
+    "C9000001|ENG|P|L9000001|PF|S9000001|Y|A90000001||1000001||"
+    "SNOMEDCT_US|PT|1000001|Invented fever|0|N||",
+    "C9000001|ENG|S|L9000002|PF|S9000002|Y|A90000002||1000001||"
+    "SNOMEDCT_US|SY|1000001|Made-up pyrexia|0|N||",
+    "C9000001|ENG|S|L9000003|PF|S9000003|Y|A90000003||1000001||"
+    "SNOMEDCT_US|SY|1000001|Old fever term|0|O||",
+    "C9000001|ENG|S|L9000004|PF|S9000004|Y|A90000004||1000001||"
+    "SNOMEDCT_US|SY|1000001|Hidden fever|0|E||",
+    "C9000001|FRE|S|L9000005|PF|S9000005|Y|A90000005||1000001||"
+    "SNOMEDCT_US|SY|1000001|Fièvre inventée|0|N||",
+    "C9000001|ENG|P|L9000006|PF|S9000006|Y|A90000006||||MTH|PN|NOCODE|Invented Fever|0|N||",
+    "C9000002|ENG|P|L9000007|PF|S9000007|Y|A90000007||||"
+    "RXNORM|SCD|7000001|invented tablet 5 mg|0|N||",
+    "C9000002|ENG|S|L9000008|PF|S9000008|Y|A90000008||||RXNORM|SY|7000001|made-up pill|0|N||",
+    "C9000003|ENG|P|L9000009|PF|S9000009|Y|A90000009||2000002||"
+    "SNOMEDCT_US|PT|2000002|Invented cough|0|N||",
+]
+Q_SOURCE = AtomQuery("source", "SNOMEDCT_US", "1000001")
+Q_CUI = AtomQuery("cui", "RXNORM", "C9000002")
+Q_AUI = AtomQuery("aui", "SNOMEDCT_US", "A90000009")
+Q_MISSING = AtomQuery("source", "SNOMEDCT_US", "9999999")
+QUERIES = [Q_SOURCE, Q_CUI, Q_AUI, Q_MISSING]
+
+
+def virtual_limiter() -> RateLimiter:
+    """The real limiter on virtual time: every wait is kept, none is waited."""
+    vt = VirtualTime()
+    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
+
+
+def fake_uts(**faults: Any) -> FakeUts:
+    return FakeUts(FakeUtsData.from_lines(ROWS), api_key=CANARY_KEY, faults=Faults(**faults))
+
+
+def make_uts(
+    cache_dir: Path,
+    *,
+    key: str | None = CANARY_KEY,
+    offline: bool = False,
+    refresh: bool = False,
+    now: list[float] | None = None,
+) -> CachedUts:
+    clock = (lambda: now[0]) if now is not None else None
+    client = None
+    if not offline:
+        client = UtsClient(
+            base_url=BASE,
+            api_key=None if key is None else ApiKey(key),
+            limiter=virtual_limiter(),
+            retry=RetryPolicy(max_attempts=4),
+            sleep=lambda s: None,
+            rng=random.Random(1),
+        )
+    cache = ResponseCache(cache_dir, BASE, **({"clock": clock} if clock else {}))
+    return CachedUts(client, cache, offline=offline, refresh=refresh)
