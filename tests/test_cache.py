@@ -211,7 +211,9 @@ def test_current_is_remembered_for_a_day(tmp_path: Path) -> None:
     assert cache.current_release(max_age=float("inf")) == "2099AA"
 
 
-@pytest.mark.parametrize("bad", ["", "../x", "2025AB/..", "a b", "x" * 40, ".hidden"])
+@pytest.mark.parametrize(
+    "bad", ["", "../x", "2025AB/..", "a b", "x" * 40, ".hidden", "2025AB\n", "current\n"]
+)
 def test_release_names_are_checked(bad: str) -> None:
     with pytest.raises(BadInputError, match="not a UMLS release name"):
         check_release(bad)

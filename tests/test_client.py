@@ -555,6 +555,8 @@ def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
         ("Tue, 14 Nov 2023 22:00:00 GMT", 0.0),  # in the past: now
         ("-1", None),
         ("1.5", None),
+        ("\u00b2", None),  # a superscript two: str.isdigit() says yes, int() says no
+        ("\u0665", None),  # an Arabic-Indic five: not the ASCII digits RFC 9110 means
         ("soon", None),
         ("", None),
         (None, None),

@@ -15,8 +15,9 @@ A key is the concrete release, the route path and the query parameters (never ``
 ``requests-cache`` strips auth parameters from its keys; never ``pageNumber``, since an entry holds
 all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
 (``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
-is killed. Entries are not fsynced: after a power cut an entry may read back empty or cut short,
-and a corrupt entry is only a miss plus one warning, so it is fetched again. Files are created
+is killed; the data is fsynced before the rename (``files.write_atomic``), so a power cut leaves
+an entry whole or absent. An entry damaged some other way is only a miss plus one warning, and is
+fetched again. Files are created
 readable by the user only (0600, folders 0700): the answers are licensed UMLS content.
 """
 
@@ -56,7 +57,7 @@ MEMO_FOLDER = ".memo"
 GENERATION_FILE = ".generation"
 #: ``current`` moves twice a year (UMLS AA and AB releases); re-asking once a day is plenty.
 CURRENT_MAX_AGE = 24 * 3600.0
-_RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+_RELEASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _TMP_SUFFIX = files.TMP_SUFFIX
@@ -64,7 +65,7 @@ _TMP_SUFFIX = files.TMP_SUFFIX
 
 def check_release(release: str) -> str:
     """A release name safe for a URL path segment and a folder name (``2025AB``, ``current``)."""
-    if not _RELEASE_RE.match(release):
+    if not _RELEASE_RE.fullmatch(release):  # not match(): "$" would let "2025AB\n" through
         raise BadInputError(
             f"{release!r} is not a UMLS release name",
             hint="a release is named like 2025AB (or current); it comes from --umls-release, or "

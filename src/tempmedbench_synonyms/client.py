@@ -262,7 +262,7 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     text = value.strip()
     if not text:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # str.isdigit() also accepts "²", which int() refuses
         return float(int(text))
     try:
         when = email.utils.parsedate_to_datetime(text)
