@@ -288,3 +288,33 @@ def test_rest_only_options_are_ignored_with_mrconso_and_said_so(
     caplog.clear()
     assert run("regenerate", mini, "--mrconso", mrconso)[0] == 0
     assert [r for r in caplog.records if r.levelno == logging.WARNING] == []
+
+
+def test_a_bug_exits_70_with_its_traceback_redacted_never_1(
+    mini: Path, mrconso: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unexpected exception must not read as the 1 of a mismatch, nor show the key."""
+    from tempmedbench_synonyms import cli
+
+    monkeypatch.setenv("UMLS_API_KEY", "CANARY-KEY-in-env-0001")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(
+            "boom at https://x/rest?apiKey=CANARY-KEY-in-env-0001 CANARY-KEY-in-env-0001"
+        )
+
+    monkeypatch.setattr(cli, "regenerate", broken)
+    code, out, err = run("regenerate", mini, "--mrconso", mrconso, "--json")
+    assert code == 70
+    report = json.loads(out)
+    assert (report["outcome"], report["exit_code"]) == ("internal_error", 70)
+    assert report["message"] == "unexpected RuntimeError: this is a bug in tempmedbench-synonyms"
+    lines = err.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert "RuntimeError: boom at https://x/rest?apiKey=*** ***" in lines
+    assert lines[-2:] == [
+        "error: unexpected RuntimeError: this is a bug in tempmedbench-synonyms",
+        "hint: please report it with the traceback above",
+    ]
+    assert "CANARY-KEY-in-env-0001" not in out + err
+    assert outputs(mini) == []

@@ -5,8 +5,11 @@
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
     │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
     ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
-    └── UnavailableError              4  unavailable: UMLS unreachable, release not served,
-                                         or an offline run missing data
+    ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
+    │                                    or an offline run missing data
+    └── InternalError                70  internal_error: a bug (an exception nobody expected);
+                                         70 is EX_SOFTWARE, so that a crash never reads as the
+                                         1 of a mismatch
 
 Also in this tree: ``config.ApiKeyMissingError`` (a NotAuthorisedError: no key where the network
 is needed) and ``ratelimit.Cancelled`` (an interrupted fetch). Library code raises these; only the
@@ -149,3 +152,10 @@ class UnavailableError(TempMedBenchError):
 
     exit_code = 4
     outcome = "unavailable"
+
+
+class InternalError(TempMedBenchError):
+    """An exception the code did not expect: a bug. The CLI shows its traceback and exits 70."""
+
+    exit_code = 70
+    outcome = "internal_error"

@@ -17,7 +17,13 @@ from typing import Any
 
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
-from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.errors import (
+    BadInputError,
+    InternalError,
+    NotAuthorisedError,
+    TempMedBenchError,
+    UnavailableError,
+)
 from tempmedbench_synonyms.files import write_atomic
 from tempmedbench_synonyms.release import (
     EXPECTED,
@@ -37,7 +43,15 @@ from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surfa
 
 logger = logging.getLogger(__name__)
 
-EXIT_CODES = {"verified": 0, "mismatch": 1, "bad_input": 2, "not_authorised": 3, "unavailable": 4}
+#: Every outcome's exit code: the two a finished run has, then each error class's own.
+EXIT_CODES = {
+    "verified": 0,
+    "mismatch": 1,
+    **{
+        cls.outcome: cls.exit_code
+        for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
+    },
+}
 
 
 @dataclass

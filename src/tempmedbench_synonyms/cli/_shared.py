@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.config import API_KEY_ENV, ApiKey, redact
+from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
 
 
 def echo_err(text: str = "") -> None:
@@ -68,3 +71,24 @@ def exit_on_error(
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
         echo_err("interrupted: nothing was left half-written; run the same command again")
         raise typer.Exit(130) from None
+    except (typer.Exit, typer.Abort):
+        raise  # how commands end on purpose, not bugs
+    except Exception as exc:
+        # A bug. Python would exit 1, which a script reads as "mismatch": exit 70 instead, with
+        # the traceback (redacted like every other text) for the report.
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        echo_err(redact(text, _key_from_environment()).rstrip())
+        bug = InternalError(
+            f"unexpected {type(exc).__name__}: this is a bug in tempmedbench-synonyms",
+            hint="please report it with the traceback above",
+        )
+        echo_err(f"error: {bug}")
+        echo_err(f"hint: {bug.hint}")
+        if json_report is not None:
+            print_json(json_report(bug))
+        raise typer.Exit(bug.exit_code) from None
+
+
+def _key_from_environment() -> ApiKey | None:
+    value = os.environ.get(API_KEY_ENV, "").strip()
+    return ApiKey(value) if value else None
