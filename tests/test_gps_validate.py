@@ -574,7 +574,7 @@ def test_a_malformed_identifier_is_not_taken_for_a_label() -> None:
         q(f"{A} ", concept_snomed_code=A, **a_terms),
         # A stray space and no SNOMED CT field at all: not a label either.
         q(f" {A}"),
-        # A label with a code: one of the two is wrong, and the code says "identifier".
+        # A label with a code: SPEC section 6 decides from predicate.concept alone (a label).
         q("alpha", concept_snomed_code=A),
     ]
     found = check_questions(records, IDX)
@@ -597,11 +597,13 @@ def test_a_malformed_identifier_is_not_taken_for_a_label() -> None:
         ),
         (
             3,
-            "SCTID_FORMAT",
-            "predicate.concept",
-            "6 to 18 digits, no leading zero",
-            "alpha",
-            "'alpha' is not an SCTID: it has characters other than the digits 0-9",
+            "LABEL_CONCEPT_HAS_SNOMED_FIELD",
+            "concept_snomed_code",
+            None,
+            A,
+            "predicate.concept 'alpha' is a label, not a SNOMED CT identifier, so "
+            "concept_snomed_code must be absent (or, for a SNOMED CT concept, predicate.concept "
+            "must be its identifier)",
         ),
     ]
 

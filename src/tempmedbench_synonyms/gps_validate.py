@@ -23,9 +23,11 @@ the first step that fails:
    for the related condition ``RELATED_CONDITION_MISMATCH``; a procedure's ``label`` must be the
    FSN or the US preferred term (``LABEL_MISMATCH``).
 
-A question's ``predicate.concept`` is an identifier when it is not a string, when it is ASCII
+A question's ``predicate.concept`` is an identifier when it is not a string or when it is ASCII
 digits once surrounding whitespace is stripped (``"22298006 "`` is a malformed identifier, not a
-label), or when the record has a ``concept_snomed_code``; otherwise it is a label.
+label); otherwise it is a label, decided from ``predicate.concept`` alone, as SPEC section 6 reads:
+a label with a ``concept_snomed_code`` is ``LABEL_CONCEPT_HAS_SNOMED_FIELD``, whose message also
+names the other fix (the identifier in ``predicate.concept``).
 ``concept_snomed_code`` is compared with it (``CODE_MISMATCH``) only when it is a valid identifier:
 "expected" would otherwise be the malformed value.
 
@@ -492,7 +494,7 @@ class _Checker:
                     line=line,
                     key=None if rid is None else str(rid),
                 )
-            if not _is_identifier(concept_key, rec):
+            if not _is_identifier(concept_key):
                 # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
                 for key, value in rec.items():
                     if key.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
@@ -504,7 +506,8 @@ class _Checker:
                             None,
                             value,
                             f"predicate.concept {concept_key!r} is a label, not a SNOMED CT "
-                            f"identifier, so {key} must be absent",
+                            f"identifier, so {key} must be absent (or, for a SNOMED CT concept, "
+                            "predicate.concept must be its identifier)",
                         )
                 continue
             fsn = rec.get("concept_snomed_fsn")
@@ -553,14 +556,12 @@ def _either(concept: Concept) -> list[str]:
     return [fsn] if not pt or pt == fsn else [fsn, pt]
 
 
-def _is_identifier(value: Any, rec: dict[str, Any]) -> bool:
+def _is_identifier(value: Any) -> bool:
     """Whether a question's ``predicate.concept`` is meant as an identifier (module docstring)."""
     if not isinstance(value, str):
         return True
     stripped = value.strip()
-    if stripped.isascii() and stripped.isdigit():
-        return True
-    return rec.get("concept_snomed_code") is not None
+    return stripped.isascii() and stripped.isdigit()
 
 
 def _valid_string_id(value: Any) -> bool:
