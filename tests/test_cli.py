@@ -197,6 +197,28 @@ def test_check_before_any_regeneration_says_no_file(mini: Path) -> None:
         f"                   expected {files[FULL_TABLE]}",
         "                   actual   (no file)",
     ]
+    assert err.splitlines()[-2] == "mismatch (exit 1): 2 of 2 files missing"
+    # --json counts what the table records, as regenerate's report does
+    table = json.loads((mini / TABLE).read_bytes())["concepts"]
+    spans = sum(len(s) for c in table.values() for s in c["spans"].values())
+    report = json.loads(run("check", mini, "--json")[1])
+    assert (report["counts"]["routes"], report["counts"]["spans"]) == (
+        {"aui": 2, "cui": 2, "source": 6},
+        spans,
+    )
+    assert spans == 70  # as regenerate reports it: "questions      42, 70 spans"
+
+
+def test_check_tells_a_missing_file_from_a_differing_one(mini: Path, mrconso: Path) -> None:
+    assert run("regenerate", mini, "--mrconso", mrconso, "-q")[0] == 0
+    (mini / FULL_TABLE).unlink()
+    with (mini / SYNONYM_SURFACE).open("ab") as f:
+        f.write(b"\n")
+    code, _, err = run("check", mini)
+    assert (code, err.splitlines()[-2]) == (
+        1,
+        "mismatch (exit 1): 1 of 2 files missing; 1 of 2 files differ from expected_sha256.json",
+    )
 
 
 LOW = (

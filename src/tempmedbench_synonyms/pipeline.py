@@ -32,6 +32,7 @@ from tempmedbench_synonyms.release import (
     OUTPUTS,
     SYNONYM_SURFACE,
     UNVERIFIED_SUFFIX,
+    ConceptEntry,
     ExpectedHashes,
     Release,
     open_release,
@@ -182,11 +183,16 @@ def _synonym(atom: Atom | None) -> dict[str, str] | None:
     return None if atom is None else {"aui": atom.aui, "name": atom.name, "tty": atom.tty}
 
 
+def _routes(concepts: Mapping[str, ConceptEntry]) -> dict[str, int]:
+    """How many concepts take each route, for the report."""
+    routes: dict[str, int] = {}
+    for e in concepts.values():
+        routes[e.route] = routes.get(e.route, 0) + 1
+    return dict(sorted(routes.items()))
+
+
 def _base_report(command: str, rebuilt: Rebuilt) -> Report:
     release = rebuilt.release
-    routes: dict[str, int] = {}
-    for e in release.table.concepts.values():
-        routes[e.route] = routes.get(e.route, 0) + 1
     drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
     return Report(
         command,
@@ -199,7 +205,7 @@ def _base_report(command: str, rebuilt: Rebuilt) -> Report:
         requests=rebuilt.fetched.requests,
         cache_hits=rebuilt.fetched.cache_hits,
         concepts=len(release.table.concepts),
-        routes=dict(sorted(routes.items())),
+        routes=_routes(release.table.concepts),
         questions=len(release.surface),
         spans=rebuilt.spans,
         manifest_files=release.files_checked,
@@ -273,7 +279,10 @@ def check(release: Path, *, out_dir: Path | None = None) -> Report:
         release=str(opened.folder),
         umls_release=expected.umls_release,
         concepts=len(opened.table.concepts),
+        routes=_routes(opened.table.concepts),
         questions=len(opened.surface),
+        # as the table records them (check does not place them: regenerate did)
+        spans=sum(len(s) for e in opened.table.concepts.values() for s in e.spans.values()),
         manifest_files=opened.files_checked,
         warnings=list(opened.warnings),
     )
@@ -322,8 +331,14 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
         return
     report.outcome = "mismatch"
     parts = []
-    if bad:
-        parts.append(f"{len(bad)} of {len(report.files)} files differ from expected_sha256.json")
+    missing = [rel for rel in bad if report.files[rel].actual is None]
+    if missing:
+        parts.append(f"{len(missing)} of {len(report.files)} files missing")
+    if len(bad) > len(missing):
+        parts.append(
+            f"{len(bad) - len(missing)} of {len(report.files)} files differ from "
+            "expected_sha256.json"
+        )
     if report.drifted:
         parts.append(f"{len(report.drifted)} concept(s) drifted")
     if report.changed:
