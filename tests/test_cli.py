@@ -293,6 +293,15 @@ def test_demo_without_its_data_says_where_to_find_it(
         "hint: install the wheel (it carries the demo), or run from a checkout of the "
         "repository, where it lies in fixtures/\n"
     )
+    code, out, _ = run("demo", "--out", tmp_path / "d", "--json")  # --json: one object, always
+    assert code == 2
+    report = json.loads(out)
+    assert (report["command"], report["outcome"], report["exit_code"], report["message"]) == (
+        "regenerate",
+        "bad_input",
+        2,
+        "the demo data is not installed with this package",
+    )
 
 
 def test_rest_only_options_are_ignored_with_mrconso_and_said_so(

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -38,6 +38,7 @@ from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
+from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
@@ -103,6 +104,15 @@ ReleaseOverrideOption = Annotated[
         "differ).",
     ),
 ]
+
+
+def _failure_json(
+    command: str, release: Path, json_out: bool
+) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
+    """With --json, the report of a run an error stopped, so that stdout always holds one."""
+    if not json_out:
+        return None
+    return lambda err: error_report(command, release, err).to_json()
 
 
 def _finish(
@@ -185,10 +195,7 @@ def regenerate_command(
         tempmedbench-regenerate-synonyms TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
-    report_fn = (
-        (lambda err: error_report("regenerate", release, err).to_json()) if json_out else None
-    )
-    with exit_on_error(json_report=report_fn):
+    with exit_on_error(json_report=_failure_json("regenerate", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers,
@@ -221,8 +228,7 @@ def check_command(
         tempmedbench-synonyms check TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, verbose)
-    report_fn = (lambda err: error_report("check", release, err).to_json()) if json_out else None
-    with exit_on_error(json_report=report_fn):
+    with exit_on_error(json_report=_failure_json("check", release, json_out)):
         report = check(release, out_dir=out)
     _finish(
         report,
@@ -267,8 +273,7 @@ def freeze_command(
         tempmedbench-synonyms freeze my-release --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
-    report_fn = (lambda err: error_report("freeze", release, err).to_json()) if json_out else None
-    with exit_on_error(json_report=report_fn):
+    with exit_on_error(json_report=_failure_json("freeze", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers,
@@ -296,7 +301,7 @@ def demo_command(
         tempmedbench-synonyms demo --out /tmp/demo
     """
     verbosity = configure_logging(quiet, 0)
-    with exit_on_error():
+    with exit_on_error(json_report=_failure_json("regenerate", Path("demo"), json_out)):
         data = demo_data()
         source = build_source(data.mrconso, RestOptions(), verbosity=verbosity)
         report = regenerate(data.release, source, out_dir=out)
