@@ -116,7 +116,11 @@ def test_concept_request_sends_only_the_key(t: FakeTime) -> None:
         match=[params()],
     )
     concept = parse_model(UtsConcept, make_client(t).get_result(CONCEPT_PATH), "concept")
-    assert (concept.ui, concept.name, concept.release) == ("C9000001", "Invented", "2099AA")
+    assert (concept.ui, concept.name, concept.release_at(None)) == (
+        "C9000001",
+        "Invented",
+        "2099AA",
+    )
     assert len(responses.calls) == 1
     assert responses.calls[0].request.headers["Accept"] == "application/json"
 

@@ -130,7 +130,7 @@ def test_concept_release_comes_from_its_links() -> None:
             "somethingNew": [1, 2],
         }
     )
-    assert concept.release == "2099AA"
+    assert concept.release_at(None) == "2099AA"
     assert concept.atom_count == 3
     assert concept.definitions is None
     assert [t.name for t in concept.semantic_types] == ["Invented Type"]
@@ -141,7 +141,7 @@ def test_an_old_concept_with_bare_semantic_types_and_no_links() -> None:
         {"ui": "C9000001", "semanticTypes": ["T999"], "atoms": "NONE"}
     )
     assert [t.name for t in concept.semantic_types] == ["T999"]
-    assert concept.release is None
+    assert concept.release_at(None) is None
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_a_concept_reads_its_release_after_the_base_url() -> None:
     concept = UtsConcept.model_validate(
         {"ui": "C9000001", "atoms": f"{base}/content/2025AB/CUI/C9000001/atoms"}
     )
-    assert (concept.release, concept.release_at(base)) == ("2025AB", "2025AB")
+    assert (concept.release_at(None), concept.release_at(base)) == ("2025AB", "2025AB")
 
 
 def test_link_helpers() -> None:

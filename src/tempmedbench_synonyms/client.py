@@ -6,8 +6,8 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 * builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
   lives only inside the prepared request and never in our own variables, messages or cache keys;
 * sets connect and read timeouts and waits on the shared ``RateLimiter``;
-* retries with tenacity on connection errors, resets, timeouts, 408, 429, 5xx and 200s whose body
-  is not the JSON asked for (an HTML error page from a proxy, cut-short JSON, no list in
+* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx and 200s
+  whose body is not the JSON asked for (an HTML error page from a proxy, cut-short JSON, no list in
   ``result``), with jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
   HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
   400, 401, 403 or 404;

@@ -129,19 +129,12 @@ class RateLimiter:
         self._paused_until = float("-inf")
         # When the last requests really started (enough for the window guard at 20 a second).
         self._starts: deque[float] = deque(maxlen=int(MAX_RATE))
-        self.waited = 0.0  # total seconds slept, for the progress display and tests
 
     @property
     def current_rate(self) -> float:
         """The rate in force now: the configured one, or less after a 429."""
         with self._lock:
             return self._current
-
-    @property
-    def interval(self) -> float:
-        """Seconds between two starts at the rate in force now."""
-        with self._lock:
-            return (1.0 + self._margin) / self._current
 
     def _earliest(self) -> float:
         """When the next request may start (call with the lock held)."""
@@ -173,7 +166,6 @@ class RateLimiter:
                 if now >= earliest - 1e-9:
                     self._starts.append(now)
                     self._next = now + (1.0 + self._margin) / self._current
-                    self.waited += waited
                     return waited
                 delay = earliest - now
             self._sleep(delay)

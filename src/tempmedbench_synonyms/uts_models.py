@@ -173,13 +173,9 @@ class UtsConcept(UtsModel):
     relations: Link = None
     default_preferred_atom: Link = Field(default=None, alias="defaultPreferredAtom")
 
-    @property
-    def release(self) -> str | None:
-        """The concrete release named by this concept's links (how ``current`` is resolved)."""
-        return self.release_at(None)
-
     def release_at(self, base_url: str | None) -> str | None:
-        """The concrete release named by this concept's links, read after ``base_url``."""
+        """The concrete release named by this concept's links (how ``current`` is resolved),
+        read after ``base_url`` (see ``release_of``)."""
         for link in (self.atoms, self.default_preferred_atom, self.relations, self.definitions):
             found = release_of(link, base_url)
             if found:
