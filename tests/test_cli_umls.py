@@ -209,11 +209,22 @@ def test_the_key_file_option(fake: FakeUts, tmp_path: Path) -> None:
     assert fake.seen[0].key_ok
 
 
-@pytest.mark.parametrize("command", ["atoms", "source", "atom", "concept"])
-def test_help_has_an_example(command: str) -> None:
-    result = CliRunner().invoke(umls_app, [command, "--help"])
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("atoms", "C0020538 --sab SNOMEDCT_US"),
+        ("source", "SNOMEDCT_US 38341003 --umls-release 2025AB"),
+        ("atom", "A3220484 --umls-release 2025AB --json"),
+        ("concept", "C0020538"),
+    ],
+)
+def test_help_has_an_example_on_one_line(command: str, example: str) -> None:
+    """One example each, whole on one line of an 80-column terminal, so that it can be copied."""
+    result = CliRunner().invoke(umls_app, [command, "--help"], env={"COLUMNS": "80"})
     assert result.exit_code == 0
-    assert f"Example: tempmedbench-synonyms umls {command} " in result.stdout
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    after = lines[lines.index("Example:") + 1 :]
+    assert next(line for line in after if line) == f"tempmedbench-synonyms umls {command} {example}"
 
 
 def test_over_a_real_socket_nothing_leaks(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -273,6 +284,13 @@ def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
         f"error: {tmp_path / 'a-file'}: the cache folder is a file, not a folder\n"
         "hint: give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR\n",
     )
+    as_json = run(cache_app, ["info", "--cache-dir", str(tmp_path / "a-file"), "--json"], tmp_path)
+    assert json.loads(as_json.stdout) == {
+        "outcome": "bad_input",
+        "exit_code": 2,
+        "message": f"{tmp_path / 'a-file'}: the cache folder is a file, not a folder",
+        "hint": "give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+    }
     assert cleared.stderr == f"removed 2 cached answers from {tmp_path / 'cache'}\n"
     assert json.loads(run(cache_app, ["info", "--json"], tmp_path).stdout)["entries"] == 0
 

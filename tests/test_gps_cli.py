@@ -219,6 +219,15 @@ def test_lookup_found_and_missing() -> None:
     code, out, err = run("lookup", "9000000002006", "9000000010007", "--gps", RF2_DIR, "--json")
     assert code == 0
     data = json.loads(out)
+    assert (data["outcome"], data["exit_code"]) == ("found", 0)
+    missing = json.loads(run("lookup", "22298007", "--gps", RF2_DIR, "--json")[1])
+    assert (missing["outcome"], missing["exit_code"]) == ("not_found", 1)
+    unusable = run("lookup", "22298007", "--gps", RF2_DIR / "nowhere", "--json")
+    assert unusable[0] == 2
+    doc = json.loads(unusable[1])
+    assert sorted(doc) == ["concepts", "exit_code", "hint", "message", "outcome"]
+    assert (doc["outcome"], doc["exit_code"], doc["concepts"]) == ("bad_input", 2, [])
+    assert doc["message"].startswith(f"{RF2_DIR / 'nowhere'}: ")
     assert data["concepts"] == [
         {
             "id": "9000000002006",
@@ -267,8 +276,19 @@ def test_sctid_command() -> None:
     assert [p["code"] for p in info["problems"]] == ["SCTID_CHECKDIGIT"]
 
 
-@pytest.mark.parametrize("command", ["validate", "lookup", "sctid"])
-def test_help_has_one_example(command: str) -> None:
-    code, out, _ = run(command, "--help")
-    assert code == 0
-    assert out.count("Example: tempmedbench-synonyms gps " + command) == 1
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("validate", "TempMedBench-1.0 --gps SnomedCT_GPS.zip"),
+        ("lookup", "22298006 --gps SnomedCT_GPS.zip"),
+        ("sctid", "22298006 456191000124101"),
+    ],
+)
+def test_help_has_one_example_on_one_line(command: str, example: str) -> None:
+    """One example each, whole on one line of an 80-column terminal, so that it can be copied."""
+    result = CliRunner().invoke(app, ["gps", command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    assert lines.count("Example:") == 1
+    after = lines[lines.index("Example:") + 1 :]
+    assert next(line for line in after if line) == f"tempmedbench-synonyms gps {command} {example}"

@@ -100,8 +100,8 @@ ReleaseOverrideOption = Annotated[
     str | None,
     typer.Option(
         "--umls-release",
-        help="Override the table's UMLS release ('current' allowed; hashes will then likely "
-        "differ).",
+        help="The UMLS release to fetch (default: the table's umls_release); 'current' is "
+        "allowed, but the hashes will then likely differ.",
     ),
 ]
 

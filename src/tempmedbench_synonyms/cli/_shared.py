@@ -28,6 +28,18 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
+    """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
+    and ``empty`` values for the keys its report would have had (``partial`` supplies them)."""
+    return {
+        "outcome": err.outcome,
+        "exit_code": err.exit_code,
+        "message": str(err),
+        "hint": err.hint,
+        **empty,
+    }
+
+
 def configure_logging(quiet: bool, verbose: int) -> int:
     """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug.
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from tempmedbench_synonyms.cache import cache_info, clear_cache
 from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
-from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
-from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.progress import format_size
 
 cache_app = typer.Typer(
@@ -23,17 +20,15 @@ cache_app = typer.Typer(
 )
 
 
-def _failure(err: TempMedBenchError) -> dict[str, Any]:
-    return {"outcome": err.outcome, "exit_code": err.exit_code, "message": str(err)}
-
-
 @cache_app.command("info")
 def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
     """Where the cache is and how many answers it holds, per UTS base URL and release.
 
-    Example: tempmedbench-synonyms cache info --json
+    Example:
+
+        tempmedbench-synonyms cache info --json
     """
-    with exit_on_error(json_report=_failure if as_json else None):
+    with exit_on_error(json_report=failure_json if as_json else None):
         info = cache_info(resolve_cache_dir(cache_dir))
     if as_json:
         print_json(info.to_json())
@@ -60,9 +55,11 @@ def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False)
 
     Only the cache's own folder is removed, never other files in --cache-dir.
 
-    Example: tempmedbench-synonyms cache clear
+    Example:
+
+        tempmedbench-synonyms cache clear
     """
-    with exit_on_error(json_report=_failure if as_json else None):
+    with exit_on_error(json_report=failure_json if as_json else None):
         root = resolve_cache_dir(cache_dir)
         removed = clear_cache(root)
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,9 +13,9 @@ from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
     exit_on_error,
+    failure_json,
     print_json,
 )
-from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index
 from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
 from tempmedbench_synonyms.sctid import parse_sctid
@@ -39,18 +40,6 @@ GpsOption = Annotated[
         show_default=False,
     ),
 ]
-
-
-def _failure_report(err: TempMedBenchError) -> dict[str, Any]:
-    """The ``--json`` object of a run that could not be done, with the same keys as a report."""
-    return {
-        "outcome": err.outcome,
-        "exit_code": err.exit_code,
-        "message": str(err),
-        "hint": err.hint,
-        "findings": [],
-        "counts": {},
-    }
 
 
 def _show(value: Any) -> str:
@@ -113,11 +102,14 @@ def validate(
     Reads artifacts/events_canonical.jsonl and artifacts/questions.jsonl only (no manifest
     needed). Exit 0: clean; 1: findings; 2: unusable input.
 
-    Example: tempmedbench-synonyms gps validate TempMedBench-1.0
-    --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip --json
+    Example:
+
+        tempmedbench-synonyms gps validate TempMedBench-1.0 --gps SnomedCT_GPS.zip
     """
     configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report if json_out else None):
+    with exit_on_error(
+        json_report=partial(failure_json, findings=[], counts={}) if json_out else None
+    ):
         index = load_concept_index(gps)
         report = validate_release(release, index)
     if json_out:
@@ -129,7 +121,10 @@ def validate(
 
 @gps_app.command("lookup")
 def lookup(
-    ids: Annotated[list[str], typer.Argument(help="Concept identifiers.", show_default=False)],
+    ids: Annotated[
+        list[str],
+        typer.Argument(help="Concept identifiers.", show_default=False, metavar="SCTID"),
+    ],
     gps: GpsOption,
     json_out: JsonOption = False,
     quiet: QuietOption = False,
@@ -139,11 +134,12 @@ def lookup(
 
     Exit 0 when the release holds every identifier, 1 when one is missing, 2 on unusable input.
 
-    Example: tempmedbench-synonyms gps lookup 22298006
-    --gps SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip
+    Example:
+
+        tempmedbench-synonyms gps lookup 22298006 --gps SnomedCT_GPS.zip
     """
     configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report if json_out else None):
+    with exit_on_error(json_report=partial(failure_json, concepts=[]) if json_out else None):
         index = load_concept_index(gps)
     rows: list[dict[str, Any]] = []
     for cid in ids:
@@ -161,7 +157,14 @@ def lookup(
         )
     missing = [r["id"] for r in rows if not r["in_release"]]
     if json_out:
-        print_json({"gps": index.summary(), "concepts": rows, "exit_code": 1 if missing else 0})
+        print_json(
+            {
+                "outcome": "not_found" if missing else "found",
+                "exit_code": 1 if missing else 0,
+                "gps": index.summary(),
+                "concepts": rows,
+            }
+        )
     else:
         if not quiet:
             _describe_gps(index)  # where the answer comes from: a message, on stderr
@@ -178,14 +181,19 @@ def lookup(
 
 @gps_app.command("sctid")
 def sctid(
-    ids: Annotated[list[str], typer.Argument(help="SNOMED CT identifiers.", show_default=False)],
+    ids: Annotated[
+        list[str],
+        typer.Argument(help="SNOMED CT identifiers.", show_default=False, metavar="SCTID"),
+    ],
     json_out: JsonOption = False,
 ) -> None:
     """Check SNOMED CT concept identifiers: format, partition, namespace, Verhoeff check digit.
 
     No GPS needed. Exit 0 when every identifier is a valid concept identifier, 1 otherwise.
 
-    Example: tempmedbench-synonyms gps sctid 22298006 456191000124101
+    Example:
+
+        tempmedbench-synonyms gps sctid 22298006 456191000124101
     """
     infos = [parse_sctid(i) for i in ids]
     bad = any(i.problems for i in infos)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -22,9 +23,14 @@ from tempmedbench_synonyms.cli._options import (
     RefreshOption,
     VerboseOption,
 )
-from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.cli._shared import (
+    configure_logging,
+    echo_err,
+    exit_on_error,
+    failure_json,
+    print_json,
+)
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
-from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
 from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
 
@@ -45,16 +51,6 @@ ReleaseOption = Annotated[
 ]
 
 
-def _failure(err: TempMedBenchError) -> dict[str, Any]:
-    return {
-        "outcome": err.outcome,
-        "exit_code": err.exit_code,
-        "message": str(err),
-        "hint": err.hint,
-        "found": False,
-    }
-
-
 @contextmanager
 def _session(
     *,
@@ -70,7 +66,7 @@ def _session(
 ) -> Iterator[CachedUts]:
     """Configure logging, open the cached client, and turn errors into exit codes."""
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure if as_json else None):
+    with exit_on_error(json_report=partial(failure_json, found=False) if as_json else None):
         options = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=1,
@@ -154,7 +150,11 @@ def atoms_command(
     cui: Annotated[str, typer.Argument(help="The concept's CUI, such as C0020538.")],
     sab: Annotated[
         str | None,
-        typer.Option("--sab", help="Only atoms of this source (route cui of the table)."),
+        typer.Option(
+            "--sab",
+            help="Only atoms of this source: the request of a table's route cui (without "
+            "it, atoms of every source).",
+        ),
     ] = None,
     umls_release: ReleaseOption = "current",
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
@@ -167,9 +167,11 @@ def atoms_command(
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """The English atoms of a concept, obsolete and suppressible ones left out (route cui).
+    """The English atoms of a concept, obsolete and suppressible ones left out.
 
-    Example: tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US --umls-release 2025AB
+    Example:
+
+        tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
@@ -201,7 +203,9 @@ def source_command(
 ) -> None:
     """The English atoms of a source-asserted code, as a table's route source asks for them.
 
-    Example: tempmedbench-synonyms umls source SNOMEDCT_US 38341003 --umls-release 2025AB
+    Example:
+
+        tempmedbench-synonyms umls source SNOMEDCT_US 38341003 --umls-release 2025AB
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
@@ -227,7 +231,9 @@ def atom_command(
 ) -> None:
     """One atom by its AUI (the request a table's route aui sends).
 
-    Example: tempmedbench-synonyms umls atom A3220484 --umls-release 2025AB --json
+    Example:
+
+        tempmedbench-synonyms umls atom A3220484 --umls-release 2025AB --json
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
@@ -254,7 +260,9 @@ def concept_command(
 ) -> None:
     """A concept: its name, status, atom count and semantic types (the release probe's request).
 
-    Example: tempmedbench-synonyms umls concept C0020538 --umls-release current
+    Example:
+
+        tempmedbench-synonyms umls concept C0020538
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
@@ -274,7 +282,7 @@ def _show_concept(cui: str, release: str, concept: UtsConcept | None, as_json: b
         "suppressible": concept.suppressible,
         "atom_count": concept.atom_count,
         "semantic_types": [t.name for t in concept.semantic_types if t.name],
-        "release": concept.release or release,
+        "release": release,  # the concrete release the answer came from
     }
     if as_json:
         print_json(
