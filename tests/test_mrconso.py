@@ -123,7 +123,9 @@ def test_a_bad_needed_row_names_its_line(tmp_path: Path) -> None:
     path = _write(tmp_path / "M.RRF", rows)
     with pytest.raises(BadInputError) as info:
         MrconsoSource(path).fetch("R", "C", QUERIES)
-    assert str(info.value) == (f"{path}, line 8: expected 18 fields each followed by '|'")
+    assert str(info.value) == (
+        f"{path}, line 8: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line has 17"
+    )
 
 
 def test_bad_rows_that_are_not_needed_are_not_read(tmp_path: Path) -> None:

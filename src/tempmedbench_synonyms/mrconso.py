@@ -48,24 +48,33 @@ PARALLEL_MIN_SIZE = 64 << 20
 BLOCK_SIZE = 1 << 18
 
 
-def split_row(line: str, *, path: str | Path, line_no: int) -> list[str]:
-    """Split one MRCONSO.RRF row into its 18 fields (SPEC 4: a trailing ``|``, CR tolerated)."""
-    if line.endswith("\n"):
-        line = line[:-1]
+def _fields(line: str) -> list[str] | str:
+    """The 18 fields of one row without its line end (SPEC 4: a trailing ``|``, CR tolerated),
+    or what is wrong with it. The scan and ``split_row`` both read rows through here."""
     if line.endswith("\r"):
         line = line[:-1]
     fields = line.split("|")
     if len(fields) != len(MRCONSO_COLUMNS) + 1 or fields[-1] != "":
-        raise BadInputError(
+        return (
             f"an MRCONSO.RRF row has {len(MRCONSO_COLUMNS)} fields, each followed by '|'; "
-            f"this line has {len(fields) - 1 if fields[-1] == '' else len(fields)} "
-            f"{'' if fields[-1] == '' else 'and no trailing |'}".rstrip(),
+            f"this line has {len(fields) - 1 if fields[-1] == '' else len(fields)}"
+            f"{'' if fields[-1] == '' else ' and no trailing |'}"
+        )
+    del fields[-1]
+    return fields
+
+
+def split_row(line: str, *, path: str | Path, line_no: int) -> list[str]:
+    """Split one MRCONSO.RRF row (with or without its line end) into its 18 fields."""
+    fields = _fields(line[:-1] if line.endswith("\n") else line)
+    if isinstance(fields, str):
+        raise BadInputError(
+            fields,
             path=path,
             line=line_no,
             hint="pass the MRCONSO.RRF of a UMLS release (from MetamorphoSys or the full "
             "release zip), not another RRF file",
         )
-    del fields[-1]
     return fields
 
 
@@ -249,11 +258,9 @@ def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResul
     except UnicodeDecodeError as err:
         out.bad = (offset, f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)")
         return True
-    if line.endswith("\r"):
-        line = line[:-1]
-    fields = line.split("|")
-    if len(fields) != len(MRCONSO_COLUMNS) + 1 or fields[-1] != "":
-        out.bad = (offset, f"expected {len(MRCONSO_COLUMNS)} fields each followed by '|'")
+    fields = _fields(line)
+    if isinstance(fields, str):
+        out.bad = (offset, fields)
         return True
     if fields[_SAB] != sab:
         return False  # the token stood in another field
@@ -262,7 +269,6 @@ def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResul
         or (fields[_CUI], sab) in needs.cui
         or fields[_AUI] in needs.aui
     ):
-        del fields[-1]
         out.rows.append((offset, fields))
     return False
 
