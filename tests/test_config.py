@@ -1,0 +1,98 @@
+"""config: where the API key and the cache folder come from, and how the key is kept hidden."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from tempmedbench_synonyms.config import (
+    ApiKey,
+    ApiKeyMissingError,
+    read_api_key,
+    redact,
+    resolve_cache_dir,
+)
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.testing import CANARY_KEY
+
+
+def _key_file(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
+    path = tmp_path / "key"
+    path.write_text(text, encoding="utf-8")
+    path.chmod(mode)
+    return path
+
+
+def test_the_file_wins_over_the_environment_and_is_stripped(tmp_path: Path) -> None:
+    key = read_api_key(_key_file(tmp_path, f"  {CANARY_KEY}\n"), environ={"UMLS_API_KEY": "env"})
+    assert key is not None and key.reveal() == CANARY_KEY
+
+
+def test_the_environment_alone_and_blank_means_none() -> None:
+    key = read_api_key(None, environ={"UMLS_API_KEY": f" {CANARY_KEY} "})
+    assert key is not None and key.reveal() == CANARY_KEY
+    assert read_api_key(None, environ={"UMLS_API_KEY": "  "}) is None
+    assert read_api_key(None, environ={}) is None
+
+
+def test_a_key_file_others_can_read_is_used_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _key_file(tmp_path, CANARY_KEY, mode=0o644)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.config"):
+        key = read_api_key(path, environ={})
+    assert key is not None and key.reveal() == CANARY_KEY
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the API key file {path} can be read by other users; chmod 600 it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the API key file is empty"),
+        (" \n\t", "the API key file is empty"),
+        ("two words", "the API key file holds more than one word; it should hold only the key"),
+    ],
+)
+def test_an_unusable_key_file_is_bad_input_never_a_fallback(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = _key_file(tmp_path, text)
+    with pytest.raises(BadInputError) as info:
+        read_api_key(path, environ={"UMLS_API_KEY": "would-be-fallback"})
+    assert str(info.value) == f"{path}: {message}"
+    assert "would-be-fallback" not in str(info.value) + str(info.value.hint)
+
+
+def test_the_key_never_shows_in_repr_or_str() -> None:
+    key = ApiKey(CANARY_KEY)
+    assert CANARY_KEY not in repr(key) + str(key) + repr([key]) + f"{key}"
+
+
+def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:
+    key = ApiKey("s3cr/et key")
+    text = "GET /x?apiKey=s3cr%2Fet%20key&y=1 s3cr/et key s3cr%2Fet%20key s3cr/et%20key"
+    assert redact(text, key) == "GET /x?apiKey=***&y=1 *** *** ***"
+    assert redact("APIKEY=abc#frag", None) == "APIKEY=***#frag"
+
+
+def test_a_missing_key_is_not_authorised_with_the_way_to_give_one() -> None:
+    err = ApiKeyMissingError()
+    assert (err.exit_code, err.outcome) == (3, "not_authorised")
+    assert str(err) == (
+        "no UMLS API key: the cache does not hold every answer, so UMLS must be asked, and "
+        "neither UMLS_API_KEY nor --api-key-file gives a key"
+    )
+
+
+def test_the_cache_folder_comes_from_the_flag_then_the_environment(tmp_path: Path) -> None:
+    env = {"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "from-env")}
+    assert resolve_cache_dir(tmp_path / "flag", environ=env) == tmp_path / "flag"
+    assert resolve_cache_dir(None, environ=env) == tmp_path / "from-env"
+    home = Path("~").expanduser()
+    assert resolve_cache_dir(Path("~/c"), environ={}) == home / "c"
+    default = resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": " "})
+    assert default.name == "tempmedbench-synonyms"  # platformdirs' user cache folder
