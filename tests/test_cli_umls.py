@@ -143,6 +143,12 @@ def test_a_second_run_is_answered_from_the_cache_and_offline_works(
     miss = run(umls_app, ["atoms", "C9000002", "--umls-release", "2099AA", "--offline"],
                tmp_path)  # fmt: skip
     assert miss.exit_code == 4
+    # A cache folder moved as a whole answers from its new place (README, "The cache").
+    (tmp_path / "cache").rename(tmp_path / "moved")
+    moved = run(umls_app, [*args, "--offline", "--cache-dir", str(tmp_path / "moved")], tmp_path,
+                key=None)  # fmt: skip
+    assert (moved.exit_code, moved.stdout) == (0, first.stdout)
+    assert len(fake.seen) == 1
     assert miss.stderr.startswith("error: --offline, and the cache does not hold")
     assert miss.stderr.splitlines()[-1] == (
         "hint: run once without --offline to fill the cache (a regeneration can also read a "
