@@ -270,8 +270,20 @@ def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
             path=path,
             line=err.lineno if line is None else line + err.lineno - 1,
         ) from None
-    except (ValueError, RecursionError) as err:
-        raise BadInputError(f"JSON this tool cannot read: {err}", path=path, line=line) from None
+    except RecursionError:
+        # Our own words: Python's message for this changes between versions.
+        raise BadInputError(
+            "JSON this tool cannot read: nested deeper than Python's recursion limit",
+            path=path,
+            line=line,
+        ) from None
+    except ValueError as err:
+        problem = str(err)
+        if "integer string conversion" in problem:  # Python's limit on digits (CVE-2020-10735)
+            problem = "an integer has more digits than Python reads (4,300)"
+        raise BadInputError(
+            f"JSON this tool cannot read: {problem}", path=path, line=line
+        ) from None
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(data):
         raise BadInputError(
             "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
