@@ -351,7 +351,11 @@ def _zip_member_error(
             f"the member is compressed with method {method} ({name}), which Python's zipfile "
             "cannot read"
         )
-    elif isinstance(err, EOFError):
+    elif isinstance(err, EOFError) or (
+        # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
+        # the next structure of the file.
+        isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
+    ):
         problem = "damaged zip: the member ends before its recorded size (truncated?)"
     elif isinstance(err, zipfile.LargeZipFile):
         problem = f"the member needs ZIP64 extensions, which are not available: {err}"

@@ -112,15 +112,8 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
         problem = "a path with a backslash; manifest paths use '/'"
     elif any(part in ("", ".") for part in rel.split("/")):
         problem = "not a plain relative path (no './', '//' or trailing '/')"
-    else:
-        try:
-            root = folder.resolve()
-            target = (folder / rel).resolve()
-            inside = target == root or root in target.parents
-        except (OSError, RuntimeError, ValueError):  # a link loop, for one
-            inside = False
-        if not inside:
-            problem = "a path that leaves the release folder through a link (or a link loop)"
+    elif not _stays_inside(folder, rel):
+        problem = "a path that leaves the release folder through a link (or a link loop)"
     if problem:
         raise ManifestError(
             f"{rel!r} is {problem}",
@@ -129,6 +122,30 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
             hint="a manifest path must be relative and stay inside the release folder; "
             "this manifest was not made by the release tools, do not use the folder",
         )
+
+
+def _stays_inside(folder: Path, rel: str) -> bool:
+    """Whether every link along ``rel`` (a plain relative path) points inside ``folder``.
+
+    Each link is resolved strictly: a loop raises then (RuntimeError before Python 3.13, OSError
+    ELOOP from 3.13, where a non-strict resolve returns a loop unresolved instead of failing).
+    """
+    try:
+        root = folder.resolve()
+        current = folder
+        for part in rel.split("/"):
+            current = current / part
+            if not current.is_symlink():
+                continue
+            try:
+                target = current.resolve(strict=True)
+            except FileNotFoundError:  # a dangling link: where it would lead, if it is inside
+                target = current.resolve()
+            if not (target == root or root in target.parents):
+                return False
+    except (OSError, RuntimeError, ValueError):  # a link loop, for one
+        return False
+    return True
 
 
 def verify_manifest(
