@@ -371,3 +371,99 @@ def test_an_output_that_cannot_be_written_is_bad_input(
 def test_an_empty_release_override_is_refused(mini: Path, mrconso: Path) -> None:
     with pytest.raises(BadInputError, match="--umls-release is empty"):
         regenerate(mini, MrconsoSource(mrconso), umls_release=" ")
+
+
+# A release small enough to rebuild by hand. Every expected byte below was written out by hand
+# from SPEC sections 3 and 4, and every digest computed outside this package (`sha256sum`).
+HAND_TABLE = (
+    '{"format_version": 1, "umls_release": "2099AA", "language": "ENG", "concepts": '
+    '{"9990101009": {"cui": "C9000001", "sab": "SNOMEDCT_US", "route": "source", '
+    '"code": "1000001", "spans": {"q1": [[8, 13]]}}}}\n'
+)
+HAND_SURFACE = (
+    '{"qid": "q1", "question_surface": "Did the Fever start?", "surface": "anchored", "extra": 1}\n'
+    '{"qid": "q2", "question_surface": "Nothing here."}\n'
+)
+HAND_MRCONSO = [
+    # PT "Fever" equals the span text: dropped. "Ardor" is suppressible (O), "Brûlure" French:
+    # not candidates, though each would sort first. Of "Pyrexia" and "Calor", "calor" sorts first.
+    "C9000001|ENG|P|L1|PF|S1|Y|A9000001||1000001||SNOMEDCT_US|PT|1000001|Fever|9|N||",
+    "C9000001|ENG|S|L2|PF|S2|Y|A9000002||1000001||SNOMEDCT_US|SY|1000001|Pyrexia|9|N||",
+    "C9000001|ENG|S|L3|PF|S3|Y|A9000003||1000001||SNOMEDCT_US|SY|1000001|Calor|9|N||",
+    "C9000001|ENG|S|L4|PF|S4|Y|A9000004||1000001||SNOMEDCT_US|SY|1000001|Ardor|9|O||",
+    "C9000001|FRE|S|L5|PF|S5|Y|A9000005||1000001||SNOMEDCT_US|SY|1000001|Brûlure|9|N||",
+]
+# "Fever" has an uppercase letter: "Calor" goes in verbatim; "surface" becomes "synonym".
+HAND_SYNONYM_SURFACE = (
+    b'{"extra":1,"qid":"q1","question_surface":"Did the Calor start?","surface":"synonym"}\n'
+    b'{"qid":"q2","question_surface":"Nothing here."}\n'
+)
+HAND_FULL_TABLE = b"""{
+  "concepts": {
+    "9990101009": {
+      "code": "1000001",
+      "cui": "C9000001",
+      "route": "source",
+      "sab": "SNOMEDCT_US",
+      "spans": {
+        "q1": [
+          [
+            8,
+            13
+          ]
+        ]
+      },
+      "synonym": {
+        "aui": "A9000003",
+        "name": "Calor",
+        "tty": "SY"
+      }
+    }
+  },
+  "format_version": 1,
+  "language": "ENG",
+  "umls_release": "2099AA"
+}
+"""
+HAND_DIGESTS = {
+    SYNONYM_SURFACE: "dc9c50ef6fc79bd828980234375402fe922d844aa001cdd3123ac7d15bd03150",
+    FULL_TABLE: "871ee263943a694646559588d69f795a5a9c731447622fa19384ccf6ae465729",
+}
+CALOR_DIGEST = "7841f970ba5fa0cf6e6151b91f8f98b20c105123be84aac2bffa1ecc40a01a40"  # sha256("Calor")
+
+
+def test_a_release_rebuilt_by_hand_matches_to_the_byte(tmp_path: Path, rehash: Rehash) -> None:
+    folder = tmp_path / "hand"
+    (folder / "synonyms").mkdir(parents=True)
+    (folder / "question_surface").mkdir()
+    (folder / "synonym_regeneration").mkdir()
+    (folder / TABLE).write_text(HAND_TABLE, encoding="utf-8")
+    (folder / "question_surface/question_surface.jsonl").write_text(HAND_SURFACE, "utf-8")
+    expected = {
+        "format_version": 1,
+        "umls_release": "2099AA",
+        "files": HAND_DIGESTS,
+        "concepts": {"9990101009": CALOR_DIGEST},
+    }
+    (folder / EXPECTED).write_text(json.dumps(expected), encoding="utf-8")
+    rehash(folder)
+    mrconso = tmp_path / "MRCONSO.RRF"
+    mrconso.write_text("".join(row + "\n" for row in HAND_MRCONSO), encoding="utf-8")
+    # the literals and their digests agree (a typo in either would show here first)
+    assert hashlib.sha256(HAND_SYNONYM_SURFACE).hexdigest() == HAND_DIGESTS[SYNONYM_SURFACE]
+    assert hashlib.sha256(HAND_FULL_TABLE).hexdigest() == HAND_DIGESTS[FULL_TABLE]
+
+    report = regenerate(folder, MrconsoSource(mrconso))
+
+    assert (report.outcome, report.drifted, report.changed) == ("verified", [], [])
+    assert (folder / SYNONYM_SURFACE).read_bytes() == HAND_SYNONYM_SURFACE
+    assert (folder / FULL_TABLE).read_bytes() == HAND_FULL_TABLE
+
+
+def test_the_mini_release_hashes_are_pinned_here_too(mini: Path) -> None:
+    """A refreeze of the fixture must be a visible change to this test, not a silent one."""
+    files = json.loads((mini / EXPECTED).read_bytes())["files"]
+    assert files == {
+        SYNONYM_SURFACE: "8857b95d5bbf233450e7f9cba57c9733c5f940e7b44f55e89ccefd0f20f66eb1",
+        FULL_TABLE: "158e51151f9cc30b8bb05d6f57266f64ee2c27005c400fbc9416996945a2fa21",
+    }
