@@ -498,6 +498,14 @@ def test_line_numbers_survive_batches(tmp_path: Path) -> None:
             2,
             "nested too deeply for the JSON parser",
         ),
+        # A line left open and a line holding two objects: together, as many objects as lines.
+        (
+            '{"a": [1\n{"x": 2}]}\n{"c": 1}, {"d": 1}\n',
+            1,
+            "not JSON: Expecting ',' delimiter: line 1 column 9 (char 8)",
+        ),
+        ('{"c": 1}, {"d": 1}\n', 1, "not JSON: Extra data: line 1 column 9 (char 8)"),
+        ('{"c": 1}\u00a0\n', 1, "not JSON: Extra data: line 1 column 9 (char 8)"),
     ],
 )
 def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> None:
@@ -506,6 +514,12 @@ def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> N
     with pytest.raises(BadInputError) as exc:
         read_jsonl(path, EV)
     assert (exc.value.path, exc.value.line, exc.value.problem) == (EV, line, problem)
+
+
+def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"a": 1}\r\n  {"b": 2}\t\n{"c": 3}')
+    assert read_jsonl(path, EV) == [{"a": 1}, {"b": 2}, {"c": 3}]
 
 
 def test_u2028_inside_a_string_and_no_final_newline(tmp_path: Path) -> None:

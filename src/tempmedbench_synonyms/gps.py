@@ -455,8 +455,11 @@ def _blank_note(where: str, n: int) -> str:
     return f"{where}: {n} blank line(s) at the end of the file ignored"
 
 
-def _not_utf8(
-    where: str, open_bytes: Callable[[], AbstractContextManager[IO[bytes]]]
+def not_utf8_error(
+    where: str,
+    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
+    *,
+    hint: str = "the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
 ) -> BadInputError:
     """The error for a file that is not UTF-8, naming the first bad line (found by a rescan:
     the text layer decodes in blocks and cannot say which line a bad byte is on)."""
@@ -473,7 +476,7 @@ def _not_utf8(
         problem,
         path=where,
         line=bad_line,
-        hint="the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
+        hint=hint,
     )
 
 
@@ -532,7 +535,7 @@ def _read_gps(
                     stream.readline()
                     rows = _read_gps_rows_checked(stream, where, header, notes)
     except UnicodeDecodeError:
-        raise _not_utf8(where, open_bytes) from None
+        raise not_utf8_error(where, open_bytes) from None
     if not rows:
         raise _no_concepts(
             where,
@@ -839,7 +842,7 @@ def _rf2_rows(
                         add[k & mask](k)
                         yield where, lineno, fields
             except UnicodeDecodeError:
-                raise _not_utf8(where, partial(src.open_bytes, name)) from None
+                raise not_utf8_error(where, partial(src.open_bytes, name)) from None
 
 
 def _trailing_blank_lines(

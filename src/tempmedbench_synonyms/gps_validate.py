@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import io
 import json
+import json.scanner
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import Concept, ConceptIndex
+from tempmedbench_synonyms.gps import Concept, ConceptIndex, not_utf8_error
 from tempmedbench_synonyms.sctid import (
     EXTENSION_CONCEPT_PARTITION,
     SCTID_CHECKDIGIT,
@@ -197,9 +198,11 @@ def iter_jsonl(
         while True:
             try:
                 lines = stream.readlines(batch_bytes)
-            except UnicodeDecodeError as err:
-                raise BadInputError(
-                    f"bytes that are not UTF-8 after line {first - 1} ({err.reason})", path=where
+            except UnicodeDecodeError:
+                raise not_utf8_error(
+                    where,
+                    lambda: path.open("rb"),
+                    hint="the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
                 ) from None
             if not lines:
                 return
@@ -216,19 +219,28 @@ def _refuse_constant(name: str) -> Any:
 # Python's json accepts NaN, Infinity and -Infinity by default; a finding that carried one would
 # make the --json report invalid JSON.
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+# typeshed types make_scanner as a class of its own; it takes any decoder, and its call returns
+# (value, end index) or raises StopIteration when no value starts at the index.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
+#: RFC 8259's whitespace: not str.strip()'s, which would also take U+00A0 or U+2028.
+_JSON_WHITESPACE = " \t\r\n"
 
 
 def _parse_batch(lines: list[str], where: str, first: int) -> list[dict[str, Any]]:
-    # Fast path: one call of the C parser for the whole batch. It cannot say which line is wrong,
-    # and a line holding two objects would still parse, so anything odd falls back to the
-    # line-by-line path, which names the line.
-    try:
-        records = _DECODER.decode("[" + ",".join(lines) + "]")
-    except (ValueError, RecursionError):
-        records = None
-    if records is None or len(records) != len(lines) or not all(type(r) is dict for r in records):
-        records = [_parse_line(line, where, i) for i, line in enumerate(lines, start=first)]
-    return records  # type: ignore[no-any-return]
+    # Each line is read alone by the decoder's C scanner (one call, no per-call set-up), and
+    # must be one JSON object and nothing else but JSON whitespace. Parsing a batch as one array
+    # would be faster but could be fooled: a line left open and a line holding two objects
+    # balance out. Anything odd goes to ``_parse_line``, which names the line and the problem.
+    records = []
+    for lineno, line in enumerate(lines, start=first):
+        try:
+            obj, end = _SCAN(line, 0)
+        except (StopIteration, ValueError, RecursionError):
+            obj, end = None, 0
+        if type(obj) is not dict or line[end:].strip(_JSON_WHITESPACE):
+            obj = _parse_line(line, where, lineno)
+        records.append(obj)
+    return records
 
 
 def read_jsonl(path: Path, where: str) -> list[dict[str, Any]]:
