@@ -349,3 +349,24 @@ def test_a_bug_exits_70_with_its_traceback_redacted_never_1(
     ]
     assert "CANARY-KEY-in-env-0001" not in out + err
     assert outputs(mini) == []
+
+
+def test_a_bug_never_shows_a_key_read_from_a_file(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tempmedbench_synonyms import cli
+
+    key_file = tmp_path / "key"
+    key_file.write_text("CANARY-KEY-in-file-0002\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    monkeypatch.delenv("UMLS_API_KEY", raising=False)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom key=CANARY-KEY-in-file-0002")
+
+    monkeypatch.setattr(cli, "regenerate", broken)
+    code, out, err = run("regenerate", mini, "--api-key-file", key_file, "--cache-dir",
+                         tmp_path / "c", "--base-url", "http://127.0.0.1:9/rest")  # fmt: skip
+    assert code == 70
+    assert "RuntimeError: boom key=***" in err.splitlines()
+    assert "CANARY-KEY-in-file-0002" not in out + err

@@ -10,6 +10,7 @@ import pytest
 from tempmedbench_synonyms.config import (
     ApiKey,
     ApiKeyMissingError,
+    check_base_url,
     read_api_key,
     redact,
     resolve_cache_dir,
@@ -96,3 +97,36 @@ def test_the_cache_folder_comes_from_the_flag_then_the_environment(tmp_path: Pat
     assert resolve_cache_dir(Path("~/c"), environ={}) == home / "c"
     default = resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": " "})
     assert default.name == "tempmedbench-synonyms"  # platformdirs' user cache folder
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://uts-ws.nlm.nih.gov/rest", "http://127.0.0.1:8080/rest", "http://[::1]/rest",
+     "http://localhost/rest", "https://mirror.example:8443/uts/rest"],
+)  # fmt: skip
+def test_base_urls_that_can_be_a_uts_root(url: str) -> None:
+    assert check_base_url(url) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1/rest", "it cannot be parsed (Invalid IPv6 URL)"),
+        ("https://uts:99999/rest", "it cannot be parsed (Port out of range 0-65535)"),
+        ("uts-ws.nlm.nih.gov/rest", "it must start with https://"),
+        ("ftp://uts/rest", "it must start with https://"),
+        ("https:///rest", "it has no host"),
+        ("https://uts/rest?apiKey=s3cret", "it must not hold a query, a fragment or a user name"),
+        ("https://me@uts/rest", "it must not hold a query, a fragment or a user name"),
+        ("http://uts-ws.nlm.nih.gov/rest", "plain http would send the API key in clear; use https://"),
+    ],
+)  # fmt: skip
+def test_base_urls_that_cannot_be_a_uts_root(url: str, problem: str) -> None:
+    with pytest.raises(BadInputError) as info:
+        check_base_url(url)
+    shown = url.replace("s3cret", "***")  # an apiKey= in the URL is redacted like everywhere
+    assert str(info.value) == f"--base-url {shown!r} is not a UTS REST root: {problem}"
+    assert info.value.hint == (
+        "the default is https://uts-ws.nlm.nih.gov/rest; plain http is allowed only to this "
+        "machine (127.0.0.1), for a test server"
+    )

@@ -650,7 +650,8 @@ def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
         ({"rate": 0}, "more than 0"),
         ({"rate": -5}, "more than 0"),
         ({"workers": 0}, "--workers 0 is out of range: it must be at least 1"),
-        ({"offline": True, "refresh": True}, "contradict"),
+        ({"offline": True, "refresh": True}, "^--offline and --refresh contradict each other"),
+        ({"base_url": "http://[::1/rest"}, "is not a UTS REST root: it cannot be parsed"),
     ],
 )
 def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message: str) -> None:

@@ -34,6 +34,7 @@ from tempmedbench_synonyms.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.client import PAGE_SIZE, RetryPolicy, Timeouts, UtsClient, parse_model
 from tempmedbench_synonyms.config import (
     DEFAULT_BASE_URL,
+    check_base_url,
     read_api_key,
     redact,
     resolve_cache_dir,
@@ -449,13 +450,15 @@ class RestOptions:
 
     def check(self) -> None:
         """BadInputError naming the option if a value is out of range or two contradict."""
+        check_base_url(self.base_url)
         check_rate(self.rate)
         check_workers(self.workers)
         if self.offline and self.refresh:
             raise BadInputError(
                 "--offline and --refresh contradict each other: --refresh fetches again, "
                 "--offline never fetches",
-                key="--refresh",
+                key="--offline",
+                hint="drop one of them",
             )
 
 

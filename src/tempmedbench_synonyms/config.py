@@ -8,13 +8,14 @@ cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus, urlsplit
 
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, TempMedBenchError
 
@@ -28,6 +29,11 @@ DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
 PROFILE_URL = "https://uts.nlm.nih.gov/uts/profile"
 
 
+#: Every key this process has read. ``redact`` masks them all, whatever text it is given, so
+#: that a path holding no ``ApiKey`` (the CLI's traceback of a bug, say) still cannot show one.
+_SECRETS: set[str] = set()
+
+
 class ApiKey:
     """The UMLS API key: its ``repr`` and ``str`` never show it; ``reveal()`` is the only way out.
 
@@ -38,6 +44,8 @@ class ApiKey:
 
     def __init__(self, value: str) -> None:
         self._value = value
+        if value:
+            _SECRETS.add(value)
 
     def reveal(self) -> str:
         """The key itself, for the one place that puts it on the wire."""
@@ -131,15 +139,59 @@ def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | No
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
+def check_base_url(url: str) -> str:
+    """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``.
+
+    It must be ``https`` with a host, and no query, fragment or user name. Plain ``http`` is
+    allowed only to this machine (a test server): elsewhere it would send the key in clear.
+    """
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as err:
+        problem = f"it cannot be parsed ({err})"
+    else:
+        host = parts.hostname or ""
+        if parts.scheme not in ("https", "http"):
+            problem = "it must start with https://"
+        elif not host:
+            problem = "it has no host"
+        elif parts.query or parts.fragment or parts.username is not None:
+            problem = "it must not hold a query, a fragment or a user name"
+        elif parts.scheme == "http" and not _is_loopback(host):
+            problem = "plain http would send the API key in clear; use https://"
+    if problem is None:
+        return url
+    raise BadInputError(
+        f"--base-url {redact(url)!r} is not a UTS REST root: {problem}",
+        key="--base-url",
+        hint=f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "
+        "(127.0.0.1), for a test server",
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 _APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
 
 
 def redact(text: str, key: ApiKey | None = None) -> str:
-    """``text`` with every ``apiKey=...`` value, and the key itself wherever it is, replaced."""
+    """``text`` with every ``apiKey=...`` value, and every key read so far (``key`` too, and
+    each in its URL-encoded forms), replaced by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
-    if key is not None:
-        secret = key.reveal()
-        if secret:
-            for form in {secret, quote(secret, safe=""), quote(secret)}:
-                out = out.replace(form, "***")
+    secrets = set(_SECRETS)
+    if key is not None and key.reveal():
+        secrets.add(key.reveal())
+    # Longest first: a key that holds another must not be left half-masked.
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}:
+            out = out.replace(form, "***")
     return out

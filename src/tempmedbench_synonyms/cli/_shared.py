@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.config import API_KEY_ENV, ApiKey, redact
+from tempmedbench_synonyms.config import read_api_key, redact
 from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
 
 
@@ -89,7 +88,8 @@ def exit_on_error(
         # A bug. Python would exit 1, which a script reads as "mismatch": exit 70 instead, with
         # the traceback (redacted like every other text) for the report.
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        echo_err(redact(text, _key_from_environment()).rstrip())
+        # Every key read so far (a key file's too), and UMLS_API_KEY even if nothing read it yet.
+        echo_err(redact(text, read_api_key(None)).rstrip())
         bug = InternalError(
             f"unexpected {type(exc).__name__}: this is a bug in tempmedbench-synonyms",
             hint="please report it with the traceback above",
@@ -99,8 +99,3 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(bug))
         raise typer.Exit(bug.exit_code) from None
-
-
-def _key_from_environment() -> ApiKey | None:
-    value = os.environ.get(API_KEY_ENV, "").strip()
-    return ApiKey(value) if value else None
