@@ -516,6 +516,19 @@ def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> N
     assert (exc.value.path, exc.value.line, exc.value.problem) == (EV, line, problem)
 
 
+def test_a_non_utf8_artifact_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"a": 1}\n' * 5000 + b'{"a": "caf\xe9"}\n')  # Latin-1 on line 5001
+    with pytest.raises(BadInputError) as exc:
+        read_jsonl(path, EV)
+    assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
+        EV,
+        5001,
+        "bytes that are not UTF-8 (invalid continuation byte at column 11)",  # byte 11: \xe9
+        "the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
+    )
+
+
 def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(b'{"a": 1}\r\n  {"b": 2}\t\n{"c": 3}')

@@ -187,7 +187,8 @@ def sctid(
     ],
     json_out: JsonOption = False,
 ) -> None:
-    """Check SNOMED CT concept identifiers: format, partition, namespace, Verhoeff check digit.
+    """Check SNOMED CT concept identifiers: format, partition, Verhoeff check digit (and show the
+    namespace of a long identifier).
 
     No GPS needed. Exit 0 when every identifier is a valid concept identifier, 1 otherwise.
 
