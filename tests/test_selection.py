@@ -77,6 +77,8 @@ def test_route_aui_needs_the_entry_cui() -> None:
     assert choose(e, [atom("A1", "x")], []).atom is not None
     got = choose(e, [atom("A1", "x", cui="C0000002")], [])
     assert (got.atom, got.reason) == (None, "atom A1 now belongs to C0000002, not C0000001")
+    got = choose(e, [atom("A1", "x", cui="")], [])  # a UTS atom with no concept link
+    assert (got.atom, got.reason) == (None, "atom A1 has no concept link; the entry names C0000001")
 
 
 def test_not_found_and_nothing_left() -> None:

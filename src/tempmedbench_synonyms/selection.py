@@ -44,9 +44,9 @@ def choose(entry: ConceptEntry, atoms: Iterable[Atom] | None, span_texts: Iterab
     if entry.route == "aui":
         wrong_cui = [a for a in atoms if a.cui != entry.cui]
         if atoms and len(wrong_cui) == len(atoms):
-            return Choice(
-                None, f"atom {entry.aui} now belongs to {wrong_cui[0].cui}, not {entry.cui}"
-            )
+            now = wrong_cui[0].cui
+            where = f"now belongs to {now}, not" if now else "has no concept link; the entry names"
+            return Choice(None, f"atom {entry.aui} {where} {entry.cui}")
         atoms = [a for a in atoms if a.cui == entry.cui]
     candidates = [a for a in atoms if is_candidate(a, entry.sab)]
     pinned = entry.pinned_aui
