@@ -261,6 +261,19 @@ def test_freeze_writes_the_same_expected_file(mini: Path, mrconso: Path) -> None
     assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
 
 
+def test_freeze_records_the_release_it_fetched_and_the_full_table_keeps_the_tables(
+    mini: Path, mrconso: Path
+) -> None:
+    """With --umls-release, expected_sha256.json names the release the atoms came from (what a
+    user must fetch to verify); the full table, whose bytes it hashes, keeps the input's."""
+    report = freeze(mini, MrconsoSource(mrconso), umls_release="2099AB", update_manifest=True)
+    assert report.exit_code == 0
+    assert json.loads((mini / EXPECTED).read_text())["umls_release"] == "2099AB"
+    verified = regenerate(mini, MrconsoSource(mrconso), umls_release="2099AB")
+    assert verified.outcome == "verified"
+    assert json.loads((mini / FULL_TABLE).read_text())["umls_release"] == "2099AA"
+
+
 def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> None:
     _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
     report = freeze(mini, MrconsoSource(mrconso))

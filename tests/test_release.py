@@ -188,7 +188,21 @@ Q = "9990101009"
          "List should have at most 2 items after validation, not 3 (found [0, 12, 13])"),
         (_set(["concepts", Q, "code"], None),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: route 'source' needs "
-         "'code', a non-empty string"),
+         "'code', a non-empty JSON string (found null)"),
+        # a code as a JSON number: SNOMED CT identifiers can exceed a double, so never a number
+        (_set(["concepts", Q, "code"], 38341003),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: route 'source' needs "
+         "'code', a non-empty JSON string (found 38341003)"),
+        # "aui": "" is neither absent (null) nor an AUI, on any route
+        (_set(["concepts", Q, "aui"], ""),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: 'aui' must be a non-empty "
+         "string or null"),
+        (_set(["umls_release"], ""),
+         "synonyms/synonym_table_kept.json: umls_release: String should have at least 1 "
+         "character (found \"\")"),
+        (_set(["concepts"], None),
+         "synonyms/synonym_table_kept.json: concepts: Input should be a valid dictionary (found "
+         "null)"),
         (_set(["concepts", "quillon level", "aui"], None),
          "synonyms/synonym_table_kept.json: concepts[\"quillon level\"]: route 'aui' needs "
          "'aui', a non-empty string"),
@@ -206,6 +220,12 @@ def test_invalid_tables_name_the_key_and_the_problem(
     with pytest.raises(BadInputError) as info:
         load_table(mini)
     assert str(info.value) == message
+    assert info.value.hint == (
+        "install the version of tempmedbench-synonyms that matches this release"
+        if "format_version is" in message
+        else "this file does not follow the TempMedBench format (SPEC sections 2 and 4); if it "
+        "came with a release, report it to the release's authors"
+    )
 
 
 def test_missing_key_is_named(mini: Path, rehash: Rehash) -> None:
@@ -236,6 +256,16 @@ def test_invalid_json_names_the_line(mini: Path) -> None:
     )
 
 
+def test_a_table_with_a_bom_is_refused(mini: Path) -> None:
+    (mini / TABLE).write_bytes(b"\xef\xbb\xbf" + (mini / TABLE).read_bytes())
+    with pytest.raises(BadInputError) as info:
+        load_table(mini)
+    assert str(info.value) == (
+        "synonyms/synonym_table_kept.json, line 1: starts with a byte order mark (BOM); release "
+        "files are UTF-8 without a BOM"
+    )
+
+
 def test_duplicate_keys_are_refused(mini: Path) -> None:
     (mini / TABLE).write_text('{"format_version": 1, "concepts": {"a": {}, "a": {}}}')
     with pytest.raises(BadInputError, match="the key 'a' appears twice in one object"):
@@ -249,6 +279,9 @@ def test_duplicate_keys_are_refused(mini: Path) -> None:
     "content,message",
     [
         (b'{"qid": "a", "question_surface": "x"}\n\n',
+         "question_surface/question_surface.jsonl, line 2: a blank line"),
+        # only whitespace is blank too
+        (b'{"qid": "a", "question_surface": "x"}\n \t\r\n',
          "question_surface/question_surface.jsonl, line 2: a blank line"),
         (b'{"qid": "a", "question_surface": "x"}\n[1]\n',
          "question_surface/question_surface.jsonl, line 2: not a JSON object"),
@@ -299,6 +332,13 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
          "synonym_regeneration/expected_sha256.json: "
          "files[\"synonyms/synonym_table_kept_full.json\"]: String should match pattern "
          "'^[0-9a-f]{64}$' (found \"" + "AB" * 32 + "\")"),
+        # a path beyond the two outputs is refused too, not ignored
+        (lambda d: d["files"].update({"extra/path": "0" * 64}),
+         "synonym_regeneration/expected_sha256.json: 'files' must list exactly "
+         "['question_surface/question_surface_synonym.jsonl', "
+         "'synonyms/synonym_table_kept_full.json']; it lists ['extra/path', "
+         "'question_surface/question_surface_synonym.jsonl', "
+         "'synonyms/synonym_table_kept_full.json']"),
         (lambda d: d.update({"format_version": "1"}),
          "synonym_regeneration/expected_sha256.json: format_version is \"1\"; "
          "this tool reads format_version 1"),

@@ -92,6 +92,16 @@ def test_overlap_names_both_concepts_and_spans_identical_spans_overlap() -> None
     assert (info.value.concepts, info.value.spans) == (["a", "b"], [[0, 3], [2, 4]])
 
 
+def test_one_concept_overlapping_itself_or_repeating_a_span_is_refused() -> None:
+    for spans in ([[0, 3], [2, 4]], [[1, 3], [1, 3]]):
+        with pytest.raises(SpanError) as info:
+            place_spans({"a": concept({"q": spans})}, [line("q", "hello")])
+        assert str(info.value) == (
+            f"synonyms/synonym_table_kept.json: qid 'q': two spans overlap: 'a' {spans[0]}, "
+            f"'a' {spans[1]}"
+        )
+
+
 def test_unknown_qid_is_refused_even_with_no_span() -> None:
     with pytest.raises(SpanError) as info:
         place_spans({"k": concept({"gone": []})}, [line("q", "x")])

@@ -348,7 +348,10 @@ class ConceptEntry(BaseModel):
     @model_validator(mode="after")
     def _route_fields(self) -> ConceptEntry:
         if self.route == "source" and not (isinstance(self.code, str) and self.code):
-            raise ValueError("route 'source' needs 'code', a non-empty string")
+            found = json.dumps(self.code, ensure_ascii=False)
+            raise ValueError(
+                f"route 'source' needs 'code', a non-empty JSON string (found {found})"
+            )
         if self.route == "aui":
             if not (isinstance(self.aui, str) and self.aui):
                 raise ValueError("route 'aui' needs 'aui', a non-empty string")
@@ -415,7 +418,14 @@ def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
                 msg += f" (found {shown})"
         if more:
             msg += f"; and {more} more problem{'s' if more > 1 else ''}"
-        raise BadInputError(msg, path=path, key=key or None) from None
+        # Such a file passed the manifest: it is what the release shipped, or a table made by hand.
+        raise BadInputError(
+            msg,
+            path=path,
+            key=key or None,
+            hint="this file does not follow the TempMedBench format (SPEC sections 2 and 4); if it "
+            "came with a release, report it to the release's authors",
+        ) from None
 
 
 def _key_path(loc: Sequence[int | str]) -> str:
