@@ -187,6 +187,16 @@ def ev(**fields: Any) -> dict[str, Any]:
     return {"event_id": "e1", "event_type": "condition", "label": "x", **fields}
 
 
+def test_a_release_term_that_is_empty_means_the_field_must_be_absent() -> None:
+    """An RF2 concept with no active FSN reads as FSN "": like an empty US preferred term, the
+    field must then be absent (there is no value an author could write to match it)."""
+    no_fsn = "9000000001004"
+    index = ConceptIndex({no_fsn: encode_row("", "Alpha", True)}, "gps-tsv", "x", None, None)
+    assert check_events([ev(snomed_code=no_fsn, snomed_pt="Alpha")], index) == []
+    found = check_events([ev(snomed_code=no_fsn, snomed_fsn="", snomed_pt="Alpha")], index)
+    assert codes(found) == [("FSN_MISMATCH", "snomed_fsn", None, "")]
+
+
 def alpha(**extra: Any) -> dict[str, Any]:
     return {"snomed_code": A, "snomed_fsn": "Alpha (disorder)", "snomed_pt": "Alpha", **extra}
 
@@ -533,6 +543,9 @@ def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) 
     path = tmp_path / "e.jsonl"
     path.write_bytes(b'{"a": 1}\r\n  {"b": 2}\t\n{"c": 3}')
     assert read_jsonl(path, EV) == [{"a": 1}, {"b": 2}, {"c": 3}]
+    # an array of objects in one line looks like two objects to the fast path: read line by line
+    path.write_bytes(b'{"w": [{"a": 1}, {"b": 2}]}\n{"c": 3}\n')
+    assert read_jsonl(path, EV) == [{"w": [{"a": 1}, {"b": 2}]}, {"c": 3}]
 
 
 def test_u2028_inside_a_string_and_no_final_newline(tmp_path: Path) -> None:

@@ -179,6 +179,7 @@ def test_cached_problems_equal_parse() -> None:
 
 def test_verhoeff_rejects_non_digits() -> None:
     assert not verhoeff_is_valid("")
+    assert not verhoeff_is_valid("0")  # a check digit needs a payload of one digit or more
     assert not verhoeff_is_valid("12a4")
     with pytest.raises(ValueError):
         verhoeff_check_digit("")

@@ -87,13 +87,11 @@ def verhoeff_check_digit(payload: str) -> str:
 
 
 def verhoeff_is_valid(digits: str) -> bool:
-    """Whether ``digits`` (payload followed by its check digit) passes the Verhoeff check."""
-    if not digits or not _is_digits(digits):
+    """Whether ``digits`` (a payload of one digit or more, then its check digit) passes the
+    Verhoeff check."""
+    if len(digits) < 2 or not _is_digits(digits):
         return False
-    c = 0
-    for i, ch in enumerate(reversed(digits)):
-        c = _D[c][_P[i % 8][ord(ch) - 48]]
-    return c == 0
+    return verhoeff_check_digit(digits[:-1]) == digits[-1]
 
 
 def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:
