@@ -278,7 +278,8 @@ def test_retry_after_as_an_http_date_is_honoured(t: FakeTime) -> None:
                   headers={"Retry-After": format_datetime(when, usegmt=True)})  # fmt: skip
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
-    assert any(7.0 <= s <= 7.25 for s in t.sleeps)
+    # one wait: the 7 s the date is ahead of "now", plus at most 0.25 s of jitter
+    assert len(t.sleeps) == 1 and 7.0 <= t.sleeps[0] <= 7.25, t.sleeps
 
 
 @responses.activate(registry=OrderedRegistry)

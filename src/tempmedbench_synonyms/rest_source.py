@@ -132,10 +132,9 @@ class RestAtomSource:
                     total=len(unique),
                     since=(requests_before, retries_before),
                 )
-                self._save_memo(concrete, memo_name, unique, answers)
             else:
-                self._save_memo(concrete, memo_name, unique, answers)
                 self._all_from_cache(concrete, len(unique), requests_before, retries_before)
+            self._save_memo(concrete, memo_name, unique, answers)
         finally:
             self.uts.close()
         requests_sent = self.uts.requests_sent - requests_before
