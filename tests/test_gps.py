@@ -147,8 +147,12 @@ def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w") as zf:
         zf.write(GPS_FILE, f"a/{GPS_NAME}")
         zf.write(GPS_FILE, f"b/{GPS_NAME}")
-    with pytest.raises(BadInputError, match="2 of the members"):
+    with pytest.raises(BadInputError) as info:
         load_concept_index(z)
+    assert (str(info.value), info.value.hint) == (
+        f"{z}: 2 of the members ['a/{GPS_NAME}', 'b/{GPS_NAME}'] look like the GPS file",
+        "extract the GPS .txt file and pass it to --gps",
+    )
 
 
 def test_zip_with_neither_gps_nor_rf2(tmp_path: Path) -> None:
@@ -651,6 +655,12 @@ def test_rf2_effective_time_of_a_repeated_component_must_be_a_date(tmp_path: Pat
         2,
         "effectiveTime is '2099-01-01'; it must be a date of 8 digits (YYYYMMDD)",
     )
+
+
+def test_rf2_effective_time_of_a_component_listed_once_is_not_read(tmp_path: Path) -> None:
+    """A choice (gps.py's docstring): only a repeated identifier needs its effectiveTime."""
+    folder = rf2_files(tmp_path / "r", [c_row("101", "1", "not-a-date")], [], [])
+    assert load_concept_index(folder).to_dict() == {"101": ("", "", True)}
 
 
 def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:

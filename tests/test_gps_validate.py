@@ -570,8 +570,12 @@ def test_missing_artifact_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_release_that_is_not_a_folder(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="not a folder"):
+    with pytest.raises(BadInputError) as info:
         validate_release(tmp_path / "nope", IDX)
+    assert (str(info.value), info.value.hint) == (
+        f"{tmp_path / 'nope'}: not a folder",
+        "pass the release folder (the one holding artifacts/)",
+    )
 
 
 def test_validation_needs_no_manifest(tmp_path: Path) -> None:

@@ -181,5 +181,6 @@ def test_verhoeff_rejects_non_digits() -> None:
     assert not verhoeff_is_valid("")
     assert not verhoeff_is_valid("0")  # a check digit needs a payload of one digit or more
     assert not verhoeff_is_valid("12a4")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         verhoeff_check_digit("")
+    assert str(info.value) == "a Verhoeff payload is one or more ASCII digits, not ''"

@@ -33,6 +33,8 @@ snapshot): the rows are read once, and a 64-bit hash of each identifier is kept 
 the rows of the repeated identifiers until their latest version is known. Exactness costs time:
 hashing every row (and checking every row's module) makes the RF2 load 20-45% slower than a
 reader that ignores versions and modules (measured with ``bench/bench_gps.py``'s RF2 snapshot).
+``effectiveTime`` is read, and checked to be a YYYYMMDD date, only for an identifier that
+repeats: nothing else uses it, and checking it on millions of rows would only cost time.
 
 The files are read concepts first, then the language refset (the set of US preferred description
 identifiers), then descriptions. The concepts' dict becomes the index in place: each description
