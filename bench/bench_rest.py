@@ -28,9 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tempmedbench_synonyms.cached_uts import RestOptions
 from tempmedbench_synonyms.pipeline import regenerate
-from tempmedbench_synonyms.rest_source import build_rest_source
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -40,6 +38,8 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     make_invented_release,
 )
+from tempmedbench_synonyms.uts.cached import RestOptions
+from tempmedbench_synonyms.uts.source import build_rest_source
 
 
 def _wall(

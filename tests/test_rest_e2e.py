@@ -22,16 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms.cache import ResponseCache
-from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions
-from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import regenerate
-from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.release import OUTPUTS
-from tempmedbench_synonyms.rest_source import RestAtomSource, build_rest_source
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FAULT_KINDS,
@@ -44,6 +39,11 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     make_invented_release,
 )
+from tempmedbench_synonyms.uts.cache import ResponseCache
+from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions
+from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.source import RestAtomSource, build_rest_source
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI = ROOT / "fixtures" / "tempmedbench-mini"

@@ -16,10 +16,8 @@ import pytest
 import requests
 import responses
 
-from tempmedbench_synonyms.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import NotAuthorisedError
-from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -31,6 +29,8 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     invented_rows,
 )
+from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 ATOM_PARAMS = {
     "language": "ENG",

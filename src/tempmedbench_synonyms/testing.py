@@ -623,7 +623,7 @@ def add_fake_uts(
 
     import responses as _responses
 
-    from tempmedbench_synonyms.client import TransportError
+    from tempmedbench_synonyms.uts.client import TransportError
 
     prefix = base_url.rstrip("/")
 

@@ -17,7 +17,6 @@ import typer
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.atoms import AtomSource
-from tempmedbench_synonyms.cached_uts import DEFAULT_WORKERS, RestOptions
 from tempmedbench_synonyms.cli._options import (
     FLAG,
     ApiKeyFileOption,
@@ -42,8 +41,9 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
-from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
-from tempmedbench_synonyms.rest_source import build_rest_source
+from tempmedbench_synonyms.uts.cached import DEFAULT_WORKERS, RestOptions
+from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.uts.source import build_rest_source
 
 log = logging.getLogger(__name__)
 

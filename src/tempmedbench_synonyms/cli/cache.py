@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from tempmedbench_synonyms.cache import cache_info, clear_cache
 from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.progress import format_size
+from tempmedbench_synonyms.uts.cache import cache_info, clear_cache
 
 cache_app = typer.Typer(
     name="cache",

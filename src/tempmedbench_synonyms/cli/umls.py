@@ -11,7 +11,6 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions, build_cached_uts
 from tempmedbench_synonyms.cli._options import (
     ApiKeyFileOption,
     BaseUrlOption,
@@ -31,8 +30,9 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
-from tempmedbench_synonyms.ratelimit import DEFAULT_RATE
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions, build_cached_uts
+from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
 
 umls_app = typer.Typer(
     name="umls",

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tempmedbench_synonyms.atoms import Atom
-from tempmedbench_synonyms.uts_models import (
+from tempmedbench_synonyms.uts.models import (
     UtsAtom,
     UtsConcept,
     UtsPage,

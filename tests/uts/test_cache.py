@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms import cache as cache_module
-from tempmedbench_synonyms.cache import (
+from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.uts import cache as cache_module
+from tempmedbench_synonyms.uts.cache import (
     LAYOUT,
     CacheKey,
     ResponseCache,
@@ -21,8 +23,6 @@ from tempmedbench_synonyms.cache import (
     namespace_of,
     write_atomic,
 )
-from tempmedbench_synonyms.config import resolve_cache_dir
-from tempmedbench_synonyms.errors import BadInputError
 
 BASE = "https://uts.invalid/rest"
 KEY = CacheKey.make(
@@ -152,7 +152,7 @@ def test_a_corrupt_entry_is_a_miss_and_one_warning(
     cache.put(KEY, 200, [])
     path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
     path.write_bytes(content)
-    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.cache"):
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert cache.get(KEY) is None
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
@@ -178,7 +178,7 @@ def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
     memo = cache._memo_path("2099AA", "m")
     memo.unlink()
     memo.mkdir()
-    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.cache"):
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert cache.get(KEY) is None
         assert cache.load_memo("2099AA", "m") is None
     assert [r.getMessage() for r in caplog.records] == [
@@ -317,7 +317,7 @@ def test_info_counts_entries_not_the_generation_token(tmp_path: Path) -> None:
 
 
 def test_a_release_name_that_cannot_be_a_path_segment_is_bad_input() -> None:
-    from tempmedbench_synonyms.cache import check_release
+    from tempmedbench_synonyms.uts.cache import check_release
 
     assert check_release("2025AB") == "2025AB"
     with pytest.raises(BadInputError) as info:

@@ -24,27 +24,6 @@ from urllib.parse import urlsplit
 import pytest
 import responses
 from responses import matchers
-
-import tempmedbench_synonyms
-from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.cache import LAYOUT, CacheKey, ResponseCache
-from tempmedbench_synonyms.cached_uts import CachedUts, RestOptions, request_for
-from tempmedbench_synonyms.cli import build_source
-from tempmedbench_synonyms.client import UtsClient
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.ratelimit import RateLimiter
-from tempmedbench_synonyms.rest_source import RestAtomSource, build_rest_source
-from tempmedbench_synonyms.testing import (
-    CANARY_KEY,
-    FakeUts,
-    FakeUtsData,
-    Faults,
-    VirtualTime,
-    add_fake_uts,
-    find_secret,
-)
-from tempmedbench_synonyms.uts_models import UtsAtom
 from uts_helpers import (
     ATOM_PARAMS,
     BASE,
@@ -58,6 +37,27 @@ from uts_helpers import (
     make_uts,
     virtual_limiter,
 )
+
+import tempmedbench_synonyms
+from tempmedbench_synonyms.atoms import Atom, AtomQuery
+from tempmedbench_synonyms.cli import build_source
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    Faults,
+    VirtualTime,
+    add_fake_uts,
+    find_secret,
+)
+from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
+from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions, request_for
+from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.models import UtsAtom
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.source import RestAtomSource, build_rest_source
 
 
 def source(uts: CachedUts, **kw: Any) -> RestAtomSource:

@@ -28,7 +28,7 @@ requests puts the full URL, query string and all, in its exception texts, and ur
 DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
 ``except`` block), and a logging filter redacts ``apiKey=...`` from urllib3's records.
 
-Public methods return tolerant pydantic models (``uts_models``), never a ``Response``; a list
+Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
 follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
 rather than truncating it.
 """
@@ -60,9 +60,9 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
-from tempmedbench_synonyms.ratelimit import Cancelled as Cancelled  # re-exported: ours too
-from tempmedbench_synonyms.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsModel, UtsPage
+from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
+from tempmedbench_synonyms.uts.ratelimit import Cancelled as Cancelled  # re-exported: ours too
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 

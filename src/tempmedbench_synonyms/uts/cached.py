@@ -3,7 +3,7 @@
 ``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms) from the
 response cache, else from UMLS, and stores every complete answer at once; ``current`` is resolved
 to a concrete release before any cache key is made (SPEC section 3). ``RestAtomSource``
-(``rest_source``) runs many of these answers in parallel for a regeneration; the ``umls``
+(``uts.source``) runs many of these answers in parallel for a regeneration; the ``umls``
 commands ask for one each.
 
 Every identifier is checked before anything is sent (``request_for``): one that an HTTP client
@@ -12,7 +12,7 @@ would rewrite (``.``, ``..``), an empty one, or one with a control character is 
 ``RestOptions`` holds the network options of the CLI (``--base-url``, ``--rate``, ...);
 ``build_cached_uts`` checks them once and turns them into a client, a rate limiter and a cache.
 ``--workers`` is among them because the client's connection pool is sized for the workers that
-``rest_source`` runs (which imports this module, so the worker limits are defined here).
+``uts.source`` runs (which imports this module, so the worker limits are defined here).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from urllib.parse import quote
 from pydantic import TypeAdapter, ValidationError
 
 from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache, check_release
-from tempmedbench_synonyms.client import PAGE_SIZE, RetryPolicy, Timeouts, UtsClient, parse_model
 from tempmedbench_synonyms.config import (
     DEFAULT_BASE_URL,
     check_base_url,
@@ -40,8 +38,16 @@ from tempmedbench_synonyms.config import (
     resolve_cache_dir,
 )
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
-from tempmedbench_synonyms.ratelimit import DEFAULT_RATE, RateLimiter, check_rate
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept, release_of
+from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache, check_release
+from tempmedbench_synonyms.uts.client import (
+    PAGE_SIZE,
+    RetryPolicy,
+    Timeouts,
+    UtsClient,
+    parse_model,
+)
+from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept, release_of
+from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE, RateLimiter, check_rate
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,10 @@ import responses
 from responses import matchers
 from responses.registries import OrderedRegistry
 
-from tempmedbench_synonyms.client import (
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.testing import CANARY_KEY
+from tempmedbench_synonyms.uts.client import (
     Cancelled,
     RetryPolicy,
     UtsClient,
@@ -28,11 +31,8 @@ from tempmedbench_synonyms.client import (
     parse_retry_after,
     redact,
 )
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.ratelimit import HEADROOM, RateLimiter
-from tempmedbench_synonyms.testing import CANARY_KEY
-from tempmedbench_synonyms.uts_models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
 
 BASE = "https://uts.invalid/rest"
 LINK = f"{BASE}/content/2099AA"
@@ -613,7 +613,7 @@ def test_an_unexpected_exception_is_translated_without_the_key(t: FakeTime) -> N
 
 
 def test_urllib3_debug_lines_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
-    import tempmedbench_synonyms.client  # noqa: F401 - installs the filter
+    import tempmedbench_synonyms.uts.client  # noqa: F401 - installs the filter
 
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")

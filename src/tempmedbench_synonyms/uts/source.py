@@ -1,7 +1,7 @@
 """The UMLS REST atom source: cache first, then worker threads behind one shared rate limiter.
 
 ``RestAtomSource.fetch`` answers the pipeline's atom queries (SPEC section 3) through
-``CachedUts`` (``cached_uts``):
+``CachedUts`` (``uts.cached``):
 
 1. the probe, ``GET /content/{release}/CUI/{probe_cui}``: a 404 means the release is not served
    (outcome ``unavailable``), and for ``current`` its links name the concrete release, which every
@@ -35,7 +35,10 @@ from typing import TextIO
 
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
-from tempmedbench_synonyms.cached_uts import (
+from tempmedbench_synonyms.config import ApiKeyMissingError
+from tempmedbench_synonyms.errors import NotAuthorisedError, TempMedBenchError, UnavailableError
+from tempmedbench_synonyms.progress import FetchProgress
+from tempmedbench_synonyms.uts.cached import (
     DEFAULT_WORKERS,
     MAX_WORKERS,
     OFFLINE_MISS_HINT,
@@ -45,11 +48,8 @@ from tempmedbench_synonyms.cached_uts import (
     check_workers,
     request_for,
 )
-from tempmedbench_synonyms.config import ApiKeyMissingError
-from tempmedbench_synonyms.errors import NotAuthorisedError, TempMedBenchError, UnavailableError
-from tempmedbench_synonyms.progress import FetchProgress
-from tempmedbench_synonyms.ratelimit import Cancelled
-from tempmedbench_synonyms.uts_models import ATOM_MAPPING, UtsAtom
+from tempmedbench_synonyms.uts.models import ATOM_MAPPING, UtsAtom
+from tempmedbench_synonyms.uts.ratelimit import Cancelled
 
 log = logging.getLogger(__name__)
 

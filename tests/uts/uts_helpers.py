@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.cache import ResponseCache
-from tempmedbench_synonyms.cached_uts import CachedUts
-from tempmedbench_synonyms.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.config import ApiKey
-from tempmedbench_synonyms.ratelimit import RateLimiter
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
+from tempmedbench_synonyms.uts.cache import ResponseCache
+from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 BASE = "https://uts.invalid/rest"
 REL = "2099AA"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import responses
+from uts_helpers import BASE, Q_AUI, Q_CUI, Q_MISSING, REL, fake_uts, make_uts
 
 from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.cache import LAYOUT
-from tempmedbench_synonyms.cached_uts import request_for
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
 from tempmedbench_synonyms.testing import add_fake_uts
-from uts_helpers import BASE, Q_AUI, Q_CUI, Q_MISSING, REL, fake_uts, make_uts
+from tempmedbench_synonyms.uts.cache import LAYOUT
+from tempmedbench_synonyms.uts.cached import request_for
 
 
 @responses.activate

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.ratelimit import (
+from tempmedbench_synonyms.testing import VirtualTime
+from tempmedbench_synonyms.uts.ratelimit import (
     HEADROOM,
     MARGIN,
     MAX_PAUSE,
@@ -18,7 +19,6 @@ from tempmedbench_synonyms.ratelimit import (
     RateLimiter,
     check_rate,
 )
-from tempmedbench_synonyms.testing import VirtualTime
 
 
 class FakeTime:
