@@ -38,6 +38,43 @@ def test_the_environment_alone_and_blank_means_none() -> None:
     assert read_api_key(None, environ={}) is None
 
 
+def test_umls_api_key_file_is_the_environment_twin_of_the_flag(tmp_path: Path) -> None:
+    path = _key_file(tmp_path, f"{CANARY_KEY}\n")
+    other = tmp_path / "other"
+    other.write_text("flag-key-0001", encoding="utf-8")
+    other.chmod(0o600)
+    env = {"UMLS_API_KEY_FILE": f" {path} ", "UMLS_API_KEY": "from-the-variable"}
+    # the file the variable names wins over UMLS_API_KEY, as --api-key-file does ...
+    key = read_api_key(None, environ=env)
+    assert key is not None and key.reveal() == CANARY_KEY
+    # ... and the flag wins over both
+    key = read_api_key(other, environ=env)
+    assert key is not None and key.reveal() == "flag-key-0001"
+    # a blank variable is no file at all
+    key = read_api_key(
+        None, environ={"UMLS_API_KEY_FILE": " ", "UMLS_API_KEY": "variable-key-0002"}
+    )
+    assert key is not None and key.reveal() == "variable-key-0002"
+
+
+def test_a_key_file_named_by_the_environment_is_checked_like_the_flags(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loose = _key_file(tmp_path, CANARY_KEY, mode=0o644)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.config"):
+        key = read_api_key(None, environ={"UMLS_API_KEY_FILE": str(loose)})
+    assert key is not None and key.reveal() == CANARY_KEY
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the API key file {loose} can be read by other users; chmod 600 it"
+    ]
+    missing = tmp_path / "nowhere"
+    with pytest.raises(BadInputError) as info:
+        read_api_key(
+            None, environ={"UMLS_API_KEY_FILE": str(missing), "UMLS_API_KEY": "fallback-key-0003"}
+        )
+    assert str(info.value) == f"{missing}: cannot read the API key file: No such file or directory"
+
+
 def test_a_key_file_others_can_read_is_used_with_one_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -85,7 +122,10 @@ def test_a_missing_key_is_not_authorised_with_the_way_to_give_one() -> None:
     assert (err.exit_code, err.outcome) == (3, "not_authorised")
     assert str(err) == (
         "no UMLS API key: the cache does not hold every answer, so UMLS must be asked, and "
-        "neither UMLS_API_KEY nor --api-key-file gives a key"
+        "neither UMLS_API_KEY, UMLS_API_KEY_FILE nor --api-key-file gives a key"
+    )
+    assert err.hint is not None and "a file named by --api-key-file or UMLS_API_KEY_FILE" in (
+        err.hint
     )
 
 

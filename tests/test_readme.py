@@ -101,7 +101,7 @@ def readme_python() -> list[str]:
 
 
 def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
-    [code] = readme_python()
+    [code] = [block for block in readme_python() if not block.startswith("# test_")]
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
     env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
@@ -159,3 +159,26 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
             f"tempmedbench-synonyms {tempmedbench_synonyms.__version__}\n",
             "",
         ), argv
+
+
+def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> None:
+    [code] = [block for block in readme_python() if block.startswith("# test_")]
+    name = code.splitlines()[0].removeprefix("# ")
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+    (tmp_path / name).write_text(code, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
+    env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    env.update(PYTHONDONTWRITEBYTECODE="1")
+    env.pop("UMLS_API_KEY", None)
+    proc = subprocess.run(
+        [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("1 passed in ")
+    # the run wrote where the test said (tmp_path), not in the folder it ran from
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fixtures", name])

@@ -1,9 +1,11 @@
 """Where the UMLS API key and the cache folder come from, and the secret wrapper that hides the key.
 
-The key comes from ``--api-key-file PATH`` or the ``UMLS_API_KEY`` environment variable, never from
-a command-line value (a value on the command line ends up in shell history and ``ps`` output). The
-cache folder comes from ``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platform's user
-cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do).
+The key comes from ``--api-key-file PATH``, else a file named by the ``UMLS_API_KEY_FILE``
+environment variable (its twin, so that a key file need not be typed each time), else the
+``UMLS_API_KEY`` environment variable, never from a command-line value (a value on the command
+line ends up in shell history and ``ps`` output). The cache folder comes from ``--cache-dir``,
+else ``TEMPMEDBENCH_CACHE_DIR``, else the platform's user cache folder for the app
+(``platformdirs``, as ``pooch`` and ``pip-audit`` do).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "tempmedbench-synonyms"
 API_KEY_ENV = "UMLS_API_KEY"
+API_KEY_FILE_ENV = "UMLS_API_KEY_FILE"
 CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
 BASE_URL_ENV = "UMLS_BASE_URL"
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
@@ -76,9 +79,10 @@ class ApiKeyMissingError(NotAuthorisedError):
         TempMedBenchError.__init__(
             self,
             f"no UMLS API key: the cache does not hold every answer, so UMLS must be asked, "
-            f"and neither {API_KEY_ENV} nor --api-key-file gives a key",
+            f"and neither {API_KEY_ENV}, {API_KEY_FILE_ENV} nor --api-key-file gives a key",
             hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
-            "environment variable or a file named by --api-key-file (a regeneration needs no key "
+            f"environment variable, or into a file named by --api-key-file or {API_KEY_FILE_ENV} "
+            "(a regeneration needs no key "
             "with --mrconso PATH, which reads a local MRCONSO.RRF instead)",
         )
 
@@ -86,12 +90,16 @@ class ApiKeyMissingError(NotAuthorisedError):
 def read_api_key(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> ApiKey | None:
-    """The key from ``api_key_file`` if given, else from ``UMLS_API_KEY``; ``None`` if neither.
+    """The key from ``api_key_file`` if given, else from the file ``UMLS_API_KEY_FILE`` names,
+    else from ``UMLS_API_KEY``; ``None`` if none of them.
 
-    An explicit file wins over the environment. A file that cannot be read or is empty is bad
-    input (exit 2): the user asked for it, so silently falling back would hide the mistake.
+    A file wins over the key variable, as ``--api-key-file`` does. A file that cannot be read or
+    is empty is bad input (exit 2): the user asked for it, so silently falling back would hide
+    the mistake.
     """
     env = os.environ if environ is None else environ
+    if api_key_file is None and env.get(API_KEY_FILE_ENV, "").strip():
+        api_key_file = Path(env[API_KEY_FILE_ENV].strip()).expanduser()
     if api_key_file is not None:
         try:
             text = Path(api_key_file).read_text(encoding="utf-8")

@@ -255,7 +255,13 @@ class FakeUts:
             best = max(best, i - j + 1)
         return best
 
+    @property
+    def api_key(self) -> str:
+        """The key this fake accepts (any other gets 401)."""
+        return self._api_key
+
     def count(self, status: int | None = None) -> int:
+        """How many requests arrived, or only those answered with ``status``."""
         with self._lock:
             return sum(1 for s in self.seen if status is None or s.status == status)
 
@@ -576,11 +582,18 @@ class FakeUtsServer:
 
     @property
     def base_url(self) -> str:
+        """The REST root to give the tool (``--base-url`` or ``UMLS_BASE_URL``), while running."""
         if self._server is None:
             raise RuntimeError("the fake UTS server is not running")
         return self._server.base_url
 
+    @property
+    def api_key(self) -> str:
+        """The key the fake accepts (``UMLS_API_KEY``)."""
+        return self.fake.api_key
+
     def start(self) -> FakeUtsServer:
+        """Listen on a free port of the loopback interface and serve in a background thread."""
         self._server = _Server(self.fake, self._host, 0, self._prefix)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-uts"
@@ -589,6 +602,7 @@ class FakeUtsServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving, close every connection and join the server's threads (idempotent)."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None or thread is None:

@@ -20,7 +20,8 @@ ApiKeyFileOption = Annotated[
     Path | None,
     typer.Option(
         "--api-key-file",
-        help="A file holding your UMLS API key (default: the UMLS_API_KEY variable).",
+        help="A file holding your UMLS API key (default: the file UMLS_API_KEY_FILE names, "
+        "else the UMLS_API_KEY variable).",
         show_default=False,
     ),
 ]

@@ -1,0 +1,133 @@
+"""The pytest plugin: a fake UMLS REST API on 127.0.0.1 for your own tests, with no set-up code.
+
+Installed with the package (entry point ``pytest11``), it gives every test suite three things:
+
+``fake_uts``
+    A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``), or the
+    rows of the test's ``fake_uts`` marker. Its ``env`` holds ``UMLS_BASE_URL``, ``UMLS_API_KEY``
+    and a fresh ``TEMPMEDBENCH_CACHE_DIR`` for the test, ready for a subprocess::
+
+        def test_regenerates(fake_uts, tmp_path):
+            env = {**os.environ, **fake_uts.env}
+            done = subprocess.run(
+                ["tempmedbench-regenerate-synonyms", "my-release", "--out", str(tmp_path)],
+                env=env,
+            )
+            assert done.returncode == 0
+            assert fake_uts.fake.count() == 4
+
+``@pytest.mark.fake_uts(rows=..., release=..., faults=...)``
+    Serve your own MRCONSO.RRF-format rows (an iterable of lines, or the ``Path`` of a file of
+    them), for a release of your choice, optionally misbehaving (``testing.Faults``).
+
+``fake_uts_factory``
+    For more than one server in a test: ``fake_uts_factory(rows=None, release=None,
+    faults=None)`` starts another one; all are stopped when the test ends.
+
+The key is ``testing.CANARY_KEY``: grep what your code leaves behind for it with
+``testing.find_secret``. Nothing here reaches the network: the servers listen on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from tempmedbench_synonyms.config import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV
+from tempmedbench_synonyms.demo import demo_data
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer, Faults
+
+__all__ = ["FakeUtsFactory", "RunningFakeUts", "fake_uts", "fake_uts_factory"]
+
+#: The release the demo table names (``fixtures/tempmedbench-mini``): the default rows serve it.
+DEMO_RELEASE = "2099AA"
+
+
+class RunningFakeUts(FakeUtsServer):
+    """A started ``FakeUtsServer`` with the environment a run of the tool needs to reach it."""
+
+    def __init__(self, fake: FakeUts, cache_dir: Path) -> None:
+        super().__init__(fake)
+        self.cache_dir = cache_dir
+
+    @property
+    def env(self) -> dict[str, str]:
+        """``UMLS_BASE_URL``, ``UMLS_API_KEY`` and ``TEMPMEDBENCH_CACHE_DIR`` for this server."""
+        return {
+            BASE_URL_ENV: self.base_url,
+            API_KEY_ENV: self.api_key,
+            CACHE_DIR_ENV: os.fspath(self.cache_dir),
+        }
+
+
+class FakeUtsFactory(Protocol):
+    """``fake_uts_factory``'s call: start one more fake UTS for this test."""
+
+    def __call__(
+        self,
+        rows: Iterable[str] | Path | None = None,
+        *,
+        release: str | None = None,
+        faults: Faults | None = None,
+    ) -> RunningFakeUts: ...
+
+
+def _data(rows: Iterable[str] | Path | None, release: str | None) -> FakeUtsData:
+    if rows is None:
+        return FakeUtsData.from_mrconso(demo_data().mrconso, release=release or DEMO_RELEASE)
+    if isinstance(rows, (str, os.PathLike)):
+        return FakeUtsData.from_mrconso(Path(rows), release=release or DEMO_RELEASE)
+    return FakeUtsData.from_lines(rows, release=release or DEMO_RELEASE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the marker, so that ``--strict-markers`` suites accept it."""
+    config.addinivalue_line(
+        "markers",
+        "fake_uts(rows=None, release=None, faults=None): what the fake_uts fixture serves "
+        "(MRCONSO.RRF-format lines or a file of them; default: the invented demo rows)",
+    )
+
+
+@pytest.fixture
+def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeUtsFactory]:
+    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends."""
+    started: list[RunningFakeUts] = []
+
+    def start(
+        rows: Iterable[str] | Path | None = None,
+        *,
+        release: str | None = None,
+        faults: Faults | None = None,
+    ) -> RunningFakeUts:
+        fake = FakeUts(_data(rows, release), api_key=CANARY_KEY, faults=faults)
+        server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts-cache"))
+        started.append(server)
+        server.start()
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
+
+
+@pytest.fixture
+def fake_uts(request: pytest.FixtureRequest, fake_uts_factory: FakeUtsFactory) -> RunningFakeUts:
+    """A fake UTS on 127.0.0.1 serving the demo rows, or those of the ``fake_uts`` marker."""
+    marker = request.node.get_closest_marker("fake_uts")
+    kwargs: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    if marker is not None and marker.args:
+        kwargs.setdefault("rows", marker.args[0])
+    unknown = set(kwargs) - {"rows", "release", "faults"}
+    if unknown:
+        raise pytest.UsageError(
+            f"the fake_uts marker takes rows, release and faults, not {', '.join(sorted(unknown))}"
+        )
+    factory: Callable[..., RunningFakeUts] = fake_uts_factory
+    return factory(**kwargs)

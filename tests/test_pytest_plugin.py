@@ -1,0 +1,112 @@
+"""The pytest plugin (entry point pytest11): ``fake_uts``, its marker and its factory, run by
+pytester in a suite of their own, as a user's suite would use them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tempmedbench_synonyms.testing import CANARY_KEY
+
+
+def test_the_plugin_is_registered_by_its_entry_point(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_x(request):
+            assert request.config.pluginmanager.has_plugin("tempmedbench_synonyms")
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_fake_uts_regenerates_the_demo_release_with_no_set_up(pytester: pytest.Pytester) -> None:
+    # The user's whole test: the fixture's env and the CLI in a subprocess, nothing else.
+    pytester.makepyfile(
+        f"""
+        import os, subprocess, sys
+        from tempmedbench_synonyms.demo import demo_data
+
+        def test_regenerate(fake_uts, tmp_path):
+            assert fake_uts.api_key == {CANARY_KEY!r}
+            assert fake_uts.base_url.startswith("http://127.0.0.1:")
+            env = {{**os.environ, **fake_uts.env}}
+            done = subprocess.run(
+                [sys.executable, "-m", "tempmedbench_synonyms", "regenerate",
+                 str(demo_data().release), "--out", str(tmp_path / "out"), "--json", "-q"],
+                env=env, capture_output=True, text=True, timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+            assert '"outcome": "verified"' in done.stdout
+            # the release probe, then one request for each of the demo table's 10 concepts
+            # (6 source, 2 cui, 2 aui routes; every answer a single page)
+            assert fake_uts.fake.count() == 11
+            assert fake_uts.fake.count(200) == 11
+            # the answers went to this test's own cache folder
+            assert any(fake_uts.cache_dir.rglob("*.json"))
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_marker_serves_given_rows_for_a_given_release(pytester: pytest.Pytester) -> None:
+    row = "C7000001|ENG|P|L1|PF|S1|Y|A70000001||||SNOMEDCT_US|PT|555|invented marker row|0|N||"
+    pytester.makepyfile(
+        f"""
+        import json, urllib.request
+        import pytest
+
+        @pytest.mark.fake_uts(rows=[{row!r}], release="2098AB")
+        def test_rows(fake_uts):
+            url = f"{{fake_uts.base_url}}/content/2098AB/AUI/A70000001?apiKey={{fake_uts.api_key}}"
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                atom = json.load(answer)["result"]
+            assert atom["name"] == "invented marker row"
+            assert atom["rootSource"] == "SNOMEDCT_US"
+            assert fake_uts.fake.data.release == "2098AB"
+            assert fake_uts.fake.count() == 1
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers").assert_outcomes(
+        passed=1
+    )
+
+
+def test_factory_servers_are_distinct_and_stopped_after_the_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        SEEN = []
+
+        def test_two(fake_uts_factory):
+            one, two = fake_uts_factory(), fake_uts_factory(release="2097AA")
+            SEEN.extend([one, two])
+            assert one.base_url != two.base_url
+            assert one.fake.data.release == "2099AA"
+            assert two.fake.data.release == "2097AA"
+            assert one.cache_dir != two.cache_dir
+
+        def test_stopped_after():
+            assert len(SEEN) == 2
+            for server in SEEN:
+                with pytest.raises(RuntimeError, match="not running"):
+                    server.base_url
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_a_marker_with_an_unknown_argument_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.fake_uts(rowz=[])
+        def test_typo(fake_uts):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the fake_uts marker takes rows, release and faults, not rowz*"])
