@@ -79,7 +79,7 @@ def test_check_then_version_and_help(mini: Path, mrconso: Path) -> None:
     assert run("regenerate", mini, "--mrconso", mrconso, "-q")[0] == 0
     code, out, _err = run("check", mini, "--json")
     assert code == 0 and json.loads(out)["outcome"] == "verified"
-    assert run("--version")[1] == f"tempmedbench-synonyms {__version__}\n"
+    assert run("--version")[1].splitlines()[0] == f"tempmedbench-synonyms {__version__}"
     code, out, _ = run("regenerate", "--help")
     assert code == 0 and "--mrconso" in out and "Example" in out and "--api-key-file" in out
 

@@ -162,8 +162,9 @@ def test_a_missing_key_is_exit_3_with_a_hint(fake: FakeUts, tmp_path: Path) -> N
     assert result.stderr.startswith("error: no UMLS API key")
     assert result.stderr.splitlines()[-1] == (
         "hint: copy the key from your UTS profile (https://uts.nlm.nih.gov/uts/profile) into the "
-        "UMLS_API_KEY environment variable or a file named by --api-key-file (a regeneration "
-        "needs no key with --mrconso PATH, which reads a local MRCONSO.RRF instead)"
+        "UMLS_API_KEY environment variable, or into a file named by --api-key-file or "
+        "UMLS_API_KEY_FILE (a regeneration needs no key with --mrconso PATH, which reads a local "
+        "MRCONSO.RRF instead)"
     )  # umls has no --mrconso: the hint must not offer it to this command
     doc = json.loads(result.stdout)
     assert (doc["outcome"], doc["exit_code"]) == ("not_authorised", 3)
@@ -219,8 +220,8 @@ def test_the_key_file_option(fake: FakeUts, tmp_path: Path) -> None:
     ("command", "example"),
     [
         ("atoms", "C0020538 --sab SNOMEDCT_US"),
-        ("source", "SNOMEDCT_US 38341003 --umls-release 2025AB"),
-        ("atom", "A3220484 --umls-release 2025AB --json"),
+        ("source", "SNOMEDCT_US 38341003"),
+        ("atom", "A3220484 --json"),
         ("concept", "C0020538"),
     ],
 )

@@ -279,7 +279,7 @@ def test_sctid_command() -> None:
 @pytest.mark.parametrize(
     ("command", "example"),
     [
-        ("validate", "TempMedBench-1.0 --gps SnomedCT_GPS.zip"),
+        ("validate", "TempMedBench-1.0 \\"),  # continued: --gps SnomedCT_GPS.zip
         ("lookup", "22298006 --gps SnomedCT_GPS.zip"),
         ("sctid", "22298006 456191000124101"),
     ],

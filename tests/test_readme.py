@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -141,9 +143,10 @@ def test_every_command_has_help_with_an_example(command: str) -> None:
     )
     assert proc.returncode == 0
     assert "Example" in proc.stdout, proc.stdout
-    # Flags take no value, so --help must not show one (Typer would print "--offline <bool>").
+    # Flags take no value, so --help must not show one (Typer would print "--offline <bool>"),
+    # not even for the flags Typer adds itself (-h, --install-completion).
     shown = [line for line in proc.stdout.splitlines() if "<bool>" in line or "<int>" in line]
-    assert [line.split()[1] for line in shown if "<bool>" in line] == ["--help"], shown
+    assert [line for line in shown if "<bool>" in line] == [], shown
     assert not [line for line in shown if "--verbose" in line], shown
 
 
@@ -153,12 +156,20 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
         [str(BIN / "tempmedbench-regenerate-synonyms"), "--version"],
         [str(BIN / "python"), "-m", "tempmedbench_synonyms", "--version"],
     ):
-        proc = subprocess.run(argv, capture_output=True, text=True)
-        assert (proc.returncode, proc.stdout, proc.stderr) == (
-            0,
-            f"tempmedbench-synonyms {tempmedbench_synonyms.__version__}\n",
-            "",
-        ), argv
+        env = {**os.environ, "TEMPMEDBENCH_CACHE_DIR": "/somewhere/cache"}
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+        assert (proc.returncode, proc.stderr) == (0, ""), argv
+        tool, python, libraries, cache = proc.stdout.splitlines()
+        assert tool == f"tempmedbench-synonyms {tempmedbench_synonyms.__version__}"
+        assert python == (
+            f"Python {platform.python_version()} ({platform.python_implementation()}) "
+            f"on {platform.system()}"
+        )
+        assert libraries == ", ".join(
+            f"{name} {metadata.version(name)}"
+            for name in ("requests", "tenacity", "pydantic", "typer", "platformdirs")
+        )
+        assert cache == "cache folder: /somewhere/cache"
 
 
 def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> None:
@@ -182,3 +193,34 @@ def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> Non
     assert proc.stdout.splitlines()[-1].startswith("1 passed in ")
     # the run wrote where the test said (tmp_path), not in the folder it ran from
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fixtures", name])
+
+
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("", ["tempmedbench-synonyms regenerate TempMedBench-1.0 \\",
+              "--mrconso 2025AB/META/MRCONSO.RRF"]),
+        ("regenerate", ["tempmedbench-regenerate-synonyms TempMedBench-1.0 \\",
+                        "--mrconso 2025AB/META/MRCONSO.RRF"]),
+        ("freeze", ["tempmedbench-synonyms freeze my-release \\",
+                    "--mrconso 2025AB/META/MRCONSO.RRF --update-manifest"]),
+        ("gps validate", ["tempmedbench-synonyms gps validate TempMedBench-1.0 \\",
+                          "--gps SnomedCT_GPS.zip"]),
+        ("umls source", ["tempmedbench-synonyms umls source SNOMEDCT_US 38341003"]),
+        ("umls atom", ["tempmedbench-synonyms umls atom A3220484 --json"]),
+    ],
+)  # fmt: skip
+def test_help_examples_are_not_wrapped_mid_command_at_80_columns(
+    command: str, example: list[str]
+) -> None:
+    # Every line of an example (a long one is continued with a backslash) stands whole on one
+    # line of an 80-column terminal, so that it can be copied and pasted as it is.
+    proc = subprocess.run(
+        [str(BIN / "tempmedbench-synonyms"), *command.split(), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    lines = [line.strip() for line in proc.stdout.splitlines()]
+    start = lines.index("Example:")
+    assert [line for line in lines[start + 1 :] if line][: len(example)] == example

@@ -15,7 +15,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.about import version_text
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.cli._options import (
     FLAG,
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 app = typer.Typer(
     name="tempmedbench-synonyms",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, pwsh
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",
@@ -60,14 +60,18 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"tempmedbench-synonyms {__version__}")
+        typer.echo(version_text())
         raise typer.Exit()
 
 
 VersionOption = Annotated[
     bool,
     typer.Option(
-        "--version", callback=_version, is_eager=True, help="Show the version.", metavar=FLAG
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Show the version, with Python's, the main libraries' and the cache folder.",
+        metavar=FLAG,
     ),
 ]
 
@@ -81,7 +85,8 @@ def _root(version: VersionOption = False) -> None:
 
     Example:
 
-        tempmedbench-synonyms regenerate TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
+        tempmedbench-synonyms regenerate TempMedBench-1.0 \\
+            --mrconso 2025AB/META/MRCONSO.RRF
     """
 
 
@@ -192,7 +197,8 @@ def regenerate_command(
 
     Example:
 
-        tempmedbench-regenerate-synonyms TempMedBench-1.0 --mrconso 2025AB/META/MRCONSO.RRF
+        tempmedbench-regenerate-synonyms TempMedBench-1.0 \\
+            --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_json("regenerate", release, json_out)):
@@ -270,7 +276,8 @@ def freeze_command(
 
     Example:
 
-        tempmedbench-synonyms freeze my-release --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
+        tempmedbench-synonyms freeze my-release \\
+            --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_json("freeze", release, json_out)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,6 +12,30 @@ from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
 #: The metavar of a flag: none, so that ``--help`` does not show ``--offline <bool>`` as if the
 #: flag took a value (Typer prints the type of every option by default).
 FLAG = ""
+
+
+def _hide_flag_types() -> None:
+    """Show no type for the flags Typer adds itself (``--help``, ``--install-completion``).
+
+    Their metavar cannot be set through Typer's API, and ``-h <bool>`` reads as if ``-h`` took a
+    value. Typer versions without ``TyperOption.display_type_rich`` show no type there anyway.
+    """
+    option: Any = getattr(typer.core, "TyperOption", None)
+    shown: Any = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "_flags_hidden", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_bool_flag", False) and self.metavar is None:
+            return None
+        found: str | None = shown(self, ctx)
+        return found
+
+    display_type_rich._flags_hidden = True  # type: ignore[attr-defined]
+    option.display_type_rich = display_type_rich
+
+
+_hide_flag_types()
 
 BaseUrlOption = Annotated[
     str, typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root.")

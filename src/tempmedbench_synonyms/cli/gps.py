@@ -104,7 +104,8 @@ def validate(
 
     Example:
 
-        tempmedbench-synonyms gps validate TempMedBench-1.0 --gps SnomedCT_GPS.zip
+        tempmedbench-synonyms gps validate TempMedBench-1.0 \\
+            --gps SnomedCT_GPS.zip
     """
     configure_logging(quiet, verbose)
     with exit_on_error(

@@ -37,8 +37,8 @@ from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
 umls_app = typer.Typer(
     name="umls",
     help="Ask the UMLS REST API (UTS) for atoms and concepts, through the same cache, rate "
-    "limit and retries as a regeneration. The API key comes from UMLS_API_KEY or "
-    "--api-key-file. Exit 0: found; 1: UMLS has no such thing; 2: bad input; "
+    "limit and retries as a regeneration. The API key comes from UMLS_API_KEY, "
+    "UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has no such thing; 2: bad input; "
     "3: not authorised; 4: unavailable.",
     no_args_is_help=True,
     add_completion=False,
@@ -205,7 +205,7 @@ def source_command(
 
     Example:
 
-        tempmedbench-synonyms umls source SNOMEDCT_US 38341003 --umls-release 2025AB
+        tempmedbench-synonyms umls source SNOMEDCT_US 38341003
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
@@ -233,7 +233,7 @@ def atom_command(
 
     Example:
 
-        tempmedbench-synonyms umls atom A3220484 --umls-release 2025AB --json
+        tempmedbench-synonyms umls atom A3220484 --json
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,

@@ -1,0 +1,40 @@
+"""What this installation is: its version, the Python and main libraries it runs on, its folders.
+
+``--version`` prints it, and ``doctor`` checks it, so that a bug report can quote one block.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.config import resolve_cache_dir
+
+#: The libraries whose versions change what the tool does (HTTP, retries, models, CLI, folders).
+MAIN_DEPENDENCIES = ("requests", "tenacity", "pydantic", "typer", "platformdirs")
+
+
+def dependency_versions() -> dict[str, str]:
+    """Each main dependency's installed version, or ``"not installed"``."""
+    found = {}
+    for name in MAIN_DEPENDENCIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def version_text() -> str:
+    """The lines of ``--version``: the tool first (as before), then Python, libraries, cache."""
+    libraries = ", ".join(f"{name} {version}" for name, version in dependency_versions().items())
+    return "\n".join(
+        (
+            f"tempmedbench-synonyms {__version__}",
+            f"Python {platform.python_version()} ({platform.python_implementation()}) "
+            f"on {platform.system() or 'an unknown system'}",
+            libraries,
+            f"cache folder: {resolve_cache_dir(None)}",
+        )
+    )
