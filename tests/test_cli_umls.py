@@ -122,10 +122,10 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
         "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
         "does not serve\n"
     )
-    as_json = run(umls_app, ["atom", "A0", "--umls-release", "2099AA", "--json"], tmp_path)
+    as_json = run(umls_app, ["atom", "A0000000", "--umls-release", "2099AA", "--json"], tmp_path)
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {
-        "outcome": "not_found", "release": "2099AA", "query": "AUI A0", "found": False,
+        "outcome": "not_found", "release": "2099AA", "query": "AUI A0000000", "found": False,
         "atoms": [],
     }  # fmt: skip
 
@@ -196,7 +196,7 @@ def test_a_dot_segment_code_is_bad_input_and_sends_nothing(fake: FakeUts, tmp_pa
     result = run(umls_app, ["source", "SNOMEDCT_US", "..", "--umls-release", "2099AA"], tmp_path)
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
-        "error: route source: code '..' cannot be sent to UMLS: it is made only of dots, which "
+        "error: code '..' cannot be sent to UMLS: it is made only of dots, which "
         "HTTP clients remove from a URL path (RFC 3986, section 5.2.4), so another resource "
         "would be asked for\n"
         'hint: check the code: in a release, it is the concept\'s "code" in '
