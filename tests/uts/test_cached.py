@@ -19,7 +19,7 @@ from uts_helpers import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, f
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
-from tempmedbench_synonyms.testing import add_fake_uts
+from tempmedbench_synonyms.testing import CANARY_KEY, add_fake_uts, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.models import UtsAtom
@@ -188,3 +188,93 @@ def test_a_corrupt_memo_is_one_warning_and_the_entries_answer(
     assert [r.getMessage() for r in caplog.records] == [
         f"cache memo {memo} is corrupt; reading the entries"
     ]
+
+
+# -- the 404 rule (SPEC section 3): after the probe, a 404 is "not found" whatever its body --------
+
+NOT_FOUND_BODIES = [
+    ('{"status": 404, "error": "No results"}', "application/json"),
+    ("<html><body><h1>404 Not Found</h1></body></html>", "text/html"),
+    ("Not Found", "text/plain"),
+    ("", None),
+]
+BODY_IDS = ["json", "html", "text", "empty"]
+
+
+def _add_404(path: str, body: str, content_type: str | None) -> None:
+    response = responses.Response(responses.GET, BASE + path, status=404, body=body)
+    response.content_type = content_type  # type: ignore[assignment]
+    responses.add(response)
+
+
+@pytest.mark.parametrize(("body", "content_type"), NOT_FOUND_BODIES, ids=BODY_IDS)
+@responses.activate
+def test_after_the_probe_a_404_means_not_found_whatever_its_body(
+    tmp_path: Path, body: str, content_type: str | None
+) -> None:
+    """Registered before the fake, these two 404s answer the source and aui requests."""
+    _add_404(for_query(REL, Q_SOURCE).path, body, content_type)
+    _add_404(for_query(REL, Q_AUI).path, body, content_type)
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_AUI, Q_CUI])
+    assert (result.atoms[Q_SOURCE], result.atoms[Q_AUI]) == (None, None)  # drifted
+    assert sorted(a.aui for a in result.atoms[Q_CUI] or ()) == ["A90000007", "A90000008"]
+    assert result.requests == 4  # the probe and three queries, none retried
+    # "Not found" is cached like every answer: offline, the same verdict without a request.
+    offline = source(make_uts(tmp_path, offline=True)).fetch(
+        REL, "C9000001", [Q_SOURCE, Q_AUI, Q_CUI]
+    )
+    assert (offline.atoms, offline.requests) == (result.atoms, 0)
+    assert find_secret(CANARY_KEY, folders=[tmp_path]) == []
+
+
+@pytest.mark.parametrize(("body", "content_type"), NOT_FOUND_BODIES[1:], ids=BODY_IDS[1:])
+@responses.activate
+def test_a_probe_answered_from_the_cache_confirms_uts_too(
+    tmp_path: Path, body: str, content_type: str | None
+) -> None:
+    _add_404(for_query(REL, Q_SOURCE).path, body, content_type)
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_CUI])
+    result = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_CUI, Q_SOURCE])
+    assert result.atoms[Q_SOURCE] is None
+    assert (result.requests, result.cache_hits) == (1, 2)  # the probe came from the cache
+    assert [c.request.url.split("?")[0] for c in responses.calls][-1] == (
+        BASE + for_query(REL, Q_SOURCE).path
+    )
+
+
+@pytest.mark.parametrize(("body", "content_type"), NOT_FOUND_BODIES[1:], ids=BODY_IDS[1:])
+@responses.activate
+def test_without_a_probe_a_404_that_is_not_json_is_not_uts(
+    tmp_path: Path, body: str, content_type: str | None
+) -> None:
+    """The ``umls`` commands send no probe: nothing says the server is UTS, so a 404 without
+    a JSON body is a wrong base URL, as for the probe itself, and nothing is cached."""
+    _add_404(for_query(REL, Q_AUI).path, body, content_type)
+    uts = make_uts(tmp_path)
+    with pytest.raises(UnavailableError) as info:
+        uts.atoms(REL, Q_AUI)
+    assert str(info.value) == (
+        f"{BASE} answered HTTP 404 for {for_query(REL, Q_AUI).path} with a "
+        f"{content_type or 'no content type'} body, not the JSON the UMLS REST API sends: this "
+        "does not look like the UMLS REST API"
+    )
+    assert (info.value.hint or "").startswith("check --base-url (or UMLS_BASE_URL)")
+    assert list((tmp_path / LAYOUT).rglob("*.json")) == []
+
+
+@responses.activate
+def test_current_standing_for_a_name_that_is_no_release_is_unavailable(tmp_path: Path) -> None:
+    """The concrete release comes from the server's links: a malformed one is the server's fault
+    (unavailable, exit 4), not bad input, and is neither remembered nor used as a cache folder."""
+    link = f"{BASE}/content/2099-XX/CUI/C9000001"
+    responses.get(f"{BASE}/content/current/CUI/C9000001",
+                  json={"result": {"ui": "C9000001", "atoms": f"{link}/atoms"}})  # fmt: skip
+    with pytest.raises(UnavailableError) as info:
+        make_uts(tmp_path).concept("current", "C9000001")
+    assert str(info.value) == (
+        "UMLS named '2099-XX' as the release 'current' stands for, which is not a UMLS release name"
+    )
+    assert info.value.hint == "give a concrete release with --umls-release, such as 2025AB"
+    assert list((tmp_path / LAYOUT).rglob("*.json")) == []

@@ -549,6 +549,27 @@ def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
 
 
 @pytest.mark.parametrize(
+    ("body", "content_type"),
+    [("Not Found", "text/plain"), ("<html><h1>404</h1></html>", "text/html"), ("", None)],
+    ids=["text", "html", "empty"],
+)
+@responses.activate
+def test_once_told_uts_answered_any_404_is_not_found(
+    t: FakeTime, body: str, content_type: str | None
+) -> None:
+    """SPEC section 3: after the release probe (the cached layer sets the flag)."""
+    for path in (SOURCE_PATH, CONCEPT_PATH):
+        response = responses.Response(responses.GET, BASE + path, status=404, body=body)
+        response.content_type = content_type  # type: ignore[assignment]
+        responses.add(response)
+    client = make_client(t)
+    client.any_404_is_not_found = True
+    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
+    assert client.get_result(CONCEPT_PATH) is None
+    assert (client.stats.requests, client.stats.retries) == (2, 0)
+
+
+@pytest.mark.parametrize(
     ("value", "expected"),
     [
         ("0", 0.0),

@@ -39,7 +39,7 @@ from tempmedbench_synonyms.errors import BadInputError, UnavailableError
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import UtsClient, parse_model
-from tempmedbench_synonyms.uts.identifiers import check_cui, check_release, is_release
+from tempmedbench_synonyms.uts.identifiers import check_cui, check_release, check_sab, is_release
 from tempmedbench_synonyms.uts.models import ATOM_MAPPING, UtsAtom, UtsConcept, release_of
 from tempmedbench_synonyms.uts.paths import Kind, UtsRequest
 
@@ -327,12 +327,18 @@ class CachedUts:
 
     def check_queries(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> None:
         """BadInputError for the first malformed identifier among the release, the probe's CUI
-        and every query, before anything is sent (a table's SABs help a "did you mean")."""
+        and every query, before anything is sent (a table's SABs help a "did you mean").
+
+        The SAB of a route ``aui`` query is not sent, but it is checked too: a table entry whose
+        SAB is a near miss could only ever drift.
+        """
         check_release(release)
         check_cui(probe_cui)
         sabs = {q.sab for q in queries}
         for query in queries:
             paths.for_query(release, query, sabs=sabs)
+            if query.route == "aui" and query.sab:
+                check_sab(query.sab, also=sabs)
 
     def same_request(self, release: str, query: AtomQuery) -> UtsRequest:
         """The request ``query`` sends: queries that send the same one may share its answer."""
