@@ -6,12 +6,14 @@ Every HTTP exchange here is played by ``responses`` with exact query-parameter m
 
 from __future__ import annotations
 
+import ast
 import logging
 import random
 import threading
 import traceback
 from datetime import datetime, timezone
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ import responses
 from responses import matchers
 from responses.registries import OrderedRegistry
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.testing import CANARY_KEY
@@ -676,3 +679,19 @@ def test_a_cancelled_client_sends_nothing(t: FakeTime) -> None:
         client.get_result(CONCEPT_PATH)
     assert client.stats.requests == 0
     assert len(responses.calls) == 0
+
+
+def test_the_client_is_the_only_module_that_imports_requests() -> None:
+    package = Path(tempmedbench_synonyms.__file__).parent
+    importers = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if any(
+            (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "requests"
+                                                  for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
+                == "requests")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )  # fmt: skip
+    assert importers == ["uts/client.py"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
@@ -47,32 +49,31 @@ def test_release_names_are_checked(bad: str) -> None:
     assert not is_release(bad)
 
 
+CUI_FORM = "is not a UMLS concept identifier: expected C and 7 digits, such as C0020538"
+AUI_FORM = "is not a UMLS atom identifier: expected A and 7 to 9 digits, such as A3220484"
+
+
 @pytest.mark.parametrize(
-    "bad", ["", "XYZ", "C123", "c0020538", "C00205381", "C002053a", "C0020538 "]
-)
-def test_cuis_are_c_and_seven_digits(bad: str) -> None:
-    assert check_cui("C0020538") == "C0020538"
+    ("check", "bad", "message", "field"),
+    [(check_cui, bad, f"CUI {bad!r} {CUI_FORM}", "cui")
+     for bad in ["", "XYZ", "C123", "c0020538", "C00205381", "C002053a", "C0020538 "]]
+    + [(check_aui, bad, f"AUI {bad!r} {AUI_FORM}", "aui")
+       for bad in ["", "A1", "A123456", "A1234567890", "a3220484", "A3220484x", "3220484"]],
+)  # fmt: skip
+def test_cuis_are_c_and_7_digits_and_auis_a_and_7_to_9_digits(
+    check: Callable[[str], str], bad: str, message: str, field: str
+) -> None:
     with pytest.raises(BadInputError) as info:
-        check_cui(bad)
-    assert str(info.value) == (
-        f"CUI {bad!r} is not a UMLS concept identifier: expected C and 7 digits, such as C0020538"
-    )
-    assert info.value.hint == "check the CUI: " + _table_hint("cui")
+        check(bad)
+    assert str(info.value) == message
+    assert info.value.hint == f"check the {field.upper()}: " + _table_hint(field)
 
 
-@pytest.mark.parametrize(
-    "bad", ["", "A1", "A123456", "A1234567890", "a3220484", "A3220484x", "3220484"]
-)
-def test_auis_are_a_and_seven_to_nine_digits(bad: str) -> None:
+def test_well_formed_cuis_and_auis_pass() -> None:
+    assert check_cui("C0020538") == "C0020538"
     assert [check_aui(a) for a in ("A3220484", "A10873862", "A123456789")] == [
         "A3220484", "A10873862", "A123456789",
     ]  # fmt: skip
-    with pytest.raises(BadInputError) as info:
-        check_aui(bad)
-    assert str(info.value) == (
-        f"AUI {bad!r} is not a UMLS atom identifier: expected A and 7 to 9 digits, such as A3220484"
-    )
-    assert info.value.hint == "check the AUI: " + _table_hint("aui")
 
 
 @pytest.mark.parametrize(

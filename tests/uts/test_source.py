@@ -7,6 +7,7 @@ and the retries get a sleep that returns at once.
 
 from __future__ import annotations
 
+import ast
 import io
 import random
 import re
@@ -34,6 +35,7 @@ from uts_helpers import (
     virtual_limiter,
 )
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
@@ -591,3 +593,25 @@ def test_an_unwritable_cache_is_bad_input_at_the_first_answer(tmp_path: Path) ->
     assert "cannot write to the cache folder" in str(info.value)
     assert info.value.exit_code == 2
     assert len(fake.seen) == 1  # stopped at the probe, before any atom was fetched
+
+
+def test_the_source_talks_only_to_the_cached_layer() -> None:
+    """Not to the client nor the cache: it imports neither, and reaches through ``uts`` to
+    neither (``uts.client``, ``uts.cache``)."""
+    path = Path(tempmedbench_synonyms.__file__).parent / "uts" / "source.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert sorted(m for m in modules if m and m.startswith("tempmedbench_synonyms.uts")) == [
+        "tempmedbench_synonyms.uts.cached",
+        "tempmedbench_synonyms.uts.models",
+        "tempmedbench_synonyms.uts.paths",
+        "tempmedbench_synonyms.uts.ratelimit",
+    ]
+    reached = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+        and n.value.attr == "uts"
+    }  # fmt: skip
+    assert reached.isdisjoint({"client", "cache"})
+    assert {"resolve_release", "fetch_atoms", "need_network", "load_memo"} <= reached
