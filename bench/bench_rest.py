@@ -38,8 +38,7 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     make_invented_release,
 )
-from tempmedbench_synonyms.uts.cached import RestOptions
-from tempmedbench_synonyms.uts.source import build_rest_source
+from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
 
 
 def _wall(

@@ -6,13 +6,22 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import responses
 from typer.testing import CliRunner
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
 from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    add_fake_uts,
+    find_secret,
+)
 
 Rehash = Callable[[Path], None]
 runner = CliRunner()
@@ -370,3 +379,102 @@ def test_a_bug_never_shows_a_key_read_from_a_file(
     assert code == 70
     assert "RuntimeError: boom key=***" in err.splitlines()
     assert "CANARY-KEY-in-file-0002" not in out + err
+
+
+# -- REST: identifiers checked before anything is sent; the probe's 404 rule --------------------
+
+UTS = "https://uts.invalid/rest"
+
+
+def _rest(mini: Path, mrconso: Path, tmp_path: Path, *args: str) -> tuple[int, str, str, Any]:
+    """``regenerate`` against a fake UTS over the mini release's invented rows."""
+    fake = FakeUts(FakeUtsData.from_mrconso(mrconso), api_key=CANARY_KEY)
+    env = {"UMLS_BASE_URL": UTS, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        add_fake_uts(rsps, fake, base_url=UTS)
+        result = runner.invoke(app, ["regenerate", str(mini), "--out", str(tmp_path / "out"),
+                                     *args], env=env)  # fmt: skip
+    return result.exit_code, result.stdout, result.stderr, fake
+
+
+def test_rest_regenerate_verifies_against_the_fake(
+    mini: Path, mrconso: Path, tmp_path: Path
+) -> None:
+    """The baseline of the tests below: the same run with good identifiers is verified."""
+    code, _, err, fake = _rest(mini, mrconso, tmp_path)
+    assert (code, len(fake.seen)) == (0, 11), err
+
+
+def test_rest_umls_release_of_the_wrong_form_is_exit_2_and_sends_nothing(
+    mini: Path, mrconso: Path, tmp_path: Path
+) -> None:
+    code, out, _, fake = _rest(mini, mrconso, tmp_path, "--umls-release", "foo", "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == (
+        "'foo' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the release "
+        "of that year, such as 2025AB), or current"
+    )
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message", "hint"),
+    [
+        ('"sab": "LNC"', '"sab": "LOINC"',
+         "SAB 'LOINC' is not a UMLS source abbreviation, only close to LNC", "did you mean LNC? "),
+        ('"sab": "RXNORM"', '"sab": "rxnorm"',
+         "SAB 'rxnorm' is not a UMLS source abbreviation: expected upper-case letters, digits, "
+         "'_', '.' and '-', such as SNOMEDCT_US", "did you mean RXNORM? "),
+        ('"aui": "A9000071"', '"aui": "A71"',
+         "AUI 'A71' is not a UMLS atom identifier: expected A and 7 to 9 digits, such as A3220484",
+         "check the AUI: "),
+        ('"umls_release": "2099AA"', '"umls_release": "2099-AA"',
+         "'2099-AA' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
+         "release of that year, such as 2025AB), or current", "the release comes from"),
+    ],
+)  # fmt: skip
+def test_rest_a_table_identifier_of_the_wrong_form_is_exit_2_and_sends_nothing(
+    mini: Path, mrconso: Path, tmp_path: Path, rehash: Rehash,
+    old: str, new: str, message: str, hint: str,
+) -> None:  # fmt: skip
+    _edit(mini, TABLE, old, new, rehash)
+    code, out, err, fake = _rest(mini, mrconso, tmp_path, "--json")
+    assert code == 2, err
+    report = json.loads(out)
+    assert (report["outcome"], report["message"]) == ("bad_input", message)
+    assert report["hint"].startswith(hint)
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [("<html><body><h1>404 Not Found</h1></body></html>", "text/html"), ("Not Found", "text/plain"),
+     ("", None)],
+    ids=["html", "text", "empty"],
+)  # fmt: skip
+def test_rest_a_probe_404_that_is_not_uts_json_is_a_wrong_base_url(
+    mini: Path, tmp_path: Path, body: str, content_type: str | None
+) -> None:
+    env = {"UMLS_BASE_URL": UTS, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
+    probe = "/content/2099AA/CUI/C9000001"
+    with responses.RequestsMock() as rsps:
+        response = responses.Response(responses.GET, UTS + probe, status=404, body=body)
+        response.content_type = content_type  # type: ignore[assignment]
+        rsps.add(response)
+        result = runner.invoke(app, ["regenerate", str(mini), "--out", str(tmp_path / "out")],
+                               env=env)  # fmt: skip
+        assert len(rsps.calls) == 1  # the probe only
+    assert (result.exit_code, result.stdout) == (4, "")
+    shown = content_type or "no content type"
+    assert (
+        f"{UTS} answered HTTP 404 for {probe} with a {shown} body, not the JSON the UMLS REST "
+        "API sends: this does not look like the UMLS REST API\n"
+        "hint: check --base-url (or UMLS_BASE_URL)"
+    ) in result.stderr
+    assert list((tmp_path / "cache").rglob("*.json")) == []
+    assert not (tmp_path / "out").exists()
+    assert find_secret(CANARY_KEY, texts={"stderr": result.stderr}, folders=[tmp_path]) == []

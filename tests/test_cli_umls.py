@@ -122,10 +122,10 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
         "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
         "does not serve\n"
     )
-    as_json = run(umls_app, ["atom", "A0", "--umls-release", "2099AA", "--json"], tmp_path)
+    as_json = run(umls_app, ["atom", "A0000000", "--umls-release", "2099AA", "--json"], tmp_path)
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {
-        "outcome": "not_found", "release": "2099AA", "query": "AUI A0", "found": False,
+        "outcome": "not_found", "release": "2099AA", "query": "AUI A0000000", "found": False,
         "atoms": [],
     }  # fmt: skip
 
@@ -197,7 +197,7 @@ def test_a_dot_segment_code_is_bad_input_and_sends_nothing(fake: FakeUts, tmp_pa
     result = run(umls_app, ["source", "SNOMEDCT_US", "..", "--umls-release", "2099AA"], tmp_path)
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
-        "error: route source: code '..' cannot be sent to UMLS: it is made only of dots, which "
+        "error: code '..' cannot be sent to UMLS: it is made only of dots, which "
         "HTTP clients remove from a URL path (RFC 3986, section 5.2.4), so another resource "
         "would be asked for\n"
         'hint: check the code: in a release, it is the concept\'s "code" in '
@@ -309,3 +309,98 @@ def test_cache_dir_option_beats_the_environment(tmp_path: Path) -> None:
         env={"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "env")},
     )
     assert json.loads(result.stdout)["root"] == str(tmp_path / "flag")
+
+
+# -- identifiers are checked before anything is sent or cached (uts.identifiers) -----------------
+
+SAB_HINT = (
+    'check the SAB: in a release, it is the concept\'s "sab" in synonyms/synonym_table_kept.json'
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (["concept", "XYZ"],
+         "error: CUI 'XYZ' is not a UMLS concept identifier: expected C and 7 digits, such as "
+         "C0020538\nhint: check the CUI: in a release, it is the concept's \"cui\" in "
+         "synonyms/synonym_table_kept.json\n"),
+        (["atoms", "C12345678"],
+         "error: CUI 'C12345678' is not a UMLS concept identifier: expected C and 7 digits, such "
+         "as C0020538\nhint: check the CUI: in a release, it is the concept's \"cui\" in "
+         "synonyms/synonym_table_kept.json\n"),
+        (["atom", "A1"],
+         "error: AUI 'A1' is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
+         "A3220484\nhint: check the AUI: in a release, it is the concept's \"aui\" in "
+         "synonyms/synonym_table_kept.json\n"),
+        (["source", "SNOMEDCT", "38341003"],
+         "error: SAB 'SNOMEDCT' is not a UMLS source abbreviation, only close to SNOMEDCT_US\n"
+         f"hint: did you mean SNOMEDCT_US? {SAB_HINT}\n"),
+        (["source", "snomedct_us", "38341003"],
+         "error: SAB 'snomedct_us' is not a UMLS source abbreviation: expected upper-case "
+         "letters, digits, '_', '.' and '-', such as SNOMEDCT_US\n"
+         f"hint: did you mean SNOMEDCT_US? {SAB_HINT}\n"),
+        (["atoms", "C9000001", "--sab", "RXNROM"],
+         "error: SAB 'RXNROM' is not a UMLS source abbreviation, only close to RXNORM\n"
+         f"hint: did you mean RXNORM? {SAB_HINT}\n"),
+        (["source", "SNOMEDCT_US", "1\x1b[2J"],
+         "error: code '1\\x1b[2J' cannot be sent to UMLS: it contains the control character "
+         "U+001B\nhint: check the code: in a release, it is the concept's \"code\" in "
+         "synonyms/synonym_table_kept.json\n"),
+        (["concept", "C9000001", "--umls-release", "foo"],
+         "error: 'foo' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
+         "release of that year, such as 2025AB), or current\nhint: the release comes from "
+         "--umls-release, or else from umls_release in synonyms/synonym_table_kept.json\n"),
+        (["atom", "A3220484", "--umls-release", "2025ab"],
+         "error: '2025ab' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
+         "release of that year, such as 2025AB), or current\nhint: the release comes from "
+         "--umls-release, or else from umls_release in synonyms/synonym_table_kept.json\n"),
+    ],
+)  # fmt: skip
+def test_a_bad_identifier_is_exit_2_and_nothing_is_sent_or_cached(
+    fake: FakeUts, tmp_path: Path, args: list[str], stderr: str
+) -> None:
+    result = run(umls_app, args, tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", stderr)
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+    as_json = run(umls_app, [*args, "--json"], tmp_path)
+    assert as_json.exit_code == 2
+    report = json.loads(as_json.stdout)
+    assert (report["outcome"], report["message"]) == (
+        "bad_input",
+        stderr.splitlines()[0].removeprefix("error: "),
+    )
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+
+
+# -- the 404 rule without a probe: a 404 that is not UTS JSON is a wrong base URL ----------------
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [("<html><body><h1>404 Not Found</h1></body></html>", "text/html"), ("", None)],
+    ids=["html", "empty"],
+)
+def test_umls_atoms_answered_by_a_404_that_is_not_json_is_unavailable(
+    tmp_path: Path, body: str, content_type: str | None
+) -> None:
+    """``umls`` commands send no release probe, so nothing has shown the server is UTS: an HTML
+    or empty 404 is not taken for "not found" (exit 1) but for a wrong base URL (exit 4)."""
+    path = "/content/2099AA/CUI/C9000001/atoms"
+    with responses.RequestsMock() as rsps:
+        response = responses.Response(responses.GET, BASE + path, status=404, body=body)
+        response.content_type = content_type  # type: ignore[assignment]
+        rsps.add(response)
+        result = run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA"], tmp_path)
+        assert len(rsps.calls) == 1
+    assert (result.exit_code, result.stdout) == (4, "")
+    assert result.stderr == (
+        f"error: {BASE} answered HTTP 404 for {path} with a {content_type or 'no content type'} "
+        "body, not the JSON the UMLS REST API sends: this does not look like the UMLS REST API\n"
+        "hint: check --base-url (or UMLS_BASE_URL): the default is "
+        "https://uts-ws.nlm.nih.gov/rest, and a UTS base URL ends in /rest\n"
+    )
+    assert list((tmp_path / "cache").rglob("*.json")) == []
+    assert find_secret(CANARY_KEY, texts={"stderr": result.stderr}, folders=[tmp_path]) == []

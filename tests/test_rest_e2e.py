@@ -40,10 +40,11 @@ from tempmedbench_synonyms.testing import (
     make_invented_release,
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
-from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions
+from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.source import RestAtomSource, build_rest_source
+from tempmedbench_synonyms.uts.source import RestAtomSource
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI = ROOT / "fixtures" / "tempmedbench-mini"

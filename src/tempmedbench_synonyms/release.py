@@ -27,6 +27,7 @@ from pydantic import (
 from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError, ManifestError
 from tempmedbench_synonyms.files import write_atomic
+from tempmedbench_synonyms.uts.identifiers import CUI_PATTERN
 
 MANIFEST = "MANIFEST.sha256"
 TABLE = "synonyms/synonym_table_kept.json"
@@ -328,7 +329,7 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 # --- models ---------------------------------------------------------------------------------
 
-Cui = Annotated[StrictStr, Field(pattern=r"^C[0-9]{7}$")]
+Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
 Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
 

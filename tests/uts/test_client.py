@@ -6,12 +6,14 @@ Every HTTP exchange here is played by ``responses`` with exact query-parameter m
 
 from __future__ import annotations
 
+import ast
 import logging
 import random
 import threading
 import traceback
 from datetime import datetime, timezone
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ import responses
 from responses import matchers
 from responses.registries import OrderedRegistry
 
+import tempmedbench_synonyms
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.testing import CANARY_KEY
@@ -549,6 +552,27 @@ def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
 
 
 @pytest.mark.parametrize(
+    ("body", "content_type"),
+    [("Not Found", "text/plain"), ("<html><h1>404</h1></html>", "text/html"), ("", None)],
+    ids=["text", "html", "empty"],
+)
+@responses.activate
+def test_once_told_uts_answered_any_404_is_not_found(
+    t: FakeTime, body: str, content_type: str | None
+) -> None:
+    """SPEC section 3: after the release probe (the cached layer sets the flag)."""
+    for path in (SOURCE_PATH, CONCEPT_PATH):
+        response = responses.Response(responses.GET, BASE + path, status=404, body=body)
+        response.content_type = content_type  # type: ignore[assignment]
+        responses.add(response)
+    client = make_client(t)
+    client.any_404_is_not_found = True
+    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
+    assert client.get_result(CONCEPT_PATH) is None
+    assert (client.stats.requests, client.stats.retries) == (2, 0)
+
+
+@pytest.mark.parametrize(
     ("value", "expected"),
     [
         ("0", 0.0),
@@ -655,3 +679,19 @@ def test_a_cancelled_client_sends_nothing(t: FakeTime) -> None:
         client.get_result(CONCEPT_PATH)
     assert client.stats.requests == 0
     assert len(responses.calls) == 0
+
+
+def test_the_client_is_the_only_module_that_imports_requests() -> None:
+    package = Path(tempmedbench_synonyms.__file__).parent
+    importers = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if any(
+            (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "requests"
+                                                  for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
+                == "requests")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )  # fmt: skip
+    assert importers == ["uts/client.py"]

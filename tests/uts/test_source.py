@@ -7,16 +7,13 @@ and the retries get a sleep that returns at once.
 
 from __future__ import annotations
 
+import ast
 import io
-import logging
-import os
 import random
 import re
 import socket
-import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,7 +37,6 @@ from uts_helpers import (
 
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.cli import build_source
 from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.testing import (
@@ -50,14 +46,12 @@ from tempmedbench_synonyms.testing import (
     Faults,
     VirtualTime,
     add_fake_uts,
-    find_secret,
 )
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions, request_for
+from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
-from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.source import RestAtomSource, build_rest_source
+from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
 def source(uts: CachedUts, **kw: Any) -> RestAtomSource:
@@ -135,17 +129,18 @@ def test_each_route_sends_exactly_the_spec_parameters(tmp_path: Path) -> None:
         match=[matchers.query_param_matcher({**key, **ATOM_PARAMS, "sabs": "LNC"})],
     )
     responses.get(
-        f"{BASE}/content/{REL}/AUI/A3",
-        json={"result": atoms("A3")["result"][0]},
+        f"{BASE}/content/{REL}/AUI/A3000003",
+        json={"result": atoms("A3000003")["result"][0]},
         match=[matchers.query_param_matcher(key)],
     )
     queries = [
         AtomQuery("source", "LNC", "1234-5/6 x"),
         AtomQuery("cui", "LNC", "C9000001"),
-        AtomQuery("aui", "LNC", "A3"),
+        AtomQuery("aui", "LNC", "A3000003"),
     ]
     result = source(make_uts(tmp_path), workers=1).fetch(REL, "C9000001", queries)
-    assert [[a.aui for a in result.atoms[q] or ()] for q in queries] == [["A1"], ["A2"], ["A3"]]
+    auis = [[a.aui for a in result.atoms[q] or ()] for q in queries]
+    assert auis == [["A1"], ["A2"], ["A3000003"]]
     assert len(responses.calls) == 4
 
 
@@ -321,7 +316,7 @@ def test_a_bad_identifier_stops_the_run_before_any_request(tmp_path: Path) -> No
     fake = fake_uts()
     add_fake_uts(responses.mock, fake, base_url=BASE)
     queries = [Q_SOURCE, AtomQuery("source", "SNOMEDCT_US", "..")]
-    with pytest.raises(BadInputError, match=r"route source: code '\.\.' cannot be sent"):
+    with pytest.raises(BadInputError, match=r"^code '\.\.' cannot be sent"):
         source(make_uts(tmp_path)).fetch(REL, "C9000001", queries)
     assert fake.seen == []
 
@@ -433,56 +428,6 @@ def test_ctrl_c_during_a_429_pause_ends_the_fetch_at_once(tmp_path: Path) -> Non
     assert client.cancelled and _no_workers_left()
 
 
-# -- the memo follows the package version and every entry written ----------------------------------
-
-
-@responses.activate
-def test_a_memo_of_another_version_is_not_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A memo holds atoms already mapped by to_atom(); an upgrade may map them otherwise."""
-    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI])
-    assert cold.atoms[Q_AUI] == (
-        Atom("A90000009", "Invented cough", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),
-    )
-    # An upgrade whose mapping differs (here: names upper-cased).
-    real = UtsAtom.to_atom
-    monkeypatch.setattr(
-        UtsAtom, "to_atom", lambda self: replace(real(self), name=self.name.upper())
-    )
-    monkeypatch.setattr(tempmedbench_synonyms, "__version__", "99.0.0")
-    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI])
-    assert warm.atoms[Q_AUI] == (
-        Atom("A90000009", "INVENTED COUGH", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),
-    )
-    assert (warm.requests, warm.cache_hits) == (0, 2)  # from the entries, not from UMLS
-    memos = sorted(p.name for p in (tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
-    assert len(memos) == 2  # one per version: switching back does not rebuild either
-
-
-@responses.activate
-def test_a_memo_is_dropped_when_an_entry_is_rewritten_in_the_same_clock_tick(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = fake_uts()
-    add_fake_uts(responses.mock, fake, base_url=BASE)
-    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    cache = ResponseCache(tmp_path, BASE)
-    folder = cache.folder / REL
-    before = folder.stat().st_mtime_ns
-    # Another run rewrites one answer (UMLS renamed the atom) within the same mtime tick.
-    path, params = request_for(REL, Q_AUI)
-    key = CacheKey.make(REL, path, params)
-    entry = cache.get(key)
-    assert entry is not None
-    cache.put(key, 200, {**entry.result, "name": "Renamed cough"})
-    os.utime(folder, ns=(before, before))
-    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    assert [a.name for a in warm.atoms[Q_AUI] or ()] == ["Renamed cough"]
-    assert warm.requests == 0
-
-
 @responses.activate
 def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
     add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
@@ -493,7 +438,7 @@ def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
     with pytest.raises(UnavailableError) as info:
         offline.fetch(REL, "C9000001", [Q_SOURCE, Q_CUI, Q_MISSING])
     assert str(info.value) == (
-        "--offline, and the cache lacks the atoms of 2 of 3 concepts of release 2099AA "
+        "--offline, and the cache does not hold the atoms of 2 of 3 concepts of release 2099AA "
         "(cui RXNORM C9000002, source SNOMEDCT_US 9999999)"
     )
     assert info.value.hint == (
@@ -637,203 +582,6 @@ def test_fetch_writes_progress_to_its_stream(tmp_path: Path) -> None:
     assert CANARY_KEY not in out.getvalue()
 
 
-# -- the factory ----------------------------------------------------------------------------------
-
-
-def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
-    args: dict[str, Any] = {"base_url": BASE, "cache_dir": tmp_path, "rate": 15.0, "workers": 8}
-    args.update(kw)
-    return build_rest_source(RestOptions(**args), progress_stream=io.StringIO())
-
-
-@pytest.mark.parametrize(
-    ("kw", "message"),
-    [
-        ({"rate": 21}, "above 20 requests a second"),
-        ({"rate": 0}, "more than 0"),
-        ({"rate": -5}, "more than 0"),
-        ({"workers": 0}, "--workers 0 is out of range: it must be at least 1"),
-        ({"offline": True, "refresh": True}, "^--offline and --refresh contradict each other"),
-        ({"base_url": "http://[::1/rest"}, "is not a UTS REST root: it cannot be parsed"),
-    ],
-)
-def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message: str) -> None:
-    with pytest.raises(BadInputError, match=message) as info:
-        build(tmp_path, **kw)
-    assert info.value.exit_code == 2
-
-
-@pytest.mark.parametrize(
-    ("kw", "message", "hint"),
-    [
-        (
-            {"rate": 25},
-            "--rate 25 is out of range: it is above 20 requests a second, the most the "
-            "UMLS Terminology Services terms of use allow from one IP address",
-            "use --rate 20 or less (the default, 15, leaves room for other UTS clients)",
-        ),
-        (
-            {"rate": 0},
-            "--rate 0 is out of range: it must be more than 0 requests a second",
-            "the default is 15 requests a second, and at most 20 is allowed",
-        ),
-        (
-            {"workers": 0},
-            "--workers 0 is out of range: it must be at least 1",
-            "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
-        ),
-        (
-            {"workers": -3, "offline": True},
-            "--workers -3 is out of range: it must be at least 1",
-            "the default is 8 concurrent requests; more than 64 only queue behind the rate limiter",
-        ),
-    ],
-)
-def test_factory_checks_rate_and_workers_with_a_hint(
-    tmp_path: Path, kw: dict[str, Any], message: str, hint: str
-) -> None:
-    """The CLI leaves these checks to the factory (they mean nothing to --mrconso)."""
-    with pytest.raises(BadInputError) as info:
-        build(tmp_path, **kw)
-    assert (str(info.value), info.value.hint, info.value.exit_code) == (message, hint, 2)
-    assert not (tmp_path / LAYOUT).exists()  # refused before the cache was touched
-
-
-def test_the_factory_shares_one_cancel_event(tmp_path: Path) -> None:
-    src = build(tmp_path)
-    client = src.uts.client
-    assert client is not None
-    assert client.cancel_event is client.limiter.cancel_event
-    client.cancel()
-    assert client.limiter.cancel_event.is_set()
-
-
-def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
-    src = build(tmp_path, rate=20, workers=3)
-    assert src.workers == 3
-    assert src.uts.client is not None and src.uts.client.limiter.rate == 20.0
-    assert src.uts.client.has_key
-    assert src.uts.cache is not None and src.uts.cache.root == tmp_path
-    options = RestOptions(base_url=BASE, cache_dir=tmp_path)
-    cli_source = build_source(None, options, verbosity=0)
-    assert isinstance(cli_source, RestAtomSource) and cli_source.progress_stream is sys.stderr
-    quiet = build_source(None, options, verbosity=-1)
-    assert isinstance(quiet, RestAtomSource) and quiet.progress_stream is None
-    offline = build(tmp_path, offline=True)
-    assert offline.uts.client is None and offline.uts.offline
-    assert find_secret(CANARY_KEY, texts={"repr": repr(src) + repr(src.uts.client)}) == []
-
-
-def test_factory_reads_the_key_file_before_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("UMLS_API_KEY", "from-the-environment")
-    key_file = tmp_path / "key"
-    key_file.write_text(CANARY_KEY + "\n")
-    key_file.chmod(0o600)
-    src = build(tmp_path, api_key_file=key_file)
-    assert src.uts.client is not None
-    assert src.uts.client._key == ApiKey(CANARY_KEY)
-
-
-def test_a_key_file_that_cannot_be_read_says_why_and_never_quotes_it(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError) as info:
-        build(tmp_path, api_key_file=tmp_path / "no-key")
-    assert (
-        str(info.value)
-        == f"{tmp_path / 'no-key'}: cannot read the API key file: No such file or directory"
-    )
-    latin1 = tmp_path / "latin1-key"
-    latin1.write_bytes(b"\xe9" + CANARY_KEY.encode())  # not UTF-8: the error must not quote it
-    latin1.chmod(0o600)
-    with pytest.raises(BadInputError) as info:
-        build(tmp_path, api_key_file=latin1)
-    assert str(info.value) == f"{latin1}: cannot read the API key file: it is not UTF-8 text"
-    assert info.value.hint == "give a file that holds only your UMLS API key"
-
-
-def test_factory_cache_dir_from_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TEMPMEDBENCH_CACHE_DIR", str(tmp_path / "env-cache"))
-    src = build(tmp_path, cache_dir=None)
-    assert src.uts.cache is not None and src.uts.cache.root == tmp_path / "env-cache"
-
-
-# -- the memo: one file answers a warm run while the entries are unchanged -----------------------
-
-
-def _count_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = ResponseCache.get
-
-    def counting(self: ResponseCache, key: Any) -> Any:
-        seen.append(key.path)
-        return real(self, key)
-
-    monkeypatch.setattr(ResponseCache, "get", counting)
-    return seen
-
-
-@responses.activate
-def test_a_warm_run_reads_one_memo_instead_of_every_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    gets = _count_gets(monkeypatch)
-    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    assert warm.atoms == cold.atoms
-    assert (warm.requests, warm.cache_hits) == (0, 5)
-    assert gets == [f"/content/{REL}/CUI/C9000001"]  # the probe only
-    memos = list((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
-    assert len(memos) == 1
-
-
-@responses.activate
-def test_a_memo_is_dropped_when_an_entry_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = fake_uts()
-    add_fake_uts(responses.mock, fake, base_url=BASE)
-    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    # Another run refreshes one answer: the release folder changes, so the memo is stale.
-    source(make_uts(tmp_path, refresh=True)).fetch(REL, "C9000001", [Q_AUI])
-    gets = _count_gets(monkeypatch)
-    warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    assert warm.atoms == cold.atoms
-    assert len(gets) == 5  # every entry read again
-    gets.clear()
-    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    assert len(gets) == 1  # and the memo written anew
-
-
-@responses.activate
-def test_a_memo_answers_only_its_own_set_of_queries(tmp_path: Path) -> None:
-    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    part = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI, Q_SOURCE])
-    assert list(part.atoms) == [Q_AUI, Q_SOURCE]
-    assert [a.aui for a in part.atoms[Q_AUI] or ()] == ["A90000009"]
-
-
-@responses.activate
-def test_a_corrupt_memo_is_one_warning_and_the_entries_answer(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    cold = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    memo = next((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
-    memo.write_bytes(memo.read_bytes()[:40])
-    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
-        warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
-    assert warm.atoms == cold.atoms
-    assert [r.getMessage() for r in caplog.records] == [
-        f"cache memo {memo} is corrupt; reading the entries"
-    ]
-
-
 @responses.activate
 def test_an_unwritable_cache_is_bad_input_at_the_first_answer(tmp_path: Path) -> None:
     fake = fake_uts()
@@ -845,3 +593,25 @@ def test_an_unwritable_cache_is_bad_input_at_the_first_answer(tmp_path: Path) ->
     assert "cannot write to the cache folder" in str(info.value)
     assert info.value.exit_code == 2
     assert len(fake.seen) == 1  # stopped at the probe, before any atom was fetched
+
+
+def test_the_source_talks_only_to_the_cached_layer() -> None:
+    """Not to the client nor the cache: it imports neither, and reaches through ``uts`` to
+    neither (``uts.client``, ``uts.cache``)."""
+    path = Path(tempmedbench_synonyms.__file__).parent / "uts" / "source.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert sorted(m for m in modules if m and m.startswith("tempmedbench_synonyms.uts")) == [
+        "tempmedbench_synonyms.uts.cached",
+        "tempmedbench_synonyms.uts.models",
+        "tempmedbench_synonyms.uts.paths",
+        "tempmedbench_synonyms.uts.ratelimit",
+    ]
+    reached = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+        and n.value.attr == "uts"
+    }  # fmt: skip
+    assert reached.isdisjoint({"client", "cache"})
+    assert {"resolve_release", "fetch_atoms", "need_network", "load_memo"} <= reached

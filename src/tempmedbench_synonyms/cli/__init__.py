@@ -41,9 +41,8 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
-from tempmedbench_synonyms.uts.cached import DEFAULT_WORKERS, RestOptions
+from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions, build_rest_source
 from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
-from tempmedbench_synonyms.uts.source import build_rest_source
 
 log = logging.getLogger(__name__)
 

@@ -30,8 +30,9 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
-from tempmedbench_synonyms.uts.cached import CachedUts, RestOptions, build_cached_uts
+from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
 from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
 
 umls_app = typer.Typer(

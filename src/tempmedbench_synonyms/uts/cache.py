@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.config import redact
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.uts.identifiers import check_release
 
 log = logging.getLogger(__name__)
 
@@ -57,21 +58,9 @@ MEMO_FOLDER = ".memo"
 GENERATION_FILE = ".generation"
 #: ``current`` moves twice a year (UMLS AA and AB releases); re-asking once a day is plenty.
 CURRENT_MAX_AGE = 24 * 3600.0
-_RELEASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _TMP_SUFFIX = files.TMP_SUFFIX
-
-
-def check_release(release: str) -> str:
-    """A release name safe for a URL path segment and a folder name (``2025AB``, ``current``)."""
-    if not _RELEASE_RE.fullmatch(release):  # not match(): "$" would let "2025AB\n" through
-        raise BadInputError(
-            f"{release!r} is not a UMLS release name",
-            hint="a release is named like 2025AB (or current); it comes from --umls-release, or "
-            "else from umls_release in synonyms/synonym_table_kept.json",
-        )
-    return release
 
 
 @dataclass(frozen=True)

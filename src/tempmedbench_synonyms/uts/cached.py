@@ -1,154 +1,63 @@
-"""The UTS client behind the response cache, and the options that build it.
+"""The UTS client behind the response cache: one answer at a time, and a run's memo.
 
 ``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms) from the
 response cache, else from UMLS, and stores every complete answer at once; ``current`` is resolved
-to a concrete release before any cache key is made (SPEC section 3). ``RestAtomSource``
-(``uts.source``) runs many of these answers in parallel for a regeneration; the ``umls``
-commands ask for one each.
+to a concrete release before any cache key is made (SPEC section 3). It is all the atom source
+(``uts.source``) and the ``umls`` commands talk to: they never reach the client or the cache.
 
-Every identifier is checked before anything is sent (``request_for``): one that an HTTP client
-would rewrite (``.``, ``..``), an empty one, or one with a control character is bad input.
+It owns the decisions between the two:
 
-``RestOptions`` holds the network options of the CLI (``--base-url``, ``--rate``, ...);
-``build_cached_uts`` checks them once and turns them into a client, a rate limiter and a cache.
-``--workers`` is among them because the client's connection pool is sized for the workers that
-``uts.source`` runs (which imports this module, so the worker limits are defined here).
+- the one check for ``--offline`` and for a missing API key (``_network``): both are asked only
+  when an answer is not in the cache;
+- the 404 rule of SPEC section 3: once the release probe has answered (200, UTS JSON, fetched or
+  cached), the client is told that a 404 means "not found" whatever its body;
+- the memo of a run (``load_memo``, ``save_memo``): a warm rerun of the same queries reads one
+  file instead of one entry per query (the cache stores the file; what it holds, its name and
+  when it is valid are decided here).
+
+Every request is built by ``uts.paths``, which checks its identifiers first.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
-import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import quote
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass
+from functools import partial
+from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.config import (
-    DEFAULT_BASE_URL,
-    check_base_url,
-    read_api_key,
-    redact,
-    resolve_cache_dir,
-)
+import tempmedbench_synonyms
+from tempmedbench_synonyms.atoms import Atom, AtomQuery
+from tempmedbench_synonyms.config import ApiKeyMissingError, redact
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
-from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache, check_release
-from tempmedbench_synonyms.uts.client import (
-    PAGE_SIZE,
-    RetryPolicy,
-    Timeouts,
-    UtsClient,
-    parse_model,
-)
-from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept, release_of
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE, RateLimiter, check_rate
+from tempmedbench_synonyms.uts import paths
+from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
+from tempmedbench_synonyms.uts.client import UtsClient, parse_model
+from tempmedbench_synonyms.uts.identifiers import check_cui, check_release, check_sab, is_release
+from tempmedbench_synonyms.uts.models import ATOM_MAPPING, UtsAtom, UtsConcept, release_of
+from tempmedbench_synonyms.uts.paths import Kind, UtsRequest
 
 log = logging.getLogger(__name__)
 
-#: SPEC section 7: ``--workers`` defaults to 8 concurrent requests.
-DEFAULT_WORKERS = 8
-#: More threads than this only queue behind the rate limiter (20 req/s x a slow 3 s answer).
-MAX_WORKERS = 64
 #: What to do when ``--offline`` meets an answer the cache does not hold.
 OFFLINE_MISS_HINT = (
     "run once without --offline to fill the cache (a regeneration can also read a local "
     "MRCONSO.RRF with --mrconso PATH)"
 )
-#: SPEC section 3: the parameters of every atoms request.
-ATOMS_PARAMS: dict[str, str] = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": str(PAGE_SIZE),
-}
 
 _ATOMS = TypeAdapter(list[UtsAtom])
 
+Build = Callable[[str], UtsRequest]
+"""Given a release, the request (``current`` is resolved before the request is built again)."""
 
-#: What each route's identifier is called in the table (for messages).
-_IDENT_FIELD = {"source": "code", "cui": "cui", "aui": "aui"}
-
-
-def _segment(value: str, route: str, field: str) -> str:
-    """``value`` path-encoded as one URL path segment, or BadInputError if it cannot be one.
-
-    requests and urllib3 remove the dot-segments ``.`` and ``..`` from a path (RFC 3986,
-    section 5.2.4), whatever their percent-encoding, so such an identifier would ask UMLS for
-    another resource than SPEC section 3 names, under a cache key of its own.
-    """
-    problem = None
-    if not value:
-        problem = "it is empty"
-    elif set(value) == {"."}:
-        problem = (
-            "it is made only of dots, which HTTP clients remove from a URL path (RFC 3986, "
-            "section 5.2.4), so another resource would be asked for"
-        )
-    else:
-        control = next((c for c in value if unicodedata.category(c) == "Cc"), None)
-        if control is not None:
-            problem = f"it contains the control character U+{ord(control):04X}"
-    if problem is None:
-        return quote(value, safe="")
-    raise BadInputError(
-        f"route {route}: {field} {value!r} cannot be sent to UMLS: {problem}",
-        hint=f'check the {field}: in a release, it is the concept\'s "{field}" in '
-        "synonyms/synonym_table_kept.json",
-    )
-
-
-def request_for(release: str, query: AtomQuery) -> tuple[str, dict[str, str]]:
-    """The path and query parameters of one atom query (SPEC section 3's table).
-
-    BadInputError if an identifier cannot be sent as it is (see ``_segment``).
-    """
-    rel = quote(release, safe="")
-    if query.route not in _IDENT_FIELD:
-        raise BadInputError(f"unknown route {query.route!r}")
-    ident = _segment(query.ident, query.route, _IDENT_FIELD[query.route])
-    if query.route == "source":
-        sab = _segment(query.sab, query.route, "sab")
-        return f"/content/{rel}/source/{sab}/{ident}/atoms", dict(ATOMS_PARAMS)
-    if query.route == "cui":
-        return f"/content/{rel}/CUI/{ident}/atoms", {**ATOMS_PARAMS, "sabs": query.sab}
-    return f"/content/{rel}/AUI/{ident}", {}
-
-
-def check_workers(workers: int) -> int:
-    """``workers`` if it is at least 1, else BadInputError."""
-    if workers < 1:
-        raise BadInputError(
-            f"--workers {workers} is out of range: it must be at least 1",
-            key="--workers",
-            hint=f"the default is {DEFAULT_WORKERS} concurrent requests; more than "
-            f"{MAX_WORKERS} only queue behind the rate limiter",
-        )
-    return workers
-
-
-Kind = Literal["concept", "atom", "atoms"]
-Build = Callable[[str], tuple[str, dict[str, str]]]
-"""Given a release, the path and parameters of a request."""
-
-
-def _concept_request(cui: str) -> Build:
-    segment = _segment(cui, "cui", "cui")
-    return lambda rel: (f"/content/{quote(rel, safe='')}/CUI/{segment}", {})
-
-
-def _query_request(query: AtomQuery) -> Build:
-    return lambda rel: request_for(rel, query)
-
-
-def _kind_of(query: AtomQuery) -> Kind:
-    return "atom" if query.route == "aui" else "atoms"
-
+Answers = dict[AtomQuery, tuple[Atom, ...] | None]
+"""Atoms per query, ``None`` where UMLS said "not found"."""
 
 _T = TypeVar("_T")
 
@@ -163,6 +72,23 @@ class Hit(Generic[_T]):
 
     value: _T
     stored_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """What a ``CachedUts`` has done so far: requests sent (retries included), retries, and
+    answers given from the cache. Subtract two to count one fetch."""
+
+    requests: int = 0
+    retries: int = 0
+    cache_hits: int = 0
+
+    def __sub__(self, other: Counters) -> Counters:
+        return Counters(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.cache_hits - other.cache_hits,
+        )
 
 
 def _parse(kind: Kind, result: Any) -> Any:
@@ -202,6 +128,13 @@ def _when(stored_at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
 
 
+def to_atoms(found: list[UtsAtom] | None) -> tuple[Atom, ...] | None:
+    """UTS atoms as the pipeline's ``Atom`` values (SPEC section 3's mapping)."""
+    if found is None:
+        return None
+    return tuple(a.to_atom() for a in found)
+
+
 class CachedUts:
     """The UTS client behind the response cache: every answer is looked up first, stored whole.
 
@@ -229,10 +162,34 @@ class CachedUts:
         self._lock = threading.Lock()
         self.cache_hits = 0
 
+    def __repr__(self) -> str:
+        return f"CachedUts(offline={self.offline}, refresh={self.refresh})"
+
+    # -- lifecycle and counters ------------------------------------------------------------------
+
     @property
     def requests_sent(self) -> int:
         """Requests sent to UMLS so far (retries included); 0 offline."""
         return self.client.stats.requests if self.client is not None else 0
+
+    def counters(self) -> Counters:
+        """Requests, retries and cache hits so far, read together."""
+        requests, retries = 0, 0
+        if self.client is not None:
+            requests, retries, _ = self.client.stats.snapshot()
+        with self._lock:
+            return Counters(requests, retries, self.cache_hits)
+
+    def resume(self) -> None:
+        """Undo a ``cancel`` of an earlier fetch, before a new one."""
+        if self.client is not None:
+            self.client.resume()
+
+    def cancel(self) -> None:
+        """Stop every request not yet sent and every wait (a 401, an error that ends the run,
+        Ctrl-C): they raise ``Cancelled``."""
+        if self.client is not None:
+            self.client.cancel()
 
     def close(self) -> None:
         """Close the client's connections (it reopens them if asked again)."""
@@ -244,12 +201,20 @@ class CachedUts:
         with self._lock:
             self.cache_hits += n
 
-    def _need_client(self, what: str) -> UtsClient:
+    # -- the one check for --offline and for the key ----------------------------------------------
+
+    def need_network(self, what: str) -> UtsClient:
+        """The client, to fetch ``what`` (words for messages), which the cache does not hold.
+
+        UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a run
+        whose every answer is cached needs neither the network nor a key.
+        """
         if self.offline or self.client is None:
             raise UnavailableError(
-                f"--offline, and the cache does not hold {what}",
-                hint=OFFLINE_MISS_HINT,
+                f"--offline, and the cache does not hold {what}", hint=OFFLINE_MISS_HINT
             )
+        if not self.client.has_key:
+            raise ApiKeyMissingError()
         return self.client
 
     def _known_current(self) -> str | None:
@@ -262,19 +227,19 @@ class CachedUts:
 
     # -- one answer ----------------------------------------------------------------------------
 
-    def _cached(self, release: str, kind: Kind, build: Build) -> Hit[Any] | None:
+    def _cached(self, release: str, build: Build) -> Hit[Any] | None:
         """The answer from the cache only, or ``None`` on a miss. Counts a cache hit."""
         if self.cache is None or self.refresh:
             return None
-        path, params = build(release)
-        key = CacheKey.make(release, path, params)
+        request = build(release)
+        key = CacheKey.make(release, request.path, request.param_dict)
         entry = self.cache.get(key)
         if entry is None:
             return None
         found: Any = None
         if entry.found:
             try:
-                found = _parse(kind, entry.result)
+                found = _parse(request.kind, entry.result)
             except (ValidationError, TypeError, ValueError):
                 log.warning(
                     "cache entry for %s holds something this version cannot read; "
@@ -285,38 +250,37 @@ class CachedUts:
         self.count_hits(1)
         return Hit(found, entry.stored_at)
 
-    def _fetch_and_store(self, release: str, kind: Kind, build: Build) -> Any:
+    def _fetch_and_store(self, release: str, build: Build) -> Any:
         """The answer from UMLS (every page), cached as soon as it is complete."""
-        path, params = build(release)
-        client = self._need_client(
-            f"the answer to {CacheKey.make(release, path, params).describe()}"
-        )
-        found = self._fetch(client, kind, path, params)
-        self._store(release, kind, build, found)
+        request = build(release)
+        key = CacheKey.make(release, request.path, request.param_dict)
+        client = self.need_network(f"the answer to {key.describe()}")
+        found = self._fetch(client, request)
+        self._store(release, build, found)
         return found
 
     @staticmethod
-    def _fetch(client: UtsClient, kind: Kind, path: str, params: dict[str, str]) -> Any:
+    def _fetch(client: UtsClient, request: UtsRequest) -> Any:
         """The answer from UMLS as models, read by the client's own parser (``parse_model``)."""
-        if kind == "atoms":
-            return client.get_atoms(path, params)
-        result = client.get_result(path, params)
+        if request.kind == "atoms":
+            return client.get_atoms(request.path, request.param_dict)
+        result = client.get_result(request.path, request.param_dict)
         if result is None:
             return None
-        if kind == "concept":
+        if request.kind == "concept":
             return parse_model(UtsConcept, result, "concept")
         return [parse_model(UtsAtom, result, "atom")]
 
-    def _store(self, release: str, kind: Kind, build: Build, found: Any) -> None:
+    def _store(self, release: str, build: Build, found: Any) -> None:
         if self.cache is None:
             return
-        path, params = build(release)
-        key = CacheKey.make(release, path, params)
+        request = build(release)
+        key = CacheKey.make(release, request.path, request.param_dict)
         try:
             if found is None:
                 self.cache.put(key, 404, None)
             else:
-                self.cache.put(key, 200, _dump(kind, found))
+                self.cache.put(key, 200, _dump(request.kind, found))
         except OSError as err:
             # Without the cache a run cannot resume, and a rerun would fetch it all again.
             raise BadInputError(
@@ -325,7 +289,7 @@ class CachedUts:
                 hint="give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
             ) from None
 
-    def _answer(self, release: str, kind: Kind, build: Build) -> tuple[str, Any, float | None]:
+    def _answer(self, release: str, build: Build) -> tuple[str, Any, float | None]:
         """(concrete release, answer, when it was stored if it came from the cache), from the
         cache, else UMLS.
 
@@ -333,29 +297,52 @@ class CachedUts:
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release).
         """
-        check_release(release)
+        request = build(release)  # checks every identifier before anything is looked up
         if release == "current":
             known = self._known_current()
             if known is None:
-                client = self._need_client("which concrete release 'current' is")
-                path, params = build("current")
-                found = self._fetch(client, kind, path, params)
-                concrete = _release_in(kind, found, client.base_url)
+                client = self.need_network("which concrete release 'current' is")
+                found = self._fetch(client, request)
+                concrete = _release_in(request.kind, found, client.base_url)
                 if concrete is None or concrete == "current":
                     return "current", found, None
-                check_release(concrete)
+                if not is_release(concrete):
+                    raise UnavailableError(
+                        f"UMLS named {concrete[:40]!r} as the release 'current' stands for, "
+                        "which is not a UMLS release name",
+                        hint="give a concrete release with --umls-release, such as 2025AB",
+                    )
                 if self.cache is not None:
                     self.cache.set_current_release(concrete)
-                self._store(concrete, kind, build, found)
+                self._store(concrete, build, found)
                 log.info("release 'current' is %s", concrete)
                 return concrete, found, None
             release = known
-        hit = self._cached(release, kind, build)
+        hit = self._cached(release, build)
         if hit is None:
-            return release, self._fetch_and_store(release, kind, build), None
+            return release, self._fetch_and_store(release, build), None
         return release, hit.value, hit.stored_at
 
     # -- what the source and the CLI ask ---------------------------------------------------------
+
+    def check_queries(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> None:
+        """BadInputError for the first malformed identifier among the release, the probe's CUI
+        and every query, before anything is sent (a table's SABs help a "did you mean").
+
+        The SAB of a route ``aui`` query is not sent, but it is checked too: a table entry whose
+        SAB is a near miss could only ever drift.
+        """
+        check_release(release)
+        check_cui(probe_cui)
+        sabs = {q.sab for q in queries}
+        for query in queries:
+            paths.for_query(release, query, sabs=sabs)
+            if query.route == "aui" and query.sab:
+                check_sab(query.sab, also=sabs)
+
+    def same_request(self, release: str, query: AtomQuery) -> UtsRequest:
+        """The request ``query`` sends: queries that send the same one may share its answer."""
+        return paths.for_query(release, query)
 
     def resolve_release(self, release: str, probe_cui: str) -> str:
         """The concrete release to use; UnavailableError if UMLS does not serve it.
@@ -365,8 +352,11 @@ class CachedUts:
         (``cache.CURRENT_MAX_AGE``), so that a warm rerun sends nothing while ``current`` still
         follows a new UMLS release; ``--refresh`` asks again, ``--offline`` uses whatever the
         cache last learnt.
+
+        Once the probe has answered (200 with UTS JSON), the server is UTS: from then on a 404
+        means "not found" whatever its body (SPEC section 3), which the client is told.
         """
-        concrete, concept, stored_at = self._answer(release, "concept", _concept_request(probe_cui))
+        concrete, concept, stored_at = self._answer(release, partial(paths.concept, cui=probe_cui))
         if concept is None:
             raise self._not_served(release, probe_cui, stored_at)
         if concrete == "current":
@@ -375,6 +365,8 @@ class CachedUts:
                 f"{probe_cui} name no version",
                 hint="give a concrete release with --umls-release, such as 2025AB",
             )
+        if self.client is not None:
+            self.client.any_404_is_not_found = True
         return concrete
 
     def _not_served(
@@ -405,92 +397,97 @@ class CachedUts:
 
     def concept(self, release: str, cui: str) -> tuple[str, UtsConcept | None]:
         """(concrete release, concept or ``None``) for ``umls concept``."""
-        rel, found, _ = self._answer(release, "concept", _concept_request(cui))
+        rel, found, _ = self._answer(release, partial(paths.concept, cui=cui))
         return rel, found
 
     def atoms(self, release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of one atom query."""
-        rel, found, _ = self._answer(release, _kind_of(query), _query_request(query))
+        rel, found, _ = self._answer(release, partial(paths.for_query, query=query))
         return rel, found
 
     def concept_atoms(self, release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of a concept, every source (``umls atoms``)."""
-        segment = _segment(cui, "cui", "cui")
-
-        def build(rel: str) -> tuple[str, dict[str, str]]:
-            return f"/content/{quote(rel, safe='')}/CUI/{segment}/atoms", dict(ATOMS_PARAMS)
-
-        rel, found, _ = self._answer(release, "atoms", build)
+        rel, found, _ = self._answer(release, partial(paths.concept_atoms, cui=cui))
         return rel, found
 
     def cached_atoms(self, release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
         """The query's atoms from the cache only (``None`` if it does not hold them)."""
         hit: Hit[list[UtsAtom] | None] | None = self._cached(
-            release, _kind_of(query), _query_request(query)
+            release, partial(paths.for_query, query=query)
         )
         return hit
 
     def fetch_atoms(self, release: str, query: AtomQuery) -> list[UtsAtom] | None:
         """The query's atoms from UMLS, cached as soon as they are complete."""
         found: list[UtsAtom] | None = self._fetch_and_store(
-            release, _kind_of(query), _query_request(query)
+            release, partial(paths.for_query, query=query)
         )
         return found
 
+    # -- the memo of a run -----------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class RestOptions:
-    """The network options of a REST run, as the CLI took them; ``check`` validates them.
+    def load_memo(self, release: str, queries: Sequence[AtomQuery]) -> Answers | None:
+        """Every answer of exactly these ``queries`` from one memo file, if it is still valid
+        (no entry of the release written since, same package and atom mapping); each counts as
+        a cache hit. ``None`` otherwise, and always with ``--refresh``."""
+        if self.cache is None or self.refresh:
+            return None
+        name = _memo_name(release, queries)
+        data = self.cache.load_memo(release, name)
+        if data is None:
+            return None
+        if isinstance(data, dict) and data.get("version") != _memo_version():
+            return None  # saved by another version, which may map atoms otherwise
+        try:
+            if data["queries"] != [[q.route, q.sab, q.ident] for q in queries]:
+                raise ValueError("another set of queries")
+            answers = {
+                q: None if found is None else tuple(Atom(*a) for a in found)
+                for q, found in zip(queries, data["atoms"], strict=True)
+            }
+        except (KeyError, TypeError, ValueError):
+            log.warning("cache memo %s of release %s cannot be used; reading the entries",
+                        name, release)  # fmt: skip
+            return None
+        self.count_hits(len(queries))
+        return answers
 
-    They are checked when a client is built (``build_cached_uts``), not when the CLI parses them:
-    ``--rate`` or ``--workers`` mean nothing to a ``--mrconso`` run, which must not fail on them.
+    def save_memo(self, release: str, queries: Sequence[AtomQuery], answers: Answers) -> None:
+        """Save the answers of ``queries`` as the memo of this run; never fails a run."""
+        if self.cache is None:
+            return
+        version = self.cache.release_version(release)  # read after the last entry was written
+        if version is None:
+            return
+        data = {
+            "version": _memo_version(),
+            "queries": [[q.route, q.sab, q.ident] for q in queries],
+            "atoms": [
+                None if answers[q] is None else [list(astuple(a)) for a in answers[q] or ()]
+                for q in queries
+            ],
+        }
+        try:
+            self.cache.save_memo(release, _memo_name(release, queries), data,
+                                 release_version=version)  # fmt: skip
+        except OSError as err:  # a memo is an optimisation: never fail a run for it
+            log.warning("cannot save a cache memo (%s)", err)
+
+
+def _memo_version() -> str:
+    """What a memo depends on besides the entries: the package and its mapping of UTS atoms
+    (a memo holds ``Atom`` values already mapped by ``UtsAtom.to_atom``)."""
+    return f"{tempmedbench_synonyms.__version__}+atoms{ATOM_MAPPING}"
+
+
+def _memo_name(release: str, queries: Sequence[AtomQuery]) -> str:
+    """The memo of one run: the package version, its concrete release and its queries, in order.
+
+    With the version in the name, two installed versions sharing a cache keep a memo each
+    instead of overwriting one another's (the version is in the content too, and checked).
     """
-
-    base_url: str = DEFAULT_BASE_URL
-    api_key_file: Path | None = None
-    cache_dir: Path | None = None
-    offline: bool = False
-    refresh: bool = False
-    rate: float = DEFAULT_RATE
-    workers: int = DEFAULT_WORKERS
-
-    def check(self) -> None:
-        """BadInputError naming the option if a value is out of range or two contradict."""
-        check_base_url(self.base_url)
-        check_rate(self.rate)
-        check_workers(self.workers)
-        if self.offline and self.refresh:
-            raise BadInputError(
-                "--offline and --refresh contradict each other: --refresh fetches again, "
-                "--offline never fetches",
-                key="--offline",
-                hint="drop one of them",
-            )
-
-
-def build_cached_uts(options: RestOptions) -> CachedUts:
-    """The cached UTS client the atom source and the ``umls`` commands share.
-
-    The options are checked first (``RestOptions.check``). The key comes from ``--api-key-file``
-    or ``UMLS_API_KEY``; a missing key is not an error until the network is needed (a fully
-    cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3.
-
-    The client and its rate limiter share one cancel event: cancelling the client (a 401, an
-    error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
-    """
-    options.check()
-    key = read_api_key(options.api_key_file)
-    cache = ResponseCache(resolve_cache_dir(options.cache_dir), options.base_url)
-    client = None
-    if not options.offline:
-        cancel = threading.Event()
-        client = UtsClient(
-            base_url=options.base_url,
-            api_key=key,
-            limiter=RateLimiter(float(options.rate), cancel=cancel),
-            timeouts=Timeouts(),
-            retry=RetryPolicy(),
-            pool_size=min(options.workers, MAX_WORKERS),
-            cancel=cancel,
-        )
-    return CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    text = json.dumps(
+        [_memo_version(), release, [[q.route, q.sab, q.ident] for q in queries]],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -18,7 +18,9 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 
       200 with the JSON asked for -> Reply(200, parsed JSON)
       404 with a JSON body        -> Reply(404, None): "not found" is a value, not a crash
-      404 without one             -> UnavailableError: not the UMLS REST API (check --base-url)
+      404 without one             -> UnavailableError: not the UMLS REST API (check --base-url),
+                                     until told that the release probe answered: then also
+                                     Reply(404, None) (``any_404_is_not_found``, SPEC section 3)
       401, 403                    -> NotAuthorisedError at once (the run stops; check the key)
       400                         -> BadInputError (the release name or an identifier is malformed)
       transient, after the last retry -> UnavailableError
@@ -60,6 +62,7 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
+from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
 from tempmedbench_synonyms.uts.ratelimit import Cancelled as Cancelled  # re-exported: ours too
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
@@ -68,8 +71,6 @@ log = logging.getLogger(__name__)
 
 _M = TypeVar("_M", bound=UtsModel)
 
-#: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
-PAGE_SIZE = 200
 #: A list longer than this many pages is not an answer we can trust (200 x 500 = 100,000 atoms).
 MAX_PAGES = 500
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
@@ -314,6 +315,10 @@ class UtsClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._key = api_key
+        #: SPEC section 3: once the release probe has answered 200 with UTS JSON (the cached
+        #: layer sets this), a 404 means "not found" whatever its body; before, only a JSON 404
+        #: does, and any other 404 says the base URL is not the UMLS REST API.
+        self.any_404_is_not_found = False
         self.limiter = limiter
         self.timeouts = timeouts
         self.retry = retry
@@ -401,7 +406,7 @@ class UtsClient:
         ``shape`` is what the ``result`` of a 200 must be; any other 200 is retried like a body
         that is not JSON, and never returned (so never cached).
         """
-        url = self.base_url + path
+        url = paths.url(self.base_url, path)
         where = redact(path, self._key)
         start = self._clock()
         retrying = Retrying(
@@ -526,14 +531,15 @@ class UtsClient:
             self.limiter.reward()
             return Reply(200, body)
         if status == 404:
-            # UTS says "not found" with a JSON body. A 404 without one comes from something
-            # else at this address (a web server, a proxy, a base URL without /rest): it must
-            # not pass for "not found", which would be cached and reported as drift.
+            # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
+            # something else at this address (a web server, a proxy, a base URL without /rest):
+            # it must not pass for "not found", which would be cached and reported as drift.
+            # After it, UTS's own error bodies (undocumented: HTML, text, empty) are "not found".
             try:
                 is_json = isinstance(json.loads(response.content), dict)
             except (ValueError, UnicodeDecodeError, RecursionError):
                 is_json = False
-            if not is_json:
+            if not is_json and not self.any_404_is_not_found:
                 base = redact(self.base_url, self._key)
                 raise UnavailableError(
                     f"{base} answered HTTP 404 for {where} with a {content_type} body, not the "
