@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -200,8 +201,10 @@ def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) 
 def _cached_paths(cache_dir: Path) -> set[str]:
     paths = set()
     for f in cache_dir.rglob("*.json"):
-        doc = json.loads(f.read_bytes())  # every entry parses: nothing was left half-written
+        head, _, body = f.read_bytes().partition(b"\n")
+        doc = json.loads(head)  # every entry parses: nothing was left half-written
         if isinstance(doc, dict) and "key" in doc:
+            assert hashlib.sha256(body).hexdigest() == doc["sha256"]  # and is whole
             paths.add(doc["key"][1])
     return paths
 

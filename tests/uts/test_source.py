@@ -504,6 +504,39 @@ def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
 
 
 @responses.activate
+def test_offline_a_corrupt_entry_is_unavailable_and_the_message_says_it_was_corrupt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The mismatch that a hand-edited entry used to cause blamed UMLS drift; now the entry is
+    not trusted, and offline the run stops naming it."""
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    key = CacheKey.make(REL, *request_for(REL, Q_CUI))
+    (entry,) = (tmp_path / LAYOUT).rglob(f"{REL}/{key.digest()}.json")
+    entry.write_bytes(entry.read_bytes()[:-10])  # torn by a disk fault
+    memos = list((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
+    assert len(memos) == 1
+    memos[0].unlink()  # else the memo, saved while the entries were whole, answers alone
+    with pytest.raises(UnavailableError) as info:
+        source(make_uts(tmp_path, offline=True)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    size = len(entry.read_bytes().split(b"\n", 1)[1])
+    assert str(info.value) == (
+        "--offline, and the cache lacks the atoms of 1 of 2 concepts of release 2099AA "
+        f"(cui RXNORM C9000002): its entry {entry} is corrupt (its body is {size} bytes, its "
+        f"header says {size + 10}: cut short or edited)"
+    )
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
+        again = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    assert (again.requests, again.cache_hits) == (1, 2)  # the probe and Q_SOURCE are hits
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache entry {entry} is corrupt (its body is {size} bytes, its header says "
+        f"{size + 10}: cut short or edited); fetching it again"
+    ]
+    assert find_secret(CANARY_KEY, texts={"error": str(info.value)}, folders=[tmp_path]) == []
+
+
+@responses.activate
 def test_offline_never_opens_a_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
     expected = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
@@ -830,7 +863,8 @@ def test_a_corrupt_memo_is_one_warning_and_the_entries_answer(
         warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
     assert warm.atoms == cold.atoms
     assert [r.getMessage() for r in caplog.records] == [
-        f"cache memo {memo} is corrupt; reading the entries"
+        f"cache memo {memo} is corrupt (not JSON: Unterminated string starting at: line 1 "
+        "column 20 (char 19)); reading the entries"
     ]
 
 

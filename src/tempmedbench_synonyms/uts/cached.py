@@ -288,8 +288,10 @@ class CachedUts:
     def _fetch_and_store(self, release: str, kind: Kind, build: Build) -> Any:
         """The answer from UMLS (every page), cached as soon as it is complete."""
         path, params = build(release)
+        key = CacheKey.make(release, path, params)
+        rejected = self.cache.rejection(key) if self.cache is not None else None
         client = self._need_client(
-            f"the answer to {CacheKey.make(release, path, params).describe()}"
+            f"the answer to {key.describe()}" + (f": {rejected}" if rejected else "")
         )
         found = self._fetch(client, kind, path, params)
         self._store(release, kind, build, found)

@@ -116,9 +116,13 @@ class RestAtomSource:
                 shown = ", ".join(f"{q.route} {q.sab} {q.ident}" for q in sorted(misses)[:5]) + (
                     ", ..." if len(misses) > 5 else ""
                 )
+                rejected = self.uts.cache.rejections() if self.uts.cache is not None else []
+                why = f": {rejected[0]}" if rejected else ""
+                if len(rejected) > 1:
+                    why += f", and {len(rejected) - 1} more entries are not trusted"
                 raise UnavailableError(
                     f"--offline, and the cache lacks the atoms of {len(misses)} of "
-                    f"{len(unique)} concepts of release {concrete} ({shown})",
+                    f"{len(unique)} concepts of release {concrete} ({shown}){why}",
                     hint=OFFLINE_MISS_HINT,
                 )
             if misses:
