@@ -258,6 +258,10 @@ def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
         "stdout1": out1.decode(), "stderr1": err1.decode(),
         "stdout2": rerun.stdout.decode(), "stderr2": rerun.stderr.decode(),
     }  # fmt: skip
+    # Both runs took their turns from one shared rate state (conftest: under tmp_path/state),
+    # which holds numbers only: the key is nowhere there either.
+    (state,) = (tmp_path / "state" / "rate").glob("127.0.0.1-*.state")
+    assert re.fullmatch(rb"tempmedbench-rate-v1 [0-9. ]+\n", state.read_bytes())
     assert find_secret(CANARY_KEY, texts=leftovers, folders=[tmp_path]) == []
 
 

@@ -47,7 +47,12 @@ from tempmedbench_synonyms.uts.client import (
     parse_model,
 )
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept, release_of
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE, RateLimiter, check_rate
+from tempmedbench_synonyms.uts.ratelimit import (
+    DEFAULT_RATE,
+    RateLimiter,
+    check_rate,
+    shared_state_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -489,7 +494,11 @@ def build_cached_uts(options: RestOptions) -> CachedUts:
         client = UtsClient(
             base_url=options.base_url,
             api_key=key,
-            limiter=RateLimiter(float(options.rate), cancel=cancel),
+            limiter=RateLimiter(
+                float(options.rate),
+                cancel=cancel,
+                shared_state=shared_state_path(options.base_url),  # one budget per machine
+            ),
             timeouts=Timeouts(),
             retry=RetryPolicy(),
             pool_size=min(options.workers, MAX_WORKERS),
