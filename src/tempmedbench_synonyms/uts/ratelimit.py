@@ -21,21 +21,22 @@ Every wait ends at once when the run is cancelled (a 401, a fatal error in anoth
 Ctrl-C): the limiter sleeps with ``cancel_event.wait(delay)``, the event the client shares, and
 ``acquire`` then raises ``Cancelled`` instead of starting a request.
 
-The budget is one per machine, not per process (SPEC section 3): UTS counts requests per IP
-address, so two runs at once (two terminals, two CI jobs) must together stay within ``--rate``.
-Given a state file (``shared_state_path``: one per UTS host and port, under the user's state
-folder, whatever ``--cache-dir`` each run uses), every start also takes a slot in that file, locked
-with ``flock`` while it is read and written (``SharedBudget``). The file holds the wall-clock times
-of the latest starts of every process, the end of a 429 pause and a count of 429s, nothing else
-(never the key). A process may start when its own interval (``(1 + MARGIN) / rate``) has passed
-since the latest start of any process and fewer than ``floor(rate)`` starts of any process lie in
-the last ``1 + MARGIN`` seconds: two runs with one ``--rate`` together keep it, and two with
-different ones together keep the larger. A 429 seen by one process pauses the others until its
+The budget is one per machine, not per process (SPEC section 3): UTS counts requests per IP address,
+so two runs at once (two terminals, two CI jobs) must together stay within ``--rate``. Given a state
+file (``shared_state_path``: one per UTS host and port, under the user's state folder, whatever
+``--cache-dir`` each run uses), every start also takes a slot in that file, locked with ``flock``
+while it is read and written (``SharedBudget``). The file holds the wall-clock times of the latest
+starts of every process, the end of a 429 pause and a count of 429s, nothing else (never the key). A
+process may start when its own interval (``(1 + MARGIN) / rate``) has passed since the latest start
+of any process and fewer than ``floor(rate)`` starts of any process lie in the last ``1 + MARGIN``
+seconds: two runs with one ``--rate`` together keep it, and two with different ones together keep
+the larger (the slower run then starts only when the faster one leaves a gap of the slower one's
+interval; neither ever exceeds its own rate). A 429 seen by one process pauses the others until its
 pause ends and halves their rate too. Processes share no monotonic clock, so the file holds wall
 time: a start more than ``CLOCK_SLACK`` in the future, or a pause longer than ``MAX_PAUSE``, is a
 clock that went back (or an edit) and is dropped, so that no wait is ever longer than a pause, or
-one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no ``fcntl`` on this platform,
-a folder that cannot be written, a state path that is not a regular file, a lock held past
+one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no ``fcntl`` on this platform, a
+folder that cannot be written, a state path that is not a regular file, a lock held past
 ``LOCK_TIMEOUT``) the limiter says so in one warning and keeps the per-process limit; a corrupt
 state (unreadable, over ``MAX_STATE_BYTES``) is said once and started afresh.
 
