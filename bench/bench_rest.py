@@ -71,6 +71,8 @@ def main() -> int:
     os.environ.update(UMLS_API_KEY=CANARY_KEY)
     with tempfile.TemporaryDirectory(prefix="bench-rest-") as tmp:
         root = Path(tmp)
+        # The shared rate state (uts/ratelimit.py) in the temporary folder too, not the user's.
+        env["TEMPMEDBENCH_STATE_DIR"] = os.environ["TEMPMEDBENCH_STATE_DIR"] = str(root / "state")
         t0 = time.perf_counter()
         rel = make_invented_release(root / "gen", concepts=args.concepts, questions=args.questions)
         print(f"generated {rel.concepts} concepts, {rel.questions} questions, {rel.queries} "

@@ -25,6 +25,13 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
 
 
+@pytest.fixture(autouse=True)
+def _private_rate_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has its own shared rate state (runs it starts, subprocesses too, share it),
+    never the user's (uts/ratelimit.py: one budget per machine)."""
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(tmp_path / "state"))
+
+
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     """A private copy of the invented mini release."""

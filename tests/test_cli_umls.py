@@ -404,3 +404,37 @@ def test_umls_atoms_answered_by_a_404_that_is_not_json_is_unavailable(
     )
     assert list((tmp_path / "cache").rglob("*.json")) == []
     assert find_secret(CANARY_KEY, texts={"stderr": result.stderr}, folders=[tmp_path]) == []
+
+
+def test_an_edited_entry_is_fetched_again_and_offline_it_is_unavailable_saying_why(
+    fake: FakeUts, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SPEC section 8: an entry that fails its SHA-256 is never trusted. Offline it is a miss
+    whose message says the entry is corrupt (not UMLS drift); online it is fetched again."""
+    args = ["atoms", "C9000001", "--umls-release", "2099AA", "--json"]
+    first = run(umls_app, args, tmp_path)
+    assert first.exit_code == 0, first.stderr
+    (entry,) = (tmp_path / "cache").rglob("2099AA/*.json")
+    entry.write_bytes(entry.read_bytes().replace(b"A90000001", b"A90000009"))
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
+        offline = run(umls_app, [*args, "--offline"], tmp_path, key=None)
+    assert offline.exit_code == 4
+    doc = json.loads(offline.stdout)
+    assert doc["outcome"] == "unavailable"
+    prefix = (
+        "--offline, and the cache does not hold the answer to /content/2099AA/CUI/C9000001/atoms"
+        "?includeObsolete=false&includeSuppressible=false&language=ENG&pageSize=200: its entry "
+        f"{entry} is corrupt (its body's SHA-256 is "
+    )
+    assert doc["message"].startswith(prefix)
+    assert doc["message"].endswith(": edited or damaged)")
+    (warning,) = [r.getMessage() for r in caplog.records if r.name.endswith(".cache")]
+    assert warning.startswith(f"cache entry {entry} is corrupt (its body's SHA-256 is ")
+    assert len(fake.seen) == 1
+    again = run(umls_app, args, tmp_path)
+    assert (again.exit_code, again.stdout) == (0, first.stdout)
+    assert len(fake.seen) == 2  # fetched again, and stored whole
+    assert run(umls_app, [*args, "--offline"], tmp_path, key=None).stdout == first.stdout
+    texts = {"offline": offline.stdout + offline.stderr, "again": again.stdout + again.stderr}
+    (state,) = (tmp_path / "state" / "rate").glob("uts.invalid-443-*.state")  # (conftest)
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path / "cache", state.parent]) == []

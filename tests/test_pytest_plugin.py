@@ -40,8 +40,10 @@ def test_fake_uts_regenerates_the_demo_release_with_no_set_up(pytester: pytest.P
             # (6 source, 2 cui, 2 aui routes; every answer a single page)
             assert fake_uts.fake.count() == 11
             assert fake_uts.fake.count(200) == 11
-            # the answers went to this test's own cache folder
+            # the answers and the rate state went to this test's own folders
             assert any(fake_uts.cache_dir.rglob("*.json"))
+            assert [p.parent.name for p in fake_uts.state_dir.rglob("*.state")] == ["rate"]
+            assert fake_uts.env["TEMPMEDBENCH_STATE_DIR"] == str(fake_uts.state_dir)
         """
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")

@@ -191,7 +191,8 @@ def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> Non
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("1 passed in ")
-    # the run wrote where the test said (tmp_path), not in the folder it ran from
+    # the run wrote where the test said (its tmp_path) and in the fixture's own folders, not in
+    # the folder it ran from, nor in this suite's rate-state folder (conftest: tmp_path/state)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fixtures", name])
 
 

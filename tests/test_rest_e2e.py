@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -201,8 +202,10 @@ def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) 
 def _cached_paths(cache_dir: Path) -> set[str]:
     paths = set()
     for f in cache_dir.rglob("*.json"):
-        doc = json.loads(f.read_bytes())  # every entry parses: nothing was left half-written
+        head, _, body = f.read_bytes().partition(b"\n")
+        doc = json.loads(head)  # every entry parses: nothing was left half-written
         if isinstance(doc, dict) and "key" in doc:
+            assert hashlib.sha256(body).hexdigest() == doc["sha256"]  # and is whole
             paths.add(doc["key"][1])
     return paths
 
@@ -256,6 +259,10 @@ def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
         "stdout1": out1.decode(), "stderr1": err1.decode(),
         "stdout2": rerun.stdout.decode(), "stderr2": rerun.stderr.decode(),
     }  # fmt: skip
+    # Both runs took their turns from one shared rate state (conftest: under tmp_path/state),
+    # which holds numbers only: the key is nowhere there either.
+    (state,) = (tmp_path / "state" / "rate").glob("127.0.0.1-*.state")
+    assert re.fullmatch(rb"tempmedbench-rate-v1 [0-9. ]+\n", state.read_bytes())
     assert find_secret(CANARY_KEY, texts=leftovers, folders=[tmp_path]) == []
 
 

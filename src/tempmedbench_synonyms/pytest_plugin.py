@@ -4,8 +4,8 @@ Installed with the package (entry point ``pytest11``), it gives every test suite
 
 ``fake_uts``
     A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``), or the
-    rows of the test's ``fake_uts`` marker. Its ``env`` holds ``UMLS_BASE_URL``, ``UMLS_API_KEY``
-    and a fresh ``TEMPMEDBENCH_CACHE_DIR`` for the test, ready for a subprocess::
+    rows of the test's ``fake_uts`` marker. Its ``env`` holds ``UMLS_BASE_URL``, ``UMLS_API_KEY``,
+    and a fresh cache and rate-state folder for the test, ready for a subprocess::
 
         def test_regenerates(fake_uts, tmp_path):
             env = {**os.environ, **fake_uts.env}
@@ -40,6 +40,7 @@ import pytest
 from tempmedbench_synonyms.config import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer, Faults
+from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV
 
 __all__ = ["FakeUtsFactory", "RunningFakeUts", "fake_uts", "fake_uts_factory"]
 
@@ -50,17 +51,20 @@ DEMO_RELEASE = "2099AA"
 class RunningFakeUts(FakeUtsServer):
     """A started ``FakeUtsServer`` with the environment a run of the tool needs to reach it."""
 
-    def __init__(self, fake: FakeUts, cache_dir: Path) -> None:
+    def __init__(self, fake: FakeUts, folder: Path) -> None:
         super().__init__(fake)
-        self.cache_dir = cache_dir
+        self.cache_dir = folder / "cache"
+        self.state_dir = folder / "state"
 
     @property
     def env(self) -> dict[str, str]:
-        """``UMLS_BASE_URL``, ``UMLS_API_KEY`` and ``TEMPMEDBENCH_CACHE_DIR`` for this server."""
+        """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own cache and rate-state folders
+        (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``): a run leaves nothing in yours."""
         return {
             BASE_URL_ENV: self.base_url,
             API_KEY_ENV: self.api_key,
             CACHE_DIR_ENV: os.fspath(self.cache_dir),
+            STATE_DIR_ENV: os.fspath(self.state_dir),
         }
 
 
@@ -105,7 +109,7 @@ def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeU
         faults: Faults | None = None,
     ) -> RunningFakeUts:
         fake = FakeUts(_data(rows, release), api_key=CANARY_KEY, faults=faults)
-        server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts-cache"))
+        server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts"))
         started.append(server)
         server.start()
         return server

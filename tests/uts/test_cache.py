@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,6 +29,9 @@ KEY = CacheKey.make(
     "/content/2099AA/CUI/C9000001/atoms",
     {"sabs": "MTH", "pageSize": "200", "language": "ENG"},
 )
+
+
+EMPTY_LIST_SHA256 = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
 
 
 def mode(path: Path) -> int:
@@ -73,10 +77,13 @@ def test_entry_file_layout_and_exact_bytes(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path, BASE, clock=lambda: 5.0)
     cache.put(KEY, 200, [])
     path = tmp_path / LAYOUT / namespace_of(BASE) / "2099AA" / f"{KEY.digest()}.json"
+    # A header line holding the body's size and SHA-256 (of b"[]"), then the body.
+    assert hashlib.sha256(b"[]").hexdigest() == EMPTY_LIST_SHA256
     assert path.read_bytes() == (
-        b'{"format":1,"key":["2099AA","/content/2099AA/CUI/C9000001/atoms",'
+        b'{"format":2,"key":["2099AA","/content/2099AA/CUI/C9000001/atoms",'
         b'[["language","ENG"],["pageSize","200"],["sabs","MTH"]]],'
-        b'"status":200,"stored_at":5.0,"result":[]}'
+        b'"status":200,"stored_at":5.0,"size":2,"sha256":"' + EMPTY_LIST_SHA256.encode() + b'"}\n'
+        b"[]"
     )
     assert json.loads((path.parent.parent / "base.json").read_text()) == {
         "base_url": BASE,
@@ -126,25 +133,86 @@ def test_a_failed_write_keeps_the_old_entry_and_cleans_up(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
 
 
+KEY_JSON = (
+    b'["2099AA","/content/2099AA/CUI/C9000001/atoms",'
+    b'[["language","ENG"],["pageSize","200"],["sabs","MTH"]]]'
+)
+
+
+def entry_bytes(body: bytes, *, head: bytes = b"", size: int | None = None) -> bytes:
+    """An entry file with a correct SHA-256 of ``body`` (and ``size``, unless given)."""
+    size = len(body) if size is None else size
+    digest = hashlib.sha256(body).hexdigest().encode()
+    head = head or b'"key":' + KEY_JSON + b',"status":200,"stored_at":1'
+    return b'{"format":2,' + head + b',"size":%d,"sha256":"%s"}\n' % (size, digest) + body
+
+
 @pytest.mark.parametrize(
-    "content",
+    ("content", "problem"),
     [
-        b"",  # a power cut after rename without fsync
-        b'{"format":1,"key":',  # cut short
-        b"\xff\xfe not utf-8",
-        b"[]",
-        b'{"format":99,"key":[],"status":200,"stored_at":1,"result":[]}',
-        b'{"format":1,"key":["2099AA","/other",[]],"status":200,"stored_at":1,"result":[]}',
+        (b"", "it is empty"),  # a power cut after rename without fsync
+        (b'{"format":2,"key":', "not JSON: Expecting value: line 1 column 19 (char 18)"),
         (
-            b'{"format":1,"key":["2099AA","/content/2099AA/CUI/C9000001/atoms",'
-            b'[["language","ENG"],["pageSize","200"],["sabs","MTH"]]],"status":500,'
-            b'"stored_at":1,"result":[]}'
+            b"\xff\xfe not utf-8",
+            "not JSON: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+        ),
+        (b"[]", "not a cache entry of this version"),
+        (b'{"format":99,"size":2,"sha256":"x"}\n[]', "not a cache entry of this version"),
+        (b'{"format":2,"key":[]}', "not a cache entry of this version"),  # no body line
+        (b'{"format":2,"key":[]}\n[]', "its header has no size and SHA-256 of the body"),
+        (
+            entry_bytes(b"[]", head=b'"key":["2099AA","/other",[]],"status":200,"stored_at":1'),
+            "it holds the answer to another request",
+        ),
+        (
+            entry_bytes(b"[]", head=b'"key":' + KEY_JSON + b',"status":500,"stored_at":1'),
+            "not a cache entry of this version",
+        ),
+        (
+            entry_bytes(b"[]", head=b'"key":' + KEY_JSON + b',"status":404,"stored_at":1'),
+            "a 'not found' entry with a body",
+        ),
+        (entry_bytes(b"[NaN]"), "its body is not strict JSON: NaN is not a JSON value"),
+        (entry_bytes(b"[-Infinity]"), "its body is not strict JSON: -Infinity is not a JSON value"),
+        (
+            entry_bytes(b'[{"ui":"A1","ui":"A2"}]'),
+            "its body is not strict JSON: the key 'ui' appears twice in one object",
+        ),
+        (
+            entry_bytes(b"[]", head=b'"key":' + KEY_JSON + b',"key":[],"status":200,"stored_at":1'),
+            "not JSON: the key 'key' appears twice in one object",
+        ),
+        (entry_bytes(b"[1]")[:-2], "its body is 1 bytes, its header says 3: cut short or edited"),
+        (
+            entry_bytes(b'["Invented fever"]').replace(b"fever", b"cough"),
+            "its body's SHA-256 is "
+            + hashlib.sha256(b'["Invented cough"]').hexdigest()
+            + ", its header says "
+            + hashlib.sha256(b'["Invented fever"]').hexdigest()
+            + ": edited or damaged",
         ),
     ],
-    ids=["empty", "truncated", "binary", "list", "format", "other-key", "status"],
+    ids=[
+        "empty",
+        "truncated",
+        "binary",
+        "list",
+        "format",
+        "no-body",
+        "no-hash",
+        "other-key",
+        "status",
+        "404-body",
+        "nan",
+        "infinity",
+        "duplicate-body-key",
+        "duplicate-header-key",
+        "torn",
+        "edited",
+    ],
 )
-def test_a_corrupt_entry_is_a_miss_and_one_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes
+def test_a_corrupt_entry_is_a_miss_and_one_warning_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes, problem: str
 ) -> None:
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
@@ -152,13 +220,169 @@ def test_a_corrupt_entry_is_a_miss_and_one_warning(
     path.write_bytes(content)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert cache.get(KEY) is None
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1
-    assert "is corrupt" in warnings[0].getMessage()
-    assert "fetching it again" in warnings[0].getMessage()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache entry {path} is corrupt ({problem}); fetching it again"
+    ]
+    assert cache.rejection(KEY) == f"its entry {path} is corrupt ({problem})"
     cache.put(KEY, 200, ["fresh"])  # the refetched answer replaces it
     entry = cache.get(KEY)
     assert entry is not None and entry.result == ["fresh"]
+    assert cache.rejection(KEY) is None
+
+
+def test_an_entry_edited_by_hand_is_never_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Changing a name in an entry (what a user might do to "fix" a synonym) makes it a miss,
+    even though the file is still a well-formed entry of this version."""
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [{"ui": "A90000001", "name": "Invented fever"}])
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    edited = path.read_bytes().replace(b"Invented fever", b"Invented fover")
+    path.write_bytes(edited)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.get(KEY) is None
+    assert len(caplog.records) == 1
+    assert caplog.records[0].getMessage().endswith(": edited or damaged); fetching it again")
+
+
+def test_an_entry_of_the_previous_format_is_a_miss_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Chosen: an entry written before checksums (format 1) is never trusted, since nothing
+    shows it was not edited; it is fetched again and rewritten. One warning for them all."""
+    cache = ResponseCache(tmp_path, BASE)
+    other = CacheKey.make("2099AA", "/content/2099AA/AUI/A90000001")
+    cache.put(KEY, 200, [])
+    cache.put(other, 404, None)
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path.write_bytes(
+        b'{"format":1,"key":' + KEY_JSON + b',"status":200,"stored_at":5.0,"result":[]}'
+    )
+    other_path = next((tmp_path / LAYOUT).rglob(f"{other.digest()}.json"))
+    other_path.write_bytes(
+        b'{"format":1,"key":["2099AA","/content/2099AA/AUI/A90000001",[]],"status":404,'
+        b'"stored_at":5.0,"result":null}'
+    )
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.get(KEY) is None
+        assert cache.get(other) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache entry {path} was written by an earlier version of this tool, without a "
+        "checksum; fetching it again (and every other such entry, without a warning each)"
+    ]
+    assert cache.rejection(other) == (
+        f"its entry {other_path} was written by an earlier version, without a checksum"
+    )
+    cache.put(KEY, 200, [])
+    assert path.read_bytes().startswith(b'{"format":2,')
+
+
+def test_corrupt_warnings_name_five_files_then_say_there_are_more(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    keys = [CacheKey.make("2099AA", f"/content/2099AA/AUI/A9000000{i}") for i in range(8)]
+    for key in keys:
+        cache.put(key, 404, None)
+        next((tmp_path / LAYOUT).rglob(f"{key.digest()}.json")).write_bytes(b"{")
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert [cache.get(key) for key in keys] == [None] * 8
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 6
+    assert all(m.startswith("cache entry ") for m in messages[:5])
+    assert messages[5] == (
+        "more cache files are corrupt: they are fetched again without a warning each (-v names "
+        "them)"
+    )
+    assert len(cache.rejections()) == 8
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path.unlink()
+    os.mkfifo(path)
+    monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1024 * 1024)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.get(KEY) is None  # opening a FIFO for reading would wait for a writer
+        path.unlink()
+        path.write_bytes(b" " * (1024 * 1024 + 1))
+        assert cache.get(KEY) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read cache entry {path} (not a regular file); fetching it again",
+        f"cannot read cache entry {path} (larger than 1 MiB); fetching it again",
+    ]
+
+
+def test_a_memo_or_current_that_fails_its_checksum_is_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = [1000.0]
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    cache.put(KEY, 200, [])
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "m", {"atoms": ["Invented fever"]}, release_version=version)
+    cache.set_current_release("2099AA")
+    assert cache.load_memo("2099AA", "m") == {"atoms": ["Invented fever"]}
+    assert cache.current_release() == "2099AA"
+    memo = cache._memo_path("2099AA", "m")
+    memo.write_bytes(memo.read_bytes().replace(b"fever", b"cough"))
+    current = cache.folder / "current.json"
+    current.write_bytes(current.read_bytes().replace(b"2099AA", b"2099AB"))
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.load_memo("2099AA", "m") is None
+        assert cache.current_release() is None
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert messages[0].startswith(f"cache memo {memo} is corrupt (its body's SHA-256 is ")
+    assert messages[0].endswith(": edited or damaged); reading the entries")
+    assert messages[1].startswith(f"cache entry {current} is corrupt (its body's SHA-256 is ")
+    assert messages[1].endswith(": edited or damaged); asking UMLS again")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("memo", b'{"format":1,"name":"m","release_version":"x","data":{}}'),
+        ("current", b'{"release":"2099AA","stored_at":1000.0}'),
+    ],
+)
+def test_a_memo_or_current_of_the_previous_format_is_quietly_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str, content: bytes
+) -> None:
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: 1000.0)
+    cache.put(KEY, 200, [])
+    path = cache._memo_path("2099AA", "m") if name == "memo" else cache.folder / "current.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.load_memo("2099AA", "m") is None
+        assert cache.current_release() is None
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"release":"2099AA"}', b'{"release":"../x","stored_at":1}', b"[]", b'{"release":7}'],
+)
+def test_a_current_json_that_does_not_hold_a_release_is_corrupt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, body: bytes
+) -> None:
+    cache = ResponseCache(tmp_path, BASE, clock=lambda: 1000.0)
+    cache.set_current_release("2099AA")
+    path = cache.folder / "current.json"
+    path.write_bytes(entry_bytes(body, head=b'"kind":"current"'))
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.current_release() is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache entry {path} is corrupt (not what current.json holds); asking UMLS again"
+    ]
 
 
 def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(

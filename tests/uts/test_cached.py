@@ -186,7 +186,8 @@ def test_a_corrupt_memo_is_one_warning_and_the_entries_answer(
         warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES)
     assert warm.atoms == cold.atoms
     assert [r.getMessage() for r in caplog.records] == [
-        f"cache memo {memo} is corrupt; reading the entries"
+        f"cache memo {memo} is corrupt (not JSON: Unterminated string starting at: line 1 "
+        "column 20 (char 19)); reading the entries"
     ]
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import logging
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.testing import VirtualTime
+from tempmedbench_synonyms.uts import ratelimit
 from tempmedbench_synonyms.uts.ratelimit import (
     HEADROOM,
     MARGIN,
@@ -17,7 +21,10 @@ from tempmedbench_synonyms.uts.ratelimit import (
     MAX_RATE,
     Cancelled,
     RateLimiter,
+    SharedBudget,
     check_rate,
+    shared_state_path,
+    state_folder,
 )
 
 
@@ -346,3 +353,310 @@ def test_slow_down_halves_the_rate_without_a_pause() -> None:
     assert limiter.slow_down() == 5.0
     limiter.acquire()
     assert t.sleeps == []
+
+
+# -- one budget per machine: two limiters on one state file play two processes ------------------
+
+
+def two_processes(
+    tmp_path: Path, rate_a: float = 5, rate_b: float = 5
+) -> tuple[VirtualTime, RateLimiter, RateLimiter, Path]:
+    """Two limiters sharing one state file and one virtual clock (wall and monotonic alike)."""
+    vt = VirtualTime()
+    state = shared_state_path("https://uts.invalid/rest", tmp_path / "state")
+    a, b = (
+        RateLimiter(rate, clock=vt.clock, sleep=vt.sleep, wall_clock=vt.clock, shared_state=state)
+        for rate in (rate_a, rate_b)
+    )
+    return vt, a, b, state
+
+
+def starts_of(vt: VirtualTime, limiters: list[RateLimiter]) -> list[float]:
+    """Acquire with each limiter in turn; the virtual time of each start, from 0."""
+    t0 = vt.now
+    out = []
+    for limiter in limiters:
+        limiter.acquire()
+        out.append(round(vt.now - t0, 9))
+    return out
+
+
+def test_two_processes_on_one_host_share_one_budget(tmp_path: Path) -> None:
+    vt, a, b, state = two_processes(tmp_path)
+    starts = starts_of(vt, [a, b] * 6)
+    step = round(HEADROOM / 5, 9)  # one interval after the last start of either process
+    assert starts == [round(i * step, 9) for i in range(12)]
+    assert max(sum(1 for t in starts if s <= t < s + 1) for s in starts) == 5
+    assert state.name.startswith("uts.invalid-443-") and state.suffix == ".state"
+    words = state.read_text("ascii").split()
+    assert words[:3] == ["tempmedbench-rate-v1", "0.0", "0"]
+    assert [float(w) for w in words[3:]] == pytest.approx([1000.0 + t for t in starts])
+
+
+def test_alone_each_process_would_have_sent_twice_as_many(tmp_path: Path) -> None:
+    """The same two limiters without the state file: the test above can fail."""
+    vt = VirtualTime()
+    a, b = (RateLimiter(5, clock=vt.clock, sleep=vt.sleep) for _ in range(2))
+    starts = starts_of(vt, [a, b] * 6)
+    assert max(sum(1 for t in starts if s <= t < s + 1) for s in starts) == 10
+
+
+def test_with_two_rates_each_start_keeps_its_own_interval_so_together_the_larger(
+    tmp_path: Path,
+) -> None:
+    """Chosen and pinned: a process waits its own interval after the latest start of any
+    process, and lets at most floor(its rate) starts of any process into one window."""
+    vt, slow, fast, _ = two_processes(tmp_path, rate_a=5, rate_b=10)
+    starts = starts_of(vt, [slow, fast, slow, fast])
+    assert starts == pytest.approx([0.0, HEADROOM / 10, HEADROOM / 10 + HEADROOM / 5,
+                                    HEADROOM * 2 / 10 + HEADROOM / 5])  # fmt: skip
+    vt2, slow2, fast2, _ = two_processes(tmp_path / "other", rate_a=5, rate_b=10)
+    starts = starts_of(vt2, [fast2] * 10 + [slow2, fast2] * 10)
+    assert max(sum(1 for t in starts if s <= t < s + 1) for s in starts) <= 10
+
+
+def test_a_429_in_one_process_pauses_and_slows_the_other(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    vt, a, b, _ = two_processes(tmp_path, rate_a=10, rate_b=10)
+    starts_of(vt, [a, b])
+    t = vt.now
+    with caplog.at_level(logging.INFO, logger="tempmedbench_synonyms.uts.ratelimit"):
+        a.penalise(3.0)
+        b.acquire()
+    assert vt.now == pytest.approx(t + 3.0)  # b waited for a's pause, on the shared clock
+    assert (a.current_rate, b.current_rate) == (5.0, 5.0)
+    assert caplog.records[-1].getMessage() == (
+        "another run got 429 Too Many Requests from this UTS host: 5.00 requests a second "
+        "from now on"
+    )
+    a.acquire()  # a does not halve again for its own 429
+    assert a.current_rate == 5.0
+    a.slow_down()  # a 429 with no retry left: no pause, but the other slows down
+    b.acquire()
+    assert (a.current_rate, b.current_rate) == (2.5, 2.5)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"garbage", "not a rate state of this version"),
+        (b"tempmedbench-rate-v1 nan 0", "a number out of range"),
+        (b"tempmedbench-rate-v1 0 -1", "a number out of range"),
+        (b"tempmedbench-rate-v1 0 0 " + b"1 " * 30, "not a rate state of this version"),
+        (b"tempmedbench-rate-v1 0 0.5", "invalid literal for int() with base 10: '0.5'"),
+        (
+            b"\xff\xfe",
+            "'ascii' codec can't decode byte 0xff in position 0: ordinal not in range(128)",
+        ),
+        (b"1" * 5000, "larger than 4096 bytes"),
+    ],
+    ids=["garbage", "nan", "negative", "too-many", "float-count", "binary", "huge"],
+)
+def test_a_corrupt_state_is_said_once_and_started_afresh(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes, problem: str
+) -> None:
+    vt, a, b, state = two_processes(tmp_path)
+    state.parent.mkdir(parents=True)
+    state.write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a, a, b])
+        state.write_bytes(content)
+        starts += starts_of(vt, [a, a])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the shared rate state {state} was corrupt ({problem}); starting it afresh"
+    ]  # once, though a read it corrupt twice
+    assert starts == pytest.approx([0, 0.216, 0.432, 0.0, 0.216])
+    assert state.read_bytes().startswith(b"tempmedbench-rate-v1 0.0 0 ")
+    assert len(state.read_bytes()) < 200
+
+
+def test_a_clock_that_went_back_never_makes_a_long_wait(tmp_path: Path) -> None:
+    """Starts and a pause written an hour ahead (the wall clock went back since) are dropped;
+    one within CLOCK_SLACK is kept, and the wait it adds is bounded by it."""
+    vt, a, _, state = two_processes(tmp_path)
+    state.parent.mkdir(parents=True)
+    ahead = vt.now + 3600
+    state.write_text(f"tempmedbench-rate-v1 {ahead} 0 " + " ".join([str(ahead)] * 20), "ascii")
+    assert starts_of(vt, [a]) == [0.0]
+    assert state.read_text("ascii").split()[1:] == ["0.0", "0", repr(vt.now)]
+    vt2, a2, _, state2 = two_processes(tmp_path / "slack")
+    state2.parent.mkdir(parents=True)
+    state2.write_text(f"tempmedbench-rate-v1 0 0 {vt2.now + 0.5}", "ascii")
+    assert starts_of(vt2, [a2]) == [pytest.approx(0.5 + HEADROOM / 5)]
+
+
+def test_without_file_locking_the_limit_is_per_process_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ratelimit, "fcntl", None)  # as on Windows
+    vt, a, _, state = two_processes(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a] * 4)
+    assert starts == pytest.approx([0, 0.216, 0.432, 0.648])  # still spaced in the process
+    assert [r.getMessage() for r in caplog.records] == [
+        "this platform has no file locking (fcntl), so runs cannot share one rate limit; the "
+        "rate limit holds for this process only, not for other runs on this machine"
+    ]
+    assert not state.exists()
+    assert a.shared is not None and not a.shared.usable
+
+
+@pytest.mark.parametrize("kind", ["folder-is-a-file", "state-is-a-folder", "fifo", "symlink"])
+def test_a_state_that_cannot_be_used_falls_back_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    vt, a, _, state = two_processes(tmp_path)
+    if kind == "folder-is-a-file":
+        (tmp_path / "state").write_text("not a folder")
+        problem = f"cannot use the shared rate state {state} (Not a directory)"
+    else:
+        state.parent.mkdir(parents=True)
+        if kind == "state-is-a-folder":
+            state.mkdir()
+            problem = f"cannot use the shared rate state {state} (Is a directory)"
+        elif kind == "fifo":
+            os.mkfifo(state)
+            problem = f"the shared rate state {state} is not a regular file"
+        else:
+            target = tmp_path / "precious.txt"
+            target.write_text("the user's own file")
+            state.symlink_to(target)
+            problem = (
+                f"cannot use the shared rate state {state} (Too many levels of symbolic links)"
+            )
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a] * 3)
+    assert starts == pytest.approx([0, 0.216, 0.432])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{problem}; the rate limit holds for this process only, not for other runs on this machine"
+    ]
+    if kind == "symlink":
+        assert (tmp_path / "precious.txt").read_text() == "the user's own file"
+
+
+def test_a_lock_held_too_long_falls_back_and_a_cancel_ends_the_wait(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setattr(ratelimit, "LOCK_TIMEOUT", 0.05)
+    _, a, b, state = two_processes(tmp_path)
+    a.acquire()  # creates the file
+    holder = os.open(state, os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # a stuck process of the user holds it
+        with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+            b.acquire()
+        assert [r.getMessage() for r in caplog.records] == [
+            f"the shared rate state {state} stayed locked by another process for 0.05 s; the "
+            "rate limit holds for this process only, not for other runs on this machine"
+        ]
+        monkeypatch.setattr(ratelimit, "LOCK_TIMEOUT", 60.0)
+        timer = threading.Timer(0.1, a.cancel)
+        timer.start()
+        began = time.monotonic()
+        with pytest.raises(Cancelled):
+            a.acquire()
+        a.penalise(1.0)  # a 429 while the run ends: the others are not told, nothing waits
+        assert time.monotonic() - began < 5.0
+        assert a.current_rate == 2.5
+        timer.join()
+    finally:
+        os.close(holder)
+
+
+def test_the_state_path_is_one_per_host_and_port_under_the_state_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(tmp_path / "mine"))
+    one = shared_state_path("https://uts-ws.nlm.nih.gov/rest")
+    assert one.parent == tmp_path / "mine" / "rate"
+    assert one.name.startswith("uts-ws.nlm.nih.gov-443-")
+    assert shared_state_path("https://UTS-WS.nlm.nih.gov:443/other/") == one
+    assert shared_state_path("http://127.0.0.1:8080/rest").name.startswith("127.0.0.1-8080-")
+    assert shared_state_path("http://127.0.0.1:8081/rest") != shared_state_path(
+        "http://127.0.0.1:8080/rest"
+    )
+    assert shared_state_path("http://[::1]:99999/rest").name.startswith("_1-0-")  # no crash
+    assert repr(SharedBudget(one, cancel=threading.Event())) == f"SharedBudget({str(one)!r})"
+    monkeypatch.delenv("TEMPMEDBENCH_STATE_DIR")
+    import platformdirs
+
+    default = Path(platformdirs.user_state_dir("tempmedbench-synonyms", appauthor=False))
+    assert state_folder() == default
+    assert state_folder({"TEMPMEDBENCH_STATE_DIR": " "}) == default
+
+
+_SENDER = """
+import sys, urllib.request
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+url, state, rate, n, tag = sys.argv[1:]
+limiter = RateLimiter(float(rate), shared_state=state)
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print("ready", flush=True)
+sys.stdin.readline()  # both start together, whatever their start-up took
+for i in range(int(n)):
+    limiter.acquire()
+    opener.open(f"{url}/{tag}/{i}", timeout=10).read()
+"""
+
+
+def test_two_real_processes_together_stay_within_the_rate(tmp_path: Path) -> None:
+    """Two processes, one loopback server that notes when each request arrives: together they
+    never send more than ``rate`` requests in any one second of the server's clock.
+
+    Both are started, say they are ready, and are then told to go at once, so that they run at
+    the same time (without the shared state, the server sees 2 x rate in one second: the test
+    fails). Their arrival times are not compared: on a loaded machine one may be starved."""
+    import subprocess
+    import sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    arrivals: list[tuple[float, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            arrivals.append((time.monotonic(), self.path.split("/")[1]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    rate, each = 10, 12
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    state = shared_state_path(url, tmp_path / "state")
+    try:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _SENDER, url, str(state), str(rate), str(each), tag],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for tag in ("a", "b")
+        ]
+        assert [p.stdout.readline() for p in procs if p.stdout] == ["ready\n"] * 2
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.close()
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+        for p in procs:
+            assert p.stdout is not None
+            p.stdout.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    times = sorted(t for t, _ in arrivals)
+    assert len(times) == 2 * each
+    busiest = max(sum(1 for t in times if s <= t < s + 1.0) for s in times)
+    assert busiest <= rate
+    assert sorted(tag for _, tag in arrivals) == ["a"] * each + ["b"] * each
+    assert state.read_text("ascii").startswith("tempmedbench-rate-v1 0.0 0 ")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import logging
 import random
 import re
 import socket
@@ -46,7 +47,9 @@ from tempmedbench_synonyms.testing import (
     Faults,
     VirtualTime,
     add_fake_uts,
+    find_secret,
 )
+from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
@@ -446,6 +449,40 @@ def test_offline_uses_only_the_cache(tmp_path: Path) -> None:
         "MRCONSO.RRF with --mrconso PATH)"
     )
     assert len(responses.calls) == calls
+
+
+@responses.activate
+def test_offline_a_corrupt_entry_is_unavailable_and_the_message_says_it_was_corrupt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The mismatch that a hand-edited entry used to cause blamed UMLS drift; now the entry is
+    not trusted, and offline the run stops naming it."""
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    request = paths.for_query(REL, Q_CUI)
+    key = CacheKey.make(REL, request.path, request.param_dict)
+    (entry,) = (tmp_path / LAYOUT).rglob(f"{REL}/{key.digest()}.json")
+    entry.write_bytes(entry.read_bytes()[:-10])  # torn by a disk fault
+    memos = list((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
+    assert len(memos) == 1
+    memos[0].unlink()  # else the memo, saved while the entries were whole, answers alone
+    with pytest.raises(UnavailableError) as info:
+        source(make_uts(tmp_path, offline=True)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    size = len(entry.read_bytes().split(b"\n", 1)[1])
+    assert str(info.value) == (
+        "--offline, and the cache does not hold the atoms of 1 of 2 concepts of release 2099AA "
+        f"(cui RXNORM C9000002): its entry {entry} is corrupt (its body is {size} bytes, its "
+        f"header says {size + 10}: cut short or edited)"
+    )
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
+        again = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
+    assert (again.requests, again.cache_hits) == (1, 2)  # the probe and Q_SOURCE are hits
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cache entry {entry} is corrupt (its body is {size} bytes, its header says "
+        f"{size + 10}: cut short or edited); fetching it again"
+    ]
+    assert find_secret(CANARY_KEY, texts={"error": str(info.value)}, folders=[tmp_path]) == []
 
 
 @responses.activate

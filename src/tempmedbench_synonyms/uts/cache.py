@@ -16,14 +16,24 @@ A key is the concrete release, the route path and the query parameters (never ``
 all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
 (``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
 is killed; the data is fsynced before the rename (``files.write_atomic``), so a power cut leaves
-an entry whole or absent. An entry damaged some other way is only a miss plus one warning, and is
-fetched again. Files are created
-readable by the user only (0600, folders 0700): the answers are licensed UMLS content.
+an entry whole or absent. Files are created readable by the user only (0600, folders 0700): the
+answers are licensed UMLS content.
+
+Entries check themselves (SPEC section 8). Every entry, memo and ``current.json`` is two lines:
+a header, one JSON object holding ``"format": 2``, what the file is for (the key, the status, the
+memo's name...), the body's ``size`` in bytes and its ``sha256``; then the body, the compact JSON
+of the answer. A file whose body does not hash to its header's ``sha256`` (edited by hand, torn by
+a disk fault), that is not strict JSON (``NaN``, ``Infinity``, a duplicate key), larger than
+``MAX_FILE_BYTES`` or not a regular file is corrupt: never trusted, a miss plus one warning naming
+it (at most ``MAX_NAMED_WARNINGS`` are named per cache; ``rejection`` tells the offline message
+why). An entry written by an earlier version (``"format": 1``, one JSON object without a
+checksum) is a miss too, and is fetched again and rewritten: nothing shows that it was not edited.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -31,6 +41,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -42,12 +53,17 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.config import redact
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.uts.identifiers import check_release
+from tempmedbench_synonyms.uts.identifiers import check_release, is_release
 
 log = logging.getLogger(__name__)
 
 LAYOUT = "uts-v1"
-ENTRY_FORMAT = 1
+#: 2: a header line with the body's SHA-256, then the body. 1 (before): one JSON object, no hash.
+ENTRY_FORMAT = 2
+#: The largest cache file read (an entry holds every page of an answer, each at most 16 MiB).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+#: Corrupt files named one warning each, per cache; beyond, one more line says there are others.
+MAX_NAMED_WARNINGS = 5
 #: Parameters that never enter a key: the secret, and the page (an entry holds every page).
 EXCLUDED_PARAMS = frozenset({"apiKey", "pageNumber"})
 #: Memos live in ``<namespace>/.memo/<release>/`` (a name no release can have).
@@ -171,6 +187,10 @@ class ResponseCache:
         self._ready: set[Path] = set()
         self._lock = threading.Lock()
         self._release_dirs: dict[str, str] = {}
+        # Why an entry read was not trusted, by key digest: the offline message says it.
+        self._rejected: dict[str, str] = {}
+        self._named = 0  # corrupt files named in a warning so far
+        self._old_said = False  # the one warning about entries of an earlier version
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -199,32 +219,82 @@ class ResponseCache:
             self._ready.add(folder)
 
     def get(self, key: CacheKey) -> CacheEntry | None:
-        """The stored answer for ``key``, or ``None`` (missing, or corrupt: warned once)."""
+        """The stored answer for ``key``, or ``None``: missing, or not to be trusted (corrupt or
+        written by an earlier version: warned, and ``rejection(key)`` says why)."""
         path = self._entry_file(key)
-        raw = _read_or_none(path, "cache entry", "fetching it again")
+        with self._lock:
+            self._rejected.pop(key.digest(), None)
+        try:
+            loaded = self._load(path, "cache entry", "fetching it again")
+            if loaded is None:
+                return None
+            head, result = loaded
+            if head.get("key") != key.as_json():
+                raise _Corrupt("it holds the answer to another request")
+            status, stored_at = head.get("status"), head.get("stored_at")
+            if status not in (200, 404) or not isinstance(stored_at, (int, float)):
+                raise _Corrupt("not a cache entry of this version")
+            if status == 404 and result is not None:
+                raise _Corrupt("a 'not found' entry with a body")
+        except (_Corrupt, _OldFormat) as err:
+            self._distrust(key, path, err, "cache entry", "fetching it again")
+            return None
+        return CacheEntry(status=int(status), result=result, stored_at=float(stored_at))
+
+    def rejection(self, key: CacheKey) -> str | None:
+        """Why the last read of ``key``'s entry did not trust it (``None``: it was missing,
+        or trusted): ``its entry <path> is corrupt (<why>)``, for the offline message."""
+        with self._lock:
+            return self._rejected.get(key.digest())
+
+    def rejections(self) -> list[str]:
+        """Every ``rejection`` of this cache so far, in the order the entries were read."""
+        with self._lock:
+            return list(self._rejected.values())
+
+    def _load(self, path: str | Path, what: str, instead: str) -> tuple[dict[str, Any], Any] | None:
+        """(header, body) of a cache file whose body matches its SHA-256; ``None`` if there is
+        no such file or it cannot be read (warned). Raises ``_Corrupt`` or ``_OldFormat``."""
+        raw = _read_or_none(path, what, instead)
         if raw is None:
             return None
-        problem = "not JSON"
-        try:
-            doc = json.loads(raw)
-            problem = "not a cache entry of this version"
-            if (
-                isinstance(doc, dict)
-                and doc.get("format") == ENTRY_FORMAT
-                and doc.get("key") == key.as_json()
-                and doc.get("status") in (200, 404)
-                and isinstance(doc.get("stored_at"), (int, float))
-                and "result" in doc
-            ):
-                return CacheEntry(
-                    status=int(doc["status"]),
-                    result=doc["result"],
-                    stored_at=float(doc["stored_at"]),
+        return _decode(raw)
+
+    def _distrust(
+        self, key: CacheKey | None, path: str | Path, err: Exception, what: str, instead: str
+    ) -> None:
+        """Say once (within the warning budget) that a cache file is not trusted, and why."""
+        if isinstance(err, _OldFormat):
+            why = f"its entry {path} was written by an earlier version, without a checksum"
+            with self._lock:
+                said, self._old_said = self._old_said, True
+                if key is not None:
+                    self._rejected[key.digest()] = why
+            if key is None:  # a memo or current.json of an earlier version: quietly replaced
+                log.debug("%s %s is of an earlier version; %s", what, path, instead)
+            elif not said:
+                log.warning(
+                    "%s %s was written by an earlier version of this tool, without a checksum; "
+                    "%s (and every other such entry, without a warning each)",
+                    what,
+                    path,
+                    instead,
                 )
-        except (ValueError, RecursionError):
-            pass
-        log.warning("cache entry %s is corrupt (%s); fetching it again", path, problem)
-        return None
+            return
+        with self._lock:
+            self._named += 1
+            named = self._named
+            if key is not None:
+                self._rejected[key.digest()] = f"its entry {path} is corrupt ({err})"
+        if named <= MAX_NAMED_WARNINGS:
+            log.warning("%s %s is corrupt (%s); %s", what, path, err, instead)
+        else:
+            if named == MAX_NAMED_WARNINGS + 1:
+                log.warning(
+                    "more cache files are corrupt: they are fetched again without a warning "
+                    "each (-v names them)"
+                )
+            log.info("%s %s is corrupt (%s); %s", what, path, err, instead)
 
     def put(self, key: CacheKey, status: int, result: Any) -> None:
         """Store one complete answer (status 200 with its result, or 404 with ``None``)."""
@@ -232,14 +302,10 @@ class ResponseCache:
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
         path = self._entry_path(key)
         self._ensure(path.parent)
-        doc = {
-            "format": ENTRY_FORMAT,
-            "key": key.as_json(),
-            "status": status,
-            "stored_at": self._clock(),
-            "result": result if status == 200 else None,
-        }
-        write_atomic(path, _dumps(doc))
+        head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
+        write_atomic(path, _encode(head, result if status == 200 else None))
+        with self._lock:
+            self._rejected.pop(key.digest(), None)
         # After the entry: a memo that read the old token is stale from here on.
         write_atomic(path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"))
 
@@ -274,66 +340,148 @@ class ResponseCache:
 
     def load_memo(self, release: str, name: str) -> Any:
         """A memo saved by ``save_memo``, or ``None`` if there is none, or if any entry of the
-        release was written since (the folder's version differs), or if it is corrupt (warned).
+        release was written since (the folder's version differs), or if it is corrupt (warned)
+        or of an earlier version.
 
         A memo lets a warm run read one file instead of one per entry. The entries stay the
         truth: a memo is only ever derived from them, and dropped as soon as they change.
         """
         path = self._memo_path(release, name)
-        raw = _read_or_none(path, "cache memo", "reading the entries")
-        if raw is None:
-            return None
         try:
-            doc = json.loads(raw)
-            if (
-                isinstance(doc, dict)
-                and doc.get("format") == ENTRY_FORMAT
-                and doc.get("name") == name
-                and "data" in doc
-            ):
-                if doc.get("release_version") != self.release_version(release):
-                    return None  # entries changed since: stale, not corrupt
-                return doc["data"]
-        except (ValueError, RecursionError):
-            pass
-        log.warning("cache memo %s is corrupt; reading the entries", path)
-        return None
+            loaded = self._load(path, "cache memo", "reading the entries")
+            if loaded is None:
+                return None
+            head, data = loaded
+            if head.get("name") != name:
+                raise _Corrupt("it is the memo of another run")
+        except (_Corrupt, _OldFormat) as err:
+            self._distrust(None, path, err, "cache memo", "reading the entries")
+            return None
+        if head.get("release_version") != self.release_version(release):
+            return None  # entries changed since: stale, not corrupt
+        return data
 
     def save_memo(self, release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` (derived from the entries) as valid while the release folder's version
         stays ``release_version`` (read it after the last entry was written)."""
         path = self._memo_path(release, name)
         self._ensure(path.parent)
-        doc = {"format": ENTRY_FORMAT, "name": name, "release_version": release_version,
-               "data": data}  # fmt: skip
-        write_atomic(path, _dumps(doc))
+        write_atomic(path, _encode({"name": name, "release_version": release_version}, data))
 
     def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
         """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
         path = self.folder / "current.json"
         try:
-            doc = json.loads(path.read_bytes())
-            release = doc["release"]
-            stored = float(doc["stored_at"])
-            check_release(release)
-        except FileNotFoundError:
+            loaded = self._load(path, "cache entry", "asking UMLS again")
+            if loaded is None:
+                return None
+            head, body = loaded
+            release, stored = body.get("release"), body.get("stored_at")
+            if head.get("kind") != "current" or not isinstance(release, str):
+                raise _Corrupt("not what current.json holds")
+            concrete = release != "current" and is_release(release)
+            if not isinstance(stored, (int, float)) or not concrete:
+                raise _Corrupt("not what current.json holds")
+        except (_Corrupt, _OldFormat, AttributeError) as err:
+            if isinstance(err, AttributeError):
+                err = _Corrupt("not what current.json holds")
+            self._distrust(None, path, err, "cache entry", "asking UMLS again")
             return None
-        except (OSError, ValueError, KeyError, TypeError, BadInputError):
-            log.warning("cache entry %s is corrupt; asking UMLS again", path)
-            return None
-        age = self._clock() - stored
+        age = self._clock() - float(stored)
         if age > max_age or age < 0:
             return None
-        return str(release)
+        return release
 
     def set_current_release(self, release: str) -> None:
         """Remember which concrete release ``current`` stands for now."""
         check_release(release)
         self._ensure(self.folder)
-        write_atomic(
-            self.folder / "current.json",
-            _dumps({"release": release, "stored_at": self._clock()}),
+        body = {"release": release, "stored_at": self._clock()}
+        write_atomic(self.folder / "current.json", _encode({"kind": "current"}, body))
+
+
+class _Corrupt(Exception):
+    """A cache file that cannot be trusted; the message says why (for the warning)."""
+
+
+class _OldFormat(Exception):
+    """A cache file written by an earlier version, without a checksum."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise ValueError(f"the key {_short(name)!r} appears twice in one object")
+            seen.add(name)
+    return obj
+
+
+def _loads_strict(raw: bytes) -> Any:
+    """JSON as SPEC section 8 reads it everywhere: UTF-8, no NaN or Infinity, no key twice.
+
+    (Kept private here until the package has one strict JSON reader for every file.)
+    """
+    return json.loads(
+        raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+    )
+
+
+def _encode(head: dict[str, Any], body: Any) -> bytes:
+    """The bytes of a cache file: a header line (with the body's size and SHA-256), the body."""
+    data = _dumps(body)
+    digest = hashlib.sha256(data).hexdigest()
+    header = {"format": ENTRY_FORMAT, **head, "size": len(data), "sha256": digest}
+    return _dumps(header) + b"\n" + data
+
+
+def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
+    """(header, body) of a cache file, checked against its SHA-256 before the body is parsed.
+
+    ``_Corrupt`` says why a file cannot be trusted; ``_OldFormat`` marks one object on one line
+    with ``"format": 1`` or no format at all (what earlier versions wrote, without a checksum).
+    """
+    if not raw:
+        raise _Corrupt("it is empty")
+    head_raw, newline, data = raw.partition(b"\n")
+    try:
+        head = _loads_strict(head_raw)
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+        raise _Corrupt(f"not JSON: {_short(err)}") from None
+    if not isinstance(head, dict):
+        raise _Corrupt("not a cache entry of this version")
+    if not newline and head.get("format", 1) == 1:
+        raise _OldFormat()
+    if head.get("format") != ENTRY_FORMAT or not newline:
+        raise _Corrupt("not a cache entry of this version")
+    size, digest = head.get("size"), head.get("sha256")
+    if type(size) is not int or not isinstance(digest, str):
+        raise _Corrupt("its header has no size and SHA-256 of the body")
+    if len(data) != size:
+        raise _Corrupt(
+            f"its body is {len(data)} bytes, its header says {size}: cut short or edited"
         )
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != digest:
+        raise _Corrupt(
+            f"its body's SHA-256 is {actual}, its header says {digest[:64]}: edited or damaged"
+        )
+    try:
+        return head, _loads_strict(data)
+    except (ValueError, RecursionError) as err:
+        raise _Corrupt(f"its body is not strict JSON: {_short(err)}") from None
+
+
+def _short(what: object) -> str:
+    """An exception's message (or a key) for a warning, at most 200 characters."""
+    text = str(what)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _dumps(doc: object) -> bytes:
@@ -388,15 +536,37 @@ def _files(folder: Path) -> Iterable[Path]:
 
 def _read_or_none(path: str | Path, what: str, instead: str) -> bytes | None:
     """The bytes of a cache file, or ``None`` if it is missing or unreadable (warned: a cache
-    that cannot be read costs time, never the run)."""
+    that cannot be read costs time, never the run).
+
+    Only a regular file is read (a FIFO put in an entry's place must not hang the run), and at
+    most ``MAX_FILE_BYTES``; anything else is unreadable.
+    """
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
     except OSError as err:
         log.warning("cannot read %s %s (%s); %s", what, path, err.strerror or err, instead)
         return None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            problem = os.strerror(errno.EISDIR)
+        elif not stat.S_ISREG(mode):
+            problem = "not a regular file"
+        else:
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+            if len(data) <= MAX_FILE_BYTES:
+                return data
+            problem = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    except OSError as err:
+        problem = str(err.strerror or err)
+    finally:
+        os.close(fd)
+    log.warning("cannot read %s %s (%s); %s", what, path, problem, instead)
+    return None
 
 
 def cache_info(root: Path) -> CacheInfo:
@@ -409,7 +579,7 @@ def cache_info(root: Path) -> CacheInfo:
     for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
         base_url: str | None = None
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            base_url = str(json.loads((ns / "base.json").read_bytes())["base_url"])
+            base_url = str(_loads_strict((ns / "base.json").read_bytes())["base_url"])
         nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
         for release in sorted(p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")):
             count = 0

@@ -203,7 +203,7 @@ class CachedUts:
 
     # -- the one check for --offline and for the key ----------------------------------------------
 
-    def need_network(self, what: str) -> UtsClient:
+    def need_network(self, what: str, key: CacheKey | None = None) -> UtsClient:
         """The client, to fetch ``what`` (words for messages), which the cache does not hold.
 
         UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a run
@@ -211,11 +211,25 @@ class CachedUts:
         """
         if self.offline or self.client is None:
             raise UnavailableError(
-                f"--offline, and the cache does not hold {what}", hint=OFFLINE_MISS_HINT
+                f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
+                hint=OFFLINE_MISS_HINT,
             )
         if not self.client.has_key:
             raise ApiKeyMissingError()
         return self.client
+
+    def _untrusted(self, key: CacheKey | None) -> str:
+        """Why the cache may lack it: the entry of ``key`` (or of any key) failed its checksum."""
+        if self.cache is None:
+            return ""
+        if key is not None:
+            rejected = self.cache.rejection(key)
+            return f": {rejected}" if rejected else ""
+        every = self.cache.rejections()
+        if not every:
+            return ""
+        more = f", and {len(every) - 1} more entries are not trusted" if len(every) > 1 else ""
+        return f": {every[0]}{more}"
 
     def _known_current(self) -> str | None:
         """What ``current`` stood for when last learnt: within a day, or ever when offline."""
@@ -254,7 +268,7 @@ class CachedUts:
         """The answer from UMLS (every page), cached as soon as it is complete."""
         request = build(release)
         key = CacheKey.make(release, request.path, request.param_dict)
-        client = self.need_network(f"the answer to {key.describe()}")
+        client = self.need_network(f"the answer to {key.describe()}", key)
         found = self._fetch(client, request)
         self._store(release, build, found)
         return found

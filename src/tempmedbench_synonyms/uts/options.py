@@ -25,7 +25,12 @@ from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE, RateLimiter, check_rate
+from tempmedbench_synonyms.uts.ratelimit import (
+    DEFAULT_RATE,
+    RateLimiter,
+    check_rate,
+    shared_state_path,
+)
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 #: SPEC section 7: ``--workers`` defaults to 8 concurrent requests.
@@ -99,7 +104,11 @@ def build_cached_uts(options: RestOptions) -> CachedUts:
         client = UtsClient(
             base_url=options.base_url,
             api_key=key,
-            limiter=RateLimiter(float(options.rate), cancel=cancel),
+            limiter=RateLimiter(
+                float(options.rate),
+                cancel=cancel,
+                shared_state=shared_state_path(options.base_url),  # one budget per machine
+            ),
             timeouts=Timeouts(),
             retry=RetryPolicy(),
             pool_size=workers,

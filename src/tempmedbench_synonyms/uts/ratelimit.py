@@ -21,21 +21,56 @@ Every wait ends at once when the run is cancelled (a 401, a fatal error in anoth
 Ctrl-C): the limiter sleeps with ``cancel_event.wait(delay)``, the event the client shares, and
 ``acquire`` then raises ``Cancelled`` instead of starting a request.
 
+The budget is one per machine, not per process (SPEC section 3): UTS counts requests per IP address,
+so two runs at once (two terminals, two CI jobs) must together stay within ``--rate``. Given a state
+file (``shared_state_path``: one per UTS host and port, under the user's state folder, whatever
+``--cache-dir`` each run uses), every start also takes a slot in that file, locked with ``flock``
+while it is read and written (``SharedBudget``). The file holds the wall-clock times of the latest
+starts of every process, the end of a 429 pause and a count of 429s, nothing else (never the key). A
+process may start when its own interval (``(1 + MARGIN) / rate``) has passed since the latest start
+of any process and fewer than ``floor(rate)`` starts of any process lie in the last ``1 + MARGIN``
+seconds: two runs with one ``--rate`` together keep it, and two with different ones together keep
+the larger (the slower run then starts only when the faster one leaves a gap of the slower one's
+interval; neither ever exceeds its own rate). A 429 seen by one process pauses the others until its
+pause ends and halves their rate too. Processes share no monotonic clock, so the file holds wall
+time: a start more than ``CLOCK_SLACK`` in the future, or a pause longer than ``MAX_PAUSE``, is a
+clock that went back (or an edit) and is dropped, so that no wait is ever longer than a pause, or
+one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no ``fcntl`` on this platform, a
+folder that cannot be written, a state path that is not a regular file, a lock held past
+``LOCK_TIMEOUT``) the limiter says so in one warning and keeps the per-process limit; a corrupt
+state (unreadable, over ``MAX_STATE_BYTES``) is said once and started afresh.
+
 The clock and the sleep are injected so that tests never wait. An injected sleep should return
 early once ``cancel_event`` is set, as ``Event.wait`` does; whatever it does, the limiter looks at
-the event before every start and after every sleep.
+the event before every start and after every sleep. The shared state's wall clock is injected
+too (``wall_clock``): two limiters on one ``testing.VirtualTime`` and one state file play two
+processes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+import os
+import re
+import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from urllib.parse import urlsplit
 
+from tempmedbench_synonyms.config import APP_NAME
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+
+fcntl: ModuleType | None
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock; SharedBudget falls back, saying so
+    fcntl = None
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +95,21 @@ DEFAULT_PAUSE = 1.0
 #: The longest pause a 429 may impose on every worker: the client's retry budget for one request
 #: (``client.RetryPolicy.max_total``); the client never asks for more, this is a second guard.
 MAX_PAUSE = 120.0
+
+#: Where the shared state lives instead of the platformdirs user state folder (tests, CI).
+STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
+#: The largest state file read: a few hundred bytes is what one holds.
+MAX_STATE_BYTES = 4096
+#: The longest another process may hold the state's lock (it holds it for microseconds) before
+#: this one gives up sharing and keeps its own limit.
+LOCK_TIMEOUT = 5.0
+#: How often a locked state is tried again.
+LOCK_POLL = 0.002
+#: A start or pause in the shared state up to this far in the future is kept (the clock of one
+#: machine, read a little apart); beyond, the wall clock went back since, and it is dropped.
+CLOCK_SLACK = 1.0
+_STATE_MAGIC = "tempmedbench-rate-v1"
+_FALLBACK = "the rate limit holds for this process only, not for other runs on this machine"
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
@@ -101,11 +151,187 @@ def check_rate(rate: float) -> float:
     return value
 
 
+def state_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the shared rate state lives: ``TEMPMEDBENCH_STATE_DIR``, else the platformdirs user
+    state folder (``~/.local/state/tempmedbench-synonyms`` on Linux)."""
+    env = os.environ if environ is None else environ
+    from_env = env.get(STATE_DIR_ENV, "").strip()
+    if from_env:
+        return Path(from_env).expanduser()
+    import platformdirs  # only when the variable does not name a folder
+
+    return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+
+
+def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
+    """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
+
+    By host, not by base URL: UTS counts requests per IP address, whatever path they ask for.
+    """
+    parts = urlsplit(base_url.strip())
+    host = (parts.hostname or "local").lower()
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port out of range: check_base_url refuses it before any request
+        port = 0
+    digest = hashlib.sha256(f"{host}:{port}".encode()).hexdigest()[:12]
+    name = re.sub(r"[^a-z0-9.-]+", "_", host)[:64]
+    return (
+        (folder if folder is not None else state_folder())
+        / "rate"
+        / f"{name}-{port}-{digest}.state"
+    )
+
+
+class _State:
+    """What the shared state file holds: the latest starts (wall clock, oldest first), the end
+    of the latest 429 pause, and how many 429s any process has reported."""
+
+    __slots__ = ("paused_until", "slowdowns", "starts")
+
+    def __init__(
+        self, starts: list[float] | None = None, paused_until: float = 0.0, slowdowns: int = 0
+    ) -> None:
+        self.starts = starts if starts is not None else []
+        self.paused_until = paused_until
+        self.slowdowns = slowdowns
+
+    def encode(self) -> bytes:
+        numbers = [repr(self.paused_until), str(self.slowdowns), *map(repr, self.starts)]
+        return (" ".join([_STATE_MAGIC, *numbers]) + "\n").encode("ascii")
+
+    @classmethod
+    def decode(cls, raw: bytes) -> _State:
+        """The state in ``raw`` (empty: a fresh one); ValueError saying why it is corrupt."""
+        if not raw:
+            return cls()
+        if len(raw) > MAX_STATE_BYTES:
+            raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
+        words = raw.decode("ascii").split()
+        if len(words) < 3 or words[0] != _STATE_MAGIC or len(words) > 3 + int(MAX_RATE):
+            raise ValueError("not a rate state of this version")
+        numbers = [float(w) for w in [words[1], *words[3:]]]
+        slowdowns = int(words[2])
+        if not all(math.isfinite(n) and n >= 0 for n in numbers) or slowdowns < 0:
+            raise ValueError("a number out of range")
+        return cls(sorted(numbers[1:]), numbers[0], slowdowns)
+
+    def settle(self, now: float) -> None:
+        """Drop what a wall clock that went back (or an edit) left in the future."""
+        self.starts = [t for t in self.starts if t <= now + CLOCK_SLACK]
+        if self.paused_until > now + MAX_PAUSE + CLOCK_SLACK:
+            self.paused_until = 0.0
+
+
+class SharedBudget:
+    """The request budget that every process of the user shares for one UTS host: a small state
+    file, locked (``flock``) while one process reads and writes it.
+
+    Opened, locked, read, written and closed for each start: nothing is held between requests,
+    and ``flock`` is released by the kernel if a process dies holding it. Whatever goes wrong
+    with the file, ``transact`` warns once and returns ``None`` from then on (``usable`` is then
+    false): the caller keeps its per-process limit.
+    """
+
+    def __init__(
+        self, path: str | Path, *, wall_clock: Clock = time.time, cancel: threading.Event
+    ) -> None:
+        self.path = Path(path)
+        self._wall = wall_clock
+        self._cancel = cancel
+        self.usable = True
+        self._corrupt_said = False
+
+    def __repr__(self) -> str:
+        return f"SharedBudget({str(self.path)!r})"
+
+    def _give_up(self, problem: str) -> None:
+        self.usable = False
+        log.warning("%s; %s", problem, _FALLBACK)
+
+    def transact(self, step: Callable[[_State, float], bool]) -> _State | None:
+        """Lock the state, call ``step(state, now)`` (it returns whether it changed the state),
+        write it back if so; return the state, or ``None`` if the file cannot be used (warned
+        once). Raises ``Cancelled`` if the run is cancelled while the lock is busy."""
+        if not self.usable:
+            return None
+        if fcntl is None:
+            self._give_up(
+                "this platform has no file locking (fcntl), so runs cannot share one rate limit"
+            )
+            return None
+        try:
+            fd = self._open()
+        except OSError as err:
+            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self._give_up(f"the shared rate state {self.path} is not a regular file")
+                return None
+            if not self._lock(fd):
+                self._give_up(
+                    f"the shared rate state {self.path} stayed locked by another process for "
+                    f"{LOCK_TIMEOUT:g} s"
+                )
+                return None
+            state = self._read(fd)
+            now = self._wall()
+            state.settle(now)
+            if step(state, now):
+                data = state.encode()
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            return state
+        except OSError as err:
+            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
+            return None
+        finally:
+            os.close(fd)  # also releases the lock
+
+    def _open(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # O_NOFOLLOW: a symlink put in its place must not make us rewrite the file it names;
+        # O_NONBLOCK: a FIFO must not block the open (it is refused as not a regular file).
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        return os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+    def _lock(self, fd: int) -> bool:
+        """Take the lock, waiting at most ``LOCK_TIMEOUT`` s (real time) for another process."""
+        assert fcntl is not None
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                if self._cancel.wait(LOCK_POLL):
+                    raise Cancelled() from None
+
+    def _read(self, fd: int) -> _State:
+        raw = os.pread(fd, MAX_STATE_BYTES + 1, 0)
+        try:
+            return _State.decode(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            if not self._corrupt_said:
+                self._corrupt_said = True
+                log.warning(
+                    "the shared rate state %s was corrupt (%s); starting it afresh",
+                    self.path,
+                    str(err)[:200],
+                )
+            return _State()
+
+
 class RateLimiter:
     """A token bucket of capacity one, shared by all threads: starts at least 1/rate s apart.
 
     ``cancel`` is the run's cancel event (the client passes its own); by default the limiter
     sleeps with ``cancel.wait``, so that setting it wakes every waiting thread at once.
+    ``shared_state`` (a file, see ``shared_state_path``) makes the budget one per machine:
+    every start also takes a slot there, read on ``wall_clock``.
     """
 
     def __init__(
@@ -116,6 +342,8 @@ class RateLimiter:
         sleep: Sleep | None = None,
         margin: float = MARGIN,
         cancel: threading.Event | None = None,
+        shared_state: str | Path | None = None,
+        wall_clock: Clock = time.time,
     ) -> None:
         self.rate = check_rate(rate)
         self._clock = clock
@@ -129,6 +357,12 @@ class RateLimiter:
         self._paused_until = float("-inf")
         # When the last requests really started (enough for the window guard at 20 a second).
         self._starts: deque[float] = deque(maxlen=int(MAX_RATE))
+        self.shared: SharedBudget | None = None
+        if shared_state is not None:
+            self.shared = SharedBudget(
+                shared_state, wall_clock=wall_clock, cancel=self.cancel_event
+            )
+        self._seen_slowdowns: int | None = None  # the shared count of 429s last seen
 
     @property
     def current_rate(self) -> float:
@@ -164,12 +398,72 @@ class RateLimiter:
                 earliest = self._earliest()
                 # (a nanosecond of slack: sleeping exactly the delay may land one ulp short)
                 if now >= earliest - 1e-9:
-                    self._starts.append(now)
-                    self._next = now + (1.0 + self._margin) / self._current
-                    return waited
-                delay = earliest - now
+                    delay = self._claim_shared()
+                    if delay <= 0.0:
+                        self._starts.append(now)
+                        self._next = now + (1.0 + self._margin) / self._current
+                        return waited
+                else:
+                    delay = earliest - now
             self._sleep(delay)
             waited += delay
+
+    def _claim_shared(self) -> float:
+        """Take a slot in the shared state: 0 if taken (or there is none), else the seconds
+        until one may be free. Call with the lock held."""
+        if self.shared is None:
+            return 0.0
+        interval = (1.0 + self._margin) / self._current
+        window = max(1, math.floor(self._current))
+        span = 1.0 + self._margin
+        delay = 0.0
+
+        def step(state: _State, now: float) -> bool:
+            nonlocal delay
+            earliest = state.paused_until
+            if state.starts:
+                earliest = max(earliest, state.starts[-1] + interval)
+            if len(state.starts) >= window:
+                earliest = max(earliest, state.starts[-window] + span)
+            if now >= earliest - 1e-9:
+                state.starts = [*state.starts, now][-int(MAX_RATE) :]
+                return True
+            delay = earliest - now
+            return False
+
+        state = self.shared.transact(step)
+        if state is not None:
+            self._note_slowdowns(state.slowdowns)
+        return delay
+
+    def _note_slowdowns(self, count: int) -> None:
+        """Halve the rate if another process reported a 429 since we last looked (lock held)."""
+        if self._seen_slowdowns is not None and count != self._seen_slowdowns:
+            self._halve()
+            log.info(
+                "another run got 429 Too Many Requests from this UTS host: %.2f requests a "
+                "second from now on",
+                self._current,
+            )
+        self._seen_slowdowns = count
+
+    def _publish_429(self, pause: float) -> None:
+        """Tell the other processes of a 429: a pause until ``now + pause``, and one more 429
+        to slow down for (lock held)."""
+        if self.shared is None:
+            return
+
+        def step(state: _State, now: float) -> bool:
+            state.paused_until = max(state.paused_until, now + pause)
+            state.slowdowns += 1
+            return True
+
+        try:
+            state = self.shared.transact(step)
+        except Cancelled:
+            return  # the run is ending: no one is left to tell
+        if state is not None:
+            self._seen_slowdowns = state.slowdowns
 
     def penalise(self, retry_after: float | None) -> None:
         """A 429 arrived: pause every thread for ``retry_after`` seconds and halve the rate.
@@ -182,7 +476,8 @@ class RateLimiter:
         with self._lock:
             now = self._clock()
             self._paused_until = max(self._paused_until, now + pause)
-        current = self.slow_down()
+            current = self._halve()
+            self._publish_429(pause)
         log.warning(
             "UMLS answered 429 Too Many Requests: pausing all requests for %.1f s, "
             "then %.2f requests a second",
@@ -191,10 +486,17 @@ class RateLimiter:
         )
 
     def slow_down(self) -> float:
-        """Halve the rate in force (never below ``MIN_FRACTION`` of the setting); return it."""
+        """A 429 with no retry left: halve the rate in force (never below ``MIN_FRACTION`` of the
+        setting), here and in the other processes; return it."""
         with self._lock:
-            self._current = max(self.rate * MIN_FRACTION, self._current / 2.0)
-            return self._current
+            current = self._halve()
+            self._publish_429(0.0)
+            return current
+
+    def _halve(self) -> float:
+        """Halve the rate in force, never below ``MIN_FRACTION`` of the setting (lock held)."""
+        self._current = max(self.rate * MIN_FRACTION, self._current / 2.0)
+        return self._current
 
     def reward(self) -> None:
         """A request succeeded: earn back a step of the configured rate."""

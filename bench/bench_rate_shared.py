@@ -1,0 +1,128 @@
+"""Benchmark two regenerations at once against one loopback fake UTS (invented data, numbers).
+
+    .venv/bin/python bench/bench_rate_shared.py [--concepts 150] [--rate 15] [--server-limit 20]
+                                                [--latency 0.05] [--unshared]
+
+It generates an invented release (``testing.make_invented_release``) in a temporary folder and
+serves its MRCONSO rows from ``testing.FakeUtsServer`` on 127.0.0.1, which answers 429 to any
+request beyond ``--server-limit`` in one second (as UTS does past 20 a second per IP address).
+Then it starts two ``regenerate`` processes of the CLI at the same moment, each with its own
+``--cache-dir`` and ``--out`` but one shared rate state (``TEMPMEDBENCH_STATE_DIR``, as two runs
+of one user share the platformdirs state folder), and prints what the server saw: 429 answers
+(target 0), the most requests in any one second (target: at most the server's limit) and whether
+the two runs together stayed within ``--rate``. ``--unshared`` also runs the pair with a state
+folder each, which is how every run behaved before the budget was shared (for comparison).
+
+Nothing is written outside the temporary folder; no data is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    Faults,
+    InventedRelease,
+    find_secret,
+    make_invented_release,
+)
+
+
+def _pair(
+    rel: InventedRelease, args: argparse.Namespace, root: Path, *, shared: bool
+) -> tuple[FakeUts, list[dict[str, object]], float, list[str]]:
+    """Two concurrent CLI regenerations; (the fake, their --json reports, wall s, leaks)."""
+    fake = FakeUts(
+        FakeUtsData.from_mrconso(rel.mrconso),
+        api_key=CANARY_KEY,
+        faults=Faults(latency=args.latency, rate_limit=args.server_limit),
+    )
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["UMLS_API_KEY"] = CANARY_KEY
+    label = "shared" if shared else "unshared"
+    folders = []
+    with FakeUtsServer(fake) as server:
+        procs = []
+        start = time.perf_counter()
+        for run in ("a", "b"):
+            state = root / label / ("state" if shared else f"state-{run}")
+            cache, out = root / label / f"cache-{run}", root / label / f"out-{run}"
+            folders += [state, cache, out]
+            cmd = [
+                sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()",
+                "regenerate", str(rel.folder), "--base-url", server.base_url,
+                "--cache-dir", str(cache), "--out", str(out), "--rate", f"{args.rate:g}",
+                "--json", "-q",
+            ]  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    env={**env, "TEMPMEDBENCH_STATE_DIR": str(state)},
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            )
+        outputs = [p.communicate(timeout=600) for p in procs]
+        wall = time.perf_counter() - start
+    reports = [json.loads(out) for out, _ in outputs]
+    texts = {f"{label} {i}": (out + err).decode() for i, (out, err) in enumerate(outputs)}
+    leaks = find_secret(CANARY_KEY, texts=texts, folders=[f for f in folders if f.exists()])
+    return fake, reports, wall, leaks
+
+
+def _line(label: str, fake: FakeUts, reports: list[dict[str, object]], wall: float,
+          args: argparse.Namespace) -> bool:  # fmt: skip
+    arrivals = sorted(fake.arrivals)
+    span = arrivals[-1] - arrivals[0] if len(arrivals) > 1 else float("nan")
+    together = (len(arrivals) - 1) / span if span > 0 else float("nan")
+    busiest = fake.max_in_window(1.0)
+    within = busiest <= math.floor(args.rate) and together <= args.rate
+    outcomes = ", ".join(str(r["outcome"]) for r in reports)
+    verdict = "within" if within else "NOT within"
+    print(f"{label:<9} outcomes {outcomes}; {len(arrivals)} requests seen, "
+          f"{fake.count(429)} answered 429 (target 0); at most {busiest} in any 1 s "
+          f"(target <= {args.server_limit}); together {together:.2f} req/s, "
+          f"{verdict} --rate {args.rate:g}; wall {wall:.1f} s")  # fmt: skip
+    return within and fake.count(429) == 0 and all(r["outcome"] == "verified" for r in reports)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concepts", type=int, default=150)
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer")
+    parser.add_argument("--rate", type=float, default=15.0, help="client --rate of both runs")
+    parser.add_argument("--server-limit", type=int, default=20, help="server: max per second")
+    parser.add_argument("--unshared", action="store_true", help="also run without sharing")
+    args = parser.parse_args()
+
+    print(f"cores           {os.cpu_count()}")
+    with tempfile.TemporaryDirectory(prefix="bench-rate-shared-") as tmp:
+        root = Path(tmp)
+        rel = make_invented_release(root / "gen", concepts=args.concepts, questions=args.questions)
+        print(f"release         {rel.concepts} concepts, {rel.queries} queries a run "
+              f"(invented data), two runs at once, --rate {args.rate:g} each")  # fmt: skip
+        fake, reports, wall, leaks = _pair(rel, args, root, shared=True)
+        ok = _line("shared", fake, reports, wall, args) and not leaks
+        if args.unshared:
+            fake, reports, wall, more = _pair(rel, args, root, shared=False)
+            _line("unshared", fake, reports, wall, args)
+            leaks += more
+    print(f"canary key      {'found in ' + ', '.join(leaks) if leaks else 'nowhere'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
