@@ -150,7 +150,7 @@ def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInputError) as info:
         load_concept_index(z)
     assert (str(info.value), info.value.hint) == (
-        f"{z}: 2 of the members ['a/{GPS_NAME}', 'b/{GPS_NAME}'] look like the GPS file",
+        f"{z}: 2 of the 2 members (a/{GPS_NAME}, b/{GPS_NAME}) look like the GPS file",
         "extract the GPS .txt file and pass it to --gps",
     )
 

@@ -12,6 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.gps import gps_app
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -171,8 +172,8 @@ def test_validate_malformed_line_exits_2(tmp_path: Path) -> None:
     code, out, err = run("validate", root, "--gps", GPS_FILE)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        "error: artifacts/events_canonical.jsonl, line 15: not JSON: Expecting property name "
-        "enclosed in double quotes: line 1 column 2 (char 1)"
+        "error: artifacts/events_canonical.jsonl, line 15: invalid JSON: Expecting property name "
+        "enclosed in double quotes (column 2)"
     ]
 
 
@@ -184,7 +185,7 @@ def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path
     code, out, err = run("validate", root, "--gps", GPS_FILE, "--json")
     assert code == 2
     message = (
-        "artifacts/questions.jsonl, line 7: not JSON: NaN is not a JSON value "
+        "artifacts/questions.jsonl, line 7: invalid JSON: NaN is not a JSON value "
         "(RFC 8259 has no NaN or Infinity)"
     )
     assert json.loads(out) == {
@@ -194,6 +195,8 @@ def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path
         "hint": None,
         "findings": [],
         "counts": {},
+        "schema_version": 1,
+        "tool_version": __version__,
     }
     assert err.splitlines() == [f"error: {message}"]
 
@@ -225,7 +228,9 @@ def test_lookup_found_and_missing() -> None:
     unusable = run("lookup", "22298007", "--gps", RF2_DIR / "nowhere", "--json")
     assert unusable[0] == 2
     doc = json.loads(unusable[1])
-    assert sorted(doc) == ["concepts", "exit_code", "hint", "message", "outcome"]
+    assert sorted(doc) == [
+        "concepts", "exit_code", "hint", "message", "outcome", "schema_version", "tool_version"
+    ]  # fmt: skip
     assert (doc["outcome"], doc["exit_code"], doc["concepts"]) == ("bad_input", 2, [])
     assert doc["message"].startswith(f"{RF2_DIR / 'nowhere'}: ")
     assert data["concepts"] == [

@@ -71,7 +71,8 @@ from pathlib import Path
 from typing import IO, NamedTuple, TypeVar
 
 from tempmedbench_synonyms.canonical import sha256_file
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import open_regular
 
 logger = logging.getLogger(__name__)
 
@@ -242,9 +243,12 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
         )
     if p.is_dir():
         return _load_rf2_folder(p)
-    if zipfile.is_zipfile(p):
+    with open_regular(p, what="the GPS input") as f:
+        is_zip = zipfile.is_zipfile(f)
+        looks_like_zip = not is_zip and _looks_like_zip(p, f)
+    if is_zip:
         return _load_zip(p)
-    if _looks_like_zip(p):
+    if looks_like_zip:
         # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
         # interrupted download) has lost it, and read as text it would be "bytes that are not
         # UTF-8" on line 1.
@@ -256,10 +260,10 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
     return load_gps_tsv(p)
 
 
-def _looks_like_zip(path: Path) -> bool:
+def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
     """A zip's local-header or empty-archive signature, or a .zip name."""
-    with path.open("rb") as f:
-        magic = f.read(4)
+    f.seek(0)
+    magic = f.read(4)
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
 
 
@@ -425,8 +429,8 @@ def _read_header(
     missing = [c for c in required if c not in index]
     if missing:
         raise BadInputError(
-            f"the header has no column {', '.join(repr(m) for m in missing)} "
-            f"(found: {', '.join(repr(n) for n in names)})",
+            f"the header has no column {bounded_list(repr(m) for m in missing)} "
+            f"(found: {bounded_list(repr(n) for n in names)})",
             path=where,
             line=1,
             hint="columns are found by name in the first line, separated by tabs",
@@ -496,7 +500,7 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     notes: list[str] = []
 
     def open_bytes() -> IO[bytes]:
-        return p.open("rb")
+        return open_regular(p, what="the GPS file")
 
     with open_bytes() as raw:
         scan = _scan(raw)
@@ -657,8 +661,13 @@ def _read_gps_rows_checked(
 
 
 def _load_zip(path: Path) -> ConceptIndex:
+    with open_regular(path, what="the GPS input") as f:
+        return _load_open_zip(path, f)
+
+
+def _load_open_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(f)
     except (OSError, *_ZIP_ERRORS) as err:
         raise BadInputError(
             f"damaged zip: cannot read its directory ({err})",
@@ -694,7 +703,8 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
         fitting = [m for m in members if _has_gps_header(path, zf, m)]
         if len(fitting) != 1:
             raise BadInputError(
-                f"{len(fitting) or 'no'} of the members {members} look like the GPS file",
+                f"{len(fitting) or 'no'} of the {len(members)} members "
+                f"({bounded_list(members)}) look like the GPS file",
                 path=path,
                 hint="extract the GPS .txt file and pass it to --gps",
             )
@@ -740,7 +750,7 @@ class _FolderSource:
         return str(self.root / name)
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        return (self.root / name).open("rb")
+        return open_regular(self.root / name, what="the RF2 file")
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         return nullcontext()
@@ -950,7 +960,7 @@ def _read_latest(
     stats: dict[str, int] = {}
     result = consume(_deduplicated(src, names, columns, repeated, stats))
     if stats["components"]:
-        files = ", ".join(src.where(n) for n in names)
+        files = bounded_list(src.where(n) for n in names)
         notes.append(
             f"{files}: {stats['components']} component(s) listed more than once; the row with "
             f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) ignored)"
@@ -965,8 +975,8 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
 def _module_note(names: list[str], src: _Source, skipped: Counter[str]) -> str | None:
     if not skipped:
         return None
-    files = ", ".join(src.where(n) for n in names)
-    listed = ", ".join(f"{m} ({n})" for m, n in sorted(skipped.items()))
+    files = bounded_list(src.where(n) for n in names)
+    listed = bounded_list(f"{m} ({n})" for m, n in sorted(skipped.items()))
     return (
         f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
         f"Edition's skipped: {listed}"
@@ -1000,7 +1010,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
         )
     if len(found["concept"]) > 1:
         raise BadInputError(
-            f"more than one Concept snapshot file: {found['concept']}",
+            f"more than one Concept snapshot file: {bounded_list(found['concept'])}",
             path=path,
             hint="pass the folder of one release only",
         )
@@ -1025,7 +1035,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     if date is None:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
-        notes.append(f"the RF2 files carry different dates: {', '.join(sorted(dates))}")
+        notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     digest = sha256_file(path) if kind == "rf2-zip" else None
     files = [
         SourceFile(
