@@ -467,7 +467,71 @@ def test_rf2_two_active_fsns_the_us_preferred_one_wins(tmp_path: Path) -> None:
         ],
         [("1", US, "12", PREF), ("1", US, "13", PREF)],
     )
-    assert load_concept_index(folder).get("101") == ("Alpha (finding)", "Alpha", True)
+    index = load_concept_index(folder)
+    assert index.get("101") == ("Alpha (finding)", "Alpha", True)
+    assert index.notes[-1] == (
+        f"{folder / RF2_FILES['description']}: 1 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 101"
+    )
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["as-listed", "reversed"])
+@pytest.mark.parametrize(
+    ("preferred", "fsn"),
+    [
+        ((), "Alpha (disorder)"),  # neither is preferred: the smallest id, 99 (numerically)
+        (("99", "100"), "Alpha (disorder)"),  # both are
+        (("100",), "Alpha (finding)"),  # the preferred one, although its id is larger
+    ],
+    ids=["neither-preferred", "both-preferred", "larger-id-preferred"],
+)
+def test_rf2_two_active_fsns_are_decided_by_the_rule_in_any_row_order(
+    tmp_path: Path, reverse: bool, preferred: tuple[str, ...], fsn: str
+) -> None:
+    """Invented rows: concept 101 with two active FSNs, ids 99 and 100 (so that text order, in
+    which "100" < "99", would pick the other); concept 202 is unaffected."""
+    descs = [
+        d_row("99", "1", FSN, "Alpha (disorder)"),
+        d_row("100", "1", FSN, "Alpha (finding)"),
+        d_row("13", "1", SYN, "Alpha"),
+        d_row("21", "1", FSN, "Beta (finding)", cid="202"),
+    ]
+    langs = [l_row(f"u{d}", "1", US, d, PREF) for d in ("13", *preferred)]
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101"), c_row("202")],
+        descs[::-1] if reverse else descs,
+        langs[::-1] if reverse else langs,
+    )
+    index = load_concept_index(folder)
+    assert index.to_dict() == {
+        "101": (fsn, "Alpha", True),
+        "202": ("Beta (finding)", "", True),
+    }
+    assert [n for n in index.notes if "more than one active FSN" in n] == [
+        f"{folder / RF2_FILES['description']}: 1 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 101"
+    ]
+
+
+def test_rf2_the_two_fsn_note_is_bounded_and_a_lookup_of_another_concept_works(
+    tmp_path: Path,
+) -> None:
+    cids = [str(1000 + i) for i in range(12)]
+    descs = [d_row(f"{c}1", "1", FSN, f"T{c} (a)", cid=c) for c in cids]
+    descs += [d_row(f"{c}2", "1", FSN, f"T{c} (b)", cid=c) for c in cids]
+    descs.append(d_row("77", "1", FSN, "Other (finding)", cid="303"))
+    folder = rf2_files(tmp_path / "r", [c_row(c) for c in [*cids, "303"]], descs, [])
+    index = load_concept_index(folder)
+    assert index.get("303") == ("Other (finding)", "", True)
+    assert index.get("1011") == ("T1011 (a)", "", True)
+    assert index.notes == [
+        f"{folder / RF2_FILES['description']}: 12 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, and 2 more"
+    ]
 
 
 def test_index_built_by_hand_decodes_rows() -> None:

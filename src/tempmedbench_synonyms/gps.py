@@ -1095,11 +1095,12 @@ def _read_descriptions(
     neither a dict of its own nor a copy of the concept identifier per description row.
     """
 
-    def consume(rows: Iterable[_Row]) -> Counter[str]:
+    def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
         for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
             concepts[cid] = ""
         get = concepts.get
         skipped: Counter[str] = Counter()
+        two_fsns: set[str] = set()
         intl, fsn_type, synonym_type = INTERNATIONAL_MODULES, FSN_TYPE, SYNONYM_TYPE
         for where, lineno, (did, _, active, module, cid, type_id, term) in rows:
             if active != "1":
@@ -1125,15 +1126,18 @@ def _read_descriptions(
             fsn_did, fsn, pt_did, pt = old.split("\t") if old else ("", "", "", "")
             old_did = fsn_did if is_fsn else pt_did
             if old_did:
-                # Two active FSNs: the one the US refset prefers wins; any other tie is a broken
-                # snapshot, and guessing would put a wrong term in the report.
-                if is_fsn and (did in us_preferred) != (old_did in us_preferred):
-                    if did not in us_preferred:
+                if is_fsn:
+                    # Two active FSNs (seen in real snapshots): decided by a rule, so that one
+                    # concept cannot stop the load; the notes name the concepts.
+                    two_fsns.add(cid)
+                    if _fsn_rank(did, us_preferred) > _fsn_rank(old_did, us_preferred):
                         continue
                 else:
-                    what = "FSNs" if is_fsn else "US preferred synonyms"
+                    # Two US preferred synonyms: the refset itself is broken, and guessing would
+                    # put a wrong term in the report.
                     raise BadInputError(
-                        f"concept {cid} has two active {what}: descriptions {old_did} and {did}",
+                        f"concept {cid} has two active US preferred synonyms: descriptions "
+                        f"{old_did} and {did}",
                         path=where,
                         line=lineno,
                         hint="use one complete International Edition snapshot",
@@ -1143,11 +1147,29 @@ def _read_descriptions(
                 concepts[cid] = f"{did}\t{term}\t{pt_did}\t{pt}"
             else:
                 concepts[cid] = f"{fsn_did}\t{fsn}\t{did}\t{term}"
-        return skipped
+        return skipped, two_fsns
 
-    skipped = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
+    skipped, two_fsns = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
     if (note := _module_note(names, src, skipped)) is not None:
         notes.append(note)
+    if two_fsns:
+        ids = sorted(two_fsns, key=_id_order)
+        notes.append(
+            f"{bounded_list(src.where(n) for n in names)}: {len(two_fsns)} concept(s) have more "
+            "than one active FSN; the one the US English refset prefers was used, else the one "
+            f"with the smallest description id: {bounded_list(ids)}"
+        )
+
+
+def _id_order(sctid: str) -> tuple[int, str]:
+    """SNOMED CT identifiers (digits, no leading zero) in numeric order, without int()."""
+    return len(sctid), sctid
+
+
+def _fsn_rank(did: str, us_preferred: set[str]) -> tuple[bool, int, str]:
+    """The order in which two active FSNs of one concept are preferred: the one whose US English
+    language refset row is active and preferred, then the smallest description id."""
+    return did not in us_preferred, len(did), did
 
 
 def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:
