@@ -297,3 +297,37 @@ def test_help_has_one_example_on_one_line(command: str, example: str) -> None:
     assert lines.count("Example:") == 1
     after = lines[lines.index("Example:") + 1 :]
     assert next(line for line in after if line) == f"tempmedbench-synonyms gps {command} {example}"
+
+
+def test_a_gps_zip_bomb_is_bad_input_with_a_json_report(tmp_path: Path) -> None:
+    """A zip whose GPS member declares 3 GB (the bomb's header; the bytes are never unpacked)."""
+    z = tmp_path / "SnomedCT_GPS.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(GPS_FILE, f"g/{GPS_FILE.name}")
+    data = bytearray(z.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.index(signature) + offset
+        data[at : at + 4] = (3_000_000_000).to_bytes(4, "little")
+    z.write_bytes(bytes(data))
+    code, out, err = run("validate", PLANTED, "--gps", z, "--json")
+    message = (
+        f"{z}!g/{GPS_FILE.name}: the member declares 3000000000 bytes once unpacked, more than "
+        "the 268435456 bytes (256 MiB) such a file can have; this is not the file it claims to "
+        "be (or a zip bomb)"
+    )
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    assert json.loads(out)["message"] == message
+
+
+def test_a_zip_of_100000_candidate_members_gives_a_bounded_message(tmp_path: Path) -> None:
+    z = tmp_path / "many.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for i in range(100_000):
+            zf.writestr(f"m{i:06d}/x_GPSRelease_{i}.txt", b"")
+    code, out, err = run("validate", PLANTED, "--gps", z, "--json")
+    shown = ", ".join(f"m{i:06d}/x_GPSRelease_{i}.txt" for i in range(10))
+    message = f"{z}: no of the 100000 members ({shown}, and 99990 more) look like the GPS file"
+    assert code == 2
+    assert json.loads(out)["message"] == message
+    assert len(err) < 1000

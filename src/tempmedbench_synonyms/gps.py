@@ -147,6 +147,117 @@ _COMPRESSION_METHODS = {
 }
 
 
+# Bounds (SPEC section 8: sizes and line lengths bounded where the format bounds them, so that a
+# zip bomb or an endless file is bad input in bounded memory). The GPS file holds ~380,000 rows of
+# ~120 bytes (~45 MB): 256 MiB and 2,000,000 rows leave room for years of growth, and the index of
+# 2,000,000 rows stays under ~300 MB. An International Edition RF2 snapshot file is below 1 GB
+# (the language refset, ~3.8 million rows): 4 GiB. No line of either comes near 64 KiB (an RF2
+# term is at most 4,096 characters). Each size is checked twice: the size a zip member declares,
+# before it is read, and the bytes it really gives, counted as they are read (a lying header).
+GPS_MAX_BYTES = 256 << 20
+GPS_MAX_ROWS = 2_000_000
+RF2_MAX_BYTES = 4 << 30
+LINE_MAX_BYTES = 64 << 10
+_READ_BLOCK = 1 << 20
+
+
+class _Bounded(io.RawIOBase):
+    """A byte stream that stops, with ``BadInputError``, past ``max_bytes`` bytes or at a line
+    longer than ``max_line`` bytes (LF excluded). Wrapped in a ``BufferedReader`` by
+    :func:`_bounded`.
+
+    Line lengths cost ~32 ``bytes.find`` calls a MiB, not a scan in Python: a line longer than
+    ``max_line`` contains a whole window of ``max_line // 2`` bytes with no LF, and only a window
+    with none is measured exactly.
+    """
+
+    def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
+        self._raw = raw
+        self.where = where
+        self.what = what
+        self.max_bytes = max_bytes
+        self.max_line = max_line
+        self.total = 0
+        self.lines = 0  # LFs read so far
+        self.run = 0  # bytes since the last LF
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        n = len(data)
+        if n:
+            self.total += n
+            if self.total > self.max_bytes:
+                raise BadInputError(
+                    f"{self.what} is larger than {self.max_bytes} bytes "
+                    f"({self.max_bytes >> 20} MiB); this is not the file it claims to be "
+                    "(or a zip bomb)",
+                    path=self.where,
+                    hint=_SIZE_HINT,
+                )
+            self._check_lines(data)
+            buffer[:n] = data
+        return n
+
+    def _check_lines(self, data: bytes) -> None:
+        limit = self.max_line
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += len(data)
+            if self.run > limit:
+                self._too_long(self.lines + 1)
+            return
+        if self.run + first > limit:
+            self._too_long(self.lines + 1)
+        last = data.rfind(b"\n")
+        if last - first > limit:
+            window = limit // 2
+            for i in range(first, last, window):
+                if data.find(b"\n", i, min(i + window, last)) < 0:
+                    start, end = data.rfind(b"\n", 0, i), data.find(b"\n", i)
+                    if end - start - 1 > limit:
+                        self._too_long(self.lines + data.count(b"\n", 0, start + 1) + 1)
+        self.lines += data.count(b"\n")
+        self.run = len(data) - last - 1
+        if self.run > limit:  # the start of the next line, already too long
+            self._too_long(self.lines + 1)
+
+    def _too_long(self, line: int) -> None:
+        raise BadInputError(
+            f"a line longer than {self.max_line} bytes; {self.what} has no such line",
+            path=self.where,
+            line=line,
+            hint=_SIZE_HINT,
+        )
+
+
+_SIZE_HINT = "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
+
+
+def _bounded(raw: IO[bytes], where: str, what: str, max_bytes: int) -> IO[bytes]:
+    """``raw`` read through :class:`_Bounded` (``max_bytes``, lines of ``LINE_MAX_BYTES``)."""
+    return io.BufferedReader(_Bounded(raw, where, what, max_bytes, LINE_MAX_BYTES), _READ_BLOCK)
+
+
+def _check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes: int) -> None:
+    """Refuse a zip member whose declared size is beyond the bound, before reading it."""
+    size = zf.getinfo(member).file_size
+    if size > max_bytes:
+        raise BadInputError(
+            f"the member declares {size} bytes once unpacked, more than the {max_bytes} bytes "
+            f"({max_bytes >> 20} MiB) such a file can have; this is not the file it claims to be "
+            "(or a zip bomb)",
+            path=f"{path}!{member}",
+            hint=_SIZE_HINT,
+        )
+
+
 class Concept(NamedTuple):
     """One concept of a release, as the index decodes it. "" stands for a missing term."""
 
@@ -307,7 +418,7 @@ class _Scan:
         return self.skeleton == expected
 
 
-def _scan(raw: IO[bytes]) -> _Scan:
+def _scan(raw: IO[bytes], where: str) -> _Scan:
     """Hash a byte stream, and keep its skeleton of tabs and line feeds.
 
     The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8 never
@@ -317,9 +428,16 @@ def _scan(raw: IO[bytes]) -> _Scan:
     newlines = 0
     tail = b""
     skeleton: list[bytes] = []
-    for block in iter(lambda: raw.read(1 << 20), b""):
+    for block in iter(lambda: raw.read(_READ_BLOCK), b""):
         h.update(block)
         newlines += block.count(b"\n")
+        if newlines > GPS_MAX_ROWS:
+            raise BadInputError(
+                f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a "
+                "line",
+                path=where,
+                hint=_SIZE_HINT,
+            )
         skeleton.append(block.translate(None, _NOT_TAB_OR_LF))
         tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
     unterminated = bool(tail) and not tail.endswith(b"\n")
@@ -500,10 +618,10 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     notes: list[str] = []
 
     def open_bytes() -> IO[bytes]:
-        return open_regular(p, what="the GPS file")
+        return _bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
 
     with open_bytes() as raw:
-        scan = _scan(raw)
+        scan = _scan(raw, str(p))
     digest = scan.sha256
     rows = _read_gps(open_bytes, str(p), notes, scan)
     date = _release_date(p.name, p.parent.as_posix())
@@ -713,11 +831,12 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
     notes: list[str] = []
 
     def open_bytes() -> IO[bytes]:
-        return zf.open(member)
+        return _bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
 
+    _check_declared_size(path, zf, member, GPS_MAX_BYTES)
     with _reading_member(path, zf, member):
         with open_bytes() as raw:
-            scan = _scan(raw)
+            scan = _scan(raw, where)
         rows = _read_gps(open_bytes, where, notes, scan)
     digest = sha256_file(path)
     date = _release_date(member, path.name)
@@ -729,7 +848,7 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
 
 def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
     with _reading_member(path, zf, member), zf.open(member) as raw:
-        first = raw.readline().decode("utf-8", "replace").lstrip("\ufeff")
+        first = raw.readline(LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
     return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)
 
 
@@ -750,7 +869,8 @@ class _FolderSource:
         return str(self.root / name)
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        return open_regular(self.root / name, what="the RF2 file")
+        raw = open_regular(self.root / name, what="the RF2 file")
+        return _bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         return nullcontext()
@@ -771,7 +891,8 @@ class _ZipSource:
         return f"{self.path}!{name}"
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        return self.zf.open(name)
+        _check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+        return _bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         return _reading_member(self.path, self.zf, name)
