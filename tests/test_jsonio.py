@@ -192,3 +192,11 @@ def test_a_release_path_that_is_not_utf8_gives_a_valid_json_report(tmp_path: Pat
     assert proc.stderr.decode("utf-8").splitlines()[0] == (
         f"error: {tmp_path}/release-\\udcff/MANIFEST.sha256: the release manifest is missing"
     )
+
+
+def test_the_python_api_report_is_the_cli_report(mini: Path, mrconso: Path, tmp_path: Path) -> None:
+    from tempmedbench_synonyms.mrconso import MrconsoSource
+    from tempmedbench_synonyms.pipeline import regenerate
+
+    doc = regenerate(mini, MrconsoSource(mrconso), out_dir=tmp_path / "out").to_json()
+    assert (doc["schema_version"], doc["tool_version"]) == (1, __version__)

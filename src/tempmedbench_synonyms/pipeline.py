@@ -103,7 +103,8 @@ class Report:
         return EXIT_CODES[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The ``--json`` report, ``schema_version`` and ``tool_version`` included."""
+        return jsonio.versioned({
             "command": self.command,
             "outcome": self.outcome,
             "exit_code": self.exit_code,
@@ -135,7 +136,7 @@ class Report:
             },
             "warnings": self.warnings,
             "replaced": self.replaced,
-        }
+        })  # fmt: skip
 
 
 def error_report(command: str, release: Path, err: TempMedBenchError) -> Report:
