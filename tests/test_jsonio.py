@@ -88,7 +88,7 @@ def test_report_text_escapes_lone_surrogates_and_adds_the_versions() -> None:
 
 
 @pytest.fixture
-def fake_uts() -> Iterator[FakeUts]:
+def loopback_uts() -> Iterator[FakeUts]:
     uts = FakeUts(FakeUtsData.from_lines(invented_rows(2, atoms_per_concept=2)), api_key=CANARY_KEY)
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         add_fake_uts(rsps, uts, base_url=BASE)
@@ -107,9 +107,9 @@ def _invoke(args: list[str], tmp_path: Path) -> tuple[int, dict[str, Any]]:
 
 
 def test_every_command_s_json_report_has_the_versions(
-    fake_uts: FakeUts, mini: Path, mrconso: Path, tmp_path: Path
+    loopback_uts: FakeUts, mini: Path, mrconso: Path, tmp_path: Path
 ) -> None:
-    del fake_uts
+    del loopback_uts
     out = tmp_path / "out"
     release = ["--umls-release", "2099AA"]
     commands: list[tuple[list[str], int]] = [
