@@ -296,3 +296,38 @@ def test_freeze_force_over_an_unreadable_file_and_a_first_freeze(mini: Path, mrc
     assert (mini / EXPECTED).read_bytes() == (
         ROOT / "fixtures/tempmedbench-mini" / EXPECTED
     ).read_bytes()
+
+
+def test_freeze_force_says_when_nothing_changed_or_the_old_file_was_unreadable(
+    mini: Path, mrconso: Path
+) -> None:
+    code, out, err = run("freeze", mini, "--mrconso", mrconso, "--force", "--json")
+    assert code == 0
+    assert json.loads(out)["replaced"]["files"] == {}
+    assert "  unchanged      every hash is the same as before" in err.splitlines()
+    (mini / EXPECTED).write_text("[1, 2]")
+    code, _, err = run("freeze", mini, "--mrconso", mrconso, "--force")
+    lines = err.splitlines()
+    assert "                 (the previous file could not be read as expected hashes)" in lines
+    assert lines[lines.index("  concepts       10 were not in the previous hashes:") + 1] == (
+        "    9990101009"
+    )
+
+
+def test_a_listed_file_swapped_for_a_fifo_after_the_check_is_named(
+    mini: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tempmedbench_synonyms import release
+
+    def swapped(path: Path) -> str:
+        raise files.not_regular_error(path, "a FIFO")
+
+    monkeypatch.setattr(release, "sha256_file", swapped)
+    with pytest.raises(ManifestError) as info:
+        verify_manifest(mini, required=[])
+    first = info.value.files[0]
+    assert (first.path, first.problem) == (
+        "README.md",
+        f"is a FIFO, not a regular file (expected sha256 {first.expected})",
+    )
+    assert str(info.value).startswith(f"{MANIFEST}: 6 of the 6 listed files are missing or differ")

@@ -255,9 +255,7 @@ def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
                 "if it is, its files are incomplete: download the release again"
             )
         raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
-    except IsADirectoryError:
-        raise BadInputError(f"{what} is a folder, not a file", path=path) from None
-    except OSError as err:
+    except OSError as err:  # a folder, a FIFO or a device is refused by read_regular itself
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
 
 
