@@ -359,7 +359,8 @@ class ExpectedHashes(BaseModel):
     def _both_files(self) -> ExpectedHashes:
         if sorted(self.files) != sorted(OUTPUTS):
             raise ValueError(
-                f"'files' must list exactly {list(OUTPUTS)}; it lists {sorted(self.files)}"
+                f"'files' must list exactly {list(OUTPUTS)}; it lists "
+                f"[{bounded_list(repr(f) for f in sorted(self.files))}]"
             )
         return self
 
