@@ -167,12 +167,12 @@ def test_missing_things(tmp_path: Path, mini: Path, mrconso: Path) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     code, _, err = run("regenerate", mini, "--mrconso", mrconso, "--out",
                        tmp_path / "a-file", "-q")  # fmt: skip
-    target = tmp_path / "a-file" / SYNONYM_SURFACE
     assert (code, err.splitlines()) == (
         2,
         [
-            f"error: {target}: cannot write this file: Not a directory",
-            "hint: write the rebuilt files elsewhere with --out DIR",
+            f"error: {tmp_path / 'a-file'}: is not a folder: the output files cannot be written "
+            "under it",
+            "hint: write the rebuilt files elsewhere with --out DIR, a folder you can write in",
         ],
     )
 
@@ -257,7 +257,9 @@ def test_network_options_mean_nothing_to_a_local_file(mini: Path, mrconso: Path)
 
 
 def test_freeze_cli(mini: Path, mrconso: Path) -> None:
-    code, out, _err = run("freeze", mini, "--mrconso", mrconso, "--update-manifest", "--json")
+    code, out, _err = run(
+        "freeze", mini, "--mrconso", mrconso, "--update-manifest", "--force", "--json"
+    )
     assert code == 0
     assert json.loads(out)["message"] == (
         "wrote synonym_regeneration/expected_sha256.json and updated its line in MANIFEST.sha256"

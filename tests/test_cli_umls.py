@@ -12,6 +12,7 @@ import responses
 import typer
 from typer.testing import CliRunner, Result
 
+from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.testing import (
@@ -126,7 +127,7 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {
         "outcome": "not_found", "release": "2099AA", "query": "AUI A0000000", "found": False,
-        "atoms": [],
+        "atoms": [], "schema_version": 1, "tool_version": __version__,
     }  # fmt: skip
 
 
@@ -297,6 +298,8 @@ def test_cache_info_and_clear(fake: FakeUts, tmp_path: Path) -> None:
         "exit_code": 2,
         "message": f"{tmp_path / 'a-file'}: the cache folder is a file, not a folder",
         "hint": "give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+        "schema_version": 1,
+        "tool_version": __version__,
     }
     assert cleared.stderr == f"removed 2 cached answers from {tmp_path / 'cache'}\n"
     assert json.loads(run(cache_app, ["info", "--json"], tmp_path).stdout)["entries"] == 0

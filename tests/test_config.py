@@ -93,6 +93,8 @@ def test_a_key_file_others_can_read_is_used_with_one_warning(
         ("", "the API key file is empty"),
         (" \n\t", "the API key file is empty"),
         ("two words", "the API key file holds more than one word; it should hold only the key"),
+        # a UMLS key is 36 characters: a key file of megabytes is read no further than 4 KiB
+        ("k" * 4097, "the API key file is larger than 4096 bytes; it should hold only the key"),
     ],
 )
 def test_an_unusable_key_file_is_bad_input_never_a_fallback(

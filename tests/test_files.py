@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import socket
 import stat
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tempmedbench_synonyms import files
-from tempmedbench_synonyms.files import TMP_SUFFIX, write_atomic
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import TMP_SUFFIX, open_regular, read_regular, write_atomic
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 
 
 def test_writes_the_bytes_and_creates_the_folders(tmp_path: Path) -> None:
@@ -46,3 +56,155 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(TMP_SUFFIX)] == []
+
+
+# --- open_regular: only regular files are read (SPEC section 8) -----------------------------
+
+
+def test_open_regular_reads_a_regular_file_and_a_link_to_one(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_bytes(b"data")
+    (tmp_path / "link").symlink_to(target)
+    for path in (target, tmp_path / "link"):
+        with open_regular(path) as f:
+            assert f.read() == b"data"
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda p: os.mkfifo(p), "a FIFO"),
+        (lambda p: p.symlink_to("/dev/zero"), "a character device"),
+        (lambda p: p.mkdir(), "a folder"),
+    ],
+    ids=["fifo", "dev-zero", "folder"],
+)
+def test_open_regular_refuses_what_is_not_a_regular_file(
+    tmp_path: Path, make: Callable[[Path], None], kind: str
+) -> None:
+    path = tmp_path / "thing"
+    make(path)
+    with pytest.raises(BadInputError) as info:
+        open_regular(path, what="the thing")  # a FIFO opens without blocking: no hang
+    assert str(info.value) == f"{path}: the thing is {kind}, not a regular file"
+    assert info.value.hint == (
+        "pass a regular file: a FIFO, a device or a socket is never read where a file is expected"
+    )
+
+
+def test_open_regular_names_a_socket_which_cannot_be_opened(tmp_path: Path) -> None:
+    path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        with pytest.raises(BadInputError) as info:
+            open_regular(path)
+    finally:
+        server.close()
+    assert str(info.value) == f"{path}: is a socket, not a regular file"
+
+
+def test_open_regular_leaves_a_missing_file_to_the_caller(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        open_regular(tmp_path / "missing")
+
+
+def test_read_regular_bounds_the_size(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"12345")
+    assert read_regular(path, limit=5) == b"12345"
+    with pytest.raises(BadInputError) as info:
+        read_regular(path, what="the key", limit=4)
+    assert str(info.value) == f"{path}: the key is larger than 4 bytes"
+
+
+# --- the commands, on hostile files: exit 2 at once, in a subprocess so a hang cannot stall the
+# suite (a FIFO opened for reading blocks until a writer comes)
+
+
+def _cli(*args: str | Path, cwd: Path) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    env["UMLS_API_KEY"] = CANARY
+    proc = subprocess.run(
+        [sys.executable, "-m", "tempmedbench_synonyms", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=env,
+    )
+    assert CANARY not in proc.stdout + proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+CANARY = "canary-key-0000-must-never-appear"
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(folder.rglob("*"))
+        if not p.is_fifo() and not p.is_symlink()
+    }
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dev-zero"])
+def test_a_hostile_manifest_is_bad_input_at_once(mini: Path, tmp_path: Path, hostile: str) -> None:
+    manifest = mini / "MANIFEST.sha256"
+    manifest.unlink()
+    if hostile == "fifo":
+        os.mkfifo(manifest)
+    else:
+        manifest.symlink_to("/dev/zero")
+    before = _tree(mini)
+    code, out, err = _cli("check", mini, "--json", cwd=tmp_path)
+    kind = "a FIFO" if hostile == "fifo" else "a character device"
+    message = f"{manifest}: the release manifest is {kind}, not a regular file"
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    doc = json.loads(out)
+    assert (doc["outcome"], doc["exit_code"], doc["message"]) == ("bad_input", 2, message)
+    assert _tree(mini) == before  # nothing written
+
+
+def test_a_fifo_artifact_is_bad_input_at_once(tmp_path: Path) -> None:
+    release = tmp_path / "r"
+    shutil.copytree(FIXTURES / "gps-planted", release)
+    events = release / "artifacts" / "events_canonical.jsonl"
+    events.unlink()
+    os.mkfifo(events)
+    code, out, err = _cli("gps", "validate", release, "--gps", GPS_FILE, "--json", cwd=tmp_path)
+    message = f"{events}: the artifact is a FIFO, not a regular file"
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    assert json.loads(out)["message"] == message
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dev-zero"])
+def test_a_hostile_gps_is_bad_input_at_once(tmp_path: Path, hostile: str) -> None:
+    gps = tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+    if hostile == "fifo":
+        os.mkfifo(gps)
+    else:
+        gps.symlink_to("/dev/zero")
+    kind = "a FIFO" if hostile == "fifo" else "a character device"
+    code, out, err = _cli("gps", "lookup", "22298006", "--gps", gps, "--json", cwd=tmp_path)
+    message = f"{gps}: the GPS input is {kind}, not a regular file"
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    assert json.loads(out)["message"] == message
+
+
+def test_a_fifo_key_file_is_bad_input_before_any_request(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    os.mkfifo(key_file)
+    code, out, err = _cli(
+        "umls", "concept", "C0000001", "--api-key-file", key_file,
+        "--base-url", "http://127.0.0.1:9/rest", "--cache-dir", tmp_path / "cache", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    message = f"{key_file}: the API key file is a FIFO, not a regular file"
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    assert json.loads(out)["message"] == message
+    assert not (tmp_path / "cache").exists()

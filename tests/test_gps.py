@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import zipfile
 from pathlib import Path
 
@@ -150,7 +151,7 @@ def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInputError) as info:
         load_concept_index(z)
     assert (str(info.value), info.value.hint) == (
-        f"{z}: 2 of the members ['a/{GPS_NAME}', 'b/{GPS_NAME}'] look like the GPS file",
+        f"{z}: 2 of the 2 members (a/{GPS_NAME}, b/{GPS_NAME}) look like the GPS file",
         "extract the GPS .txt file and pass it to --gps",
     )
 
@@ -467,7 +468,71 @@ def test_rf2_two_active_fsns_the_us_preferred_one_wins(tmp_path: Path) -> None:
         ],
         [("1", US, "12", PREF), ("1", US, "13", PREF)],
     )
-    assert load_concept_index(folder).get("101") == ("Alpha (finding)", "Alpha", True)
+    index = load_concept_index(folder)
+    assert index.get("101") == ("Alpha (finding)", "Alpha", True)
+    assert index.notes[-1] == (
+        f"{folder / RF2_FILES['description']}: 1 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 101"
+    )
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["as-listed", "reversed"])
+@pytest.mark.parametrize(
+    ("preferred", "fsn"),
+    [
+        ((), "Alpha (disorder)"),  # neither is preferred: the smallest id, 99 (numerically)
+        (("99", "100"), "Alpha (disorder)"),  # both are
+        (("100",), "Alpha (finding)"),  # the preferred one, although its id is larger
+    ],
+    ids=["neither-preferred", "both-preferred", "larger-id-preferred"],
+)
+def test_rf2_two_active_fsns_are_decided_by_the_rule_in_any_row_order(
+    tmp_path: Path, reverse: bool, preferred: tuple[str, ...], fsn: str
+) -> None:
+    """Invented rows: concept 101 with two active FSNs, ids 99 and 100 (so that text order, in
+    which "100" < "99", would pick the other); concept 202 is unaffected."""
+    descs = [
+        d_row("99", "1", FSN, "Alpha (disorder)"),
+        d_row("100", "1", FSN, "Alpha (finding)"),
+        d_row("13", "1", SYN, "Alpha"),
+        d_row("21", "1", FSN, "Beta (finding)", cid="202"),
+    ]
+    langs = [l_row(f"u{d}", "1", US, d, PREF) for d in ("13", *preferred)]
+    folder = rf2_files(
+        tmp_path / "r",
+        [c_row("101"), c_row("202")],
+        descs[::-1] if reverse else descs,
+        langs[::-1] if reverse else langs,
+    )
+    index = load_concept_index(folder)
+    assert index.to_dict() == {
+        "101": (fsn, "Alpha", True),
+        "202": ("Beta (finding)", "", True),
+    }
+    assert [n for n in index.notes if "more than one active FSN" in n] == [
+        f"{folder / RF2_FILES['description']}: 1 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 101"
+    ]
+
+
+def test_rf2_the_two_fsn_note_is_bounded_and_a_lookup_of_another_concept_works(
+    tmp_path: Path,
+) -> None:
+    cids = [str(1000 + i) for i in range(12)]
+    descs = [d_row(f"{c}1", "1", FSN, f"T{c} (a)", cid=c) for c in cids]
+    descs += [d_row(f"{c}2", "1", FSN, f"T{c} (b)", cid=c) for c in cids]
+    descs.append(d_row("77", "1", FSN, "Other (finding)", cid="303"))
+    folder = rf2_files(tmp_path / "r", [c_row(c) for c in [*cids, "303"]], descs, [])
+    index = load_concept_index(folder)
+    assert index.get("303") == ("Other (finding)", "", True)
+    assert index.get("1011") == ("T1011 (a)", "", True)
+    assert index.notes == [
+        f"{folder / RF2_FILES['description']}: 12 concept(s) have more than one active FSN; the "
+        "one the US English refset prefers was used, else the one with the smallest description "
+        "id: 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, and 2 more"
+    ]
 
 
 def test_index_built_by_hand_decodes_rows() -> None:
@@ -996,3 +1061,137 @@ def test_release_date_of_the_member_comes_before_the_zip_name(tmp_path: Path) ->
     z = gps_zip(tmp_path, f"SnomedCT_GPS_20990501T120000Z/{GPS_NAME}")
     renamed = z.rename(tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990601T120000Z.zip")
     assert load_concept_index(renamed).release_date == "20990501"
+
+
+# --------------------------------------------------------------------------------------------
+# Bounds: a zip bomb, an endless file, a line without end (SPEC section 8)
+
+
+def _declare_size(zip_path: Path, size: int) -> None:
+    """Make the zip's only member declare ``size`` bytes once unpacked (local header and central
+    directory), as a bomb's header would: a 3 GB member in a zip of a few hundred bytes."""
+    data = bytearray(zip_path.read_bytes())
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    data[local + 22 : local + 26] = size.to_bytes(4, "little")
+    data[central + 24 : central + 28] = size.to_bytes(4, "little")
+    zip_path.write_bytes(bytes(data))
+
+
+def test_a_gps_member_declaring_3_gb_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    z = tmp_path / "SnomedCT_GPS.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(GPS_FILE, f"g/{GPS_NAME}")
+    _declare_size(z, 3_000_000_000)
+    err = bad(z)
+    assert str(err) == (
+        f"{z}!g/{GPS_NAME}: the member declares 3000000000 bytes once unpacked, more than the "
+        "268435456 bytes (256 MiB) such a file can have; this is not the file it claims to be "
+        "(or a zip bomb)"
+    )
+    assert err.hint == (
+        "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
+    )
+
+
+def test_an_rf2_member_declaring_too_much_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [("1", US, "11", PREF)])
+    z = tmp_path / "rf2.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(folder / RF2_FILES["concept"], f"Snapshot/{RF2_FILES['concept']}")
+        zf.write(folder / RF2_FILES["description"], f"Snapshot/{RF2_FILES['description']}")
+        zf.write(folder / RF2_FILES["language"], f"Snapshot/{RF2_FILES['language']}")
+    data = bytearray(z.read_bytes())
+    central = data.index(b"PK\x01\x02")  # the first member: the Concept file
+    data[central + 24 : central + 28] = (3 << 30).to_bytes(4, "little")
+    z.write_bytes(bytes(data))
+    # Without ZIP64 a member cannot declare 4 GiB: the bound is lowered to 1 GiB to see it act.
+    monkeypatch.setattr(gps_module, "RF2_MAX_BYTES", 1 << 30)
+    err = bad(z)
+    assert str(err) == (
+        f"{z}!Snapshot/{RF2_FILES['concept']}: the member declares 3221225472 bytes once "
+        "unpacked, more than the 1073741824 bytes (1024 MiB) such a file can have; this is not "
+        "the file it claims to be (or a zip bomb)"
+    )
+
+
+def test_a_gps_file_larger_than_the_bound_is_refused_as_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes really read are counted (a header may lie, a .txt has none): the bound is
+    lowered to below the fixture's 1,196 bytes to see it act."""
+    monkeypatch.setattr(gps_module, "GPS_MAX_BYTES", 1000)
+    err = bad(GPS_FILE)
+    assert str(err) == (
+        f"{GPS_FILE}: the GPS file is larger than 1000 bytes (0 MiB); this is not the file it "
+        "claims to be (or a zip bomb)"
+    )
+
+
+def test_a_gps_file_with_too_many_lines_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gps_module, "GPS_MAX_ROWS", 5)
+    path = tmp_path / GPS_NAME
+    path.write_bytes(b"\n" * 6)
+    err = bad(path)
+    assert (err.path, err.line, err.problem) == (
+        str(path),
+        None,
+        "more than 5 lines; the GPS file has about 380,000 concepts, one a line",
+    )
+    assert gps_module.GPS_MAX_ROWS == 5 and gps_module.GPS_MAX_BYTES == 1 << 28
+
+
+def test_the_bounds_are_those_documented() -> None:
+    assert (gps_module.GPS_MAX_BYTES, gps_module.GPS_MAX_ROWS) == (256 << 20, 2_000_000)
+    assert (gps_module.RF2_MAX_BYTES, gps_module.LINE_MAX_BYTES) == (4 << 30, 64 << 10)
+
+
+def test_a_gps_line_longer_than_64_kib_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / GPS_NAME
+    lines = GPS_FILE.read_bytes().split(b"\n")
+    lines.insert(3, b"1\t1\t" + b"x" * (64 << 10) + b"\t")
+    path.write_bytes(b"\n".join(lines))
+    err = bad(path)
+    assert (err.path, err.line, err.problem) == (
+        str(path),
+        4,
+        "a line longer than 65536 bytes; the GPS file has no such line",
+    )
+
+
+def test_an_rf2_file_that_is_one_endless_line_is_refused(tmp_path: Path) -> None:
+    folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [("1", US, "11", PREF)])
+    (folder / RF2_FILES["language"]).write_bytes(b"x" * (3 << 20))  # no LF in 3 MiB
+    err = bad(folder)
+    assert (err.path, err.line, err.problem) == (
+        str(folder / RF2_FILES["language"]),
+        1,
+        "a line longer than 65536 bytes; an RF2 file has no such line",
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"ab\ncdefghijk\nl\n", 2),  # inside one read
+        (b"abcdefghijkl\n", 1),  # the first line, across reads
+        (b"a\nb\nc\nd\n" + b"x" * 9, 5),  # the last line, with no LF
+        (b"a\n" * 7 + b"0123456789\n", 8),  # a line that starts and ends in different reads
+    ],
+)
+def test_the_line_bound_is_exact_whatever_the_reads(data: bytes, line: int) -> None:
+    for size in (4, 5, 16, 64):
+        raw = gps_module._Bounded(io.BytesIO(data), "f", "the file", 1000, 8)
+        with pytest.raises(BadInputError) as info:
+            while raw.read(size):
+                pass
+        assert (info.value.line, info.value.problem) == (
+            line,
+            "a line longer than 8 bytes; the file has no such line",
+        ), size
+    ok = gps_module._Bounded(io.BytesIO(b"12345678\n" * 5 + b"12345678"), "f", "x", 1000, 8)
+    assert len(ok.read(1000) or b"") == 53  # lines of exactly the bound are fine

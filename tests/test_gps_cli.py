@@ -12,6 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.gps import gps_app
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -171,8 +172,8 @@ def test_validate_malformed_line_exits_2(tmp_path: Path) -> None:
     code, out, err = run("validate", root, "--gps", GPS_FILE)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        "error: artifacts/events_canonical.jsonl, line 15: not JSON: Expecting property name "
-        "enclosed in double quotes: line 1 column 2 (char 1)"
+        "error: artifacts/events_canonical.jsonl, line 15: invalid JSON: Expecting property name "
+        "enclosed in double quotes (column 2)"
     ]
 
 
@@ -184,7 +185,7 @@ def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path
     code, out, err = run("validate", root, "--gps", GPS_FILE, "--json")
     assert code == 2
     message = (
-        "artifacts/questions.jsonl, line 7: not JSON: NaN is not a JSON value "
+        "artifacts/questions.jsonl, line 7: invalid JSON: NaN is not a JSON value "
         "(RFC 8259 has no NaN or Infinity)"
     )
     assert json.loads(out) == {
@@ -194,6 +195,8 @@ def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path
         "hint": None,
         "findings": [],
         "counts": {},
+        "schema_version": 1,
+        "tool_version": __version__,
     }
     assert err.splitlines() == [f"error: {message}"]
 
@@ -225,7 +228,9 @@ def test_lookup_found_and_missing() -> None:
     unusable = run("lookup", "22298007", "--gps", RF2_DIR / "nowhere", "--json")
     assert unusable[0] == 2
     doc = json.loads(unusable[1])
-    assert sorted(doc) == ["concepts", "exit_code", "hint", "message", "outcome"]
+    assert sorted(doc) == [
+        "concepts", "exit_code", "hint", "message", "outcome", "schema_version", "tool_version"
+    ]  # fmt: skip
     assert (doc["outcome"], doc["exit_code"], doc["concepts"]) == ("bad_input", 2, [])
     assert doc["message"].startswith(f"{RF2_DIR / 'nowhere'}: ")
     assert data["concepts"] == [
@@ -292,3 +297,37 @@ def test_help_has_one_example_on_one_line(command: str, example: str) -> None:
     assert lines.count("Example:") == 1
     after = lines[lines.index("Example:") + 1 :]
     assert next(line for line in after if line) == f"tempmedbench-synonyms gps {command} {example}"
+
+
+def test_a_gps_zip_bomb_is_bad_input_with_a_json_report(tmp_path: Path) -> None:
+    """A zip whose GPS member declares 3 GB (the bomb's header; the bytes are never unpacked)."""
+    z = tmp_path / "SnomedCT_GPS.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(GPS_FILE, f"g/{GPS_FILE.name}")
+    data = bytearray(z.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.index(signature) + offset
+        data[at : at + 4] = (3_000_000_000).to_bytes(4, "little")
+    z.write_bytes(bytes(data))
+    code, out, err = run("validate", PLANTED, "--gps", z, "--json")
+    message = (
+        f"{z}!g/{GPS_FILE.name}: the member declares 3000000000 bytes once unpacked, more than "
+        "the 268435456 bytes (256 MiB) such a file can have; this is not the file it claims to "
+        "be (or a zip bomb)"
+    )
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {message}"
+    assert json.loads(out)["message"] == message
+
+
+def test_a_zip_of_100000_candidate_members_gives_a_bounded_message(tmp_path: Path) -> None:
+    z = tmp_path / "many.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for i in range(100_000):
+            zf.writestr(f"m{i:06d}/x_GPSRelease_{i}.txt", b"")
+    code, out, err = run("validate", PLANTED, "--gps", z, "--json")
+    shown = ", ".join(f"m{i:06d}/x_GPSRelease_{i}.txt" for i in range(10))
+    message = f"{z}: no of the 100000 members ({shown}, and 99990 more) look like the GPS file"
+    assert code == 2
+    assert json.loads(out)["message"] == message
+    assert len(err) < 1000

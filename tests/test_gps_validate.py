@@ -485,37 +485,50 @@ def test_line_numbers_survive_batches(tmp_path: Path) -> None:
     [
         ('{"a": 1}\n\n{"b": 2}\n', 2, "blank line"),
         ('{"a": 1}\n[1, 2]\n', 2, "a JSON list, not an object"),
-        ('{"a": 1}\n{"b": 2} {"c": 3}\n', 2, "not JSON: Extra data: line 1 column 10 (char 9)"),
-        ('{"a": 1}\n{"b": \n', 2, "not JSON: Expecting value: line 1 column 7 (char 6)"),
+        ('{"a": 1}\n{"b": 2} {"c": 3}\n', 2, "invalid JSON: Extra data (column 10)"),
+        ('{"a": 1}\n{"b": \n', 2, "invalid JSON: Expecting value (column 7)"),
         ('\ufeff{"a": 1}\n', 1, "the file starts with a byte order mark"),
         (
             '{"a": 1}\n{"found": NaN}\n',
             2,
-            "not JSON: NaN is not a JSON value (RFC 8259 has no NaN or Infinity)",
+            "invalid JSON: NaN is not a JSON value (RFC 8259 has no NaN or Infinity)",
         ),
         (
             '{"a": Infinity}\n',
             1,
-            "not JSON: Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
+            "invalid JSON: Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
         ),
         (
             '{"a": 1}\n{"b": 2}\n{"a": [-Infinity]}\n',
             3,
-            "not JSON: -Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
+            "invalid JSON: -Infinity is not a JSON value (RFC 8259 has no NaN or Infinity)",
+        ),
+        # The one strict reader (jsonio), in the fast path's batches as line by line.
+        ('{"a": 1}\n{"b": 2, "b": 3}\n', 2, "the key 'b' appears twice in one object"),
+        ('{"a": {"c": 1, "c": 1}}\n', 1, "the key 'c' appears twice in one object"),
+        (
+            '{"a": 1}\n{"b": 1e99999}\n',
+            2,
+            "invalid JSON: the number 1e99999 is too large for a 64-bit float",
+        ),
+        (
+            '{"b": [-1' + "0" * 400 + ".5]}\n",
+            1,
+            "invalid JSON: the number -1" + "0" * 35 + "... is too large for a 64-bit float",
         ),
         (
             '{"a": 1}\n{"a": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
             2,
-            "nested too deeply for the JSON parser",
+            "JSON this tool cannot read: nested deeper than Python's recursion limit",
         ),
         # A line left open and a line holding two objects: together, as many objects as lines.
         (
             '{"a": [1\n{"x": 2}]}\n{"c": 1}, {"d": 1}\n',
             1,
-            "not JSON: Expecting ',' delimiter: line 1 column 9 (char 8)",
+            "invalid JSON: Expecting ',' delimiter (column 9)",
         ),
-        ('{"c": 1}, {"d": 1}\n', 1, "not JSON: Extra data: line 1 column 9 (char 8)"),
-        ('{"c": 1}\u00a0\n', 1, "not JSON: Extra data: line 1 column 9 (char 8)"),
+        ('{"c": 1}, {"d": 1}\n', 1, "invalid JSON: Extra data (column 9)"),
+        ('{"c": 1}\u00a0\n', 1, "invalid JSON: Extra data (column 9)"),
     ],
 )
 def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> None:

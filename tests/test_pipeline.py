@@ -255,7 +255,7 @@ def test_spans_are_checked_before_any_atom_is_read(
 def test_freeze_writes_the_same_expected_file(mini: Path, mrconso: Path) -> None:
     before = (mini / EXPECTED).read_bytes()
     (mini / EXPECTED).write_text("not even json")
-    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True, force=True)
     assert report.exit_code == 0
     assert (mini / EXPECTED).read_bytes() == before
     assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
@@ -266,7 +266,9 @@ def test_freeze_records_the_release_it_fetched_and_the_full_table_keeps_the_tabl
 ) -> None:
     """With --umls-release, expected_sha256.json names the release the atoms came from (what a
     user must fetch to verify); the full table, whose bytes it hashes, keeps the input's."""
-    report = freeze(mini, MrconsoSource(mrconso), umls_release="2099AB", update_manifest=True)
+    report = freeze(
+        mini, MrconsoSource(mrconso), umls_release="2099AB", update_manifest=True, force=True
+    )
     assert report.exit_code == 0
     assert json.loads((mini / EXPECTED).read_text())["umls_release"] == "2099AB"
     verified = regenerate(mini, MrconsoSource(mrconso), umls_release="2099AB")
@@ -276,7 +278,7 @@ def test_freeze_records_the_release_it_fetched_and_the_full_table_keeps_the_tabl
 
 def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> None:
     _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
-    report = freeze(mini, MrconsoSource(mrconso))
+    report = freeze(mini, MrconsoSource(mrconso), force=True)
     assert json.loads((mini / EXPECTED).read_text())["concepts"]["9990105000"] == sha256_text(
         "Graft of opal"
     )
@@ -288,7 +290,7 @@ def test_freeze_without_update_manifest_says_so(mini: Path, mrconso: Path) -> No
 def test_freeze_refuses_drift_and_writes_nothing(mini: Path, mrconso: Path) -> None:
     _change_atom(mrconso, "|A9000023|", "|A9000099|")  # the pinned atom of 9990102002 is gone
     before = (mini / EXPECTED).read_bytes()
-    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True)
+    report = freeze(mini, MrconsoSource(mrconso), update_manifest=True, force=True)
     assert (report.outcome, report.drifted) == ("mismatch", ["9990102002"])
     assert (mini / EXPECTED).read_bytes() == before
 
@@ -377,8 +379,13 @@ def test_an_output_that_cannot_be_written_is_bad_input(
     blocker.write_text("")
     with pytest.raises(BadInputError) as info:
         regenerate(mini, MrconsoSource(mrconso), out_dir=blocker)
-    assert str(info.value).startswith(f"{blocker / SYNONYM_SURFACE}: cannot write ")
-    assert info.value.hint == "write the rebuilt files elsewhere with --out DIR"
+    assert (
+        str(info.value)
+        == f"{blocker}: is not a folder: the output files cannot be written under it"
+    )
+    assert info.value.hint == (
+        "write the rebuilt files elsewhere with --out DIR, a folder you can write in"
+    )
 
 
 def test_an_empty_release_override_is_refused(mini: Path, mrconso: Path) -> None:

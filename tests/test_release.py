@@ -339,6 +339,12 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
          "'synonyms/synonym_table_kept_full.json']; it lists ['extra/path', "
          "'question_surface/question_surface_synonym.jsonl', "
          "'synonyms/synonym_table_kept_full.json']"),
+        # a long list in a message shows its first items and a count (SPEC section 8)
+        (lambda d: d["files"].update({f"p{i:02d}": "0" * 64 for i in range(20)}),
+         "synonym_regeneration/expected_sha256.json: 'files' must list exactly "
+         "['question_surface/question_surface_synonym.jsonl', "
+         "'synonyms/synonym_table_kept_full.json']; it lists ["
+         + ", ".join(f"'p{i:02d}'" for i in range(10)) + ", and 12 more]"),
         (lambda d: d.update({"format_version": "1"}),
          "synonym_regeneration/expected_sha256.json: format_version is \"1\"; "
          "this tool reads format_version 1"),

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tempmedbench_synonyms.files import open_regular
+
 _HASH_BLOCK = 1 << 20
 
 
@@ -38,7 +40,7 @@ def sha256_text(text: str) -> str:
 def sha256_file(path: Path) -> str:
     """SHA-256 of a file, read in blocks so that a large release file is never held whole."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while block := f.read(_HASH_BLOCK):
             digest.update(block)
     return digest.hexdigest()

@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.files import open_regular
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
 BASE_URL_ENV = "UMLS_BASE_URL"
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
 PROFILE_URL = "https://uts.nlm.nih.gov/uts/profile"
+#: A UMLS API key is a UUID (36 characters): a key file larger than this is not one.
+_KEY_FILE_LIMIT = 4096
 
 
 #: Every key this process has read. ``redact`` masks them all, whatever text it is given, so
@@ -102,8 +105,10 @@ def read_api_key(
         api_key_file = Path(env[API_KEY_FILE_ENV].strip()).expanduser()
     if api_key_file is not None:
         try:
-            text = Path(api_key_file).read_text(encoding="utf-8")
-            mode = Path(api_key_file).stat().st_mode
+            with open_regular(api_key_file, what="the API key file") as f:
+                mode = os.fstat(f.fileno()).st_mode
+                raw = f.read(_KEY_FILE_LIMIT + 1)
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             # Never the exception's own text: a decoding error quotes the bytes it read.
             why = "it is not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
@@ -112,6 +117,12 @@ def read_api_key(
                 path=api_key_file,
                 hint="give a file that holds only your UMLS API key",
             ) from None
+        if len(raw) > _KEY_FILE_LIMIT:
+            raise BadInputError(
+                f"the API key file is larger than {_KEY_FILE_LIMIT} bytes; it should hold only "
+                "the key",
+                path=api_key_file,
+            )
         value = text.strip()
         if not value:
             raise BadInputError(

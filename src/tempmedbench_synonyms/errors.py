@@ -20,8 +20,26 @@ No message may contain the UMLS API key: code that builds one from a URL must re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+#: How many items a list in a message shows before "and N more" (SPEC section 8).
+LIST_AT_MOST = 10
+
+
+def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
+    """``items`` as text for a message, bounded: the first ``limit`` items (``str`` of each), then
+    "and N more" (SPEC section 8: a list in a message shows its first items and a count)."""
+    shown: list[str] = []
+    more = 0
+    for item in items:
+        if len(shown) < limit:
+            shown.append(str(item))
+        else:
+            more += 1
+    if more:
+        shown.append(f"and {more} more")
+    return sep.join(shown)
 
 
 class TempMedBenchError(Exception):
@@ -86,9 +104,12 @@ class ManifestError(BadInputError):
         actual: str | None = None,
         line: int | None = None,
         hint: str | None = None,
+        files: Sequence[ManifestError] = (),
     ) -> None:
         self.expected = expected
         self.actual = actual
+        #: With several bad files, one error each (this one names MANIFEST.sha256).
+        self.files = list(files)
         evidence = []
         if expected is not None:
             evidence.append(f"expected sha256 {expected}")
@@ -120,7 +141,7 @@ class SpanError(BadInputError):
         self.qid = qid
         self.concepts = list(concepts)
         self.spans = [list(s) for s in spans]
-        named = ", ".join(
+        named = bounded_list(
             f"{c!r} {list(s)}" for c, s in zip(self.concepts, self.spans, strict=False)
         )
         super().__init__(

@@ -1,13 +1,106 @@
-"""Writing files so that nothing is ever half-written: a temporary file, then ``os.replace``."""
+"""Files in and out: regular files only are read, and nothing is ever half-written.
+
+Reading (SPEC section 8): every file the tool reads where a file is expected (the release
+folder's files, the artifacts, the GPS or RF2 input, a key file) is opened by
+:func:`open_regular`, which refuses a FIFO, a device, a socket or a folder at once: a FIFO would
+block the read forever and ``/dev/zero`` would fill the memory. The type is taken from the opened
+descriptor (``fstat``), so that a file swapped between a check and the open cannot slip through;
+the open itself does not block on a FIFO (``O_NONBLOCK``).
+
+Writing: a temporary file in the same folder, then ``os.replace``. A run killed mid-write leaves
+its temporary file (``.NAME.<12 hex>.tmp``); :func:`remove_leftovers` takes them away later.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import secrets
+import stat
+import time
 from pathlib import Path
+from typing import BinaryIO
+
+from tempmedbench_synonyms.errors import BadInputError
 
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
 TMP_SUFFIX = ".tmp"
+_TOKEN_HEX = 12  # secrets.token_hex(6)
+#: The exact names write_atomic gives its temporary files: nothing else is ever removed.
+_LEFTOVER = re.compile(rf"\.(.+)\.[0-9a-f]{{{_TOKEN_HEX}}}{re.escape(TMP_SUFFIX)}")
+#: A temporary file younger than this may belong to a run writing right now (a write takes well
+#: under a second): it is left alone.
+LEFTOVER_AGE = 60.0
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file is, in words, from its ``st_mode``: "a FIFO", "a folder", ..."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -> BadInputError:
+    subject = f"{what} " if what else ""
+    return BadInputError(
+        f"{subject}is {kind}, not a regular file",
+        path=path,
+        hint="pass a regular file: a FIFO, a device or a socket is never read where a file is "
+        "expected",
+    )
+
+
+def open_regular(path: str | Path, *, what: str | None = None) -> BinaryIO:
+    """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
+
+    Anything else is :class:`BadInputError` naming the path and what it is. ``OSError`` (missing
+    file, no permission) is left to the caller, who knows what the file is for.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        # A socket cannot be opened (ENXIO): say what it is rather than "no such device".
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise err from None
+        if not stat.S_ISREG(mode):
+            raise not_regular_error(path, file_kind(mode), what=what) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular_error(path, file_kind(mode), what=what)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path, *, what: str | None = None, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`); with ``limit``, a file larger than
+    ``limit`` bytes is :class:`BadInputError` and no more than ``limit + 1`` bytes are read."""
+    with open_regular(path, what=what) as f:
+        if limit is None:
+            return f.read()
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        subject = f"{what} " if what else ""
+        raise BadInputError(f"{subject}is larger than {limit} bytes", path=path)
+    return data
 
 
 def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
@@ -18,7 +111,7 @@ def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     so a crash leaves the old file or the new one, never a torn one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(_TOKEN_HEX // 2)}{TMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -29,3 +122,44 @@ def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def check_writable(folder: Path) -> None:
+    """Make sure files can be written in ``folder``: create and remove a temporary file there,
+    as :func:`write_atomic` would, or, if it does not exist yet, in the nearest folder above it
+    that does (where it would be created). Nothing is left behind, not even an empty folder.
+    Raises ``OSError`` if not."""
+    existing = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), Path("."))
+    if not existing.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
+    probe = existing / f".probe.{secrets.token_hex(_TOKEN_HEX // 2)}{TMP_SUFFIX}"
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    probe.unlink()
+
+
+def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the temporary files a killed run of this tool left in ``folder``; return them.
+
+    Only regular files (not links) whose name is exactly write_atomic's pattern and that are
+    older than :data:`LEFTOVER_AGE` seconds are removed; a folder that does not exist or cannot
+    be listed has none.
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return removed
+    for entry in entries:
+        if _LEFTOVER.fullmatch(entry.name) is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < LEFTOVER_AGE:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove: leave it
+        removed.append(Path(entry.path))
+    return removed

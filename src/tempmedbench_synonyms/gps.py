@@ -71,7 +71,8 @@ from pathlib import Path
 from typing import IO, NamedTuple, TypeVar
 
 from tempmedbench_synonyms.canonical import sha256_file
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import open_regular
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +145,117 @@ _COMPRESSION_METHODS = {
     95: "XZ",
     98: "PPMd",
 }
+
+
+# Bounds (SPEC section 8: sizes and line lengths bounded where the format bounds them, so that a
+# zip bomb or an endless file is bad input in bounded memory). The GPS file holds ~380,000 rows of
+# ~120 bytes (~45 MB): 256 MiB and 2,000,000 rows leave room for years of growth, and the index of
+# 2,000,000 rows stays under ~300 MB. An International Edition RF2 snapshot file is below 1 GB
+# (the language refset, ~3.8 million rows): 4 GiB. No line of either comes near 64 KiB (an RF2
+# term is at most 4,096 characters). Each size is checked twice: the size a zip member declares,
+# before it is read, and the bytes it really gives, counted as they are read (a lying header).
+GPS_MAX_BYTES = 256 << 20
+GPS_MAX_ROWS = 2_000_000
+RF2_MAX_BYTES = 4 << 30
+LINE_MAX_BYTES = 64 << 10
+_READ_BLOCK = 1 << 20
+
+
+class _Bounded(io.RawIOBase):
+    """A byte stream that stops, with ``BadInputError``, past ``max_bytes`` bytes or at a line
+    longer than ``max_line`` bytes (LF excluded). Wrapped in a ``BufferedReader`` by
+    :func:`_bounded`.
+
+    Line lengths cost ~32 ``bytes.find`` calls a MiB, not a scan in Python: a line longer than
+    ``max_line`` contains a whole window of ``max_line // 2`` bytes with no LF, and only a window
+    with none is measured exactly.
+    """
+
+    def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
+        self._raw = raw
+        self.where = where
+        self.what = what
+        self.max_bytes = max_bytes
+        self.max_line = max_line
+        self.total = 0
+        self.lines = 0  # LFs read so far
+        self.run = 0  # bytes since the last LF
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        n = len(data)
+        if n:
+            self.total += n
+            if self.total > self.max_bytes:
+                raise BadInputError(
+                    f"{self.what} is larger than {self.max_bytes} bytes "
+                    f"({self.max_bytes >> 20} MiB); this is not the file it claims to be "
+                    "(or a zip bomb)",
+                    path=self.where,
+                    hint=_SIZE_HINT,
+                )
+            self._check_lines(data)
+            buffer[:n] = data
+        return n
+
+    def _check_lines(self, data: bytes) -> None:
+        limit = self.max_line
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += len(data)
+            if self.run > limit:
+                self._too_long(self.lines + 1)
+            return
+        if self.run + first > limit:
+            self._too_long(self.lines + 1)
+        last = data.rfind(b"\n")
+        if last - first > limit:
+            window = limit // 2
+            for i in range(first, last, window):
+                if data.find(b"\n", i, min(i + window, last)) < 0:
+                    start, end = data.rfind(b"\n", 0, i), data.find(b"\n", i)
+                    if end - start - 1 > limit:
+                        self._too_long(self.lines + data.count(b"\n", 0, start + 1) + 1)
+        self.lines += data.count(b"\n")
+        self.run = len(data) - last - 1
+        if self.run > limit:  # the start of the next line, already too long
+            self._too_long(self.lines + 1)
+
+    def _too_long(self, line: int) -> None:
+        raise BadInputError(
+            f"a line longer than {self.max_line} bytes; {self.what} has no such line",
+            path=self.where,
+            line=line,
+            hint=_SIZE_HINT,
+        )
+
+
+_SIZE_HINT = "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
+
+
+def _bounded(raw: IO[bytes], where: str, what: str, max_bytes: int) -> IO[bytes]:
+    """``raw`` read through :class:`_Bounded` (``max_bytes``, lines of ``LINE_MAX_BYTES``)."""
+    return io.BufferedReader(_Bounded(raw, where, what, max_bytes, LINE_MAX_BYTES), _READ_BLOCK)
+
+
+def _check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes: int) -> None:
+    """Refuse a zip member whose declared size is beyond the bound, before reading it."""
+    size = zf.getinfo(member).file_size
+    if size > max_bytes:
+        raise BadInputError(
+            f"the member declares {size} bytes once unpacked, more than the {max_bytes} bytes "
+            f"({max_bytes >> 20} MiB) such a file can have; this is not the file it claims to be "
+            "(or a zip bomb)",
+            path=f"{path}!{member}",
+            hint=_SIZE_HINT,
+        )
 
 
 class Concept(NamedTuple):
@@ -242,9 +354,12 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
         )
     if p.is_dir():
         return _load_rf2_folder(p)
-    if zipfile.is_zipfile(p):
+    with open_regular(p, what="the GPS input") as f:
+        is_zip = zipfile.is_zipfile(f)
+        looks_like_zip = not is_zip and _looks_like_zip(p, f)
+    if is_zip:
         return _load_zip(p)
-    if _looks_like_zip(p):
+    if looks_like_zip:
         # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
         # interrupted download) has lost it, and read as text it would be "bytes that are not
         # UTF-8" on line 1.
@@ -256,10 +371,10 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
     return load_gps_tsv(p)
 
 
-def _looks_like_zip(path: Path) -> bool:
+def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
     """A zip's local-header or empty-archive signature, or a .zip name."""
-    with path.open("rb") as f:
-        magic = f.read(4)
+    f.seek(0)
+    magic = f.read(4)
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
 
 
@@ -303,7 +418,7 @@ class _Scan:
         return self.skeleton == expected
 
 
-def _scan(raw: IO[bytes]) -> _Scan:
+def _scan(raw: IO[bytes], where: str) -> _Scan:
     """Hash a byte stream, and keep its skeleton of tabs and line feeds.
 
     The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8 never
@@ -313,9 +428,16 @@ def _scan(raw: IO[bytes]) -> _Scan:
     newlines = 0
     tail = b""
     skeleton: list[bytes] = []
-    for block in iter(lambda: raw.read(1 << 20), b""):
+    for block in iter(lambda: raw.read(_READ_BLOCK), b""):
         h.update(block)
         newlines += block.count(b"\n")
+        if newlines > GPS_MAX_ROWS:
+            raise BadInputError(
+                f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a "
+                "line",
+                path=where,
+                hint=_SIZE_HINT,
+            )
         skeleton.append(block.translate(None, _NOT_TAB_OR_LF))
         tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
     unterminated = bool(tail) and not tail.endswith(b"\n")
@@ -425,8 +547,8 @@ def _read_header(
     missing = [c for c in required if c not in index]
     if missing:
         raise BadInputError(
-            f"the header has no column {', '.join(repr(m) for m in missing)} "
-            f"(found: {', '.join(repr(n) for n in names)})",
+            f"the header has no column {bounded_list(repr(m) for m in missing)} "
+            f"(found: {bounded_list(repr(n) for n in names)})",
             path=where,
             line=1,
             hint="columns are found by name in the first line, separated by tabs",
@@ -496,10 +618,10 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     notes: list[str] = []
 
     def open_bytes() -> IO[bytes]:
-        return p.open("rb")
+        return _bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
 
     with open_bytes() as raw:
-        scan = _scan(raw)
+        scan = _scan(raw, str(p))
     digest = scan.sha256
     rows = _read_gps(open_bytes, str(p), notes, scan)
     date = _release_date(p.name, p.parent.as_posix())
@@ -657,8 +779,13 @@ def _read_gps_rows_checked(
 
 
 def _load_zip(path: Path) -> ConceptIndex:
+    with open_regular(path, what="the GPS input") as f:
+        return _load_open_zip(path, f)
+
+
+def _load_open_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(f)
     except (OSError, *_ZIP_ERRORS) as err:
         raise BadInputError(
             f"damaged zip: cannot read its directory ({err})",
@@ -694,7 +821,8 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
         fitting = [m for m in members if _has_gps_header(path, zf, m)]
         if len(fitting) != 1:
             raise BadInputError(
-                f"{len(fitting) or 'no'} of the members {members} look like the GPS file",
+                f"{len(fitting) or 'no'} of the {len(members)} members "
+                f"({bounded_list(members)}) look like the GPS file",
                 path=path,
                 hint="extract the GPS .txt file and pass it to --gps",
             )
@@ -703,11 +831,12 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
     notes: list[str] = []
 
     def open_bytes() -> IO[bytes]:
-        return zf.open(member)
+        return _bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
 
+    _check_declared_size(path, zf, member, GPS_MAX_BYTES)
     with _reading_member(path, zf, member):
         with open_bytes() as raw:
-            scan = _scan(raw)
+            scan = _scan(raw, where)
         rows = _read_gps(open_bytes, where, notes, scan)
     digest = sha256_file(path)
     date = _release_date(member, path.name)
@@ -719,7 +848,7 @@ def _load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concep
 
 def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
     with _reading_member(path, zf, member), zf.open(member) as raw:
-        first = raw.readline().decode("utf-8", "replace").lstrip("\ufeff")
+        first = raw.readline(LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
     return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)
 
 
@@ -740,7 +869,8 @@ class _FolderSource:
         return str(self.root / name)
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        return (self.root / name).open("rb")
+        raw = open_regular(self.root / name, what="the RF2 file")
+        return _bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         return nullcontext()
@@ -761,7 +891,8 @@ class _ZipSource:
         return f"{self.path}!{name}"
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        return self.zf.open(name)
+        _check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+        return _bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         return _reading_member(self.path, self.zf, name)
@@ -950,7 +1081,7 @@ def _read_latest(
     stats: dict[str, int] = {}
     result = consume(_deduplicated(src, names, columns, repeated, stats))
     if stats["components"]:
-        files = ", ".join(src.where(n) for n in names)
+        files = bounded_list(src.where(n) for n in names)
         notes.append(
             f"{files}: {stats['components']} component(s) listed more than once; the row with "
             f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) ignored)"
@@ -965,8 +1096,8 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
 def _module_note(names: list[str], src: _Source, skipped: Counter[str]) -> str | None:
     if not skipped:
         return None
-    files = ", ".join(src.where(n) for n in names)
-    listed = ", ".join(f"{m} ({n})" for m, n in sorted(skipped.items()))
+    files = bounded_list(src.where(n) for n in names)
+    listed = bounded_list(f"{m} ({n})" for m, n in sorted(skipped.items()))
     return (
         f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
         f"Edition's skipped: {listed}"
@@ -1000,7 +1131,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
         )
     if len(found["concept"]) > 1:
         raise BadInputError(
-            f"more than one Concept snapshot file: {found['concept']}",
+            f"more than one Concept snapshot file: {bounded_list(found['concept'])}",
             path=path,
             hint="pass the folder of one release only",
         )
@@ -1025,7 +1156,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     if date is None:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
-        notes.append(f"the RF2 files carry different dates: {', '.join(sorted(dates))}")
+        notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     digest = sha256_file(path) if kind == "rf2-zip" else None
     files = [
         SourceFile(
@@ -1085,11 +1216,12 @@ def _read_descriptions(
     neither a dict of its own nor a copy of the concept identifier per description row.
     """
 
-    def consume(rows: Iterable[_Row]) -> Counter[str]:
+    def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
         for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
             concepts[cid] = ""
         get = concepts.get
         skipped: Counter[str] = Counter()
+        two_fsns: set[str] = set()
         intl, fsn_type, synonym_type = INTERNATIONAL_MODULES, FSN_TYPE, SYNONYM_TYPE
         for where, lineno, (did, _, active, module, cid, type_id, term) in rows:
             if active != "1":
@@ -1115,15 +1247,18 @@ def _read_descriptions(
             fsn_did, fsn, pt_did, pt = old.split("\t") if old else ("", "", "", "")
             old_did = fsn_did if is_fsn else pt_did
             if old_did:
-                # Two active FSNs: the one the US refset prefers wins; any other tie is a broken
-                # snapshot, and guessing would put a wrong term in the report.
-                if is_fsn and (did in us_preferred) != (old_did in us_preferred):
-                    if did not in us_preferred:
+                if is_fsn:
+                    # Two active FSNs (seen in real snapshots): decided by a rule, so that one
+                    # concept cannot stop the load; the notes name the concepts.
+                    two_fsns.add(cid)
+                    if _fsn_rank(did, us_preferred) > _fsn_rank(old_did, us_preferred):
                         continue
                 else:
-                    what = "FSNs" if is_fsn else "US preferred synonyms"
+                    # Two US preferred synonyms: the refset itself is broken, and guessing would
+                    # put a wrong term in the report.
                     raise BadInputError(
-                        f"concept {cid} has two active {what}: descriptions {old_did} and {did}",
+                        f"concept {cid} has two active US preferred synonyms: descriptions "
+                        f"{old_did} and {did}",
                         path=where,
                         line=lineno,
                         hint="use one complete International Edition snapshot",
@@ -1133,11 +1268,29 @@ def _read_descriptions(
                 concepts[cid] = f"{did}\t{term}\t{pt_did}\t{pt}"
             else:
                 concepts[cid] = f"{fsn_did}\t{fsn}\t{did}\t{term}"
-        return skipped
+        return skipped, two_fsns
 
-    skipped = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
+    skipped, two_fsns = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
     if (note := _module_note(names, src, skipped)) is not None:
         notes.append(note)
+    if two_fsns:
+        ids = sorted(two_fsns, key=_id_order)
+        notes.append(
+            f"{bounded_list(src.where(n) for n in names)}: {len(two_fsns)} concept(s) have more "
+            "than one active FSN; the one the US English refset prefers was used, else the one "
+            f"with the smallest description id: {bounded_list(ids)}"
+        )
+
+
+def _id_order(sctid: str) -> tuple[int, str]:
+    """SNOMED CT identifiers (digits, no leading zero) in numeric order, without int()."""
+    return len(sctid), sctid
+
+
+def _fsn_rank(did: str, us_preferred: set[str]) -> tuple[bool, int, str]:
+    """The order in which two active FSNs of one concept are preferred: the one whose US English
+    language refset row is active and preferred, then the smallest description id."""
+    return did not in us_preferred, len(did), did
 
 
 def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:

@@ -32,8 +32,9 @@ names the other fix (the identifier in ``predicate.concept``).
 "expected" would otherwise be the malformed value.
 
 A key whose value is null counts as absent; a missing term field of a concept the release holds is
-a mismatch whose ``found`` is null. A JSON line with NaN or Infinity (not JSON, RFC 8259) or nested
-too deeply for the parser is bad input, since the ``--json`` report could not carry its values.
+a mismatch whose ``found`` is null. A JSON line with NaN or Infinity (not JSON, RFC 8259), a float
+out of range, a repeated key, or nesting too deep for the parser is bad input (:mod:`jsonio`, the
+one strict reader), since the ``--json`` report could not carry its values.
 In every finding ``found`` is the field's value as read (any JSON value, or null) and ``expected``
 the value it should have (a list when two are accepted), or, for rules with no single right value,
 a short statement of the rule.
@@ -42,8 +43,6 @@ a short statement of the rule.
 from __future__ import annotations
 
 import io
-import json
-import json.scanner
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -51,7 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.gps import Concept, ConceptIndex, not_utf8_error
 from tempmedbench_synonyms.sctid import (
     EXTENSION_CONCEPT_PARTITION,
@@ -184,7 +185,7 @@ def iter_jsonl(
     blank line, a BOM or a line that is not a JSON object is bad input, with its line number.
     """
     try:
-        raw = path.open("rb")
+        raw = open_regular(path, what="the artifact")
     except FileNotFoundError:
         raise BadInputError(
             "the file is missing",
@@ -202,7 +203,7 @@ def iter_jsonl(
             except UnicodeDecodeError:
                 raise not_utf8_error(
                     where,
-                    lambda: path.open("rb"),
+                    lambda: open_regular(path, what="the artifact"),
                     hint="the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
                 ) from None
             if not lines:
@@ -213,16 +214,11 @@ def iter_jsonl(
             first += len(lines)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
-
-
-# Python's json accepts NaN, Infinity and -Infinity by default; a finding that carried one would
-# make the --json report invalid JSON.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-# typeshed types make_scanner as a class of its own; it takes any decoder, and its call returns
-# (value, end index) or raises StopIteration when no value starts at the index.
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
+# The one strict reader (jsonio): NaN, Infinity, a float out of range or a repeated key is bad
+# input, here as in the release files; a finding that carried one would make the --json report
+# invalid JSON, or silently keep one of two values.
+_DECODER = jsonio.DECODER
+_SCAN = jsonio.SCAN
 #: RFC 8259's whitespace: not str.strip()'s, which would also take U+00A0 or U+2028.
 _JSON_WHITESPACE = " \t\r\n"
 #: ``}``, a comma and ``{`` in one line (``_parse_batch``); it also matches inside arrays of
@@ -267,17 +263,10 @@ def read_jsonl(path: Path, where: str) -> list[dict[str, Any]]:
 
 
 def _parse_line(line: str, where: str, lineno: int) -> dict[str, Any]:
-    line = line.removesuffix("\n")  # so that the parser's own "line 1 column N" is about this line
+    line = line.removesuffix("\n")
     if not line.strip():
         raise BadInputError("blank line", path=where, line=lineno)
-    try:
-        obj = _DECODER.decode(line)
-    except ValueError as err:
-        raise BadInputError(f"not JSON: {err}", path=where, line=lineno) from None
-    except RecursionError:
-        raise BadInputError(
-            "nested too deeply for the JSON parser", path=where, line=lineno
-        ) from None
+    obj = jsonio.parse_json(line, path=where, line=lineno)
     if not isinstance(obj, dict):
         raise BadInputError(f"a JSON {type(obj).__name__}, not an object", path=where, line=lineno)
     return obj

@@ -8,13 +8,14 @@ them prints: they return a report that the CLI renders.
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
 from tempmedbench_synonyms.errors import (
@@ -23,8 +24,14 @@ from tempmedbench_synonyms.errors import (
     NotAuthorisedError,
     TempMedBenchError,
     UnavailableError,
+    bounded_list,
 )
-from tempmedbench_synonyms.files import write_atomic
+from tempmedbench_synonyms.files import (
+    check_writable,
+    read_regular,
+    remove_leftovers,
+    write_atomic,
+)
 from tempmedbench_synonyms.release import (
     EXPECTED,
     FULL_TABLE,
@@ -88,13 +95,16 @@ class Report:
     spans: int = 0
     manifest_files: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: freeze --force: what replacing the previous expected_sha256.json changed (see freeze).
+    replaced: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The ``--json`` report, ``schema_version`` and ``tool_version`` included."""
+        return jsonio.versioned({
             "command": self.command,
             "outcome": self.outcome,
             "exit_code": self.exit_code,
@@ -125,7 +135,8 @@ class Report:
                 "manifest_files": self.manifest_files,
             },
             "warnings": self.warnings,
-        }
+            "replaced": self.replaced,
+        })  # fmt: skip
 
 
 def error_report(command: str, release: Path, err: TempMedBenchError) -> Report:
@@ -223,6 +234,32 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
     )  # fmt: skip
 
 
+def _prepare(folders: list[Path], warnings: list[str], *, hint: str) -> None:
+    """Before anything is scanned or fetched: each folder a run writes in must be writable (it
+    is created if missing), and the temporary files an interrupted run left there are removed,
+    with one warning that says so."""
+    for folder in folders:
+        try:
+            check_writable(folder)
+        except OSError as err:
+            blocker = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
+            if blocker is not None and not blocker.is_dir():
+                raise BadInputError(
+                    "is not a folder: the output files cannot be written under it",
+                    path=blocker,
+                    hint=hint,
+                ) from None
+            raise BadInputError(
+                f"cannot write in this folder: {err.strerror or err}", path=folder, hint=hint
+            ) from None
+    removed = [p for folder in folders for p in remove_leftovers(folder)]
+    if removed:
+        warnings.append(
+            f"removed {len(removed)} temporary file(s) left by an interrupted run: "
+            + bounded_list(removed)
+        )
+
+
 def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
     """A matching file goes to its final path (and a stale .unverified goes); others beside it."""
     final = root / rel
@@ -251,10 +288,15 @@ def regenerate(
     """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
     opened = open_release(release)
     assert opened.expected is not None
+    root = Path(out_dir) if out_dir is not None else opened.folder
+    _prepare(
+        sorted({(root / rel).parent for rel in OUTPUTS}),
+        opened.warnings,
+        hint="write the rebuilt files elsewhere with --out DIR, a folder you can write in",
+    )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)
     expected = opened.expected
-    root = Path(out_dir) if out_dir is not None else opened.folder
     names = {k: (c.atom.name if c.atom else None) for k, c in rebuilt.choices.items()}
     report.changed = _changed(names, expected)
     for rel in OUTPUTS:
@@ -309,7 +351,7 @@ def check(release: Path, *, out_dir: Path | None = None) -> Report:
 def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
     """Kept names from a rebuilt full table, for the diagnosis; None if it cannot be read."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = jsonio.parse_json(read_regular(path).decode("utf-8"), path=path)
         out: dict[str, str | None] = {}
         for key, entry in data["concepts"].items():
             syn = entry.get("synonym")
@@ -318,7 +360,7 @@ def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
                 name.encode("utf-8")  # a str that UTF-8 can encode, or an error below
             out[key] = name
         return out
-    except (ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError):
+    except (ValueError, KeyError, TypeError, AttributeError, OSError, TempMedBenchError):
         logger.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
         return None
 
@@ -369,20 +411,46 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
         )
 
 
+BACKUP_SUFFIX = ".bak"
+
+
 def freeze(
     release: Path,
     source: AtomSource,
     *,
     umls_release: str | None = None,
     update_manifest: bool = False,
+    force: bool = False,
 ) -> Report:
     """Write ``expected_sha256.json`` from a regeneration (for release authors).
 
     Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
     describe a complete synonym surface. The rebuilt files themselves are not written into the
     release, which must never carry UMLS strings; run ``regenerate`` to get them.
+
+    An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
+    ``force`` (else bad input, before anything is fetched), and then kept beside the new one as
+    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed.
     """
     opened = open_release(release, with_expected=False)
+    target = opened.folder / EXPECTED
+    previous: bytes | None = None
+    if os.path.lexists(target):
+        if not force:
+            raise BadInputError(
+                "exists already: freeze does not replace frozen hashes unless asked to",
+                path=target,
+                hint="to check a regeneration against these hashes, run `regenerate`; to "
+                "replace them, rerun freeze with --force (the previous file is kept as "
+                f"{EXPECTED}{BACKUP_SUFFIX})",
+            )
+        previous = read_regular(target, what="the previous expected hashes")
+    _prepare(
+        [target.parent, opened.folder],
+        opened.warnings,
+        hint="freeze writes synonym_regeneration/expected_sha256.json (and, with "
+        "--update-manifest, MANIFEST.sha256) into the release folder: make it writable",
+    )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("freeze", rebuilt)
     if report.drifted:
@@ -403,7 +471,11 @@ def freeze(
     }
     data = table_bytes(expected)
     folder = opened.folder
-    write_atomic(folder / EXPECTED, data)
+    if previous is not None:
+        backup = target.with_name(target.name + BACKUP_SUFFIX)
+        write_atomic(backup, previous)
+        report.replaced = _replaced(previous, expected, backup)
+    write_atomic(target, data)
     for rel in OUTPUTS:
         report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
     report.message = f"wrote {EXPECTED}"
@@ -418,3 +490,32 @@ def freeze(
                 "or update the manifest yourself before publishing"
             )
     return report
+
+
+def _replaced(previous: bytes, new: dict[str, Any], backup: Path) -> dict[str, Any]:
+    """What replacing ``expected_sha256.json`` changes: the files and concepts whose hash
+    differs, the concepts added and removed (``previous`` as read, even if malformed)."""
+    try:
+        old = jsonio.parse_json(previous.decode("utf-8"), path=EXPECTED)
+    except (UnicodeDecodeError, BadInputError):
+        old = None
+    old_files = old.get("files") if isinstance(old, dict) else None
+    old_concepts = old.get("concepts") if isinstance(old, dict) else None
+    old_files = old_files if isinstance(old_files, dict) else {}
+    old_concepts = old_concepts if isinstance(old_concepts, dict) else {}
+    files: dict[str, str] = new["files"]
+    concepts: dict[str, str] = new["concepts"]
+    return {
+        "backup": str(backup),
+        "readable": isinstance(old, dict),
+        "files": {
+            rel: {"old": old_files.get(rel), "new": digest}
+            for rel, digest in sorted(files.items())
+            if old_files.get(rel) != digest
+        },
+        "concepts_changed": sorted(
+            k for k in concepts if k in old_concepts and old_concepts[k] != concepts[k]
+        ),
+        "concepts_added": sorted(k for k in concepts if k not in old_concepts),
+        "concepts_removed": sorted(str(k) for k in old_concepts if k not in concepts),
+    }

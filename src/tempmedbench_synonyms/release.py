@@ -24,9 +24,10 @@ from pydantic import (
     model_validator,
 )
 
+from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.canonical import sha256_file
-from tempmedbench_synonyms.errors import BadInputError, ManifestError
-from tempmedbench_synonyms.files import write_atomic
+from tempmedbench_synonyms.errors import BadInputError, ManifestError, bounded_list
+from tempmedbench_synonyms.files import read_regular, write_atomic
 from tempmedbench_synonyms.uts.identifiers import CUI_PATTERN
 
 MANIFEST = "MANIFEST.sha256"
@@ -83,7 +84,7 @@ def read_manifest(folder: Path) -> dict[str, str]:
 def update_manifest_line(folder: Path, rel: str, digest: str) -> None:
     """Replace (or add) the line of ``rel`` in the manifest, keeping every other line as it is."""
     path = folder / MANIFEST
-    lines = path.read_bytes().decode("utf-8").split("\n")
+    lines = read_regular(path, what="the release manifest").decode("utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     new = f"{digest}  {rel}"
@@ -171,37 +172,62 @@ def verify_manifest(
                 path=MANIFEST,
                 hint="the folder is not a TempMedBench release, or its manifest is incomplete",
             )
-    checked = 0
+    # Every listed file is checked, and every bad one named in one error, as `sha256sum -c` does.
+    bad: list[ManifestError] = []
     for rel, expected in entries.items():
-        if rel in skipped:
-            continue
-        target = folder / rel
-        if not target.is_file():
-            raise ManifestError(
-                "listed in MANIFEST.sha256 but missing"
-                if not target.exists()
-                else "listed in MANIFEST.sha256 but not a file",
-                path=rel,
-                expected=expected,
-            )
-        try:
-            actual = sha256_file(target)
-        except OSError as err:
-            raise ManifestError(f"cannot be read: {err.strerror}", path=rel) from None
-        if actual != expected:
-            raise ManifestError(
-                "differs from MANIFEST.sha256", path=rel, expected=expected, actual=actual
-            )
-        checked += 1
+        if rel not in skipped:
+            problem = _check_listed(folder, rel, expected)
+            if problem is not None:
+                bad.append(problem)
+    if len(bad) == 1:
+        raise bad[0]
+    if bad:
+        raise ManifestError(
+            f"{len(bad)} of the {len(entries) - len(skipped & set(entries))} listed files are "
+            "missing or differ from it:\n  " + bounded_list((str(err) for err in bad), sep="\n  "),
+            path=MANIFEST,
+            files=bad,
+        )
+    checked = len(entries) - len(skipped & set(entries))
     allowed = {MANIFEST, *entries, *skipped}
     for rel in allowed_extra:
         allowed.update((rel, rel + UNVERIFIED_SUFFIX))
     warnings = [
         f"{rel}: not listed in {MANIFEST} (not part of the release)"
+        + (_BACKUP_NOTE if rel == EXPECTED + ".bak" else "")
         for rel in _walk(folder)
         if rel not in allowed
     ]
     return checked, warnings
+
+
+#: The file `freeze --force` keeps: warned about like any unlisted file (SPEC section 1), with
+#: what it is, so that its authors know to delete it before publishing.
+_BACKUP_NOTE = "; it holds the hashes `freeze --force` replaced: delete it before publishing"
+
+
+def _check_listed(folder: Path, rel: str, expected: str) -> ManifestError | None:
+    """The problem of one listed file (missing, not a file, unreadable, different), or None."""
+    target = folder / rel
+    if not target.is_file():
+        return ManifestError(
+            "listed in MANIFEST.sha256 but missing"
+            if not target.exists()
+            else "listed in MANIFEST.sha256 but not a file",
+            path=rel,
+            expected=expected,
+        )
+    try:
+        actual = sha256_file(target)
+    except OSError as err:
+        return ManifestError(f"cannot be read: {err.strerror}", path=rel, expected=expected)
+    except BadInputError as err:  # swapped for a FIFO or a device since is_file() said file
+        return ManifestError(err.problem, path=rel, expected=expected)
+    if actual != expected:
+        return ManifestError(
+            "differs from MANIFEST.sha256", path=rel, expected=expected, actual=actual
+        )
+    return None
 
 
 def _walk(folder: Path) -> list[str]:
@@ -219,7 +245,7 @@ def _walk(folder: Path) -> list[str]:
 
 def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular(path, what=what)
     except FileNotFoundError:
         hint = None
         if folder is not None and not folder.is_dir():
@@ -230,9 +256,7 @@ def _read_bytes(path: Path, *, what: str, folder: Path | None = None) -> bytes:
                 "if it is, its files are incomplete: download the release again"
             )
         raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
-    except IsADirectoryError:
-        raise BadInputError(f"{what} is a folder, not a file", path=path) from None
-    except OSError as err:
+    except OSError as err:  # a folder, a FIFO or a device is refused by read_regular itself
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
 
 
@@ -250,59 +274,11 @@ def _decode(raw: bytes, *, path: str) -> str:
         raise BadInputError(f"not valid UTF-8 ({err.reason})", path=path, line=line) from None
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _DuplicateKey(key)
-        obj[key] = value
-    return obj
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
 def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
-    """Parse JSON as Python's json module does, refusing what it could not write back as UTF-8.
-
-    Refused: duplicate keys (json would keep the last silently), a lone surrogate escape such as
-    ``"\\ud800"`` (UTF-8 cannot encode it), and input beyond json's limits (integers of more
-    than 4,300 digits, nesting deeper than the recursion limit). ``line`` is the line of the
-    file where ``text`` starts, for the messages of a JSON Lines file.
-    """
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as err:
-        raise BadInputError(
-            f"the key {err.key!r} appears twice in one object", path=path, line=line
-        ) from None
-    except json.JSONDecodeError as err:
-        raise BadInputError(
-            f"invalid JSON: {err.msg} (column {err.colno})",
-            path=path,
-            line=err.lineno if line is None else line + err.lineno - 1,
-        ) from None
-    except RecursionError:
-        # Our own words: Python's message for this changes between versions.
-        raise BadInputError(
-            "JSON this tool cannot read: nested deeper than Python's recursion limit",
-            path=path,
-            line=line,
-        ) from None
-    except ValueError as err:
-        problem = str(err)
-        if "integer string conversion" in problem:  # Python's limit on digits (CVE-2020-10735)
-            problem = "an integer has more digits than Python reads (4,300)"
-        raise BadInputError(
-            f"JSON this tool cannot read: {problem}", path=path, line=line
-        ) from None
-    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(data):
+    """Parse a release file's JSON strictly (:func:`jsonio.parse_json`), also refusing what
+    could not be written back as UTF-8: a lone surrogate escape such as ``"\\ud800"``."""
+    data = jsonio.parse_json(text, path=path, line=line)
+    if _SURROGATE_ESCAPE.search(text) and jsonio.has_lone_surrogate(data):
         raise BadInputError(
             "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
             "encode",
@@ -312,19 +288,7 @@ def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
     return data
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            if any("\ud800" <= c <= "\udfff" for c in v):
-                return True
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return False
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -396,7 +360,8 @@ class ExpectedHashes(BaseModel):
     def _both_files(self) -> ExpectedHashes:
         if sorted(self.files) != sorted(OUTPUTS):
             raise ValueError(
-                f"'files' must list exactly {list(OUTPUTS)}; it lists {sorted(self.files)}"
+                f"'files' must list exactly {list(OUTPUTS)}; it lists "
+                f"[{bounded_list(repr(f) for f in sorted(self.files))}]"
             )
         return self
 

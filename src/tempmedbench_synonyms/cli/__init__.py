@@ -255,6 +255,14 @@ def freeze_command(
             metavar=FLAG,
         ),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an existing expected_sha256.json (kept as expected_sha256.json.bak).",
+            metavar=FLAG,
+        ),
+    ] = False,
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
     umls_release: ReleaseOverrideOption = None,
     cache_dir: CacheDirOption = None,
@@ -270,8 +278,9 @@ def freeze_command(
     """For release authors: write synonym_regeneration/expected_sha256.json from a regeneration.
 
     It refuses when any concept drifts, and writes neither rebuilt file into the release (a
-    release must never carry UMLS strings). MANIFEST.sha256 is left alone unless you pass
-    --update-manifest.
+    release must never carry UMLS strings). An existing expected_sha256.json is replaced only
+    with --force, which keeps the previous one as expected_sha256.json.bak and lists the hashes
+    that changed. MANIFEST.sha256 is left alone unless you pass --update-manifest.
 
     Example:
 
@@ -285,7 +294,10 @@ def freeze_command(
             refresh=refresh, rate=rate, workers=workers,
         )  # fmt: skip
         source = build_source(mrconso, rest, verbosity=verbosity)
-        report = freeze(release, source, umls_release=umls_release, update_manifest=update_manifest)
+        report = freeze(
+            release, source, umls_release=umls_release, update_manifest=update_manifest,
+            force=force,
+        )  # fmt: skip
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tempmedbench_synonyms.pipeline import Report
 
 _LIST_AT_MOST = 20
@@ -66,8 +68,32 @@ def render_freeze(report: Report) -> str:
         lines += _keys(report.drifted, report.drift_reasons)
     for rel, f in report.files.items():
         lines.append(f"  frozen         {rel} {f.expected}")
+    if report.replaced is not None:
+        lines += _replaced(report.replaced)
     lines.append(f"{'frozen' if report.exit_code == 0 else report.outcome} "
                  f"(exit {report.exit_code}): {report.message}")  # fmt: skip
     if report.hint:
         lines.append(f"hint: {report.hint}")
     return "\n".join(lines)
+
+
+def _replaced(replaced: dict[str, Any]) -> list[str]:
+    """What freeze --force changed in the hashes it replaced."""
+    lines = [f"  replaced       the previous hashes, kept as {replaced['backup']}"]
+    if not replaced["readable"]:
+        lines.append("                 (the previous file could not be read as expected hashes)")
+    for rel, change in replaced["files"].items():
+        lines.append(f"  changed        {rel}: {change['old']} -> {change['new']}")
+    for key, what in (
+        ("concepts_changed", "kept another synonym"),
+        ("concepts_added", "were not in the previous hashes"),
+        ("concepts_removed", "are no longer in the table"),
+    ):
+        if replaced[key]:
+            lines.append(f"  concepts       {len(replaced[key])} {what}:")
+            lines += _keys(replaced[key])
+    if not replaced["files"] and not any(
+        replaced[k] for k in ("concepts_changed", "concepts_added", "concepts_removed")
+    ):
+        lines.append("  unchanged      every hash is the same as before")
+    return lines

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import traceback
@@ -14,16 +13,19 @@ import typer
 
 from tempmedbench_synonyms.config import read_api_key, redact
 from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
+from tempmedbench_synonyms.jsonio import report_text, safe_text
 
 
 def echo_err(text: str = "") -> None:
-    """Human text goes to stderr; stdout is kept for data."""
-    typer.echo(text, err=True)
+    """Human text goes to stderr; stdout is kept for data. A lone surrogate (a path byte that is
+    not UTF-8) is shown as its escape rather than crash the encoder."""
+    typer.echo(safe_text(text), err=True)
 
 
-def print_json(obj: Any) -> None:
-    """Data goes to stdout, as one JSON document."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+def print_json(obj: dict[str, Any]) -> None:
+    """Data goes to stdout, as one JSON document: every ``--json`` report passes here, and gets
+    ``schema_version`` and ``tool_version`` (``jsonio.report_text``)."""
+    sys.stdout.write(report_text(obj) + "\n")
     sys.stdout.flush()
 
 
