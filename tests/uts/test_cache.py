@@ -172,8 +172,20 @@ def entry_bytes(body: bytes, *, head: bytes = b"", size: int | None = None) -> b
             entry_bytes(b"[]", head=b'"key":' + KEY_JSON + b',"status":404,"stored_at":1'),
             "a 'not found' entry with a body",
         ),
-        (entry_bytes(b"[NaN]"), "its body is not strict JSON: NaN is not a JSON value"),
-        (entry_bytes(b"[-Infinity]"), "its body is not strict JSON: -Infinity is not a JSON value"),
+        (
+            entry_bytes(b"[NaN]"),
+            "its body is not strict JSON: NaN is not a JSON value "
+            "(RFC 8259 has no NaN or Infinity)",
+        ),
+        (
+            entry_bytes(b"[-Infinity]"),
+            "its body is not strict JSON: -Infinity is not a JSON value (RFC 8259 has no NaN or "
+            "Infinity)",
+        ),
+        (
+            entry_bytes(b"[1e99999]"),
+            "its body is not strict JSON: the number 1e99999 is too large for a 64-bit float",
+        ),
         (
             entry_bytes(b'[{"ui":"A1","ui":"A2"}]'),
             "its body is not strict JSON: the key 'ui' appears twice in one object",
@@ -205,6 +217,7 @@ def entry_bytes(body: bytes, *, head: bytes = b"", size: int | None = None) -> b
         "404-body",
         "nan",
         "infinity",
+        "float-overflow",
         "duplicate-body-key",
         "duplicate-header-key",
         "torn",

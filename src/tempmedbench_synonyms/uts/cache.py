@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.config import redact
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.jsonio import DECODER
 from tempmedbench_synonyms.uts.identifiers import check_release, is_release
 
 log = logging.getLogger(__name__)
@@ -408,29 +409,10 @@ class _OldFormat(Exception):
     """A cache file written by an earlier version, without a checksum."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for name, _ in pairs:
-            if name in seen:
-                raise ValueError(f"the key {_short(name)!r} appears twice in one object")
-            seen.add(name)
-    return obj
-
-
 def _loads_strict(raw: bytes) -> Any:
-    """JSON as SPEC section 8 reads it everywhere: UTF-8, no NaN or Infinity, no key twice.
-
-    (Kept private here until the package has one strict JSON reader for every file.)
-    """
-    return json.loads(
-        raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates
-    )
+    """JSON as SPEC section 8 reads it everywhere (``jsonio.DECODER``): UTF-8, no NaN or
+    Infinity, no key twice. Any problem is a ``ValueError`` (the entry is then corrupt)."""
+    return DECODER.decode(raw.decode("utf-8"))
 
 
 def _encode(head: dict[str, Any], body: Any) -> bytes:
