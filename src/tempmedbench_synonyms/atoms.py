@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Route = Literal["source", "cui", "aui"]
 
@@ -49,6 +49,10 @@ class FetchResult:
     requests: int = 0
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: sources the queries name that the source holds no row of (a local file may be a subset)
+    missing_sources: list[str] = field(default_factory=list)
+    #: what the source read, for the report (the local file: path, form, zip members, parts)
+    source_details: dict[str, Any] | None = None
 
 
 ProgressCallback = Callable[[int, int], None]

@@ -1,17 +1,23 @@
 """The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping what is needed.
 
-A real MRCONSO.RRF is several GB and about 16 million lines, so the file is never loaded whole and
-its cost grows with the file, not with the file times the number of concepts:
+A real MRCONSO.RRF is several GB and about 16 million lines, so it is never loaded whole, and its
+cost grows with the file, not with the file times the number of concepts. It is read as NLM ships
+it (``umls_files``: plain, gzip, split parts, zips), and refused at once when its first rows are
+not MRCONSO rows (``sniff``). In each block of whole lines:
 
-* The file is read in blocks. For each source abbreviation (SAB) the table names, one C-level
-  search (``bytes.find``) finds the rows whose SAB field holds it; every other row is never split
-  or decoded. Tables name a handful of SABs, so this is a small constant number of passes over
-  memory already read, not one per concept.
-* For each such row set look-ups decide whether it can matter: its CODE (route ``source``), its
-  CUI (route ``cui``) or its AUI (route ``aui``). Only the rows that pass are decoded, split into
-  their 18 fields and checked exactly (SPEC section 3).
-* A large file is cut into byte ranges that forked worker processes scan at once; their rows are
-  joined in file order, so the outcome never depends on the number of workers.
+* One pass for every route ``cui`` query, whatever its source: the blocks' lines are split once
+  and their first 8 bytes (the CUI) met with the wanted CUIs by a C-level set intersection.
+* For each source abbreviation (SAB) asked for by code (route ``source``) or AUI (route ``aui``),
+  one C-level search (``bytes.find``) finds the rows whose SAB field holds it, and their CODE or
+  AUI is looked up. Every other row is never split or decoded.
+* Only the rows that pass are decoded, split into their 18 fields and checked exactly (SPEC
+  section 3), once each, in file order.
+
+A plain file of some size is cut into byte ranges that forked worker processes scan at once;
+their rows are joined in file order, so the outcome never depends on the number of workers. The
+workers ignore Ctrl-C: the main process ends them (SIGKILL) as soon as it is interrupted.
+Compressed forms are read by a thread that decompresses (zlib releases the GIL) while this one
+scans.
 
 One shortcut, without effect on the outcome: rows of a SAB that no entry names are skipped, since
 their atoms could never be candidates (a candidate's SAB is its entry's SAB).
@@ -21,15 +27,21 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
+import signal
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.connection import Connection, wait
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.umls_files import MrconsoInput, locate_mrconso
 
 MRCONSO_COLUMNS: tuple[str, ...] = (
     "CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI",
@@ -46,6 +58,20 @@ PARALLEL_MIN_SIZE = 64 << 20
 #: Bytes read at a time: enough that the per-block overhead vanishes, little enough for the CPU
 #: cache, so that the search for each SAB rereads the block from there.
 BLOCK_SIZE = 1 << 18
+#: The longest line accepted (a real row is under 4 kB): a longer one is not MRCONSO, and
+#: refusing it bounds the memory a file with no line end could take.
+MAX_LINE = 1 << 20
+#: How much of the start of the file is sniffed, and how many of its rows are checked.
+SNIFF_BYTES = 1 << 16
+SNIFF_ROWS = 5
+_BOM = b"\xef\xbb\xbf"
+_CUI_SHAPE = re.compile(r"C\d{7}")
+_CUI_SLICE = itemgetter(slice(0, 8))
+_NOT_MRCONSO_HINT = (
+    "--mrconso takes MRCONSO.RRF (the concept names of the UMLS Metathesaurus, in the META "
+    "folder of a release), as NLM ships it; not another RRF file, a README or an archive of "
+    "something else"
+)
 
 
 def _fields(line: str) -> list[str] | str:
@@ -91,12 +117,57 @@ def atom_from_fields(fields: Sequence[str]) -> Atom:
     )
 
 
+def _excerpt(text: str, at_most: int = 60) -> str:
+    """A bounded, printable quote of what was found."""
+    shown = repr(text[:at_most])
+    return shown + ("..." if len(text) > at_most else "")
+
+
+def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
+    """Check that ``head``, the start of a file, reads as MRCONSO.RRF; bad input naming what it
+    found otherwise. Returns the number of bytes to skip (3 for a UTF-8 BOM, else 0).
+
+    ``at_end``: ``head`` is the whole file (so its last line may lack its line end)."""
+
+    def bad(problem: str, line: int | None = None) -> BadInputError:
+        return BadInputError(
+            f"not an MRCONSO.RRF file: {problem}", path=path, line=line, hint=_NOT_MRCONSO_HINT
+        )
+
+    skip = len(_BOM) if head.startswith(_BOM) else 0
+    body = head[skip:]
+    if not body.strip():
+        raise bad("it is empty" if not head else "it holds no row, only blank space")
+    nul = body.find(b"\0")
+    if nul != -1:
+        raise bad(f"it is binary (a NUL byte at byte {nul + skip})")
+    lines = body.split(b"\n", SNIFF_ROWS)
+    if len(lines) == 1 and not at_end:
+        raise bad(f"its first line is longer than {len(body):,} bytes with no line end")
+    rows = lines[:SNIFF_ROWS] if len(lines) > SNIFF_ROWS or at_end else lines[:-1]
+    for n, raw in enumerate(rows, start=1):
+        if not raw and n > 1:
+            break  # the end of a short file
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise bad(f"it is not UTF-8 text (byte 0x{raw[err.start]:02x})", n) from None
+        fields = _fields(line)
+        if isinstance(fields, str):
+            raise bad(f"{fields}: {_excerpt(line)}", n)
+        if not _CUI_SHAPE.fullmatch(fields[_CUI]):
+            raise bad(f"its first field {_excerpt(fields[_CUI])} is not a CUI (C and 7 digits)", n)
+    return skip
+
+
 @dataclass(frozen=True)
 class _Needs:
     """What the scan looks for, as bytes for the fast filter and as str for the exact check."""
 
-    # sab -> (codes wanted by route source, CUIs wanted by route cui, AUIs wanted by route aui)
-    filters: dict[bytes, tuple[frozenset[bytes], frozenset[bytes], frozenset[bytes]]]
+    # sab -> (codes wanted by route source, AUIs wanted by route aui)
+    filters: dict[bytes, tuple[frozenset[bytes], frozenset[bytes]]]
+    cuis: frozenset[bytes]  # CUIs wanted by route cui, whatever their SAB
+    sabs: tuple[bytes, ...]  # every SAB named, to warn of those the file does not hold
     source: frozenset[tuple[str, str]]  # (sab, code)
     cui: frozenset[tuple[str, str]]  # (cui, sab)
     aui: frozenset[str]
@@ -108,11 +179,14 @@ class _Needs:
             codes, cuis, auis = wanted.setdefault(q.sab, (set(), set(), set()))
             {"source": codes, "cui": cuis, "aui": auis}[q.route].add(q.ident)
         filters = {
-            sab.encode(): tuple(frozenset(i.encode() for i in s) for s in sets)
-            for sab, sets in sorted(wanted.items())
+            sab.encode(): (frozenset(map(str.encode, codes)), frozenset(map(str.encode, auis)))
+            for sab, (codes, _, auis) in sorted(wanted.items())
+            if codes or auis
         }
         return cls(
-            filters,  # type: ignore[arg-type]
+            filters,
+            frozenset(c.encode() for _, cuis, _ in wanted.values() for c in cuis),
+            tuple(sab.encode() for sab in sorted(wanted)),
             frozenset((sab, c) for sab, (codes, _, _) in wanted.items() for c in codes),
             frozenset((c, sab) for sab, (_, cuis, _) in wanted.items() for c in cuis),
             frozenset(a for _, (_, _, auis) in wanted.items() for a in auis),
@@ -126,23 +200,34 @@ class _ScanResult:
     sabs_seen: set[bytes] = field(default_factory=set)
 
 
-def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+def _too_long(offset: int, path: str | Path) -> BadInputError:
+    return BadInputError(
+        f"a line longer than {MAX_LINE:,} bytes (from byte {offset:,}): not an MRCONSO.RRF row",
+        path=path,
+        hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
+    )
+
+
+def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield (offset, block) covering the lines that start in [start, end) of the file.
 
     Every block ends at a line end (or the end of the file). A line that starts before ``start``
-    belongs to the range before; the line holding byte ``end - 1`` is read to its end. The file
-    is read into one reused buffer: a fresh large object a block costs page faults that show in
-    the run time, and a block that fits the CPU cache lets the search for each SAB reread it there.
+    belongs to the range before; the line holding byte ``end - 1`` is read to its end. ``first``
+    is where the first line starts (after a BOM). The file is read into one reused buffer: a
+    fresh large object a block costs page faults that show in the run time, and a block that fits
+    the CPU cache lets the search for each SAB reread it there.
     """
     buf = bytearray(BLOCK_SIZE)
     view = memoryview(buf)
     try:
         with open(path, "rb") as f:
-            offset = start  # file offset of buf[0]
-            if start > 0:
-                f.seek(start - 1)
+            offset = max(start, first)  # file offset of buf[0]
+            if offset > first:
+                f.seek(offset - 1)
                 if f.read(1) != b"\n":
-                    offset += len(f.readline())
+                    offset += len(f.readline(MAX_LINE + 1))
+            else:
+                f.seek(offset)
             kept = 0  # bytes of a partial line carried at the start of buf
             while offset < end:
                 n = f.readinto(view[kept:])
@@ -158,7 +243,9 @@ def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
                         yield offset, bytes(view[: last + 1])
                         return
                 cut = buf.rfind(b"\n", 0, filled) + 1
-                if cut == 0:  # a line longer than the buffer: grow it
+                if cut == 0:  # a line longer than the buffer: grow it, up to MAX_LINE
+                    if len(buf) > MAX_LINE:
+                        raise _too_long(offset, path)
                     view.release()
                     buf.extend(bytes(len(buf)))
                     view = memoryview(buf)
@@ -174,84 +261,60 @@ def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
 
 def _scan_block(base: int, chunk: bytes, needs: _Needs, out: _ScanResult) -> None:
     """Find the rows of one block that can matter, then parse and check those exactly."""
-    for sab, (codes, cuis, auis) in needs.filters.items():
-        tok = b"|" + sab + b"|"
-        if tok not in chunk:
-            continue
-        out.sabs_seen.add(sab)
-        if auis or (codes and cuis):
-            starts = _rows_general(chunk, tok, codes, cuis, auis)
-        elif codes:
-            starts = _rows_by_code(chunk, tok, codes)
-        else:
-            starts = _rows_by_cui(chunk, tok, cuis)
-        sab_text = sab.decode()
-        last = -1
-        for start in starts:
-            if start == last:  # the SAB token may stand twice in one row
-                continue
-            last = start
-            end = chunk.find(b"\n", start)
-            line = chunk[start : end if end != -1 else len(chunk)]
-            if _check_row(base + start, line, sab_text, needs, out):
-                return
+    starts: set[int] = set()
+    if needs.cuis:
+        for cui in needs.cuis.intersection(map(_CUI_SLICE, chunk.split(b"\n"))):
+            if chunk.startswith(cui):
+                starts.add(0)
+            tok = b"\n" + cui
+            pos = chunk.find(tok)
+            while pos != -1:
+                starts.add(pos + 1)
+                pos = chunk.find(tok, pos + 1)
+    for sab, (codes, auis) in needs.filters.items():
+        found = _rows_by_code(chunk, b"|" + sab + b"|", codes, auis)
+        if found is not None:
+            out.sabs_seen.add(sab)
+            starts.update(found)
+    for sab in needs.sabs:
+        if sab not in out.sabs_seen and b"|" + sab + b"|" in chunk:
+            out.sabs_seen.add(sab)
+    for start in sorted(starts):
+        end = chunk.find(b"\n", start)
+        line = chunk[start : end if end != -1 else len(chunk)]
+        if _check_row(base + start, line, needs, out):
+            return
 
 
-# The three loops below are the hot path: one per kind of key, so that a row costs only the
-# look-ups its SAB needs. Each yields the start offset of every row that may match. After each
-# occurrence the search goes on from the token's closing '|', which may open the next one
-# ("|SAB|SAB|" when a row's SDUI is the SAB itself).
+# The loop below is the hot path. It yields the start offset of every row that may match, or
+# None when the SAB token is not in the block at all. After each occurrence the search goes on
+# from the token's closing '|', which may open the next one ("|SAB|SAB|" when a row's SDUI is the
+# SAB itself): the exact check sorts those out.
 
 
-def _rows_by_code(chunk: bytes, tok: bytes, codes: frozenset[bytes]) -> list[int]:
+def _rows_by_code(
+    chunk: bytes, tok: bytes, codes: frozenset[bytes], auis: frozenset[bytes]
+) -> list[int] | None:
     find, rfind, skip = chunk.find, chunk.rfind, len(tok) - 1
     found = []
     pos = find(tok)
+    if pos == -1:
+        return None
     while pos != -1:
         a = find(b"|", pos + skip + 1)  # end of TTY
         b = find(b"|", a + 1)  # end of CODE
         if a != -1 and b != -1 and chunk[a + 1 : b] in codes:
             found.append(rfind(b"\n", 0, pos) + 1)
-        pos = find(tok, pos + skip)
-    return found
-
-
-def _rows_by_cui(chunk: bytes, tok: bytes, cuis: frozenset[bytes]) -> list[int]:
-    find, rfind, skip = chunk.find, chunk.rfind, len(tok) - 1
-    found = []
-    pos = find(tok)
-    while pos != -1:
-        start = rfind(b"\n", 0, pos) + 1
-        if chunk[start : start + 8] in cuis:
-            found.append(start)
-        pos = find(tok, pos + skip)
-    return found
-
-
-def _rows_general(
-    chunk: bytes, tok: bytes, codes: frozenset[bytes], cuis: frozenset[bytes],
-    auis: frozenset[bytes],
-) -> list[int]:  # fmt: skip
-    find, rfind, skip = chunk.find, chunk.rfind, len(tok) - 1
-    found = []
-    pos = find(tok)
-    while pos != -1:
-        start = rfind(b"\n", 0, pos) + 1
-        keep = chunk[start : start + 8] in cuis
-        if auis and not keep:
+        elif auis:
+            start = rfind(b"\n", 0, pos) + 1
             head = chunk[start:pos].split(b"|", 8)  # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|...
-            keep = len(head) > 7 and head[7] in auis
-        if codes and not keep:
-            a = find(b"|", pos + skip + 1)
-            b = find(b"|", a + 1)
-            keep = a != -1 and b != -1 and chunk[a + 1 : b] in codes
-        if keep:
-            found.append(start)
+            if len(head) > 7 and head[7] in auis:
+                found.append(start)
         pos = find(tok, pos + skip)
     return found
 
 
-def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResult) -> bool:
+def _check_row(offset: int, raw: bytes, needs: _Needs, out: _ScanResult) -> bool:
     """Parse one candidate row exactly; record it if it answers a query. True on a bad row."""
     try:
         line = raw.decode("utf-8")
@@ -262,8 +325,7 @@ def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResul
     if isinstance(fields, str):
         out.bad = (offset, fields)
         return True
-    if fields[_SAB] != sab:
-        return False  # the token stood in another field
+    sab = fields[_SAB]
     if (
         (sab, fields[_CODE]) in needs.source
         or (fields[_CUI], sab) in needs.cui
@@ -274,11 +336,16 @@ def _check_row(offset: int, raw: bytes, sab: str, needs: _Needs, out: _ScanResul
 
 
 def _scan_range(
-    path: str, start: int, end: int, needs: _Needs, report: ProgressCallback | None = None
+    path: str,
+    start: int,
+    end: int,
+    needs: _Needs,
+    report: ProgressCallback | None = None,
+    first: int = 0,
 ) -> _ScanResult:
     """Scan the lines that start in [start, end); module level so that a worker can run it."""
     out = _ScanResult()
-    for base, chunk in _blocks(Path(path), start, end):
+    for base, chunk in _blocks(Path(path), start, end, first):
         _scan_block(base, chunk, needs, out)
         if report is not None:
             report(base + len(chunk), end)
@@ -311,8 +378,37 @@ def _line_number(path: Path, offset: int) -> int:
     return n
 
 
+#: Progress messages from a worker: at most one per this many bytes scanned.
+_WORKER_REPORT_EVERY = 8 << 20
+
+
+def _worker(conn: Connection, path: str, start: int, end: int, needs: _Needs, first: int) -> None:
+    """A worker process: scan one byte range, send progress and the rows found.
+
+    It ignores Ctrl-C (the terminal sends it to the whole process group): the main process
+    decides, and kills the workers when it is interrupted."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    last = start
+
+    def report(done: int, total: int) -> None:
+        nonlocal last
+        if done - last >= _WORKER_REPORT_EVERY:
+            conn.send(("progress", done - last))
+            last = done
+
+    try:
+        result = _scan_range(path, start, end, needs, report, first)
+        conn.send(("progress", max(0, min(end, end) - last)))
+        conn.send(("result", result))
+    except (OSError, BadInputError) as err:
+        conn.send(("error", err))
+    finally:
+        conn.close()
+
+
 class MrconsoSource:
-    """Answer atom queries from a local MRCONSO.RRF, in one streaming pass."""
+    """Answer atom queries from a local MRCONSO (any form NLM ships), in one streaming pass."""
 
     name = "mrconso"
 
@@ -322,6 +418,8 @@ class MrconsoSource:
         self.path = Path(path)
         self.progress = progress
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        #: what was read (set by ``fetch``): the file, its form, zip members, parts
+        self.input: MrconsoInput | None = None
 
     def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Scan the file once and answer every query; ``None`` where no row matched."""
@@ -331,23 +429,27 @@ class MrconsoSource:
                 "--umls-release current needs the UMLS REST API; with --mrconso, name the "
                 "release your MRCONSO.RRF comes from (or leave the table's release)",
             )
-        size = self._size()
+        inp = locate_mrconso(self.path)
+        self.input = inp
         needs = _Needs.build(queries)
+        warnings: list[str] = []
         try:
-            result = self._scan(size, needs)
+            if inp.seekable_file:
+                result = self._scan_file(inp, needs, warnings)
+            else:
+                result = self._scan_stream(inp, needs, warnings)
         except OSError as err:
             raise BadInputError(f"cannot read: {err.strerror or err}", path=self.path) from None
         if result.bad is not None:
-            offset, problem = result.bad
+            line, problem = result.bad
             raise BadInputError(
                 problem,
                 path=self.path,
-                line=_line_number(self.path, offset),
+                line=line,
                 hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
             )
-        rows, seen = result.rows, result.sabs_seen
         answers: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
-        for _, fields in rows:
+        for _, fields in result.rows:
             atom = atom_from_fields(fields)
             for q in (
                 AtomQuery("source", atom.sab, fields[_CODE]),
@@ -356,60 +458,124 @@ class MrconsoSource:
             ):
                 if q in answers:
                     answers[q].append(atom)
-        warnings = [
-            f"{self.path} has no row of source {sab.decode()!r}: is it the MRCONSO.RRF of a "
-            "release that includes that source?"
-            for sab in needs.filters
-            if sab not in seen
+        missing = [sab.decode() for sab in needs.sabs if sab not in result.sabs_seen]
+        warnings += [
+            f"{self.path} has no row of source {sab!r}: is it the MRCONSO.RRF of a release that "
+            "includes that source?"
+            for sab in missing
         ]
         return FetchResult(
             umls_release=release,
             atoms={q: (tuple(a) if a else None) for q, a in answers.items()},
             warnings=warnings,
+            missing_sources=missing,
+            source_details=inp.to_json(),
         )
 
-    def _size(self) -> int:
-        try:
-            if not self.path.is_file():
-                raise BadInputError(
-                    "no such file" if not self.path.exists() else "not a file",
-                    path=self.path,
-                    hint="--mrconso takes the path of MRCONSO.RRF (in the META folder of a "
-                    "UMLS release)",
-                )
-            return self.path.stat().st_size
-        except OSError as err:
-            raise BadInputError(f"cannot read: {err.strerror}", path=self.path) from None
-
-    def _scan(self, size: int, needs: _Needs) -> _ScanResult:
+    def _scan_file(self, inp: MrconsoInput, needs: _Needs, warnings: list[str]) -> _ScanResult:
+        size = inp.size or 0
+        with open(inp.path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+        first = sniff(head, at_end=len(head) == size, path=self.path)
+        if first:
+            warnings.append(_bom_note(self.path))
         report = self.progress or (lambda done, total: None)
         report(0, size)
-        if needs.filters and self.workers > 1 and size >= PARALLEL_MIN_SIZE and _fork_is_safe():
-            out = self._scan_parallel(size, needs, report)
-        elif needs.filters:
-            out = _scan_range(str(self.path), 0, size, needs, report)
+        if needs.filters or needs.cuis:
+            if self.workers > 1 and size >= PARALLEL_MIN_SIZE and _fork_is_safe():
+                out = self._scan_parallel(inp.path, size, first, needs, report)
+            else:
+                out = _scan_range(str(inp.path), 0, size, needs, report, first)
         else:
             out = _ScanResult()
+        if out.bad is not None:
+            offset, problem = out.bad
+            out.bad = (_line_number(inp.path, offset), problem)
         report(size, size)
         return out
 
-    def _scan_parallel(self, size: int, needs: _Needs, report: ProgressCallback) -> _ScanResult:
-        """Cut the file into byte ranges, scan them in worker processes, join in file order."""
-        n = self.workers * 4  # more ranges than workers: finer progress, balanced load
+    def _scan_stream(self, inp: MrconsoInput, needs: _Needs, warnings: list[str]) -> _ScanResult:
+        """A compressed file, parts, a zip or a pipe: one pass, in file order."""
+        stop = threading.Event()
+        report = self.progress or (lambda done, total: None)
+        total = inp.size
+        if total is not None:
+            report(0, total)
+        out = _ScanResult()
+        lines_before = 0
+        done = 0
+        for done, base, chunk in _lines(inp.blocks(stop), self.path, warnings):
+            if needs.filters or needs.cuis:
+                _scan_block(base, chunk, needs, out)
+            if out.bad is not None:
+                offset, problem = out.bad
+                line = lines_before + chunk.count(b"\n", 0, offset - base) + 1
+                out.bad = (line, problem)
+                stop.set()
+                break
+            lines_before += chunk.count(b"\n")
+            if total is not None:
+                report(min(done, total), total)
+        report(done if total is None else total, done if total is None else total)
+        return out
+
+    def _scan_parallel(
+        self, path: Path, size: int, first: int, needs: _Needs, report: ProgressCallback
+    ) -> _ScanResult:
+        """Cut the file into byte ranges, one per worker process; join their rows in file order.
+
+        Ctrl-C reaches this process as KeyboardInterrupt wherever it waits; the ``finally``
+        kills every worker still running and reaps it, so none is left behind."""
+        n = self.workers
         bounds = [size * i // n for i in range(n + 1)]
+        ctx = get_context("fork")
+        workers: list[tuple[Any, Connection, int]] = []
         parts: dict[int, _ScanResult] = {}
         done = 0
-        with ProcessPoolExecutor(self.workers, mp_context=get_context("fork")) as pool:
-            futures = {
-                pool.submit(_scan_range, str(self.path), a, b, needs): (a, b)
-                for a, b in itertools.pairwise(bounds)
-                if b > a
-            }
-            for future in as_completed(futures):
-                a, b = futures[future]
-                parts[a] = future.result()
-                done += b - a
-                report(done, size)
+        sys.stdout.flush()
+        sys.stderr.flush()  # a forked child must not write out the parent's buffers again
+        try:
+            for a, b in itertools.pairwise(bounds):
+                if b <= a:
+                    continue
+                receive, send = ctx.Pipe(duplex=False)
+                # Ctrl-C blocked from fork until the child ignores it: no window for a traceback
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    proc = ctx.Process(
+                        target=_worker, args=(send, str(path), a, b, needs, first), daemon=True
+                    )
+                    proc.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                send.close()
+                workers.append((proc, receive, a))
+            pending = {conn: a for _, conn, a in workers}
+            while pending:
+                for conn in wait(list(pending)):
+                    assert isinstance(conn, Connection)
+                    try:
+                        kind, value = conn.recv()
+                    except EOFError:
+                        raise BadInputError(
+                            "a worker process scanning this file ended without an answer",
+                            path=path,
+                            hint="run again; if it happens again, pass --mrconso a copy on "
+                            "a local disk",
+                        ) from None
+                    if kind == "progress":
+                        done += value
+                        report(min(done, size), size)
+                    elif kind == "error":
+                        raise value
+                    else:
+                        parts[pending.pop(conn)] = value
+        finally:
+            for proc, conn, _ in workers:
+                if proc.is_alive():
+                    proc.kill()
+                proc.join()
+                conn.close()
         out = _ScanResult()
         for a in sorted(parts):
             part = parts[a]
@@ -418,3 +584,47 @@ class MrconsoSource:
             if part.bad is not None and out.bad is None:
                 out.bad = part.bad
         return out
+
+
+def _bom_note(path: Path) -> str:
+    return (
+        f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "
+        "it was removed before the first row was read"
+    )
+
+
+def _lines(
+    blocks: Iterator[tuple[int, bytes]], path: Path, warnings: list[str]
+) -> Iterator[tuple[int, int, bytes]]:
+    """(progress count, offset, block of whole lines) from blocks cut anywhere; the start of the
+    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused."""
+    carry = b""
+    offset = 0  # stream offset of carry[0]
+    sniffed = False
+    done = 0
+    for done, data in blocks:
+        carry += data
+        if not sniffed:
+            if len(carry) < SNIFF_BYTES:
+                continue
+            skip = sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
+            if skip:
+                warnings.append(_bom_note(path))
+            carry, offset, sniffed = carry[skip:], skip, True
+        cut = carry.rfind(b"\n") + 1
+        if cut == 0:
+            if len(carry) > MAX_LINE:
+                raise _too_long(offset, path)
+            continue
+        yield done, offset, carry[:cut]
+        offset += cut
+        carry = carry[cut:]
+    if not sniffed:
+        skip = sniff(carry, at_end=True, path=path)
+        if skip:
+            warnings.append(_bom_note(path))
+        carry, offset = carry[skip:], skip
+    if carry:
+        if len(carry) > MAX_LINE:
+            raise _too_long(offset, path)
+        yield done, offset, carry

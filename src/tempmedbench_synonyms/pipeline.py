@@ -97,6 +97,10 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     #: freeze --force: what replacing the previous expected_sha256.json changed (see freeze).
     replaced: dict[str, Any] | None = None
+    #: with --mrconso: what was read (path, kind, zip members, parts)
+    mrconso: dict[str, Any] | None = None
+    #: sources the table names that the atom source holds no row of
+    missing_sources: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -136,6 +140,8 @@ class Report:
             },
             "warnings": self.warnings,
             "replaced": self.replaced,
+            "mrconso": self.mrconso,
+            "missing_sources": self.missing_sources,
         })  # fmt: skip
 
 
@@ -221,6 +227,8 @@ def _base_report(command: str, rebuilt: Rebuilt) -> Report:
         spans=rebuilt.spans,
         manifest_files=release.files_checked,
         warnings=release.warnings + rebuilt.fetched.warnings,
+        mrconso=rebuilt.fetched.source_details,
+        missing_sources=list(rebuilt.fetched.missing_sources),
     )
 
 
@@ -391,6 +399,12 @@ def _conclude(report: Report, expected: ExpectedHashes) -> None:
             f"the hashes were frozen with UMLS {expected.umls_release} and this run used "
             f"{report.umls_release}: synonyms change between UMLS releases; use "
             f"--umls-release {expected.umls_release}, or none if the table names it"
+        )
+    elif report.missing_sources and (report.drifted or report.changed):
+        report.hint = (
+            f"your MRCONSO.RRF holds no row of source(s) {', '.join(report.missing_sources)}, "
+            "which the table names: it may be a subset (MetamorphoSys can leave sources out); "
+            f"use the full MRCONSO.RRF of UMLS {expected.umls_release}"
         )
     elif report.drifted or report.changed:
         report.hint = (

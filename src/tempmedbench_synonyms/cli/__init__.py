@@ -97,7 +97,10 @@ MrconsoOption = Annotated[
     Path | None,
     typer.Option(
         "--mrconso",
-        help="Take atoms from your own MRCONSO.RRF instead of the UMLS REST API; no key needed.",
+        help="Take atoms from your own MRCONSO.RRF instead of the UMLS REST API; no key needed. "
+        "As NLM ships it: MRCONSO.RRF, MRCONSO.RRF.gz, a part MRCONSO.RRF.aa.gz (all parts are "
+        "read), the META folder, umls-2025AB-metathesaurus-full.zip, 2025ab-1-meta.nlm, "
+        "umls-2025AB-full.zip, or a pipe such as <(unzip -p ...).",
     ),
 ]
 ReleaseOverrideOption = Annotated[

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tempmedbench_synonyms.pipeline import Report
+from tempmedbench_synonyms.umls_files import bounded_list
 
 _LIST_AT_MOST = 20
 
@@ -30,6 +31,14 @@ def _header(report: Report) -> list[str]:
             else (f"{src}, {report.requests} requests, {report.cache_hits} cache hits")
         )
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
+    if report.mrconso is not None:
+        read = report.mrconso["path"]
+        if report.mrconso["members"]:
+            read += " > " + bounded_list(report.mrconso["members"], 2)
+        if report.mrconso["parts"]:
+            read += f" ({len(report.mrconso['parts'])} parts: "
+            read += bounded_list(report.mrconso["parts"]) + ")"
+        lines.append(f"  MRCONSO        {read} ({report.mrconso['kind']})")
     routes = ", ".join(f"{n} {r}" for r, n in report.routes.items())
     lines.append(f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else ""))
     lines.append(f"  questions      {report.questions}" +

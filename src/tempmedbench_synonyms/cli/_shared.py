@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -64,6 +66,7 @@ def exit_on_error(
     With ``json_report``, the JSON report of the failure is printed on stdout as well, so that a
     script reading ``--json`` always gets one object, whatever the outcome.
     """
+    previous = _catch_interrupts()
     try:
         yield
     except TempMedBenchError as err:
@@ -101,3 +104,20 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(bug))
         raise typer.Exit(bug.exit_code) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """The first Ctrl-C stops the command; the ones after it are ignored, so that they can
+    never break into the clean-up (killing workers, the message, the exit code 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _catch_interrupts() -> Any:
+    """Install ``_interrupted`` for SIGINT (only the main thread may); the previous handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, _interrupted)
