@@ -105,7 +105,8 @@ def exit_on_error(
             print_json(json_report(bug))
         raise typer.Exit(bug.exit_code) from None
     finally:
-        if previous is not None:
+        # After a Ctrl-C, further ones stay ignored until the process has exited.
+        if previous is not None and signal.getsignal(signal.SIGINT) is _interrupted:
             signal.signal(signal.SIGINT, previous)
 
 
