@@ -211,3 +211,37 @@ def test_parallel_scan_gives_the_same_answers(
     size = path.stat().st_size
     # one progress message a worker at its end (none sooner: the file is under 8 MB)
     assert calls[0] == (0, size) and calls[-1] == (size, size) and len(calls) == 3 + 2
+
+
+def test_a_bom_is_skipped_by_every_worker_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
+    path = tmp_path / "M.RRF"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(r + "\n" for r in ROWS * 20).encode())
+    result = MrconsoSource(path, workers=3).fetch("R", "C", QUERIES)
+    assert len(result.atoms[QUERIES[0]] or ()) == 40  # the first row, C0000001, included
+    assert result.warnings == [
+        f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "
+        "it was removed before the first row was read"
+    ]
+
+
+def test_a_route_aui_row_is_found_beside_route_source_codes(tmp_path: Path) -> None:
+    queries = [AtomQuery("source", "LNC", "9-9"), AtomQuery("aui", "LNC", "A7")]
+    got = MrconsoSource(_write(tmp_path / "M.RRF", ROWS)).fetch("R", "C", queries).atoms
+    assert got[queries[0]] is None
+    assert [a.aui for a in got[queries[1]] or ()] == ["A7"]
+
+
+def test_a_line_longer_than_the_limit_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mrconso, "MAX_LINE", 1000)
+    monkeypatch.setattr(mrconso, "BLOCK_SIZE", 256)
+    path = _write(tmp_path / "M.RRF", [*ROWS, "C0000009|" + "x" * 5000])  # from byte 476
+    with pytest.raises(BadInputError) as info:
+        MrconsoSource(path).fetch("R", "C", QUERIES)
+    assert str(info.value) == (
+        f"{path}: a line longer than 1,000 bytes (from byte 476): not an MRCONSO.RRF row"
+    )

@@ -294,6 +294,13 @@ def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Pat
     assert len(err) < 2000
 
 
+def test_a_device_is_refused_at_once(tmp_path: Path, mini: Path) -> None:
+    code, out, _ = run("regenerate", mini, "--mrconso", "/dev/zero", "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == "/dev/zero: not a regular file or a pipe"
+    assert written(mini) == []
+
+
 def test_mrconso_in_two_folders_of_a_zip_is_ambiguous(tmp_path: Path, mini: Path) -> None:
     path = _zip(tmp_path / "two.zip", {"A/META/MRCONSO.RRF": PLAIN, "B/META/MRCONSO.RRF": PLAIN})
     code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")

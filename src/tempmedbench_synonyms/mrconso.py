@@ -305,11 +305,10 @@ def _rows_by_code(
         b = find(b"|", a + 1)  # end of CODE
         if a != -1 and b != -1 and chunk[a + 1 : b] in codes:
             found.append(rfind(b"\n", 0, pos) + 1)
-        elif auis:
-            start = rfind(b"\n", 0, pos) + 1
-            head = chunk[start:pos].split(b"|", 8)  # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|...
-            if len(head) > 7 and head[7] in auis:
-                found.append(start)
+        elif auis:  # ...|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|: the AUI is four '|' back
+            end = rfind(b"|", 0, rfind(b"|", 0, rfind(b"|", 0, pos)))
+            if chunk[rfind(b"|", 0, end) + 1 : end] in auis:
+                found.append(rfind(b"\n", 0, pos) + 1)
         pos = find(tok, pos + skip)
     return found
 
@@ -497,6 +496,18 @@ class MrconsoSource:
     def _scan_stream(self, inp: MrconsoInput, needs: _Needs, warnings: list[str]) -> _ScanResult:
         """A compressed file, parts, a zip or a pipe: one pass, in file order."""
         stop = threading.Event()
+        # The reader thread decompresses without the GIL, then needs it back for a moment: the
+        # default 5 ms switch interval would leave it idle longer than it works.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, 0.0005))
+        try:
+            return self._scan_blocks(inp, needs, warnings, stop)
+        finally:
+            sys.setswitchinterval(switch)
+
+    def _scan_blocks(
+        self, inp: MrconsoInput, needs: _Needs, warnings: list[str], stop: threading.Event
+    ) -> _ScanResult:
         report = self.progress or (lambda done, total: None)
         total = inp.size
         if total is not None:
