@@ -149,13 +149,75 @@ def test_every_shipped_form_rebuilds_the_plain_files_bytes(
     assert f"  MRCONSO        {described['path']}" in err
 
 
-def test_a_pipe_is_read_once_as_a_stream(tmp_path: Path, mini: Path) -> None:
+class _Unseekable(io.RawIOBase):
+    """A write-only stream with no seek: zipfile then writes data descriptors (flag bit 3)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.data += b
+        return len(b)
+
+
+def streamed_nlm(members: dict[str, bytes], *, zip64: bool) -> bytes:
+    """An .nlm written as a stream: deflated members with data descriptors (and zip64 sizes)."""
+    out = _Unseekable()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            with z.open(name, "w", force_zip64=zip64) as f:
+                f.write(data)
+    return bytes(out.data)
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+@pytest.mark.parametrize("inner", ["parts", "plain"])
+def test_a_streamed_nlm_inside_the_full_zip(
+    tmp_path: Path, mini: Path, zip64: bool, inner: str
+) -> None:
+    if inner == "parts":
+        pairs = zip(("aa", "ab"), split(BIG, 2), strict=True)
+        members = {f"2025AB/META/MRCONSO.RRF.{x}.gz": gz(p) for x, p in pairs}
+    else:
+        members = {"2025AB/META/MRCONSO.RRF": BIG}
+    members = {"2025AB/META/MRDOC.RRF": b"invented|doc|\n", **members}
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=zip64))
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--out", tmp_path / "o", "--json")
+    assert code == 0, err
+    read = [n for n in members if "MRCONSO" in n]
+    assert json.loads(out)["mrconso"] == {
+        "path": str(path), "kind": "nested zip",
+        "members": ["2025AB-full/2025ab-1-meta.nlm", *read],
+        "parts": [n.rsplit("/", 1)[1] for n in read] if inner == "parts" else [],
+    }  # fmt: skip
+
+
+def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(
+            "2025AB-full/2025ab-2-meta.nlm", streamed_nlm({"x/MRSTY.RRF": MRSTY}, zip64=False)
+        )
+    code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == (
+        f"{path}: none of its members 2025AB-full/2025ab-2-meta.nlm holds MRCONSO.RRF or its parts"
+    )
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_pipe_is_read_once_as_a_stream(tmp_path: Path, mini: Path, compressed: bool) -> None:
     fifo = tmp_path / "mrconso.fifo"
     os.mkfifo(fifo)
 
     def feed() -> None:
         with open(fifo, "wb") as f:
-            f.write(gz(BIG))
+            f.write(gz(BIG) if compressed else BIG)
 
     writer = threading.Thread(target=feed)
     writer.start()
@@ -165,6 +227,17 @@ def test_a_pipe_is_read_once_as_a_stream(tmp_path: Path, mini: Path) -> None:
     assert json.loads(out)["mrconso"] == {
         "path": str(fifo), "kind": "pipe", "members": [], "parts": [],
     }  # fmt: skip
+
+
+def test_an_empty_pipe_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    fifo = tmp_path / "mrconso.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: open(fifo, "wb").close())
+    writer.start()
+    code, out, _ = run("regenerate", mini, "--mrconso", fifo, "--json")
+    writer.join(timeout=10)
+    assert code == 2
+    assert json.loads(out)["message"] == f"{fifo}: not an MRCONSO.RRF file: it is empty"
 
 
 def test_a_bom_is_removed_with_a_note(tmp_path: Path, mini: Path) -> None:
@@ -299,6 +372,21 @@ def test_a_device_is_refused_at_once(tmp_path: Path, mini: Path) -> None:
     assert code == 2
     assert json.loads(out)["message"] == "/dev/zero: not a regular file or a pipe"
     assert written(mini) == []
+
+
+def test_a_gzip_named_mrconso_rrf_in_a_meta_folder(tmp_path: Path, mini: Path) -> None:
+    (tmp_path / "META").mkdir()
+    (tmp_path / "META" / "MRCONSO.RRF.gz").write_bytes(gz(BIG))
+    code, out, _ = run("regenerate", mini, "--mrconso", tmp_path, "--out", tmp_path / "o", "--json")
+    assert code == 0
+    assert json.loads(out)["mrconso"]["kind"] == "gzip"
+
+
+def test_a_damaged_zip_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    path = _write(tmp_path / "umls-2025AB-metathesaurus-full.zip", b"PK\x03\x04" + bytes(100))
+    code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == f"{path}: not a readable zip: File is not a zip file"
 
 
 def test_mrconso_in_two_folders_of_a_zip_is_ambiguous(tmp_path: Path, mini: Path) -> None:

@@ -78,17 +78,6 @@ class MrconsoInput:
         """A plain regular file: it can be read in byte ranges by several workers."""
         return self.kind == "file"
 
-    def describe(self) -> str:
-        """One line for the human report."""
-        text = str(self.path)
-        if self.members:
-            text += " > " + bounded_list(self.members, 2)
-        if self.parts:
-            text += f" ({len(self.parts)} parts: {bounded_list(self.parts)})"
-        elif self.kind not in ("file", "zip", "nested zip"):
-            text += f" ({self.kind})"
-        return text
-
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -102,10 +91,7 @@ class MrconsoInput:
 
         Compressed forms are read in a thread; ``stop`` ends it early (an error, Ctrl-C)."""
         assert self._open is not None
-        if self.kind == "file":
-            yield from self._open()
-        else:
-            yield from _threaded(self._open, stop, self.path)
+        yield from _threaded(self._open, stop, self.path)
 
 
 def locate_mrconso(path: Path) -> MrconsoInput:
@@ -122,10 +108,8 @@ def locate_mrconso(path: Path) -> MrconsoInput:
         ) from None  # fmt: skip
     if stat.S_ISDIR(st.st_mode):
         return _in_folder(path)
-    if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) or stat.S_ISSOCK(st.st_mode):
-        if stat.S_ISFIFO(st.st_mode) or str(path).startswith(("/dev/fd/", "/proc/self/fd/")):
-            return MrconsoInput(path, "pipe", _open=lambda: _pipe_blocks(path))
-        raise BadInputError("not a regular file or a pipe", path=path, hint=_HINT)
+    if stat.S_ISFIFO(st.st_mode):  # <(unzip -p ...) is a pipe too, behind /dev/fd/N
+        return MrconsoInput(path, "pipe", _open=lambda: _pipe_blocks(path))
     if not stat.S_ISREG(st.st_mode):
         raise BadInputError("not a regular file or a pipe", path=path, hint=_HINT)
     magic = _magic(path)
@@ -137,7 +121,7 @@ def locate_mrconso(path: Path) -> MrconsoInput:
         return MrconsoInput(
             path, "gzip", size=st.st_size, _open=lambda: _counted_gunzip(_file_reads(path))
         )
-    return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_blocks(path))
+    return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_reads(path))
 
 
 def _magic(path: Path) -> bytes:
@@ -363,8 +347,9 @@ def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
         )
         name = _read_exact(f, nlen).decode("utf-8" if flags & 0x800 else "cp437")
         extra = _read_exact(f, xlen)
+        zip64 = _zip64_field(extra)
         if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:
-            csize = _zip64_size(extra, usize, csize)
+            csize = _zip64_csize(zip64, usize, csize)
         if flags & 1:
             raise zipfile.BadZipFile(f"member {name} is encrypted")
         if method == zipfile.ZIP_STORED:
@@ -374,27 +359,36 @@ def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
         elif method == zipfile.ZIP_DEFLATED:
             yield name, _inflated(f, csize if not flags & 8 else None)
             if flags & 8:  # a data descriptor follows: optional signature, crc, two sizes
-                desc = _read_exact(f, 12)
-                if desc.startswith(b"PK\x07\x08"):
+                sizes = 16 if zip64 is not None else 8
+                if _read_exact(f, 4) == b"PK\x07\x08":
                     _read_exact(f, 4)
+                _read_exact(f, sizes)
         else:
             raise zipfile.BadZipFile(f"member {name} uses compression method {method}")
 
 
-def _zip64_size(extra: bytes, usize: int, csize: int) -> int:
+def _zip64_field(extra: bytes) -> bytes | None:
+    """The zip64 extra field (tag 1) of a local header, if it has one."""
     i = 0
     while i + 4 <= len(extra):
         tag, size = struct.unpack("<HH", extra[i : i + 4])
         if tag == 1:
-            vals = extra[i + 4 : i + 4 + size]
-            pos = 0
-            if usize == 0xFFFFFFFF:
-                pos += 8
-            if csize == 0xFFFFFFFF:
-                return int(struct.unpack("<Q", vals[pos : pos + 8])[0])
-            return csize
+            return extra[i + 4 : i + 4 + size]
         i += 4 + size
-    raise zipfile.BadZipFile("zip64 sizes missing")
+    return None
+
+
+def _zip64_csize(field: bytes | None, usize: int, csize: int) -> int:
+    """The compressed size from the zip64 field (it holds the sizes marked 0xFFFFFFFF, the
+    uncompressed one first)."""
+    if field is None:
+        raise zipfile.BadZipFile("zip64 sizes missing")
+    if csize != 0xFFFFFFFF:
+        return csize
+    pos = 8 if usize == 0xFFFFFFFF else 0
+    if len(field) < pos + 8:
+        raise zipfile.BadZipFile("zip64 sizes missing")
+    return int(struct.unpack("<Q", field[pos : pos + 8])[0])
 
 
 def _stored(f: _CountingReader, size: int) -> Iterator[bytes]:
@@ -451,10 +445,6 @@ def _file_reads(path: Path) -> Iterator[tuple[int, bytes]]:
         while raw := f.read(READ_SIZE):
             done += len(raw)
             yield done, raw
-
-
-def _file_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
-    yield from _file_reads(path)
 
 
 def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
