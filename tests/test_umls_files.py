@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
 from tempmedbench_synonyms.umls_files import bounded_list
+from test_cli import outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = (ROOT / "fixtures/umls/MRCONSO.RRF").read_bytes()
@@ -43,15 +44,6 @@ def run(*args: str | Path) -> tuple[int, str, str]:
 
 def rebuilt(folder: Path) -> dict[str, bytes]:
     return {rel: (folder / rel).read_bytes() for rel in (SYNONYM_SURFACE, FULL_TABLE)}
-
-
-def written(folder: Path) -> list[str]:
-    return sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*")
-        if p.name.startswith(("question_surface_synonym", "synonym_table_kept_full"))
-        or p.name.endswith(".tmp")
-    )
 
 
 def split(data: bytes, n: int) -> list[bytes]:
@@ -337,19 +329,19 @@ def _truncated_part(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_what_is_not_mrconso_is_bad_input_and_nothing_is_written(
+def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
     tmp_path: Path, mini: Path, case: str
 ) -> None:
     make, problem = HOSTILE[case]
     path = make(tmp_path)
-    before = written(mini)
+    before = outputs(mini)
     code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
     assert code == 2, err
     report = json.loads(out)
     assert report["outcome"] == "bad_input"
     assert report["message"] == f"{path}: {problem}" or report["message"] == f"{path}, {problem}"
     assert f"error: {report['message']}" in err
-    assert written(mini) == before == []
+    assert outputs(mini) == before == []
 
 
 def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Path) -> None:
@@ -371,7 +363,7 @@ def test_a_device_is_refused_at_once(tmp_path: Path, mini: Path) -> None:
     code, out, _ = run("regenerate", mini, "--mrconso", "/dev/zero", "--json")
     assert code == 2
     assert json.loads(out)["message"] == "/dev/zero: not a regular file or a pipe"
-    assert written(mini) == []
+    assert outputs(mini) == []
 
 
 def test_a_gzip_named_mrconso_rrf_in_a_meta_folder(tmp_path: Path, mini: Path) -> None:
@@ -470,4 +462,4 @@ def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
     assert "Traceback" not in err.decode()
     time.sleep(0.2)
     assert _group_members(proc.pid) == []
-    assert written(tmp_path) == []
+    assert outputs(tmp_path) == []
