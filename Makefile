@@ -23,7 +23,10 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests bench fixtures
 	$(BIN)/ruff format --check src tests bench fixtures
 	$(BIN)/mypy src
-	$(BIN)/python -m pytest --cov=tempmedbench_synonyms --cov-report=term
+	# coverage run, not pytest --cov: it measures from the start, before pytest loads the
+	# package's own pytest11 plugin (which imports half the package ahead of pytest-cov).
+	$(BIN)/python -m coverage run -m pytest
+	$(BIN)/python -m coverage report
 
 ## Build the wheel and sdist, install each in a fresh environment, run the installed demo.
 package: $(STAMP)
