@@ -209,8 +209,8 @@ def test_parallel_scan_gives_the_same_answers(
     assert source.fetch("R", "C", QUERIES).atoms == serial
     assert len(serial[QUERIES[0]] or ()) == 100
     size = path.stat().st_size
-    # one progress message a worker at its end (none sooner: the file is under 8 MB)
-    assert calls[0] == (0, size) and calls[-1] == (size, size) and len(calls) == 3 + 2
+    # one progress message a range at its end (none sooner: the file is under 8 MB)
+    assert calls[0] == (0, size) and calls[-1] == (size, size) and len(calls) == 12 + 2
 
 
 def test_a_bom_is_skipped_by_every_worker_range(
@@ -234,14 +234,17 @@ def test_a_route_aui_row_is_found_beside_route_source_codes(tmp_path: Path) -> N
     assert [a.aui for a in got[queries[1]] or ()] == ["A7"]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_a_line_longer_than_the_limit_is_bad_input(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     monkeypatch.setattr(mrconso, "MAX_LINE", 1000)
     monkeypatch.setattr(mrconso, "BLOCK_SIZE", 256)
-    path = _write(tmp_path / "M.RRF", [*ROWS, "C0000009|" + "x" * 5000])  # from byte 476
+    monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
+    # from byte 476, in the second worker's range; the error crosses the process boundary
+    path = _write(tmp_path / "M.RRF", [*ROWS, "C0000009|" + "x" * 5000])
     with pytest.raises(BadInputError) as info:
-        MrconsoSource(path).fetch("R", "C", QUERIES)
+        MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
     assert str(info.value) == (
         f"{path}: a line longer than 1,000 bytes (from byte 476): not an MRCONSO.RRF row"
     )

@@ -381,25 +381,28 @@ def _line_number(path: Path, offset: int) -> int:
 _WORKER_REPORT_EVERY = 8 << 20
 
 
-def _worker(conn: Connection, path: str, start: int, end: int, needs: _Needs, first: int) -> None:
-    """A worker process: scan one byte range, send progress and the rows found.
+def _worker(conn: Connection, path: str, needs: _Needs, first: int) -> None:
+    """A worker process: scan the byte ranges it is sent, one at a time, until it gets None;
+    send progress, then the rows found in each.
 
     It ignores Ctrl-C (the terminal sends it to the whole process group): the main process
     decides, and kills the workers when it is interrupted."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    last = start
-
-    def report(done: int, total: int) -> None:
-        nonlocal last
-        if done - last >= _WORKER_REPORT_EVERY:
-            conn.send(("progress", done - last))
-            last = done
-
     try:
-        result = _scan_range(path, start, end, needs, report, first)
-        conn.send(("progress", max(0, min(end, end) - last)))
-        conn.send(("result", result))
+        while (task := conn.recv()) is not None:
+            start, end = task
+            last = start
+
+            def report(done: int, total: int) -> None:
+                nonlocal last
+                if done - last >= _WORKER_REPORT_EVERY:
+                    conn.send(("progress", done - last))
+                    last = done
+
+            result = _scan_range(path, start, end, needs, report, first)
+            conn.send(("progress", max(0, end - last)))
+            conn.send(("result", result))
     except (OSError, BadInputError) as err:
         conn.send(("error", err))
     finally:
@@ -533,40 +536,44 @@ class MrconsoSource:
     def _scan_parallel(
         self, path: Path, size: int, first: int, needs: _Needs, report: ProgressCallback
     ) -> _ScanResult:
-        """Cut the file into byte ranges, one per worker process; join their rows in file order.
+        """Cut the file into byte ranges that worker processes scan, each taking the next range
+        when it is done (a worker slowed by other load takes fewer); join in file order.
 
         Ctrl-C reaches this process as KeyboardInterrupt wherever it waits; the ``finally``
         kills every worker still running and reaps it, so none is left behind."""
-        n = self.workers
+        n = self.workers * 4  # more ranges than workers: finer progress, balanced load
         bounds = [size * i // n for i in range(n + 1)]
+        ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
         ctx = get_context("fork")
-        workers: list[tuple[Any, Connection, int]] = []
+        workers: list[tuple[Any, Connection]] = []
         parts: dict[int, _ScanResult] = {}
+        busy: dict[Connection, int] = {}  # worker -> start of the range it scans
         done = 0
         sys.stdout.flush()
         sys.stderr.flush()  # a forked child must not write out the parent's buffers again
         try:
-            for a, b in itertools.pairwise(bounds):
-                if b <= a:
-                    continue
-                receive, send = ctx.Pipe(duplex=False)
+            for _ in range(min(self.workers, len(ranges))):
+                conn, child = ctx.Pipe()
                 # Ctrl-C blocked from fork until the child ignores it: no window for a traceback
                 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 try:
                     proc = ctx.Process(
-                        target=_worker, args=(send, str(path), a, b, needs, first), daemon=True
+                        target=_worker, args=(child, str(path), needs, first), daemon=True
                     )
                     proc.start()
                 finally:
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-                send.close()
-                workers.append((proc, receive, a))
-            pending = {conn: a for _, conn, a in workers}
-            while pending:
-                for conn in wait(list(pending)):
-                    assert isinstance(conn, Connection)
+                child.close()
+                workers.append((proc, conn))
+                conn.send(ranges[len(busy)])
+                busy[conn] = ranges[len(busy)][0]
+            following = iter(ranges[len(busy) :])
+            while busy:
+                for ready in wait(list(busy)):
+                    assert isinstance(ready, Connection)
+                    conn = ready
                     try:
-                        kind, value = conn.recv()
+                        message = conn.recv()
                     except EOFError:
                         raise BadInputError(
                             "a worker process scanning this file ended without an answer",
@@ -574,16 +581,20 @@ class MrconsoSource:
                             hint="run again; if it happens again, pass --mrconso a copy on "
                             "a local disk",
                         ) from None
-                    if kind == "progress":
-                        done += value
+                    if message[0] == "progress":
+                        done += message[1]
                         report(min(done, size), size)
-                    elif kind == "error":
-                        raise value
+                    elif message[0] == "error":
+                        raise message[1]
                     else:
-                        parts[pending.pop(conn)] = value
+                        parts[busy.pop(conn)] = message[1]
+                        task = next(following, None)
+                        conn.send(task)
+                        if task is not None:
+                            busy[conn] = task[0]
         finally:
-            for proc, conn, _ in workers:
-                if proc.is_alive():
+            for proc, conn in workers:
+                if proc.is_alive() and busy:  # interrupted or failed: no waiting for them
                     proc.kill()
                 proc.join()
                 conn.close()
