@@ -113,7 +113,9 @@ atoms = sum(len(v) for v in res.atoms.values() if v)
 # VmHWM, not ru_maxrss: the latter keeps the bench process's peak across fork and exec
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
 self_kb = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"found": found, "atoms": atoms,
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+print(json.dumps({"found": found, "atoms": atoms, "cpu": cpu,
     "self_kb": self_kb,
     "children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     "workers": MrconsoSource(sys.argv[1]).workers}))
@@ -199,6 +201,10 @@ def main() -> None:
                 print(
                     f"   {label:5} scan {t_scan:.3f} s = {t_scan / bare:.2f}x (target: at most "
                     f"{target}); {stats['found']:,} answered, {stats['atoms']:,} atoms kept"
+                )
+                print(
+                    f"         cpu {stats['cpu']:.3f} s in all processes and threads (with the "
+                    "import): the wall-clock ratio needs the cores free"
                 )
                 print(
                     f"         peak memory {stats['self_kb'] / 1024:.0f} MB main process, "
