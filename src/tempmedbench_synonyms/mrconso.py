@@ -25,6 +25,7 @@ their atoms could never be candidates (a candidate's SAB is its entry's SAB).
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import re
@@ -37,10 +38,11 @@ from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.connection import Connection, wait
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.umls_files import MrconsoInput, locate_mrconso
 
 MRCONSO_COLUMNS: tuple[str, ...] = (
@@ -220,7 +222,7 @@ def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[
     buf = bytearray(BLOCK_SIZE)
     view = memoryview(buf)
     try:
-        with open(path, "rb") as f:
+        with cast(io.BufferedReader, open_regular(path, what="--mrconso")) as f:
             offset = max(start, first)  # file offset of buf[0]
             if offset > first:
                 f.seek(offset - 1)
@@ -483,7 +485,7 @@ class MrconsoSource:
 
     def _scan_file(self, inp: MrconsoInput, needs: _Needs, warnings: list[str]) -> _ScanResult:
         size = inp.size or 0
-        with open(inp.path, "rb") as f:
+        with open_regular(inp.path, what="--mrconso") as f:
             head = f.read(SNIFF_BYTES)
         first = sniff(head, at_end=len(head) == size, path=self.path)
         if first:

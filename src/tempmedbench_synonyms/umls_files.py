@@ -31,14 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import file_kind, open_regular
 
 #: Bytes read (and, decompressed, handed on) at a time.
 READ_SIZE = 1 << 20
 #: Blocks waiting between the reader thread and the scan: memory is bounded by this many blocks.
 QUEUE_BLOCKS = 4
-#: Names shown at most when a message lists zip members or parts (SPEC 8: messages are bounded).
-LIST_AT_MOST = 5
 
 _PLAIN = "MRCONSO.RRF"
 _PART = re.compile(r"MRCONSO\.RRF\.([a-z]{2,3})\.gz")
@@ -47,14 +46,6 @@ _HINT = (
     "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
     "2025ab-1-meta.nlm or umls-2025AB-full.zip"
 )
-
-
-def bounded_list(names: Iterable[str], at_most: int = LIST_AT_MOST) -> str:
-    """``a, b, c and 99,997 more``: the first names of a list and how many more there are."""
-    names = list(names)
-    shown = ", ".join(names[:at_most])
-    rest = len(names) - at_most
-    return f"{shown} and {rest:,} more" if rest > 0 else shown
 
 
 @dataclass
@@ -111,7 +102,11 @@ def locate_mrconso(path: Path) -> MrconsoInput:
     if stat.S_ISFIFO(st.st_mode):  # <(unzip -p ...) is a pipe too, behind /dev/fd/N
         return MrconsoInput(path, "pipe", _open=lambda: _pipe_blocks(path))
     if not stat.S_ISREG(st.st_mode):
-        raise BadInputError("not a regular file or a pipe", path=path, hint=_HINT)
+        raise BadInputError(
+            f"is {file_kind(st.st_mode)}, not a regular file, a folder or a pipe",
+            path=path,
+            hint=_HINT,
+        )
     magic = _magic(path)
     if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
         return _in_zip(path)
@@ -126,7 +121,7 @@ def locate_mrconso(path: Path) -> MrconsoInput:
 
 def _magic(path: Path) -> bytes:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, what="--mrconso") as f:
             return f.read(4)
     except OSError as err:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
@@ -439,8 +434,8 @@ class _Prepend:
 # -- plain reads, gzip, pipes, the reader thread -------------------------------------------------
 
 
-def _file_reads(path: Path) -> Iterator[tuple[int, bytes]]:
-    with open(path, "rb") as f:
+def _file_reads(path: Path, *, regular: bool = True) -> Iterator[tuple[int, bytes]]:
+    with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
         done = 0
         while raw := f.read(READ_SIZE):
             done += len(raw)
@@ -449,7 +444,7 @@ def _file_reads(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     """A pipe, read once: gzip if it starts like gzip, plain otherwise."""
-    reads = _file_reads(path)
+    reads = _file_reads(path, regular=False)
     first = next(reads, None)
     if first is None:
         return

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tempmedbench_synonyms.errors import bounded_list
 from tempmedbench_synonyms.pipeline import Report
-from tempmedbench_synonyms.umls_files import bounded_list
 
 _LIST_AT_MOST = 20
 
@@ -34,7 +34,7 @@ def _header(report: Report) -> list[str]:
     if report.mrconso is not None:
         read = report.mrconso["path"]
         if report.mrconso["members"]:
-            read += " > " + bounded_list(report.mrconso["members"], 2)
+            read += " > " + bounded_list(report.mrconso["members"], limit=2)
         if report.mrconso["parts"]:
             read += f" ({len(report.mrconso['parts'])} parts: "
             read += bounded_list(report.mrconso["parts"]) + ")"
