@@ -424,12 +424,16 @@ def _group_members(pgid: int) -> list[int]:
     return alive
 
 
-@pytest.mark.parametrize("presses", [1, 2, 5])
+@pytest.mark.parametrize(
+    ("presses", "name"),
+    [(1, "MRCONSO.RRF"), (2, "MRCONSO.RRF"), (5, "MRCONSO.RRF"), (2, "MRCONSO.RRF.gz")],
+)
 def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
-    tmp_path: Path, mini: Path, presses: int
+    tmp_path: Path, mini: Path, presses: int, name: str
 ) -> None:
-    big = tmp_path / "MRCONSO.RRF"
-    with open(big, "wb") as f:
+    # plain: scanned by worker processes; gzip: decompressed by a reader thread
+    big = tmp_path / name
+    with gzip.open(big, "wb", compresslevel=1) if name.endswith(".gz") else open(big, "wb") as f:
         f.write(PLAIN)
         for _ in range(1200):  # about 160 MB: big enough to be scanned by worker processes
             f.write(FILLER)
@@ -440,7 +444,7 @@ def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
     )  # fmt: skip
     assert proc.stderr is not None
     first = proc.stderr.readline().decode()
-    assert first.startswith("scanning MRCONSO.RRF: 0%"), first
+    assert first.startswith(f"scanning {name}: 0%"), first
     started = time.monotonic()
     for _ in range(presses):  # as a terminal does: to the whole process group
         os.killpg(proc.pid, signal.SIGINT)
