@@ -11,9 +11,12 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,9 +25,11 @@ from hostile_server import ESCAPES, HostileServer, Plan
 from typer.testing import CliRunner
 
 from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 from tempmedbench_synonyms.uts import cached
-from tempmedbench_synonyms.uts.client import RetryPolicy
+from tempmedbench_synonyms.uts.client import Cancelled, RetryPolicy, UtsClient, _Flights
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 ROOT = Path(__file__).resolve().parents[2]
 MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
@@ -297,3 +302,73 @@ def test_a_retry_says_so_on_stderr_unless_quiet(tmp_path: Path, quiet: bool) -> 
         assert lines[1] == "1 atoms of AUI A9000071, UMLS 2099AA"
     assert cached_paths(tmp_path / "cache") == {"/content/2099AA/AUI/A9000071"}
     no_leak(tmp_path, stdout=proc.stdout, stderr=proc.stderr)
+
+
+# -- the watchdog, in this process ------------------------------------------------------------
+
+
+def test_cancel_cuts_a_request_stuck_in_a_read_at_once() -> None:
+    with HostileServer(fake(), lambda path, n: "silent") as server:
+        client = UtsClient(base_url=server.base_url, api_key=ApiKey(CANARY_KEY),
+                           limiter=RateLimiter(20))  # fmt: skip
+        outcome: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                client.get_result("/content/2099AA/CUI/C9000001")
+            except BaseException as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=ask)
+        worker.start()
+        end = time.monotonic() + 10
+        while server.count("silent") < 1 and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        client.cancel()
+        worker.join(5)  # a hang guard: the 30 s timeout would be far later
+        client.close()
+    assert not worker.is_alive()
+    assert [type(e) for e in outcome] == [Cancelled]
+    assert (client.stats.requests, client.stats.retries) == (1, 0)
+
+
+def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
+    flights = _Flights()
+    flights.RETRY = 0.01
+    ours, theirs = socket.socketpair()
+    conn = types.SimpleNamespace(sock=None)
+    owner = object()
+    try:
+        with flights.flight(owner, 30):
+            flights.track(conn)  # type: ignore[arg-type]
+            flights.cancel(owner)  # no socket yet: the watchdog tries again
+            conn.sock = ours
+            ours.settimeout(5)
+            assert ours.recv(1) == b""  # shut down by the watchdog: the read ends at once
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None:
+    flights = _Flights()
+    flights.IDLE = 0.05
+    ours, theirs = socket.socketpair()
+    conn = types.SimpleNamespace(sock=ours)
+    try:
+        with flights.flight(object(), 0.2) as flight:
+            flights.track(conn)  # type: ignore[arg-type]
+            ours.settimeout(5)
+            start = time.monotonic()
+            assert ours.recv(1) == b""
+            assert 0.15 < time.monotonic() - start < 4
+            assert flight.doomed == "timeout"
+        flights.track(conn)  # type: ignore[arg-type]  # outside an attempt: ignored
+        end = time.monotonic() + 5
+        while flights._thread is not None and time.monotonic() < end:
+            time.sleep(0.01)
+        assert flights._thread is None
+    finally:
+        ours.close()
+        theirs.close()

@@ -289,6 +289,10 @@ class _ApiKeyAuth(requests.auth.AuthBase):
         self._key = key
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
+        # (py.typed since 2.34) say ``str | None`` all the same.
+        if r.url is None:
+            raise ValueError("a request without a URL")
         r.prepare_url(r.url, {"apiKey": self._key.reveal()})
         return r
 
@@ -725,8 +729,13 @@ class UtsClient:
             raise Cancelled()
         if flight.doomed == "timeout" or (
             isinstance(problem, _Transient)
-            and problem.kind in ("timeout", "connection", "cut")
-            and time.monotonic() >= flight.deadline
+            and (
+                problem.kind == "cut"
+                or (
+                    problem.kind in ("timeout", "connection")
+                    and time.monotonic() >= flight.deadline
+                )
+            )
         ):
             # Cut off at its deadline; a body read "to the end" then was read to the cut.
             problem = _Transient("timeout", f"no complete answer within {seconds:g} s")
@@ -769,7 +778,9 @@ class UtsClient:
                     "(after decoding)",
                 )
             if flight.doomed is not None or time.monotonic() >= flight.deadline:
-                break  # ``_attempt`` says why
+                raise _Transient("cut", "cut off")  # ``_attempt`` says why
+        if flight.doomed is not None:  # cut off, and the read took the cut for the end
+            raise _Transient("cut", "cut off")
         return bytes(body)
 
     def _translate(
@@ -787,8 +798,6 @@ class UtsClient:
         )[:100]
         if status == 200:
             raw = self._read_body(response, flight)
-            if flight.doomed is not None:
-                raise _Transient("cut", "cut off")  # ``_attempt`` says why
             try:
                 body = json.loads(raw)
             except (ValueError, UnicodeDecodeError, RecursionError):
