@@ -353,7 +353,6 @@ def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
 
 def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None:
     flights = _Flights()
-    flights.IDLE = 0.05
     ours, theirs = socket.socketpair()
     conn = types.SimpleNamespace(sock=ours)
     try:

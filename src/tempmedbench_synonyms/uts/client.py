@@ -363,12 +363,11 @@ class _Flights:
     registers (``flight``), its connections register themselves when they send (``track``, from
     ``_TrackedHTTPConnection``), and a daemon thread shuts their sockets down at the attempt's
     deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread); ``cancel`` does the
-    same at once for one client's attempts. The thread exits when no attempt has been on the wire
-    for a few seconds, and never keeps the process alive.
+    same at once for one client's attempts. The thread exits as soon as no attempt is on the
+    wire (a process that forks, as the MRCONSO scan does, must find no thread left), and never
+    keeps the process alive.
     """
 
-    #: seconds without a flight after which the watchdog thread exits
-    IDLE = 2.0
     #: seconds between tries to cut a connection whose socket is still being opened
     RETRY = 0.05
 
@@ -391,6 +390,7 @@ class _Flights:
             self._local.current = None
             with self._cond:
                 self._live.discard(f)
+                self._cond.notify()
 
     def track(self, conn: urllib3.connection.HTTPConnection) -> None:
         """Called by a connection about to send, in the attempt's thread."""
@@ -437,11 +437,10 @@ class _Flights:
         return again
 
     def _watch(self) -> None:
-        idle_since = time.monotonic()
         with self._cond:
-            while True:
+            while self._live:
                 now = time.monotonic()
-                wake = self.IDLE
+                wake = math.inf
                 for f in self._live:
                     if f.doomed is None and now >= f.deadline:
                         f.doomed = "timeout"
@@ -449,12 +448,8 @@ class _Flights:
                         wake = min(wake, f.deadline - now)
                 if self._cut_doomed():
                     wake = min(wake, self.RETRY)
-                if self._live:
-                    idle_since = now
-                elif now - idle_since >= self.IDLE:
-                    self._thread = None
-                    return
-                self._cond.wait(max(wake, 0.001))
+                self._cond.wait(None if wake == math.inf else max(wake, 0.001))
+            self._thread = None
 
 
 _FLIGHTS = _Flights()
@@ -694,7 +689,9 @@ class UtsClient:
                 finally:
                     response.close()
             except (TempMedBenchError, _Transient) as err:
-                problem = err
+                # Without its traceback: the frames that read the body hold it (up to 16 MiB),
+                # and tenacity keeps each failed attempt's exception until the request ends.
+                problem = err.with_traceback(None)
             except requests.exceptions.SSLError as exc:
                 problem = UnavailableError(
                     f"TLS failed for {where}: {self._clean(str(exc))}",
@@ -768,10 +765,14 @@ class UtsClient:
                     f"HTTP {status} with a body of {int(length)} bytes, more than the "
                     f"{MAX_BODY // 2**20} MiB this tool reads",
                 )
-        body = bytearray()
+        # Chunks kept apart and joined once: a growing bytearray would be copied as it grows,
+        # and eight workers each holding a body near the cap would need twice the memory.
+        chunks: list[bytes] = []
+        size = 0
         for chunk in response.iter_content(_CHUNK):
-            body += chunk
-            if len(body) > MAX_BODY:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_BODY:
                 raise _Transient(
                     "too_large",
                     f"HTTP {status} with a body of more than {MAX_BODY // 2**20} MiB "
@@ -781,7 +782,7 @@ class UtsClient:
                 raise _Transient("cut", "cut off")  # ``_attempt`` says why
         if flight.doomed is not None:  # cut off, and the read took the cut for the end
             raise _Transient("cut", "cut off")
-        return bytes(body)
+        return b"".join(chunks)
 
     def _translate(
         self,
