@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
+	$(BIN)/python bench/bench_uts_hostile.py
 
 clean:
 	rm -rf $(VENV) demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -92,9 +92,9 @@ def main() -> int:
                 )
                 hits = server.count(kind)
             texts[f"stderr-{kind}"] = err
-            label = kind or "well-behaved"
+            label, what = (kind, "hostile answers") if kind else ("well-behaved", "answers")
             print(f"peak memory     {label:13s} {peak:6.1f} MB RSS high-water (exit {code}, "
-                  f"{hits} hostile answers, {wall:.1f} s, {args.workers} workers)")  # fmt: skip
+                  f"{hits} {what}, {wall:.1f} s, {args.workers} workers)")  # fmt: skip
 
         stops, codes = [], []
         for run in range(args.runs):
