@@ -41,8 +41,11 @@ from hostile_server import HostileServer, Plan
 
 
 def _env(cache: Path) -> dict[str, str]:
+    """A child's environment: the canary key, its own cache and rate state (so that no other
+    run on this machine shares its rate budget), no proxy."""
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(UMLS_API_KEY=CANARY_KEY, TEMPMEDBENCH_CACHE_DIR=str(cache), NO_PROXY="127.0.0.1")
+    env.update(UMLS_API_KEY=CANARY_KEY, TEMPMEDBENCH_CACHE_DIR=str(cache), NO_PROXY="127.0.0.1",
+               TEMPMEDBENCH_STATE_DIR=str(cache.parent / f"state-{cache.name}"))  # fmt: skip
     return env
 
 

@@ -7,6 +7,7 @@ and that the canary key appears nowhere (stdout, stderr, cache, output folder).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile_server import ESCAPES, HostileServer, Plan
@@ -27,7 +29,7 @@ from typer.testing import CliRunner
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
-from tempmedbench_synonyms.uts import cached
+from tempmedbench_synonyms.uts import options as uts_options
 from tempmedbench_synonyms.uts.client import Cancelled, RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
@@ -50,9 +52,9 @@ def attack(kind: str, target: str = BAD) -> Plan:
 @pytest.fixture
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two attempts with short backoffs, so that a hostile answer fails in seconds: the policy
-    the CLI's factory builds (``cached.build_cached_uts``)."""
+    the CLI's factory builds (``options.build_cached_uts``)."""
     monkeypatch.setattr(
-        cached, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, backoff_base=0.01)
+        uts_options, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, backoff_base=0.01)
     )
 
 
@@ -63,14 +65,22 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, s
     yield {**os.environ}
 
 
+def cached_entries(cache_dir: Path) -> dict[str, Any]:
+    """Every response-cache entry (a header line, then the body its SHA-256 names): the request
+    path and the stored result."""
+    entries = {}
+    for f in cache_dir.rglob("*.json"):
+        head, _, body = f.read_bytes().partition(b"\n")
+        doc = json.loads(head)
+        if isinstance(doc, dict) and "key" in doc:
+            assert hashlib.sha256(body).hexdigest() == doc["sha256"]  # whole
+            entries[doc["key"][1]] = json.loads(body)
+    return entries
+
+
 def cached_paths(cache_dir: Path) -> set[str]:
     """The request path of every response-cache entry."""
-    paths = set()
-    for f in cache_dir.rglob("*.json"):
-        doc = json.loads(f.read_bytes())
-        if isinstance(doc, dict) and "key" in doc:
-            paths.add(doc["key"][1])
-    return paths
+    return set(cached_entries(cache_dir))
 
 
 def no_leak(tmp_path: Path, **texts: str) -> None:
@@ -192,8 +202,8 @@ def test_atom_names_are_cleaned_where_shown(tmp_path: Path, env: dict[str, str])
     assert (table.exit_code, as_json.exit_code) == (0, 0), table.stderr
     assert table.stdout.splitlines()[1].endswith("  Invented name")
     assert json.loads(as_json.stdout)["atoms"][0]["name"] == "Invented name"
-    stored = [json.loads(f.read_bytes()) for f in (tmp_path / "cache").rglob("*.json")]
-    assert [d["result"]["name"] for d in stored if isinstance(d, dict) and "key" in d] == [dirty]
+    stored = cached_entries(tmp_path / "cache")
+    assert stored["/content/2099AA/AUI/A9000071"]["name"] == dirty
     no_leak(tmp_path, stdout=table.stdout + as_json.stdout, stderr=table.stderr + as_json.stderr)
 
 
