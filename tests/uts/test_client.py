@@ -819,3 +819,11 @@ def test_eight_workers_meeting_one_outage_print_one_line(
             w.join(10)
     warnings, infos = _warnings_and_infos(caplog)
     assert (len(warnings), len(infos), len(calls)) == (1, 7, 16)
+
+
+def test_server_text_in_a_message_is_cleaned_then_bounded(t: FakeTime) -> None:
+    client = make_client(t)
+    assert client._clean("x" * 1500) == "x" * 1000 + " ..."
+    # Cut after redaction: a key across the cut is masked, never shown in part.
+    assert client._clean("a" * 999 + CANARY_KEY) == "a" * 999 + "* ..."
+    assert client._clean(f"Bad\x1b[31m Gateway {CANARY_KEY}", 200) == "Bad Gateway ***"

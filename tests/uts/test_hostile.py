@@ -353,6 +353,7 @@ def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
         with flights.flight(owner, 30):
             flights.track(conn)  # type: ignore[arg-type]
             flights.cancel(owner)  # no socket yet: the watchdog tries again
+            time.sleep(0.1)  # ...and again, until the socket is there
             conn.sock = ours
             ours.settimeout(5)
             assert ours.recv(1) == b""  # shut down by the watchdog: the read ends at once

@@ -749,9 +749,12 @@ class UtsClient:
         left = self.retry.max_total - (self._clock() - budget.start)
         return min(self.timeouts.attempt, max(left, min(_MIN_ATTEMPT, self.timeouts.attempt)))
 
-    def _clean(self, text: str) -> str:
-        """A server's (or requests') text, fit for a message: see ``config.clean_text``."""
-        return clean_text(text, self._key)
+    def _clean(self, text: str, limit: int = 1000) -> str:
+        """A server's (or requests') text, fit for a message (``config.clean_text``), and at
+        most ``limit`` characters (SPEC section 8: messages are bounded). Cut after cleaning,
+        so that a cut can never leave part of the key unmasked."""
+        text = clean_text(text, self._key)
+        return text if len(text) <= limit else text[:limit] + " ..."
 
     def _read_body(self, response: requests.Response, flight: _Flight) -> bytes:
         """The decoded body, at most ``MAX_BODY`` bytes, read before the attempt's deadline."""
@@ -795,8 +798,8 @@ class UtsClient:
         status = response.status_code
         self.stats.count_status(status)
         content_type = self._clean(
-            response.headers.get("Content-Type", "no content type").split(";")[0]
-        )[:100]
+            response.headers.get("Content-Type", "no content type").split(";")[0], 100
+        )
         if status == 200:
             raw = self._read_body(response, flight)
             try:
@@ -855,7 +858,7 @@ class UtsClient:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
             raise _Transient(
                 str(status),
-                f"HTTP {status} {self._clean(response.reason or '')[:200]}".strip(),
+                f"HTTP {status} {self._clean(response.reason or '', 200)}".strip(),
                 retry_after if status == 503 else None,
             )
         if 300 <= status <= 399:
