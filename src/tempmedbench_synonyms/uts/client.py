@@ -5,10 +5,15 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 
 * builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
   lives only inside the prepared request and never in our own variables, messages or cache keys;
-* sets connect and read timeouts and waits on the shared ``RateLimiter``;
-* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx and 200s
-  whose body is not the JSON asked for (an HTML error page from a proxy, cut-short JSON, no list in
-  ``result``), with jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
+* waits on the shared ``RateLimiter``, and bounds each attempt (SPEC section 8): ``--timeout``
+  seconds from connect to last byte, however slowly the bytes come (a watchdog thread shuts the
+  socket down at the deadline, ``_Flights``), and a body of at most ``MAX_BODY`` (16 MiB) after
+  decoding, counted while it streams, so an endless body or a gzip bomb costs at most that;
+  ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
+* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
+  the cap, and 200s whose body is not the JSON asked for (an HTML error page from a proxy,
+  cut-short JSON, no list in ``result``, text that is not Unicode: a lone surrogate escape), with
+  jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
   HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
   400, 401, 403 or 404;
 * on a 429, pauses every worker (``RateLimiter.penalise``) only when the request will be tried
@@ -28,7 +33,11 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 
 requests puts the full URL, query string and all, in its exception texts, and urllib3 logs it at
 DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
-``except`` block), and a logging filter redacts ``apiKey=...`` from urllib3's records.
+``except`` block), and a logging filter cleans urllib3's records. Every text a server sends (a
+reason phrase, a Content-Type, an exception's text quoting a status line) passes
+``config.clean_text`` (key redacted, escape sequences and control characters removed) and a length
+bound before it reaches a message. A retry is said on stderr (a warning) once when a wave of
+failures starts and then at most once every ``--timeout`` seconds while it lasts (``_announce``).
 
 Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
 follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
