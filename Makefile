@@ -50,6 +50,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
+	$(BIN)/python bench/bench_uts_hostile.py
+	$(BIN)/python bench/bench_rate_shared.py
 
 clean:
 	rm -rf $(VENV) demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -480,3 +480,30 @@ def test_rest_a_probe_404_that_is_not_uts_json_is_a_wrong_base_url(
     assert list((tmp_path / "cache").rglob("*.json")) == []
     assert not (tmp_path / "out").exists()
     assert find_secret(CANARY_KEY, texts={"stderr": result.stderr}, folders=[tmp_path]) == []
+
+
+TIMEOUT_RANGE = (
+    "it must be more than 0 and at most 120 seconds (one request's whole retry budget)\n"
+    "hint: the default is 30 seconds for one attempt, from connect to last byte\n"
+)
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "121"])
+def test_a_timeout_out_of_range_is_refused_before_any_request(
+    mini: Path, timeout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("UMLS_API_KEY", raising=False)
+    code, out, err = run("regenerate", mini, "--timeout", timeout, "--cache-dir", tmp_path / "c")
+    assert (code, out) == (2, "")
+    shown = f"{float(timeout):g}"
+    assert err == f"error: --timeout {shown} is out of range: {TIMEOUT_RANGE}"
+    assert outputs(mini) == []
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_timeout_means_nothing_to_a_local_file(
+    mini: Path, mrconso: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert run("regenerate", mini, "--mrconso", mrconso, "--timeout", "0")[0] == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["--timeout only applies to the UMLS REST API: ignored with --mrconso"]

@@ -186,7 +186,12 @@ def test_a_refused_key_is_exit_3_and_never_shown(fake: FakeUts, tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--rate", "25"], "above 20 requests a second"), (["--rate", "0"], "more than 0")],
+    [
+        (["--rate", "25"], "above 20 requests a second"),
+        (["--rate", "0"], "more than 0"),
+        (["--timeout", "0"], "error: --timeout 0 is out of range: it must be more than 0"),
+        (["--timeout", "500"], "error: --timeout 500 is out of range: it must be more than 0"),
+    ],
 )
 def test_bad_rates_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     result = run(umls_app, ["concept", "C9000001", *args], tmp_path)

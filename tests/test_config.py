@@ -11,6 +11,7 @@ from tempmedbench_synonyms.config import (
     ApiKey,
     ApiKeyMissingError,
     check_base_url,
+    clean_text,
     read_api_key,
     redact,
     resolve_cache_dir,
@@ -172,3 +173,27 @@ def test_base_urls_that_cannot_be_a_uts_root(url: str, problem: str) -> None:
         "the default is https://uts-ws.nlm.nih.gov/rest; plain http is allowed only to this "
         "machine (127.0.0.1), for a test server"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Service \x1b[31mUnavailable\x1b[0m", "Service Unavailable"),  # CSI: colours
+        ("a\x1b[2J\x1b[Hb", "ab"),  # clear the screen, cursor home
+        ("x\x1b]0;pwned\x07y", "xy"),  # OSC: window title, ended by BEL
+        ("x\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\y", "xlinky"),  # OSC 8 hyperlink, ST
+        ("a\x9b2Jb\x9d0;t\x9cc", "abc"),  # the C1 forms of CSI and OSC
+        ("bell\x07nul\x00del\x7fesc\x1bcz", "bellnuldelescz"),  # lone controls, ESC c
+        ("one\ttwo\nthree\rfour", "one two three four"),
+        ("half \ud800 pair", "half \ufffd pair"),
+        ("fièvre – ſ", "fièvre – ſ"),  # text is left alone
+        (f"apiKey={CANARY_KEY}&x=1", "apiKey=***&x=1"),
+        (f"CANARY\x1b[0m{CANARY_KEY[6:]}", "***"),  # redacted after the escapes are gone
+    ],
+)
+def test_clean_text_strips_escapes_and_controls_then_redacts(text: str, shown: str) -> None:
+    assert clean_text(text, ApiKey(CANARY_KEY)) == shown
+
+
+def test_clean_text_may_keep_line_breaks() -> None:
+    assert clean_text("a\x1b[1m\nb\tc\n", lines=True) == "a\nb c\n"

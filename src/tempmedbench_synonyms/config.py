@@ -214,3 +214,37 @@ def redact(text: str, key: ApiKey | None = None) -> str:
         for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}:
             out = out.replace(form, "***")
     return out
+
+
+#: Terminal escape sequences (ECMA-48): CSI (``ESC [`` or the C1 byte U+009B, parameters, final
+#: byte), OSC/DCS/SOS/PM/APC strings up to their terminator (BEL or ``ESC \\``), and the two-byte
+#: escapes. A server's reason phrase must not recolour, retitle or clear the user's terminal.
+_ESCAPE_RE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -~]?"
+)
+#: C0 and C1 control characters (Unicode category Cc), and lone surrogates (which no terminal,
+#: log file or UTF-8 stream can take).
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _control(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in "\t\r\n":
+        return " "
+    return "\ufffd" if "\ud800" <= char <= "\udfff" else ""
+
+
+def clean_text(text: str, key: ApiKey | None = None, *, lines: bool = False) -> str:
+    """``text`` fit to show on a terminal, in a log line or in ``--json``: escape sequences and
+    control characters removed (a tab or line break becomes a space, unless ``lines`` keeps line
+    breaks), a lone surrogate replaced by U+FFFD, and the key redacted (``redact``).
+
+    The one function every string that came from a server (a reason phrase, a header, a body
+    excerpt, an atom name) passes through before anyone sees it (SPEC section 8). It redacts
+    after stripping, so that a key split by an escape sequence cannot come together unmasked.
+    """
+    if lines:
+        return "\n".join(clean_text(line, key) for line in text.split("\n"))
+    return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import logging
 import random
+import re
 import threading
 import traceback
 from datetime import datetime, timezone
@@ -29,7 +30,10 @@ from tempmedbench_synonyms.testing import CANARY_KEY
 from tempmedbench_synonyms.uts.client import (
     Cancelled,
     RetryPolicy,
+    Timeouts,
     UtsClient,
+    _Budget,
+    check_timeout,
     parse_model,
     parse_retry_after,
     redact,
@@ -695,3 +699,131 @@ def test_the_client_is_the_only_module_that_imports_requests() -> None:
         )
     )  # fmt: skip
     assert importers == ["uts/client.py"]
+
+
+# -- bounded attempts and retries you can see ---------------------------------------------------
+
+
+def test_timeouts_of_one_value_bound_the_connect_and_each_read_too() -> None:
+    assert Timeouts.of(5) == Timeouts(connect=5, read=5, attempt=5)
+    assert Timeouts.of(60) == Timeouts(connect=10, read=60, attempt=60)
+    assert Timeouts() == Timeouts.of(30)
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf"), 120.5])
+def test_check_timeout_refuses_what_is_not_a_usable_duration(value: float) -> None:
+    with pytest.raises(BadInputError) as info:
+        check_timeout(value)
+    assert str(info.value).startswith(f"--timeout {value:g} is out of range: it must be more")
+    assert check_timeout(0.5) == 0.5 and check_timeout(120) == 120
+
+
+def test_an_attempt_never_runs_past_the_retry_budget(t: FakeTime) -> None:
+    """--timeout 30, budget 120 s: an attempt gets what is left of the budget, at least 1 s."""
+    client = make_client(t)
+    assert client._attempt_seconds(_Budget(t.now, 1)) == 30.0
+    assert client._attempt_seconds(_Budget(t.now - 100, 4)) == 20.0
+    assert client._attempt_seconds(_Budget(t.now - 119.8, 6)) == 1.0
+
+
+def _warnings_and_infos(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
+    records = [r for r in caplog.records if r.name == "tempmedbench_synonyms.uts.client"]
+    return (
+        [r.getMessage() for r in records if r.levelno == logging.WARNING],
+        [r.getMessage() for r in records if r.levelno == logging.INFO],
+    )
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_one_retry_line_per_wave_of_failures(t: FakeTime, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
+    url = BASE + "/content/2099AA/CUI/C9000001"
+    for status in (503, 502, 200, 503, 200):
+        responses.get(url, status=status, json={"result": {"ui": "C9000001"}})
+    client = make_client(t)
+    client.get_result("/content/2099AA/CUI/C9000001")  # a wave of two failures, then an answer
+    client.get_result("/content/2099AA/CUI/C9000001")  # a new wave: one failure
+    warnings, infos = _warnings_and_infos(caplog)
+    assert [re.sub(r"in \d\.\d s", "in X s", w) for w in warnings] == [
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 503 Service Unavailable "
+        "(5 attempts left)",
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 503 Service Unavailable "
+        "(5 attempts left)",
+    ]
+    assert [re.sub(r"in \d\.\d s", "in X s", i) for i in infos] == [
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 502 Bad Gateway (4 attempts left)",
+    ]
+    assert client.stats.retries == 3
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_a_wave_longer_than_the_timeout_says_so_again(
+    t: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stalled server is never silent for longer than --timeout: within one wave, a failure
+    at least that long after the last line shown gets a line of its own."""
+    caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
+    url = BASE + "/content/2099AA/CUI/C9000001"
+    for _ in range(3):
+        responses.get(url, status=503, headers={"Retry-After": "2"})
+    responses.get(url, status=200, json={"result": {"ui": "C9000001"}})
+    client = UtsClient(
+        base_url=BASE, api_key=ApiKey(CANARY_KEY), limiter=RateLimiter(20, clock=t.clock,
+        sleep=t.sleep), timeouts=Timeouts.of(3), clock=t.clock, sleep=t.sleep,
+        rng=random.Random(7),
+    )  # fmt: skip
+    client.get_result("/content/2099AA/CUI/C9000001")
+    warnings, infos = _warnings_and_infos(caplog)
+    # Failures at 0, ~2.1 and ~4.3 s: lines at 0 and ~4.3 (3 s after the first), not at ~2.1.
+    assert [w.split(" after ")[1] for w in warnings] == [
+        "HTTP 503 Service Unavailable (5 attempts left)",
+        "HTTP 503 Service Unavailable (3 attempts left)",
+    ]
+    assert [i.split(" after ")[1] for i in infos] == [
+        "HTTP 503 Service Unavailable (4 attempts left)"
+    ]
+
+
+def test_eight_workers_meeting_one_outage_print_one_line(
+    t: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
+    together = threading.Barrier(8, timeout=10)
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def outage(request: Any) -> tuple[int, dict[str, str], str]:
+        with lock:
+            calls.append(1)
+            first = len(calls) <= 8
+        if first:
+            together.wait()  # all eight fail at once
+            return 503, {}, ""
+        return 200, {}, '{"result": {"ui": "C9000001"}}'
+
+    with responses.RequestsMock() as rsps:
+        rsps.add_callback(responses.GET, BASE + "/content/2099AA/CUI/C9000001", callback=outage)
+        # The limiter on real time (16 requests at 20 a second); the client's clock stands still,
+        # so no line is due for the time a wave has lasted.
+        client = UtsClient(
+            base_url=BASE, api_key=ApiKey(CANARY_KEY), limiter=RateLimiter(20), clock=t.clock,
+            sleep=lambda s: None, rng=random.Random(7),
+        )  # fmt: skip
+        workers = [
+            threading.Thread(target=client.get_result, args=("/content/2099AA/CUI/C9000001",))
+            for _ in range(8)
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(10)
+    warnings, infos = _warnings_and_infos(caplog)
+    assert (len(warnings), len(infos), len(calls)) == (1, 7, 16)
+
+
+def test_server_text_in_a_message_is_cleaned_then_bounded(t: FakeTime) -> None:
+    client = make_client(t)
+    assert client._clean("x" * 1500) == "x" * 1000 + " ..."
+    # Cut after redaction: a key across the cut is masked, never shown in part.
+    assert client._clean("a" * 999 + CANARY_KEY) == "a" * 999 + "* ..."
+    assert client._clean(f"Bad\x1b[31m Gateway {CANARY_KEY}", 200) == "Bad Gateway ***"

@@ -7,7 +7,9 @@ Commands parse options, call the library and render its report: human text on st
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -27,6 +29,7 @@ from tempmedbench_synonyms.cli._options import (
     QuietOption,
     RateOption,
     RefreshOption,
+    TimeoutOption,
     VerboseOption,
     WorkersOption,
 )
@@ -41,6 +44,7 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
+from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
 from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions, build_rest_source
 from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
 
@@ -142,6 +146,7 @@ def _rest_only_options(rest: RestOptions) -> list[str]:
         ("--refresh", rest.refresh != default.refresh),
         ("--rate", rest.rate != default.rate),
         ("--workers", rest.workers != default.workers),
+        ("--timeout", rest.timeout != default.timeout),
         ("--api-key-file", rest.api_key_file is not None),
     ]
     return [name for name, differs in given if differs]
@@ -181,6 +186,7 @@ def regenerate_command(
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
     workers: WorkersOption = DEFAULT_WORKERS,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     api_key_file: ApiKeyFileOption = None,
     json_out: JsonOption = False,
     quiet: QuietOption = False,
@@ -206,7 +212,7 @@ def regenerate_command(
     with exit_on_error(json_report=_failure_json("regenerate", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers,
+            refresh=refresh, rate=rate, workers=workers, timeout=timeout,
         )  # fmt: skip
         source = build_source(mrconso, rest, verbosity=verbosity)
         report = regenerate(release, source, out_dir=out, umls_release=umls_release)
@@ -273,6 +279,7 @@ def freeze_command(
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
     workers: WorkersOption = DEFAULT_WORKERS,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     api_key_file: ApiKeyFileOption = None,
     json_out: JsonOption = False,
     quiet: QuietOption = False,
@@ -294,7 +301,7 @@ def freeze_command(
     with exit_on_error(json_report=_failure_json("freeze", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers,
+            refresh=refresh, rate=rate, workers=workers, timeout=timeout,
         )  # fmt: skip
         source = build_source(mrconso, rest, verbosity=verbosity)
         report = freeze(
@@ -348,11 +355,21 @@ regenerate_app = typer.Typer(
 regenerate_app.command()(regenerate_command)
 
 
+def _run(command: typer.Typer, prog_name: str) -> None:
+    """Run a console script; once it ends, a late Ctrl-C cannot interrupt the exit (a worker
+    thread still ending, the interpreter's shutdown) into a traceback (SPEC section 8)."""
+    try:
+        command(prog_name=prog_name)
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main() -> None:
     """Entry point of ``tempmedbench-synonyms``."""
-    app(prog_name="tempmedbench-synonyms")
+    _run(app, "tempmedbench-synonyms")
 
 
 def regenerate_main() -> None:
     """Entry point of ``tempmedbench-regenerate-synonyms``, the same as ``... regenerate``."""
-    regenerate_app(prog_name="tempmedbench-regenerate-synonyms")
+    _run(regenerate_app, "tempmedbench-regenerate-synonyms")

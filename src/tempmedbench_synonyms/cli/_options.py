@@ -75,6 +75,13 @@ RateOption = Annotated[
     ),
 ]
 WorkersOption = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
+TimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        help="The most seconds one HTTP attempt may take, from connect to last byte.",
+    ),
+]
 JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),

@@ -13,15 +13,17 @@ from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.config import read_api_key, redact
+from tempmedbench_synonyms.config import clean_text, read_api_key, redact
 from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
 from tempmedbench_synonyms.jsonio import report_text, safe_text
 
 
 def echo_err(text: str = "") -> None:
-    """Human text goes to stderr; stdout is kept for data. A lone surrogate (a path byte that is
-    not UTF-8) is shown as its escape rather than crash the encoder."""
-    typer.echo(safe_text(text), err=True)
+    """Human text goes to stderr; stdout is kept for data. It passes ``clean_text`` (line
+    breaks kept), so that a server's text inside a message never reaches the terminal as it
+    came, after ``safe_text``: a lone surrogate (a path byte that is not UTF-8) is shown as its
+    escape rather than crash the encoder."""
+    typer.echo(clean_text(safe_text(text), lines=True), err=True)
 
 
 def print_json(obj: dict[str, Any]) -> None:
@@ -37,7 +39,7 @@ def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     return {
         "outcome": err.outcome,
         "exit_code": err.exit_code,
-        "message": str(err),
+        "message": clean_text(str(err)),
         "hint": err.hint,
         **empty,
     }
@@ -85,7 +87,11 @@ def exit_on_error(
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
-        echo_err("interrupted: nothing was left half-written; run the same command again")
+        # A second Ctrl-C while this is said must not turn exit 130 into a traceback.
+        try:
+            echo_err("interrupted: nothing was left half-written; run the same command again")
+        except KeyboardInterrupt:
+            pass
         raise typer.Exit(130) from None
     except (typer.Exit, typer.Abort):
         raise  # how commands end on purpose, not bugs

@@ -20,6 +20,7 @@ from tempmedbench_synonyms.cli._options import (
     QuietOption,
     RateOption,
     RefreshOption,
+    TimeoutOption,
     VerboseOption,
 )
 from tempmedbench_synonyms.cli._shared import (
@@ -29,8 +30,9 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
-from tempmedbench_synonyms.config import DEFAULT_BASE_URL
+from tempmedbench_synonyms.config import DEFAULT_BASE_URL, clean_text
 from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
 from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
@@ -61,6 +63,7 @@ def _session(
     offline: bool,
     refresh: bool,
     rate: float,
+    timeout: float,
     quiet: bool,
     verbose: int,
     as_json: bool,
@@ -70,7 +73,7 @@ def _session(
     with exit_on_error(json_report=partial(failure_json, found=False) if as_json else None):
         options = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=1,
+            refresh=refresh, rate=rate, workers=1, timeout=timeout,
         )  # fmt: skip
         uts = build_cached_uts(options)
         try:
@@ -82,15 +85,20 @@ def _session(
                 echo_err(f"{sent} requests sent, {hits} answers from the cache")
 
 
+def _shown(value: str | None) -> str:
+    """A server's string as it is shown (a table, ``--json``): ``clean_text``, SPEC section 8."""
+    return "" if value is None else clean_text(value)
+
+
 def _atom_json(atom: UtsAtom) -> dict[str, Any]:
     return {
-        "aui": atom.ui,
-        "name": atom.name,
-        "tty": atom.term_type,
-        "sab": atom.root_source,
-        "language": atom.language,
-        "cui": atom.cui,
-        "code": atom.code_id or None,
+        "aui": _shown(atom.ui),
+        "name": _shown(atom.name),
+        "tty": _shown(atom.term_type),
+        "sab": _shown(atom.root_source),
+        "language": None if atom.language is None else _shown(atom.language),
+        "cui": _shown(atom.cui),
+        "code": _shown(atom.code_id) or None,
         "obsolete": atom.obsolete,
         "suppressible": atom.suppressible,
         "usable": atom.usable,
@@ -138,8 +146,8 @@ def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: b
         )
         return
     rows = [
-        [a.ui, a.root_source, a.term_type, a.language or "", a.cui,
-         "yes" if a.usable else "no", a.name]
+        [_shown(a.ui), _shown(a.root_source), _shown(a.term_type), _shown(a.language),
+         _shown(a.cui), "yes" if a.usable else "no", _shown(a.name)]
         for a in ordered
     ]  # fmt: skip
     typer.echo(_table(rows, ["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"]))
@@ -164,6 +172,7 @@ def atoms_command(
     offline: OfflineOption = False,
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -176,7 +185,8 @@ def atoms_command(
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
+        as_json=as_json,
     ) as uts:  # fmt: skip
         if sab:
             release, found = uts.atoms(umls_release, AtomQuery("cui", sab, cui))
@@ -198,6 +208,7 @@ def source_command(
     offline: OfflineOption = False,
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -210,7 +221,8 @@ def source_command(
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
+        as_json=as_json,
     ) as uts:  # fmt: skip
         release, found = uts.atoms(umls_release, AtomQuery("source", sab, code))
         _show_atoms(f"{sab} code {code}", release, found, as_json)
@@ -226,6 +238,7 @@ def atom_command(
     offline: OfflineOption = False,
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -238,7 +251,8 @@ def atom_command(
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
+        as_json=as_json,
     ) as uts:  # fmt: skip
         # The sab of an aui query only scopes candidates; the request does not send it.
         release, found = uts.atoms(umls_release, AtomQuery("aui", "", aui))
@@ -255,6 +269,7 @@ def concept_command(
     offline: OfflineOption = False,
     refresh: RefreshOption = False,
     rate: RateOption = DEFAULT_RATE,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -267,7 +282,8 @@ def concept_command(
     """
     with _session(
         base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, quiet=quiet, verbose=verbose, as_json=as_json,
+        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
+        as_json=as_json,
     ) as uts:  # fmt: skip
         release, concept = uts.concept(umls_release, cui)
         _show_concept(cui, release, concept, as_json)
@@ -277,12 +293,12 @@ def _show_concept(cui: str, release: str, concept: UtsConcept | None, as_json: b
     if concept is None:
         _not_found(release, f"CUI {cui}", f"no concept {cui}", as_json, {"concept": None})
     doc = {
-        "cui": concept.ui,
-        "name": concept.name,
-        "status": concept.status,
+        "cui": _shown(concept.ui),
+        "name": None if concept.name is None else _shown(concept.name),
+        "status": None if concept.status is None else _shown(concept.status),
         "suppressible": concept.suppressible,
         "atom_count": concept.atom_count,
-        "semantic_types": [t.name for t in concept.semantic_types if t.name],
+        "semantic_types": [_shown(t.name) for t in concept.semantic_types if t.name],
         "release": release,  # the concrete release the answer came from
     }
     if as_json:

@@ -5,10 +5,15 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 
 * builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
   lives only inside the prepared request and never in our own variables, messages or cache keys;
-* sets connect and read timeouts and waits on the shared ``RateLimiter``;
-* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx and 200s
-  whose body is not the JSON asked for (an HTML error page from a proxy, cut-short JSON, no list in
-  ``result``), with jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
+* waits on the shared ``RateLimiter``, and bounds each attempt (SPEC section 8): ``--timeout``
+  seconds from connect to last byte, however slowly the bytes come (a watchdog thread shuts the
+  socket down at the deadline, ``_Flights``), and a body of at most ``MAX_BODY`` (16 MiB) after
+  decoding, counted while it streams, so an endless body or a gzip bomb costs at most that;
+  ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
+* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
+  the cap, and 200s whose body is not the JSON asked for (an HTML error page from a proxy,
+  cut-short JSON, no list in ``result``, text that is not Unicode: a lone surrogate escape), with
+  jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
   HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
   400, 401, 403 or 404;
 * on a 429, pauses every worker (``RateLimiter.penalise``) only when the request will be tried
@@ -28,7 +33,11 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
 
 requests puts the full URL, query string and all, in its exception texts, and urllib3 logs it at
 DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
-``except`` block), and a logging filter redacts ``apiKey=...`` from urllib3's records.
+``except`` block), and a logging filter cleans urllib3's records. Every text a server sends (a
+reason phrase, a Content-Type, an exception's text quoting a status line) passes
+``config.clean_text`` (key redacted, escape sequences and control characters removed) and a length
+bound before it reaches a message. A retry is said on stderr (a warning) once when a wave of
+failures starts and then at most once every ``--timeout`` seconds while it lasts (``_announce``).
 
 Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
 follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
@@ -40,22 +49,29 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import random
+import re
+import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timezone
 from typing import Any, Literal, NoReturn, TypeVar
 
 import requests
+import requests.adapters
 import requests.auth
+import urllib3.connection
+import urllib3.connectionpool
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.stop import stop_base
 
 from tempmedbench_synonyms import __version__
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError, redact
+from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError, clean_text, redact
 from tempmedbench_synonyms.errors import (
     BadInputError,
     NotAuthorisedError,
@@ -75,10 +91,27 @@ _M = TypeVar("_M", bound=UtsModel)
 MAX_PAGES = 500
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
 _RETRY_STATUSES = frozenset({408, 425, 429})
+#: SPEC section 8: one answer's body is at most 16 MiB after decoding (a UTS page of 200 atoms is
+#: well under 1 MiB); a larger, endless or decompression-bomb body is a failed attempt.
+MAX_BODY = 16 * 1024 * 1024
+#: Bytes asked of urllib3 per read; urllib3 (>= 2.6) inflates at most this much per read, so a
+#: gzip bomb is caught while inflating, not after.
+_CHUNK = 64 * 1024
+#: SPEC section 7: ``--timeout`` defaults to 30 s for one attempt, connect to last byte.
+DEFAULT_TIMEOUT = 30.0
+#: The longest ``--timeout``: the whole retry budget of one request (``RetryPolicy.max_total``).
+MAX_TIMEOUT = 120.0
+#: Seconds to wait for a connection (when ``--timeout`` is longer).
+_CONNECT = 10.0
+#: The least time an attempt is given when the retry budget is nearly spent.
+_MIN_ATTEMPT = 1.0
+#: A body escape that may stand for half a surrogate pair (``\ud800`` .. ``\udfff``).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
 class _RedactFilter(logging.Filter):
-    """Redacts ``apiKey=...`` from urllib3's DEBUG lines, which print the request URL."""
+    """Cleans urllib3's DEBUG lines, which print the request URL (``apiKey=...``) and what the
+    server sent (a status line): ``config.clean_text``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.args:
@@ -86,10 +119,9 @@ class _RedactFilter(logging.Filter):
                 message = record.getMessage()
             except (TypeError, ValueError):
                 return True
-            if "apikey=" in message.lower():
-                record.msg, record.args = redact(message), None
-        elif isinstance(record.msg, str) and "apikey=" in record.msg.lower():
-            record.msg = redact(record.msg)
+            record.msg, record.args = clean_text(message), None
+        elif isinstance(record.msg, str):
+            record.msg = clean_text(record.msg)
         return True
 
 
@@ -107,10 +139,33 @@ TransportError = requests.exceptions.ConnectionError
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Seconds to wait for a connection, and for each read of the answer."""
+    """Seconds to wait for a connection, for each read of the answer, and for the whole attempt.
 
-    connect: float = 10.0
-    read: float = 30.0
+    ``attempt`` (``--timeout``) bounds one attempt from connect to last byte, however slowly the
+    bytes come: a watchdog shuts the socket down at that deadline (``_Flights``).
+    """
+
+    connect: float = _CONNECT
+    read: float = DEFAULT_TIMEOUT
+    attempt: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def of(cls, seconds: float) -> Timeouts:
+        """The timeouts of ``--timeout seconds``: no connect or read longer than the attempt."""
+        return cls(connect=min(_CONNECT, seconds), read=seconds, attempt=seconds)
+
+
+def check_timeout(seconds: float) -> float:
+    """``seconds`` if it is a usable ``--timeout``, else BadInputError naming the option."""
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
+        raise BadInputError(
+            f"--timeout {seconds:g} is out of range: it must be more than 0 and at most "
+            f"{MAX_TIMEOUT:g} seconds (one request's whole retry budget)",
+            key="--timeout",
+            hint=f"the default is {DEFAULT_TIMEOUT:g} seconds for one attempt, from connect to "
+            "last byte",
+        )
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +298,10 @@ class _ApiKeyAuth(requests.auth.AuthBase):
         self._key = key
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
+        # (py.typed since 2.34) say ``str | None`` all the same.
+        if r.url is None:
+            raise ValueError("a request without a URL")
         r.prepare_url(r.url, {"apiKey": self._key.reveal()})
         return r
 
@@ -291,6 +350,167 @@ class _StopAfterTotal(stop_base):
         return elapsed + retry_state.upcoming_sleep > self._limit
 
 
+class _Flight:
+    """One attempt on the wire: its deadline, its connections, and why it was cut off, if it was."""
+
+    __slots__ = ("conns", "cut", "deadline", "doomed", "owner")
+
+    def __init__(self, owner: object, deadline: float) -> None:
+        self.owner = owner
+        self.deadline = deadline
+        self.conns: list[urllib3.connection.HTTPConnection] = []
+        #: "timeout" (its deadline passed) or "cancel" (the run was cancelled), once cut off
+        self.doomed: str | None = None
+        self.cut = False
+
+
+class _Flights:
+    """Every attempt on the wire in this process, and the watchdog thread that cuts one off.
+
+    A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the
+    attempt: a server trickling a byte every few seconds would hold it for ever. So each attempt
+    registers (``flight``), its connections register themselves when they send (``track``, from
+    ``_TrackedHTTPConnection``), and a daemon thread shuts their sockets down at the attempt's
+    deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread); ``cancel`` does the
+    same at once for one client's attempts. The thread exits as soon as no attempt is on the
+    wire (a process that forks, as the MRCONSO scan does, must find no thread left), and never
+    keeps the process alive.
+    """
+
+    #: seconds between tries to cut a connection whose socket is still being opened
+    RETRY = 0.05
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._live: set[_Flight] = set()
+        self._thread: threading.Thread | None = None
+        self._local = threading.local()
+
+    @contextmanager
+    def flight(self, owner: object, seconds: float) -> Iterator[_Flight]:
+        """Register one attempt of ``owner`` that must end within ``seconds``."""
+        f = _Flight(owner, time.monotonic() + seconds)
+        self._local.current = f
+        with self._cond:
+            self._live.add(f)
+        try:
+            yield f
+        finally:
+            self._local.current = None
+            with self._cond:
+                self._live.discard(f)
+                self._cond.notify()
+
+    def track(self, conn: urllib3.connection.HTTPConnection) -> None:
+        """Called by a connection about to send, in the attempt's thread."""
+        f: _Flight | None = getattr(self._local, "current", None)
+        if f is None:  # a request sent outside ``flight`` (never by UtsClient)
+            return
+        with self._cond:
+            f.conns.append(conn)
+            f.cut = False
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._watch, name="uts-watchdog", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def cancel(self, owner: object) -> None:
+        """Cut off every attempt of ``owner`` now (from any thread: Ctrl-C, a 401)."""
+        with self._cond:
+            for f in self._live:
+                if f.owner is owner and f.doomed is None:
+                    f.doomed = "cancel"
+            self._cut_doomed()
+            self._cond.notify()
+
+    def _cut_doomed(self) -> bool:
+        """Shut down the sockets of doomed flights; whether one had no socket yet (retry soon)."""
+        again = False
+        for f in self._live:
+            if f.doomed is None or f.cut:
+                continue
+            f.cut = True
+            for conn in f.conns:
+                sock = conn.sock
+                if sock is None:
+                    f.cut, again = False, True
+                    continue
+                try:
+                    # socket.socket's own shutdown, also for an SSLSocket: only the file
+                    # descriptor is touched, never the TLS state that the reading thread uses.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed: nothing to wake
+        return again
+
+    def _watch(self) -> None:
+        with self._cond:
+            while self._live:
+                now = time.monotonic()
+                wake = math.inf
+                for f in self._live:
+                    if f.doomed is None and now >= f.deadline:
+                        f.doomed = "timeout"
+                    elif f.doomed is None:
+                        wake = min(wake, f.deadline - now)
+                if self._cut_doomed():
+                    wake = min(wake, self.RETRY)
+                self._cond.wait(None if wake == math.inf else max(wake, 0.001))
+            self._thread = None
+
+
+_FLIGHTS = _Flights()
+
+
+class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
+    """A connection that registers with the attempt that sends on it (``_Flights.track``)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _FLIGHTS.track(self)
+        super().request(*args, **kwargs)
+
+
+class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _FLIGHTS.track(self)
+        super().request(*args, **kwargs)
+
+
+class _TrackedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+    ConnectionCls = _TrackedHTTPConnection
+
+
+class _TrackedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _TrackedHTTPSConnection
+
+
+class _Adapter(requests.adapters.HTTPAdapter):
+    """requests' adapter, with connections that a watchdog can cut off (``_Flights``)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _TrackedHTTPPool,
+            "https": _TrackedHTTPSPool,
+        }
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether parsed JSON holds a string with half a surrogate pair (not Unicode text)."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_surrogate(v) for v in value)
+    return False
+
+
 class UtsClient:
     """A client of the UTS REST API: one session, one rate limiter, one retry policy.
 
@@ -337,6 +557,11 @@ class UtsClient:
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
         self.stats = ClientStats()
+        # Retry lines (``_announce``): a wave of failures starts when a request fails after the
+        # last one ended well; one line says so, and then one at most every ``attempt`` seconds.
+        self._wave_lock = threading.Lock()
+        self._wave_open = False
+        self._last_line = 0.0
 
     def __repr__(self) -> str:
         return f"UtsClient(base_url={redact(self.base_url, self._key)!r}, api_key=***)"
@@ -345,8 +570,9 @@ class UtsClient:
 
     def cancel(self) -> None:
         """Stop: requests not yet sent raise ``Cancelled``, sleeps (retries, the rate limiter's
-        waits) end at once."""
+        waits) end at once, and requests on the wire are cut off (their sockets shut down)."""
         self._cancel.set()
+        _FLIGHTS.cancel(self)
 
     @property
     def cancel_event(self) -> threading.Event:
@@ -385,9 +611,7 @@ class UtsClient:
                 if self._key is None:
                     raise ApiKeyMissingError()
                 session = requests.Session()
-                adapter = requests.adapters.HTTPAdapter(
-                    pool_connections=1, pool_maxsize=self._pool_size, max_retries=0
-                )
+                adapter = _Adapter(pool_connections=1, pool_maxsize=self._pool_size, max_retries=0)
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
                 session.headers["User-Agent"] = f"tempmedbench-synonyms/{__version__}"
@@ -449,7 +673,7 @@ class UtsClient:
     def _attempt(
         self, url: str, where: str, params: dict[str, str], shape: Shape, budget: _Budget
     ) -> Reply:
-        """One HTTP request: rate limited, counted, translated."""
+        """One HTTP request: rate limited, counted, bounded in time and size, translated."""
         if self._cancel.is_set():
             raise Cancelled()
         session = self._get_session()
@@ -457,86 +681,164 @@ class UtsClient:
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count_request()
+        seconds = self._attempt_seconds(budget)
         problem: TempMedBenchError | _Transient | None = None
-        response: requests.Response | None = None
-        try:
-            response = session.get(
-                url,
-                params=params,
-                timeout=(self.timeouts.connect, self.timeouts.read),
-                allow_redirects=False,
-            )
-        except requests.exceptions.SSLError as exc:
-            problem = UnavailableError(
-                f"TLS failed for {where}: {redact(str(exc), self._key)}",
-                hint="check the system's CA certificates, or a proxy that intercepts TLS",
-            )
-        except (
-            requests.exceptions.InvalidURL,
-            requests.exceptions.MissingSchema,
-            requests.exceptions.InvalidSchema,
-        ):
-            problem = BadInputError(
-                f"{redact(self.base_url, self._key)} is not a usable UTS base URL",
-                key="--base-url",
-                hint="the default is https://uts-ws.nlm.nih.gov/rest",
-            )
-        except requests.exceptions.Timeout as exc:
-            problem = _Transient("timeout", f"timed out ({type(exc).__name__})")
-        except (
-            requests.exceptions.ConnectionError,
-            requests.exceptions.ChunkedEncodingError,
-            requests.exceptions.ContentDecodingError,
-        ) as exc:
-            problem = _Transient(
-                "connection", f"{type(exc).__name__}: {redact(str(exc), self._key)}"
-            )
-        except requests.exceptions.RequestException as exc:
-            problem = UnavailableError(
-                f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
-            )
-        except Exception as exc:  # the boundary: nothing leaves with the URL in it
-            problem = UnavailableError(
-                f"request for {where} failed: {type(exc).__name__}: {redact(str(exc), self._key)}"
-            )
-        if problem is None:
-            assert response is not None
+        reply: Reply | None = None
+        with _FLIGHTS.flight(self, seconds) as flight:
             try:
-                return self._translate(response, where, shape, budget)
+                response = session.get(
+                    url,
+                    params=params,
+                    timeout=(min(self.timeouts.connect, seconds), min(self.timeouts.read, seconds)),
+                    allow_redirects=False,
+                    stream=True,
+                )
+                try:
+                    reply = self._translate(response, where, shape, budget, flight)
+                finally:
+                    response.close()
             except (TempMedBenchError, _Transient) as err:
-                problem = err
-            finally:
-                response.close()
+                # Without its traceback: the frames that read the body hold it (up to 16 MiB),
+                # and tenacity keeps each failed attempt's exception until the request ends.
+                problem = err.with_traceback(None)
+            except requests.exceptions.SSLError as exc:
+                problem = UnavailableError(
+                    f"TLS failed for {where}: {self._clean(str(exc))}",
+                    hint="check the system's CA certificates, or a proxy that intercepts TLS",
+                )
+            except (
+                requests.exceptions.InvalidURL,
+                requests.exceptions.MissingSchema,
+                requests.exceptions.InvalidSchema,
+            ):
+                problem = BadInputError(
+                    f"{redact(self.base_url, self._key)} is not a usable UTS base URL",
+                    key="--base-url",
+                    hint="the default is https://uts-ws.nlm.nih.gov/rest",
+                )
+            except requests.exceptions.Timeout as exc:
+                problem = _Transient("timeout", f"timed out ({type(exc).__name__})")
+            except (
+                requests.exceptions.ConnectionError,
+                requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.ContentDecodingError,
+            ) as exc:
+                problem = _Transient("connection", f"{type(exc).__name__}: {self._clean(str(exc))}")
+            except Exception as exc:  # the boundary: nothing leaves with the URL in it
+                problem = UnavailableError(
+                    f"request for {where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
+                )
+        if (flight.doomed == "cancel" or self._cancel.is_set()) and not isinstance(
+            problem, (NotAuthorisedError, BadInputError)
+        ):
+            # Cut off by ``cancel``: whatever the read saw (an early end, a reset) is no answer.
+            raise Cancelled()
+        if flight.doomed == "timeout" or (
+            isinstance(problem, _Transient)
+            and (
+                problem.kind == "cut"
+                or (
+                    problem.kind in ("timeout", "connection")
+                    and time.monotonic() >= flight.deadline
+                )
+            )
+        ):
+            # Cut off at its deadline; a body read "to the end" then was read to the cut.
+            problem = _Transient("timeout", f"no complete answer within {seconds:g} s")
+        if problem is None:
+            assert reply is not None
+            return reply
         if isinstance(problem, _Transient):
             self.stats.count_failure(problem.kind)
         raise problem
 
+    def _attempt_seconds(self, budget: _Budget) -> float:
+        """How long this attempt may take: ``--timeout``, and no longer than what is left of the
+        request's retry budget (but at least ``_MIN_ATTEMPT``), so the budget stays a total."""
+        left = self.retry.max_total - (self._clock() - budget.start)
+        return min(self.timeouts.attempt, max(left, min(_MIN_ATTEMPT, self.timeouts.attempt)))
+
+    def _clean(self, text: str, limit: int = 1000) -> str:
+        """A server's (or requests') text, fit for a message (``config.clean_text``), and at
+        most ``limit`` characters (SPEC section 8: messages are bounded). Cut after cleaning,
+        so that a cut can never leave part of the key unmasked."""
+        text = clean_text(text, self._key)
+        return text if len(text) <= limit else text[:limit] + " ..."
+
+    def _read_body(self, response: requests.Response, flight: _Flight) -> bytes:
+        """The decoded body, at most ``MAX_BODY`` bytes, read before the attempt's deadline."""
+        status = response.status_code
+        length = response.headers.get("Content-Length", "").strip()
+        identity = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if identity == "identity" and length.isascii() and length.isdigit():
+            if int(length) > MAX_BODY:
+                raise _Transient(
+                    "too_large",
+                    f"HTTP {status} with a body of {int(length)} bytes, more than the "
+                    f"{MAX_BODY // 2**20} MiB this tool reads",
+                )
+        # Chunks kept apart and joined once: a growing bytearray would be copied as it grows,
+        # and eight workers each holding a body near the cap would need twice the memory.
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_content(_CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise _Transient(
+                    "too_large",
+                    f"HTTP {status} with a body of more than {MAX_BODY // 2**20} MiB "
+                    "(after decoding)",
+                )
+            if flight.doomed is not None or time.monotonic() >= flight.deadline:
+                raise _Transient("cut", "cut off")  # ``_attempt`` says why
+        if flight.doomed is not None:  # cut off, and the read took the cut for the end
+            raise _Transient("cut", "cut off")
+        return b"".join(chunks)
+
     def _translate(
-        self, response: requests.Response, where: str, shape: Shape, budget: _Budget
+        self,
+        response: requests.Response,
+        where: str,
+        shape: Shape,
+        budget: _Budget,
+        flight: _Flight,
     ) -> Reply:
         status = response.status_code
         self.stats.count_status(status)
-        content_type = response.headers.get("Content-Type", "no content type").split(";")[0]
+        content_type = self._clean(
+            response.headers.get("Content-Type", "no content type").split(";")[0], 100
+        )
         if status == 200:
+            raw = self._read_body(response, flight)
             try:
-                body = json.loads(response.content)
+                body = json.loads(raw)
             except (ValueError, UnicodeDecodeError, RecursionError):
                 raise _Transient(
                     "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
                 ) from None
+            if _SURROGATE_ESCAPE.search(raw) and _lone_surrogate(body):
+                # json.loads turns "\ud800" into half a surrogate pair, which is no text: it
+                # could be neither cached (UTF-8) nor shown. A malformed answer, asked again.
+                raise _Transient(
+                    "not_unicode",
+                    "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
+                )
             problem = _shape_problem(body, shape)
             if problem is not None:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise _Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
+            self._calm()
             return Reply(200, body)
         if status == 404:
             # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
             # something else at this address (a web server, a proxy, a base URL without /rest):
             # it must not pass for "not found", which would be cached and reported as drift.
             # After it, UTS's own error bodies (undocumented: HTML, text, empty) are "not found".
+            raw = self._read_body(response, flight)
             try:
-                is_json = isinstance(json.loads(response.content), dict)
+                is_json = isinstance(json.loads(raw), dict)
             except (ValueError, UnicodeDecodeError, RecursionError):
                 is_json = False
             if not is_json and not self.any_404_is_not_found:
@@ -548,6 +850,7 @@ class UtsClient:
                     "https://uts-ws.nlm.nih.gov/rest, and a UTS base URL ends in /rest",
                 )
             self.limiter.reward()
+            self._calm()
             return Reply(404, None)
         if status in (401, 403):
             self.cancel()
@@ -564,7 +867,7 @@ class UtsClient:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
             raise _Transient(
                 str(status),
-                f"HTTP {status} {response.reason or ''}".strip(),
+                f"HTTP {status} {self._clean(response.reason or '', 200)}".strip(),
                 retry_after if status == 503 else None,
             )
         if 300 <= status <= 399:
@@ -629,16 +932,40 @@ class UtsClient:
         def hook(retry_state: RetryCallState) -> None:
             self.stats.count_retry()
             exc = retry_state.outcome.exception() if retry_state.outcome else None
-            log.info(
-                "retrying %s in %.1f s (attempt %d of %d failed: %s)",
+            left = self.retry.max_attempts - retry_state.attempt_number
+            # Shown by default (a warning), like pip's "Retrying (Retry(total=4...)) after
+            # connection broken by ...": once when a wave of failures starts, then at most once
+            # every --timeout seconds while it lasts, so that eight workers meeting one outage
+            # print one line, and a stalled server is never silent for long. -q hides them; -v
+            # shows every retry.
+            log.log(
+                logging.WARNING if self._announce() else logging.INFO,
+                "retrying %s in %.1f s after %s (%d attempt%s left)",
                 where,
                 retry_state.upcoming_sleep,
-                retry_state.attempt_number,
-                self.retry.max_attempts,
                 exc,
+                left,
+                "" if left == 1 else "s",
             )
 
         return hook
+
+    def _announce(self) -> bool:
+        """Whether this failure's retry line is shown: the first of a wave, or the first
+        ``timeouts.attempt`` seconds after the last one shown."""
+        now = self._clock()
+        with self._wave_lock:
+            loud = not self._wave_open or now - self._last_line >= self.timeouts.attempt
+            self._wave_open = True
+            if loud:
+                self._last_line = now
+            return loud
+
+    def _calm(self) -> None:
+        """A request ended well: the wave of failures, if any, is over."""
+        if self._wave_open:
+            with self._wave_lock:
+                self._wave_open = False
 
     # -- public methods ------------------------------------------------------------------------
 

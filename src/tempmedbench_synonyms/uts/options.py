@@ -24,7 +24,13 @@ from tempmedbench_synonyms.config import (
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.client import (
+    DEFAULT_TIMEOUT,
+    RetryPolicy,
+    Timeouts,
+    UtsClient,
+    check_timeout,
+)
 from tempmedbench_synonyms.uts.ratelimit import (
     DEFAULT_RATE,
     RateLimiter,
@@ -67,6 +73,7 @@ class RestOptions:
     refresh: bool = False
     rate: float = DEFAULT_RATE
     workers: int = DEFAULT_WORKERS
+    timeout: float = DEFAULT_TIMEOUT
 
     def check(self) -> int:
         """BadInputError naming the option if a value is out of range or two contradict;
@@ -74,6 +81,7 @@ class RestOptions:
         check_base_url(self.base_url)
         check_rate(self.rate)
         workers = check_workers(self.workers)
+        check_timeout(self.timeout)
         if self.offline and self.refresh:
             raise BadInputError(
                 "--offline and --refresh contradict each other: --refresh fetches again, "
@@ -109,7 +117,7 @@ def build_cached_uts(options: RestOptions) -> CachedUts:
                 cancel=cancel,
                 shared_state=shared_state_path(options.base_url),  # one budget per machine
             ),
-            timeouts=Timeouts(),
+            timeouts=Timeouts.of(options.timeout),
             retry=RetryPolicy(),
             pool_size=workers,
             cancel=cancel,

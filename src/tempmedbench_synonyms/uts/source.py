@@ -17,9 +17,10 @@ the counts of one fetch. Every identifier is checked before the first request:
 
 A 401/403 in any worker, any other error that ends the run, and Ctrl-C cancel the client
 (``CachedUts.cancel``), whose event the rate limiter shares: every worker stops at once, whether
-it is waiting for its turn, sleeping before a retry, or about to send (a request already on the
-wire still runs to its answer or its read timeout). A progress line goes to stderr (rewritten
-in place on a terminal, plain lines otherwise, nothing when quiet).
+it is waiting for its turn, sleeping before a retry, about to send, or reading an answer (the
+client cuts the sockets of the requests on the wire); the workers are daemon threads
+(``uts.workers``), waited for a second at most, so that Ctrl-C ends the run at once. A progress
+line goes to stderr (rewritten in place on a terminal, plain lines otherwise, nothing when quiet).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
@@ -37,8 +38,12 @@ from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_at
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
 from tempmedbench_synonyms.uts.ratelimit import Cancelled
+from tempmedbench_synonyms.uts.workers import DaemonPool
 
 log = logging.getLogger(__name__)
+
+#: Seconds a cancelled fetch waits for its workers (their sockets are cut: they end at once).
+STOP_WAIT = 1.0
 
 
 class RestAtomSource:
@@ -148,9 +153,7 @@ class RestAtomSource:
         same: dict[UtsRequest, list[AtomQuery]] = {}
         for query in misses:
             same.setdefault(self.uts.same_request(release, query), []).append(query)
-        pool = ThreadPoolExecutor(
-            max_workers=min(self.workers, len(same)), thread_name_prefix="uts-worker"
-        )
+        pool = DaemonPool(min(self.workers, len(same)), thread_name_prefix="uts-worker")
         futures: dict[Future[list[UtsAtom] | None], list[AtomQuery]] = {}
         try:
             for group in same.values():
@@ -181,10 +184,10 @@ class RestAtomSource:
         except BaseException:
             # Ctrl-C or a bug: stop every worker; what is complete is already cached.
             self.uts.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(cancel_futures=True, timeout=STOP_WAIT)
             display.close()
             raise
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
         if error is not None:
             # A 401 in any worker beats the error seen first: it is the one the user must fix.
             for future in futures:

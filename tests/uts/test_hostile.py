@@ -1,0 +1,384 @@
+"""SPEC section 8 against a hostile loopback UTS (``hostile_server``): bodies that never end, are
+too large or inflate to gigabytes, bytes that trickle, silence, text that is not Unicode, reason
+phrases and headers that carry the key and terminal escapes; and Ctrl-C with workers stuck in a
+read. Each test asserts the exit code, the message, that nothing was cached from the bad answer,
+and that the canary key appears nowhere (stdout, stderr, cache, output folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_server import ESCAPES, HostileServer, Plan
+from typer.testing import CliRunner
+
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+from tempmedbench_synonyms.uts import options as uts_options
+from tempmedbench_synonyms.uts.client import Cancelled, RetryPolicy, UtsClient, _Flights
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+
+ROOT = Path(__file__).resolve().parents[2]
+MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
+#: The first concept of the mini release: the request the attacks hit.
+BAD = "/content/2099AA/source/SNOMEDCT_US/9990101009/atoms"
+PROBE = "/content/2099AA/CUI/C9000001"
+INTERRUPTED = "interrupted: nothing was left half-written; run the same command again"
+
+
+def fake() -> FakeUts:
+    return FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
+
+
+def attack(kind: str, target: str = BAD) -> Plan:
+    return lambda path, n: kind if path == target else None
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two attempts with short backoffs, so that a hostile answer fails in seconds: the policy
+    the CLI's factory builds (``options.build_cached_uts``)."""
+    monkeypatch.setattr(
+        uts_options, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, backoff_base=0.01)
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
+    monkeypatch.setenv("TEMPMEDBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    yield {**os.environ}
+
+
+def cached_entries(cache_dir: Path) -> dict[str, Any]:
+    """Every response-cache entry (a header line, then the body its SHA-256 names): the request
+    path and the stored result."""
+    entries = {}
+    for f in cache_dir.rglob("*.json"):
+        head, _, body = f.read_bytes().partition(b"\n")
+        doc = json.loads(head)
+        if isinstance(doc, dict) and "key" in doc:
+            assert hashlib.sha256(body).hexdigest() == doc["sha256"]  # whole
+            entries[doc["key"][1]] = json.loads(body)
+    return entries
+
+
+def cached_paths(cache_dir: Path) -> set[str]:
+    """The request path of every response-cache entry."""
+    return set(cached_entries(cache_dir))
+
+
+def no_leak(tmp_path: Path, **texts: str) -> None:
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+    for label, text in texts.items():
+        assert "\x1b" not in text and "\x07" not in text, label
+
+
+CASES = [
+    ("endless", [], "HTTP 200 with a body of more than 16 MiB (after decoding)"),
+    ("huge", [], "HTTP 200 with a body of 2147483648 bytes, more than the 16 MiB this tool reads"),
+    ("gzip_bomb", [], "HTTP 200 with a body of more than 16 MiB (after decoding)"),
+    ("deflate_bomb", [], "HTTP 200 with a body of more than 16 MiB (after decoding)"),
+    ("trickle", ["--timeout", "1"], "no complete answer within 1 s"),
+    ("slow_head", ["--timeout", "1"], "no complete answer within 1 s"),
+    ("silent", ["--timeout", "1"], "no complete answer within 1 s"),
+    ("surrogate", [], "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)"),
+    ("reason", [], "HTTP 503 Service Unavailable for apiKey=***"),
+    ("ctype", [], "HTTP 200 with a body that is not JSON (text/html)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "options", "detail"), CASES, ids=[c[0] for c in CASES])
+def test_regenerate_fails_a_hostile_answer_cleanly(
+    kind: str,
+    options: list[str],
+    detail: str,
+    mini: Path,
+    tmp_path: Path,
+    env: dict[str, str],
+    fast_retries: None,
+) -> None:
+    # The trickles send a byte every 0.2 s: no single read waits as long as --timeout, so only
+    # the deadline of the whole attempt can stop them.
+    with HostileServer(fake(), attack(kind), interval=0.2) as server:
+        result = CliRunner().invoke(
+            app,
+            ["regenerate", str(mini), "--base-url", server.base_url, "--out",
+             str(tmp_path / "out"), "--json", *options],
+        )  # fmt: skip
+        attacks = server.count(kind)
+    message = f"UMLS could not answer {BAD} after 2 attempts: {detail}"
+    doc = json.loads(result.stdout)
+    assert (result.exit_code, doc["outcome"], doc["message"]) == (4, "unavailable", message)
+    assert result.stderr.splitlines()[-2:] == [
+        f"error: {message}",
+        "hint: UMLS may be down or unreachable from here; run again later: everything fetched "
+        "so far is cached and will not be fetched again",
+    ]
+    assert attacks == 2  # every attempt met the attack
+    paths = cached_paths(tmp_path / "cache")
+    assert PROBE in paths and BAD not in paths
+    assert not (tmp_path / "out").exists()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        (["atom", "A9000071"], "/content/2099AA/AUI/A9000071"),
+        (["atoms", "C9000001"], "/content/2099AA/CUI/C9000001/atoms"),
+        (["atoms", "C9000001", "--sab", "SNOMEDCT_US"], "/content/2099AA/CUI/C9000001/atoms"),
+    ],
+)
+def test_umls_commands_refuse_a_lone_surrogate(
+    args: list[str], path: str, tmp_path: Path, env: dict[str, str], fast_retries: None
+) -> None:
+    with HostileServer(fake(), attack("surrogate", path)) as server:
+        result = CliRunner().invoke(
+            app,
+            ["umls", *args, "--umls-release", "2099AA", "--base-url", server.base_url, "--json"],
+        )
+        assert server.count("surrogate") == 2
+    message = (
+        f"UMLS could not answer {path} after 2 attempts: HTTP 200 with text that is not valid "
+        "Unicode (a lone surrogate escape)"
+    )
+    assert result.exit_code == 4  # not 70: the answer never reaches the cache
+    assert json.loads(result.stdout)["message"] == message
+    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert cached_paths(tmp_path / "cache") == set()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+def test_umls_concept_cleans_a_reason_phrase_in_json_and_stderr(
+    tmp_path: Path, env: dict[str, str], fast_retries: None
+) -> None:
+    with HostileServer(fake(), attack("reason", "/content/2099AA/CUI/C9000002")) as server:
+        result = CliRunner().invoke(
+            app,
+            ["umls", "concept", "C9000002", "--umls-release", "2099AA", "--base-url",
+             server.base_url, "--json"],
+        )  # fmt: skip
+    message = (
+        "UMLS could not answer /content/2099AA/CUI/C9000002 after 2 attempts: HTTP 503 Service "
+        "Unavailable for apiKey=***"
+    )
+    assert (result.exit_code, json.loads(result.stdout)["message"]) == (4, message)
+    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert cached_paths(tmp_path / "cache") == set()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+def test_atom_names_are_cleaned_where_shown(tmp_path: Path, env: dict[str, str]) -> None:
+    """A name with escapes is valid Unicode: it is cached as sent (hash-relevant data, SPEC 4),
+    and shown without its escape sequences and control characters (SPEC 8)."""
+    dirty = f"Invented{ESCAPES} \x9b2Jname\x00"
+    lines = []
+    for line in MINI_MRCONSO.read_text("utf-8").splitlines():
+        fields = line.split("|")
+        if fields[7] == "A9000071":
+            fields[14] = dirty
+        lines.append("|".join(fields))
+    uts = FakeUts(FakeUtsData.from_lines(lines), api_key=CANARY_KEY)
+    args = ["umls", "atom", "A9000071", "--umls-release", "2099AA"]
+    with HostileServer(uts, lambda path, n: None) as server:
+        table = CliRunner().invoke(app, [*args, "--base-url", server.base_url])
+        as_json = CliRunner().invoke(app, [*args, "--base-url", server.base_url, "--json"])
+    assert (table.exit_code, as_json.exit_code) == (0, 0), table.stderr
+    assert table.stdout.splitlines()[1].endswith("  Invented name")
+    assert json.loads(as_json.stdout)["atoms"][0]["name"] == "Invented name"
+    stored = cached_entries(tmp_path / "cache")
+    assert stored["/content/2099AA/AUI/A9000071"]["name"] == dirty
+    no_leak(tmp_path, stdout=table.stdout + as_json.stdout, stderr=table.stderr + as_json.stderr)
+
+
+# -- Ctrl-C, for real: a subprocess, SIGINT, workers stuck in a read ---------------------------
+
+
+def _child_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(UMLS_API_KEY=CANARY_KEY, TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
+               NO_PROXY="127.0.0.1")  # fmt: skip
+    return env
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()", *args]
+
+
+def _interrupt(
+    proc: subprocess.Popen[bytes], ready: Callable[[], bool], *, times: int = 1
+) -> tuple[int, str, str, float]:
+    """Wait (at most 30 s) until ``ready()``, send SIGINT ``times`` times, wait for the end (at
+    most 10 s: a hang guard, not a speed test; bench/bench_uts_hostile.py times it)."""
+    end = time.monotonic() + 30
+    while not ready() and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.2)  # let the stuck requests settle into their reads
+    sent = time.monotonic()
+    for i in range(times):
+        if i:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"still running 10 s after Ctrl-C: {err.decode()[-2000:]}")
+    return proc.returncode, out.decode(), err.decode(), time.monotonic() - sent
+
+
+@pytest.mark.parametrize("times", [1, 2])
+def test_ctrl_c_ends_a_regeneration_with_workers_stuck_in_reads(
+    mini: Path, tmp_path: Path, times: int
+) -> None:
+    """The first three atom requests are answered, every later one is accepted and never
+    answered: eight workers, seven stuck. Ctrl-C (once, or twice) ends it with exit 130, the
+    answers already complete stay cached, and nothing else is."""
+
+    def plan(path: str, n: int) -> str | None:
+        return "silent" if path != PROBE and n > 3 else None
+
+    with HostileServer(fake(), plan) as server:
+        proc = subprocess.Popen(
+            _cli("regenerate", str(mini), "--base-url", server.base_url, "--workers", "8",
+                 "--out", str(tmp_path / "out")),
+            env=_child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        code, out, err, _ = _interrupt(proc, lambda: server.count("silent") >= 7, times=times)
+        answered = [p for p, a in server.seen if a is None]
+    assert code == 130, err
+    assert err.splitlines()[-1] == INTERRUPTED
+    assert "Traceback" not in err
+    assert len(answered) == 4 and answered[0] == PROBE
+    assert cached_paths(tmp_path / "cache") == set(answered)
+    assert not (tmp_path / "out").exists()
+    no_leak(tmp_path, stdout=out, stderr=err)
+
+
+def test_ctrl_c_ends_a_umls_command_stuck_in_a_read(tmp_path: Path) -> None:
+    with HostileServer(fake(), lambda path, n: "silent") as server:
+        proc = subprocess.Popen(
+            _cli("umls", "atoms", "C9000001", "--umls-release", "2099AA", "--base-url",
+                 server.base_url),
+            env=_child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        code, out, err, _ = _interrupt(proc, lambda: server.count("silent") >= 1)
+    assert (code, out, err) == (130, "", INTERRUPTED + "\n")
+    assert cached_paths(tmp_path / "cache") == set()
+    no_leak(tmp_path, stdout=out, stderr=err)
+
+
+# -- retries you can see ----------------------------------------------------------------------
+
+RETRY_LINE = re.compile(
+    r"WARNING: retrying /content/2099AA/AUI/A9000071 in \d+\.\d s after HTTP 503 Service "
+    r"Unavailable for apiKey=\*\*\* \(5 attempts left\)"
+)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_retry_says_so_on_stderr_unless_quiet(tmp_path: Path, quiet: bool) -> None:
+    """One 503 (its reason phrase carrying the key and escapes), then the answer."""
+    with HostileServer(fake(), lambda path, n: "reason" if n == 0 else None) as server:
+        proc = subprocess.run(
+            _cli("umls", "atom", "A9000071", "--umls-release", "2099AA", "--base-url",
+                 server.base_url, *(["-q"] if quiet else [])),
+            env=_child_env(tmp_path), capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 0, proc.stderr
+    if quiet:
+        assert lines == ["1 atoms of AUI A9000071, UMLS 2099AA"]
+    else:
+        assert len(lines) == 2 and RETRY_LINE.fullmatch(lines[0]), lines
+        assert lines[1] == "1 atoms of AUI A9000071, UMLS 2099AA"
+    assert cached_paths(tmp_path / "cache") == {"/content/2099AA/AUI/A9000071"}
+    no_leak(tmp_path, stdout=proc.stdout, stderr=proc.stderr)
+
+
+# -- the watchdog, in this process ------------------------------------------------------------
+
+
+def test_cancel_cuts_a_request_stuck_in_a_read_at_once() -> None:
+    with HostileServer(fake(), lambda path, n: "silent") as server:
+        client = UtsClient(base_url=server.base_url, api_key=ApiKey(CANARY_KEY),
+                           limiter=RateLimiter(20))  # fmt: skip
+        outcome: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                client.get_result("/content/2099AA/CUI/C9000001")
+            except BaseException as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=ask)
+        worker.start()
+        end = time.monotonic() + 10
+        while server.count("silent") < 1 and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        client.cancel()
+        worker.join(5)  # a hang guard: the 30 s timeout would be far later
+        client.close()
+    assert not worker.is_alive()
+    assert [type(e) for e in outcome] == [Cancelled]
+    assert (client.stats.requests, client.stats.retries) == (1, 0)
+
+
+def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
+    flights = _Flights()
+    flights.RETRY = 0.01
+    ours, theirs = socket.socketpair()
+    conn = types.SimpleNamespace(sock=None)
+    owner = object()
+    try:
+        with flights.flight(owner, 30):
+            flights.track(conn)  # type: ignore[arg-type]
+            flights.cancel(owner)  # no socket yet: the watchdog tries again
+            time.sleep(0.1)  # ...and again, until the socket is there
+            conn.sock = ours
+            ours.settimeout(5)
+            assert ours.recv(1) == b""  # shut down by the watchdog: the read ends at once
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None:
+    flights = _Flights()
+    ours, theirs = socket.socketpair()
+    conn = types.SimpleNamespace(sock=ours)
+    try:
+        with flights.flight(object(), 0.2) as flight:
+            flights.track(conn)  # type: ignore[arg-type]
+            ours.settimeout(5)
+            start = time.monotonic()
+            assert ours.recv(1) == b""
+            assert 0.15 < time.monotonic() - start < 4
+            assert flight.doomed == "timeout"
+        flights.track(conn)  # type: ignore[arg-type]  # outside an attempt: ignored
+        end = time.monotonic() + 5
+        while flights._thread is not None and time.monotonic() < end:
+            time.sleep(0.01)
+        assert flights._thread is None
+    finally:
+        ours.close()
+        theirs.close()

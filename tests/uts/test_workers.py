@@ -1,0 +1,61 @@
+"""The daemon worker pool: results and errors through futures, cancelled queues, bounded stops."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tempmedbench_synonyms.uts.workers import DaemonPool
+
+
+def test_results_and_exceptions_come_back_through_the_futures() -> None:
+    pool = DaemonPool(2, thread_name_prefix="t")
+    ok = pool.submit(lambda a, b: a + b, 2, 3)
+    bad = pool.submit(lambda: 1 // 0)
+    assert ok.result(timeout=5) == 5
+    assert isinstance(bad.exception(timeout=5), ZeroDivisionError)
+    assert pool.shutdown() is True
+    with pytest.raises(RuntimeError, match="the pool is shut down"):
+        pool.submit(lambda: None)
+
+
+def test_threads_are_daemons_named_by_the_prefix_and_never_more_than_asked() -> None:
+    pool = DaemonPool(2, thread_name_prefix="uts-worker")
+    seen: set[tuple[str, bool]] = set()
+
+    def who() -> None:
+        thread = threading.current_thread()
+        seen.add((thread.name, thread.daemon))
+
+    for future in [pool.submit(who) for _ in range(6)]:
+        future.result(timeout=5)
+    assert pool.shutdown() is True
+    assert seen <= {("uts-worker_0", True), ("uts-worker_1", True)}
+    assert len(pool._threads) == 2
+
+
+def test_a_stop_waits_a_bounded_time_and_cancels_what_never_started() -> None:
+    pool = DaemonPool(1)
+    release = threading.Event()
+    started = threading.Event()
+
+    def stuck() -> str:
+        started.set()
+        release.wait(10)
+        return "done"
+
+    first = pool.submit(stuck)
+    queued = pool.submit(lambda: "never")
+    assert started.wait(5)
+    assert pool.shutdown(cancel_futures=True, timeout=0.05) is False  # still stuck: not waited
+    assert queued.cancelled()
+    release.set()
+    assert first.result(timeout=5) == "done"
+    pool._threads[0].join(5)
+    assert not pool._threads[0].is_alive()
+
+
+def test_a_pool_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="max_workers must be at least 1"):
+        DaemonPool(0)
