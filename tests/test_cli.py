@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 import responses
 from typer.testing import CliRunner
 
+from helpers import Rehash
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
 from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
@@ -23,7 +23,6 @@ from tempmedbench_synonyms.testing import (
     find_secret,
 )
 
-Rehash = Callable[[Path], None]
 runner = CliRunner()
 
 

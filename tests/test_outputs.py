@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers import Rehash
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_text
 from tempmedbench_synonyms.cli import app
@@ -31,7 +31,6 @@ from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Fake
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
-Rehash = Callable[[Path], None]
 
 
 def run(*args: str | Path, env: dict[str, str | None] | None = None) -> tuple[int, str, str]:

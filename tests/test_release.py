@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from helpers import Rehash
 from tempmedbench_synonyms.errors import BadInputError, ManifestError
 from tempmedbench_synonyms.release import (
     EXPECTED,
@@ -21,8 +22,6 @@ from tempmedbench_synonyms.release import (
     read_manifest,
     verify_manifest,
 )
-
-Rehash = Callable[[Path], None]
 
 
 def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: Rehash) -> None:

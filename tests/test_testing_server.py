@@ -16,6 +16,7 @@ import pytest
 import requests
 import responses
 
+from helpers import ATOM_PARAMS
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import NotAuthorisedError
 from tempmedbench_synonyms.testing import (
@@ -31,13 +32,6 @@ from tempmedbench_synonyms.testing import (
 )
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-
-ATOM_PARAMS = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": "200",
-}
 
 
 def _virtual_limiter() -> RateLimiter:

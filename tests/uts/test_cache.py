@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
 from tempmedbench_synonyms.uts.cache import (
     LAYOUT,
@@ -322,8 +323,8 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
 def test_a_memo_or_current_that_fails_its_checksum_is_not_trusted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    now = [1000.0]
-    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    now = VirtualTime(1000.0)
+    cache = ResponseCache(tmp_path, BASE, clock=now.clock)
     cache.put(KEY, 200, [])
     version = cache.release_version("2099AA")
     assert version is not None
@@ -422,13 +423,13 @@ def test_namespaces_keep_base_urls_apart(tmp_path: Path) -> None:
 
 
 def test_current_is_remembered_for_a_day(tmp_path: Path) -> None:
-    now = [1000.0]
-    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    now = VirtualTime(1000.0)
+    cache = ResponseCache(tmp_path, BASE, clock=now.clock)
     assert cache.current_release() is None
     cache.set_current_release("2099AA")
-    now[0] += 24 * 3600 - 1
+    now.sleep(24 * 3600 - 1)
     assert cache.current_release() == "2099AA"
-    now[0] += 2
+    now.sleep(2)
     assert cache.current_release() is None
     assert cache.current_release(max_age=float("inf")) == "2099AA"
 
