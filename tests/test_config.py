@@ -9,13 +9,12 @@ import pytest
 
 from tempmedbench_synonyms.config import (
     ApiKey,
-    ApiKeyMissingError,
     check_base_url,
     read_api_key,
     redact,
     resolve_cache_dir,
 )
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
 from tempmedbench_synonyms.testing import CANARY_KEY
 
 

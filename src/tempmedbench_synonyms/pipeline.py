@@ -19,11 +19,10 @@ from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
 from tempmedbench_synonyms.errors import (
+    EXIT_CODES,
     BadInputError,
-    InternalError,
-    NotAuthorisedError,
+    Outcome,
     TempMedBenchError,
-    UnavailableError,
     bounded_list,
 )
 from tempmedbench_synonyms.files import (
@@ -51,16 +50,6 @@ from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surfa
 
 logger = logging.getLogger(__name__)
 
-#: Every outcome's exit code: the two a finished run has, then each error class's own.
-EXIT_CODES = {
-    "verified": 0,
-    "mismatch": 1,
-    **{
-        cls.outcome: cls.exit_code
-        for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
-    },
-}
-
 
 @dataclass
 class FileReport:
@@ -77,7 +66,7 @@ class Report:
     """What a run found. ``to_json`` gives the public ``--json`` report (SPEC section 7)."""
 
     command: str
-    outcome: str
+    outcome: Outcome
     release: str
     umls_release: str | None = None
     source: str | None = None
@@ -106,7 +95,7 @@ class Report:
         """The ``--json`` report, ``schema_version`` and ``tool_version`` included."""
         return jsonio.versioned({
             "command": self.command,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "exit_code": self.exit_code,
             "release": self.release,
             "umls_release": self.umls_release,
@@ -207,7 +196,7 @@ def _base_report(command: str, rebuilt: Rebuilt) -> Report:
     drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
     return Report(
         command,
-        outcome="verified",
+        outcome=Outcome.VERIFIED,
         release=str(release.folder),
         umls_release=rebuilt.fetched.umls_release,
         source=rebuilt.source_name,
@@ -317,7 +306,7 @@ def check(release: Path, *, out_dir: Path | None = None) -> Report:
     root = Path(out_dir) if out_dir is not None else opened.folder
     report = Report(
         "check",
-        outcome="verified",
+        outcome=Outcome.VERIFIED,
         release=str(opened.folder),
         umls_release=expected.umls_release,
         concepts=len(opened.table.concepts),
@@ -368,10 +357,10 @@ def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
 def _conclude(report: Report, expected: ExpectedHashes) -> None:
     bad = [rel for rel, f in report.files.items() if not f.match]
     if not bad and not report.drifted:
-        report.outcome = "verified"
+        report.outcome = Outcome.VERIFIED
         report.message = "both files match expected_sha256.json"
         return
-    report.outcome = "mismatch"
+    report.outcome = Outcome.MISMATCH
     parts = []
     missing = [rel for rel in bad if report.files[rel].actual is None]
     if missing:
@@ -454,7 +443,7 @@ def freeze(
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("freeze", rebuilt)
     if report.drifted:
-        report.outcome = "mismatch"
+        report.outcome = Outcome.MISMATCH
         report.message = f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
         report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
         return report

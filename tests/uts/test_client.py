@@ -24,11 +24,16 @@ from responses.registries import OrderedRegistry
 
 import tempmedbench_synonyms
 from helpers import ATOM_PARAMS
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
+    BadInputError,
+    Cancelled,
+    NotAuthorisedError,
+    UnavailableError,
+)
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime
 from tempmedbench_synonyms.uts.client import (
-    Cancelled,
     RetryPolicy,
     UtsClient,
     parse_model,

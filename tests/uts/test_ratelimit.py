@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, Cancelled
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import ratelimit
 from tempmedbench_synonyms.uts.ratelimit import (
@@ -19,7 +19,6 @@ from tempmedbench_synonyms.uts.ratelimit import (
     MARGIN,
     MAX_PAUSE,
     MAX_RATE,
-    Cancelled,
     RateLimiter,
     SharedBudget,
     check_rate,

@@ -38,8 +38,13 @@ from helpers.uts import (
     virtual_limiter,
 )
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
+    BadInputError,
+    NotAuthorisedError,
+    UnavailableError,
+)
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,

@@ -33,7 +33,7 @@ def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
     and ``empty`` values for the keys its report would have had (``partial`` supplies them)."""
     return {
-        "outcome": err.outcome,
+        "outcome": err.outcome.value,
         "exit_code": err.exit_code,
         "message": str(err),
         "hint": err.hint,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms.canonical import sha256_file, table_bytes
+from tempmedbench_synonyms.errors import Outcome
 from tempmedbench_synonyms.mrconso import MRCONSO_COLUMNS, split_row
 from tempmedbench_synonyms.testing.fake import FakeRow
 
@@ -143,7 +144,7 @@ def make_invented_release(
     )
     write_manifest(folder)
     report = freeze(folder, MrconsoSource(mrconso), update_manifest=True)
-    if report.outcome != "verified":
+    if report.outcome is not Outcome.VERIFIED:
         raise RuntimeError(f"could not freeze the invented release: {report.message}")
     unique = {(e["route"], e.get("code") or e.get("aui") or e["cui"]) for e in entries.values()}
     return InventedRelease(folder, mrconso, concepts, questions, len(unique))
