@@ -31,19 +31,18 @@ from tempmedbench_synonyms.files import (
     remove_leftovers,
     write_atomic,
 )
+from tempmedbench_synonyms.manifest import MANIFEST, read_manifest, update_manifest_line
 from tempmedbench_synonyms.release import (
     EXPECTED,
     FULL_TABLE,
-    MANIFEST,
     OUTPUTS,
     SYNONYM_SURFACE,
     UNVERIFIED_SUFFIX,
     ConceptEntry,
     ExpectedHashes,
     Release,
+    load_expected,
     open_release,
-    read_manifest,
-    update_manifest_line,
 )
 from tempmedbench_synonyms.selection import Choice, choose
 from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surface_bytes
@@ -276,7 +275,7 @@ def regenerate(
 ) -> Report:
     """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
     opened = open_release(release)
-    assert opened.expected is not None
+    expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     _prepare(
         sorted({(root / rel).parent for rel in OUTPUTS}),
@@ -285,7 +284,6 @@ def regenerate(
     )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)
-    expected = opened.expected
     names = {k: (c.atom.name if c.atom else None) for k, c in rebuilt.choices.items()}
     report.changed = _changed(names, expected)
     for rel in OUTPUTS:
@@ -301,8 +299,7 @@ def regenerate(
 def check(release: Path, *, out_dir: Path | None = None) -> Report:
     """Verify files already rebuilt against ``expected_sha256.json``, with no network."""
     opened = open_release(release)
-    assert opened.expected is not None
-    expected = opened.expected
+    expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     report = Report(
         "check",
