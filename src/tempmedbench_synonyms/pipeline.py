@@ -47,7 +47,7 @@ from tempmedbench_synonyms.release import (
 from tempmedbench_synonyms.selection import Choice, choose
 from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surface_bytes
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -127,11 +127,6 @@ class Report:
         })  # fmt: skip
 
 
-def error_report(command: str, release: Path, err: TempMedBenchError) -> Report:
-    """The report of a run that stopped on an error (bad input, not authorised, unavailable)."""
-    return Report(command, err.outcome, str(release), message=str(err), hint=err.hint)
-
-
 @dataclass
 class Rebuilt:
     """The two rebuilt files in memory, with what the report needs to say about them."""
@@ -139,6 +134,8 @@ class Rebuilt:
     release: Release
     fetched: FetchResult
     choices: dict[str, Choice]
+    #: The kept name of each concept key, None where it drifted.
+    names: dict[str, str | None]
     data: dict[str, bytes]
     spans: int
     source_name: str
@@ -148,7 +145,7 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
     """Fetch the atoms, choose the synonyms and build both files' bytes (nothing is written)."""
     concepts = release.table.concepts
     spans_by_qid = place_spans(concepts, release.surface)
-    texts = span_texts(spans_by_qid, release.surface)
+    texts = span_texts(spans_by_qid)
     queries = {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
     if umls_release is not None and not umls_release.strip():
         raise BadInputError("--umls-release is empty", key="--umls-release")
@@ -175,7 +172,7 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
         FULL_TABLE: table_bytes(full),
     }
     n_spans = sum(len(v) for v in spans_by_qid.values())
-    return Rebuilt(release, fetched, choices, data, n_spans, source.name)
+    return Rebuilt(release, fetched, choices, names, data, n_spans, source.name)
 
 
 def _synonym(atom: Atom | None) -> dict[str, str] | None:
@@ -284,8 +281,7 @@ def regenerate(
     )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)
-    names = {k: (c.atom.name if c.atom else None) for k, c in rebuilt.choices.items()}
-    report.changed = _changed(names, expected)
+    report.changed = _changed(rebuilt.names, expected)
     for rel in OUTPUTS:
         data = rebuilt.data[rel]
         actual = sha256_bytes(data)
@@ -347,7 +343,7 @@ def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
             out[key] = name
         return out
     except (ValueError, KeyError, TypeError, AttributeError, OSError, TempMedBenchError):
-        logger.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
+        log.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
         return None
 
 
