@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Rehash
+from helpers import MINI, MINI_MRCONSO, Rehash
 from tempmedbench_synonyms.testing import write_manifest
 
-pytest_plugins = ("pytester",)
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-MINI = FIXTURES / "tempmedbench-mini"
-MINI_MRCONSO = FIXTURES / "umls" / "MRCONSO.RRF"
+# The package's own plugin (its entry point is turned off in pyproject.toml: see there).
+pytest_plugins = ("pytester", "tempmedbench_synonyms.pytest_plugin")
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import Rehash
+from helpers import MINI_MRCONSO, ROOT, Rehash
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_text
 from tempmedbench_synonyms.cli import app
@@ -21,9 +21,6 @@ from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import _prepare, freeze, regenerate
 from tempmedbench_synonyms.release import EXPECTED, FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
-
-ROOT = Path(__file__).resolve().parent.parent
-MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
 
 
 def run(*args: str | Path, env: dict[str, str | None] | None = None) -> tuple[int, str, str]:

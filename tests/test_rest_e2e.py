@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import MINI, MINI_MRCONSO
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.mrconso import MrconsoSource
@@ -46,10 +47,6 @@ from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.source import RestAtomSource
-
-ROOT = Path(__file__).resolve().parent.parent
-MINI = ROOT / "fixtures" / "tempmedbench-mini"
-MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
 
 
 def _virtual_limiter() -> RateLimiter:

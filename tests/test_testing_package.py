@@ -12,25 +12,14 @@ from tempmedbench_synonyms.testing import mrconso_row, write_manifest
 
 
 def test_the_public_names_are_exactly_these() -> None:
-    assert testing.__all__ == [
-        "CANARY_KEY",
-        "FAULT_KINDS",
-        "FakeReply",
-        "FakeRow",
-        "FakeUts",
-        "FakeUtsData",
-        "FakeUtsServer",
-        "Faults",
-        "InventedRelease",
-        "SeenRequest",
-        "VirtualTime",
-        "add_fake_uts",
-        "find_secret",
-        "invented_rows",
-        "make_invented_release",
-        "mrconso_row",
-        "write_manifest",
-    ]
+    assert (
+        testing.__all__
+        == (
+            "CANARY_KEY FAULT_KINDS FakeReply FakeRow FakeUts FakeUtsData FakeUtsServer Faults "
+            "InventedRelease SeenRequest VirtualTime add_fake_uts find_secret invented_rows "
+            "make_invented_release mrconso_row write_manifest"
+        ).split()
+    )
     assert all(hasattr(testing, name) for name in testing.__all__)
 
 

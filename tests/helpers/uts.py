@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from helpers import BASE
 from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
@@ -14,7 +15,6 @@ from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
-BASE = "https://uts.invalid/rest"
 REL = "2099AA"
 
 ROWS = [

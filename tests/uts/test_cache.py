@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import BASE
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
@@ -21,10 +22,8 @@ from tempmedbench_synonyms.uts.cache import (
     cache_info,
     clear_cache,
     namespace_of,
-    write_atomic,
 )
 
-BASE = "https://uts.invalid/rest"
 KEY = CacheKey.make(
     "2099AA",
     "/content/2099AA/CUI/C9000001/atoms",
@@ -108,30 +107,6 @@ def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
     token = f"2099AA/{cache_module.GENERATION_FILE}"
     assert files == [token, entry, "base.json", "current.json"]
     assert [mode(cache.folder / f) for f in files] == [0o600] * 4
-
-
-def test_a_write_leaves_no_temporary_file_and_replaces_atomically(tmp_path: Path) -> None:
-    target = tmp_path / "x.json"
-    write_atomic(target, b"one")
-    write_atomic(target, b"two")
-    assert target.read_bytes() == b"two"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
-
-
-def test_a_failed_write_keeps_the_old_entry_and_cleans_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = tmp_path / "x.json"
-    write_atomic(target, b"old")
-
-    def boom(src: str, dst: str) -> None:
-        raise KeyboardInterrupt  # killed between writing and renaming
-
-    monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(KeyboardInterrupt):
-        write_atomic(target, b"new")
-    assert target.read_bytes() == b"old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
 
 
 KEY_JSON = (

@@ -23,7 +23,7 @@ from responses import matchers
 from responses.registries import OrderedRegistry
 
 import tempmedbench_synonyms
-from helpers import ATOM_PARAMS
+from helpers import ATOM_PARAMS, BASE
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
@@ -43,7 +43,6 @@ from tempmedbench_synonyms.uts.client import (
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
 
-BASE = "https://uts.invalid/rest"
 LINK = f"{BASE}/content/2099AA"
 
 
