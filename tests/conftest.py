@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("pytester",)
+from helpers import MINI, MINI_MRCONSO, Rehash
+from tempmedbench_synonyms.testing import write_manifest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-MINI = FIXTURES / "tempmedbench-mini"
-MINI_MRCONSO = FIXTURES / "umls" / "MRCONSO.RRF"
+# The package's own plugin (its entry point is turned off in pyproject.toml: see there).
+pytest_plugins = ("pytester", "tempmedbench_synonyms.pytest_plugin")
 
 
 @pytest.fixture(autouse=True)
@@ -48,18 +47,7 @@ def mrconso(tmp_path: Path) -> Path:
     return dest
 
 
-def write_manifest(folder: Path) -> None:
-    """Rehash every file of a release folder into its MANIFEST.sha256 (after a test edits one)."""
-    import hashlib
-
-    lines = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if rel != "MANIFEST.sha256":
-            lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}\n")
-    (folder / "MANIFEST.sha256").write_text("".join(lines), encoding="utf-8")
-
-
 @pytest.fixture
-def rehash() -> object:
+def rehash() -> Rehash:
+    """Rewrite a release folder's MANIFEST.sha256 from its files (after a test edits one)."""
     return write_manifest

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 import responses
 from typer.testing import CliRunner
 
+from helpers import Rehash, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
 from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
@@ -19,11 +19,9 @@ from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
     FakeUtsData,
-    add_fake_uts,
     find_secret,
 )
 
-Rehash = Callable[[Path], None]
 runner = CliRunner()
 
 
@@ -393,8 +391,7 @@ def _rest(mini: Path, mrconso: Path, tmp_path: Path, *args: str) -> tuple[int, s
     fake = FakeUts(FakeUtsData.from_mrconso(mrconso), api_key=CANARY_KEY)
     env = {"UMLS_BASE_URL": UTS, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
            "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        add_fake_uts(rsps, fake, base_url=UTS)
+    with behind_responses(fake, base_url=UTS):
         result = runner.invoke(app, ["regenerate", str(mini), "--out", str(tmp_path / "out"),
                                      *args], env=env)  # fmt: skip
     return result.exit_code, result.stdout, result.stderr, fake

@@ -12,6 +12,7 @@ import responses
 import typer
 from typer.testing import CliRunner, Result
 
+from helpers import BASE, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.umls import umls_app
@@ -21,12 +22,9 @@ from tempmedbench_synonyms.testing import (
     FakeUtsData,
     FakeUtsServer,
     Faults,
-    add_fake_uts,
     find_secret,
     invented_rows,
 )
-
-BASE = "https://uts.invalid/rest"
 
 
 @pytest.fixture(autouse=True)
@@ -41,8 +39,7 @@ def _restore_logging() -> Iterator[None]:
 @pytest.fixture
 def fake() -> Iterator[FakeUts]:
     uts = FakeUts(FakeUtsData.from_lines(invented_rows(3, atoms_per_concept=4)), api_key=CANARY_KEY)
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        add_fake_uts(rsps, uts, base_url=BASE)
+    with behind_responses(uts):
         yield uts
 
 

@@ -9,14 +9,13 @@ import pytest
 
 from tempmedbench_synonyms.config import (
     ApiKey,
-    ApiKeyMissingError,
     check_base_url,
     clean_text,
     read_api_key,
     redact,
     resolve_cache_dir,
 )
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
 from tempmedbench_synonyms.testing import CANARY_KEY
 
 

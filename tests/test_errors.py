@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tempmedbench_synonyms.errors import (
+    EXIT_CODES,
+    ApiKeyMissingError,
     BadInputError,
+    Cancelled,
     InternalError,
     ManifestError,
     NotAuthorisedError,
+    Outcome,
     SpanError,
     TempMedBenchError,
     UnavailableError,
 )
-from tempmedbench_synonyms.pipeline import EXIT_CODES
 
 
 @pytest.mark.parametrize(
@@ -68,7 +73,11 @@ def test_exit_codes_and_outcomes_are_one_table() -> None:
         ("unavailable", 4),
         ("internal_error", 70),
     ]
-    assert EXIT_CODES == {
+
+
+def test_the_outcomes_are_spec_section_5s_and_each_has_its_exit_code() -> None:
+    """SPEC section 5's table (and section 7's list of --json outcomes), plus a bug's exit 70."""
+    assert {o.value: EXIT_CODES[o] for o in Outcome} == {
         "verified": 0,
         "mismatch": 1,
         "bad_input": 2,
@@ -76,3 +85,46 @@ def test_exit_codes_and_outcomes_are_one_table() -> None:
         "unavailable": 4,
         "internal_error": 70,
     }
+    assert list(EXIT_CODES) == list(Outcome)
+
+
+def test_an_outcome_is_its_plain_string_in_text_and_json() -> None:
+    assert Outcome.NOT_AUTHORISED == "not_authorised"
+    assert (str(Outcome.MISMATCH), f"{Outcome.MISMATCH}", f"{Outcome.MISMATCH:>10}") == (
+        "mismatch",
+        "mismatch",
+        "  mismatch",
+    )
+    assert json.dumps({"outcome": Outcome.BAD_INPUT}) == '{"outcome": "bad_input"}'
+
+
+def test_a_refusal_by_umls_keeps_its_status_and_url() -> None:
+    err = NotAuthorisedError(401, "https://uts.invalid/rest/x?apiKey=***")
+    assert (err.status, err.url, err.exit_code, err.outcome) == (
+        401,
+        "https://uts.invalid/rest/x?apiKey=***",
+        3,
+        Outcome.NOT_AUTHORISED,
+    )
+    assert str(err) == (
+        "UMLS answered HTTP 401 for https://uts.invalid/rest/x?apiKey=***: "
+        "the API key is missing, invalid or expired"
+    )
+
+
+def test_a_missing_key_is_a_refusal_nothing_was_sent_for() -> None:
+    err = ApiKeyMissingError()
+    assert isinstance(err, NotAuthorisedError)
+    assert (err.status, err.url, err.exit_code, err.outcome) == (None, None, 3, "not_authorised")
+    assert str(err).startswith("no UMLS API key: ")
+
+
+def test_cancelled_is_control_flow_not_an_unavailable_umls() -> None:
+    err = Cancelled()
+    assert not isinstance(err, UnavailableError)
+    assert isinstance(err, TempMedBenchError)
+    assert (str(err), err.exit_code, err.outcome) == (
+        "the run was stopped before this request was sent",
+        4,
+        "unavailable",
+    )

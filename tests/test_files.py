@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import FIXTURES, GPS_FILE
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import TMP_SUFFIX, open_regular, read_regular, write_atomic
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 
 
 def test_writes_the_bytes_and_creates_the_folders(tmp_path: Path) -> None:
@@ -56,6 +54,23 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(TMP_SUFFIX)] == []
+
+
+def test_a_write_killed_before_the_rename_keeps_the_old_file_and_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a cache entry is written (``private``): Ctrl-C between the write and the rename."""
+    target = tmp_path / "x.json"
+    write_atomic(target, b"old", private=True)
+
+    def boom(src: str, dst: str) -> None:
+        raise KeyboardInterrupt  # killed between writing and renaming
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(target, b"new", private=True)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
 
 
 # --- open_regular: only regular files are read (SPEC section 8) -----------------------------

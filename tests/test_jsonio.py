@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import responses
 from typer.testing import CliRunner
 
+from helpers import BASE, FIXTURES, GPS_FILE, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import BadInputError
@@ -24,14 +24,10 @@ from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
     FakeUtsData,
-    add_fake_uts,
     invented_rows,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 PLANTED = FIXTURES / "gps-planted"
-BASE = "https://uts.invalid/rest"
 
 
 @pytest.mark.parametrize(
@@ -90,8 +86,7 @@ def test_report_text_escapes_lone_surrogates_and_adds_the_versions() -> None:
 @pytest.fixture
 def loopback_uts() -> Iterator[FakeUts]:
     uts = FakeUts(FakeUtsData.from_lines(invented_rows(2, atoms_per_concept=2)), api_key=CANARY_KEY)
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        add_fake_uts(rsps, uts, base_url=BASE)
+    with behind_responses(uts):
         yield uts
 
 

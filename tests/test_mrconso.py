@@ -8,13 +8,14 @@ from tempmedbench_synonyms import mrconso
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.mrconso import MrconsoSource, split_row
+from tempmedbench_synonyms.testing import mrconso_row
 
 
 def row(cui: str, aui: str, sab: str, tty: str, code: str, name: str, *, lat: str = "ENG",
         suppress: str = "N", sdui: str = "") -> str:  # fmt: skip
-    return (
-        f"{cui}|{lat}|P|L1|PF|S1|Y|{aui}||{code}|{sdui}|{sab}|{tty}|{code}|{name}|0|{suppress}|256|"
-    )
+    """A line without its end (the tests choose it), LUI L1 and SUI S1 on every row."""
+    return mrconso_row(cui, aui, sab, tty, code, name, lat=lat, suppress=suppress, lui="L1",
+                       sui="S1", sdui=sdui, cvf="256", end="")  # fmt: skip
 
 
 def test_split_row() -> None:

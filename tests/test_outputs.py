@@ -5,33 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers import MINI_MRCONSO, ROOT, Rehash
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_text
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import BadInputError, ManifestError
+from tempmedbench_synonyms.manifest import MANIFEST, verify_manifest
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import _prepare, freeze, regenerate
-from tempmedbench_synonyms.release import (
-    EXPECTED,
-    FULL_TABLE,
-    MANIFEST,
-    SURFACE,
-    SYNONYM_SURFACE,
-    TABLE,
-    verify_manifest,
-)
+from tempmedbench_synonyms.release import EXPECTED, FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
-
-ROOT = Path(__file__).resolve().parent.parent
-MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
-Rehash = Callable[[Path], None]
 
 
 def run(*args: str | Path, env: dict[str, str | None] | None = None) -> tuple[int, str, str]:
@@ -317,12 +306,12 @@ def test_freeze_force_says_when_nothing_changed_or_the_old_file_was_unreadable(
 def test_a_listed_file_swapped_for_a_fifo_after_the_check_is_named(
     mini: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tempmedbench_synonyms import release
+    from tempmedbench_synonyms import manifest
 
     def swapped(path: Path) -> str:
         raise files.not_regular_error(path, "a FIFO")
 
-    monkeypatch.setattr(release, "sha256_file", swapped)
+    monkeypatch.setattr(manifest, "sha256_file", swapped)
     with pytest.raises(ManifestError) as info:
         verify_manifest(mini, required=[])
     first = info.value.files[0]

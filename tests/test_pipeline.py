@@ -6,18 +6,16 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers import Rehash
 from tempmedbench_synonyms.canonical import sha256_text
 from tempmedbench_synonyms.errors import BadInputError, SpanError
 from tempmedbench_synonyms.mrconso import MrconsoSource
 from tempmedbench_synonyms.pipeline import check, freeze, regenerate
 from tempmedbench_synonyms.release import EXPECTED, FULL_TABLE, SYNONYM_SURFACE, TABLE
-
-Rehash = Callable[[Path], None]
 
 
 def lines_by_qid(path: Path) -> dict[str, str]:

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 import tempmedbench_synonyms
+from helpers import ROOT
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
 
-ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 GPS_ZIP = "SnomedINTL_GPSRelease_PRODUCTION_20260101T120000Z.zip"
 INVENTED = {"C0020538": "C9000001", "38341003": "9990101009", "A3220484": "A9000011"}

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -10,19 +8,17 @@ from typing import Any
 
 import pytest
 
-from tempmedbench_synonyms.errors import BadInputError, ManifestError
+from helpers import Rehash
+from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.release import (
     EXPECTED,
     SURFACE,
     TABLE,
+    load_expected,
     load_surface,
     load_table,
     open_release,
-    read_manifest,
-    verify_manifest,
 )
-
-Rehash = Callable[[Path], None]
 
 
 def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: Rehash) -> None:
@@ -33,7 +29,7 @@ def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: R
     rehash(folder)
 
 
-# --- manifest -------------------------------------------------------------------------------
+# --- the folder (its manifest: test_manifest.py) ----------------------------------------------
 
 
 def test_the_fixture_opens_clean(mini: Path) -> None:
@@ -42,103 +38,17 @@ def test_the_fixture_opens_clean(mini: Path) -> None:
     assert release.warnings == []
     assert len(release.surface) == 42
     assert release.table.umls_release == "2099AA"
-    assert release.expected is not None
 
 
-def test_binary_mode_star_is_accepted(mini: Path) -> None:
-    text = (mini / "MANIFEST.sha256").read_text()
-    (mini / "MANIFEST.sha256").write_text(text.replace("  README.md", " *README.md"))
-    assert "README.md" in read_manifest(mini)
-
-
-def test_a_changed_file_is_refused_with_both_hashes(mini: Path) -> None:
-    (mini / "README.md").write_text("changed\n")
-    expected = read_manifest(mini)["README.md"]
-    with pytest.raises(ManifestError) as info:
-        open_release(mini)
-    err = info.value
-    assert (err.path, err.expected) == ("README.md", expected)
-    assert err.actual == hashlib.sha256(b"changed\n").hexdigest()
-    assert str(err) == (
-        f"README.md: differs from MANIFEST.sha256 (expected sha256 {expected}, "
-        f"actual sha256 {err.actual})"
+def test_the_expected_hashes_are_read_where_they_are_needed(mini: Path) -> None:
+    expected = load_expected(mini)
+    assert (expected.umls_release, sorted(expected.files)) == (
+        "2099AA",
+        [
+            "question_surface/question_surface_synonym.jsonl",
+            "synonyms/synonym_table_kept_full.json",
+        ],
     )
-    assert err.exit_code == 2
-
-
-def test_a_missing_listed_file_is_refused(mini: Path) -> None:
-    (mini / "README.md").unlink()
-    with pytest.raises(ManifestError, match=r"^README.md: listed in MANIFEST.sha256 but missing"):
-        open_release(mini)
-
-
-@pytest.mark.parametrize(
-    "path,problem",
-    [
-        ("/etc/passwd", "is an absolute path"),
-        ("../outside.txt", "is a path with '..'"),
-        ("synonyms/../../x", "is a path with '..'"),
-        ("C:/x", "is an absolute path"),
-        ("a\\b", "is a path with a backslash"),
-    ],
-)
-def test_unsafe_manifest_paths_are_refused(mini: Path, path: str, problem: str) -> None:
-    lines = len((mini / "MANIFEST.sha256").read_text().splitlines())
-    with open(mini / "MANIFEST.sha256", "a") as f:
-        f.write(f"{'0' * 64}  {path}\n")
-    with pytest.raises(ManifestError) as info:
-        read_manifest(mini)
-    assert info.value.line == lines + 1
-    assert f"{path!r} {problem}" in str(info.value)
-
-
-def test_a_path_leaving_through_a_link_is_refused(mini: Path, tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "x.txt").write_text("x")
-    os.symlink(outside, mini / "link")
-    with open(mini / "MANIFEST.sha256", "a") as f:
-        f.write(f"{'0' * 64}  link/x.txt\n")
-    with pytest.raises(ManifestError, match="leaves the release folder through a link"):
-        read_manifest(mini)
-
-
-@pytest.mark.parametrize(
-    "line,problem",
-    [
-        ("A" * 64 + "  README.md", "manifest hashes are lowercase hex"),
-        ("abc  README.md", "not a manifest line"),
-        ("0" * 64 + "  MANIFEST.sha256", "the manifest lists itself"),
-    ],
-)
-def test_malformed_manifest_lines(mini: Path, line: str, problem: str) -> None:
-    (mini / "MANIFEST.sha256").write_text(line + "\n")
-    with pytest.raises(ManifestError, match=problem) as info:
-        read_manifest(mini)
-    assert info.value.line == 1
-
-
-def test_a_path_listed_twice(mini: Path) -> None:
-    text = (mini / "MANIFEST.sha256").read_text()
-    (mini / "MANIFEST.sha256").write_text(text + text.splitlines()[0] + "\n")
-    with pytest.raises(ManifestError, match=r"'README\.md' is listed twice"):
-        read_manifest(mini)
-
-
-def test_unlisted_files_warn_except_outputs(mini: Path) -> None:
-    (mini / "stray.txt").write_text("x")
-    (mini / "synonyms" / "synonym_table_kept_full.json").write_text("{}")
-    (mini / "question_surface" / "question_surface_synonym.jsonl.unverified").write_text("")
-    checked, warnings = verify_manifest(mini, required=[TABLE])
-    assert checked == 6
-    assert warnings == ["stray.txt: not listed in MANIFEST.sha256 (not part of the release)"]
-
-
-def test_a_required_file_not_listed(mini: Path) -> None:
-    lines = (mini / "MANIFEST.sha256").read_text().splitlines(keepends=True)
-    (mini / "MANIFEST.sha256").write_text("".join(x for x in lines if EXPECTED not in x))
-    with pytest.raises(ManifestError, match="does not list 'synonym_regeneration/expected"):
-        open_release(mini)
 
 
 def test_not_a_folder(tmp_path: Path) -> None:
@@ -425,41 +335,3 @@ def test_crlf_surface_lines_are_read_as_json_reads_them(mini: Path) -> None:
     # the manifest already guarantees the bytes are the authors'.
     (mini / SURFACE).write_bytes(b'{"qid": "a", "question_surface": "x"}\r\n')
     assert [(s.qid, s.text) for s in load_surface(mini)] == [("a", "x")]
-
-
-@pytest.mark.parametrize(
-    "path,problem",
-    [
-        ("./README.md", "is not a plain relative path"),
-        ("synonyms//x.json", "is not a plain relative path"),
-        ("synonyms/", "is not a plain relative path"),
-        ("a\x00b", "is a path with a control character"),
-    ],
-)
-def test_non_plain_manifest_paths_are_refused(mini: Path, path: str, problem: str) -> None:
-    with open(mini / "MANIFEST.sha256", "a") as f:
-        f.write(f"{'0' * 64}  {path}\n")
-    with pytest.raises(ManifestError, match=re.escape(f"{path!r} {problem}")):
-        read_manifest(mini)
-
-
-def test_a_link_loop_is_refused(mini: Path) -> None:
-    os.symlink(mini / "loop", mini / "loop")
-    with open(mini / "MANIFEST.sha256", "a") as f:
-        f.write(f"{'0' * 64}  loop/x\n")
-    with pytest.raises(ManifestError, match="leaves the release folder through a link"):
-        read_manifest(mini)
-
-
-def test_update_manifest_line_replaces_even_a_binary_mode_line(mini: Path) -> None:
-    from tempmedbench_synonyms.release import update_manifest_line
-
-    path = mini / "MANIFEST.sha256"
-    before = path.read_text().replace(f"  {EXPECTED}", f" *{EXPECTED}").splitlines()
-    path.write_text("\n".join(before) + "\n")
-    update_manifest_line(mini, EXPECTED, "0" * 64)
-    after = path.read_text().splitlines()
-    assert [x for x in after if EXPECTED in x] == [f"{'0' * 64}  {EXPECTED}"]
-    assert [x for x in after if EXPECTED not in x] == [x for x in before if EXPECTED not in x]
-    update_manifest_line(mini, "new/file.txt", "1" * 64)
-    assert path.read_text().splitlines()[-1] == f"{'1' * 64}  new/file.txt"

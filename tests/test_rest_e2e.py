@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import MINI, MINI_MRCONSO
+from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.mrconso import MrconsoSource
@@ -36,7 +38,6 @@ from tempmedbench_synonyms.testing import (
     FakeUtsServer,
     Faults,
     InventedRelease,
-    VirtualTime,
     find_secret,
     make_invented_release,
 )
@@ -44,18 +45,7 @@ from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
 from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
-from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.source import RestAtomSource
-
-ROOT = Path(__file__).resolve().parent.parent
-MINI = ROOT / "fixtures" / "tempmedbench-mini"
-MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
-
-
-def _virtual_limiter() -> RateLimiter:
-    """The real limiter on virtual time: every wait is kept, none is waited."""
-    vt = VirtualTime()
-    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
 
 
 def fast_source(base_url: str, cache_dir: Path, *, workers: int = 8) -> RestAtomSource:
@@ -63,7 +53,7 @@ def fast_source(base_url: str, cache_dir: Path, *, workers: int = 8) -> RestAtom
     client = UtsClient(
         base_url=base_url,
         api_key=ApiKey(CANARY_KEY),
-        limiter=_virtual_limiter(),
+        limiter=virtual_limiter(),
         timeouts=Timeouts(connect=2.0, read=0.5),
         retry=RetryPolicy(max_attempts=10),
         sleep=lambda s: None,

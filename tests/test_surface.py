@@ -56,7 +56,7 @@ def test_place_spans_sorts_and_collects_texts() -> None:
     surface = [line("q", "abc de"), line("r", "")]
     placed = place_spans(concepts, surface)
     assert placed == {"q": [PlacedSpan(0, 3, "a"), PlacedSpan(4, 6, "b")], "r": []}
-    assert span_texts(placed, surface) == {"a": ["abc"], "b": ["de"]}
+    assert span_texts(placed) == {"a": ["abc"], "b": ["de"]}
 
 
 @pytest.mark.parametrize(

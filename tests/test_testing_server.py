@@ -16,6 +16,8 @@ import pytest
 import requests
 import responses
 
+from helpers import ATOM_PARAMS
+from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import NotAuthorisedError
 from tempmedbench_synonyms.testing import (
@@ -24,26 +26,11 @@ from tempmedbench_synonyms.testing import (
     FakeUtsData,
     FakeUtsServer,
     Faults,
-    VirtualTime,
     add_fake_uts,
     find_secret,
     invented_rows,
 )
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
-from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-
-ATOM_PARAMS = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": "200",
-}
-
-
-def _virtual_limiter() -> RateLimiter:
-    """The real limiter on virtual time: every wait is kept, none is waited."""
-    vt = VirtualTime()
-    return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
 
 
 def data(concepts: int = 3, atoms: int = 4) -> FakeUtsData:
@@ -184,7 +171,7 @@ def client_for(server: FakeUtsServer, **retry: Any) -> UtsClient:
     return UtsClient(
         base_url=server.base_url,
         api_key=ApiKey(CANARY_KEY),
-        limiter=_virtual_limiter(),
+        limiter=virtual_limiter(),
         timeouts=Timeouts(connect=2.0, read=0.3),
         retry=RetryPolicy(**retry),
         sleep=lambda s: None,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
 
 log = logging.getLogger(__name__)
@@ -71,23 +71,6 @@ class ApiKey:
     def __reduce__(self) -> tuple[object, ...]:
         # Pickling would write the key somewhere we do not control.
         raise TypeError("an ApiKey cannot be pickled")
-
-
-class ApiKeyMissingError(NotAuthorisedError):
-    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``)."""
-
-    def __init__(self) -> None:
-        self.status = 0
-        self.url = ""
-        TempMedBenchError.__init__(
-            self,
-            f"no UMLS API key: the cache does not hold every answer, so UMLS must be asked, "
-            f"and neither {API_KEY_ENV}, {API_KEY_FILE_ENV} nor --api-key-file gives a key",
-            hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
-            f"environment variable, or into a file named by --api-key-file or {API_KEY_FILE_ENV} "
-            "(a regeneration needs no key "
-            "with --mrconso PATH, which reads a local MRCONSO.RRF instead)",
-        )
 
 
 def read_api_key(

@@ -5,23 +5,48 @@
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
     │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
     ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
+    │   └── ApiKeyMissingError        3  no API key where the network is needed
     ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
     │                                    or an offline run missing data
+    ├── Cancelled                     4  a request not sent because the run was stopping
     └── InternalError                70  internal_error: a bug (an exception nobody expected);
                                          70 is EX_SOFTWARE, so that a crash never reads as the
                                          1 of a mismatch
 
-Also in this tree: ``config.ApiKeyMissingError`` (a NotAuthorisedError: no key where the network
-is needed) and ``ratelimit.Cancelled`` (an interrupted fetch). Library code raises these; only the
-CLI turns them into exit codes (in one place). Messages are built from structured fields when the
-error is made, and say the problem, the evidence and what to do.
+``Outcome`` names how a run ends (SPEC section 5) and ``EXIT_CODES`` gives each its exit code.
+Library code raises these errors; only the CLI turns them into exit codes (in one place).
+Messages are built from structured fields when the error is made, and say the problem, the
+evidence and what to do.
 No message may contain the UMLS API key: code that builds one from a URL must redact it first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from enum import Enum
 from pathlib import Path
+
+
+class Outcome(str, Enum):
+    """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object.
+
+    A ``str``: it compares equal to, formats as, and serialises to JSON as its plain value.
+    """
+
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    BAD_INPUT = "bad_input"
+    NOT_AUTHORISED = "not_authorised"
+    UNAVAILABLE = "unavailable"
+    #: Not in SPEC section 5's table: a bug, exit 70 (see ``InternalError``).
+    INTERNAL_ERROR = "internal_error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
 
 #: How many items a list in a message shows before "and N more" (SPEC section 8).
 LIST_AT_MOST = 10
@@ -46,7 +71,7 @@ class TempMedBenchError(Exception):
     """Base of every error this package raises on purpose."""
 
     exit_code: int = 2
-    outcome: str = "bad_input"
+    outcome: Outcome = Outcome.BAD_INPUT
 
     def __init__(self, message: str = "", *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -72,7 +97,7 @@ class BadInputError(TempMedBenchError):
     """The input cannot be used as it is: a file, a line, a key, an option."""
 
     exit_code = 2
-    outcome = "bad_input"
+    outcome = Outcome.BAD_INPUT
 
     def __init__(
         self,
@@ -153,18 +178,45 @@ class SpanError(BadInputError):
 
 
 class NotAuthorisedError(TempMedBenchError):
-    """UMLS refused the API key (HTTP 401 or 403)."""
+    """UMLS refused the API key (HTTP 401 or 403), or there is no key to give it."""
 
     exit_code = 3
-    outcome = "not_authorised"
+    outcome = Outcome.NOT_AUTHORISED
 
-    def __init__(self, status: int, url: str) -> None:
+    def __init__(
+        self,
+        status: int | None = None,
+        url: str | None = None,
+        *,
+        message: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        #: The HTTP status and the (redacted) URL UMLS refused; None when nothing was sent.
         self.status = status
         self.url = url
         super().__init__(
-            f"UMLS answered HTTP {status} for {url}: the API key is missing, invalid or expired",
-            hint="check the key in your UTS profile (https://uts.nlm.nih.gov/uts/profile) and "
+            message
+            or f"UMLS answered HTTP {status} for {url}: the API key is missing, invalid or expired",
+            hint=hint
+            or "check the key in your UTS profile (https://uts.nlm.nih.gov/uts/profile) and "
             "put it in the UMLS_API_KEY environment variable or a file named by --api-key-file",
+        )
+
+
+class ApiKeyMissingError(NotAuthorisedError):
+    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``)."""
+
+    def __init__(self) -> None:
+        # config imports this module: its names are read when the error is made.
+        from tempmedbench_synonyms.config import API_KEY_ENV, API_KEY_FILE_ENV, PROFILE_URL
+
+        super().__init__(
+            message=f"no UMLS API key: the cache does not hold every answer, so UMLS must be "
+            f"asked, and neither {API_KEY_ENV}, {API_KEY_FILE_ENV} nor --api-key-file gives a key",
+            hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
+            f"environment variable, or into a file named by --api-key-file or {API_KEY_FILE_ENV} "
+            "(a regeneration needs no key "
+            "with --mrconso PATH, which reads a local MRCONSO.RRF instead)",
         )
 
 
@@ -172,11 +224,38 @@ class UnavailableError(TempMedBenchError):
     """The atoms cannot be had now: UMLS unreachable, the release not served, or offline."""
 
     exit_code = 4
-    outcome = "unavailable"
+    outcome = Outcome.UNAVAILABLE
+
+
+class Cancelled(TempMedBenchError):
+    """Control flow, not a failure of its own: the run was stopping (a 401 or another fatal
+    error in a worker, Ctrl-C) before this request was sent.
+
+    The atom source drops it in favour of the error that stopped the run, and Ctrl-C reaches the
+    CLI as KeyboardInterrupt (exit 130); should one reach the CLI alone, the atoms were not had:
+    exit 4, outcome ``unavailable``.
+    """
+
+    exit_code = 4
+    outcome = Outcome.UNAVAILABLE
+
+    def __init__(self) -> None:
+        super().__init__("the run was stopped before this request was sent")
 
 
 class InternalError(TempMedBenchError):
     """An exception the code did not expect: a bug. The CLI shows its traceback and exits 70."""
 
     exit_code = 70
-    outcome = "internal_error"
+    outcome = Outcome.INTERNAL_ERROR
+
+
+#: Every outcome's exit code: the two a finished run has, then each error class's own.
+EXIT_CODES: dict[Outcome, int] = {
+    Outcome.VERIFIED: 0,
+    Outcome.MISMATCH: 1,
+    **{
+        cls.outcome: cls.exit_code
+        for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
+    },
+}

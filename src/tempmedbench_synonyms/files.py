@@ -163,3 +163,38 @@ def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
             continue  # gone meanwhile, or not ours to remove: leave it
         removed.append(Path(entry.path))
     return removed
+
+
+def read_input(path: Path, *, what: str, folder: Path | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (``what`` names it in messages); a missing or
+    unreadable file is BadInputError, with a hint about the release ``folder`` if given."""
+    try:
+        return read_regular(path, what=what)
+    except FileNotFoundError:
+        hint = None
+        if folder is not None and not folder.is_dir():
+            hint = f"{folder} is not a folder; pass the TempMedBench release folder"
+        elif folder is not None:
+            hint = (
+                "pass the TempMedBench release folder itself (the one with MANIFEST.sha256); "
+                "if it is, its files are incomplete: download the release again"
+            )
+        raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
+    except OSError as err:  # a folder, a FIFO or a device is refused by read_regular itself
+        raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
+
+
+def decode_utf8(raw: bytes, *, path: str) -> str:
+    """``raw`` as UTF-8 text; a byte order mark or a byte that is not UTF-8 is BadInputError,
+    with its line."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise BadInputError(
+            "starts with a byte order mark (BOM); release files are UTF-8 without a BOM",
+            path=path,
+            line=1,
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise BadInputError(f"not valid UTF-8 ({err.reason})", path=path, line=line) from None

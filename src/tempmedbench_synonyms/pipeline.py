@@ -19,11 +19,10 @@ from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
 from tempmedbench_synonyms.canonical import sha256_bytes, sha256_file, sha256_text, table_bytes
 from tempmedbench_synonyms.errors import (
+    EXIT_CODES,
     BadInputError,
-    InternalError,
-    NotAuthorisedError,
+    Outcome,
     TempMedBenchError,
-    UnavailableError,
     bounded_list,
 )
 from tempmedbench_synonyms.files import (
@@ -32,34 +31,23 @@ from tempmedbench_synonyms.files import (
     remove_leftovers,
     write_atomic,
 )
+from tempmedbench_synonyms.manifest import MANIFEST, read_manifest, update_manifest_line
 from tempmedbench_synonyms.release import (
     EXPECTED,
     FULL_TABLE,
-    MANIFEST,
     OUTPUTS,
     SYNONYM_SURFACE,
     UNVERIFIED_SUFFIX,
     ConceptEntry,
     ExpectedHashes,
     Release,
+    load_expected,
     open_release,
-    read_manifest,
-    update_manifest_line,
 )
 from tempmedbench_synonyms.selection import Choice, choose
 from tempmedbench_synonyms.surface import place_spans, span_texts, synonym_surface_bytes
 
-logger = logging.getLogger(__name__)
-
-#: Every outcome's exit code: the two a finished run has, then each error class's own.
-EXIT_CODES = {
-    "verified": 0,
-    "mismatch": 1,
-    **{
-        cls.outcome: cls.exit_code
-        for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
-    },
-}
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -77,7 +65,7 @@ class Report:
     """What a run found. ``to_json`` gives the public ``--json`` report (SPEC section 7)."""
 
     command: str
-    outcome: str
+    outcome: Outcome
     release: str
     umls_release: str | None = None
     source: str | None = None
@@ -110,7 +98,7 @@ class Report:
         """The ``--json`` report, ``schema_version`` and ``tool_version`` included."""
         return jsonio.versioned({
             "command": self.command,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "exit_code": self.exit_code,
             "release": self.release,
             "umls_release": self.umls_release,
@@ -145,11 +133,6 @@ class Report:
         })  # fmt: skip
 
 
-def error_report(command: str, release: Path, err: TempMedBenchError) -> Report:
-    """The report of a run that stopped on an error (bad input, not authorised, unavailable)."""
-    return Report(command, err.outcome, str(release), message=str(err), hint=err.hint)
-
-
 @dataclass
 class Rebuilt:
     """The two rebuilt files in memory, with what the report needs to say about them."""
@@ -157,6 +140,8 @@ class Rebuilt:
     release: Release
     fetched: FetchResult
     choices: dict[str, Choice]
+    #: The kept name of each concept key, None where it drifted.
+    names: dict[str, str | None]
     data: dict[str, bytes]
     spans: int
     source_name: str
@@ -166,7 +151,7 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
     """Fetch the atoms, choose the synonyms and build both files' bytes (nothing is written)."""
     concepts = release.table.concepts
     spans_by_qid = place_spans(concepts, release.surface)
-    texts = span_texts(spans_by_qid, release.surface)
+    texts = span_texts(spans_by_qid)
     queries = {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
     if umls_release is not None and not umls_release.strip():
         raise BadInputError("--umls-release is empty", key="--umls-release")
@@ -193,7 +178,7 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
         FULL_TABLE: table_bytes(full),
     }
     n_spans = sum(len(v) for v in spans_by_qid.values())
-    return Rebuilt(release, fetched, choices, data, n_spans, source.name)
+    return Rebuilt(release, fetched, choices, names, data, n_spans, source.name)
 
 
 def _synonym(atom: Atom | None) -> dict[str, str] | None:
@@ -213,7 +198,7 @@ def _base_report(command: str, rebuilt: Rebuilt) -> Report:
     drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
     return Report(
         command,
-        outcome="verified",
+        outcome=Outcome.VERIFIED,
         release=str(release.folder),
         umls_release=rebuilt.fetched.umls_release,
         source=rebuilt.source_name,
@@ -295,7 +280,7 @@ def regenerate(
 ) -> Report:
     """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
     opened = open_release(release)
-    assert opened.expected is not None
+    expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     _prepare(
         sorted({(root / rel).parent for rel in OUTPUTS}),
@@ -304,9 +289,7 @@ def regenerate(
     )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)
-    expected = opened.expected
-    names = {k: (c.atom.name if c.atom else None) for k, c in rebuilt.choices.items()}
-    report.changed = _changed(names, expected)
+    report.changed = _changed(rebuilt.names, expected)
     for rel in OUTPUTS:
         data = rebuilt.data[rel]
         actual = sha256_bytes(data)
@@ -320,12 +303,11 @@ def regenerate(
 def check(release: Path, *, out_dir: Path | None = None) -> Report:
     """Verify files already rebuilt against ``expected_sha256.json``, with no network."""
     opened = open_release(release)
-    assert opened.expected is not None
-    expected = opened.expected
+    expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     report = Report(
         "check",
-        outcome="verified",
+        outcome=Outcome.VERIFIED,
         release=str(opened.folder),
         umls_release=expected.umls_release,
         concepts=len(opened.table.concepts),
@@ -369,17 +351,17 @@ def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
             out[key] = name
         return out
     except (ValueError, KeyError, TypeError, AttributeError, OSError, TempMedBenchError):
-        logger.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
+        log.warning("%s cannot be read as a full table; no per-concept diagnosis", path)
         return None
 
 
 def _conclude(report: Report, expected: ExpectedHashes) -> None:
     bad = [rel for rel, f in report.files.items() if not f.match]
     if not bad and not report.drifted:
-        report.outcome = "verified"
+        report.outcome = Outcome.VERIFIED
         report.message = "both files match expected_sha256.json"
         return
-    report.outcome = "mismatch"
+    report.outcome = Outcome.MISMATCH
     parts = []
     missing = [rel for rel in bad if report.files[rel].actual is None]
     if missing:
@@ -468,7 +450,7 @@ def freeze(
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("freeze", rebuilt)
     if report.drifted:
-        report.outcome = "mismatch"
+        report.outcome = Outcome.MISMATCH
         report.message = f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
         report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
         return report

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tempmedbench_synonyms.canonical import surface_line_bytes
 from tempmedbench_synonyms.errors import SpanError
@@ -23,6 +23,8 @@ class PlacedSpan:
     start: int
     end: int
     key: str
+    #: The question's text at the span, as ``place_spans`` found it (not part of comparisons).
+    text: str = field(default="", compare=False)
 
 
 def place_spans(
@@ -47,7 +49,7 @@ def place_spans(
                         "(a span is [start, end) with 0 <= start < end <= length)",
                         qid=qid, concepts=[key], spans=[[start, end]],
                     )  # fmt: skip
-                placed.append(PlacedSpan(start, end, key))
+                placed.append(PlacedSpan(start, end, key, texts[qid][start:end]))
     for qid in sorted(by_qid):
         placed = sorted(by_qid[qid])
         for a, b in itertools.pairwise(placed):
@@ -60,15 +62,12 @@ def place_spans(
     return by_qid
 
 
-def span_texts(
-    spans_by_qid: Mapping[str, Sequence[PlacedSpan]], surface: Sequence[SurfaceLine]
-) -> dict[str, list[str]]:
+def span_texts(spans_by_qid: Mapping[str, Sequence[PlacedSpan]]) -> dict[str, list[str]]:
     """The original text of every span, by concept key (the synonym choice excludes these)."""
-    texts = {line.qid: line.text for line in surface}
     out: dict[str, list[str]] = {}
-    for qid, spans in spans_by_qid.items():
+    for spans in spans_by_qid.values():
         for s in spans:
-            out.setdefault(s.key, []).append(texts[qid][s.start : s.end])
+            out.setdefault(s.key, []).append(s.text)
     return out
 
 

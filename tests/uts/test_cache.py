@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import BASE
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
 from tempmedbench_synonyms.uts.cache import (
     LAYOUT,
@@ -20,10 +22,8 @@ from tempmedbench_synonyms.uts.cache import (
     cache_info,
     clear_cache,
     namespace_of,
-    write_atomic,
 )
 
-BASE = "https://uts.invalid/rest"
 KEY = CacheKey.make(
     "2099AA",
     "/content/2099AA/CUI/C9000001/atoms",
@@ -107,30 +107,6 @@ def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
     token = f"2099AA/{cache_module.GENERATION_FILE}"
     assert files == [token, entry, "base.json", "current.json"]
     assert [mode(cache.folder / f) for f in files] == [0o600] * 4
-
-
-def test_a_write_leaves_no_temporary_file_and_replaces_atomically(tmp_path: Path) -> None:
-    target = tmp_path / "x.json"
-    write_atomic(target, b"one")
-    write_atomic(target, b"two")
-    assert target.read_bytes() == b"two"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
-
-
-def test_a_failed_write_keeps_the_old_entry_and_cleans_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = tmp_path / "x.json"
-    write_atomic(target, b"old")
-
-    def boom(src: str, dst: str) -> None:
-        raise KeyboardInterrupt  # killed between writing and renaming
-
-    monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(KeyboardInterrupt):
-        write_atomic(target, b"new")
-    assert target.read_bytes() == b"old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
 
 
 KEY_JSON = (
@@ -335,8 +311,8 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
 def test_a_memo_or_current_that_fails_its_checksum_is_not_trusted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    now = [1000.0]
-    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    now = VirtualTime(1000.0)
+    cache = ResponseCache(tmp_path, BASE, clock=now.clock)
     cache.put(KEY, 200, [])
     version = cache.release_version("2099AA")
     assert version is not None
@@ -435,13 +411,13 @@ def test_namespaces_keep_base_urls_apart(tmp_path: Path) -> None:
 
 
 def test_current_is_remembered_for_a_day(tmp_path: Path) -> None:
-    now = [1000.0]
-    cache = ResponseCache(tmp_path, BASE, clock=lambda: now[0])
+    now = VirtualTime(1000.0)
+    cache = ResponseCache(tmp_path, BASE, clock=now.clock)
     assert cache.current_release() is None
     cache.set_current_release("2099AA")
-    now[0] += 24 * 3600 - 1
+    now.sleep(24 * 3600 - 1)
     assert cache.current_release() == "2099AA"
-    now[0] += 2
+    now.sleep(2)
     assert cache.current_release() is None
     assert cache.current_release(max_age=float("inf")) == "2099AA"
 

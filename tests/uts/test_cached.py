@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 import responses
-from uts_helpers import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, fake_uts, make_uts
 
 import tempmedbench_synonyms
+from helpers.uts import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, fake_uts, make_uts
 from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
-from tempmedbench_synonyms.testing import CANARY_KEY, add_fake_uts, find_secret
+from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime, add_fake_uts, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.models import UtsAtom
@@ -36,14 +36,14 @@ def source(uts: CachedUts) -> RestAtomSource:
 def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path) -> None:
     """``cached_atoms`` tells "the cache says 404" (``Hit(None, ...)``) from "never asked"."""
     add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
-    now = [1_700_000_000.0]
+    now = VirtualTime(1_700_000_000.0)
     uts = make_uts(tmp_path, now=now)
     assert uts.cached_atoms(REL, Q_MISSING) is None  # never asked
     assert uts.fetch_atoms(REL, Q_MISSING) is None  # UMLS: 404
     assert uts.fetch_atoms(REL, Q_AUI) is not None
     offline = make_uts(tmp_path, offline=True)
     missing = offline.cached_atoms(REL, Q_MISSING)
-    assert missing is not None and (missing.value, missing.stored_at) == (None, now[0])
+    assert missing is not None and (missing.value, missing.stored_at) == (None, now.now)
     found = offline.cached_atoms(REL, Q_AUI)
     assert found is not None and [a.ui for a in found.value or []] == ["A90000009"]
     assert offline.cached_atoms(REL, Q_CUI) is None

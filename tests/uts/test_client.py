@@ -24,11 +24,17 @@ from responses import matchers
 from responses.registries import OrderedRegistry
 
 import tempmedbench_synonyms
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.testing import CANARY_KEY
-from tempmedbench_synonyms.uts.client import (
+from helpers import ATOM_PARAMS, BASE
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
+    BadInputError,
     Cancelled,
+    NotAuthorisedError,
+    UnavailableError,
+)
+from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime
+from tempmedbench_synonyms.uts.client import (
     RetryPolicy,
     Timeouts,
     UtsClient,
@@ -41,36 +47,16 @@ from tempmedbench_synonyms.uts.client import (
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
 
-BASE = "https://uts.invalid/rest"
 LINK = f"{BASE}/content/2099AA"
-ATOM_PARAMS = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": "200",
-}
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 10_000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 @pytest.fixture
-def t() -> FakeTime:
-    return FakeTime()
+def t() -> VirtualTime:
+    return VirtualTime(10_000.0)
 
 
 def make_client(
-    t: FakeTime, *, key: str | None = CANARY_KEY, retry: RetryPolicy | None = None
+    t: VirtualTime, *, key: str | None = CANARY_KEY, retry: RetryPolicy | None = None
 ) -> UtsClient:
     return UtsClient(
         base_url=BASE,
@@ -116,7 +102,7 @@ CONCEPT_PATH = "/content/2099AA/CUI/C9000001"
 
 
 @responses.activate
-def test_concept_request_sends_only_the_key(t: FakeTime) -> None:
+def test_concept_request_sends_only_the_key(t: VirtualTime) -> None:
     responses.get(
         f"{BASE}/content/2099AA/CUI/C9000001",
         json=page({"ui": "C9000001", "name": "Invented", "atoms": f"{LINK}/CUI/C9000001/atoms"}),
@@ -133,7 +119,7 @@ def test_concept_request_sends_only_the_key(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_one_page_of_atoms_is_one_request_with_exact_parameters(t: FakeTime) -> None:
+def test_one_page_of_atoms_is_one_request_with_exact_parameters(t: VirtualTime) -> None:
     responses.get(
         BASE + SOURCE_PATH,
         json=page([atom("A90000001"), atom("A90000002")]),
@@ -147,7 +133,7 @@ def test_one_page_of_atoms_is_one_request_with_exact_parameters(t: FakeTime) -> 
 
 
 @responses.activate
-def test_pages_are_followed_to_page_count_with_page_numbers_from_2(t: FakeTime) -> None:
+def test_pages_are_followed_to_page_count_with_page_numbers_from_2(t: VirtualTime) -> None:
     for n in (1, 2, 3):
         extra = {} if n == 1 else {"pageNumber": str(n)}
         responses.get(
@@ -163,7 +149,7 @@ def test_pages_are_followed_to_page_count_with_page_numbers_from_2(t: FakeTime) 
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_a_transient_error_on_page_two_is_retried_never_truncating(t: FakeTime) -> None:
+def test_a_transient_error_on_page_two_is_retried_never_truncating(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2),
                   match=[params(**ATOM_PARAMS)])  # fmt: skip
     responses.get(BASE + SOURCE_PATH, status=503, match=[params(**ATOM_PARAMS, pageNumber="2")])
@@ -179,7 +165,7 @@ def test_a_transient_error_on_page_two_is_retried_never_truncating(t: FakeTime) 
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_a_404_on_a_later_page_fails_the_whole_list(t: FakeTime) -> None:
+def test_a_404_on_a_later_page_fails_the_whole_list(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2))
     responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
     with pytest.raises(UnavailableError, match="404 for page 2 of 2"):
@@ -187,7 +173,7 @@ def test_a_404_on_a_later_page_fails_the_whole_list(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_aui_request_sends_only_the_key(t: FakeTime) -> None:
+def test_aui_request_sends_only_the_key(t: VirtualTime) -> None:
     responses.get(f"{BASE}/content/2099AA/AUI/A90000001", json=page(atom("A90000001")),
                   match=[params()])  # fmt: skip
     found = parse_model(UtsAtom, make_client(t).get_result("/content/2099AA/AUI/A90000001"), "atom")
@@ -195,7 +181,7 @@ def test_aui_request_sends_only_the_key(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_atoms_the_models_cannot_read_name_the_fields(t: FakeTime) -> None:
+def test_atoms_the_models_cannot_read_name_the_fields(t: VirtualTime) -> None:
     """``get_atoms`` reads every item with ``parse_model``; the message names what failed."""
     broken = atom("A90000002")
     del broken["termType"]
@@ -210,7 +196,7 @@ def test_atoms_the_models_cannot_read_name_the_fields(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_404_is_a_value_not_an_error_and_is_not_retried(t: FakeTime) -> None:
+def test_404_is_a_value_not_an_error_and_is_not_retried(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
     client = make_client(t)
     assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
@@ -219,7 +205,7 @@ def test_404_is_a_value_not_an_error_and_is_not_retried(t: FakeTime) -> None:
 
 @pytest.mark.parametrize("status", [401, 403])
 @responses.activate
-def test_401_and_403_stop_at_once_with_not_authorised(t: FakeTime, status: int) -> None:
+def test_401_and_403_stop_at_once_with_not_authorised(t: VirtualTime, status: int) -> None:
     responses.get(BASE + SOURCE_PATH, status=status)
     client = make_client(t)
     with pytest.raises(NotAuthorisedError) as info:
@@ -238,7 +224,7 @@ def test_401_and_403_stop_at_once_with_not_authorised(t: FakeTime, status: int) 
 
 
 @responses.activate
-def test_400_is_bad_input_and_is_not_retried(t: FakeTime) -> None:
+def test_400_is_bad_input_and_is_not_retried(t: VirtualTime) -> None:
     responses.get(f"{BASE}/content/20XX/CUI/C9000001", status=400)
     client = make_client(t)
     with pytest.raises(BadInputError, match="HTTP 400 Bad Request for /content/20XX/CUI/C9000001"):
@@ -247,7 +233,7 @@ def test_400_is_bad_input_and_is_not_retried(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_a_redirect_is_not_followed(t: FakeTime) -> None:
+def test_a_redirect_is_not_followed(t: VirtualTime) -> None:
     responses.get(
         BASE + SOURCE_PATH, status=302, headers={"Location": "https://elsewhere.invalid/"}
     )
@@ -261,7 +247,7 @@ def test_a_redirect_is_not_followed(t: FakeTime) -> None:
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_429_then_503_then_200(t: FakeTime) -> None:
+def test_429_then_503_then_200(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "2"})
     responses.get(BASE + SOURCE_PATH, status=503)
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
@@ -279,7 +265,7 @@ def test_429_then_503_then_200(t: FakeTime) -> None:
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_retry_after_as_an_http_date_is_honoured(t: FakeTime) -> None:
+def test_retry_after_as_an_http_date_is_honoured(t: VirtualTime) -> None:
     when = datetime.fromtimestamp(1_700_000_000 + 7, tz=timezone.utc)
     responses.get(BASE + SOURCE_PATH, status=429,
                   headers={"Retry-After": format_datetime(when, usegmt=True)})  # fmt: skip
@@ -290,7 +276,7 @@ def test_retry_after_as_an_http_date_is_honoured(t: FakeTime) -> None:
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_503_with_retry_after_is_honoured(t: FakeTime) -> None:
+def test_503_with_retry_after_is_honoured(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=503, headers={"Retry-After": "4"})
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
@@ -319,7 +305,7 @@ def test_503_with_retry_after_is_honoured(t: FakeTime) -> None:
          "connect-timeout", "chunked"],
 )  # fmt: skip
 @responses.activate(registry=OrderedRegistry)
-def test_transient_failures_are_retried(t: FakeTime, failure: dict[str, Any]) -> None:
+def test_transient_failures_are_retried(t: VirtualTime, failure: dict[str, Any]) -> None:
     responses.get(BASE + SOURCE_PATH, **failure)
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
@@ -329,7 +315,7 @@ def test_transient_failures_are_retried(t: FakeTime, failure: dict[str, Any]) ->
 
 
 @responses.activate
-def test_retries_are_bounded_in_attempts(t: FakeTime) -> None:
+def test_retries_are_bounded_in_attempts(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=503)
     client = make_client(t, retry=RetryPolicy(max_attempts=4, max_total=1e9))
     with pytest.raises(UnavailableError) as info:
@@ -342,7 +328,7 @@ def test_retries_are_bounded_in_attempts(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_retries_are_bounded_in_total_time(t: FakeTime) -> None:
+def test_retries_are_bounded_in_total_time(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "8"})
     client = make_client(t, retry=RetryPolicy(max_attempts=100, max_total=20.0))
     with pytest.raises(UnavailableError, match="after 3 attempts"):
@@ -352,7 +338,7 @@ def test_retries_are_bounded_in_total_time(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: FakeTime) -> None:
+def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "3600"})
     client = make_client(t)
     with pytest.raises(UnavailableError, match="after 1 attempts: HTTP 429"):
@@ -362,7 +348,7 @@ def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: FakeTime) -> None:
+def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "150"})
     client = make_client(t)  # the default budget: 120 s for one request
     with pytest.raises(UnavailableError) as info:
@@ -386,7 +372,7 @@ def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: Fake
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_a_retry_after_that_fits_the_budget_pauses_everyone(t: FakeTime) -> None:
+def test_a_retry_after_that_fits_the_budget_pauses_everyone(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "100"})
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
@@ -398,7 +384,7 @@ def test_a_retry_after_that_fits_the_budget_pauses_everyone(t: FakeTime) -> None
 
 
 @responses.activate
-def test_a_429_on_the_last_attempt_pauses_no_one(t: FakeTime) -> None:
+def test_a_429_on_the_last_attempt_pauses_no_one(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "5"})
     client = make_client(t, retry=RetryPolicy(max_attempts=1))
     with pytest.raises(UnavailableError) as info:
@@ -410,7 +396,7 @@ def test_a_429_on_the_last_attempt_pauses_no_one(t: FakeTime) -> None:
 
 
 @responses.activate
-def test_a_429_without_retry_after_beyond_the_budget_pauses_no_one(t: FakeTime) -> None:
+def test_a_429_without_retry_after_beyond_the_budget_pauses_no_one(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429)
     # The first backoff may be 0.5 s; the budget is 0.3 s: no retry, so no 1 s pause either.
     client = make_client(t, retry=RetryPolicy(max_total=0.3))
@@ -424,7 +410,7 @@ def test_a_429_without_retry_after_beyond_the_budget_pauses_no_one(t: FakeTime) 
 
 
 @responses.activate
-def test_cancelling_the_client_wakes_its_retry_sleep_and_its_limiter(t: FakeTime) -> None:
+def test_cancelling_the_client_wakes_its_retry_sleep_and_its_limiter(t: VirtualTime) -> None:
     client = make_client(t)
     assert client.cancel_event is client.limiter.cancel_event
     client.cancel()
@@ -448,7 +434,7 @@ def test_a_client_and_its_limiter_share_one_cancel_event() -> None:
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_a_200_with_no_result_is_retried_not_taken_for_an_empty_list(t: FakeTime) -> None:
+def test_a_200_with_no_result_is_retried_not_taken_for_an_empty_list(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json={"pageSize": 200, "pageNumber": 1, "pageCount": 1})
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
@@ -474,7 +460,7 @@ def test_a_200_with_no_result_is_retried_not_taken_for_an_empty_list(t: FakeTime
 )  # fmt: skip
 @responses.activate(registry=OrderedRegistry)
 def test_a_later_page_without_items_is_retried_never_shortening_the_list(
-    t: FakeTime, later_page: Any, problem: str
+    t: VirtualTime, later_page: Any, problem: str
 ) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2),
                   match=[params(**ATOM_PARAMS)])  # fmt: skip
@@ -501,7 +487,7 @@ def test_a_later_page_without_items_is_retried_never_shortening_the_list(
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_an_empty_first_page_is_an_empty_list(t: FakeTime) -> None:
+def test_an_empty_first_page_is_an_empty_list(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([]))
     client = make_client(t)
     assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) == []
@@ -509,7 +495,7 @@ def test_an_empty_first_page_is_an_empty_list(t: FakeTime) -> None:
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_a_concept_with_a_null_result_is_retried(t: FakeTime) -> None:
+def test_a_concept_with_a_null_result_is_retried(t: VirtualTime) -> None:
     path = f"{BASE}/content/2099AA/CUI/C9000001"
     responses.get(path, json={"pageSize": 25, "result": None})
     responses.get(path, json=page({"ui": "C9000001", "atoms": f"{LINK}/CUI/C9000001/atoms"}))
@@ -533,7 +519,7 @@ def test_a_concept_with_a_null_result_is_retried(t: FakeTime) -> None:
 )
 @responses.activate
 def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
-    t: FakeTime, body: str, content_type: str | None, shown: str
+    t: VirtualTime, body: str, content_type: str | None, shown: str
 ) -> None:
     response = responses.Response(responses.GET, BASE + SOURCE_PATH, status=404, body=body)
     if content_type is None:
@@ -562,7 +548,7 @@ def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
 )
 @responses.activate
 def test_once_told_uts_answered_any_404_is_not_found(
-    t: FakeTime, body: str, content_type: str | None
+    t: VirtualTime, body: str, content_type: str | None
 ) -> None:
     """SPEC section 3: after the release probe (the cached layer sets the flag)."""
     for path in (SOURCE_PATH, CONCEPT_PATH):
@@ -605,7 +591,7 @@ def test_parse_retry_after_rfc_9110(value: str | None, expected: float | None) -
 
 @responses.activate
 def test_the_key_is_redacted_from_errors_tracebacks_and_logs(
-    t: FakeTime, caplog: pytest.LogCaptureFixture
+    t: VirtualTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="tempmedbench_synonyms")
@@ -628,7 +614,7 @@ def test_the_key_is_redacted_from_errors_tracebacks_and_logs(
 
 
 @responses.activate
-def test_an_unexpected_exception_is_translated_without_the_key(t: FakeTime) -> None:
+def test_an_unexpected_exception_is_translated_without_the_key(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, body=ValueError(f"odd failure for ?apiKey={CANARY_KEY}"))
     client = make_client(t)
     with pytest.raises(UnavailableError) as info:
@@ -666,7 +652,7 @@ def test_redact() -> None:
     assert redact("{'apiKey': 's3cr/et key'} s3cr%2Fet%20key", key) == "{'apiKey': '***'} ***"
 
 
-def test_a_missing_key_is_not_authorised_when_the_network_is_needed(t: FakeTime) -> None:
+def test_a_missing_key_is_not_authorised_when_the_network_is_needed(t: VirtualTime) -> None:
     client = make_client(t, key=None)
     with pytest.raises(ApiKeyMissingError) as info:
         client.get_result(CONCEPT_PATH)
@@ -676,7 +662,7 @@ def test_a_missing_key_is_not_authorised_when_the_network_is_needed(t: FakeTime)
 
 
 @responses.activate
-def test_a_cancelled_client_sends_nothing(t: FakeTime) -> None:
+def test_a_cancelled_client_sends_nothing(t: VirtualTime) -> None:
     client = make_client(t)
     client.cancel()
     with pytest.raises(Cancelled):
@@ -718,7 +704,7 @@ def test_check_timeout_refuses_what_is_not_a_usable_duration(value: float) -> No
     assert check_timeout(0.5) == 0.5 and check_timeout(120) == 120
 
 
-def test_an_attempt_never_runs_past_the_retry_budget(t: FakeTime) -> None:
+def test_an_attempt_never_runs_past_the_retry_budget(t: VirtualTime) -> None:
     """--timeout 30, budget 120 s: an attempt gets what is left of the budget, at least 1 s."""
     client = make_client(t)
     assert client._attempt_seconds(_Budget(t.now, 1)) == 30.0
@@ -735,7 +721,9 @@ def _warnings_and_infos(caplog: pytest.LogCaptureFixture) -> tuple[list[str], li
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_one_retry_line_per_wave_of_failures(t: FakeTime, caplog: pytest.LogCaptureFixture) -> None:
+def test_one_retry_line_per_wave_of_failures(
+    t: VirtualTime, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
     url = BASE + "/content/2099AA/CUI/C9000001"
     for status in (503, 502, 200, 503, 200):
@@ -758,7 +746,7 @@ def test_one_retry_line_per_wave_of_failures(t: FakeTime, caplog: pytest.LogCapt
 
 @responses.activate(registry=OrderedRegistry)
 def test_a_wave_longer_than_the_timeout_says_so_again(
-    t: FakeTime, caplog: pytest.LogCaptureFixture
+    t: VirtualTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A stalled server is never silent for longer than --timeout: within one wave, a failure
     at least that long after the last line shown gets a line of its own."""
@@ -785,7 +773,7 @@ def test_a_wave_longer_than_the_timeout_says_so_again(
 
 
 def test_eight_workers_meeting_one_outage_print_one_line(
-    t: FakeTime, caplog: pytest.LogCaptureFixture
+    t: VirtualTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
     together = threading.Barrier(8, timeout=10)
@@ -821,7 +809,7 @@ def test_eight_workers_meeting_one_outage_print_one_line(
     assert (len(warnings), len(infos), len(calls)) == (1, 7, 16)
 
 
-def test_server_text_in_a_message_is_cleaned_then_bounded(t: FakeTime) -> None:
+def test_server_text_in_a_message_is_cleaned_then_bounded(t: VirtualTime) -> None:
     client = make_client(t)
     assert client._clean("x" * 1500) == "x" * 1000 + " ..."
     # Cut after redaction: a key across the cut is masked, never shown in part.

@@ -28,9 +28,10 @@ from typer.testing import CliRunner
 
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import Cancelled
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 from tempmedbench_synonyms.uts import options as uts_options
-from tempmedbench_synonyms.uts.client import Cancelled, RetryPolicy, UtsClient, _Flights
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from uts_helpers import BASE
 
+from helpers.uts import BASE
 from tempmedbench_synonyms.cli import build_source
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import BadInputError

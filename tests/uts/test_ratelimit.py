@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, Cancelled
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import ratelimit
 from tempmedbench_synonyms.uts.ratelimit import (
@@ -19,7 +19,6 @@ from tempmedbench_synonyms.uts.ratelimit import (
     MARGIN,
     MAX_PAUSE,
     MAX_RATE,
-    Cancelled,
     RateLimiter,
     SharedBudget,
     check_rate,
@@ -28,26 +27,8 @@ from tempmedbench_synonyms.uts.ratelimit import (
 )
 
 
-class FakeTime:
-    """A clock that only moves when something sleeps on it."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-        self.lock = threading.Lock()
-
-    def clock(self) -> float:
-        with self.lock:
-            return self.now
-
-    def sleep(self, seconds: float) -> None:
-        with self.lock:
-            self.sleeps.append(seconds)
-            self.now += seconds
-
-
 def test_starts_are_spaced_one_over_rate_with_headroom() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(15, clock=t.clock, sleep=t.sleep)
     starts = []
     for _ in range(5):
@@ -62,7 +43,7 @@ def test_starts_are_spaced_one_over_rate_with_headroom() -> None:
 
 def test_no_burst_after_idle_time() -> None:
     """Capacity one: idling does not bank tokens for a burst later."""
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.acquire()
     t.now += 60.0
@@ -73,7 +54,7 @@ def test_no_burst_after_idle_time() -> None:
 
 
 def test_any_one_second_window_holds_at_most_rate_starts() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(20, clock=t.clock, sleep=t.sleep)
     starts = []
     for _ in range(200):
@@ -139,7 +120,7 @@ def test_rate_of_exactly_20_is_allowed() -> None:
 
 
 def test_a_429_pauses_every_thread_and_halves_the_rate() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.acquire()
     limiter.penalise(3.0)
@@ -152,7 +133,7 @@ def test_a_429_pauses_every_thread_and_halves_the_rate() -> None:
 
 
 def test_a_429_without_retry_after_pauses_one_second() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.penalise(None)
     before = t.now
@@ -181,7 +162,7 @@ def test_repeated_429s_never_stop_requests_altogether() -> None:
 
 def test_a_thread_asleep_when_a_429_arrives_waits_for_the_pause() -> None:
     """The slow-down reaches workers already waiting, not only the one that got the 429."""
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.acquire()
     penalised: list[bool] = []
@@ -200,7 +181,7 @@ def test_a_thread_asleep_when_a_429_arrives_waits_for_the_pause() -> None:
 
 def test_threads_share_one_schedule() -> None:
     """Four threads, one bucket: the 40 starts keep the spacing and the window between them."""
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(20, clock=t.clock, sleep=t.sleep)
     starts: list[float] = []
     limiter._starts = starts  # type: ignore[assignment]  # keep every start, not the last 20
@@ -222,7 +203,7 @@ def test_threads_share_one_schedule() -> None:
 
 def test_a_late_wakeup_does_not_squeeze_the_next_start() -> None:
     """A thread that wakes 40 ms late starts late; the next one still waits a full interval."""
-    t = FakeTime()
+    t = VirtualTime()
     late = [0.040]
 
     def oversleep(seconds: float) -> None:
@@ -239,7 +220,7 @@ def test_a_late_wakeup_does_not_squeeze_the_next_start() -> None:
 
 def test_the_window_holds_the_floor_of_a_fractional_rate() -> None:
     """At 15.5 a second, spacing alone would let 16 starts into one second; the guard says 15."""
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(15.5, clock=t.clock, sleep=t.sleep)
     starts = []
     for _ in range(100):
@@ -251,7 +232,7 @@ def test_the_window_holds_the_floor_of_a_fractional_rate() -> None:
 
 
 def test_after_a_429_the_window_follows_the_lower_rate() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(8, clock=t.clock, sleep=t.sleep)
     limiter.penalise(0.0)  # 4 a second now
     starts = []
@@ -313,7 +294,7 @@ def test_the_default_sleep_is_the_cancel_events_wait() -> None:
 
 
 def test_a_cancelled_limiter_starts_nothing_and_sleeps_not() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.acquire()
     limiter.cancel()
@@ -324,7 +305,7 @@ def test_a_cancelled_limiter_starts_nothing_and_sleeps_not() -> None:
 
 def test_an_injected_sleep_that_ignores_the_event_still_ends_in_cancelled() -> None:
     """The limiter looks at the event after every sleep, whatever the sleep does."""
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock)
 
     def sleep_then_cancelled(seconds: float) -> None:
@@ -340,7 +321,7 @@ def test_an_injected_sleep_that_ignores_the_event_still_ends_in_cancelled() -> N
 
 
 def test_no_pause_is_longer_than_the_retry_budget() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.penalise(3600.0)
     limiter.acquire()
@@ -348,7 +329,7 @@ def test_no_pause_is_longer_than_the_retry_budget() -> None:
 
 
 def test_slow_down_halves_the_rate_without_a_pause() -> None:
-    t = FakeTime()
+    t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     assert limiter.slow_down() == 5.0
     limiter.acquire()

@@ -22,8 +22,10 @@ from urllib.parse import urlsplit
 import pytest
 import responses
 from responses import matchers
-from uts_helpers import (
-    ATOM_PARAMS,
+
+import tempmedbench_synonyms
+from helpers import ATOM_PARAMS
+from helpers.uts import (
     BASE,
     Q_AUI,
     Q_CUI,
@@ -35,11 +37,14 @@ from uts_helpers import (
     make_uts,
     virtual_limiter,
 )
-
-import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
+from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
+    BadInputError,
+    NotAuthorisedError,
+    UnavailableError,
+)
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -200,7 +205,7 @@ def test_aui_queries_differing_only_in_sab_send_one_request(tmp_path: Path) -> N
 def test_current_is_resolved_once_from_the_probe_links(tmp_path: Path) -> None:
     fake = fake_uts()
     add_fake_uts(responses.mock, fake, base_url=BASE)
-    now = [1_000_000.0]
+    now = VirtualTime(1_000_000.0)
     result = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
     assert result.umls_release == REL
     assert fake.seen[0].path == "/content/current/CUI/C9000001"  # the probe comes first
@@ -210,7 +215,7 @@ def test_current_is_resolved_once_from_the_probe_links(tmp_path: Path) -> None:
     again = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
     assert (again.requests, again.cache_hits, again.umls_release) == (0, 5, REL)
     # A day later: `current` is asked again (one request), the atoms stay cached.
-    now[0] += 24 * 3600 + 1
+    now.sleep(24 * 3600 + 1)
     later = source(make_uts(tmp_path, now=now)).fetch("current", "C9000001", QUERIES)
     assert (later.requests, later.cache_hits, later.umls_release) == (1, 4, REL)
 
@@ -244,11 +249,11 @@ NOT_SERVED_CHECK = (
 def test_a_not_served_verdict_from_the_cache_says_so_and_when(tmp_path: Path) -> None:
     fake = fake_uts()
     add_fake_uts(responses.mock, fake, base_url=BASE)
-    now = [1_700_000_000.0]  # 2023-11-14 22:13:20 UTC
+    now = VirtualTime(1_700_000_000.0)  # 2023-11-14 22:13:20 UTC
     with pytest.raises(UnavailableError) as live:
         source(make_uts(tmp_path, now=now)).fetch("2098AB", "C9000001", QUERIES)
     assert live.value.hint == NOT_SERVED_CHECK
-    now[0] += 90 * 24 * 3600
+    now.sleep(90 * 24 * 3600)
     with pytest.raises(UnavailableError) as cached:
         source(make_uts(tmp_path, now=now)).fetch("2098AB", "C9000001", QUERIES)
     assert str(cached.value) == (
@@ -642,7 +647,6 @@ def test_the_source_talks_only_to_the_cached_layer() -> None:
         "tempmedbench_synonyms.uts.cached",
         "tempmedbench_synonyms.uts.models",
         "tempmedbench_synonyms.uts.paths",
-        "tempmedbench_synonyms.uts.ratelimit",
         "tempmedbench_synonyms.uts.workers",  # its own pool's daemon threads
     ]
     reached = {

@@ -34,15 +34,21 @@ from tempmedbench_synonyms.cli._options import (
     WorkersOption,
 )
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
-from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, exit_on_error, print_json
+from tempmedbench_synonyms.cli._shared import (
+    configure_logging,
+    echo_err,
+    exit_on_error,
+    failure_json,
+    print_json,
+)
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import Outcome, TempMedBenchError
 from tempmedbench_synonyms.mrconso import MrconsoSource
-from tempmedbench_synonyms.pipeline import Report, check, error_report, freeze, regenerate
+from tempmedbench_synonyms.pipeline import Report, check, freeze, regenerate
 from tempmedbench_synonyms.progress import ByteProgress
 from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
 from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions, build_rest_source
@@ -117,13 +123,17 @@ ReleaseOverrideOption = Annotated[
 ]
 
 
-def _failure_json(
+def _failure_report(
     command: str, release: Path, json_out: bool
 ) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
-    """With --json, the report of a run an error stopped, so that stdout always holds one."""
+    """With --json, the report of a run an error stopped, so that stdout always holds one:
+    ``failure_json`` with every other key of the command's report, empty."""
     if not json_out:
         return None
-    return lambda err: error_report(command, release, err).to_json()
+    empty = Report(command, Outcome.BAD_INPUT, str(release)).to_json()
+    for key in ("outcome", "exit_code", "message", "hint"):
+        del empty[key]  # the error's own
+    return partial(failure_json, **empty)
 
 
 def _finish(
@@ -209,7 +219,7 @@ def regenerate_command(
             --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_json("regenerate", release, json_out)):
+    with exit_on_error(json_report=_failure_report("regenerate", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers, timeout=timeout,
@@ -242,7 +252,7 @@ def check_command(
         tempmedbench-synonyms check TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_json("check", release, json_out)):
+    with exit_on_error(json_report=_failure_report("check", release, json_out)):
         report = check(release, out_dir=out)
     _finish(
         report,
@@ -298,7 +308,7 @@ def freeze_command(
             --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_json("freeze", release, json_out)):
+    with exit_on_error(json_report=_failure_report("freeze", release, json_out)):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers, timeout=timeout,
@@ -329,7 +339,7 @@ def demo_command(
         tempmedbench-synonyms demo --out /tmp/demo
     """
     verbosity = configure_logging(quiet, 0)
-    with exit_on_error(json_report=_failure_json("regenerate", Path("demo"), json_out)):
+    with exit_on_error(json_report=_failure_report("regenerate", Path("demo"), json_out)):
         data = demo_data()
         source = build_source(data.mrconso, RestOptions(), verbosity=verbosity)
         report = regenerate(data.release, source, out_dir=out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -35,18 +36,35 @@ def print_json(obj: dict[str, Any]) -> None:
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
-    and ``empty`` values for the keys its report would have had (``partial`` supplies them)."""
+    and ``empty`` values for the keys its report would have had (``partial`` supplies them).
+
+    The message keeps its lines and its exact paths (a byte that is not UTF-8 is escaped by the
+    JSON writer, ``jsonio.report_text``); server text in it was cleaned where it came in
+    (``UtsClient._clean``), and the key is redacted here once more."""
     return {
-        "outcome": err.outcome,
+        "outcome": err.outcome.value,
         "exit_code": err.exit_code,
-        "message": clean_text(str(err)),
+        "message": redact(str(err)),
         "hint": err.hint,
         **empty,
     }
 
 
+#: The log level when neither -q nor -v is given (as pip-audit's ``PIP_AUDIT_LOGLEVEL``).
+LOG_LEVEL_ENV = "TEMPMEDBENCH_LOG_LEVEL"
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+
+
 def configure_logging(quiet: bool, verbose: int) -> int:
-    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug.
+    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug; with
+    neither, ``TEMPMEDBENCH_LOG_LEVEL`` (debug, info, warning, error or critical) if set, else
+    warnings.
 
     Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v``.
     """
@@ -54,9 +72,31 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
         verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
     )
+    if verbosity == 0:
+        level = _env_log_level(level)
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
     logging.getLogger("tempmedbench_synonyms").setLevel(level)
     return verbosity
+
+
+def _env_log_level(default: int) -> int:
+    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, or ``default`` when it is unset or empty.
+
+    A value that names no level is said on stderr and ``default`` used: the variable only chooses
+    how much is logged, and a misspelling of it should not stop a run (or its --json report).
+    """
+    raw = os.environ.get(LOG_LEVEL_ENV, "").strip()
+    if not raw:
+        return default
+    level = _LOG_LEVELS.get(raw.lower())
+    if level is None:
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        echo_err(
+            f"warning: {LOG_LEVEL_ENV}={shown!r} is not a log level; use one of "
+            f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"
+        )
+        return default
+    return level
 
 
 @contextmanager

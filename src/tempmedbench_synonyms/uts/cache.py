@@ -158,11 +158,6 @@ def _mkdirs(path: Path) -> None:
         os.chmod(folder, 0o700)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a cache file: atomically, and readable by its owner only (licensed content)."""
-    files.write_atomic(path, data, private=True)
-
-
 def check_cache_root(root: str | Path) -> None:
     """BadInputError if ``root`` exists and is not a folder (it need not exist yet)."""
     if Path(root).exists() and not Path(root).is_dir():
@@ -215,7 +210,7 @@ class ResponseCache:
         _mkdirs(folder)
         if fresh or not (self.folder / "base.json").exists():
             meta = {"base_url": redact(self.base_url), "layout": LAYOUT}
-            write_atomic(self.folder / "base.json", _dumps(meta))
+            files.write_atomic(self.folder / "base.json", _dumps(meta), private=True)
         with self._lock:
             self._ready.add(folder)
 
@@ -304,11 +299,13 @@ class ResponseCache:
         path = self._entry_path(key)
         self._ensure(path.parent)
         head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
-        write_atomic(path, _encode(head, result if status == 200 else None))
+        files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
         with self._lock:
             self._rejected.pop(key.digest(), None)
         # After the entry: a memo that read the old token is stale from here on.
-        write_atomic(path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"))
+        files.write_atomic(
+            path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
+        )
 
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
@@ -367,7 +364,9 @@ class ResponseCache:
         stays ``release_version`` (read it after the last entry was written)."""
         path = self._memo_path(release, name)
         self._ensure(path.parent)
-        write_atomic(path, _encode({"name": name, "release_version": release_version}, data))
+        files.write_atomic(
+            path, _encode({"name": name, "release_version": release_version}, data), private=True
+        )
 
     def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
         """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
@@ -398,7 +397,9 @@ class ResponseCache:
         check_release(release)
         self._ensure(self.folder)
         body = {"release": release, "stored_at": self._clock()}
-        write_atomic(self.folder / "current.json", _encode({"kind": "current"}, body))
+        files.write_atomic(
+            self.folder / "current.json", _encode({"kind": "current"}, body), private=True
+        )
 
 
 class _Corrupt(Exception):

@@ -34,8 +34,8 @@ from pydantic import TypeAdapter, ValidationError
 
 import tempmedbench_synonyms
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.config import ApiKeyMissingError, redact
-from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.config import redact
+from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError, UnavailableError
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import UtsClient, parse_model

@@ -71,16 +71,17 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from tenacity.stop import stop_base
 
 from tempmedbench_synonyms import __version__
-from tempmedbench_synonyms.config import ApiKey, ApiKeyMissingError, clean_text, redact
+from tempmedbench_synonyms.config import ApiKey, clean_text, redact
 from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
     BadInputError,
+    Cancelled,
     NotAuthorisedError,
     TempMedBenchError,
     UnavailableError,
 )
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
-from tempmedbench_synonyms.uts.ratelimit import Cancelled as Cancelled  # re-exported: ours too
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)

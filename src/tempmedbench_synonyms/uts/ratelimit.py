@@ -64,7 +64,7 @@ from types import ModuleType
 from urllib.parse import urlsplit
 
 from tempmedbench_synonyms.config import APP_NAME
-from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.errors import BadInputError, Cancelled
 
 fcntl: ModuleType | None
 try:
@@ -113,14 +113,6 @@ _FALLBACK = "the rate limit holds for this process only, not for other runs on t
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
-
-
-class Cancelled(UnavailableError):
-    """The run was stopped (a 401 or another fatal error in a worker, Ctrl-C) before this
-    request was sent."""
-
-    def __init__(self) -> None:
-        super().__init__("the run was stopped before this request was sent")
 
 
 def check_rate(rate: float) -> float:

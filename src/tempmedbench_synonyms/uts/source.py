@@ -32,12 +32,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
-from tempmedbench_synonyms.errors import NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
 from tempmedbench_synonyms.progress import FetchProgress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
-from tempmedbench_synonyms.uts.ratelimit import Cancelled
 from tempmedbench_synonyms.uts.workers import DaemonPool
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,4 @@
-"""Invented UTS data and a CachedUts on virtual time, shared by the CachedUts and source tests.
-
-Not a test module (pytest collects ``test_*.py`` only); the tests import it by name.
-"""
+"""Invented UTS data and a CachedUts on virtual time, shared by the CachedUts and source tests."""
 
 from __future__ import annotations
 
@@ -9,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from helpers import BASE
 from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
@@ -17,14 +15,7 @@ from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
-BASE = "https://uts.invalid/rest"
 REL = "2099AA"
-ATOM_PARAMS = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": "200",
-}
 
 ROWS = [
     # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
@@ -68,9 +59,8 @@ def make_uts(
     key: str | None = CANARY_KEY,
     offline: bool = False,
     refresh: bool = False,
-    now: list[float] | None = None,
+    now: VirtualTime | None = None,
 ) -> CachedUts:
-    clock = (lambda: now[0]) if now is not None else None
     client = None
     if not offline:
         client = UtsClient(
@@ -81,5 +71,5 @@ def make_uts(
             sleep=lambda s: None,
             rng=random.Random(1),
         )
-    cache = ResponseCache(cache_dir, BASE, **({"clock": clock} if clock else {}))
+    cache = ResponseCache(cache_dir, BASE, **({"clock": now.clock} if now else {}))
     return CachedUts(client, cache, offline=offline, refresh=refresh)

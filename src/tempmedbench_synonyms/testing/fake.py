@@ -1,7 +1,6 @@
-"""A fake UMLS Terminology Services REST API, for testing code that talks to UTS, fully offline.
+"""The fake UTS core: invented MRCONSO rows in, UTS-shaped replies out, misbehaving on request.
 
-Built from MRCONSO.RRF-format rows (invented ones: no UMLS content ships with this package), it
-answers the routes this package uses with the response shapes UTS documents
+``FakeUts.handle`` answers the routes this package uses with the response shapes UTS documents
 (https://documentation.uts.nlm.nih.gov/rest/home.html)::
 
     GET /content/{release}/CUI/{cui}                      a Concept
@@ -15,49 +14,26 @@ with ``pageCount``, atoms in a shuffled (but per-query stable) order, 401 for a 
 ``apiKey``, 404 for anything unknown, and an empty atom list answered as 404 (as UTS does for a
 query with no result). It can also misbehave on purpose (``Faults``): latency, 429 with
 ``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON, stalls past the client's
-read timeout, a rate limit, and a key revoked mid-run.
-
-Two ways to use it, over one core (``FakeUts.handle``):
-
-* ``FakeUtsServer``: a real HTTP/1.1 server with keep-alive, bound to 127.0.0.1 only, in a thread::
-
-      with FakeUtsServer(FakeUts(FakeUtsData.from_mrconso(path), api_key="CANARY")) as server:
-          client = UtsClient(base_url=server.base_url, ...)
-
-* ``add_fake_uts(rsps, fake)``: registers the fake with a ``responses.RequestsMock``, for tests
-  that never open a socket (``responses`` is a test dependency, imported only there).
-
-Also here: ``VirtualTime`` (a clock and a sleep to inject, so rate-limit and retry tests never
-wait), ``CANARY_KEY`` and ``find_secret`` (grep everything a run leaves behind for the key),
-``invented_rows`` and ``make_invented_release`` (invented MRCONSO rows and a release folder frozen
-from them, for end-to-end tests and benchmarks).
+read timeout, a rate limit, and a key revoked mid-run. ``testing.server`` puts it on a socket or
+behind ``responses``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import random
-import socket
-import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from typing import Any
+from urllib.parse import quote, unquote
 
 from tempmedbench_synonyms.mrconso import MRCONSO_COLUMNS, split_row
-
-if TYPE_CHECKING:
-    import responses
-
-log = logging.getLogger(__name__)
 
 FAULT_KINDS: tuple[str, ...] = ("429", "5xx", "reset", "html502", "truncated", "stall")
 """What ``Faults.kinds`` may name; ``stall`` answers, but only after ``Faults.stall`` seconds."""
@@ -82,6 +58,7 @@ class FakeRow:
 
     @classmethod
     def from_fields(cls, fields: Sequence[str]) -> FakeRow:
+        """The row from the 18 fields of one MRCONSO.RRF line (as ``mrconso.split_row`` gives)."""
         return cls(
             cui=fields[_COL["CUI"]],
             lat=fields[_COL["LAT"]],
@@ -97,10 +74,12 @@ class FakeRow:
 
     @property
     def obsolete(self) -> bool:
+        """SUPPRESS is ``O``: UTS reports the atom as obsolete."""
         return self.suppress == "O"
 
     @property
     def suppressible(self) -> bool:
+        """SUPPRESS is ``O``, ``E`` or ``Y``: UTS reports the atom as suppressible."""
         # MRCONSO SUPPRESS: O obsolete, E suppressed by NLM editors, Y by the source, N not.
         return self.suppress in ("O", "E", "Y")
 
@@ -485,400 +464,3 @@ class _Links:
             "relationCount": 0,
             "name": preferred.name,
         }
-
-
-# -- the loopback HTTP server ------------------------------------------------------------------
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as UTS offers
-    server_version = "FakeUTS/1"
-    timeout = 10.0  # an idle keep-alive connection is dropped after this
-
-    server: _Server
-
-    def do_GET(self) -> None:  # the name http.server dispatches GET to
-        split = urlsplit(self.path)
-        prefix = self.server.prefix
-        if not split.path.startswith(prefix + "/"):
-            self._send(FakeReply(404, {"Content-Type": "text/plain"}, b"not found"))
-            return
-        reply = self.server.fake.handle(
-            split.path[len(prefix) :],
-            parse_qs(split.query, keep_blank_values=True),
-            base_url=self.server.base_url,
-        )
-        if reply.delay > 0:
-            time.sleep(reply.delay)
-        if reply.action == "reset":
-            # SO_LINGER with a zero timeout: close() sends a TCP RST, a real "connection reset".
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.close_connection = True
-            self.connection.close()
-            return
-        self._send(reply)
-
-    def _send(self, reply: FakeReply) -> None:
-        try:
-            self.send_response(reply.status)
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(reply.body)))
-            self.end_headers()
-            self.wfile.write(reply.body)
-        except OSError:
-            self.close_connection = True  # the client gave up (a stall past its timeout)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        # Never print the request line: it holds the apiKey.
-        return
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-
-    def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
-        self.fake = fake
-        self.prefix = prefix
-        self._live: set[socket.socket] = set()
-        self._live_lock = threading.Lock()
-        super().__init__((host, port), _Handler)
-        self.base_url = f"http://{host}:{self.server_address[1]}{prefix}"
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        with self._live_lock:
-            self._live.add(request)
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._live_lock:
-                self._live.discard(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("fake UTS: a connection from %s ended badly", client_address)
-
-    def drop_connections(self) -> None:
-        with self._live_lock:
-            live = list(self._live)
-        for sock in live:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class FakeUtsServer:
-    """``FakeUts`` over HTTP on 127.0.0.1 (only), in a background thread; a context manager."""
-
-    def __init__(self, fake: FakeUts, *, host: str = "127.0.0.1", prefix: str = "/rest") -> None:
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            raise ValueError("the fake UTS listens on the loopback interface only")
-        self.fake = fake
-        self._host = host
-        self._prefix = prefix
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The REST root to give the tool (``--base-url`` or ``UMLS_BASE_URL``), while running."""
-        if self._server is None:
-            raise RuntimeError("the fake UTS server is not running")
-        return self._server.base_url
-
-    @property
-    def api_key(self) -> str:
-        """The key the fake accepts (``UMLS_API_KEY``)."""
-        return self.fake.api_key
-
-    def start(self) -> FakeUtsServer:
-        """Listen on a free port of the loopback interface and serve in a background thread."""
-        self._server = _Server(self.fake, self._host, 0, self._prefix)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-uts"
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, close every connection and join the server's threads (idempotent)."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is None or thread is None:
-            return
-        server.shutdown()
-        server.drop_connections()
-        server.server_close()  # joins the handler threads (block_on_close)
-        thread.join()
-
-    def __enter__(self) -> FakeUtsServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-# -- the responses helper --------------------------------------------------------------------
-
-
-def add_fake_uts(
-    rsps: responses.RequestsMock,
-    fake: FakeUts,
-    *,
-    base_url: str = "https://uts-ws.nlm.nih.gov/rest",
-) -> None:
-    """Register ``fake`` with a ``responses`` mock: every GET under ``base_url`` goes to it.
-
-    A ``reset`` fault raises requests' ConnectionError, as a reset connection would; latency and
-    stalls are not played (there is no socket to wait on).
-    """
-    import re
-
-    import responses as _responses
-
-    from tempmedbench_synonyms.uts.client import TransportError
-
-    prefix = base_url.rstrip("/")
-
-    def callback(request: Any) -> Any:
-        split = urlsplit(request.url)
-        path = split.path[len(urlsplit(prefix).path) :]
-        reply = fake.handle(path, parse_qs(split.query, keep_blank_values=True), base_url=prefix)
-        if reply.action == "reset":
-            return TransportError("Connection reset by peer (fake UTS)")
-        return reply.status, reply.headers, reply.body
-
-    rsps.add_callback(_responses.GET, re.compile(re.escape(prefix) + r"/.*"), callback=callback)
-
-
-def invented_rows(
-    concepts: int,
-    *,
-    atoms_per_concept: int = 4,
-    sab: str = "SNOMEDCT_US",
-    first_cui: int = 9_000_001,
-    first_aui: int = 90_000_001,
-    seed: int = 0,
-    atoms_of: Callable[[int], int] | None = None,
-) -> Iterator[str]:
-    """MRCONSO.RRF-format lines for invented concepts (for benchmarks and tests).
-
-    Concept ``k`` gets CUI ``C{first_cui + k}``, code ``{1000000 + k}``, and ``atoms_per_concept``
-    atoms of source ``sab`` (``atoms_of(k)`` if given): a PT named ``invented <w> <w> <k>``, then
-    SYs named ``... variant <j>``, the last of three or more suppressible; plus one MTH atom.
-    """
-    rng = random.Random(seed)
-    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
-    aui = first_aui
-    for k in range(concepts):
-        cui = f"C{first_cui + k:07d}"
-        code = str(1_000_000 + k)
-        stem = f"invented {rng.choice(words)} {rng.choice(words)} {k}"
-        n = atoms_of(k) if atoms_of is not None else atoms_per_concept
-        for j in range(n):
-            tty = "PT" if j == 0 else "SY"
-            suppress = "E" if j == n - 1 and j > 1 else "N"
-            name = stem if j == 0 else f"{stem} variant {j}"
-            yield _rrf(cui, "ENG", f"A{aui:08d}", sab, tty, code, name, suppress)
-            aui += 1
-        yield _rrf(cui, "ENG", f"A{aui:08d}", "MTH", "PN", "NOCODE", stem.title(), "N")
-        aui += 1
-
-
-@dataclass(frozen=True)
-class InventedRelease:
-    """A generated release folder and the invented MRCONSO.RRF it was frozen from."""
-
-    folder: Path
-    mrconso: Path
-    concepts: int
-    questions: int
-    queries: int
-
-
-def make_invented_release(
-    root: Path,
-    *,
-    concepts: int,
-    questions: int,
-    seed: int = 0,
-    atoms_of: Callable[[int], int] | None = None,
-    release: str = "2099AA",
-) -> InventedRelease:
-    """Write an invented TempMedBench-style release under ``root`` (for benchmarks and tests).
-
-    ``root/MRCONSO.RRF`` holds invented rows (``invented_rows``); ``root/release`` is a release
-    folder (SPEC sections 1, 2 and 4) whose concepts use the three routes in turn (``source``,
-    ``cui``, ``aui``), each named in the questions, and whose ``expected_sha256.json`` is frozen
-    from that MRCONSO.RRF with this package's own ``freeze``.
-    """
-    from tempmedbench_synonyms.canonical import sha256_file, table_bytes
-    from tempmedbench_synonyms.mrconso import MrconsoSource
-    from tempmedbench_synonyms.pipeline import freeze
-
-    root = Path(root)
-    folder = root / "release"
-    (folder / "synonyms").mkdir(parents=True, exist_ok=True)
-    (folder / "question_surface").mkdir(parents=True, exist_ok=True)
-    (folder / "synonym_regeneration").mkdir(parents=True, exist_ok=True)
-    mrconso = root / "MRCONSO.RRF"
-    lines = list(invented_rows(concepts, seed=seed, atoms_of=atoms_of))
-    with open(mrconso, "w", encoding="utf-8", newline="") as fh:
-        fh.writelines(lines)
-    names: dict[int, str] = {}
-    first_sy: dict[int, str] = {}
-    for line in lines:
-        row = FakeRow.from_fields(split_row(line, path=str(mrconso), line_no=0))
-        k = int(row.cui[1:]) - 9_000_001
-        if row.tty == "PT":
-            names[k] = row.name
-        elif row.tty == "SY" and k not in first_sy:
-            first_sy[k] = row.aui
-    entries: dict[str, dict[str, Any]] = {}
-    for k in range(concepts):
-        entry: dict[str, Any] = {"cui": f"C{9_000_001 + k:07d}", "sab": "SNOMEDCT_US"}
-        route = ("source", "cui", "aui")[k % 3]
-        entry["route"] = route
-        if route == "source":
-            entry["code"] = str(1_000_000 + k)
-        if route == "aui":
-            entry["aui"] = first_sy[k]
-        entry["spans"] = {}
-        entries[str(1_000_000 + k)] = entry
-    surface_lines = []
-    for q in range(questions):
-        qid = f"q-{q:05d}"
-        a = q % concepts
-        b = (q * 7 + 3) % concepts
-        first = names[a] if q % 2 else names[a].capitalize()
-        text = f"{first} was recorded"
-        spans = [(a, 0, len(first))]
-        if b != a:
-            text += " before "
-            spans.append((b, len(text), len(text) + len(names[b])))
-            text += names[b]
-        text += "?"
-        for k, start, end in spans:
-            entries[str(1_000_000 + k)]["spans"][qid] = [[start, end]]
-        obj = {"qid": qid, "question_surface": text, "surface": "anchored"}
-        surface_lines.append(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
-    table = {
-        "format_version": 1,
-        "umls_release": release,
-        "language": "ENG",
-        "generator": "invented by tempmedbench_synonyms.testing.make_invented_release",
-        "concepts": entries,
-    }
-    (folder / "synonyms" / "synonym_table_kept.json").write_bytes(table_bytes(table))
-    (folder / "question_surface" / "question_surface.jsonl").write_text(
-        "".join(surface_lines), encoding="utf-8"
-    )
-    (folder / "README.md").write_text(
-        "Invented data for tests and benchmarks: no UMLS content.\n", encoding="utf-8"
-    )
-    manifest = "".join(
-        f"{sha256_file(folder / rel)}  {rel}\n"
-        for rel in (
-            "README.md",
-            "question_surface/question_surface.jsonl",
-            "synonyms/synonym_table_kept.json",
-        )
-    )
-    (folder / "MANIFEST.sha256").write_text(manifest, encoding="utf-8")
-    report = freeze(folder, MrconsoSource(mrconso), update_manifest=True)
-    if report.outcome != "verified":
-        raise RuntimeError(f"could not freeze the invented release: {report.message}")
-    unique = {(e["route"], e.get("code") or e.get("aui") or e["cui"]) for e in entries.values()}
-    return InventedRelease(folder, mrconso, concepts, questions, len(unique))
-
-
-def _rrf(cui: str, lat: str, aui: str, sab: str, tty: str, code: str, name: str, sup: str) -> str:
-    fields = {name_: "" for name_ in MRCONSO_COLUMNS}
-    fields.update(
-        CUI=cui, LAT=lat, TS="P", LUI="L" + cui[1:], STT="PF", SUI="S" + aui[1:], ISPREF="Y",
-        AUI=aui, SCUI=code, SAB=sab, TTY=tty, CODE=code, STR=name, SRL="0", SUPPRESS=sup,
-    )  # fmt: skip
-    return "|".join(fields[c] for c in MRCONSO_COLUMNS) + "|\n"
-
-
-# -- looking for a leaked key ----------------------------------------------------------------------
-
-#: An obviously fake API key for tests: grep for it in everything a run leaves behind.
-CANARY_KEY = "CANARY-KEY-do-not-log-0000"
-
-
-def find_secret(
-    secret: str,
-    *,
-    texts: Mapping[str, str] | None = None,
-    folders: Iterable[Path] = (),
-) -> list[str]:
-    """Where ``secret`` (or its URL-encoded form) appears: the labels of ``texts`` holding it,
-    and the paths of files under ``folders`` holding it (names included). Empty means no leak."""
-    forms = {secret, quote(secret, safe=""), quote(secret)}
-    found = [label for label, text in (texts or {}).items() if any(f in text for f in forms)]
-    raw_forms = {f.encode("utf-8") for f in forms}
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            if any(f in str(path) for f in forms) or (
-                path.is_file() and any(f in path.read_bytes() for f in raw_forms)
-            ):
-                found.append(str(path))
-    return found
-
-
-class VirtualTime:
-    """A clock that moves only when something sleeps on it: inject ``clock`` and ``sleep`` into
-    ``RateLimiter`` and ``UtsClient`` so that tests of rate limits and retries never wait.
-
-    Thread-safe; with several threads sleeping, virtual time runs ahead of real time, but every
-    wait the limiter imposes is still kept on the virtual clock.
-    """
-
-    def __init__(self, start: float = 1_000.0) -> None:
-        self.now = start
-        self.sleeps: list[float] = []
-        #: sleeps that ``interruptible`` ended early because the run was cancelled
-        self.cut_short: list[float] = []
-        #: set when a thread starts blocking in an ``interruptible`` sleep
-        self.blocked = threading.Event()
-        self._lock = threading.Lock()
-
-    def clock(self) -> float:
-        with self._lock:
-            return self.now
-
-    def sleep(self, seconds: float) -> None:
-        with self._lock:
-            self.sleeps.append(seconds)
-            self.now += max(0.0, seconds)
-
-    def interruptible(
-        self, event: threading.Event, *, longer_than: float = 10.0, timeout: float = 5.0
-    ) -> Callable[[float], None]:
-        """A sleep on this clock that a cancel ends early, as ``event.wait(seconds)`` does.
-
-        Inject it into ``RateLimiter`` and ``UtsClient`` (with ``event``, their shared cancel
-        event) to test that cancelling wakes every sleeper. A sleep of up to ``longer_than``
-        seconds passes at once on the virtual clock (the spacing of requests, a short backoff);
-        a longer one (a 429's pause) blocks, in real time, until ``event`` is set, and then
-        returns without moving the clock. If ``event`` is not set within ``timeout`` real
-        seconds, the clock moves on by the whole sleep, so that a broken cancel fails a test
-        instead of hanging it.
-        """
-
-        def sleep(seconds: float) -> None:
-            if event.is_set():
-                with self._lock:
-                    self.cut_short.append(seconds)
-                return
-            if seconds > longer_than:
-                self.blocked.set()
-                if event.wait(timeout):
-                    with self._lock:
-                        self.cut_short.append(seconds)
-                    return
-            self.sleep(seconds)
-
-        return sleep

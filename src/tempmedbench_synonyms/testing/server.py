@@ -1,0 +1,186 @@
+"""The fake UTS served two ways: ``FakeUtsServer`` (a real HTTP/1.1 server on 127.0.0.1, in a
+thread) and ``add_fake_uts`` (a ``responses`` callback, for tests that never open a socket;
+``responses`` is a test dependency, imported only there)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from tempmedbench_synonyms.testing.fake import FakeReply, FakeUts
+
+if TYPE_CHECKING:
+    import responses
+
+log = logging.getLogger(__name__)
+
+
+# -- the loopback HTTP server ------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as UTS offers
+    server_version = "FakeUTS/1"
+    timeout = 10.0  # an idle keep-alive connection is dropped after this
+
+    server: _Server
+
+    def do_GET(self) -> None:  # the name http.server dispatches GET to
+        split = urlsplit(self.path)
+        prefix = self.server.prefix
+        if not split.path.startswith(prefix + "/"):
+            self._send(FakeReply(404, {"Content-Type": "text/plain"}, b"not found"))
+            return
+        reply = self.server.fake.handle(
+            split.path[len(prefix) :],
+            parse_qs(split.query, keep_blank_values=True),
+            base_url=self.server.base_url,
+        )
+        if reply.delay > 0:
+            time.sleep(reply.delay)
+        if reply.action == "reset":
+            # SO_LINGER with a zero timeout: close() sends a TCP RST, a real "connection reset".
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return
+        self._send(reply)
+
+    def _send(self, reply: FakeReply) -> None:
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+        except OSError:
+            self.close_connection = True  # the client gave up (a stall past its timeout)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Never print the request line: it holds the apiKey.
+        return
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
+        self.fake = fake
+        self.prefix = prefix
+        self._live: set[socket.socket] = set()
+        self._live_lock = threading.Lock()
+        super().__init__((host, port), _Handler)
+        self.base_url = f"http://{host}:{self.server_address[1]}{prefix}"
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._live_lock:
+            self._live.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._live_lock:
+                self._live.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("fake UTS: a connection from %s ended badly", client_address)
+
+    def drop_connections(self) -> None:
+        with self._live_lock:
+            live = list(self._live)
+        for sock in live:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class FakeUtsServer:
+    """``FakeUts`` over HTTP on 127.0.0.1 (only), in a background thread; a context manager."""
+
+    def __init__(self, fake: FakeUts, *, host: str = "127.0.0.1", prefix: str = "/rest") -> None:
+        if host not in ("127.0.0.1", "::1", "localhost"):
+            raise ValueError("the fake UTS listens on the loopback interface only")
+        self.fake = fake
+        self._host = host
+        self._prefix = prefix
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The REST root to give the tool (``--base-url`` or ``UMLS_BASE_URL``), while running."""
+        if self._server is None:
+            raise RuntimeError("the fake UTS server is not running")
+        return self._server.base_url
+
+    @property
+    def api_key(self) -> str:
+        """The key the fake accepts (``UMLS_API_KEY``)."""
+        return self.fake.api_key
+
+    def start(self) -> FakeUtsServer:
+        """Listen on a free port of the loopback interface and serve in a background thread."""
+        self._server = _Server(self.fake, self._host, 0, self._prefix)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-uts"
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every connection and join the server's threads (idempotent)."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is None or thread is None:
+            return
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()  # joins the handler threads (block_on_close)
+        thread.join()
+
+    def __enter__(self) -> FakeUtsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# -- the responses helper --------------------------------------------------------------------
+
+
+def add_fake_uts(
+    rsps: responses.RequestsMock,
+    fake: FakeUts,
+    *,
+    base_url: str = "https://uts-ws.nlm.nih.gov/rest",
+) -> None:
+    """Register ``fake`` with a ``responses`` mock: every GET under ``base_url`` goes to it.
+
+    A ``reset`` fault raises requests' ConnectionError, as a reset connection would; latency and
+    stalls are not played (there is no socket to wait on).
+    """
+    import re
+
+    import responses as _responses
+
+    from tempmedbench_synonyms.uts.client import TransportError
+
+    prefix = base_url.rstrip("/")
+
+    def callback(request: Any) -> Any:
+        split = urlsplit(request.url)
+        path = split.path[len(urlsplit(prefix).path) :]
+        reply = fake.handle(path, parse_qs(split.query, keep_blank_values=True), base_url=prefix)
+        if reply.action == "reset":
+            return TransportError("Connection reset by peer (fake UTS)")
+        return reply.status, reply.headers, reply.body
+
+    rsps.add_callback(_responses.GET, re.compile(re.escape(prefix) + r"/.*"), callback=callback)
