@@ -38,6 +38,8 @@ ATTACKS = (
     "surrogate",  # the fake's answer, with the escape \ud800 in the first atom's name
     "reason",  # 503 whose reason phrase echoes apiKey=KEY and escape sequences
     "ctype",  # 200, a Content-Type with escape sequences, a body that is not JSON
+    "key_in_link",  # the fake's answer, the request's API key in the first atom's concept link
+    "c1_in_link",  # the fake's answer, a C1 control (CSI) in the first atom's concept link
 )
 
 #: The escape sequences sent: a colour, "clear the screen", and a window title (OSC ... BEL).
@@ -240,6 +242,23 @@ class HostileServer:
         body = json.dumps(doc).encode("ascii")  # ensure_ascii: the escape \ud800 as it is
         assert b"\\ud800" in body
         self._send(conn, reply.status, "", reply.headers, body)
+
+    def _relink(
+        self, conn: socket.socket, path: str, query: dict[str, list[str]], cui: str
+    ) -> None:
+        reply: FakeReply = self.fake.handle(path, query, base_url=self.base_url)
+        doc = json.loads(reply.body)
+        result = doc["result"]
+        atom = result[0] if isinstance(result, list) else result
+        atom["concept"] = f"{self.base_url}/content/2099AA/CUI/{cui}"
+        body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        self._send(conn, reply.status, "", reply.headers, body)
+
+    def _key_in_link(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._relink(conn, path, query, query.get("apiKey", [""])[0])
+
+    def _c1_in_link(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._relink(conn, path, query, "C9000099\x9b2J\x1b[31m")
 
     def _reason(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         key = query.get("apiKey", [""])[0]

@@ -87,7 +87,7 @@ def cached_paths(cache_dir: Path) -> set[str]:
 def no_leak(tmp_path: Path, **texts: str) -> None:
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
     for label, text in texts.items():
-        assert "\x1b" not in text and "\x07" not in text, label
+        assert not set(text) & {"\x1b", "\x07", "\x9b"}, label
 
 
 CASES = [
@@ -102,6 +102,7 @@ CASES = [
     ("reason", [], "HTTP 503 Service Unavailable for apiKey=***"),
     ("ctype", [], "HTTP 200 with a body that is not JSON (text/html)"),
 ]
+AUI_PATH = "/content/2099AA/AUI/A9000071"
 
 
 @pytest.mark.parametrize(("kind", "options", "detail"), CASES, ids=[c[0] for c in CASES])
@@ -135,6 +136,47 @@ def test_regenerate_fails_a_hostile_answer_cleanly(
     paths = cached_paths(tmp_path / "cache")
     assert PROBE in paths and BAD not in paths
     assert not (tmp_path / "out").exists()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+def test_an_answer_holding_the_key_is_refused_and_never_cached(
+    mini: Path, tmp_path: Path, env: dict[str, str], fast_retries: None
+) -> None:
+    """A server that echoes the key into its data (an atom's concept link) would have it written
+    to the cache and shown: the answer is malformed instead."""
+    with HostileServer(fake(), attack("key_in_link", AUI_PATH)) as server:
+        result = CliRunner().invoke(
+            app,
+            ["regenerate", str(mini), "--base-url", server.base_url, "--out",
+             str(tmp_path / "out"), "--json"],
+        )  # fmt: skip
+        assert server.count("key_in_link") == 2
+    message = (
+        f"UMLS could not answer {AUI_PATH} after 2 attempts: HTTP 200 with a body that holds "
+        "the API key"
+    )
+    assert (result.exit_code, json.loads(result.stdout)["message"]) == (4, message)
+    assert AUI_PATH not in cached_paths(tmp_path / "cache")
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+def test_server_text_in_a_report_reaches_no_terminal(
+    mini: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A drift reason names the CUI an atom now links to, as the server sent it: escapes are
+    removed on stderr, and C1 controls are \\u escapes in --json (the same text once parsed)."""
+    with HostileServer(fake(), attack("c1_in_link", AUI_PATH)) as server:
+        result = CliRunner().invoke(
+            app,
+            ["regenerate", str(mini), "--base-url", server.base_url, "--out",
+             str(tmp_path / "out"), "--json", "-v"],
+        )  # fmt: skip
+    doc = json.loads(result.stdout)
+    reason = "atom A9000071 now belongs to C9000099\x9b2J\x1b[31m, not C9000007"
+    assert (result.exit_code, doc["drift_reasons"]) == (1, {"9990107008": reason})
+    assert "C9000099\\u009b2J\\u001b[31m, not C9000007" in result.stdout
+    assert "atom A9000071 now belongs to C9000099, not C9000007" in result.stderr
+    assert AUI_PATH in cached_paths(tmp_path / "cache")  # valid data: cached as sent
     no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -27,10 +28,22 @@ def echo_err(text: str = "") -> None:
     typer.echo(clean_text(safe_text(text), lines=True), err=True)
 
 
+#: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)
+#: but a terminal may take for commands (U+009B is CSI).
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def print_json(obj: dict[str, Any]) -> None:
     """Data goes to stdout, as one JSON document: every ``--json`` report passes here, and gets
-    ``schema_version`` and ``tool_version`` (``jsonio.report_text``)."""
-    sys.stdout.write(report_text(obj) + "\n")
+    ``schema_version`` and ``tool_version`` (``jsonio.report_text``).
+
+    A server may put anything in any string it sends (SPEC section 8), and some strings reach a
+    report as data (a drift reason names the CUI an atom now links to): every key read so far is
+    masked here (``redact``), and DEL and C1 controls are written as ``\\u`` escapes, which
+    decode to the same text but reach no terminal.
+    """
+    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", redact(report_text(obj)))
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

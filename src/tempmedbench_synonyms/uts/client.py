@@ -55,6 +55,7 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -759,6 +760,14 @@ class UtsClient:
         left = self.retry.max_total - (self._clock() - budget.start)
         return min(self.timeouts.attempt, max(left, min(_MIN_ATTEMPT, self.timeouts.attempt)))
 
+    def _holds_key(self, raw: bytes) -> bool:
+        """Whether a body holds the key, as it is or URL-encoded (as a link would carry it)."""
+        if self._key is None or not self._key.reveal():
+            return False
+        secret = self._key.reveal()
+        forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret)}
+        return any(form.encode("utf-8") in raw for form in forms)
+
     def _clean(self, text: str, limit: int = 1000) -> str:
         """A server's (or requests') text, fit for a message (``config.clean_text``), and at
         most ``limit`` characters (SPEC section 8: messages are bounded). Cut after cleaning,
@@ -818,6 +827,10 @@ class UtsClient:
                 raise _Transient(
                     "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
                 ) from None
+            if self._holds_key(raw):
+                # Only a hostile server echoes the key into its data: kept, it would be cached
+                # on disk and shown. A malformed answer, asked again, never cached.
+                raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
             if _SURROGATE_ESCAPE.search(raw) and _lone_surrogate(body):
                 # json.loads turns "\ud800" into half a surrogate pair, which is no text: it
                 # could be neither cached (UTF-8) nor shown. A malformed answer, asked again.
