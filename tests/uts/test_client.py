@@ -815,3 +815,12 @@ def test_server_text_in_a_message_is_cleaned_then_bounded(t: VirtualTime) -> Non
     # Cut after redaction: a key across the cut is masked, never shown in part.
     assert client._clean("a" * 999 + CANARY_KEY) == "a" * 999 + "* ..."
     assert client._clean(f"Bad\x1b[31m Gateway {CANARY_KEY}", 200) == "Bad Gateway ***"
+
+
+def test_the_retry_budget_is_written_once() -> None:
+    # One number for the client's total, the longest --timeout and the longest 429 pause.
+    from tempmedbench_synonyms.uts.client import MAX_TIMEOUT
+    from tempmedbench_synonyms.uts.ratelimit import MAX_PAUSE, RETRY_BUDGET
+
+    assert RETRY_BUDGET == 120.0
+    assert RetryPolicy().max_total == MAX_TIMEOUT == MAX_PAUSE == RETRY_BUDGET

@@ -83,7 +83,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
-from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.ratelimit import RETRY_BUDGET, RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ _CHUNK = 64 * 1024
 #: SPEC section 7: ``--timeout`` defaults to 30 s for one attempt, connect to last byte.
 DEFAULT_TIMEOUT = 30.0
 #: The longest ``--timeout``: the whole retry budget of one request (``RetryPolicy.max_total``).
-MAX_TIMEOUT = 120.0
+MAX_TIMEOUT = RETRY_BUDGET
 #: Seconds to wait for a connection (when ``--timeout`` is longer).
 _CONNECT = 10.0
 #: The least time an attempt is given when the retry budget is nearly spent.
@@ -172,11 +172,18 @@ def check_timeout(seconds: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How long and how often to try a request again (the defaults are ``stamina``'s spirit)."""
+    """How long and how often to try a request again.
+
+    The defaults suit UTS: six attempts with exponential backoff and full jitter (0.5 s doubling,
+    at most 30 s) ride out the short 5xx spells and connection resets of a busy public service,
+    without firing the eight workers' retries in lockstep at a limit of 20 requests a second per
+    IP address; a ``Retry-After`` is honoured as sent (RFC 9110, section 10.2.3); and the whole
+    budget is ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails the run within minutes.
+    """
 
     max_attempts: int = 6
     #: seconds from the first attempt after which no retry is started
-    max_total: float = 120.0
+    max_total: float = RETRY_BUDGET
     #: the n-th retry waits between half of and the whole of min(backoff_max, base * 2**(n-1))
     backoff_base: float = 0.5
     backoff_max: float = 30.0

@@ -92,9 +92,14 @@ MIN_FRACTION = 1.0 / 16.0
 RECOVERY_STEP = 1.0 / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
-#: The longest pause a 429 may impose on every worker: the client's retry budget for one request
-#: (``client.RetryPolicy.max_total``); the client never asks for more, this is a second guard.
-MAX_PAUSE = 120.0
+#: The most seconds one request may spend in all its attempts and waits, written once here for
+#: the client (``RetryPolicy.max_total``, the longest ``--timeout``) and this limiter. Two
+#: minutes outlast the short 5xx spells and the 429 pauses a busy UTS gives, and still end a
+#: run against a UTS that is down within minutes rather than hours.
+RETRY_BUDGET = 120.0
+#: The longest pause a 429 may impose on every worker: the retry budget (the client never asks
+#: for more; this is a second guard).
+MAX_PAUSE = RETRY_BUDGET
 
 #: Where the shared state lives instead of the platformdirs user state folder (tests, CI).
 STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
