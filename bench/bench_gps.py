@@ -39,9 +39,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv, sha256_file
-from tempmedbench_synonyms.gps_validate import EVENTS_PATH, check_events_file, validate_release
-from tempmedbench_synonyms.sctid import make_sctid
+from tempmedbench_synonyms.snomed.gps import ConceptIndex, load_concept_index, load_gps_tsv, sha256_file
+from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_events_file, validate_release
+from tempmedbench_synonyms.snomed.sctid import make_sctid
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 SYLLABLES = [

@@ -16,9 +16,9 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index
-from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
-from tempmedbench_synonyms.sctid import parse_sctid
+from tempmedbench_synonyms.snomed.gps import ConceptIndex, load_concept_index
+from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport, validate_release
+from tempmedbench_synonyms.snomed.sctid import parse_sctid
 
 gps_app = typer.Typer(
     name="gps",

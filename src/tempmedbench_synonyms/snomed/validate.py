@@ -11,7 +11,7 @@ the first step that fails:
    the dataset card's "SNOMED CT fields"), ``NOT_IN_RELEASE`` on ``snomed_code`` with ``found``
    null, and its terms are not looked at (the code is what is missing); anywhere else, any term
    field present is ``UNEXPECTED_TERM`` (no concept can back it);
-2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.sctid`:
+2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.snomed.sctid`:
    ``SCTID_FORMAT`` / ``SCTID_PARTITION`` / ``SCTID_CHECKDIGIT``;
 3. the release does not hold it: for an extension identifier (partition 10) every term field
    present is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``. The rule
@@ -53,8 +53,8 @@ from typing import Any
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.gps import Concept, ConceptIndex, not_utf8_error
-from tempmedbench_synonyms.sctid import (
+from tempmedbench_synonyms.snomed.gps import Concept, ConceptIndex, not_utf8_error
+from tempmedbench_synonyms.snomed.sctid import (
     EXTENSION_CONCEPT_PARTITION,
     SCTID_CHECKDIGIT,
     SCTID_FORMAT,

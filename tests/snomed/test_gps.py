@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms import gps as gps_module
+from tempmedbench_synonyms.snomed import gps as gps_module
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv
-from tempmedbench_synonyms.gps_validate import validate_release
+from tempmedbench_synonyms.snomed.gps import ConceptIndex, load_concept_index, load_gps_tsv
+from tempmedbench_synonyms.snomed.validate import validate_release
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_DIR = FIXTURES / "gps"
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 GPS_FILE = GPS_DIR / GPS_NAME

@@ -1,4 +1,4 @@
-"""Validating the SNOMED CT fields of events and questions against the GPS (gps_validate.py)."""
+"""Validating the SNOMED CT fields of events and questions against the GPS (snomed/validate.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, encode_row, load_concept_index
-from tempmedbench_synonyms.gps_validate import (
+from tempmedbench_synonyms.snomed.gps import ConceptIndex, encode_row, load_concept_index
+from tempmedbench_synonyms.snomed.validate import (
     EVENTS_PATH,
     FINDING_CODES,
     QUESTIONS_PATH,
@@ -23,7 +23,7 @@ from tempmedbench_synonyms.gps_validate import (
     validate_release,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 RF2_DIR = FIXTURES / "gps" / "rf2"
 PLANTED = FIXTURES / "gps-planted"

@@ -1,4 +1,4 @@
-"""SCTID checks: Verhoeff check digit, format, partition, namespace (tempmedbench_synonyms.sctid).
+"""SCTID checks: Verhoeff check digit, format, partition, namespace (tempmedbench_synonyms.snomed.sctid).
 
 The valid and invalid examples are the official examples of the SNOMED CT Technical Implementation
 Guide, used here as identifiers only.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tempmedbench_synonyms.sctid import (
+from tempmedbench_synonyms.snomed.sctid import (
     SCTID_CHECKDIGIT,
     SCTID_FORMAT,
     SCTID_PARTITION,
