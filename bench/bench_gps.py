@@ -39,9 +39,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from tempmedbench_synonyms.snomed.gps import ConceptIndex, load_concept_index, load_gps_tsv, sha256_file
-from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_events_file, validate_release
+from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.gps import load_gps_tsv
+from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import make_sctid
+from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_events_file, validate_release
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 SYLLABLES = [
@@ -148,7 +151,8 @@ def generate(folder: Path, n_concepts: int, n_events: int, n_questions: int, see
 
 
 # The RF2 metadata identifiers the loader reads (description types, language refsets,
-# acceptability, the core module), as in gps.py; definition status and case significance invented.
+# acceptability, the core module), as in snomed/rf2.py; definition status and case significance
+# invented.
 FSN_TYPE, SYNONYM_TYPE = "900000000000003001", "900000000000013009"
 US_REFSET, GB_REFSET = "900000000000509007", "900000000000508004"
 PREFERRED, ACCEPTABLE = "900000000000548007", "900000000000549004"
