@@ -1199,3 +1199,20 @@ def test_the_line_bound_is_exact_whatever_the_reads(data: bytes, line: int) -> N
         ), size
     ok = tables.Bounded(io.BytesIO(b"12345678\n" * 5 + b"12345678"), "f", "x", 1000, 8)
     assert len(ok.read(1000) or b"") == 53  # lines of exactly the bound are fine
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
+def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(size: int) -> None:
+    """Lines (and a two-byte character) cut across blocks of any size are put together again;
+    the blocks are consumed."""
+    data = f"{HEADER}\r\n101\t1\tAé (finding)\tAé\r\n102\t0\tB (finding)\t\r\n103\t1\tC\tC".encode()
+    blocks = [data[i : i + size] for i in range(0, len(data), size)]
+    notes: list[str] = []
+    header, rows = gps_module._read_gps_rows_fast(blocks, "f", notes)
+    assert rows == {"101": "1\tAé (finding)\tAé\r", "102": "0\tB (finding)\t\r", "103": "1\tC\tC"}
+    assert (header.names, header.crlf, notes, blocks) == (
+        ("ConceptID", "Active", "FSN", "USPreferredTerm"),
+        True,
+        ["f: CRLF line ends"],
+        [],
+    )

@@ -233,7 +233,13 @@ def text_stream(raw: IO[bytes]) -> io.TextIOWrapper:
 def read_header(
     stream: io.TextIOWrapper, where: str, required: tuple[str, ...], notes: list[str]
 ) -> Header:
-    first = stream.readline()
+    """The header of a table read as a stream: its first line, with :func:`parse_header`."""
+    return parse_header(stream.readline(), where, required, notes)
+
+
+def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
+    """The header ``first`` (the file's first line with its line end, "" for an empty file):
+    where each column of ``required`` sits; its BOM, CRLF and trailing empty cells are noted."""
     if not first:
         raise BadInputError("the file is empty; a header line was expected", path=where, line=1)
     if first.startswith("\ufeff"):
