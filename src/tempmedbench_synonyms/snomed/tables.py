@@ -23,7 +23,7 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list
 
 # A release date: the package's time stamp anywhere in a path (SnomedCT_..._20260101T120000Z/...),
 # or an RF2-style "_<date>.txt" at the end of a file name.
-STAMP_DATE = re.compile(r"(\d{8})T\d{6}Z")
+_STAMP_DATE = re.compile(r"(\d{8})T\d{6}Z")
 NAME_DATE = re.compile(r"_(\d{8})\.txt$")
 
 # What reading a zip member can raise besides OSError: a damaged or truncated archive, an
@@ -37,7 +37,7 @@ ZIP_ERRORS = (
     NotImplementedError,
     RuntimeError,
 )
-ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
+_ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
 # APPNOTE.TXT section 4.4.5; the ones zipfile reads are 0, 8, 12 and 14.
 _COMPRESSION_METHODS = {
     1: "Shrink",
@@ -158,7 +158,7 @@ def check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes:
 def release_date(*names: str) -> str | None:
     """The first release date found in ``names``: a time stamp anywhere, else ``_<date>.txt``."""
     for name in names:
-        m = STAMP_DATE.search(name) or NAME_DATE.search(name)
+        m = _STAMP_DATE.search(name) or NAME_DATE.search(name)
         if m is not None:
             return m.group(1)
     return None
@@ -168,7 +168,7 @@ def release_date(*names: str) -> str | None:
 # Zip members
 
 
-def zip_member_error(
+def _zip_member_error(
     path: Path, zf: zipfile.ZipFile, member: str, err: BaseException
 ) -> BadInputError:
     """The error for a zip member that cannot be read, naming the zip and the member."""
@@ -198,7 +198,7 @@ def zip_member_error(
         problem = f"damaged zip: {err}"
     else:
         problem = f"the member cannot be read: {err}"
-    return BadInputError(problem, path=where, hint=ZIP_HINT)
+    return BadInputError(problem, path=where, hint=_ZIP_HINT)
 
 
 @contextmanager
@@ -207,7 +207,7 @@ def reading_member(path: Path, zf: zipfile.ZipFile, member: str) -> Iterator[Non
     try:
         yield
     except ZIP_ERRORS as err:
-        raise zip_member_error(path, zf, member, err) from None
+        raise _zip_member_error(path, zf, member, err) from None
 
 
 # --------------------------------------------------------------------------------------------
