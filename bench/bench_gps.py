@@ -6,6 +6,12 @@ a release folder with 100,000 events and 4,500 questions that reference them, an
 folder of the International Edition's size (380,000 concepts, 1,900,000 descriptions, 3,800,000
 US and GB language refset rows). Then prints:
 
+- the target line first: the WHOLE command ``tempmedbench-synonyms gps validate RELEASE --gps
+  FILE`` run as a subprocess (interpreter start, imports, argument handling, load, validation,
+  report and exit all included; best of --repeat runs), against the budget set for it: 3x a bare
+  Python loop that splits every line of the GPS file on tabs, plus 0.5 s; its peak resident set
+  size (the child's own ru_maxrss from wait4; target: under 300 MB); os.cpu_count(). For scale it
+  also gives what an interpreter that starts and exits costs, and one that imports the CLI;
 - the load time of the GPS file and of the zip, the time of a bare Python loop that splits every
   line of the same file on tabs, and the ratio (target: loading within 3x of the bare loop);
 - the validation time of the 100,000 events, reading the JSON lines included (target: < 0.5 s),
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import resource
 import subprocess
@@ -39,9 +46,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv, sha256_file
-from tempmedbench_synonyms.gps_validate import EVENTS_PATH, check_events_file, validate_release
-from tempmedbench_synonyms.sctid import make_sctid
+from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.gps import load_gps_tsv
+from tempmedbench_synonyms.snomed.loader import load_concept_index
+from tempmedbench_synonyms.snomed.sctid import make_sctid
+from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_events_file, validate_release
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 SYLLABLES = [
@@ -148,7 +158,8 @@ def generate(folder: Path, n_concepts: int, n_events: int, n_questions: int, see
 
 
 # The RF2 metadata identifiers the loader reads (description types, language refsets,
-# acceptability, the core module), as in gps.py; definition status and case significance invented.
+# acceptability, the core module), as in snomed/rf2.py; definition status and case significance
+# invented.
 FSN_TYPE, SYNONYM_TYPE = "900000000000003001", "900000000000013009"
 US_REFSET, GB_REFSET = "900000000000509007", "900000000000508004"
 PREFERRED, ACCEPTABLE = "900000000000548007", "900000000000549004"
@@ -279,6 +290,49 @@ def _child(mode: str, gps: Path, release: Path) -> dict[str, int]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
+def run_child(argv: list[str]) -> tuple[float, int, int]:
+    """Wall time, exit code and peak resident set size (bytes) of one child process.
+
+    ``os.wait4`` gives the child's own rusage (``RUSAGE_CHILDREN`` would give the largest of all
+    children so far)."""
+    t0 = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - t0
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
+    maxrss = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+    return elapsed, child.returncode, maxrss
+
+
+def best_child(repeat: int, argv: list[str]) -> tuple[float, int, int]:
+    """The shortest wall time of ``repeat`` runs, the last exit code, the largest peak RSS."""
+    runs = [run_child(argv) for _ in range(repeat)]
+    return min(r[0] for r in runs), runs[-1][1], max(r[2] for r in runs)
+
+
+def whole_command(repeat: int, gps: Path, release: Path) -> None:
+    """The target line: the whole ``gps validate`` command, timed as a user runs it."""
+    script = Path(sys.executable).parent / "tempmedbench-synonyms"
+    command = [str(script), "gps", "validate", str(release), "--gps", str(gps)]
+    t_start, _, _ = best_child(repeat, [sys.executable, "-c", "pass"])
+    t_import, _, _ = best_child(repeat, [sys.executable, "-c", "import tempmedbench_synonyms.cli"])
+    t_cmd, code, rss = best_child(repeat, command)
+    t_bare, _ = best_of(repeat, lambda: bare_split(gps))
+    budget = 3 * t_bare + 0.5
+    mib = 2**20
+    print(f"whole command: {' '.join(['tempmedbench-synonyms', *command[1:4]])} --gps {gps.name}")
+    print(
+        f"gps validate, whole command {t_cmd:6.3f} s   budget {budget:.3f} s (3 x bare split "
+        f"loop {t_bare:.3f} s + 0.5 s): {'PASS' if t_cmd <= budget else 'FAIL'}; exit code "
+        f"{code}; peak {rss / mib:.0f} MiB resident (target under 300 MB: "
+        f"{'PASS' if rss < 300e6 else 'FAIL'}); os.cpu_count() = {os.cpu_count()}"
+    )
+    print(
+        f"  of which an interpreter that starts and exits: {t_start:.3f} s; one that imports "
+        f"the CLI: {t_import:.3f} s (nothing subtracted from the figure above)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concepts", type=int, default=400_000)
@@ -325,6 +379,8 @@ def main() -> None:
             f"{args.questions} questions in {time.perf_counter() - t0:.1f} s (temporary folder)"
         )
         print(f"python {sys.version.split()[0]}; times are the best of {args.repeat} runs")
+        # The target line first, while this process is still small (see above).
+        whole_command(args.repeat, gps, release)
         # Memory first, while this process is still small (see above).
         base = _child("baseline", gps, release)["maxrss"]
         rss = _child("rss", gps, release)["maxrss"]

@@ -40,7 +40,7 @@ def run(*args: str | Path) -> tuple[int, str, str]:
 
 @pytest.fixture
 def clean_release(tmp_path: Path) -> Path:
-    """The planted fixture's records that carry no finding (see test_gps_validate)."""
+    """The planted fixture's records that carry no finding (see tests/snomed/test_validate.py)."""
     root = tmp_path / "clean"
     (root / "artifacts").mkdir(parents=True)
     keep = {

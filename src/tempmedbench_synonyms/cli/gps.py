@@ -16,9 +16,11 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index
-from tempmedbench_synonyms.gps_validate import Finding, ValidationReport, validate_release
-from tempmedbench_synonyms.sctid import parse_sctid
+from tempmedbench_synonyms.snomed.codes import LookupOutcome
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.loader import load_concept_index
+from tempmedbench_synonyms.snomed.sctid import parse_sctid
+from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport, validate_release
 
 gps_app = typer.Typer(
     name="gps",
@@ -153,14 +155,14 @@ def lookup(
                 "active": None if concept is None else concept.active,
                 "fsn": None if concept is None else concept.fsn or None,
                 "us_preferred_term": None if concept is None else concept.us_pt or None,
-                "sctid_problems": [p.code for p in info.problems],
+                "sctid_problems": [p.code.value for p in info.problems],
             }
         )
     missing = [r["id"] for r in rows if not r["in_release"]]
     if json_out:
         print_json(
             {
-                "outcome": "not_found" if missing else "found",
+                "outcome": (LookupOutcome.NOT_FOUND if missing else LookupOutcome.FOUND).value,
                 "exit_code": 1 if missing else 0,
                 "gps": index.summary(),
                 "concepts": rows,

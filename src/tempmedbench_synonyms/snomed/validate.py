@@ -11,7 +11,7 @@ the first step that fails:
    the dataset card's "SNOMED CT fields"), ``NOT_IN_RELEASE`` on ``snomed_code`` with ``found``
    null, and its terms are not looked at (the code is what is missing); anywhere else, any term
    field present is ``UNEXPECTED_TERM`` (no concept can back it);
-2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.sctid`:
+2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.snomed.sctid`:
    ``SCTID_FORMAT`` / ``SCTID_PARTITION`` / ``SCTID_CHECKDIGIT``;
 3. the release does not hold it: for an extension identifier (partition 10) every term field
    present is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``. The rule
@@ -53,46 +53,15 @@ from typing import Any
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.gps import Concept, ConceptIndex, not_utf8_error
-from tempmedbench_synonyms.sctid import (
-    EXTENSION_CONCEPT_PARTITION,
-    SCTID_CHECKDIGIT,
-    SCTID_FORMAT,
-    SCTID_PARTITION,
-    concept_id_problems,
-)
+from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
+from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
+from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
+from tempmedbench_synonyms.snomed.tables import not_utf8_error
 
 logger = logging.getLogger(__name__)
 
 EVENTS_PATH = "artifacts/events_canonical.jsonl"
 QUESTIONS_PATH = "artifacts/questions.jsonl"
-
-NOT_IN_RELEASE = "NOT_IN_RELEASE"
-INACTIVE_IN_RELEASE = "INACTIVE_IN_RELEASE"
-FSN_MISMATCH = "FSN_MISMATCH"
-PT_MISMATCH = "PT_MISMATCH"
-LABEL_MISMATCH = "LABEL_MISMATCH"
-RELATED_CONDITION_MISMATCH = "RELATED_CONDITION_MISMATCH"
-UNEXPECTED_TERM = "UNEXPECTED_TERM"
-LABEL_CONCEPT_HAS_SNOMED_FIELD = "LABEL_CONCEPT_HAS_SNOMED_FIELD"
-# Not in SPEC section 6's list, which names no code for "concept_snomed_code must equal
-# predicate.concept"; added rather than folded into another code's meaning.
-CODE_MISMATCH = "CODE_MISMATCH"
-
-FINDING_CODES: tuple[str, ...] = (
-    SCTID_FORMAT,
-    SCTID_PARTITION,
-    SCTID_CHECKDIGIT,
-    NOT_IN_RELEASE,
-    INACTIVE_IN_RELEASE,
-    FSN_MISMATCH,
-    PT_MISMATCH,
-    LABEL_MISMATCH,
-    RELATED_CONDITION_MISMATCH,
-    UNEXPECTED_TERM,
-    LABEL_CONCEPT_HAS_SNOMED_FIELD,
-    CODE_MISMATCH,
-)
 
 QUESTION_SNOMED_PREFIX = "concept_snomed_"
 # The events that carry SNOMED CT fields (dataset card, "SNOMED CT fields": conditions, procedures
@@ -105,7 +74,7 @@ SNOMED_EVENT_TYPES = frozenset({"condition", "procedure", "careplan"})
 class Finding:
     """One difference between an artifact field and the release."""
 
-    code: str
+    code: FindingCode
     file: str
     line: int
     record: Any
@@ -116,7 +85,7 @@ class Finding:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "code": self.code,
+            "code": self.code.value,
             "file": self.file,
             "line": self.line,
             "record": self.record,
@@ -139,9 +108,9 @@ class ValidationReport:
     @property
     def counts(self) -> dict[str, int]:
         """Findings by code; every code is listed, with 0 when it has none."""
-        counts = dict.fromkeys(FINDING_CODES, 0)
+        counts = {code.value: 0 for code in FindingCode}
         for f in self.findings:
-            counts[f.code] = counts.get(f.code, 0) + 1
+            counts[f.code.value] += 1
         return counts
 
     @property
@@ -149,13 +118,13 @@ class ValidationReport:
         return 1 if self.findings else 0
 
     @property
-    def outcome(self) -> str:
-        return "findings" if self.findings else "clean"
+    def outcome(self) -> ValidationOutcome:
+        return ValidationOutcome.FINDINGS if self.findings else ValidationOutcome.CLEAN
 
     def as_dict(self) -> dict[str, Any]:
         n = len(self.findings)
         return {
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "exit_code": self.exit_code,
             "release": self.release,
             "gps": self.gps.summary(),
@@ -288,7 +257,14 @@ class _Checker:
         self.active: dict[str, Concept] = {}
 
     def add(
-        self, code: str, line: int, record: Any, fld: str, expected: Any, found: Any, msg: str
+        self,
+        code: FindingCode,
+        line: int,
+        record: Any,
+        fld: str,
+        expected: Any,
+        found: Any,
+        msg: str,
     ) -> None:
         self.findings.append(Finding(code, self.file, line, record, fld, expected, found, msg))
 
@@ -297,7 +273,15 @@ class _Checker:
     ) -> None:
         for fld, value in terms:
             if value is not None:
-                self.add(UNEXPECTED_TERM, line, rid, fld, None, value, f"{fld} is set, but {why}")
+                self.add(
+                    FindingCode.UNEXPECTED_TERM,
+                    line,
+                    rid,
+                    fld,
+                    None,
+                    value,
+                    f"{fld} is set, but {why}",
+                )
 
     def resolve(
         self, line: int, rid: Any, code_field: str, code: Any, terms: tuple[tuple[str, Any], ...]
@@ -308,7 +292,7 @@ class _Checker:
             return None
         if type(code) is not str:
             self.add(
-                SCTID_FORMAT,
+                FindingCode.SCTID_FORMAT,
                 line,
                 rid,
                 code_field,
@@ -327,7 +311,7 @@ class _Checker:
             return None
         concept = self.index.get(code)
         if concept is None:
-            if code[-3:-1] == EXTENSION_CONCEPT_PARTITION:
+            if is_extension_concept(code):
                 self.unexpected_terms(
                     line,
                     rid,
@@ -337,7 +321,7 @@ class _Checker:
                 )
             else:
                 self.add(
-                    NOT_IN_RELEASE,
+                    FindingCode.NOT_IN_RELEASE,
                     line,
                     rid,
                     code_field,
@@ -348,7 +332,7 @@ class _Checker:
             return None
         if not concept.active:
             self.add(
-                INACTIVE_IN_RELEASE,
+                FindingCode.INACTIVE_IN_RELEASE,
                 line,
                 rid,
                 code_field,
@@ -377,7 +361,7 @@ class _Checker:
         expected_fsn = concept.fsn or None
         if fsn != expected_fsn:
             self.add(
-                FSN_MISMATCH,
+                FindingCode.FSN_MISMATCH,
                 line,
                 rid,
                 fsn_field,
@@ -388,7 +372,7 @@ class _Checker:
         expected_pt = concept.us_pt or None
         if pt != expected_pt:
             self.add(
-                PT_MISMATCH,
+                FindingCode.PT_MISMATCH,
                 line,
                 rid,
                 pt_field,
@@ -401,7 +385,7 @@ class _Checker:
         """Step 1 for an event of a type that carries SNOMED CT fields but has no code."""
         etype = rec.get("event_type")
         self.add(
-            NOT_IN_RELEASE,
+            FindingCode.NOT_IN_RELEASE,
             line,
             rec.get("event_id"),
             "snomed_code",
@@ -451,7 +435,7 @@ class _Checker:
                     label = get("label")
                     if not _is_fsn_or_pt(label, concept):
                         self.add(
-                            LABEL_MISMATCH,
+                            FindingCode.LABEL_MISMATCH,
                             line,
                             rid,
                             "label",
@@ -475,7 +459,7 @@ class _Checker:
             if rc_concept is not None:
                 if not _is_fsn_or_pt(rc_text, rc_concept):
                     self.add(
-                        RELATED_CONDITION_MISMATCH,
+                        FindingCode.RELATED_CONDITION_MISMATCH,
                         line,
                         rid,
                         "related_condition",
@@ -520,7 +504,7 @@ class _Checker:
                 for key, value in rec.items():
                     if key.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
                         self.add(
-                            LABEL_CONCEPT_HAS_SNOMED_FIELD,
+                            FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD,
                             line,
                             rid,
                             key,
@@ -545,7 +529,7 @@ class _Checker:
             # the author to copy the malformation into a code that may well be right.
             if code != concept_key and _valid_string_id(concept_key):
                 self.add(
-                    CODE_MISMATCH,
+                    FindingCode.CODE_MISMATCH,
                     line,
                     rid,
                     "concept_snomed_code",

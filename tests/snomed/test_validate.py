@@ -1,4 +1,4 @@
-"""Validating the SNOMED CT fields of events and questions against the GPS (gps_validate.py)."""
+"""Validating the SNOMED CT fields of events and questions against the GPS (snomed/validate.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, encode_row, load_concept_index
-from tempmedbench_synonyms.gps_validate import (
+from tempmedbench_synonyms.snomed.codes import FindingCode
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex, encode_row
+from tempmedbench_synonyms.snomed.loader import load_concept_index
+from tempmedbench_synonyms.snomed.validate import (
     EVENTS_PATH,
-    FINDING_CODES,
     QUESTIONS_PATH,
     check_events,
     check_events_file,
@@ -23,7 +24,7 @@ from tempmedbench_synonyms.gps_validate import (
     validate_release,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 RF2_DIR = FIXTURES / "gps" / "rf2"
 PLANTED = FIXTURES / "gps-planted"
@@ -104,7 +105,7 @@ def index(request: pytest.FixtureRequest) -> ConceptIndex:
 def test_planted_fixture_has_one_finding_of_every_code(index: ConceptIndex) -> None:
     report = validate_release(PLANTED, index)
     assert as_tuples(report.findings) == PLANTED_FINDINGS
-    assert report.counts == dict.fromkeys(FINDING_CODES, 1)
+    assert report.counts == dict.fromkeys(FindingCode, 1)
     assert report.exit_code == 1
     assert report.records == {EV: 14, Q: 6}
 
@@ -610,7 +611,7 @@ def test_report_as_dict() -> None:
     assert data["outcome"] == "findings"
     assert data["exit_code"] == 1
     assert data["records_checked"] == {EV: 14, Q: 6}
-    assert data["counts"] == dict.fromkeys(FINDING_CODES, 1)
+    assert data["counts"] == dict.fromkeys(FindingCode, 1)
     assert data["gps"]["release_date"] == "20990101"
     assert data["gps"]["kind"] == "gps-tsv"
     first = data["findings"][0]

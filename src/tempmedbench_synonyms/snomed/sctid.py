@@ -19,10 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-# The finding codes of SPEC section 6 that an identifier alone can earn.
-SCTID_FORMAT = "SCTID_FORMAT"
-SCTID_PARTITION = "SCTID_PARTITION"
-SCTID_CHECKDIGIT = "SCTID_CHECKDIGIT"
+from tempmedbench_synonyms.snomed.codes import FindingCode
 
 MIN_LENGTH = 6
 MAX_LENGTH = 18
@@ -120,7 +117,7 @@ def make_sctid(item: str | int, partition: str = "00", namespace: str | None = N
 class SctidProblem:
     """One reason an identifier cannot be a SNOMED CT concept identifier."""
 
-    code: str
+    code: FindingCode
     expected: str
     message: str
 
@@ -148,7 +145,7 @@ class SctidInfo:
     @property
     def is_extension_concept(self) -> bool:
         """A long-format concept identifier: it belongs to an extension's namespace."""
-        return not self.problems and self.partition == EXTENSION_CONCEPT_PARTITION
+        return not self.problems and is_extension_concept(self.sctid)
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready view, for the CLI."""
@@ -165,7 +162,7 @@ class SctidInfo:
             "expected_check_digit": self.expected_check_digit,
             "extension_concept": self.is_extension_concept,
             "problems": [
-                {"code": p.code, "expected": p.expected, "message": p.message}
+                {"code": p.code.value, "expected": p.expected, "message": p.message}
                 for p in self.problems
             ],
         }
@@ -190,7 +187,9 @@ def parse_sctid(value: str) -> SctidInfo:
             why = "it has a leading zero"
         else:
             why = f"it has {len(value)} digits"
-        problem = SctidProblem(SCTID_FORMAT, _FORMAT_EXPECTED, f"{value!r} is not an SCTID: {why}")
+        problem = SctidProblem(
+            FindingCode.SCTID_FORMAT, _FORMAT_EXPECTED, f"{value!r} is not an SCTID: {why}"
+        )
         return SctidInfo(value, False, None, None, None, None, None, None, None, (problem,))
 
     check = value[-1]
@@ -204,7 +203,7 @@ def parse_sctid(value: str) -> SctidInfo:
         if len(value) < MIN_LONG_LENGTH:
             # Not enough digits left of the partition for a namespace and an item identifier.
             problem = SctidProblem(
-                SCTID_FORMAT,
+                FindingCode.SCTID_FORMAT,
                 f"at least {MIN_LONG_LENGTH} digits for a long-format (partition {partition}) id",
                 f"{value!r} has partition {partition} (long format) but only {len(value)} digits: "
                 f"no room for a {NAMESPACE_LENGTH}-digit namespace and an item identifier",
@@ -227,7 +226,7 @@ def parse_sctid(value: str) -> SctidInfo:
         what = f"a {component} identifier" if component else "an unknown partition"
         problems.append(
             SctidProblem(
-                SCTID_PARTITION,
+                FindingCode.SCTID_PARTITION,
                 "partition 00 or 10 (a concept)",
                 f"{value!r} has partition {partition} ({what}), not a concept partition (00 or 10)",
             )
@@ -235,7 +234,7 @@ def parse_sctid(value: str) -> SctidInfo:
     if check != expected_check:
         problems.append(
             SctidProblem(
-                SCTID_CHECKDIGIT,
+                FindingCode.SCTID_CHECKDIGIT,
                 f"check digit {expected_check}",
                 f"{value!r} fails the Verhoeff check: its last digit is {check}, "
                 f"the digits before it call for {expected_check}",
@@ -253,6 +252,13 @@ def parse_sctid(value: str) -> SctidInfo:
         expected_check,
         tuple(problems),
     )
+
+
+def is_extension_concept(value: str) -> bool:
+    """Whether ``value`` has the partition of an extension's concept (``10``: long format, with a
+    namespace). Only the partition is read: call it on an identifier that passed
+    :func:`concept_id_problems`."""
+    return value[-3:-1] == EXTENSION_CONCEPT_PARTITION
 
 
 @lru_cache(maxsize=65536)

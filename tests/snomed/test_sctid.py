@@ -1,4 +1,4 @@
-"""SCTID checks: Verhoeff check digit, format, partition, namespace (tempmedbench_synonyms.sctid).
+"""SCTID checks: Verhoeff check digit, format, partition, namespace (snomed/sctid.py).
 
 The valid and invalid examples are the official examples of the SNOMED CT Technical Implementation
 Guide, used here as identifiers only.
@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import pytest
 
-from tempmedbench_synonyms.sctid import (
-    SCTID_CHECKDIGIT,
-    SCTID_FORMAT,
-    SCTID_PARTITION,
+from tempmedbench_synonyms.snomed.codes import FindingCode
+from tempmedbench_synonyms.snomed.sctid import (
     concept_id_problems,
+    is_extension_concept,
     make_sctid,
     parse_sctid,
     verhoeff_check_digit,
     verhoeff_is_valid,
 )
+
+SCTID_FORMAT = FindingCode.SCTID_FORMAT
+SCTID_PARTITION = FindingCode.SCTID_PARTITION
+SCTID_CHECKDIGIT = FindingCode.SCTID_CHECKDIGIT
 
 OFFICIAL_VALID = ["22298006", "44054006", "73211009", "80146002", "386661006", "442571000124108"]
 OFFICIAL_INVALID = [
@@ -184,3 +187,20 @@ def test_verhoeff_rejects_non_digits() -> None:
     with pytest.raises(ValueError) as info:
         verhoeff_check_digit("")
     assert str(info.value) == "a Verhoeff payload is one or more ASCII digits, not ''"
+
+
+@pytest.mark.parametrize(
+    ("sctid", "extension"),
+    [
+        ("456191000124101", True),  # SPEC section 6's extension concept
+        ("442571000124108", True),  # an official long-format example
+        ("22298006", False),  # a short-format (International) concept
+        ("9000000005009", False),  # partition 00 in a 13-digit id
+        ("1000124111", False),  # partition 11: a long-format description
+    ],
+)
+def test_is_extension_concept_reads_the_partition(sctid: str, extension: bool) -> None:
+    assert is_extension_concept(sctid) is extension
+    assert parse_sctid(sctid).is_extension_concept is (
+        extension and parse_sctid(sctid).valid_concept_id
+    )

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms import gps as gps_module
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.gps import ConceptIndex, load_concept_index, load_gps_tsv
-from tempmedbench_synonyms.gps_validate import validate_release
+from tempmedbench_synonyms.snomed import gps as gps_module
+from tempmedbench_synonyms.snomed import rf2 as rf2_module
+from tempmedbench_synonyms.snomed import tables
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.gps import load_gps_tsv
+from tempmedbench_synonyms.snomed.loader import load_concept_index
+from tempmedbench_synonyms.snomed.validate import validate_release
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_DIR = FIXTURES / "gps"
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 GPS_FILE = GPS_DIR / GPS_NAME
@@ -723,7 +727,7 @@ def test_rf2_effective_time_of_a_repeated_component_must_be_a_date(tmp_path: Pat
 
 
 def test_rf2_effective_time_of_a_component_listed_once_is_not_read(tmp_path: Path) -> None:
-    """A choice (gps.py's docstring): only a repeated identifier needs its effectiveTime."""
+    """A choice (rf2.py's docstring): only a repeated identifier needs its effectiveTime."""
     folder = rf2_files(tmp_path / "r", [c_row("101", "1", "not-a-date")], [], [])
     assert load_concept_index(folder).to_dict() == {"101": ("", "", True)}
 
@@ -731,7 +735,7 @@ def test_rf2_effective_time_of_a_component_listed_once_is_not_read(tmp_path: Pat
 def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every identifier given the same hash: all rows take the exact path, which compares the
     # identifiers themselves, finds none repeated, and gives the same index without a note.
-    monkeypatch.setattr(gps_module, "hash", lambda _: 7, raising=False)
+    monkeypatch.setattr(rf2_module, "hash", lambda _: 7, raising=False)
     index = load_concept_index(RF2_DIR)
     assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
     assert sorted(index.notes) == sorted(f"{RF2_DIR / n}: CRLF line ends" for n in RF2_NAMES)
@@ -1108,7 +1112,7 @@ def test_an_rf2_member_declaring_too_much_is_refused(
     data[central + 24 : central + 28] = (3 << 30).to_bytes(4, "little")
     z.write_bytes(bytes(data))
     # Without ZIP64 a member cannot declare 4 GiB: the bound is lowered to 1 GiB to see it act.
-    monkeypatch.setattr(gps_module, "RF2_MAX_BYTES", 1 << 30)
+    monkeypatch.setattr(rf2_module, "RF2_MAX_BYTES", 1 << 30)
     err = bad(z)
     assert str(err) == (
         f"{z}!Snapshot/{RF2_FILES['concept']}: the member declares 3221225472 bytes once "
@@ -1147,7 +1151,7 @@ def test_a_gps_file_with_too_many_lines_is_refused(
 
 def test_the_bounds_are_those_documented() -> None:
     assert (gps_module.GPS_MAX_BYTES, gps_module.GPS_MAX_ROWS) == (256 << 20, 2_000_000)
-    assert (gps_module.RF2_MAX_BYTES, gps_module.LINE_MAX_BYTES) == (4 << 30, 64 << 10)
+    assert (rf2_module.RF2_MAX_BYTES, tables.LINE_MAX_BYTES) == (4 << 30, 64 << 10)
 
 
 def test_a_gps_line_longer_than_64_kib_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -1185,7 +1189,7 @@ def test_an_rf2_file_that_is_one_endless_line_is_refused(tmp_path: Path) -> None
 )
 def test_the_line_bound_is_exact_whatever_the_reads(data: bytes, line: int) -> None:
     for size in (4, 5, 16, 64):
-        raw = gps_module._Bounded(io.BytesIO(data), "f", "the file", 1000, 8)
+        raw = tables.Bounded(io.BytesIO(data), "f", "the file", 1000, 8)
         with pytest.raises(BadInputError) as info:
             while raw.read(size):
                 pass
@@ -1193,5 +1197,22 @@ def test_the_line_bound_is_exact_whatever_the_reads(data: bytes, line: int) -> N
             line,
             "a line longer than 8 bytes; the file has no such line",
         ), size
-    ok = gps_module._Bounded(io.BytesIO(b"12345678\n" * 5 + b"12345678"), "f", "x", 1000, 8)
+    ok = tables.Bounded(io.BytesIO(b"12345678\n" * 5 + b"12345678"), "f", "x", 1000, 8)
     assert len(ok.read(1000) or b"") == 53  # lines of exactly the bound are fine
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
+def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(size: int) -> None:
+    """Lines (and a two-byte character) cut across blocks of any size are put together again;
+    the blocks are consumed."""
+    data = f"{HEADER}\r\n101\t1\tAé (finding)\tAé\r\n102\t0\tB (finding)\t\r\n103\t1\tC\tC".encode()
+    blocks = [data[i : i + size] for i in range(0, len(data), size)]
+    notes: list[str] = []
+    header, rows = gps_module._read_gps_rows_fast(blocks, "f", notes)
+    assert rows == {"101": "1\tAé (finding)\tAé\r", "102": "0\tB (finding)\t\r", "103": "1\tC\tC"}
+    assert (header.names, header.crlf, notes, blocks) == (
+        ("ConceptID", "Active", "FSN", "USPreferredTerm"),
+        True,
+        ["f: CRLF line ends"],
+        [],
+    )

@@ -1,0 +1,58 @@
+"""The closed vocabularies of the SNOMED CT side: finding codes (SPEC section 6) and outcomes.
+
+Each is a ``str`` enum: a member is its value wherever a string is expected (``==``, ``hash``,
+``json.dumps``, f-strings), so the ``--json`` reports and the messages carry the plain strings,
+while the code names one closed set instead of loose literals.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class _Vocabulary(str, Enum):
+    """A closed set of strings. ``str()`` and ``format()`` give the value on every Python from
+    3.10 (3.12 would otherwise give ``FindingCode.FSN_MISMATCH`` for a mixed-in enum)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+
+class FindingCode(_Vocabulary):
+    """Why a SNOMED CT field differs from the release: SPEC section 6's stable codes, in its order.
+
+    The first three an identifier alone can earn (:mod:`.sctid`); the others need the release
+    (:mod:`.validate`). ``CODE_MISMATCH`` is not in SPEC section 6's list, which names no code for
+    "``concept_snomed_code`` must equal ``predicate.concept``": added rather than folded into
+    another code's meaning.
+    """
+
+    SCTID_FORMAT = "SCTID_FORMAT"
+    SCTID_PARTITION = "SCTID_PARTITION"
+    SCTID_CHECKDIGIT = "SCTID_CHECKDIGIT"
+    NOT_IN_RELEASE = "NOT_IN_RELEASE"
+    INACTIVE_IN_RELEASE = "INACTIVE_IN_RELEASE"
+    FSN_MISMATCH = "FSN_MISMATCH"
+    PT_MISMATCH = "PT_MISMATCH"
+    LABEL_MISMATCH = "LABEL_MISMATCH"
+    RELATED_CONDITION_MISMATCH = "RELATED_CONDITION_MISMATCH"
+    UNEXPECTED_TERM = "UNEXPECTED_TERM"
+    LABEL_CONCEPT_HAS_SNOMED_FIELD = "LABEL_CONCEPT_HAS_SNOMED_FIELD"
+    CODE_MISMATCH = "CODE_MISMATCH"
+
+
+class ValidationOutcome(_Vocabulary):
+    """The outcome of ``gps validate``: exit 0 when clean, 1 with findings."""
+
+    CLEAN = "clean"
+    FINDINGS = "findings"
+
+
+class LookupOutcome(_Vocabulary):
+    """The outcome of ``gps lookup``: exit 0 when the release holds every identifier, else 1."""
+
+    FOUND = "found"
+    NOT_FOUND = "not_found"

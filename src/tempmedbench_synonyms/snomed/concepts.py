@@ -1,0 +1,92 @@
+"""The concept index every SNOMED CT reader gives: one string a concept, decoded on demand.
+
+The index is one plain dict from concept identifier (a string, never a number) to one string:
+Active, FSN and US preferred term joined by tabs. :meth:`ConceptIndex.get` splits it into the
+named tuple ``Concept(fsn, us_pt, active)`` when a concept is asked for ("" means "no term"): one
+object a concept instead of four keeps the GPS's ~380,000 concepts small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import NamedTuple
+
+
+class Concept(NamedTuple):
+    """One concept of a release, as the index decodes it. "" stands for a missing term."""
+
+    fsn: str
+    us_pt: str
+    active: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file that was read: where, which zip member, and its SHA-256."""
+
+    path: str
+    sha256: str | None
+    member: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"path": self.path, "member": self.member, "sha256": self.sha256}
+
+
+def decode_row(row: str) -> Concept:
+    """An index row (Active, FSN, PT joined by tabs; maybe a trailing empty cell and a line end)
+    as a :class:`Concept`."""
+    active, fsn, pt = row.split("\t", 2)
+    pt = pt.rstrip("\r\n")
+    if "\t" in pt:
+        # A row that repeats the header's trailing empty cell; the loader checked it is empty.
+        pt = pt.split("\t", 1)[0]
+    return Concept(fsn, pt, active == "1")
+
+
+def encode_row(fsn: str, pt: str, active: bool) -> str:
+    """The index's string for a concept read some other way than the GPS fast path."""
+    return f"{'1' if active else '0'}\t{fsn}\t{pt}"
+
+
+@dataclass(slots=True)
+class ConceptIndex:
+    """Every concept of a GPS or RF2 release, keyed by identifier, and where it was read from."""
+
+    rows: dict[str, str]
+    kind: str
+    path: str
+    release_date: str | None
+    sha256: str | None
+    files: list[SourceFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __contains__(self, concept_id: object) -> bool:
+        return concept_id in self.rows
+
+    def get(self, concept_id: str) -> Concept | None:
+        """The concept's ``(fsn, us_pt, active)``, or None when the release does not hold it."""
+        row = self.rows.get(concept_id)
+        return None if row is None else decode_row(row)
+
+    def to_dict(self) -> dict[str, Concept]:
+        """Every concept, decoded (for tests and small releases; the index itself stays lean)."""
+        return {cid: decode_row(row) for cid, row in self.rows.items()}
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-ready description of the source, for reports."""
+        # Each row starts with its status: one C pass over them, no Python code per row.
+        active = list(map(itemgetter(0), self.rows.values())).count("1")
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "release_date": self.release_date,
+            "sha256": self.sha256,
+            "files": [f.as_dict() for f in self.files],
+            "concepts": len(self.rows),
+            "active_concepts": active,
+            "notes": list(self.notes),
+        }

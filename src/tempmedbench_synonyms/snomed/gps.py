@@ -1,0 +1,384 @@
+"""The SNOMED CT Global Patient Set file (``*GPSRelease*.txt``), alone or zipped, as a lean index.
+
+The GPS is one tab-separated file, ``ConceptID  Active  FSN  USPreferredTerm`` (SPEC section 6).
+The index is one plain dict from concept identifier (a string, never a number) to the rest of the
+file's line, as read: Active, FSN and US preferred term joined by tabs (:mod:`.concepts`). One
+object kept per row instead of four (a tuple and three strings) keeps the ~380,000 concepts of the
+GPS under 100 MB. The file is read once: its blocks are hashed and scanned (line count, the tabs
+and line feeds of every row), then parsed in memory; the fast path checks all rows in bulk after
+its loop, and on any anomaly a second, line-by-line pass names the line. No pydantic per row, on
+purpose. Loading takes about 4x a bare loop that splits the file's lines and keeps nothing (SHA-256
+and every check included; ``bench/bench_gps.py``): the dict of 400,000 rows is most of it.
+
+Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
+header cells, blank lines at the end of the file. Refused with ``BadInputError`` (file, line,
+problem): a missing column, a row of the wrong width, an ``Active`` other than ``0``/``1``, a
+``ConceptID`` that is not ASCII digits, a duplicate identifier, a file with no concept row, bytes
+that are not UTF-8. There is no CSV quoting: a ``"`` in a term is an ordinary character.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+import zipfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
+from typing import IO
+
+from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
+from tempmedbench_synonyms.snomed.tables import (
+    LINE_MAX_BYTES,
+    READ_BLOCK,
+    SIZE_HINT,
+    Header,
+    bad_width,
+    basename,
+    blank_inside,
+    blank_note,
+    bounded,
+    check_declared_size,
+    no_concepts,
+    not_utf8_error,
+    parse_header,
+    reading_member,
+    release_date,
+    text_stream,
+)
+
+logger = logging.getLogger(__name__)
+
+GPS_COLUMNS = ("ConceptID", "Active", "FSN", "USPreferredTerm")
+
+_TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
+_TAIL_BYTES = 64
+
+# Bounds (SPEC section 8: sizes and line lengths bounded where the format bounds them, so that a
+# zip bomb or an endless file is bad input in bounded memory). The GPS file holds ~380,000 rows of
+# ~120 bytes (~45 MB): 256 MiB and 2,000,000 rows leave room for years of growth, and the index of
+# 2,000,000 rows stays under ~300 MB. Each size is checked twice: the size a zip member declares,
+# before it is read, and the bytes it really gives, counted as they are read (a lying header).
+GPS_MAX_BYTES = 256 << 20
+GPS_MAX_ROWS = 2_000_000
+
+# Every byte value except TAB and LF, for bytes.translate(None, delete=...).
+_NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What one pass over the raw bytes tells: the hash, and the file's tabs and line feeds."""
+
+    sha256: str
+    newlines: int
+    unterminated: bool  # the last line has no LF
+    skeleton: bytes  # only the TAB and LF bytes, in file order (~4 bytes a row)
+    trailing_blank: int  # blank lines at the end of the file; -1: too many to count from the tail
+
+    @property
+    def lines(self) -> int:
+        return self.newlines + self.unterminated
+
+    def every_line_has(self, tabs: int) -> bool:
+        """Whether every line but the trailing blank ones has exactly ``tabs`` tabs: one
+        comparison of bytes, not a loop."""
+        line = b"\t" * tabs
+        blank = self.trailing_blank
+        expected = (
+            (line + b"\n") * (self.newlines - blank)
+            + b"\n" * blank
+            + (line if self.unterminated else b"")
+        )
+        return self.skeleton == expected
+
+
+def _scan(raw: IO[bytes], where: str) -> tuple[_Scan, list[bytes]]:
+    """Hash a byte stream, and keep its skeleton of tabs and line feeds; and its bytes, as read
+    (blocks of ``READ_BLOCK``), which the fast path parses in memory instead of reading again.
+
+    The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8 never
+    has a 0x09 or 0x0A byte inside a multi-byte character); it costs ~1/10 of the loading time.
+    """
+    h = hashlib.sha256()
+    newlines = 0
+    tail = b""
+    skeleton: list[bytes] = []
+    blocks: list[bytes] = []
+    for block in iter(lambda: raw.read(READ_BLOCK), b""):
+        blocks.append(block)
+        h.update(block)
+        newlines += block.count(b"\n")
+        if newlines > GPS_MAX_ROWS:
+            raise BadInputError(
+                f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a "
+                "line",
+                path=where,
+                hint=SIZE_HINT,
+            )
+        skeleton.append(block.translate(None, _NOT_TAB_OR_LF))
+        tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+    unterminated = bool(tail) and not tail.endswith(b"\n")
+    m = _TRAILING_NEWLINES.search(tail)
+    if m is None:
+        blank = 0
+    elif m.start() == 0 and len(tail) == _TAIL_BYTES:
+        blank = -1  # the run of line ends may go on before the tail: the checked path counts it
+    else:
+        # The first line end closes the last line that has content; each further one is a
+        # blank line.
+        blank = m.group().count(b"\n") - (m.start() > 0)
+    return _Scan(h.hexdigest(), newlines, unterminated, b"".join(skeleton), blank), blocks
+
+
+# --------------------------------------------------------------------------------------------
+# GPS
+
+
+def load_gps_tsv(path: str | Path) -> ConceptIndex:
+    """Read the bare GPS file (``*GPSRelease*.txt``)."""
+    p = Path(path)
+    notes: list[str] = []
+
+    def open_bytes() -> IO[bytes]:
+        return bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
+
+    with open_bytes() as raw:
+        scan, blocks = _scan(raw, str(p))
+    digest = scan.sha256
+    rows = _read_gps(open_bytes, str(p), notes, scan, blocks)
+    del blocks
+    date = release_date(p.name, p.parent.as_posix())
+    if date is None:
+        notes.append(f"{p}: no release date in the file name")
+    return ConceptIndex(rows, "gps-tsv", str(p), date, digest, [SourceFile(str(p), digest)], notes)
+
+
+def _read_gps(
+    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
+    where: str,
+    notes: list[str],
+    scan: _Scan,
+    blocks: list[bytes],
+) -> dict[str, str]:
+    """The rows of a GPS file under their identifiers; ``scan`` and ``blocks`` are the same
+    file's byte scan and bytes."""
+    try:
+        header, rows = _read_gps_rows_fast(blocks, where, notes)
+        if rows is None:
+            # Columns in another order, or more of them: the general path reads every row.
+            with open_bytes() as raw, text_stream(raw) as stream:
+                stream.readline()
+                rows = _read_gps_rows_checked(stream, where, header, notes)
+        elif _fast_rows_ok(rows, scan, header):
+            if scan.trailing_blank:
+                notes.append(blank_note(where, scan.trailing_blank))
+        else:
+            # Something is off (a short row, a bad Active, an empty, repeated or non-digit
+            # identifier...): read the file again line by line, which raises with the line
+            # and the problem.
+            logger.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+            del rows
+            with open_bytes() as raw, text_stream(raw) as stream:
+                stream.readline()
+                rows = _read_gps_rows_checked(stream, where, header, notes)
+    except UnicodeDecodeError:
+        raise not_utf8_error(where, open_bytes) from None
+    if not rows:
+        raise no_concepts(
+            where,
+            "the file has a header only",
+            "the GPS file lists about 380,000 concepts; download it again",
+        )
+    return rows
+
+
+def _read_gps_rows_fast(
+    blocks: list[bytes], where: str, notes: list[str]
+) -> tuple[Header, dict[str, str] | None]:
+    """The hot loop of the loader: the header, and the rest of each line (without its LF) under
+    its identifier; None for the rows when the header is not the GPS's own (the checked path
+    reads them).
+
+    The bytes are decoded and split into lines a block at a time (UTF-8 never has a 0x0A byte
+    inside a character, so a block cut after an LF decodes alone). Per row, one
+    ``str.partition`` and one dict store (measured faster than the same through ``map`` and
+    ``dict.update``): checking the rows is left to :func:`_fast_rows_ok`, so that this loop
+    allocates one kept string per row besides the identifier. ``blocks`` is emptied as it is
+    read.
+    """
+    rows: dict[str, str] = {}
+    header: Header | None = None
+    carry = b""
+    blocks.reverse()  # taken from the end, so that each block is freed once parsed
+    while blocks:
+        block = blocks.pop()
+        end = block.rfind(b"\n") + 1 if blocks else len(block)
+        if not end:
+            carry += block  # no line ends in this block (only a short read can do that)
+            continue
+        chunk = carry + block[:end] if carry else block[:end]
+        carry = block[end:]
+        text = chunk.decode("utf-8")
+        if header is None:
+            first, newline, text = text.partition("\n")
+            header = parse_header(first + newline, where, GPS_COLUMNS, notes)
+            if header.names != GPS_COLUMNS:
+                return header, None
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the LF that ends the chunk ends no further line
+        for line in lines:
+            cid, _, rest = line.partition("\t")
+            rows[cid] = rest
+    if header is None:  # an empty file
+        header = parse_header("", where, GPS_COLUMNS, notes)
+    return header, rows
+
+
+def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
+    """Whether every row of the fast path has the header's width, an Active of 0 or 1, and a
+    distinct identifier of ASCII digits. Does not say which row is wrong: the checked path does.
+
+    Trailing blank lines (counted by the scan) are dropped from ``rows`` here: they were read as
+    an identifier "" or "\\r" with no fields. A blank line anywhere else fails the checks.
+    """
+    blank = scan.trailing_blank
+    if blank < 0:
+        return False
+    if blank:
+        rows.pop("", None)
+        rows.pop("\r", None)
+    if len(rows) != scan.lines - 1 - blank:
+        return False
+    if not rows:
+        return True
+    # All identifiers at once: one join and two C scans instead of a check per row ("" joins
+    # invisibly, so it is looked for apart). bytes.isdigit is ten times faster than str.isdigit,
+    # which tests each character against every Unicode digit; isascii makes the encoding exact.
+    ids = "".join(rows)
+    if "" in rows or not (ids.isascii() and ids.encode().isdigit()):
+        return False
+    values = rows.values()
+    if len(header.widths) == 1:
+        # The usual file: every line has width - 1 tabs, so every row's rest has exactly two
+        # (Active | FSN | PT). Then Active is 0 or 1 when each rest starts with that and a tab.
+        return (
+            scan.every_line_has(len(header.names) - 1)
+            and set(map(itemgetter(0), values)) <= {"0", "1"}
+            and set(map(itemgetter(1), values)) <= {"\t"}
+        )
+    # A header with trailing empty cells: rows may or may not repeat them; check row by row.
+    tabs = frozenset(w - 2 for w in header.widths)
+    for row in values:
+        n = row.count("\t")
+        if n not in tabs or row[1] != "\t" or row[0] not in "01":
+            return False
+        if n > 2 and not row.rstrip("\r\n").endswith("\t" * (n - 2)):
+            return False  # a value in a column that has no name
+    return True
+
+
+def _read_gps_rows_checked(
+    stream: io.TextIOWrapper, where: str, header: Header, notes: list[str]
+) -> dict[str, str]:
+    """Every row, checked as it is read; raises on the first bad one, naming its line."""
+    cols = header.index
+    pick = itemgetter(cols["ConceptID"], cols["Active"], cols["FSN"], cols["USPreferredTerm"])
+    extra = [i for i in range(len(header.names), max(header.widths))]
+    rows: dict[str, str] = {}
+    first_seen: dict[str, int] = {}
+    blank_from = 0  # the first line of a run of blank lines not yet followed by a row
+    lineno = 1
+    for lineno, line in enumerate(stream, start=2):
+        text = line.rstrip("\r\n")
+        if not text:
+            blank_from = blank_from or lineno
+            continue
+        if blank_from:
+            raise blank_inside(where, blank_from)
+        parts = text.split("\t")
+        if len(parts) not in header.widths:
+            raise bad_width(where, lineno, parts, header)
+        if any(parts[i] for i in extra if i < len(parts)):
+            raise BadInputError(
+                "a value in the column that has no name in the header", path=where, line=lineno
+            )
+        cid, active, fsn, pt = pick(parts)
+        if cid == "":
+            raise BadInputError("the concept identifier is empty", path=where, line=lineno)
+        if not (cid.isascii() and cid.isdigit()):
+            raise BadInputError(
+                f"ConceptID {cid!r} is not a string of the digits 0-9",
+                path=where,
+                line=lineno,
+                hint="identifiers are unquoted, with no space around them",
+            )
+        if active not in ("0", "1"):
+            raise BadInputError(
+                f"Active is {active!r}; it must be 1 or 0", path=where, line=lineno, key=cid
+            )
+        if cid in rows:
+            raise BadInputError(
+                f"concept {cid} is listed twice (first on line {first_seen[cid]})",
+                path=where,
+                line=lineno,
+                hint="a GPS file lists each concept once; download it again",
+            )
+        first_seen[cid] = lineno
+        rows[cid] = encode_row(fsn, pt, active == "1")
+    if blank_from:
+        notes.append(blank_note(where, lineno - blank_from + 1))
+    return rows
+
+
+def is_gps_member(name: str) -> bool:
+    """Whether a zip member's name is the GPS file's: ``*GPSRelease*.txt``, in any folder."""
+    return "gpsrelease" in basename(name).lower() and name.endswith(".txt")
+
+
+def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> ConceptIndex:
+    """Read the GPS file from the open zip ``zf`` at ``path``; ``members`` are the candidates."""
+    member = members[0]
+    if len(members) > 1:
+        # More than one candidate: keep the ones whose first line has the GPS columns.
+        fitting = [m for m in members if _has_gps_header(path, zf, m)]
+        if len(fitting) != 1:
+            raise BadInputError(
+                f"{len(fitting) or 'no'} of the {len(members)} members "
+                f"({bounded_list(members)}) look like the GPS file",
+                path=path,
+                hint="extract the GPS .txt file and pass it to --gps",
+            )
+        member = fitting[0]
+    where = f"{path}!{member}"
+    notes: list[str] = []
+
+    def open_bytes() -> IO[bytes]:
+        return bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
+
+    check_declared_size(path, zf, member, GPS_MAX_BYTES)
+    with reading_member(path, zf, member):
+        with open_bytes() as raw:
+            scan, blocks = _scan(raw, where)
+        rows = _read_gps(open_bytes, where, notes, scan, blocks)
+        del blocks
+    digest = sha256_file(path)
+    date = release_date(member, path.name)
+    if date is None:
+        notes.append(f"{where}: no release date in the member or zip name")
+    files = [SourceFile(str(path), digest), SourceFile(str(path), scan.sha256, member)]
+    return ConceptIndex(rows, "gps-zip", str(path), date, digest, files, notes)
+
+
+def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
+    with reading_member(path, zf, member), zf.open(member) as raw:
+        first = raw.readline(LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
+    return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)

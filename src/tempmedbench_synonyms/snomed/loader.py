@@ -1,0 +1,91 @@
+"""Which reader a ``--gps`` path needs: the GPS file or zip, or an RF2 snapshot folder or zip.
+
+Four sources give the same :class:`~.concepts.ConceptIndex` (SPEC section 6), told apart by what
+the path is, then by what a zip holds:
+
+    gps-tsv     the GPS file itself: ConceptID, Active, FSN, USPreferredTerm (:mod:`.gps`)
+    gps-zip     the GPS zip: its member whose name contains "GPSRelease" and ends in ".txt"
+    rf2-folder  an International Edition RF2 release folder: its Concept, Description and
+                Language refset snapshot files, wherever they sit inside (:mod:`.rf2`)
+    rf2-zip     the same, zipped
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import IO
+
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.gps import is_gps_member, load_gps_tsv, load_gps_zip
+from tempmedbench_synonyms.snomed.rf2 import is_concept_file, load_rf2_folder, load_rf2_zip
+from tempmedbench_synonyms.snomed.tables import ZIP_ERRORS
+
+
+def load_concept_index(path: str | Path) -> ConceptIndex:
+    """Read a GPS zip or TSV, or an RF2 snapshot folder or zip, into a :class:`ConceptIndex`."""
+    p = Path(path)
+    if not p.exists():
+        raise BadInputError(
+            "no such file or folder",
+            path=p,
+            hint="pass the GPS zip or its .txt file, or an RF2 snapshot folder or zip, to --gps",
+        )
+    if p.is_dir():
+        return load_rf2_folder(p)
+    with open_regular(p, what="the GPS input") as f:
+        is_zip = zipfile.is_zipfile(f)
+        looks_like_zip = not is_zip and _looks_like_zip(p, f)
+    if is_zip:
+        return _load_zip(p)
+    if looks_like_zip:
+        # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
+        # interrupted download) has lost it, and read as text it would be "bytes that are not
+        # UTF-8" on line 1.
+        raise BadInputError(
+            "damaged zip: it has no end-of-central-directory record (truncated?)",
+            path=p,
+            hint="download the zip again, or extract the .txt from a good copy and pass that",
+        )
+    return load_gps_tsv(p)
+
+
+def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
+    """A zip's local-header or empty-archive signature, or a .zip name."""
+    f.seek(0)
+    magic = f.read(4)
+    return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
+
+
+def _load_zip(path: Path) -> ConceptIndex:
+    with open_regular(path, what="the GPS input") as f:
+        return _load_open_zip(path, f)
+
+
+def _load_open_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
+    try:
+        zf = zipfile.ZipFile(f)
+    except (OSError, *ZIP_ERRORS) as err:
+        raise BadInputError(
+            f"damaged zip: cannot read its directory ({err})",
+            path=path,
+            hint="download the zip again, or extract the .txt from a good copy and pass that",
+        ) from None
+    with zf:
+        names = [
+            i.filename
+            for i in zf.infolist()
+            if not i.is_dir() and not i.filename.startswith("__MACOSX/")
+        ]
+        gps = [n for n in names if is_gps_member(n)]
+        if gps:
+            return load_gps_zip(path, zf, gps)
+        if any(is_concept_file(n) for n in names):
+            return load_rf2_zip(path, zf, names)
+    raise BadInputError(
+        "the zip holds neither a *GPSRelease*.txt member nor an RF2 Concept snapshot",
+        path=path,
+        hint="pass the SNOMED International GPS zip, or an International Edition RF2 release zip",
+    )

@@ -1,0 +1,613 @@
+"""An International Edition RF2 snapshot (folder or zip) as the same lean index as the GPS.
+
+The Concept, Description and Language refset snapshot files are found wherever they sit inside the
+folder or zip (SPEC section 6: FSN = active description of type 900000000000003001; US preferred
+term = active synonym whose US English language refset row is active and preferred).
+
+RF2 rows are read in three steps, in this order (SNOMED CT Release File Specifications, "Snapshot"
+and "Component versioning"):
+
+1. per component identifier (concept ``id``, description ``id``, language refset member ``id``),
+   only the row with the greatest ``effectiveTime`` counts: a snapshot may hold several versions;
+2. only rows of the International Edition's modules (core and model component) count: a US
+   Edition snapshot holds the International rows and the US extension's, and the GPS is
+   International only; the rows of other modules are counted in ``notes``;
+3. then the filters of SPEC section 6 (active, description type, US English refset, preferred).
+
+Step 1 costs no memory for the row versions when every identifier is listed once (the usual
+snapshot): the rows are read once, and a 64-bit hash of each identifier is kept (8 bytes a row, in
+256 buckets) to prove it. Only when an identifier repeats is the file read a second time, keeping
+the rows of the repeated identifiers until their latest version is known. Exactness costs time:
+hashing every row (and checking every row's module) makes the RF2 load 20-45% slower than a
+reader that ignores versions and modules (measured with ``bench/bench_gps.py``'s RF2 snapshot).
+``effectiveTime`` is read, and checked to be a YYYYMMDD date, only for an identifier that
+repeats: nothing else uses it, and checking it on millions of rows would only cost time.
+
+The files are read concepts first, then the language refset (the set of US preferred description
+identifiers), then descriptions. The concepts' dict becomes the index in place: each description
+kept is written into its concept's value (one string for both terms), so that no dict of terms
+and no copy of a concept identifier per description row is held; for the International Edition's
+size (380,000 concepts, 1.9 million descriptions, 3.8 million refset rows) the peak is 220-240
+MiB resident, interpreter included, ~190 MiB of it Python allocations (``bench/bench_gps.py``).
+
+Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
+header cells, blank lines at the end of a file, rows of other modules, components listed more than
+once. Refused with ``BadInputError`` (file, line, problem): a missing column, a row of the wrong
+width, an ``active`` other than ``0``/``1``, a release with no concept row, bytes that are not
+UTF-8, and a zip member that cannot be read.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import zipfile
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from functools import partial
+from operator import itemgetter
+from pathlib import Path
+from typing import IO, TypeVar
+
+from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
+from tempmedbench_synonyms.snomed.tables import (
+    NAME_DATE,
+    bad_width,
+    basename,
+    blank_inside,
+    blank_note,
+    bounded,
+    check_declared_size,
+    no_concepts,
+    not_utf8_error,
+    read_header,
+    reading_member,
+    release_date,
+    text_stream,
+)
+
+logger = logging.getLogger(__name__)
+
+# RF2 metadata concepts (SNOMED CT Release File Specifications): description types, the US English
+# language reference set and the "preferred" acceptability. The US refset only: the International
+# Edition's language snapshot also holds the GB English refset (900000000000508004), and reading
+# its rows too gives GB terms where the US term differs (e.g. a GB "Paracetamol" for a US
+# "Acetaminophen"), a bug found in several tools.
+FSN_TYPE = "900000000000003001"
+SYNONYM_TYPE = "900000000000013009"
+US_ENGLISH_REFSET = "900000000000509007"
+GB_ENGLISH_REFSET = "900000000000508004"
+PREFERRED = "900000000000548007"
+# The modules of the International Edition: "SNOMED CT core" and "SNOMED CT model component". The
+# GPS is drawn from these; an extension's rows (e.g. the US module 731000124108 of a US Edition
+# snapshot) are skipped, so that an extension concept is absent from the index as from the GPS.
+CORE_MODULE = "900000000000207008"
+MODEL_COMPONENT_MODULE = "900000000000012004"
+INTERNATIONAL_MODULES = frozenset({CORE_MODULE, MODEL_COMPONENT_MODULE})
+
+# Each list starts with the component identifier and effectiveTime: the row-version step needs them
+# there (see _read_latest).
+CONCEPT_COLUMNS = ("id", "effectiveTime", "active", "moduleId")
+DESCRIPTION_COLUMNS = ("id", "effectiveTime", "active", "moduleId", "conceptId", "typeId", "term")
+LANGUAGE_COLUMNS = (
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "refsetId",
+    "referencedComponentId",
+    "acceptabilityId",
+)
+
+_RF2_PATTERNS = {
+    "concept": re.compile(r"^sct2_Concept_Snapshot[-_].*\.txt$"),
+    "description": re.compile(r"^sct2_Description_Snapshot[-_].*\.txt$"),
+    "language": re.compile(r"^der2_cRefset_LanguageSnapshot[-_].*\.txt$"),
+}
+# An International Edition RF2 snapshot file is below 1 GB (the language refset, ~3.8 million
+# rows): 4 GiB (SPEC section 8), checked as for the GPS: the size a zip member declares, and the
+# bytes it really gives.
+RF2_MAX_BYTES = 4 << 30
+
+_T = TypeVar("_T")
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: where the files are
+
+
+class _FolderSource:
+    """RF2 files found anywhere under a folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.names = sorted(
+            str(p.relative_to(root).as_posix()) for p in root.rglob("*.txt") if p.is_file()
+        )
+
+    def where(self, name: str) -> str:
+        return str(self.root / name)
+
+    def open_bytes(self, name: str) -> IO[bytes]:
+        raw = open_regular(self.root / name, what="the RF2 file")
+        return bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
+
+    def reading(self, name: str) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def sha256(self, name: str) -> str:
+        return sha256_file(self.root / name)
+
+
+class _ZipSource:
+    """RF2 files found anywhere inside a zip."""
+
+    def __init__(self, zf: zipfile.ZipFile, path: Path, names: list[str]) -> None:
+        self.zf = zf
+        self.path = path
+        self.names = sorted(names)
+
+    def where(self, name: str) -> str:
+        return f"{self.path}!{name}"
+
+    def open_bytes(self, name: str) -> IO[bytes]:
+        check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+        return bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
+
+    def reading(self, name: str) -> AbstractContextManager[None]:
+        return reading_member(self.path, self.zf, name)
+
+    def sha256(self, name: str) -> str | None:
+        # The zip's own hash is reported; hashing each member again would double the read time.
+        return None
+
+
+_Source = _FolderSource | _ZipSource
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: rows, and the latest version of each component
+
+#: One RF2 row: the file, the line, and the fields of the columns asked for, in their order.
+_Row = tuple[str, int, tuple[str, ...]]
+
+_BUCKETS = 256
+
+
+class _IdKeys:
+    """A 64-bit hash of every component identifier read, to find the repeated ones afterwards.
+
+    8 bytes a row in 256 arrays, instead of a set of the identifiers (~100 bytes a row); each
+    bucket is checked with a small set at the end. A hash collision only sends two identifiers to
+    the exact path of :func:`_deduplicated`, which compares the identifiers themselves.
+    """
+
+    def __init__(self) -> None:
+        self.buckets = [array("q") for _ in range(_BUCKETS)]
+        self.add = [b.append for b in self.buckets]
+
+    def repeated(self) -> set[int]:
+        out: set[int] = set()
+        for bucket in self.buckets:
+            if len(set(bucket)) != len(bucket):
+                seen: set[int] = set()
+                for k in bucket:
+                    if k in seen:
+                        out.add(k)
+                    seen.add(k)
+        return out
+
+
+def _rf2_rows(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    notes: list[str],
+    keys: _IdKeys,
+) -> Iterator[_Row]:
+    """Every row of the RF2 files ``names``, checked for width, as the fields of ``columns``; the
+    hash of each row's first field (its identifier) is added to ``keys``.
+
+    The loop runs ~6 million times for an International Edition: every name it uses is local.
+    """
+    hash_ = hash  # looked up once (a test replaces the module's ``hash`` to force collisions)
+    add = keys.add
+    mask = _BUCKETS - 1
+    for name in names:
+        where = src.where(name)
+        with src.reading(name):
+            try:
+                with src.open_bytes(name) as raw, text_stream(raw) as stream:
+                    header = read_header(stream, where, columns, notes)
+                    pick = itemgetter(*(header.index[c] for c in columns))
+                    widths = header.widths
+                    width = len(header.names)
+                    rows = enumerate(stream, start=2)
+                    for lineno, line in rows:
+                        parts = line.rstrip("\r\n").split("\t")
+                        if len(parts) != width and len(parts) not in widths:
+                            if parts == [""]:
+                                _trailing_blank_lines(rows, where, lineno, notes)
+                                break
+                            raise bad_width(where, lineno, parts, header)
+                        fields = pick(parts)
+                        k = hash_(fields[0])
+                        add[k & mask](k)
+                        yield where, lineno, fields
+            except UnicodeDecodeError:
+                raise not_utf8_error(where, partial(src.open_bytes, name)) from None
+
+
+def _trailing_blank_lines(
+    rows: Iterator[tuple[int, str]], where: str, first: int, notes: list[str]
+) -> None:
+    """Read the rest of a file after a blank line on line ``first``: blank lines only."""
+    n = 1
+    for _, line in rows:
+        if line.rstrip("\r\n"):
+            raise blank_inside(where, first)
+        n += 1
+    notes.append(blank_note(where, n))
+
+
+def _effective_time(value: str, where: str, line: int) -> str:
+    if len(value) != 8 or not (value.isascii() and value.isdigit()):
+        raise BadInputError(
+            f"effectiveTime is {value!r}; it must be a date of 8 digits (YYYYMMDD)",
+            path=where,
+            line=line,
+        )
+    return value
+
+
+def _deduplicated(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    repeated: set[int],
+    stats: dict[str, int],
+) -> Iterator[_Row]:
+    """The rows of ``names`` with only the latest version of each repeated identifier.
+
+    Rows whose identifier's hash is not in ``repeated`` pass at once; the others are held until
+    the end, one per identifier (the greatest effectiveTime; YYYYMMDD compares as text), and then
+    passed in line order. Two different rows of one identifier with the same effectiveTime are
+    refused: nothing says which one is right.
+    """
+    best: dict[str, _Row] = {}
+    repeated_ids: set[str] = set()  # the identifiers really listed twice, not just hash twins
+    held = 0
+    # Hashed again into a throwaway _IdKeys: this path is for the rare snapshot with repeats.
+    for row in _rf2_rows(src, names, columns, [], _IdKeys()):
+        where, lineno, fields = row
+        cid = fields[0]
+        if hash(cid) not in repeated:
+            yield row
+            continue
+        held += 1
+        et = _effective_time(fields[1], where, lineno)
+        old = best.get(cid)
+        if old is not None:
+            repeated_ids.add(cid)
+        if old is None or et > old[2][1]:
+            best[cid] = row
+        elif et == old[2][1] and fields != old[2]:
+            raise BadInputError(
+                f"component {cid} has two different rows with effectiveTime {et} "
+                f"(the other on line {old[1]} of {old[0]})",
+                path=where,
+                line=lineno,
+                hint="a snapshot holds one version of a component per effectiveTime; "
+                "use one complete International Edition snapshot",
+            )
+    stats["components"] = len(repeated_ids)
+    stats["ignored"] = held - len(best)
+    order = {n: i for i, n in enumerate(src.where(n) for n in names)}
+    yield from sorted(best.values(), key=lambda r: (order[r[0]], r[1]))
+
+
+def _read_latest(
+    src: _Source,
+    names: list[str],
+    columns: tuple[str, ...],
+    notes: list[str],
+    consume: Callable[[Iterable[_Row]], _T],
+) -> _T:
+    """``consume`` the rows of ``names``, keeping only the latest version of each component.
+
+    First the rows are consumed as they come while their identifiers' hashes are kept; when no
+    identifier repeats (a proper snapshot), that result stands. Otherwise it is dropped and the
+    rows are consumed again through :func:`_deduplicated`. An error that ``consume`` raises on the
+    first pass may come from an older version (e.g. two active preferred synonyms, one of them
+    inactivated later): it stands only if no identifier repeats.
+    """
+    keys = _IdKeys()
+    rows = _rf2_rows(src, names, columns, notes, keys)
+    failure: BadInputError | None = None
+    try:
+        result = consume(rows)
+    except BadInputError as err:
+        failure = err
+        for _ in rows:  # the rest of the identifiers: a repeated one may explain the error
+            pass
+    repeated = keys.repeated()
+    del keys
+    if not repeated:
+        if failure is not None:
+            raise failure
+        return result
+    if failure is None:
+        del result
+    stats: dict[str, int] = {}
+    result = consume(_deduplicated(src, names, columns, repeated, stats))
+    if stats["components"]:
+        files = bounded_list(src.where(n) for n in names)
+        notes.append(
+            f"{files}: {stats['components']} component(s) listed more than once; the row with "
+            f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) ignored)"
+        )
+    return result
+
+
+def _bad_active(value: str, where: str, line: int) -> BadInputError:
+    return BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
+
+
+def _module_note(names: list[str], src: _Source, skipped: Counter[str]) -> str | None:
+    if not skipped:
+        return None
+    files = bounded_list(src.where(n) for n in names)
+    listed = bounded_list(f"{m} ({n})" for m, n in sorted(skipped.items()))
+    return (
+        f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
+        f"Edition's skipped: {listed}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# RF2: the three files
+
+
+def is_concept_file(name: str) -> bool:
+    """Whether a file's name (in any folder) is an RF2 Concept snapshot's."""
+    return _RF2_PATTERNS["concept"].match(basename(name)) is not None
+
+
+def load_rf2_folder(path: Path) -> ConceptIndex:
+    """Read the RF2 snapshot files found anywhere under the folder ``path``."""
+    return _load_rf2(path, "rf2-folder", _FolderSource(path))
+
+
+def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIndex:
+    """Read the RF2 snapshot files found among ``names``, the members of the open zip ``zf``."""
+    return _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
+
+
+def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
+    found = {
+        k: [n for n in src.names if pattern.match(basename(n))]
+        for k, pattern in _RF2_PATTERNS.items()
+    }
+    missing = [k for k, v in found.items() if not v]
+    if missing:
+        gps_hint = any("gpsrelease" in basename(n).lower() for n in src.names)
+        raise BadInputError(
+            "no RF2 " + ", ".join(missing) + " snapshot file "
+            "(sct2_Concept_Snapshot*.txt, sct2_Description_Snapshot*.txt, "
+            "der2_cRefset_LanguageSnapshot*.txt)",
+            path=path,
+            hint="pass the GPS .txt file itself, not its folder"
+            if gps_hint
+            else "pass the root of an International Edition RF2 release (with its Snapshot folder)",
+        )
+    if len(found["concept"]) > 1:
+        raise BadInputError(
+            f"more than one Concept snapshot file: {bounded_list(found['concept'])}",
+            path=path,
+            hint="pass the folder of one release only",
+        )
+    notes: list[str] = []
+    concept_file = found["concept"][0]
+    concepts, inactive = _read_concepts(src, concept_file, notes)
+    if not concepts:
+        raise no_concepts(
+            src.where(concept_file),
+            "none of the International Edition's modules "
+            f"({CORE_MODULE}, {MODEL_COMPONENT_MODULE})",
+            "pass an International Edition RF2 snapshot (or an edition that includes it)",
+        )
+    us_preferred = _read_us_preferred(src, found["language"], notes)
+    _read_descriptions(src, found["description"], concepts, us_preferred, notes)
+    del us_preferred
+    _fill_rows(concepts, inactive, src.where(concept_file), notes)
+    dates = {
+        m.group(1) for n in (f for v in found.values() for f in v) if (m := NAME_DATE.search(n))
+    }
+    date = release_date(concept_file, path.name)
+    if date is None:
+        notes.append(f"{src.where(concept_file)}: no release date in the file name")
+    if len(dates) > 1:
+        notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
+    digest = sha256_file(path) if kind == "rf2-zip" else None
+    files = [
+        SourceFile(
+            str(path) if kind == "rf2-zip" else src.where(n),
+            src.sha256(n),
+            n if kind == "rf2-zip" else None,
+        )
+        for k in ("concept", "description", "language")
+        for n in found[k]
+    ]
+    if kind == "rf2-zip":
+        files.insert(0, SourceFile(str(path), digest))
+    return ConceptIndex(concepts, kind, str(path), date, digest, files, notes)
+
+
+def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[str]:
+    """Identifiers of descriptions that the US English refset marks preferred (latest row of each
+    member, International modules, active rows only)."""
+
+    def consume(rows: Iterable[_Row]) -> tuple[set[str], Counter[str], int]:
+        preferred: set[str] = set()
+        skipped: Counter[str] = Counter()
+        gb_rows = 0
+        intl, us, gb, pref = INTERNATIONAL_MODULES, US_ENGLISH_REFSET, GB_ENGLISH_REFSET, PREFERRED
+        for where, lineno, (_, _, active, module, refset, did, acceptability) in rows:
+            if active != "1" and active != "0":
+                raise _bad_active(active, where, lineno)
+            if module not in intl:
+                skipped[module] += 1
+            elif refset != us:
+                gb_rows += refset == gb
+            elif active == "1" and acceptability == pref:
+                preferred.add(did)
+        return preferred, skipped, gb_rows
+
+    preferred, skipped, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
+    if (note := _module_note(names, src, skipped)) is not None:
+        notes.append(note)
+    logger.info(
+        "US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows
+    )
+    return preferred
+
+
+def _read_descriptions(
+    src: _Source,
+    names: list[str],
+    concepts: dict[str, str],
+    us_preferred: set[str],
+    notes: list[str],
+) -> None:
+    """Put the active FSN and US preferred synonym of each concept in ``concepts``, as
+    ``"<FSN description id>\\t<FSN>\\t<PT description id>\\t<PT>"`` ("" for a missing part).
+
+    The ~760,000 kept descriptions of the International Edition are the largest part of the RF2
+    loader's memory: one string a concept, stored in the dict that becomes the index, costs
+    neither a dict of its own nor a copy of the concept identifier per description row.
+    """
+
+    def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
+        for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
+            concepts[cid] = ""
+        get = concepts.get
+        skipped: Counter[str] = Counter()
+        two_fsns: set[str] = set()
+        intl, fsn_type, synonym_type = INTERNATIONAL_MODULES, FSN_TYPE, SYNONYM_TYPE
+        for where, lineno, (did, _, active, module, cid, type_id, term) in rows:
+            if active != "1":
+                if active != "0":
+                    raise _bad_active(active, where, lineno)
+                if module not in intl:
+                    skipped[module] += 1
+                continue
+            if module not in intl:
+                skipped[module] += 1
+                continue
+            if type_id == fsn_type:
+                is_fsn = True
+            elif type_id == synonym_type:
+                if did not in us_preferred:
+                    continue
+                is_fsn = False
+            else:
+                continue
+            old = get(cid)
+            if old is None:
+                continue  # not a concept of the index (another module's, or none at all)
+            fsn_did, fsn, pt_did, pt = old.split("\t") if old else ("", "", "", "")
+            old_did = fsn_did if is_fsn else pt_did
+            if old_did:
+                if is_fsn:
+                    # Two active FSNs (seen in real snapshots): decided by a rule, so that one
+                    # concept cannot stop the load; the notes name the concepts.
+                    two_fsns.add(cid)
+                    if _fsn_rank(did, us_preferred) > _fsn_rank(old_did, us_preferred):
+                        continue
+                else:
+                    # Two US preferred synonyms: the refset itself is broken, and guessing would
+                    # put a wrong term in the report.
+                    raise BadInputError(
+                        f"concept {cid} has two active US preferred synonyms: descriptions "
+                        f"{old_did} and {did}",
+                        path=where,
+                        line=lineno,
+                        hint="use one complete International Edition snapshot",
+                    )
+            # An existing key keeps its string object: only the value is replaced.
+            if is_fsn:
+                concepts[cid] = f"{did}\t{term}\t{pt_did}\t{pt}"
+            else:
+                concepts[cid] = f"{fsn_did}\t{fsn}\t{did}\t{term}"
+        return skipped, two_fsns
+
+    skipped, two_fsns = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
+    if (note := _module_note(names, src, skipped)) is not None:
+        notes.append(note)
+    if two_fsns:
+        ids = sorted(two_fsns, key=_id_order)
+        notes.append(
+            f"{bounded_list(src.where(n) for n in names)}: {len(two_fsns)} concept(s) have more "
+            "than one active FSN; the one the US English refset prefers was used, else the one "
+            f"with the smallest description id: {bounded_list(ids)}"
+        )
+
+
+def _id_order(sctid: str) -> tuple[int, str]:
+    """SNOMED CT identifiers (digits, no leading zero) in numeric order, without int()."""
+    return len(sctid), sctid
+
+
+def _fsn_rank(did: str, us_preferred: set[str]) -> tuple[bool, int, str]:
+    """The order in which two active FSNs of one concept are preferred: the one whose US English
+    language refset row is active and preferred, then the smallest description id."""
+    return did not in us_preferred, len(did), did
+
+
+def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:
+    """The concepts of the index (latest row of each, International modules), as a dict from each
+    identifier to "" that :func:`_read_descriptions` and :func:`_fill_rows` turn into the index in
+    place, and the set of the inactive ones."""
+
+    def consume(rows: Iterable[_Row]) -> tuple[dict[str, str], set[str], Counter[str]]:
+        concepts: dict[str, str] = {}
+        inactive: set[str] = set()
+        skipped: Counter[str] = Counter()
+        for where, lineno, (cid, _, active, module) in rows:
+            if cid == "":
+                raise BadInputError("the concept identifier is empty", path=where, line=lineno)
+            if active != "1" and active != "0":
+                raise _bad_active(active, where, lineno)
+            if module not in INTERNATIONAL_MODULES:
+                skipped[module] += 1
+                continue
+            concepts[cid] = ""
+            if active == "0":
+                inactive.add(cid)
+        return concepts, inactive, skipped
+
+    concepts, inactive, skipped = _read_latest(src, [name], CONCEPT_COLUMNS, notes, consume)
+    if (note := _module_note([name], src, skipped)) is not None:
+        notes.append(note)
+    return concepts, inactive
+
+
+def _fill_rows(concepts: dict[str, str], inactive: set[str], where: str, notes: list[str]) -> None:
+    """Turn each value of ``concepts`` into the concept's index row (status, FSN, US preferred
+    term), in place: the dict does not grow, and each old value is freed as its row is made."""
+    no_fsn = 0
+    for cid in concepts:
+        terms = concepts[cid]
+        if terms:
+            _, fsn, _, pt = terms.split("\t")
+        else:
+            fsn = pt = ""
+        no_fsn += not fsn
+        concepts[cid] = encode_row(fsn, pt, cid not in inactive)
+    if no_fsn:
+        notes.append(f"{where}: {no_fsn} concept(s) without an active FSN")

@@ -1,0 +1,329 @@
+"""Shared helpers of the SNOMED CT readers: bounded reads, zip members, headers, widths, UTF-8.
+
+The GPS reader (:mod:`.gps`) and the RF2 reader (:mod:`.rf2`) read tab-separated UTF-8 files,
+alone or as zip members. What both need lives here: a byte stream bounded in size and line length
+(SPEC section 8), the errors of a zip member that cannot be read, the header (columns found by
+name), the errors of a row of the wrong width or a blank line, the first line that is not UTF-8,
+and the release date in a file name.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+
+# A release date: the package's time stamp anywhere in a path (SnomedCT_..._20260101T120000Z/...),
+# or an RF2-style "_<date>.txt" at the end of a file name.
+_STAMP_DATE = re.compile(r"(\d{8})T\d{6}Z")
+NAME_DATE = re.compile(r"_(\d{8})\.txt$")
+
+# What reading a zip member can raise besides OSError: a damaged or truncated archive, an
+# encrypted member (RuntimeError: password required), a compression method zipfile lacks
+# (NotImplementedError, e.g. Deflate64 from Windows Explorer), an archive that needs ZIP64.
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+)
+_ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
+# APPNOTE.TXT section 4.4.5; the ones zipfile reads are 0, 8, 12 and 14.
+_COMPRESSION_METHODS = {
+    1: "Shrink",
+    6: "Implode",
+    9: "Deflate64",
+    10: "PKWARE DCL Implode",
+    18: "IBM TERSE",
+    19: "IBM LZ77",
+    93: "Zstandard",
+    95: "XZ",
+    98: "PPMd",
+}
+
+
+# No line of the GPS or of an RF2 file comes near 64 KiB (an RF2 term is at most 4,096
+# characters; SPEC section 8). Files are read in blocks of 1 MiB.
+LINE_MAX_BYTES = 64 << 10
+READ_BLOCK = 1 << 20
+
+
+class Bounded(io.RawIOBase):
+    """A byte stream that stops, with ``BadInputError``, past ``max_bytes`` bytes or at a line
+    longer than ``max_line`` bytes (LF excluded). Wrapped in a ``BufferedReader`` by
+    :func:`bounded`.
+
+    Line lengths cost ~32 ``bytes.find`` calls a MiB, not a scan in Python: a line longer than
+    ``max_line`` contains a whole window of ``max_line // 2`` bytes with no LF, and only a window
+    with none is measured exactly.
+    """
+
+    def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
+        self._raw = raw
+        self.where = where
+        self.what = what
+        self.max_bytes = max_bytes
+        self.max_line = max_line
+        self.total = 0
+        self.lines = 0  # LFs read so far
+        self.run = 0  # bytes since the last LF
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        n = len(data)
+        if n:
+            self.total += n
+            if self.total > self.max_bytes:
+                raise BadInputError(
+                    f"{self.what} is larger than {self.max_bytes} bytes "
+                    f"({self.max_bytes >> 20} MiB); this is not the file it claims to be "
+                    "(or a zip bomb)",
+                    path=self.where,
+                    hint=SIZE_HINT,
+                )
+            self._check_lines(data)
+            buffer[:n] = data
+        return n
+
+    def _check_lines(self, data: bytes) -> None:
+        limit = self.max_line
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += len(data)
+            if self.run > limit:
+                self._too_long(self.lines + 1)
+            return
+        if self.run + first > limit:
+            self._too_long(self.lines + 1)
+        last = data.rfind(b"\n")
+        if last - first > limit:
+            window = limit // 2
+            for i in range(first, last, window):
+                if data.find(b"\n", i, min(i + window, last)) < 0:
+                    start, end = data.rfind(b"\n", 0, i), data.find(b"\n", i)
+                    if end - start - 1 > limit:
+                        self._too_long(self.lines + data.count(b"\n", 0, start + 1) + 1)
+        self.lines += data.count(b"\n")
+        self.run = len(data) - last - 1
+        if self.run > limit:  # the start of the next line, already too long
+            self._too_long(self.lines + 1)
+
+    def _too_long(self, line: int) -> None:
+        raise BadInputError(
+            f"a line longer than {self.max_line} bytes; {self.what} has no such line",
+            path=self.where,
+            line=line,
+            hint=SIZE_HINT,
+        )
+
+
+SIZE_HINT = "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
+
+
+def bounded(raw: IO[bytes], where: str, what: str, max_bytes: int) -> IO[bytes]:
+    """``raw`` read through :class:`Bounded` (``max_bytes``, lines of ``LINE_MAX_BYTES``)."""
+    return io.BufferedReader(Bounded(raw, where, what, max_bytes, LINE_MAX_BYTES), READ_BLOCK)
+
+
+def check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes: int) -> None:
+    """Refuse a zip member whose declared size is beyond the bound, before reading it."""
+    size = zf.getinfo(member).file_size
+    if size > max_bytes:
+        raise BadInputError(
+            f"the member declares {size} bytes once unpacked, more than the {max_bytes} bytes "
+            f"({max_bytes >> 20} MiB) such a file can have; this is not the file it claims to be "
+            "(or a zip bomb)",
+            path=f"{path}!{member}",
+            hint=SIZE_HINT,
+        )
+
+
+def release_date(*names: str) -> str | None:
+    """The first release date found in ``names``: a time stamp anywhere, else ``_<date>.txt``."""
+    for name in names:
+        m = _STAMP_DATE.search(name) or NAME_DATE.search(name)
+        if m is not None:
+            return m.group(1)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Zip members
+
+
+def _zip_member_error(
+    path: Path, zf: zipfile.ZipFile, member: str, err: BaseException
+) -> BadInputError:
+    """The error for a zip member that cannot be read, naming the zip and the member."""
+    where = f"{path}!{member}"
+    method: int | None
+    try:
+        method = zf.getinfo(member).compress_type
+    except KeyError:  # pragma: no cover - the member was listed by the same ZipFile
+        method = None
+    if isinstance(err, RuntimeError) and "password" in str(err):
+        problem = "the member is encrypted (a password is required to read it)"
+    elif isinstance(err, NotImplementedError) and method not in (None, 0, 8, 12, 14):
+        name = _COMPRESSION_METHODS.get(method or 0, "unknown")
+        problem = (
+            f"the member is compressed with method {method} ({name}), which Python's zipfile "
+            "cannot read"
+        )
+    elif isinstance(err, EOFError) or (
+        # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
+        # the next structure of the file.
+        isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
+    ):
+        problem = "damaged zip: the member ends before its recorded size (truncated?)"
+    elif isinstance(err, zipfile.LargeZipFile):
+        problem = f"the member needs ZIP64 extensions, which are not available: {err}"
+    elif isinstance(err, (zipfile.BadZipFile, zlib.error)):
+        problem = f"damaged zip: {err}"
+    else:
+        problem = f"the member cannot be read: {err}"
+    return BadInputError(problem, path=where, hint=_ZIP_HINT)
+
+
+@contextmanager
+def reading_member(path: Path, zf: zipfile.ZipFile, member: str) -> Iterator[None]:
+    """Turn the exceptions of reading ``member`` into ``BadInputError`` naming it."""
+    try:
+        yield
+    except ZIP_ERRORS as err:
+        raise _zip_member_error(path, zf, member, err) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Headers and lines
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """Where each needed column sits, and the row widths that are accepted."""
+
+    names: tuple[str, ...]
+    index: dict[str, int]
+    widths: frozenset[int]
+    crlf: bool
+
+
+def text_stream(raw: IO[bytes]) -> io.TextIOWrapper:
+    # newline="\n": lines end at LF only and keep a CR before it, so a CRLF file can be reported,
+    # and a stray CR inside a term does not cut the line in two (universal newlines would).
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+
+
+def read_header(
+    stream: io.TextIOWrapper, where: str, required: tuple[str, ...], notes: list[str]
+) -> Header:
+    """The header of a table read as a stream: its first line, with :func:`parse_header`."""
+    return parse_header(stream.readline(), where, required, notes)
+
+
+def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
+    """The header ``first`` (the file's first line with its line end, "" for an empty file):
+    where each column of ``required`` sits; its BOM, CRLF and trailing empty cells are noted."""
+    if not first:
+        raise BadInputError("the file is empty; a header line was expected", path=where, line=1)
+    if first.startswith("\ufeff"):
+        first = first[1:]
+        notes.append(f"{where}: a UTF-8 byte order mark was skipped")
+    crlf = first.endswith("\r\n")
+    if crlf:
+        notes.append(f"{where}: CRLF line ends")
+    cells = first.rstrip("\r\n").split("\t")
+    width = len(cells)
+    trimmed = width
+    while trimmed > 1 and cells[trimmed - 1] == "":
+        trimmed -= 1
+    if trimmed != width:
+        notes.append(f"{where}: {width - trimmed} trailing empty header cell(s) ignored")
+    names = cells[:trimmed]
+    index: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in index:
+            raise BadInputError(f"the header names column {name!r} twice", path=where, line=1)
+        index[name] = i
+    missing = [c for c in required if c not in index]
+    if missing:
+        raise BadInputError(
+            f"the header has no column {bounded_list(repr(m) for m in missing)} "
+            f"(found: {bounded_list(repr(n) for n in names)})",
+            path=where,
+            line=1,
+            hint="columns are found by name in the first line, separated by tabs",
+        )
+    # A row may or may not repeat the header's trailing empty cells.
+    return Header(tuple(names), index, frozenset({trimmed, width}), crlf)
+
+
+def bad_width(where: str, line: int, parts: list[str], header: Header) -> BadInputError:
+    expected = " or ".join(str(w) for w in sorted(header.widths))
+    return BadInputError(
+        f"{len(parts)} tab-separated fields where the header has {expected}",
+        path=where,
+        line=line,
+        hint="a row is one line with a tab between fields; terms are never quoted",
+    )
+
+
+def blank_inside(where: str, line: int) -> BadInputError:
+    return BadInputError(
+        "a blank line; blank lines are allowed only at the end of the file",
+        path=where,
+        line=line,
+    )
+
+
+def blank_note(where: str, n: int) -> str:
+    return f"{where}: {n} blank line(s) at the end of the file ignored"
+
+
+def not_utf8_error(
+    where: str,
+    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
+    *,
+    hint: str = "the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
+) -> BadInputError:
+    """The error for a file that is not UTF-8, naming the first bad line (found by a rescan:
+    the text layer decodes in blocks and cannot say which line a bad byte is on)."""
+    bad_line, problem = 1, "bytes that are not UTF-8"
+    with open_bytes() as raw:
+        for lineno, line in enumerate(raw, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                bad_line = lineno
+                problem = f"bytes that are not UTF-8 ({err.reason} at column {err.start + 1})"
+                break
+    return BadInputError(
+        problem,
+        path=where,
+        line=bad_line,
+        hint=hint,
+    )
+
+
+def no_concepts(where: str, problem: str, hint: str) -> BadInputError:
+    return BadInputError(f"no concept rows: {problem}", path=where, hint=hint)
+
+
+def basename(name: str) -> str:
+    return name.rsplit("/", 1)[-1]

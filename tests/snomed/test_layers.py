@@ -1,0 +1,78 @@
+"""The layering that snomed/__init__.py draws: each module imports only the ones below it, and the
+package uses nothing of the synonym side but errors, files, jsonio and canonical (hashing)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import tempmedbench_synonyms
+
+PACKAGE = Path(tempmedbench_synonyms.__file__).parent
+TOP = "tempmedbench_synonyms."
+
+# Every module of snomed/ and what it may import from the package (exactly: a new import shows).
+LAYERS = {
+    "codes": set(),
+    "concepts": set(),
+    "sctid": {"snomed.codes"},
+    "tables": {"errors"},
+    "gps": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables"},
+    "rf2": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables"},
+    "loader": {
+        "errors",
+        "files",
+        "snomed.concepts",
+        "snomed.gps",
+        "snomed.rf2",
+        "snomed.tables",
+    },
+    "validate": {
+        "errors",
+        "files",
+        "jsonio",
+        "snomed.codes",
+        "snomed.concepts",
+        "snomed.sctid",
+        "snomed.tables",
+    },
+}
+
+
+def package_imports(path: Path) -> set[str]:
+    """The package's modules that a file imports, relative to ``tempmedbench_synonyms``."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path.name}: relative import"
+            module = node.module or ""
+            # `from tempmedbench_synonyms import jsonio` imports the module jsonio.
+            names = [f"{module}.{a.name}" for a in node.names] if module + "." == TOP else [module]
+        else:
+            continue
+        out |= {n.removeprefix(TOP) for n in names if n.startswith(TOP)}
+    return out
+
+
+def test_every_module_of_the_package_is_listed() -> None:
+    modules = {p.stem for p in (PACKAGE / "snomed").glob("*.py")} - {"__init__"}
+    assert modules == set(LAYERS)
+
+
+def test_each_module_imports_only_the_layers_below_it() -> None:
+    found = {m: package_imports(PACKAGE / "snomed" / f"{m}.py") for m in LAYERS}
+    assert found == LAYERS
+    assert package_imports(PACKAGE / "snomed" / "__init__.py") == set()
+
+
+def test_the_synonym_side_does_not_import_the_snomed_side() -> None:
+    """Only the gps commands of the CLI do."""
+    users = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if "snomed" not in p.relative_to(PACKAGE).parts
+        and any(m.startswith("snomed") for m in package_imports(p))
+    )
+    assert users == ["cli/gps.py"]
