@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers import ROOT, outputs
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
-from test_cli import outputs
 
-ROOT = Path(__file__).resolve().parent.parent
 PLAIN = (ROOT / "fixtures/umls/MRCONSO.RRF").read_bytes()
 # Invented filler rows of a source the table does not name, so that the file is larger than the
 # sniffed head and the parts are cut inside rows.

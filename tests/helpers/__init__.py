@@ -42,3 +42,13 @@ def behind_responses(fake: FakeUts, *, base_url: str = BASE) -> Iterator[FakeUts
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         add_fake_uts(rsps, fake, base_url=base_url)
         yield fake
+
+
+def outputs(folder: Path) -> list[str]:
+    """The rebuilt files (final, ``.unverified``) and temporary files under ``folder``, sorted."""
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.name.startswith(("question_surface_synonym", "synonym_table_kept_full"))
+        or p.name.endswith(".tmp")
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import FIXTURES
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.snomed import gps as gps_module
 from tempmedbench_synonyms.snomed import rf2 as rf2_module
@@ -18,7 +19,6 @@ from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import validate_release
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_DIR = FIXTURES / "gps"
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 GPS_FILE = GPS_DIR / GPS_NAME

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from helpers import FIXTURES
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.snomed.codes import FindingCode
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, encode_row
@@ -24,7 +25,6 @@ from tempmedbench_synonyms.snomed.validate import (
     validate_release,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 RF2_DIR = FIXTURES / "gps" / "rf2"
 PLANTED = FIXTURES / "gps-planted"

@@ -26,6 +26,7 @@ import pytest
 from hostile_server import ESCAPES, HostileServer, Plan
 from typer.testing import CliRunner
 
+from helpers import MINI_MRCONSO
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import Cancelled
@@ -34,8 +35,6 @@ from tempmedbench_synonyms.uts import options as uts_options
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
-ROOT = Path(__file__).resolve().parents[2]
-MINI_MRCONSO = ROOT / "fixtures" / "umls" / "MRCONSO.RRF"
 #: The first concept of the mini release: the request the attacks hit.
 BAD = "/content/2099AA/source/SNOMEDCT_US/9990101009/atoms"
 PROBE = "/content/2099AA/CUI/C9000001"

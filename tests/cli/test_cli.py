@@ -11,7 +11,7 @@ import pytest
 import responses
 from typer.testing import CliRunner
 
-from helpers import Rehash, behind_responses
+from helpers import Rehash, behind_responses, outputs
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
 from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
@@ -28,15 +28,6 @@ runner = CliRunner()
 def run(*args: str | Path) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
-
-
-def outputs(folder: Path) -> list[str]:
-    return sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*")
-        if p.name.startswith(("question_surface_synonym", "synonym_table_kept_full"))
-        or p.name.endswith(".tmp")
-    )
 
 
 def test_regenerate_verified_json_report(mini: Path, mrconso: Path) -> None:

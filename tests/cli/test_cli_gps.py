@@ -12,10 +12,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from helpers import FIXTURES
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.gps import gps_app
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 RF2_DIR = FIXTURES / "gps" / "rf2"
 PLANTED = FIXTURES / "gps-planted"
