@@ -114,12 +114,12 @@ def _release_in(kind: Kind, found: Any, base_url: str) -> str | None:
     if found is None:
         return None
     if kind == "concept":
-        rel: str | None = found.release_at(base_url)
-        return rel
+        concrete: str | None = found.release_at(base_url)
+        return concrete
     for atom in found:
-        rel = release_of(atom.concept, base_url)
-        if rel:
-            return rel
+        concrete = release_of(atom.concept, base_url)
+        if concrete:
+            return concrete
     return None
 
 
@@ -411,18 +411,18 @@ class CachedUts:
 
     def concept(self, release: str, cui: str) -> tuple[str, UtsConcept | None]:
         """(concrete release, concept or ``None``) for ``umls concept``."""
-        rel, found, _ = self._answer(release, partial(paths.concept, cui=cui))
-        return rel, found
+        concrete, found, _ = self._answer(release, partial(paths.concept, cui=cui))
+        return concrete, found
 
     def atoms(self, release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of one atom query."""
-        rel, found, _ = self._answer(release, partial(paths.for_query, query=query))
-        return rel, found
+        concrete, found, _ = self._answer(release, partial(paths.for_query, query=query))
+        return concrete, found
 
     def concept_atoms(self, release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of a concept, every source (``umls atoms``)."""
-        rel, found, _ = self._answer(release, partial(paths.concept_atoms, cui=cui))
-        return rel, found
+        concrete, found, _ = self._answer(release, partial(paths.concept_atoms, cui=cui))
+        return concrete, found
 
     def cached_atoms(self, release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
         """The query's atoms from the cache only (``None`` if it does not hold them)."""
