@@ -257,9 +257,9 @@ class InternalError(TempMedBenchError):
 EXIT_CODES: dict[Outcome, int] = {
     Outcome.VERIFIED: 0,
     Outcome.MISMATCH: 1,
-    Outcome.PLANNED: 0,
     **{
         cls.outcome: cls.exit_code
         for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
     },
+    Outcome.PLANNED: 0,
 }

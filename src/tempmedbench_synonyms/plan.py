@@ -56,10 +56,8 @@ def fetch_seconds(requests: int, rate: float) -> float:
     return math.ceil(requests * HEADROOM / rate * 10) / 10
 
 
-def _duration(seconds: float) -> str:
-    """``seconds`` in words: "under 1 s", "40 s", "12 min", "2 h 5 min"."""
-    if seconds < 1:
-        return "under 1 s"
+def duration_words(seconds: float) -> str:
+    """``seconds`` in words, rounded up: "1 s", "40 s", "12 min", "2 h 5 min"."""
     if seconds < 60:
         return f"{math.ceil(seconds)} s"
     minutes = math.ceil(seconds / 60)
@@ -77,7 +75,7 @@ def estimate_line(concepts: int, cached: int, to_fetch: int, requests: int, rate
     7 to fetch, about 1 s at 15 requests a second"."""
     return (
         f"{_count(concepts, 'concept')}: {cached} answered by the cache, {to_fetch} to fetch, "
-        f"about {_duration(fetch_seconds(requests, rate))} at {rate:g} requests a second"
+        f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} requests a second"
     )
 
 

@@ -171,6 +171,11 @@ class CachedUts:
     # -- lifecycle and counters ------------------------------------------------------------------
 
     @property
+    def rate(self) -> float | None:
+        """The configured requests a second (``--rate``); ``None`` offline."""
+        return self.client.limiter.rate if self.client is not None else None
+
+    @property
     def requests_sent(self) -> int:
         """Requests sent to UMLS so far (retries included); 0 offline."""
         return self.client.stats.requests if self.client is not None else 0

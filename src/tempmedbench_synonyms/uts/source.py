@@ -127,9 +127,10 @@ class RestAtomSource:
 
     def _say_estimate(self, total: int, hits: int, misses: int, requests: int) -> None:
         """Once, before the first fetch: how many are cached, how many to fetch, how long."""
-        if self.progress_stream is None or self.uts.client is None:
+        rate = self.uts.rate
+        if self.progress_stream is None or rate is None:
             return
-        line = estimate_line(total, hits, misses, requests, self.uts.client.limiter.rate)
+        line = estimate_line(total, hits, misses, requests, rate)
         self.progress_stream.write(line + "\n")
         self.progress_stream.flush()
 
