@@ -7,7 +7,6 @@ appears nowhere in what it printed or left behind, and that nothing was written.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,21 +28,6 @@ from tempmedbench_synonyms.testing import (
 
 #: The first concept of the mini table in sorted key order: the release probe's CUI.
 PROBE_PATH = "/content/2099AA/CUI/"
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    package = logging.getLogger("tempmedbench_synonyms")
-    level = package.level
-    yield
-    package.setLevel(level)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeUtsServer]:
-    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
-    with FakeUtsServer(fake) as running:
-        yield running
 
 
 @pytest.fixture
@@ -79,10 +63,10 @@ def checks_of(result: Result) -> dict[str, dict[str, object]]:
 
 
 def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
-    server: FakeUtsServer, mini: Path, mrconso: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, mrconso: Path, tmp_path: Path
 ) -> None:
     before = snapshot(mini)
-    result = doctor([str(mini), "--mrconso", str(mrconso), "--json"], tmp_path, server.base_url)
+    result = doctor([str(mini), "--mrconso", str(mrconso), "--json"], tmp_path, mini_uts.base_url)
     assert result.exit_code == 0, result.stderr
     checks = checks_of(result)
     assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
@@ -93,7 +77,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
         f"{mini}: 6 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
     )
     assert checks["uts"]["message"] == (
-        f"{server.base_url} accepted the key and serves UMLS release 2099AA (probe: concept "
+        f"{mini_uts.base_url} accepted the key and serves UMLS release 2099AA (probe: concept "
         "C9000001)"
     )
     assert str(checks["mrconso"]["message"]).startswith(
@@ -101,7 +85,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
         "sources (LNC, MTH, RXNORM, SNOMEDCT_US) it holds is known after a full scan"
     )
     # Exactly the probe reached UTS, and it was not cached; the release is untouched.
-    assert [s.path for s in server.fake.seen] == ["/content/2099AA/CUI/C9000001"]
+    assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert not (tmp_path / "cache").exists()
     assert snapshot(mini) == before
     # One human line per check on stderr, then the summary.
@@ -113,8 +97,8 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
 
 def test_a_refused_key_is_exit_3_and_says_so(mini: Path, tmp_path: Path) -> None:
     fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key="another-key")
-    with FakeUtsServer(fake) as server:
-        result = doctor([str(mini), "--json"], tmp_path, server.base_url)
+    with FakeUtsServer(fake) as refusing:
+        result = doctor([str(mini), "--json"], tmp_path, refusing.base_url)
         assert result.exit_code == 3
         uts = checks_of(result)["uts"]
         assert uts["ok"] is False
@@ -123,15 +107,15 @@ def test_a_refused_key_is_exit_3_and_says_so(mini: Path, tmp_path: Path) -> None
             "key is missing, invalid or expired"
         )
         assert str(uts["hint"]).startswith("check the key in your UTS profile")
-        assert len(server.fake.seen) == 1
+        assert len(refusing.fake.seen) == 1
     assert "FAIL  uts         UMLS answered HTTP 401" in result.stderr
     assert result.stderr.splitlines()[-1] == "doctor: 1 of 7 checks failed (exit 3)"
 
 
 def test_no_key_at_all_is_exit_3_and_nothing_is_sent(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
-    result = doctor([str(mini), "--json"], tmp_path, server.base_url, key=None)
+    result = doctor([str(mini), "--json"], tmp_path, mini_uts.base_url, key=None)
     assert result.exit_code == 3
     checks = checks_of(result)
     assert checks["api_key"]["ok"] is False
@@ -142,7 +126,7 @@ def test_no_key_at_all_is_exit_3_and_nothing_is_sent(
     assert checks["uts"] == {"name": "uts", "ok": False,
                              "message": "not asked: there is no usable API key to send",
                              "hint": "fix the api_key check first"}  # fmt: skip
-    assert server.fake.seen == []
+    assert mini_uts.fake.seen == []
 
 
 def test_the_key_file_variable_is_named_as_the_source(heart: FakeUtsServer, tmp_path: Path) -> None:
@@ -167,12 +151,12 @@ def test_the_key_file_variable_is_named_as_the_source(heart: FakeUtsServer, tmp_
 
 
 def test_an_unwritable_output_folder_is_exit_2(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder\n")
     result = doctor([str(mini), "--out", str(blocker / "out"), "--json"], tmp_path,
-                    server.base_url)  # fmt: skip
+                    mini_uts.base_url)  # fmt: skip
     assert result.exit_code == 2
     out = checks_of(result)["out"]
     assert out["ok"] is False
@@ -184,11 +168,11 @@ def test_an_unwritable_output_folder_is_exit_2(
 
 
 def test_a_file_that_is_not_mrconso_is_exit_2(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
     bogus = tmp_path / "MRCONSO.RRF"
     bogus.write_text("hello|world\n")
-    result = doctor([str(mini), "--mrconso", str(bogus), "--json"], tmp_path, server.base_url)
+    result = doctor([str(mini), "--mrconso", str(bogus), "--json"], tmp_path, mini_uts.base_url)
     assert result.exit_code == 2
     check = checks_of(result)["mrconso"]
     assert check["ok"] is False
@@ -207,8 +191,8 @@ def test_with_mrconso_no_key_is_needed(mini: Path, mrconso: Path, tmp_path: Path
 
 def test_a_release_uts_does_not_serve_is_exit_4(mini: Path, tmp_path: Path) -> None:
     fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO, release="2098AA"), api_key=CANARY_KEY)
-    with FakeUtsServer(fake) as server:
-        url = server.base_url
+    with FakeUtsServer(fake) as other:
+        url = other.base_url
         result = doctor([str(mini), "--json"], tmp_path, url)
     assert result.exit_code == 4
     uts = checks_of(result)["uts"]
@@ -222,8 +206,8 @@ def test_a_release_uts_does_not_serve_is_exit_4(mini: Path, tmp_path: Path) -> N
 
 def test_a_base_url_that_is_not_uts_is_exit_4_with_a_hint(mini: Path, tmp_path: Path) -> None:
     fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
-    with FakeUtsServer(fake, prefix="/api") as server:  # /rest is not there: a plain 404
-        url = server.base_url.replace("/api", "/rest")
+    with FakeUtsServer(fake, prefix="/api") as other:  # /rest is not there: a plain 404
+        url = other.base_url.replace("/api", "/rest")
         result = doctor([str(mini), "--json"], tmp_path, url)
     assert result.exit_code == 4
     uts = checks_of(result)["uts"]
@@ -250,13 +234,13 @@ def test_a_rate_state_that_cannot_be_used_is_exit_2_with_the_fallback_explained(
     )
 
 
-def test_the_exit_code_is_the_first_failing_checks(server: FakeUtsServer, tmp_path: Path) -> None:
+def test_the_exit_code_is_the_first_failing_checks(mini_uts: FakeUtsServer, tmp_path: Path) -> None:
     """No key (3) comes before an unusable cache folder (2) and a missing release (2)."""
     missing = tmp_path / "no-release"
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     result = doctor([str(missing), "--cache-dir", str(blocker), "--json"], tmp_path,
-                    server.base_url, key=None)  # fmt: skip
+                    mini_uts.base_url, key=None)  # fmt: skip
     checks = checks_of(result)
     assert [name for name, c in checks.items() if not c["ok"]] == [
         "release",
@@ -272,9 +256,9 @@ def test_the_exit_code_is_the_first_failing_checks(server: FakeUtsServer, tmp_pa
 
 @pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)])
 def test_ok_and_fail_are_coloured_on_a_terminal_unless_no_color(
-    server: FakeUtsServer, tmp_path: Path, no_color: str | None, coloured: bool
+    mini_uts: FakeUtsServer, tmp_path: Path, no_color: str | None, coloured: bool
 ) -> None:
-    env = {"UMLS_BASE_URL": server.base_url, "UMLS_API_KEY": None, "UMLS_API_KEY_FILE": None,
+    env = {"UMLS_BASE_URL": mini_uts.base_url, "UMLS_API_KEY": None, "UMLS_API_KEY_FILE": None,
            "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": no_color}  # fmt: skip
     result = CliRunner().invoke(app, ["doctor"], env=env, color=True)  # as on a terminal
     assert result.exit_code == 3

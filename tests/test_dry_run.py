@@ -8,16 +8,13 @@ after it sends ``plan.requests`` requests and counts ``plan.cached`` cache hits.
 from __future__ import annotations
 
 import json
-import logging
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from helpers import MINI_MRCONSO
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
@@ -26,29 +23,12 @@ from tempmedbench_synonyms.plan import duration_words, estimate_line, fetch_seco
 from tempmedbench_synonyms.release import open_release
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
-    FakeUts,
-    FakeUtsData,
     FakeUtsServer,
     find_secret,
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    package = logging.getLogger("tempmedbench_synonyms")
-    level = package.level
-    yield
-    package.setLevel(level)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeUtsServer]:
-    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
-    with FakeUtsServer(fake) as running:
-        yield running
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -91,11 +71,11 @@ def distinct_queries(release: Path) -> int:
 
 
 def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
     before = files_under(mini)
     n = distinct_queries(mini)
-    result = run([str(mini), "--dry-run", "--json"], tmp_path, server.base_url)
+    result = run([str(mini), "--dry-run", "--json"], tmp_path, mini_uts.base_url)
     assert result.exit_code == 0, result.stderr
     report = report_of(result)
     assert report["outcome"] == "planned"
@@ -103,7 +83,7 @@ def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
     assert report["plan"] == {"concepts": 10, "cached": 0, "to_fetch": 10, "requests": n + 1,
                               "seconds": fetch_seconds(n + 1, 15)}  # fmt: skip
     assert report["requests"] == 1 and report["umls_release"] == "2099AA"
-    assert [s.path for s in server.fake.seen] == ["/content/2099AA/CUI/C9000001"]
+    assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert files_under(mini) == before
     assert not (tmp_path / "cache").exists()
     assert "  concepts       10: 0 cached, 10 to fetch" in result.stderr
@@ -112,53 +92,53 @@ def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
         "written; 10 concepts: 0 answered by the cache, 10 to fetch, about 1 s at 15 requests "
         "a second"
     )
-    server.fake.seen.clear()
-    real = run([str(mini), "--out", str(tmp_path / "out"), "--json"], tmp_path, server.base_url)
+    mini_uts.fake.seen.clear()
+    real = run([str(mini), "--out", str(tmp_path / "out"), "--json"], tmp_path, mini_uts.base_url)
     assert real.exit_code == 0, real.stderr
-    assert report_of(real)["requests"] == len(server.fake.seen) == n + 1
+    assert report_of(real)["requests"] == len(mini_uts.fake.seen) == n + 1
     assert report_of(real)["cache_hits"] == 0
 
 
 def test_a_half_cached_plan_equals_what_the_run_sends(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
-    cached = prefill(mini, tmp_path / "cache", server.base_url, 3)
+    cached = prefill(mini, tmp_path / "cache", mini_uts.base_url, 3)
     assert cached == 3  # each of those queries is one concept's
     n = distinct_queries(mini)
     entries = files_under(tmp_path / "cache")
-    server.fake.seen.clear()
-    result = run([str(mini), "--dry-run", "--json", "--rate", "2"], tmp_path, server.base_url)
+    mini_uts.fake.seen.clear()
+    result = run([str(mini), "--dry-run", "--json", "--rate", "2"], tmp_path, mini_uts.base_url)
     assert result.exit_code == 0, result.stderr
     plan = report_of(result)["plan"]
     assert plan == {"concepts": 10, "cached": 3, "to_fetch": 7, "requests": n - 3 + 1,
                     "seconds": fetch_seconds(n - 3 + 1, 2)}  # fmt: skip
-    assert len(server.fake.seen) == 1  # the probe, and its answer is not cached
+    assert len(mini_uts.fake.seen) == 1  # the probe, and its answer is not cached
     assert files_under(tmp_path / "cache") == entries
-    server.fake.seen.clear()
-    real = run([str(mini), "--out", str(tmp_path / "out"), "--json"], tmp_path, server.base_url)
+    mini_uts.fake.seen.clear()
+    real = run([str(mini), "--out", str(tmp_path / "out"), "--json"], tmp_path, mini_uts.base_url)
     assert real.exit_code == 0, real.stderr
-    assert report_of(real)["requests"] == len(server.fake.seen) == plan["requests"]
+    assert report_of(real)["requests"] == len(mini_uts.fake.seen) == plan["requests"]
     assert report_of(real)["cache_hits"] == plan["cached"]
     # The run said the same estimate once, before it fetched (the probe is already sent).
     assert real.stderr.count(" answered by the cache, ") == 1
     assert estimate_line(n, 3, n - 3, n - 3, 15) in real.stderr
     # Warm now: a dry run offline sends nothing and plans nothing left to fetch.
-    server.fake.seen.clear()
-    warm = run([str(mini), "--dry-run", "--offline", "--json"], tmp_path, server.base_url)
+    mini_uts.fake.seen.clear()
+    warm = run([str(mini), "--dry-run", "--offline", "--json"], tmp_path, mini_uts.base_url)
     assert warm.exit_code == 0, warm.stderr
     assert report_of(warm)["plan"] == {"concepts": 10, "cached": 10, "to_fetch": 0,
                                        "requests": 0, "seconds": 0.0}  # fmt: skip
     assert report_of(warm)["requests"] == 0
-    assert server.fake.seen == []
+    assert mini_uts.fake.seen == []
 
 
 def test_an_offline_dry_run_with_a_cold_cache_is_unavailable_and_sends_nothing(
-    server: FakeUtsServer, mini: Path, tmp_path: Path
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
-    result = run([str(mini), "--dry-run", "--offline", "--json"], tmp_path, server.base_url)
+    result = run([str(mini), "--dry-run", "--offline", "--json"], tmp_path, mini_uts.base_url)
     assert result.exit_code == 4
     assert report_of(result)["outcome"] == "unavailable"
-    assert server.fake.seen == []
+    assert mini_uts.fake.seen == []
 
 
 def test_a_dry_run_with_mrconso_sniffs_the_file_and_sends_nothing(
