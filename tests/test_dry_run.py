@@ -86,7 +86,11 @@ def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
     assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert files_under(mini) == before
     assert not (tmp_path / "cache").exists()
-    assert "  concepts       10: 0 cached, 10 to fetch" in result.stderr
+    assert result.stderr.splitlines()[2:5] == [
+        "  UMLS release   2099AA (UMLS REST API, 1 request sent, 0 answered by the cache)",
+        f"  requests       {n + 1} left to send, about 1 s",
+        "  concepts       10: 0 cached, 10 to fetch",
+    ]
     assert result.stderr.splitlines()[-1] == (
         "planned (exit 0): dry run: nothing was fetched but the release probe, and nothing was "
         "written; 10 concepts: 0 answered by the cache, 10 to fetch, about 1 s at 15 requests "

@@ -10,7 +10,7 @@ import typer
 from tempmedbench_synonyms.cli._options import FLAG
 from tempmedbench_synonyms.cli._shared import echo_err, print_json
 from tempmedbench_synonyms.pipeline import Report
-from tempmedbench_synonyms.plan import Plan, plan_mrconso, plan_rest
+from tempmedbench_synonyms.plan import Plan, duration_words, plan_mrconso, plan_rest
 from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
 
 DryRunOption = Annotated[
@@ -31,11 +31,15 @@ def render_plan(report: Report, plan: Plan) -> str:
     if report.mrconso is not None:
         lines.append(f"  MRCONSO        {report.mrconso['path']} ({report.mrconso['kind']})")
     else:
+        sent = f"{report.requests} request" + ("" if report.requests == 1 else "s")
         lines.append(
-            f"  UMLS release   {report.umls_release} (UMLS REST API, {report.requests} requests, "
-            f"{report.cache_hits} cache hits)"
+            f"  UMLS release   {report.umls_release} (UMLS REST API, {sent} sent, "
+            f"{report.cache_hits} answered by the cache)"
         )
-        lines.append(f"  requests       {plan.requests} to send, about {plan.seconds} s")
+        lines.append(
+            f"  requests       {plan.requests} left to send, about "
+            f"{duration_words(plan.seconds or 0.0)}"
+        )
     if report.mrconso is not None:
         lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
     else:
