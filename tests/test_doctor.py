@@ -265,3 +265,29 @@ def test_ok_and_fail_are_coloured_on_a_terminal_unless_no_color(
     assert ("\x1b[32m\x1b[22mok    \x1b[0mversions" in result.stderr) is coloured
     assert ("\x1b[31m\x1b[1mFAIL  \x1b[0mapi_key" in result.stderr) is coloured
     assert ("FAIL  api_key" in result.stderr) is not coloured
+
+
+def test_an_unreadable_key_file_is_exit_2_and_nothing_is_sent(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-key"
+    result = doctor(["--api-key-file", str(missing), "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 2
+    key = checks_of(result)["api_key"]
+    assert key["message"] == f"{missing}: cannot read the API key file: No such file or directory"
+    assert key["hint"] == "give a file that holds only your UMLS API key"
+    assert checks_of(result)["uts"]["message"] == "not asked: there is no usable API key to send"
+    assert mini_uts.fake.seen == []
+
+
+def test_a_missing_library_fails_the_versions_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempmedbench_synonyms.doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "dependency_versions",
+                        lambda: {"requests": "not installed", "typer": "0.1"})  # fmt: skip
+    check = doctor_module.check_versions()
+    assert (check.ok, check.exit_code) == (False, 2)
+    assert check.message.endswith(", requests not installed, typer 0.1")
+    assert check.hint == (
+        "requests: reinstall it: pip install --force-reinstall tempmedbench-synonyms"
+    )

@@ -191,3 +191,19 @@ def test_fetch_seconds_is_the_limiters_spacing_rounded_up() -> None:
     assert estimate_line(1, 0, 1, 3, 0.001) == (
         "1 concept: 0 answered by the cache, 1 to fetch, about 54 min at 0.001 requests a second"
     )
+
+
+def test_a_dry_run_with_refresh_plans_every_concept_again(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    prefill(mini, tmp_path / "cache", mini_uts.base_url, 4)
+    entries = files_under(tmp_path / "cache")
+    mini_uts.fake.seen.clear()
+    n = distinct_queries(mini)
+    result = run([str(mini), "--dry-run", "--refresh", "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 0, result.stderr
+    plan = report_of(result)["plan"]
+    assert plan == {"concepts": 10, "cached": 0, "to_fetch": 10, "requests": n + 1,
+                    "seconds": fetch_seconds(n + 1, 15)}  # fmt: skip
+    assert len(mini_uts.fake.seen) == 1
+    assert files_under(tmp_path / "cache") == entries
