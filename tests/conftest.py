@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers import MINI, MINI_MRCONSO, Rehash
-from tempmedbench_synonyms.testing import write_manifest
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    write_manifest,
+)
 
 # The package's own plugin (its entry point is turned off in pyproject.toml: see there).
 pytest_plugins = ("pytester", "tempmedbench_synonyms.pytest_plugin")
@@ -51,3 +59,20 @@ def mrconso(tmp_path: Path) -> Path:
 def rehash() -> Rehash:
     """Rewrite a release folder's MANIFEST.sha256 from its files (after a test edits one)."""
     return write_manifest
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Commands configure logging (as only the CLI may); leave it as it was for other tests."""
+    package = logging.getLogger("tempmedbench_synonyms")
+    level = package.level
+    yield
+    package.setLevel(level)
+
+
+@pytest.fixture
+def mini_uts() -> Iterator[FakeUtsServer]:
+    """The fake UTS on 127.0.0.1 serving the mini release's invented rows, for the canary key."""
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as running:
+        yield running

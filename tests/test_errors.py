@@ -76,7 +76,9 @@ def test_exit_codes_and_outcomes_are_one_table() -> None:
 
 
 def test_the_outcomes_are_spec_section_5s_and_each_has_its_exit_code() -> None:
-    """SPEC section 5's table (and section 7's list of --json outcomes), plus a bug's exit 70."""
+    """SPEC section 5's table (and section 7's list of --json outcomes), plus a bug's exit 70
+    and a --dry-run's ``planned``, exit 0 (issue 12: a plan verifies nothing, so not
+    ``verified``)."""
     assert {o.value: EXIT_CODES[o] for o in Outcome} == {
         "verified": 0,
         "mismatch": 1,
@@ -84,6 +86,7 @@ def test_the_outcomes_are_spec_section_5s_and_each_has_its_exit_code() -> None:
         "not_authorised": 3,
         "unavailable": 4,
         "internal_error": 70,
+        "planned": 0,
     }
     assert list(EXIT_CODES) == list(Outcome)
 

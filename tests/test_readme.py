@@ -91,7 +91,7 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
             assert proc.returncode == 0, f"{line}\n{proc.stderr}"
             assert CANARY_KEY not in proc.stdout + proc.stderr
             ran.append(words[:3])
-    assert len(ran) == 15
+    assert len(ran) == 17
     # the REST run and the MRCONSO run both verified the release in place
     assert (tmp_path / "TempMedBench-1.0/question_surface/question_surface_synonym.jsonl").exists()
 
@@ -107,7 +107,15 @@ def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
     env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    env.update(TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     env.pop("UMLS_API_KEY", None)
+
+    def left() -> list[str]:  # the shared rate state (conftest: tmp_path/state) is not ours
+        return sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
+                      if p.relative_to(tmp_path).parts[0] != "state")  # fmt: skip
+
+    before = left()
     proc = subprocess.run(
         [str(BIN / "python"), "-c", code],
         cwd=tmp_path,
@@ -116,22 +124,23 @@ def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None
         text=True,
         timeout=120,
     )
+    # check=True in the example: the run verified both files (exit 0) in its temporary folder
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "11 requests\n", "")
     # 10 concepts in the mini release, and the probe of its UMLS release
     table = json.loads((ROOT / "fixtures/tempmedbench-mini/synonyms/synonym_table_kept.json")
                        .read_text(encoding="utf-8"))  # fmt: skip
     assert len(table["concepts"]) + 1 == 11
-    assert sorted(p.name for p in (tmp_path / "out").rglob("*.json*")) == [
-        "question_surface_synonym.jsonl",
-        "synonym_table_kept_full.json",
-    ]
+    # Nothing is left in the folder it ran in (a checkout: no untracked out/ or cache/), and
+    # the temporary folder is gone.
+    assert left() == before
 
 
 @pytest.mark.parametrize(
     "command",
     [
-        "", "regenerate", "check", "freeze", "demo", "umls atoms", "umls source", "umls atom",
-        "umls concept", "cache info", "cache clear", "gps validate", "gps lookup", "gps sctid",
+        "", "regenerate", "check", "freeze", "demo", "doctor", "umls atoms", "umls source",
+        "umls atom", "umls concept", "cache info", "cache clear", "gps validate", "gps lookup",
+        "gps sctid",
     ],
 )  # fmt: skip
 def test_every_command_has_help_with_an_example(command: str) -> None:

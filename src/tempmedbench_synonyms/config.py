@@ -127,6 +127,23 @@ def read_api_key(
     return ApiKey(value) if value else None
 
 
+def api_key_source(
+    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """Where ``read_api_key`` takes the key from, in words for a message: ``--api-key-file
+    PATH``, ``UMLS_API_KEY_FILE (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one.
+
+    It names the source only (the file may still be unreadable: ``read_api_key`` says so)."""
+    env = os.environ if environ is None else environ
+    if api_key_file is not None:
+        return f"--api-key-file {api_key_file}"
+    if env.get(API_KEY_FILE_ENV, "").strip():
+        return f"{API_KEY_FILE_ENV} ({env[API_KEY_FILE_ENV].strip()})"
+    if env.get(API_KEY_ENV, "").strip():
+        return API_KEY_ENV
+    return None
+
+
 def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | None = None) -> Path:
     """``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platformdirs user cache folder."""
     env = os.environ if environ is None else environ

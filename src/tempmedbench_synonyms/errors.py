@@ -40,6 +40,9 @@ class Outcome(str, Enum):
     UNAVAILABLE = "unavailable"
     #: Not in SPEC section 5's table: a bug, exit 70 (see ``InternalError``).
     INTERNAL_ERROR = "internal_error"
+    #: Not in SPEC section 5's table: ``regenerate --dry-run`` said what a run would do, and
+    #: rebuilt nothing, so it verified nothing either; exit 0 (SPEC section 7).
+    PLANNED = "planned"
 
     def __str__(self) -> str:
         return self.value
@@ -258,4 +261,5 @@ EXIT_CODES: dict[Outcome, int] = {
         cls.outcome: cls.exit_code
         for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
     },
+    Outcome.PLANNED: 0,
 }

@@ -616,6 +616,25 @@ class MrconsoSource:
         return out
 
 
+def sniff_mrconso(path: Path) -> MrconsoInput:
+    """Find MRCONSO in ``path`` (``locate_mrconso``) and check that its first rows read as
+    MRCONSO.RRF (``sniff``), reading no further than that: BadInputError otherwise. A quick
+    look for ``doctor`` and ``regenerate --dry-run``; a pipe is consumed by it."""
+    inp = locate_mrconso(path)
+    stop = threading.Event()
+    blocks = inp.blocks(stop)
+    try:
+        next(_lines(blocks, path, []), None)
+    except OSError as err:
+        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
+    finally:
+        stop.set()
+        close = getattr(blocks, "close", None)
+        if close is not None:
+            close()
+    return inp
+
+
 def _bom_note(path: Path) -> str:
     return (
         f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "

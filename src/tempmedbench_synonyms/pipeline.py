@@ -147,17 +147,32 @@ class Rebuilt:
     source_name: str
 
 
+def atom_queries(concepts: Mapping[str, ConceptEntry]) -> dict[str, AtomQuery]:
+    """The atom query of each concept key (SPEC section 3)."""
+    return {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
+
+
+def probe_cui(concepts: Mapping[str, ConceptEntry]) -> str:
+    """The CUI of the release probe: the first concept's in sorted key order (SPEC section 3)."""
+    return concepts[min(concepts)].cui
+
+
+def wanted_release(release: Release, umls_release: str | None) -> str:
+    """The UMLS release a run asks for: ``--umls-release``, else the table's."""
+    if umls_release is not None and not umls_release.strip():
+        raise BadInputError("--umls-release is empty", key="--umls-release")
+    return umls_release or release.table.umls_release
+
+
 def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = None) -> Rebuilt:
     """Fetch the atoms, choose the synonyms and build both files' bytes (nothing is written)."""
     concepts = release.table.concepts
     spans_by_qid = place_spans(concepts, release.surface)
     texts = span_texts(spans_by_qid)
-    queries = {key: AtomQuery(e.route, e.sab, e.ident) for key, e in concepts.items()}
-    if umls_release is not None and not umls_release.strip():
-        raise BadInputError("--umls-release is empty", key="--umls-release")
-    wanted = umls_release or release.table.umls_release
+    queries = atom_queries(concepts)
+    wanted = wanted_release(release, umls_release)
     if concepts:
-        probe = concepts[min(concepts)].cui
+        probe = probe_cui(concepts)
         fetched = source.fetch(wanted, probe, sorted(set(queries.values())))
     else:
         fetched = FetchResult(umls_release=wanted, atoms={})

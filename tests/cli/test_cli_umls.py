@@ -27,15 +27,6 @@ from tempmedbench_synonyms.testing import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """The commands configure logging (as only the CLI may); leave it as it was for others."""
-    package = logging.getLogger("tempmedbench_synonyms")
-    level = package.level
-    yield
-    package.setLevel(level)
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeUts]:
     uts = FakeUts(FakeUtsData.from_lines(invented_rows(3, atoms_per_concept=4)), api_key=CANARY_KEY)

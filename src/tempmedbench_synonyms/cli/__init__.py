@@ -33,6 +33,7 @@ from tempmedbench_synonyms.cli._options import (
     VerboseOption,
     WorkersOption,
 )
+from tempmedbench_synonyms.cli._plan import DryRunOption, show_plan
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
@@ -42,6 +43,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.cli.cache import cache_app
+from tempmedbench_synonyms.cli.doctor import doctor_command
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
@@ -198,6 +200,7 @@ def regenerate_command(
     workers: WorkersOption = DEFAULT_WORKERS,
     timeout: TimeoutOption = DEFAULT_TIMEOUT,
     api_key_file: ApiKeyFileOption = None,
+    dry_run: DryRunOption = False,
     json_out: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -224,6 +227,9 @@ def regenerate_command(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers, timeout=timeout,
         )  # fmt: skip
+        if dry_run:
+            show_plan(release, mrconso, rest, umls_release=umls_release, json_out=json_out,
+                      verbosity=verbosity)  # fmt: skip
         source = build_source(mrconso, rest, verbosity=verbosity)
         report = regenerate(release, source, out_dir=out, umls_release=umls_release)
     _finish(
@@ -351,6 +357,7 @@ def demo_command(
     )
 
 
+app.command("doctor")(doctor_command)
 app.add_typer(umls_app, name="umls")
 app.add_typer(cache_app, name="cache")
 app.add_typer(gps_app, name="gps")

@@ -161,11 +161,19 @@ class CachedUts:
         self.current_max_age = current_max_age
         self._lock = threading.Lock()
         self.cache_hits = 0
+        #: False: answers are read from the cache but never written to it, nor what ``current``
+        #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
+        self.store = True
 
     def __repr__(self) -> str:
         return f"CachedUts(offline={self.offline}, refresh={self.refresh})"
 
     # -- lifecycle and counters ------------------------------------------------------------------
+
+    @property
+    def rate(self) -> float | None:
+        """The configured requests a second (``--rate``); ``None`` offline."""
+        return self.client.limiter.rate if self.client is not None else None
 
     @property
     def requests_sent(self) -> int:
@@ -286,7 +294,7 @@ class CachedUts:
         return [parse_model(UtsAtom, result, "atom")]
 
     def _store(self, release: str, build: Build, found: Any) -> None:
-        if self.cache is None:
+        if self.cache is None or not self.store:
             return
         request = build(release)
         key = CacheKey.make(release, request.path, request.param_dict)
@@ -326,7 +334,7 @@ class CachedUts:
                         "which is not a UMLS release name",
                         hint="give a concrete release with --umls-release, such as 2025AB",
                     )
-                if self.cache is not None:
+                if self.cache is not None and self.store:
                     self.cache.set_current_release(concrete)
                 self._store(concrete, build, found)
                 log.info("release 'current' is %s", concrete)

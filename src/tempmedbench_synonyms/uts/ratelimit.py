@@ -231,9 +231,17 @@ class SharedBudget:
     """
 
     def __init__(
-        self, path: str | Path, *, wall_clock: Clock = time.time, cancel: threading.Event
+        self,
+        path: str | Path,
+        *,
+        wall_clock: Clock = time.time,
+        cancel: threading.Event,
+        warn: bool = True,
     ) -> None:
         self.path = Path(path)
+        #: Why the file cannot be used (``usable`` is false), once ``transact`` has found out.
+        self.problem: str | None = None
+        self._warn = warn
         self._wall = wall_clock
         self._cancel = cancel
         self.usable = True
@@ -244,7 +252,9 @@ class SharedBudget:
 
     def _give_up(self, problem: str) -> None:
         self.usable = False
-        log.warning("%s; %s", problem, _FALLBACK)
+        self.problem = problem
+        if self._warn:
+            log.warning("%s; %s", problem, _FALLBACK)
 
     def transact(self, step: Callable[[_State, float], bool]) -> _State | None:
         """Lock the state, call ``step(state, now)`` (it returns whether it changed the state),

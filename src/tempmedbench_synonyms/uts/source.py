@@ -33,6 +33,7 @@ from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.plan import estimate_line
 from tempmedbench_synonyms.progress import FetchProgress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.models import UtsAtom
@@ -124,6 +125,15 @@ class RestAtomSource:
         if self.progress is not None:
             self.progress(total, total)
 
+    def _say_estimate(self, total: int, hits: int, misses: int, requests: int) -> None:
+        """Once, before the first fetch: how many are cached, how many to fetch, how long."""
+        rate = self.uts.rate
+        if self.progress_stream is None or rate is None:
+            return
+        line = estimate_line(total, hits, misses, requests, rate)
+        self.progress_stream.write(line + "\n")
+        self.progress_stream.flush()
+
     def _fetch_all(
         self,
         release: str,
@@ -152,6 +162,7 @@ class RestAtomSource:
         same: dict[UtsRequest, list[AtomQuery]] = {}
         for query in misses:
             same.setdefault(self.uts.same_request(release, query), []).append(query)
+        self._say_estimate(total, hits, len(misses), len(same))
         pool = DaemonPool(min(self.workers, len(same)), thread_name_prefix="uts-worker")
         futures: dict[Future[list[UtsAtom] | None], list[AtomQuery]] = {}
         try:

@@ -1,0 +1,74 @@
+"""``regenerate --dry-run``: the plan of a run, said on stderr and in ``--json`` (``plan``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from tempmedbench_synonyms.cli._options import FLAG
+from tempmedbench_synonyms.cli._shared import echo_err, print_json
+from tempmedbench_synonyms.pipeline import Report
+from tempmedbench_synonyms.plan import Plan, duration_words, plan_mrconso, plan_rest
+from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
+
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Say what a run would do (concepts, answers already cached, requests left and "
+        "their time at --rate) and stop: nothing is sent but the release probe, nothing written.",
+        metavar=FLAG,
+    ),
+]
+
+
+def render_plan(report: Report, plan: Plan) -> str:
+    """The human plan: what was checked, where the atoms would come from, what is left."""
+    lines = [f"regenerate --dry-run: {report.release}"]
+    lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
+    if report.mrconso is not None:
+        lines.append(f"  MRCONSO        {report.mrconso['path']} ({report.mrconso['kind']})")
+    else:
+        sent = f"{report.requests} request" + ("" if report.requests == 1 else "s")
+        lines.append(
+            f"  UMLS release   {report.umls_release} (UMLS REST API, {sent} sent, "
+            f"{report.cache_hits} answered by the cache)"
+        )
+        lines.append(
+            f"  requests       {plan.requests} left to send, about "
+            f"{duration_words(plan.seconds or 0.0)}"
+        )
+    if report.mrconso is not None:
+        lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
+    else:
+        lines.append(
+            f"  concepts       {plan.concepts}: {plan.cached} cached, {plan.to_fetch} to fetch"
+        )
+    for w in report.warnings:
+        lines.append(f"  warning        {w}")
+    lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
+    return "\n".join(lines)
+
+
+def show_plan(
+    release: Path,
+    mrconso: Path | None,
+    rest: RestOptions,
+    *,
+    umls_release: str | None,
+    json_out: bool,
+    verbosity: int,
+) -> NoReturn:
+    """Plan the run the options ask for, say it, and end the command (exit 0)."""
+    if mrconso is not None:
+        report, plan = plan_mrconso(release, mrconso)
+    else:
+        uts = build_cached_uts(rest)
+        report, plan = plan_rest(release, uts, rate=rest.rate, umls_release=umls_release)
+    if verbosity >= 0:
+        echo_err(render_plan(report, plan))
+    if json_out:
+        print_json({**report.to_json(), "plan": plan.to_json()})
+    raise typer.Exit(report.exit_code)

@@ -1,0 +1,101 @@
+"""The ``doctor`` command: the user's set-up checked in one pass (the checks: ``doctor``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tempmedbench_synonyms.cli._options import (
+    ApiKeyFileOption,
+    BaseUrlOption,
+    CacheDirOption,
+    JsonOption,
+    QuietOption,
+    RateOption,
+    TimeoutOption,
+)
+from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, print_json
+from tempmedbench_synonyms.config import DEFAULT_BASE_URL
+from tempmedbench_synonyms.doctor import Check, exit_code, run_checks
+from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
+from tempmedbench_synonyms.uts.options import RestOptions
+from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+
+_INDENT = " " * 6
+
+
+def _say(check: Check) -> None:
+    """One line per check, ``ok`` or ``FAIL`` (coloured on a terminal unless ``NO_COLOR``), then
+    the hint of a failure."""
+    colour = False if os.environ.get("NO_COLOR") else None  # None: only on a terminal
+    word = "ok" if check.ok else "FAIL"
+    typer.secho(f"{word:<6}", fg="green" if check.ok else "red", bold=not check.ok, err=True,
+                nl=False, color=colour)  # fmt: skip
+    echo_err(f"{check.name:<11} {check.message}")
+    if check.hint:
+        echo_err(f"{_INDENT}hint: {check.hint}")
+
+
+def doctor_command(
+    release: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The TempMedBench release folder to check, and whose UMLS release to probe.",
+            show_default=False,
+        ),
+    ] = None,
+    mrconso: Annotated[
+        Path | None,
+        typer.Option("--mrconso", help="Check that this file reads as MRCONSO.RRF."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Check this output folder (default: the release folder)."),
+    ] = None,
+    base_url: BaseUrlOption = DEFAULT_BASE_URL,
+    cache_dir: CacheDirOption = None,
+    rate: RateOption = DEFAULT_RATE,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    api_key_file: ApiKeyFileOption = None,
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Check your set-up in one pass, and say how to fix what fails: the first command to run.
+
+    Checks Python and the libraries, the release folder (manifest), the API key (found, and
+    accepted by one probe request), that UTS serves the release, that the cache and output
+    folders are writable, the shared rate state, and that --mrconso reads as MRCONSO.RRF.
+    Nothing is written, and the probe's answer is not cached.
+
+    Exit codes: 0 every check passed, else the first failure's: 2 bad input, 3 not authorised,
+    4 UMLS unavailable.
+
+    Example:
+
+        tempmedbench-synonyms doctor TempMedBench-1.0
+    """
+    verbosity = configure_logging(quiet, 0)
+    options = RestOptions(base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir,
+                          rate=rate, timeout=timeout)  # fmt: skip
+    checks = run_checks(
+        release, options, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
+    )
+    code = exit_code(checks)
+    failed = [c for c in checks if not c.ok]
+    if verbosity >= 0:
+        echo_err(
+            f"doctor: all {len(checks)} checks passed"
+            if not failed
+            else f"doctor: {len(failed)} of {len(checks)} checks failed (exit {code})"
+        )
+    if json_out:
+        print_json({
+            "command": "doctor",
+            "ok": not failed,
+            "exit_code": code,
+            "checks": [c.to_json() for c in checks],
+        })  # fmt: skip
+    raise typer.Exit(code)

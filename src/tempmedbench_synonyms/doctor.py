@@ -1,0 +1,277 @@
+"""``doctor``: a user's set-up checked in one pass, each check with a fix (SPEC section 7).
+
+Each check gives a ``Check``: its name, whether it passed, what it found and, when it failed,
+what to do and the exit code of its kind of failure (2 bad input, 3 not authorised, 4
+unavailable). The checks, in their order:
+
+``versions``      Python and the main libraries (``about``);
+``release``       the release folder against its manifest, its table and spans (given RELEASE);
+``api_key``       a key is found, and where: ``--api-key-file``, ``UMLS_API_KEY_FILE``,
+                  ``UMLS_API_KEY`` (``config.read_api_key``);
+``uts``           one probe request, always sent (a cached answer proves nothing about the key):
+                  the concept of the table's probe CUI in its ``umls_release``, or of
+                  ``KNOWN_CUI`` in ``current`` without RELEASE. It shows the key accepted, UTS
+                  reachable at ``--base-url`` and serving the release; its answer is not cached;
+``cache``         the cache folder is writable (``files.check_writable``: nothing left behind);
+``out``           the folder the rebuilt files go to (``--out``, else the release) is writable;
+``rate_state``    the shared rate state file can be opened and locked (``uts.ratelimit``);
+``mrconso``       an ``--mrconso`` file reads as MRCONSO.RRF: found and its first rows sniffed,
+                  not scanned (a scan reads gigabytes; the run itself names any source of the
+                  table the file holds no row of).
+
+Nothing is written: the probe's answer is not cached and the writable checks leave nothing. The
+only file that may appear is the shared rate state, which every request (the probe's too) uses.
+"""
+
+from __future__ import annotations
+
+import platform
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.about import dependency_versions
+from tempmedbench_synonyms.config import (
+    API_KEY_ENV,
+    CACHE_DIR_ENV,
+    api_key_source,
+    read_api_key,
+    redact,
+    resolve_cache_dir,
+)
+from tempmedbench_synonyms.errors import (
+    ApiKeyMissingError,
+    BadInputError,
+    TempMedBenchError,
+    bounded_list,
+)
+from tempmedbench_synonyms.files import check_writable
+from tempmedbench_synonyms.mrconso import sniff_mrconso
+from tempmedbench_synonyms.pipeline import probe_cui
+from tempmedbench_synonyms.release import OUTPUTS, Release, open_release
+from tempmedbench_synonyms.uts.cache import check_cache_root
+from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
+from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV, SharedBudget, shared_state_path
+
+#: The probe without a release folder: a concept every UMLS release has (C0018787, Heart).
+KNOWN_CUI = "C0018787"
+
+_PYTHON_HINT = "reinstall it: pip install --force-reinstall tempmedbench-synonyms"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the doctor's report; ``exit_code`` is 0 when it passed."""
+
+    name: str
+    ok: bool
+    message: str
+    hint: str | None = None
+    exit_code: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "message": self.message, "hint": self.hint}
+
+
+def _passed(name: str, message: str) -> Check:
+    return Check(name, True, message)
+
+
+def _failed(name: str, err: TempMedBenchError) -> Check:
+    return Check(name, False, redact(str(err)), err.hint, err.exit_code)
+
+
+def check_versions() -> Check:
+    found = dependency_versions()
+    libraries = ", ".join(f"{name} {version}" for name, version in found.items())
+    message = (
+        f"tempmedbench-synonyms {__version__}, Python {platform.python_version()}, {libraries}"
+    )
+    missing = [name for name, version in found.items() if version == "not installed"]
+    if missing:
+        return Check("versions", False, message, f"{bounded_list(missing)}: {_PYTHON_HINT}", 2)
+    return _passed("versions", message)
+
+
+def check_release(release: Path) -> tuple[Check, Release | None]:
+    try:
+        opened = open_release(release)
+    except TempMedBenchError as err:
+        return _failed("release", err), None
+    table = opened.table
+    return _passed(
+        "release",
+        f"{opened.folder}: {opened.files_checked} files match MANIFEST.sha256; "
+        f"{len(table.concepts)} concepts, UMLS release {table.umls_release}",
+    ), opened
+
+
+def check_api_key(api_key_file: Path | None) -> Check:
+    where = api_key_source(api_key_file)
+    try:
+        key = read_api_key(api_key_file)
+    except TempMedBenchError as err:
+        return _failed("api_key", err)
+    if key is None:
+        missing = ApiKeyMissingError()
+        return Check(
+            "api_key",
+            False,
+            f"no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor {API_KEY_ENV} "
+            "gives one",
+            missing.hint,
+            missing.exit_code,
+        )
+    return _passed("api_key", f"found in {where}")
+
+
+def check_uts(options: RestOptions, release: str, cui: str, *, key_ok: bool) -> Check:
+    """The one probe request (module docstring)."""
+    if not key_ok:
+        return Check(
+            "uts",
+            False,
+            "not asked: there is no usable API key to send",
+            "fix the api_key check first",
+            ApiKeyMissingError.exit_code,
+        )
+    try:
+        # --refresh: asked of UMLS even when cached; store off: its answer is not cached.
+        uts = build_cached_uts(
+            RestOptions(
+                base_url=options.base_url, api_key_file=options.api_key_file,
+                cache_dir=options.cache_dir, refresh=True, rate=options.rate,
+                timeout=options.timeout, workers=1,
+            )
+        )  # fmt: skip
+        uts.store = False
+        try:
+            concrete = uts.resolve_release(release, cui)
+        finally:
+            uts.close()
+    except TempMedBenchError as err:
+        return _failed("uts", err)
+    shown = release if concrete == release else f"{release} (now {concrete})"
+    return _passed(
+        "uts",
+        f"{redact(options.base_url)} accepted the key and serves UMLS release {shown} "
+        f"(probe: concept {cui})",
+    )
+
+
+def _writable(name: str, folders: list[Path], hint: str) -> Check:
+    for folder in folders:
+        try:
+            check_writable(folder)
+        except OSError as err:
+            return Check(
+                name,
+                False,
+                f"cannot write in {folder}: {err.strerror or err}",
+                hint,
+                BadInputError.exit_code,
+            )
+    return _passed(name, f"{bounded_list(sorted(set(folders)))} writable")
+
+
+def check_cache(cache_dir: Path | None) -> Check:
+    hint = f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}"
+    try:
+        folder = resolve_cache_dir(cache_dir)
+        check_cache_root(folder)
+    except TempMedBenchError as err:
+        return _failed("cache", err)
+    return _writable("cache", [folder], hint)
+
+
+def check_out(root: Path) -> Check:
+    return _writable(
+        "out",
+        sorted({(root / rel).parent for rel in OUTPUTS}),
+        "write the rebuilt files elsewhere with --out DIR, a folder you can write in",
+    )
+
+
+def check_rate_state(base_url: str) -> Check:
+    path = shared_state_path(base_url)
+    budget = SharedBudget(path, cancel=threading.Event(), warn=False)
+    budget.transact(lambda state, now: False)  # open, lock and read; write nothing
+    if budget.problem is not None:
+        return Check(
+            "rate_state",
+            False,
+            f"{budget.problem}: runs would each keep their own --rate but not share one budget, "
+            "so two runs at once could exceed the UTS limit together",
+            f"set {STATE_DIR_ENV} to a local folder you can write in, or run one at a time",
+            BadInputError.exit_code,
+        )
+    return _passed("rate_state", f"{path} can be locked and shared by runs on this machine")
+
+
+def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
+    try:
+        inp = sniff_mrconso(path)
+    except TempMedBenchError as err:
+        return _failed("mrconso", err)
+    sabs = (
+        f"; which of the table's {len(table_sabs)} sources ({bounded_list(table_sabs, limit=5)}) "
+        "it holds is known after a full scan, which a run makes and reports"
+        if table_sabs
+        else ""
+    )
+    return _passed("mrconso", f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}")
+
+
+def run_checks(
+    release: Path | None,
+    options: RestOptions,
+    *,
+    mrconso: Path | None = None,
+    out: Path | None = None,
+    say: Callable[[Check], None] | None = None,
+) -> list[Check]:
+    """Every check, in order; ``say`` is called with each as soon as it is made."""
+    checks: list[Check] = []
+
+    def add(check: Check) -> None:
+        checks.append(check)
+        if say is not None:
+            say(check)
+
+    add(check_versions())
+    opened = None
+    if release is not None:
+        found, opened = check_release(release)
+        add(found)
+    key = check_api_key(options.api_key_file)
+    if mrconso is not None and key.exit_code == ApiKeyMissingError.exit_code:
+        # A run from a local MRCONSO.RRF sends nothing: no key is needed, so none is missing.
+        add(_passed("api_key", "none found; none is needed with --mrconso"))
+        add(_passed("uts", "not asked: a run with --mrconso sends no request"))
+    else:
+        add(key)
+        if opened is not None and opened.table.concepts:
+            probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
+        else:  # no release folder (or none that could be read): the key and UTS all the same
+            probe = ("current", KNOWN_CUI)
+        add(check_uts(options, *probe, key_ok=key.ok))
+    add(check_cache(options.cache_dir))
+    root = out if out is not None else (opened.folder if opened is not None else None)
+    if root is not None:
+        add(check_out(root))
+    add(check_rate_state(options.base_url))
+    if mrconso is not None:
+        sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
+        add(check_mrconso(mrconso, sabs))
+    return checks
+
+
+def exit_code(checks: list[Check]) -> int:
+    """0 when every check passed, else the exit code of the first that failed."""
+    return next((c.exit_code for c in checks if not c.ok), 0)
+
+
+__all__ = ["KNOWN_CUI", "Check", "exit_code", "run_checks"]

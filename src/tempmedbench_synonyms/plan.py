@@ -1,0 +1,158 @@
+"""What a regeneration would do, said before it spends the rate budget (SPEC section 7).
+
+``plan_rest`` is ``regenerate --dry-run`` over the UMLS REST API: the release folder is read and
+checked as a run would, the release probe is the one request sent (none if the cache answers it,
+none at all with ``--offline``), and the cache is looked up for every concept, writing nothing (not
+even the probe's answer). ``plan_mrconso`` is the same with ``--mrconso``: the file is found and
+its first rows sniffed, nothing sent. Both return the run's report, outcome ``planned``, and the
+``Plan``: its ``to_json`` is the ``plan`` of the ``--json`` report.
+
+``estimate_line`` is the sentence a REST run also says once at its start, before it fetches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms.errors import Outcome
+from tempmedbench_synonyms.mrconso import sniff_mrconso
+from tempmedbench_synonyms.pipeline import Report, atom_queries, probe_cui, wanted_release
+from tempmedbench_synonyms.release import Release, load_expected, open_release
+from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.ratelimit import HEADROOM
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a run would fetch: ``concepts`` of the table, ``cached`` of them answered whole by
+    the cache, ``to_fetch`` still to fetch (``cached + to_fetch == concepts``), the ``requests``
+    that takes (one per distinct request, the probe included when the cache lacks it; further
+    pages and retries come on top) and the ``seconds`` they take at ``--rate``. From a local
+    MRCONSO.RRF every concept is read from the file: ``seconds`` is then ``None`` (the time of
+    a scan depends on the file and the machine, not on a rate)."""
+
+    concepts: int
+    cached: int
+    to_fetch: int
+    requests: int
+    seconds: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "concepts": self.concepts,
+            "cached": self.cached,
+            "to_fetch": self.to_fetch,
+            "requests": self.requests,
+            "seconds": self.seconds,
+        }
+
+
+def fetch_seconds(requests: int, rate: float) -> float:
+    """The seconds ``requests`` take at ``rate``: the limiter starts them ``HEADROOM / rate``
+    apart (``uts.ratelimit``), rounded up to a tenth of a second."""
+    return math.ceil(requests * HEADROOM / rate * 10) / 10
+
+
+def duration_words(seconds: float) -> str:
+    """``seconds`` in words, rounded up: "1 s", "40 s", "12 min", "2 h 5 min"."""
+    if seconds < 60:
+        return f"{math.ceil(seconds)} s"
+    minutes = math.ceil(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def estimate_line(concepts: int, cached: int, to_fetch: int, requests: int, rate: float) -> str:
+    """The estimate a run says before it fetches, e.g. "10 concepts: 3 answered by the cache,
+    7 to fetch, about 1 s at 15 requests a second"."""
+    return (
+        f"{_count(concepts, 'concept')}: {cached} answered by the cache, {to_fetch} to fetch, "
+        f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} requests a second"
+    )
+
+
+def _open(release: Path) -> Release:
+    """The release folder, checked as a run checks it (manifest, table, spans, hashes)."""
+    opened = open_release(release)
+    load_expected(opened.folder)
+    return opened
+
+
+def _report(opened: Release, source: str, message: str) -> Report:
+    return Report(
+        "regenerate",
+        Outcome.PLANNED,
+        str(opened.folder),
+        source=source,
+        message=message,
+        concepts=len(opened.table.concepts),
+        questions=len(opened.surface),
+        manifest_files=opened.files_checked,
+        warnings=opened.warnings,
+    )
+
+
+def plan_rest(
+    release: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
+) -> tuple[Report, Plan]:
+    """``regenerate --dry-run`` over the REST API (module docstring); ``uts.store`` is turned
+    off, so that nothing is written to the cache."""
+    uts.store = False
+    opened = _open(release)
+    concepts = opened.table.concepts
+    queries = atom_queries(concepts)
+    wanted = wanted_release(opened, umls_release)
+    concrete = wanted
+    cached = requests = 0
+    if concepts:
+        unique = sorted(set(queries.values()))
+        uts.check_queries(wanted, probe_cui(concepts), unique)
+        try:
+            hits_before = uts.counters().cache_hits
+            concrete = uts.resolve_release(wanted, probe_cui(concepts))
+            probe_cached = uts.counters().cache_hits > hits_before
+            missing = {q for q in unique if uts.cached_atoms(concrete, q) is None}
+        finally:
+            uts.close()
+        # Queries that send the same request share one fetch, as in a run.
+        to_fetch = {uts.same_request(concrete, q) for q in missing}
+        cached = sum(1 for q in queries.values() if q not in missing)
+        # The probe is sent again by the run unless the cache held its answer (nothing of the
+        # dry run's own answer is stored).
+        requests = len(to_fetch) + (0 if probe_cached else 1)
+    plan = Plan(len(concepts), cached, len(concepts) - cached, requests,
+                fetch_seconds(requests, rate))  # fmt: skip
+    report = _report(
+        opened,
+        "rest",
+        "dry run: nothing was fetched but the release probe, and nothing was written; "
+        + estimate_line(plan.concepts, plan.cached, plan.to_fetch, plan.requests, rate),
+    )
+    report.umls_release = concrete
+    counters = uts.counters()
+    report.requests, report.cache_hits = counters.requests, counters.cache_hits
+    return report, plan
+
+
+def plan_mrconso(release: Path, mrconso: Path) -> tuple[Report, Plan]:
+    """``regenerate --dry-run --mrconso PATH``: the file found and sniffed, nothing sent."""
+    opened = _open(release)
+    inp = sniff_mrconso(mrconso)
+    n = len(opened.table.concepts)
+    report = _report(
+        opened,
+        "mrconso",
+        f"dry run: {mrconso} reads as MRCONSO.RRF ({inp.kind}); a run reads the {n} concepts "
+        "from it in one pass; nothing was written",
+    )
+    report.umls_release = opened.table.umls_release
+    report.mrconso = inp.to_json()
+    return report, Plan(n, 0, n, 0, None)

@@ -1,0 +1,293 @@
+"""``doctor`` against the loopback fake UTS: each failure its line, its hint and its exit code.
+
+Every test runs the command through CliRunner with the canary key, and checks that the key
+appears nowhere in what it printed or left behind, and that nothing was written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from helpers import MINI_MRCONSO
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.doctor import KNOWN_CUI, Check, exit_code
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    find_secret,
+    mrconso_row,
+)
+
+#: The first concept of the mini table in sorted key order: the release probe's CUI.
+PROBE_PATH = "/content/2099AA/CUI/"
+
+
+@pytest.fixture
+def heart() -> Iterator[FakeUtsServer]:
+    """A fake that knows KNOWN_CUI, the probe of a doctor given no release folder."""
+    row = mrconso_row(KNOWN_CUI, "A0000001", "MTH", "PT", "x", "Heart (invented row)")
+    with FakeUtsServer(FakeUts(FakeUtsData.from_lines([row]), api_key=CANARY_KEY)) as running:
+        yield running
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def doctor(
+    args: list[str], tmp_path: Path, base_url: str, *, key: str | None = CANARY_KEY
+) -> Result:
+    env = {"UMLS_BASE_URL": base_url, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "UMLS_API_KEY": key, "UMLS_API_KEY_FILE": None, "NO_COLOR": "1"}  # fmt: skip
+    result = CliRunner().invoke(app, ["doctor", *args], env=env)
+    assert find_secret(CANARY_KEY, texts={"stdout": result.stdout, "stderr": result.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip
+    return result
+
+
+def checks_of(result: Result) -> dict[str, dict[str, object]]:
+    report = json.loads(result.stdout)
+    assert report["schema_version"] == 1 and report["tool_version"] == __version__
+    assert report["exit_code"] == result.exit_code
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
+    mini_uts: FakeUtsServer, mini: Path, mrconso: Path, tmp_path: Path
+) -> None:
+    before = snapshot(mini)
+    result = doctor([str(mini), "--mrconso", str(mrconso), "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 0, result.stderr
+    checks = checks_of(result)
+    assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
+                            "rate_state", "mrconso"]  # fmt: skip
+    assert all(c["ok"] is True and c["hint"] is None for c in checks.values())
+    assert checks["api_key"]["message"] == "found in UMLS_API_KEY"
+    assert checks["release"]["message"] == (
+        f"{mini}: 6 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
+    )
+    assert checks["uts"]["message"] == (
+        f"{mini_uts.base_url} accepted the key and serves UMLS release 2099AA (probe: concept "
+        "C9000001)"
+    )
+    assert str(checks["mrconso"]["message"]).startswith(
+        f"{mrconso} reads as MRCONSO.RRF (file, first rows checked); which of the table's 4 "
+        "sources (LNC, MTH, RXNORM, SNOMEDCT_US) it holds is known after a full scan"
+    )
+    # Exactly the probe reached UTS, and it was not cached; the release is untouched.
+    assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
+    assert not (tmp_path / "cache").exists()
+    assert snapshot(mini) == before
+    # One human line per check on stderr, then the summary.
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("ok    versions    tempmedbench-synonyms ")
+    assert lines[3] == f"ok    uts         {checks['uts']['message']}"
+    assert lines[-1] == "doctor: all 8 checks passed"
+
+
+def test_a_refused_key_is_exit_3_and_says_so(mini: Path, tmp_path: Path) -> None:
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key="another-key")
+    with FakeUtsServer(fake) as refusing:
+        result = doctor([str(mini), "--json"], tmp_path, refusing.base_url)
+        assert result.exit_code == 3
+        uts = checks_of(result)["uts"]
+        assert uts["ok"] is False
+        assert uts["message"] == (
+            "UMLS answered HTTP 401 for /content/2099AA/CUI/C9000001: the API "
+            "key is missing, invalid or expired"
+        )
+        assert str(uts["hint"]).startswith("check the key in your UTS profile")
+        assert len(refusing.fake.seen) == 1
+    assert "FAIL  uts         UMLS answered HTTP 401" in result.stderr
+    assert result.stderr.splitlines()[-1] == "doctor: 1 of 7 checks failed (exit 3)"
+
+
+def test_no_key_at_all_is_exit_3_and_nothing_is_sent(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    result = doctor([str(mini), "--json"], tmp_path, mini_uts.base_url, key=None)
+    assert result.exit_code == 3
+    checks = checks_of(result)
+    assert checks["api_key"]["ok"] is False
+    assert checks["api_key"]["message"] == (
+        "no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor UMLS_API_KEY gives one"
+    )
+    assert str(checks["api_key"]["hint"]).startswith("copy the key from your UTS profile")
+    assert checks["uts"] == {"name": "uts", "ok": False,
+                             "message": "not asked: there is no usable API key to send",
+                             "hint": "fix the api_key check first"}  # fmt: skip
+    assert mini_uts.fake.seen == []
+
+
+def test_the_key_file_variable_is_named_as_the_source(heart: FakeUtsServer, tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(CANARY_KEY + "\n")
+    key_file.chmod(0o600)
+    result = CliRunner().invoke(
+        app, ["doctor", "--json"],
+        env={"UMLS_BASE_URL": heart.base_url, "UMLS_API_KEY": None,
+             "UMLS_API_KEY_FILE": str(key_file), "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "c")},
+    )  # fmt: skip
+    assert [s.path for s in heart.fake.seen] == [f"/content/current/CUI/{KNOWN_CUI}"]
+    assert result.exit_code == 0, result.stderr
+    checks = checks_of(result)
+    assert list(checks) == ["versions", "api_key", "uts", "cache", "rate_state"]
+    assert checks["api_key"]["message"] == f"found in UMLS_API_KEY_FILE ({key_file})"
+    assert checks["uts"]["message"] == (
+        f"{heart.base_url} accepted the key and serves UMLS release current (now 2099AA) (probe: "
+        f"concept {KNOWN_CUI})"
+    )
+    assert CANARY_KEY not in result.stdout + result.stderr
+
+
+def test_an_unwritable_output_folder_is_exit_2(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    result = doctor([str(mini), "--out", str(blocker / "out"), "--json"], tmp_path,
+                    mini_uts.base_url)  # fmt: skip
+    assert result.exit_code == 2
+    out = checks_of(result)["out"]
+    assert out["ok"] is False
+    assert out["message"] == f"cannot write in {blocker}/out/question_surface: Not a directory"
+    assert out["hint"] == (
+        "write the rebuilt files elsewhere with --out DIR, a folder you can write in"
+    )
+    assert blocker.read_text() == "not a folder\n"
+
+
+def test_a_file_that_is_not_mrconso_is_exit_2(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    bogus = tmp_path / "MRCONSO.RRF"
+    bogus.write_text("hello|world\n")
+    result = doctor([str(mini), "--mrconso", str(bogus), "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["mrconso"]
+    assert check["ok"] is False
+    assert str(check["message"]).startswith(f"{bogus}, line 1: not an MRCONSO.RRF file: ")
+    assert "FAIL  mrconso" in result.stderr
+
+
+def test_with_mrconso_no_key_is_needed(mini: Path, mrconso: Path, tmp_path: Path) -> None:
+    result = doctor([str(mini), "--mrconso", str(mrconso), "--json"], tmp_path,
+                    "http://127.0.0.1:9/rest", key=None)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    checks = checks_of(result)
+    assert checks["api_key"]["message"] == "none found; none is needed with --mrconso"
+    assert checks["uts"]["message"] == "not asked: a run with --mrconso sends no request"
+
+
+def test_a_release_uts_does_not_serve_is_exit_4(mini: Path, tmp_path: Path) -> None:
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO, release="2098AA"), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as other:
+        url = other.base_url
+        result = doctor([str(mini), "--json"], tmp_path, url)
+    assert result.exit_code == 4
+    uts = checks_of(result)["uts"]
+    assert uts["message"] == (
+        f"UMLS release 2099AA is not served at {url}: its probe concept C9000001 "
+        "answered 404 Not Found"
+    )
+    assert str(uts["hint"]).startswith("check the table's umls_release or --umls-release")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_base_url_that_is_not_uts_is_exit_4_with_a_hint(mini: Path, tmp_path: Path) -> None:
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
+    with FakeUtsServer(fake, prefix="/api") as other:  # /rest is not there: a plain 404
+        url = other.base_url.replace("/api", "/rest")
+        result = doctor([str(mini), "--json"], tmp_path, url)
+    assert result.exit_code == 4
+    uts = checks_of(result)["uts"]
+    assert "this does not look like the UMLS REST API" in str(uts["message"])
+    assert str(uts["hint"]).startswith("check --base-url (or UMLS_BASE_URL)")
+
+
+def test_a_rate_state_that_cannot_be_used_is_exit_2_with_the_fallback_explained(
+    heart: FakeUtsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "state-file"
+    blocker.write_text("")
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(blocker))
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["rate_state"]
+    assert str(check["message"]).startswith(f"cannot use the shared rate state {blocker}/rate/")
+    assert str(check["message"]).endswith(
+        ": runs would each keep their own --rate but not share one budget, so two runs at "
+        "once could exceed the UTS limit together"
+    )
+    assert check["hint"] == (
+        "set TEMPMEDBENCH_STATE_DIR to a local folder you can write in, or run one at a time"
+    )
+
+
+def test_the_exit_code_is_the_first_failing_checks(mini_uts: FakeUtsServer, tmp_path: Path) -> None:
+    """No key (3) comes before an unusable cache folder (2) and a missing release (2)."""
+    missing = tmp_path / "no-release"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = doctor([str(missing), "--cache-dir", str(blocker), "--json"], tmp_path,
+                    mini_uts.base_url, key=None)  # fmt: skip
+    checks = checks_of(result)
+    assert [name for name, c in checks.items() if not c["ok"]] == [
+        "release",
+        "api_key",
+        "uts",
+        "cache",
+    ]
+    assert checks["release"]["message"] == f"{missing}: no such folder"
+    assert result.exit_code == 2  # the release's, the first failure
+    assert exit_code([Check("a", True, ""), Check("b", False, "", None, 4),
+                      Check("c", False, "", None, 3)]) == 4  # fmt: skip
+
+
+@pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)])
+def test_ok_and_fail_are_coloured_on_a_terminal_unless_no_color(
+    mini_uts: FakeUtsServer, tmp_path: Path, no_color: str | None, coloured: bool
+) -> None:
+    env = {"UMLS_BASE_URL": mini_uts.base_url, "UMLS_API_KEY": None, "UMLS_API_KEY_FILE": None,
+           "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": no_color}  # fmt: skip
+    result = CliRunner().invoke(app, ["doctor"], env=env, color=True)  # as on a terminal
+    assert result.exit_code == 3
+    assert ("\x1b[32m\x1b[22mok    \x1b[0mversions" in result.stderr) is coloured
+    assert ("\x1b[31m\x1b[1mFAIL  \x1b[0mapi_key" in result.stderr) is coloured
+    assert ("FAIL  api_key" in result.stderr) is not coloured
+
+
+def test_an_unreadable_key_file_is_exit_2_and_nothing_is_sent(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-key"
+    result = doctor(["--api-key-file", str(missing), "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 2
+    key = checks_of(result)["api_key"]
+    assert key["message"] == f"{missing}: cannot read the API key file: No such file or directory"
+    assert key["hint"] == "give a file that holds only your UMLS API key"
+    assert checks_of(result)["uts"]["message"] == "not asked: there is no usable API key to send"
+    assert mini_uts.fake.seen == []
+
+
+def test_a_missing_library_fails_the_versions_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempmedbench_synonyms.doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "dependency_versions",
+                        lambda: {"requests": "not installed", "typer": "0.1"})  # fmt: skip
+    check = doctor_module.check_versions()
+    assert (check.ok, check.exit_code) == (False, 2)
+    assert check.message.endswith(", requests not installed, typer 0.1")
+    assert check.hint == (
+        "requests: reinstall it: pip install --force-reinstall tempmedbench-synonyms"
+    )
