@@ -102,20 +102,44 @@ def readme_python() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)
 
 
-def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
-    [code] = [block for block in readme_python() if not block.startswith("# test_")]
-    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+def readme_script(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run a README Python block as a script in ``folder``, with a copy of ``fixtures/``."""
+    shutil.copytree(ROOT / "fixtures", folder / "fixtures")
     env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
     env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
     env.pop("UMLS_API_KEY", None)
-    proc = subprocess.run(
+    return subprocess.run(
         [str(BIN / "python"), "-c", code],
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_every_readme_python_block_is_run_by_a_test() -> None:
+    blocks = readme_python()
+    kinds = [
+        [b.startswith("# test_"), "FakeUtsServer" in b, "ensure_synonyms" in b] for b in blocks
+    ]
+    assert kinds == [[False, False, True], [False, True, False], [True, False, False]]
+
+
+def test_the_readme_api_example_runs(tmp_path: Path) -> None:
+    [code] = [block for block in readme_python() if "ensure_synonyms" in block]
+    proc = readme_script(code, tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        0,
+        "out/question_surface/question_surface_synonym.jsonl\nverified\nTrue\n",
+        "",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fixtures", "out"]
+
+
+def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
+    [code] = [block for block in readme_python() if "FakeUtsServer" in block]
+    proc = readme_script(code, tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "11 requests\n", "")
     # 10 concepts in the mini release, and the probe of its UMLS release
     table = json.loads((ROOT / "fixtures/tempmedbench-mini/synonyms/synonym_table_kept.json")
