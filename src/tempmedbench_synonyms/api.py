@@ -178,7 +178,7 @@ def validate_gps(release: StrPath, gps: StrPath) -> GpsReport:
         >>> demo = demo_data()
         >>> report = validate_gps(demo.release, demo.gps)
         >>> report.outcome, report.exit_code, report.findings
-        ('clean', 0, [])
+        (<ValidationOutcome.CLEAN: 'clean'>, 0, [])
         >>> report.to_json()["records_checked"]
         {'artifacts/events_canonical.jsonl': 22, 'artifacts/questions.jsonl': 42}
     """
