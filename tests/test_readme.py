@@ -102,29 +102,60 @@ def readme_python() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)
 
 
-def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
-    [code] = [block for block in readme_python() if not block.startswith("# test_")]
-    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+def readme_script(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run a README Python block as a script in ``folder``, with a copy of ``fixtures/`` (and its
+    temporary files in ``folder/tmp``)."""
+    shutil.copytree(ROOT / "fixtures", folder / "fixtures")
     env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
     env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    env.update(TMPDIR=str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
+    env.update(TMPDIR=str(folder / "tmp"))
+    (folder / "tmp").mkdir()
     env.pop("UMLS_API_KEY", None)
-
-    def left() -> list[str]:  # the shared rate state (conftest: tmp_path/state) is not ours
-        return sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
-                      if p.relative_to(tmp_path).parts[0] != "state")  # fmt: skip
-
-    before = left()
-    proc = subprocess.run(
+    return subprocess.run(
         [str(BIN / "python"), "-c", code],
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    # check=True in the example: the run verified both files (exit 0) in its temporary folder
+
+
+def assert_nothing_left(folder: Path) -> None:
+    """``readme_script`` left ``folder`` as it made it: the copy of fixtures/ unchanged, TMPDIR
+    empty, nothing else (but the suite's shared rate state, conftest: tmp_path/state)."""
+    assert sorted(p.name for p in folder.iterdir() if p.name != "state") == ["fixtures", "tmp"]
+    assert list((folder / "tmp").iterdir()) == []
+
+    def files(root: Path) -> list[str]:
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+    assert files(folder / "fixtures") == files(ROOT / "fixtures")
+
+
+def test_every_readme_python_block_is_run_by_a_test() -> None:
+    blocks = readme_python()
+    kinds = [
+        [b.startswith("# test_"), "FakeUtsServer" in b, "ensure_synonyms" in b] for b in blocks
+    ]
+    assert kinds == [[False, False, True], [False, True, False], [True, False, False]]
+
+
+def test_the_readme_api_example_runs(tmp_path: Path) -> None:
+    [code] = [block for block in readme_python() if "ensure_synonyms" in block]
+    proc = readme_script(code, tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        0,
+        "question_surface_synonym.jsonl\nverified\nTrue\n",
+        "",
+    )
+    # Nothing is left in the folder it ran in (a checkout: no untracked out/), nor in TMPDIR.
+    assert_nothing_left(tmp_path)
+
+
+def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
+    [code] = [block for block in readme_python() if "FakeUtsServer" in block]
+    proc = readme_script(code, tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "11 requests\n", "")
     # 10 concepts in the mini release, and the probe of its UMLS release
     table = json.loads((ROOT / "fixtures/tempmedbench-mini/synonyms/synonym_table_kept.json")
@@ -132,7 +163,7 @@ def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None
     assert len(table["concepts"]) + 1 == 11
     # Nothing is left in the folder it ran in (a checkout: no untracked out/ or cache/), and
     # the temporary folder is gone.
-    assert left() == before
+    assert_nothing_left(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The bundled demo: an invented release and its invented MRCONSO.RRF, found wherever they live.
+"""The bundled demo: an invented release, its invented MRCONSO.RRF and GPS file, found wherever
+they live.
 
 An installed wheel carries them as package data (``tempmedbench_synonyms/_demo``); a source
 checkout has them in ``fixtures/``. Nothing in them is UMLS or SNOMED CT content (see the
@@ -19,16 +20,25 @@ _PACKAGE = Path(__file__).resolve().parent
 class DemoData:
     release: Path
     mrconso: Path
+    #: an invented GPS file that the release's SNOMED CT fields match (for ``gps validate``)
+    gps: Path
+
+
+_GPS = "gps/SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 
 
 def demo_data() -> DemoData:
-    """Where the demo release and MRCONSO.RRF are: in the installed package, or in the checkout."""
+    """Where the demo release, MRCONSO.RRF and GPS file are: in the installed package, or in the
+    checkout."""
     for root, release, mrconso in (
         (_PACKAGE / "_demo", "tempmedbench-mini", "umls/MRCONSO.RRF"),
         (_PACKAGE.parent.parent / "fixtures", "tempmedbench-mini", "umls/MRCONSO.RRF"),
     ):
-        if (root / release / "MANIFEST.sha256").is_file() and (root / mrconso).is_file():
-            return DemoData(root / release, root / mrconso)
+        found = DemoData(root / release, root / mrconso, root / _GPS)
+        if (found.release / "MANIFEST.sha256").is_file() and all(
+            p.is_file() for p in (found.mrconso, found.gps)
+        ):
+            return found
     raise BadInputError(
         "the demo data is not installed with this package",
         hint="install the wheel (it carries the demo), or run from a checkout of the repository, "

@@ -1,6 +1,9 @@
 """The exceptions of tempmedbench-synonyms, each with the exit code the CLI maps it to.
 
     TempMedBenchError                 base; ``exit_code`` and ``outcome`` say how a run ends
+    ├── MismatchError                 1  mismatch: the files were rebuilt but do not verify
+    │                                    (raised by ``ensure_synonyms`` only; the other calls
+    │                                    return a report with that outcome)
     ├── BadInputError                 2  bad_input: unusable release folder, file, option
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
     │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
@@ -25,6 +28,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pipeline imports this module: the report's type is for the checker only
+    from tempmedbench_synonyms.pipeline import Report
 
 
 class Outcome(str, Enum):
@@ -83,6 +90,25 @@ class TempMedBenchError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class MismatchError(TempMedBenchError):
+    """The files were rebuilt, but a hash differs or a concept drifted (outcome ``mismatch``).
+
+    ``ensure_synonyms`` raises it, as it must hand back verified files or nothing; ``report`` is
+    the regeneration's report (``files``, ``drifted``, ``changed``, its ``to_json()``).
+    """
+
+    exit_code = 1
+    outcome = Outcome.MISMATCH
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(
+            f"{report.release}: the rebuilt files do not verify: {report.message} "
+            "(a file that differs is written beside its final path as FILE.unverified)",
+            hint=report.hint,
+        )
 
 
 def _where(path: str | Path | None, line: int | None, key: str | None) -> str:

@@ -1,12 +1,13 @@
 """The command line: ``tempmedbench-synonyms`` and ``tempmedbench-regenerate-synonyms``.
 
 Commands parse options, call the library and render its report: human text on stderr, the
-``--json`` report on stdout. Errors become exit codes in ``_shared.exit_on_error`` only.
+``--json`` report on stdout. ``regenerate``, ``check``, ``demo`` and ``gps validate`` call the
+Python API (``api``), as a user's code would; ``freeze`` calls the pipeline with the atom source
+``sources`` builds. Errors become exit codes in ``_shared.exit_on_error`` only.
 """
 
 from __future__ import annotations
 
-import logging
 import signal
 import sys
 import threading
@@ -17,7 +18,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from tempmedbench_synonyms import sources
 from tempmedbench_synonyms.about import version_text
+from tempmedbench_synonyms.api import check, regenerate
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.cli._options import (
     FLAG,
@@ -49,14 +52,10 @@ from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.errors import Outcome, TempMedBenchError
-from tempmedbench_synonyms.mrconso import MrconsoSource
-from tempmedbench_synonyms.pipeline import Report, check, freeze, regenerate
-from tempmedbench_synonyms.progress import ByteProgress
+from tempmedbench_synonyms.pipeline import Report, freeze
 from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
-from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions, build_rest_source
+from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions
 from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
-
-log = logging.getLogger(__name__)
 
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
@@ -149,38 +148,9 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
-def _rest_only_options(rest: RestOptions) -> list[str]:
-    """The REST-only options given other values than their defaults (``--base-url`` and
-    ``--cache-dir`` are left out: they are often set for every run by environment variables)."""
-    default = RestOptions()
-    given = [
-        ("--offline", rest.offline != default.offline),
-        ("--refresh", rest.refresh != default.refresh),
-        ("--rate", rest.rate != default.rate),
-        ("--workers", rest.workers != default.workers),
-        ("--timeout", rest.timeout != default.timeout),
-        ("--api-key-file", rest.api_key_file is not None),
-    ]
-    return [name for name, differs in given if differs]
-
-
 def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> AtomSource:
-    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API.
-
-    The network options in ``rest`` are checked only when they are used (``build_cached_uts``):
-    they mean nothing to a local file.
-    """
-    if mrconso is not None:
-        ignored = _rest_only_options(rest)
-        if ignored:
-            log.warning(
-                "%s only appl%s to the UMLS REST API: ignored with --mrconso",
-                ", ".join(ignored),
-                "ies" if len(ignored) == 1 else "y",
-            )
-        progress = ByteProgress(f"scanning {mrconso.name}") if verbosity >= 0 else None
-        return MrconsoSource(mrconso, progress=progress)
-    return build_rest_source(rest, progress_stream=sys.stderr if verbosity >= 0 else None)
+    """The atom source ``sources.build_source`` chooses, with progress on stderr unless -q."""
+    return sources.build_source(mrconso, rest, progress=sys.stderr if verbosity >= 0 else None)
 
 
 @app.command("regenerate")
@@ -222,16 +192,21 @@ def regenerate_command(
             --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report("regenerate", release, json_out)):
-        rest = RestOptions(
-            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers, timeout=timeout,
-        )  # fmt: skip
+    with exit_on_error(
+        json_report=_failure_report("regenerate", release, json_out), api_key_file=api_key_file
+    ):
         if dry_run:
+            rest = RestOptions(
+                base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
+                refresh=refresh, rate=rate, workers=workers, timeout=timeout,
+            )  # fmt: skip
             show_plan(release, mrconso, rest, umls_release=umls_release, json_out=json_out,
                       verbosity=verbosity)  # fmt: skip
-        source = build_source(mrconso, rest, verbosity=verbosity)
-        report = regenerate(release, source, out_dir=out, umls_release=umls_release)
+        report = regenerate(
+            release, mrconso=mrconso, out=out, umls_release=umls_release, base_url=base_url,
+            api_key_file=api_key_file, cache_dir=cache_dir, offline=offline, refresh=refresh,
+            rate=rate, workers=workers, timeout=timeout, progress=verbosity >= 0,
+        )  # fmt: skip
     _finish(
         report,
         verbosity=verbosity,
@@ -259,7 +234,7 @@ def check_command(
     """
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_report("check", release, json_out)):
-        report = check(release, out_dir=out)
+        report = check(release, out=out)
     _finish(
         report,
         verbosity=verbosity,
@@ -314,7 +289,9 @@ def freeze_command(
             --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report("freeze", release, json_out)):
+    with exit_on_error(
+        json_report=_failure_report("freeze", release, json_out), api_key_file=api_key_file
+    ):
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers, timeout=timeout,
@@ -347,8 +324,7 @@ def demo_command(
     verbosity = configure_logging(quiet, 0)
     with exit_on_error(json_report=_failure_report("regenerate", Path("demo"), json_out)):
         data = demo_data()
-        source = build_source(data.mrconso, RestOptions(), verbosity=verbosity)
-        report = regenerate(data.release, source, out_dir=out)
+        report = regenerate(data.release, mrconso=data.mrconso, out=out, progress=verbosity >= 0)
     _finish(
         report,
         verbosity=verbosity,

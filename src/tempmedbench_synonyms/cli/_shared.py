@@ -11,6 +11,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -114,12 +115,16 @@ def _env_log_level(default: int) -> int:
 
 @contextmanager
 def exit_on_error(
-    *, json_report: Callable[[TempMedBenchError], dict[str, Any]] | None = None
+    *,
+    json_report: Callable[[TempMedBenchError], dict[str, Any]] | None = None,
+    api_key_file: Path | None = None,
 ) -> Iterator[None]:
     """Turn a TempMedBenchError into its message on stderr and its exit code.
 
     With ``json_report``, the JSON report of the failure is printed on stdout as well, so that a
-    script reading ``--json`` always gets one object, whatever the outcome.
+    script reading ``--json`` always gets one object, whatever the outcome. ``api_key_file`` is
+    the command's ``--api-key-file``: a bug's traceback is redacted of its key too, even if the
+    bug struck before the library read it.
     """
     previous = _catch_interrupts()
     try:
@@ -152,8 +157,14 @@ def exit_on_error(
         # A bug. Python would exit 1, which a script reads as "mismatch": exit 70 instead, with
         # the traceback (redacted like every other text) for the report.
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        # Every key read so far (a key file's too), and UMLS_API_KEY even if nothing read it yet.
-        echo_err(redact(text, read_api_key(None)).rstrip())
+        # Every key read so far, and those the environment and --api-key-file give even if
+        # nothing read them yet (reading one registers it with ``redact``).
+        for named in {None, api_key_file}:
+            try:
+                read_api_key(named)
+            except TempMedBenchError:
+                pass  # a key that cannot be read cannot be shown either
+        echo_err(redact(text).rstrip())
         bug = InternalError(
             f"unexpected {type(exc).__name__}: this is a bug in tempmedbench-synonyms",
             hint="please report it with the traceback above",

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tempmedbench_synonyms.api import validate_gps
 from tempmedbench_synonyms.cli._options import JsonOption, QuietOption, VerboseOption
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
@@ -20,7 +21,7 @@ from tempmedbench_synonyms.snomed.codes import LookupOutcome
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import parse_sctid
-from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport, validate_release
+from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport
 
 gps_app = typer.Typer(
     name="gps",
@@ -113,10 +114,9 @@ def validate(
     with exit_on_error(
         json_report=partial(failure_json, findings=[], counts={}) if json_out else None
     ):
-        index = load_concept_index(gps)
-        report = validate_release(release, index)
+        report = validate_gps(release, gps)
     if json_out:
-        print_json(report.as_dict())
+        print_json(report.to_json())
     if not quiet:
         _render_report(report, 0 if json_out else limit)
     raise typer.Exit(report.exit_code)
