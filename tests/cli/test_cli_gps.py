@@ -12,11 +12,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from helpers import FIXTURES
+from helpers import FIXTURES, GPS_FILE
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.gps import gps_app
 
-GPS_FILE = FIXTURES / "gps" / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 RF2_DIR = FIXTURES / "gps" / "rf2"
 PLANTED = FIXTURES / "gps-planted"
 
@@ -331,3 +330,19 @@ def test_a_zip_of_100000_candidate_members_gives_a_bounded_message(tmp_path: Pat
     assert code == 2
     assert json.loads(out)["message"] == message
     assert len(err) < 1000
+
+
+def test_the_artifacts_folder_itself_says_pass_the_parent(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(FIXTURES / "tempmedbench-mini", release)
+    artifacts = release / "artifacts"
+    result = CliRunner().invoke(
+        app, ["gps", "validate", str(artifacts), "--gps", str(GPS_FILE), "--json"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: {artifacts}: this is the artifacts folder itself: it holds "
+        "events_canonical.jsonl or questions.jsonl, not artifacts/events_canonical.jsonl",
+        f"hint: pass the parent folder, the release folder: {release.resolve()}",
+    ]
+    assert json.loads(result.stdout)["outcome"] == "bad_input"

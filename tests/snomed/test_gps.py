@@ -87,7 +87,8 @@ def test_rf2_folder_gives_the_same_index_as_the_gps_file() -> None:
     assert [(Path(f.path).name, f.sha256) for f in from_rf2.files] == [
         (n, hashlib.sha256((RF2_DIR / n).read_bytes()).hexdigest()) for n in RF2_NAMES
     ]
-    assert sorted(from_rf2.notes) == sorted(f"{RF2_DIR / n}: CRLF line ends" for n in RF2_NAMES)
+    # CRLF is RF2's own line end: said once for the three files, not once a file
+    assert from_rf2.notes == ["3 RF2 files: CRLF line ends (RF2's own)"]
 
 
 def test_rf2_us_preferred_term_ignores_gb_rows() -> None:
@@ -738,7 +739,7 @@ def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rf2_module, "hash", lambda _: 7, raising=False)
     index = load_concept_index(RF2_DIR)
     assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
-    assert sorted(index.notes) == sorted(f"{RF2_DIR / n}: CRLF line ends" for n in RF2_NAMES)
+    assert index.notes == ["3 RF2 files: CRLF line ends (RF2's own)"]
 
 
 def test_rf2_blank_lines_at_the_end_are_noted(tmp_path: Path) -> None:
@@ -800,11 +801,9 @@ def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> Non
     assert index.release_date == "20990301"
     lang, desc, concept = (folder / US_EDITION[k] for k in ("language", "description", "concept"))
     assert index.notes == [
-        f"{concept}: CRLF line ends",
+        "3 RF2 files: CRLF line ends (RF2's own)",  # in the first one's place
         skipped_note(concept, 1),
-        f"{lang}: CRLF line ends",
         skipped_note(lang, 2),
-        f"{desc}: CRLF line ends",
         skipped_note(desc, 2),
     ]
 
@@ -1216,3 +1215,13 @@ def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(size: int) -> Non
         ["f: CRLF line ends"],
         [],
     )
+
+
+def test_one_crlf_note_leaves_a_single_note_and_other_notes_alone() -> None:
+    from tempmedbench_synonyms.snomed.rf2 import _one_crlf_note
+
+    assert _one_crlf_note(["a: CRLF line ends", "b: other"]) == ["a: CRLF line ends", "b: other"]
+    assert _one_crlf_note(["x", "a: CRLF line ends", "b: CRLF line ends"]) == [
+        "x",
+        "2 RF2 files: CRLF line ends (RF2's own)",
+    ]

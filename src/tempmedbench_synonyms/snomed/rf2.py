@@ -56,6 +56,7 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
 from tempmedbench_synonyms.snomed.tables import (
+    CRLF_NOTE,
     NAME_DATE,
     bad_width,
     basename,
@@ -445,7 +446,20 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     ]
     if kind == "rf2-zip":
         files.insert(0, SourceFile(str(path), digest))
-    return ConceptIndex(concepts, kind, str(path), date, digest, files, notes)
+    return ConceptIndex(concepts, kind, str(path), date, digest, files, _one_crlf_note(notes))
+
+
+def _one_crlf_note(notes: list[str]) -> list[str]:
+    """The per-file "CRLF line ends" notes of an RF2 snapshot said once: CRLF is RF2's own line
+    end, so one line for the whole snapshot is enough (the first such note's place)."""
+    crlf = [n for n in notes if n.endswith(CRLF_NOTE)]
+    if len(crlf) < 2:
+        return notes
+    one = f"{len(crlf)} RF2 files: CRLF line ends (RF2's own)"
+    first = notes.index(crlf[0])
+    kept = [n for n in notes if not n.endswith(CRLF_NOTE)]
+    kept.insert(first, one)
+    return kept
 
 
 def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[str]:

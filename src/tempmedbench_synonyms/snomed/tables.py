@@ -134,6 +134,8 @@ class Bounded(io.RawIOBase):
         )
 
 
+#: How a note ends that says a file has CRLF line ends (the RF2 loader says it once for all).
+CRLF_NOTE = ": CRLF line ends"
 SIZE_HINT = "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
 
 
@@ -247,7 +249,7 @@ def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[
         notes.append(f"{where}: a UTF-8 byte order mark was skipped")
     crlf = first.endswith("\r\n")
     if crlf:
-        notes.append(f"{where}: CRLF line ends")
+        notes.append(f"{where}{CRLF_NOTE}")
     cells = first.rstrip("\r\n").split("\t")
     width = len(cells)
     trimmed = width

@@ -633,6 +633,15 @@ def validate_release(release: str | Path, index: ConceptIndex) -> ValidationRepo
         raise BadInputError(
             "not a folder", path=root, hint="pass the release folder (the one holding artifacts/)"
         )
+    if not (root / EVENTS_PATH).exists() and any(
+        (root / Path(p).name).exists() for p in (EVENTS_PATH, QUESTIONS_PATH)
+    ):
+        raise BadInputError(
+            f"this is the artifacts folder itself: it holds {Path(EVENTS_PATH).name} or "
+            f"{Path(QUESTIONS_PATH).name}, not {EVENTS_PATH}",
+            path=root,
+            hint=f"pass the parent folder, the release folder: {root.resolve().parent}",
+        )
     n_events, event_findings = check_events_file(root / EVENTS_PATH, index)
     n_questions, question_findings = check_questions_file(root / QUESTIONS_PATH, index)
     findings = event_findings + question_findings
