@@ -265,3 +265,19 @@ def test_help_examples_are_not_wrapped_mid_command_at_80_columns(
     lines = [line.strip() for line in proc.stdout.splitlines()]
     start = lines.index("Example:")
     assert [line for line in lines[start + 1 :] if line][: len(example)] == example
+
+
+def test_the_module_map_names_every_module() -> None:
+    # The README's "How it works" names each module of the package in its own words, so a
+    # module added without a line there fails here.
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## How it works") : text.index("## Benchmarks")]
+    package = ROOT / "src" / "tempmedbench_synonyms"
+    modules = sorted(
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") or p.parent.name == "cli"
+    )
+    missing = [m for m in modules if m not in section]
+    assert missing == []
+    assert len(modules) > 40
