@@ -54,7 +54,7 @@ from tempmedbench_synonyms.snomed.tables import (
     text_stream,
 )
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 GPS_COLUMNS = ("ConceptID", "Active", "FSN", "USPreferredTerm")
 
@@ -184,7 +184,7 @@ def _read_gps(
             # Something is off (a short row, a bad Active, an empty, repeated or non-digit
             # identifier...): read the file again line by line, which raises with the line
             # and the problem.
-            logger.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+            log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
             del rows
             with open_bytes() as raw, text_stream(raw) as stream:
                 stream.readline()

@@ -72,7 +72,7 @@ from tempmedbench_synonyms.snomed.tables import (
     text_stream,
 )
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 # RF2 metadata concepts (SNOMED CT Release File Specifications): description types, the US English
 # language reference set and the "preferred" acceptability. The US refset only: the International
@@ -485,7 +485,7 @@ def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[
     preferred, skipped, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
     if (note := _module_note(names, src, skipped)) is not None:
         notes.append(note)
-    logger.info(
+    log.info(
         "US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows
     )
     return preferred

@@ -58,7 +58,7 @@ from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
 from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
 from tempmedbench_synonyms.snomed.tables import not_utf8_error
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 EVENTS_PATH = "artifacts/events_canonical.jsonl"
 QUESTIONS_PATH = "artifacts/questions.jsonl"
@@ -645,7 +645,7 @@ def validate_release(release: str | Path, index: ConceptIndex) -> ValidationRepo
     n_events, event_findings = check_events_file(root / EVENTS_PATH, index)
     n_questions, question_findings = check_questions_file(root / QUESTIONS_PATH, index)
     findings = event_findings + question_findings
-    logger.info(
+    log.info(
         "checked %d events and %d questions: %d findings", n_events, n_questions, len(findings)
     )
     return ValidationReport(
