@@ -62,6 +62,11 @@ class Outcome(str, Enum):
 LIST_AT_MOST = 10
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``n`` and the word in the number it needs: ``1 atom``, ``2 atoms``, ``0 entries``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
 def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
     """``items`` as text for a message, bounded: the first ``limit`` items (``str`` of each), then
     "and N more" (SPEC section 8: a list in a message shows its first items and a count)."""
