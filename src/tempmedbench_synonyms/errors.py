@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pipeline imports this module: the report's type is for the checker only
     from tempmedbench_synonyms.pipeline import Report
@@ -92,6 +92,9 @@ class TempMedBenchError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        #: what the run had done when it stopped, for its ``--json`` report (``requests`` and
+        #: ``cache_hits`` of a fetch a 401 stopped); the keys are the report's
+        self.report_fields: dict[str, Any] = {}
 
     def __str__(self) -> str:
         return self.message

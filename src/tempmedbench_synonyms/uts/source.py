@@ -107,6 +107,11 @@ class RestAtomSource:
                 self.uts.save_memo(concrete, unique, answers)
             else:
                 self._all_from_cache(concrete, len(unique), before)
+        except TempMedBenchError as err:
+            # what the run did before it stopped (a 401 is a request): the failure's report says it
+            done = self.uts.counters() - before
+            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits)
+            raise
         finally:
             self.uts.close()
         done = self.uts.counters() - before
