@@ -4,6 +4,7 @@ elsewhere (exact, with an injected clock), nothing when quiet, no colour under N
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 import threading
@@ -65,6 +66,24 @@ def test_scan_plain_lines_are_the_same_shape() -> None:
         "scanning MRCONSO.RRF: 83% (2.5 GB of 3.0 GB), 250.0 MB/s, about 2 s left",
         "scanning MRCONSO.RRF: 100% (3.0 GB of 3.0 GB), done in 12 s",
     ]
+
+
+def test_plain_lines_are_bounded_on_a_long_run() -> None:
+    """Every 5 s for the first 150 s, then every 1/30 of the time elapsed: a 50-minute fetch
+    reported every 0.2 s writes 119 lines, not 600."""
+    clock = Clock()
+    out = io.StringIO()
+    p = fetch_progress(out, release=REL, total=15_000, clock=clock)
+    for tick in range(15_000):  # 3000 s
+        clock.now = tick * 0.2
+        p.update(tick, hits=0, requests=tick)
+    p.update(15_000, hits=0, requests=15_000, final=True)
+    assert len(p.lines) == 119
+    times = [int(line.split(", ")[0].split(": ")[1].split("/")[0]) * 0.2 for line in p.lines[:-1]]
+    assert times[:3] == [0.0, 5.0, 10.0]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) == pytest.approx(5.0)
+    assert max(gaps) == pytest.approx(times[-1] / 30, abs=0.3)  # 97 s, at 2910 s
 
 
 def test_a_scan_of_a_pipe_learns_its_size_at_the_end() -> None:

@@ -3,7 +3,9 @@
 On a terminal, a ``rich.progress`` bar: the step, the bar, the counts (concepts done of total, or
 bytes read of the file's size), the rate, the time left, and for the fetch the cache hits, the
 requests and the retries. Elsewhere (a log file, a pipe, CI), the same facts as plain lines, the
-first at once, then one every ``plain_interval`` seconds at most, and the last when the step ends;
+first at once, then one every ``plain_interval`` seconds at most (every 1/30 of the time elapsed
+once that is longer: a 50-minute fetch writes about 120 lines, not 600), and the last when the
+step ends;
 no escape sequence is ever written there. ``NO_COLOR`` takes the colours off the bar (rich reads
 it); quiet (``stream`` is ``None``) shows nothing.
 
@@ -128,7 +130,8 @@ class StepProgress:
             extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
         self._bar.update(self._task, extra=", ".join(extra))
         now = self._clock()
-        if not final and now - self._last < self._interval:
+        interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
+        if not final and now - self._last < interval:
             return
         self._last = now
         if self.is_tty:
