@@ -37,6 +37,7 @@ runner = CliRunner()
         (["umls", "concept"], "tempmedbench-synonyms umls concept [OPTIONS] CUI"),
         (["demo"], "tempmedbench-synonyms demo [OPTIONS]"),
         (["cache", "info"], "tempmedbench-synonyms cache info [OPTIONS]"),
+        (["doctor"], "tempmedbench-synonyms doctor [OPTIONS] [RELEASE]"),
     ],
 )
 def test_help_at_80_columns_names_arguments_as_typed(args: list[str], usage: str) -> None:
