@@ -86,6 +86,19 @@ def test_plain_lines_are_bounded_on_a_long_run() -> None:
     assert max(gaps) == pytest.approx(times[-1] / 30, abs=0.3)  # 97 s, at 2910 s
 
 
+def test_the_time_taken_counts_from_the_first_update() -> None:
+    """A scan's progress is built with its source, before the release is read: that time is not
+    the scan's."""
+    clock = Clock()
+    out = io.StringIO()
+    p = StepProgress(out, label="scanning M.RRF", unit="bytes", clock=clock)
+    clock.now = 30.0
+    p(0, 1_000)
+    clock.now = 32.0
+    p(1_000, 1_000)
+    assert p.lines[-1] == "scanning M.RRF: 100% (1.0 kB of 1.0 kB), done in 2 s"
+
+
 def test_a_scan_of_a_pipe_learns_its_size_at_the_end() -> None:
     out = io.StringIO()
     StepProgress(out, label="scanning -", unit="bytes", clock=lambda: 0.0)(4_000, 4_000)

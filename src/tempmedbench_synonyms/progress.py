@@ -119,6 +119,7 @@ class StepProgress:
         task = self._bar.tasks[0]
         if not self._begun:
             self._begun = True
+            self._start = self._clock()  # the step starts now, not when it was built
             self._bar.update(self._task, completed=done, total=total)
             self._bar.start_task(self._task)
         else:
