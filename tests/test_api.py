@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tempmedbench_synonyms
-from helpers import FIXTURES, GPS_FILE
+from helpers import FIXTURES, GPS_FILE, outputs
 from tempmedbench_synonyms import api
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import (
@@ -120,6 +121,7 @@ def test_regenerate_from_mrconso_reports_what_the_cli_reports(
 ) -> None:
     out = tmp_path / "out"
     code, cli = cli_json("regenerate", mini, "--mrconso", mrconso, "--out", out, "--json", "-q")
+    shutil.rmtree(out)  # the same start for both ("unchanged" would differ otherwise)
     report = tempmedbench_synonyms.regenerate(mini, mrconso=mrconso, out=out)
     assert isinstance(report, tempmedbench_synonyms.Report)
     assert (report.outcome, report.exit_code, code) == (Outcome.VERIFIED, 0, 0)
@@ -152,6 +154,7 @@ def test_regenerate_over_rest_reports_what_the_cli_reports(
     code, cli = cli_json("regenerate", mini, "--base-url", fake_uts.base_url, "--cache-dir",
                          tmp_path / "cli-cache", "--out", out, "--json", "-q")  # fmt: skip
     assert (code, cli["outcome"], cli["requests"], fake_uts.fake.count()) == (0, "verified", 11, 11)
+    shutil.rmtree(out)  # the same start for both ("unchanged" would differ otherwise)
     report = api.regenerate(mini, base_url=fake_uts.base_url, cache_dir=tmp_path / "api-cache",
                             out=out)  # fmt: skip
     assert fake_uts.fake.count() == 22  # its own cache: the same 11 requests again
@@ -186,6 +189,8 @@ def test_a_mismatch_is_a_report_not_an_exception(mini: Path, mrconso: Path, tmp_
     text = mrconso.read_text(encoding="utf-8").replace("|Outpatient encounter|", "|Clinic visit|")
     mrconso.write_text(text.replace("|Ambulatory care encounter|", "|Ambulatory visit|"), "utf-8")
     code, cli = cli_json("regenerate", mini, "--mrconso", mrconso, "--out", tmp_path, "--json")
+    for rel in outputs(tmp_path):  # the same start for both ("unchanged" would differ otherwise)
+        (tmp_path / rel).unlink()
     report = api.regenerate(mini, mrconso=mrconso, out=tmp_path)
     assert (report.outcome, report.exit_code, code, report.changed) == (
         Outcome.MISMATCH, 1, 1, ["ambulatory encounter"],

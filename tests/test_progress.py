@@ -1,106 +1,229 @@
+"""The progress of the fetch and of the scan: one shape, a rich bar on a terminal, plain lines
+elsewhere (exact, with an injected clock), nothing when quiet, no colour under NO_COLOR."""
+
 from __future__ import annotations
 
 import io
+import itertools
+import logging
+import re
+import threading
 
 import pytest
+from rich.console import Console
 
 from tempmedbench_synonyms import progress
-from tempmedbench_synonyms.progress import ByteProgress, FetchProgress
+from tempmedbench_synonyms.progress import StepProgress, close_progress, fetch_progress
 
 REL = "2099AA"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-class Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def test_plain_lines_once_per_tenth_when_not_a_terminal() -> None:
+def run_fetch(p: StepProgress, clock: Clock) -> None:
+    """10 concepts, 2 answered by the cache (and the probe: 3 cache hits), one a second."""
+    p.update(2, hits=3, requests=0)
+    for done in range(3, 10):
+        clock.now += 1.0
+        p.update(done, hits=3, requests=done - 2, retries=1 if done > 5 else 0)
+    clock.now += 1.0
+    p.update(10, hits=3, requests=9, retries=1, final=True)
+
+
+def test_fetch_plain_lines_every_five_seconds_when_not_a_terminal() -> None:
+    clock = Clock()
     out = io.StringIO()
-    p = ByteProgress("scanning M.RRF", stream=out)
-    for done in (0, 50, 999, 1000, 1500, 9999, 10_000, 10_000):
-        p(done, 10_000)
-    assert out.getvalue() == (
-        "scanning M.RRF: 0% (0 B of 10.0 kB)\n"
-        "scanning M.RRF: 10% (1.0 kB of 10.0 kB)\n"
-        "scanning M.RRF: 99% (10.0 kB of 10.0 kB)\n"
-        "scanning M.RRF: 100% (10.0 kB of 10.0 kB)\n"
-    )
-
-
-def test_a_terminal_line_is_redrawn_and_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = iter([0.0, 0.0, 0.1, 0.5, 2.0, 2.0])
-    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
-    out = Tty()
-    p = ByteProgress("scan", stream=out, interval=0.25)
-    p(0, 3_000_000_000)  # t=0.0: first draw
-    p(1, 3_000_000_000)  # t=0.1: too soon, skipped
-    p(1_500_000_000, 3_000_000_000)  # t=0.5
-    p(3_000_000_000, 3_000_000_000)  # t=2.0: the end, with the time taken
-    p(3_000_000_000, 3_000_000_000)  # after the end: nothing
-    assert out.getvalue() == (
-        "\rscan:   0.0% (0 B of 3.0 GB)"
-        "\rscan:  50.0% (1.5 GB of 3.0 GB)"
-        "\rscan: 100.0% (3.0 GB of 3.0 GB) in 2.0 s\n"
-    )
-
-
-def test_sizes() -> None:
-    assert [progress.format_size(n) for n in (0, 999, 1000, 2_500_000, 7_000_000_000)] == [
-        "0 B", "999 B", "1.0 kB", "2.5 MB", "7.0 GB"
-    ]  # fmt: skip
-
-
-# -- FetchProgress: the concepts fetched from UMLS ---------------------------------------------
-
-
-def test_progress_lines_plain_when_not_a_terminal() -> None:
-    now = [0.0]
-    out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=10, clock=lambda: now[0], plain_interval=5.0)
-    p.update(2, 2, 0, 0, 0)
-    now[0] = 1.0
-    p.update(3, 2, 1, 0, 1)  # within 5 s of the last line: not printed
-    now[0] = 6.0
-    p.update(6, 2, 6, 1, 4)
-    now[0] = 10.0
-    p.update(10, 2, 10, 1, 8, final=True)
+    p = fetch_progress(out, release=REL, total=10, clock=clock)
+    run_fetch(p, clock)
     assert out.getvalue().splitlines() == [
-        "UMLS 2099AA: 2/10 concepts, 2 from cache, 0 requests",
-        (
-            "UMLS 2099AA: 6/10 concepts, 2 from cache, 6 requests (1 retried), 1.0 req/s, "
-            "about 6 s left"
-        ),
-        (
-            "UMLS 2099AA: 10/10 concepts, 2 from cache, 10 requests (1 retried), 1.0 req/s, "
-            "done in 10 s"
-        ),
+        "UMLS 2099AA: 2/10 concepts, 3 cache hits, 0 requests",
+        "UMLS 2099AA: 7/10 concepts, 3 cache hits, 5 requests (1 retried), 1.0 concepts/s, "
+        "about 3 s left",
+        "UMLS 2099AA: 10/10 concepts, 3 cache hits, 9 requests (1 retried), done in 8 s",
+    ]
+    assert p.lines == out.getvalue().splitlines()
+
+
+def test_scan_plain_lines_are_the_same_shape() -> None:
+    clock = Clock()
+    out = io.StringIO()
+    p = StepProgress(out, label="scanning MRCONSO.RRF", unit="bytes", clock=clock)
+    size = 3_000_000_000
+    for second in range(13):
+        clock.now = float(second)
+        p(min(size, second * 250_000_000), size)
+    p(size, size)  # after the end: nothing more
+    assert out.getvalue().splitlines() == [
+        "scanning MRCONSO.RRF: 0% (0 B of 3.0 GB)",
+        "scanning MRCONSO.RRF: 41% (1.2 GB of 3.0 GB), 250.0 MB/s, about 7 s left",
+        "scanning MRCONSO.RRF: 83% (2.5 GB of 3.0 GB), 250.0 MB/s, about 2 s left",
+        "scanning MRCONSO.RRF: 100% (3.0 GB of 3.0 GB), done in 12 s",
     ]
 
 
-def test_progress_redraws_one_line_on_a_terminal() -> None:
-    now = [0.0]
+def test_plain_lines_are_bounded_on_a_long_run() -> None:
+    """Every 5 s for the first 150 s, then every 1/30 of the time elapsed: a 50-minute fetch
+    reported every 0.2 s writes 119 lines, not 600."""
+    clock = Clock()
     out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=4, clock=lambda: now[0], is_tty=True)
-    p.update(0, 0, 0, 0, 0)
-    now[0] = 2.0
-    p.update(4, 0, 4, 0, 4, final=True)
-    text = out.getvalue()
-    assert text.startswith("\rUMLS 2099AA: 0/4 concepts, 0 from cache, 0 requests\r")
-    assert text.endswith("\rUMLS 2099AA: 4/4 concepts, 0 from cache, 4 requests, 2.0 req/s, "
-                         "done in 2 s\n")  # fmt: skip
-    assert text.count("\r") == 2
+    p = fetch_progress(out, release=REL, total=15_000, clock=clock)
+    for tick in range(15_000):  # 3000 s
+        clock.now = tick * 0.2
+        p.update(tick, hits=0, requests=tick)
+    p.update(15_000, hits=0, requests=15_000, final=True)
+    assert len(p.lines) == 119
+    times = [int(line.split(", ")[0].split(": ")[1].split("/")[0]) * 0.2 for line in p.lines[:-1]]
+    assert times[:3] == [0.0, 5.0, 10.0]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) == pytest.approx(5.0)
+    assert max(gaps) == pytest.approx(times[-1] / 30, abs=0.3)  # 97 s, at 2910 s
 
 
-def test_an_interrupted_progress_line_is_ended_on_a_terminal() -> None:
+def test_the_time_taken_counts_from_the_first_update() -> None:
+    """A scan's progress is built with its source, before the release is read: that time is not
+    the scan's."""
+    clock = Clock()
     out = io.StringIO()
-    p = FetchProgress(out, release=REL, total=4, clock=lambda: 0.0, is_tty=True)
-    p.update(1, 0, 1, 0, 1)
+    p = StepProgress(out, label="scanning M.RRF", unit="bytes", clock=clock)
+    clock.now = 30.0
+    p(0, 1_000)
+    clock.now = 32.0
+    p(1_000, 1_000)
+    assert p.lines[-1] == "scanning M.RRF: 100% (1.0 kB of 1.0 kB), done in 2 s"
+
+
+def test_a_scan_of_a_pipe_learns_its_size_at_the_end() -> None:
+    out = io.StringIO()
+    StepProgress(out, label="scanning -", unit="bytes", clock=lambda: 0.0)(4_000, 4_000)
+    assert out.getvalue() == "scanning -: 100% (4.0 kB of 4.0 kB), done in 0 s\n"
+
+
+def test_the_bar_on_a_terminal_holds_counts_rate_time_left_hits_and_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    clock = Clock()
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120, color_system="standard")
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=10, console=console,
+                     clock=clock)  # fmt: skip
+    p.update(2, hits=3, requests=0)
+    for done in range(3, 8):
+        clock.now += 1.0
+        p.update(done, hits=3, requests=done - 2, retries=1)
+    frames = [ANSI.sub("", f) for f in out.getvalue().split("\r")]
+    assert frames[-1].split() == [
+        "UMLS", "2099AA", "━━━━━━━━━━━━━━━━╸━━━━━━━", "7/10", "concepts", "1.0/s",
+        "0:00:03", "3", "cache", "hits,", "5", "requests", "(1", "retried)",
+    ]  # fmt: skip
+    assert "\x1b[31m1.0/s" in out.getvalue()  # coloured on a terminal
+    assert "\x1b[?25l" in out.getvalue()  # the cursor hidden while the bar is drawn
+    # redrawn by the step itself: no thread of rich's (a Ctrl-C leaves none; the scan may fork)
+    assert threading.active_count() == 1
     p.close()
-    assert out.getvalue() == "\rUMLS 2099AA: 1/4 concepts, 0 from cache, 1 request\n"
+    assert out.getvalue().endswith("\n\x1b[?25h")  # the line ended, the cursor shown again
+    end = len(out.getvalue())
+    p.close()
+    p.update(10, hits=3, requests=9, final=True)
+    assert len(out.getvalue()) == end  # closed: nothing more
 
 
-def test_quiet_progress_prints_nothing() -> None:
-    p = FetchProgress(None, release=REL, total=4)
-    p.update(4, 0, 4, 0, 4, final=True)
+def test_no_color_takes_the_colours_off_the_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120, color_system="standard")
+    p = StepProgress(out, label="scanning M.RRF", unit="bytes", console=console,
+                     clock=lambda: 0.0)  # fmt: skip
+    p(500, 1_000)
+    p(1_000, 1_000)
+    codes = re.findall(r"\x1b\[([0-9;]*)m", out.getvalue())
+    assert not [c for c in codes if re.search(r"(^|;)(3[0-9]|9[0-7]|4[0-9])(;|$)", c)], codes
+    assert ANSI.sub("", out.getvalue()).split("\r")[-1].split() == [
+        "scanning", "M.RRF", "━" * 24, "1.0/1.0", "kB", "0:00:00"
+    ]  # fmt: skip
+
+
+def test_never_an_escape_sequence_when_stderr_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich would draw on anything; the stream decides
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    out = io.StringIO()
+    p = fetch_progress(out, release=REL, total=2, clock=lambda: 0.0)
+    p.update(1, hits=0, requests=1)
+    p.update(2, hits=0, requests=2, final=True)
+    assert "\x1b" not in out.getvalue()
+    assert out.getvalue() == (
+        "UMLS 2099AA: 1/2 concepts, 0 cache hits, 1 request\n"
+        "UMLS 2099AA: 2/2 concepts, 0 cache hits, 2 requests, done in 0 s\n"
+    )
+
+
+def test_a_terminal_stream_gets_the_bar() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    p = fetch_progress(out, release=REL, total=2, clock=lambda: 0.0)
+    assert p.is_tty
+    p.update(2, hits=2, requests=1, final=True)
+    assert "2/2 concepts" in ANSI.sub("", out.getvalue())
     assert p.lines == []
+
+
+def test_quiet_shows_nothing() -> None:
+    p = fetch_progress(None, release=REL, total=4)
+    p.update(4, hits=0, requests=4, final=True)
+    p.close()
+    assert p.lines == []
+    assert not p.is_tty
+
+
+def test_close_progress_ignores_other_callbacks() -> None:
+    seen: list[tuple[int, int]] = []
+    close_progress(lambda done, total: seen.append((done, total)))
+    close_progress(None)
+    assert seen == []
+
+
+def test_sizes_and_durations() -> None:
+    assert [progress.format_size(n) for n in (0, 999, 1000, 2_500_000, 7_000_000_000)] == [
+        "0 B", "999 B", "1.0 kB", "2.5 MB", "7.0 GB"
+    ]  # fmt: skip
+    assert [progress._duration(s) for s in (0.4, 59.6, 61, 3_725)] == [
+        "0 s", "1 min 00 s", "1 min 01 s", "1 h 02 min"
+    ]  # fmt: skip
+
+
+def test_a_log_line_is_printed_above_the_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retry's warning during the fetch goes above the bar, which is redrawn below it; the
+    handler gets its stream back when the bar ends."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    monkeypatch.setattr(logging.getLogger(), "handlers", [handler])
+    console = Console(file=out, force_terminal=True, width=100, color_system=None)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=4, console=console,
+                     clock=lambda: 0.0, tty_interval=0.0)  # fmt: skip
+    p.update(1, hits=0, requests=1)
+    logging.getLogger("tempmedbench_synonyms.test").warning("retrying /content/x in 1 s")
+    p.update(2, hits=0, requests=3, retries=1)
+    p.close()
+    assert handler.stream is out
+    frames = [ANSI.sub("", f).strip() for f in re.split("[\r\n]", out.getvalue())]
+    assert [f.split("━")[0].strip() for f in frames if f] == [
+        "UMLS 2099AA", "WARNING: retrying /content/x in 1 s", "UMLS 2099AA", "UMLS 2099AA",
+        "UMLS 2099AA",
+    ]  # fmt: skip
+    assert [f for f in frames if f][-1].endswith(
+        "2/4 concepts  -:--:-- 0 cache hits, 3 requests (1 retried)"
+    )

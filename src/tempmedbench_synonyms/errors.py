@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pipeline imports this module: the report's type is for the checker only
     from tempmedbench_synonyms.pipeline import Report
@@ -62,6 +62,11 @@ class Outcome(str, Enum):
 LIST_AT_MOST = 10
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``n`` and the word in the number it needs: ``1 atom``, ``2 atoms``, ``0 entries``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
 def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
     """``items`` as text for a message, bounded: the first ``limit`` items (``str`` of each), then
     "and N more" (SPEC section 8: a list in a message shows its first items and a count)."""
@@ -87,6 +92,9 @@ class TempMedBenchError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        #: what the run had done when it stopped, for its ``--json`` report (``requests`` and
+        #: ``cache_hits`` of a fetch a 401 stopped); the keys are the report's
+        self.report_fields: dict[str, Any] = {}
 
     def __str__(self) -> str:
         return self.message

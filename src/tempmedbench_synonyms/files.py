@@ -124,6 +124,19 @@ def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
         raise
 
 
+def holds_bytes(path: Path, data: bytes) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding exactly ``data``: a rerun that
+    rebuilt the same bytes need not replace it. A file that cannot be read does not hold them."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
 def check_writable(folder: Path) -> None:
     """Make sure files can be written in ``folder``: create and remove a temporary file there,
     as :func:`write_atomic` would, or, if it does not exist yet, in the nearest folder above it

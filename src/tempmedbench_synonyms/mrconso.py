@@ -43,6 +43,7 @@ from typing import Any, cast
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.progress import close_progress
 from tempmedbench_synonyms.umls_files import MrconsoInput, locate_mrconso
 
 MRCONSO_COLUMNS: tuple[str, ...] = (
@@ -451,6 +452,8 @@ class MrconsoSource:
                 result = self._scan_stream(inp, needs, warnings)
         except OSError as err:
             raise BadInputError(f"cannot read: {err.strerror or err}", path=self.path) from None
+        finally:
+            close_progress(self.progress)  # its bar ends before any message, Ctrl-C included
         if result.bad is not None:
             line, problem = result.bad
             raise BadInputError(

@@ -27,6 +27,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.files import (
     check_writable,
+    holds_bytes,
     read_regular,
     remove_leftovers,
     write_atomic,
@@ -58,6 +59,8 @@ class FileReport:
     actual: str | None
     match: bool
     written: str | None = None
+    #: the file at ``written`` already held these bytes: it was left as it was
+    unchanged: bool = False
 
 
 @dataclass
@@ -109,6 +112,7 @@ class Report:
                     "actual": f.actual,
                     "match": f.match,
                     "written": f.written,
+                    "unchanged": f.unchanged,
                 }
                 for path, f in self.files.items()
             },
@@ -268,13 +272,16 @@ def _prepare(folders: list[Path], warnings: list[str], *, hint: str) -> None:
         )
 
 
-def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
-    """A matching file goes to its final path (and a stale .unverified goes); others beside it."""
+def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:
+    """A matching file goes to its final path (and a stale .unverified goes); others beside it.
+    Returns the path and whether it already held these bytes (then it is not rewritten)."""
     final = root / rel
     unverified = root / (rel + UNVERIFIED_SUFFIX)
     target = final if match else unverified
+    unchanged = holds_bytes(target, data)
     try:
-        write_atomic(target, data)
+        if not unchanged:
+            write_atomic(target, data)
         if match:
             unverified.unlink(missing_ok=True)
     except OSError as err:
@@ -283,7 +290,7 @@ def _place(root: Path, rel: str, data: bytes, match: bool) -> str:
             path=target,
             hint="write the rebuilt files elsewhere with --out DIR",
         ) from None
-    return str(target)
+    return str(target), unchanged
 
 
 def regenerate(
@@ -309,8 +316,8 @@ def regenerate(
         data = rebuilt.data[rel]
         actual = sha256_bytes(data)
         match = actual == expected.files[rel]
-        written = _place(root, rel, data, match)
-        report.files[rel] = FileReport(expected.files[rel], actual, match, written)
+        written, unchanged = _place(root, rel, data, match)
+        report.files[rel] = FileReport(expected.files[rel], actual, match, written, unchanged)
     _conclude(report, expected)
     return report
 

@@ -1,55 +1,253 @@
-"""Progress on stderr: a line redrawn in place on a terminal, a few plain lines otherwise.
+"""Progress on stderr, one shape for every long step: the UMLS fetch and the MRCONSO scan.
 
-``ByteProgress`` follows a scan of a local file (MRCONSO.RRF); ``FetchProgress`` follows the
-concepts fetched from UMLS, with requests, retries, rate and time left.
+On a terminal, a ``rich.progress`` bar: the step, the bar, the counts (concepts done of total, or
+bytes read of the file's size), the rate, the time left, and for the fetch the cache hits, the
+requests and the retries. Elsewhere (a log file, a pipe, CI), the same facts as plain lines, the
+first at once, then one every ``plain_interval`` seconds at most (every 1/30 of the time elapsed
+once that is longer: a 50-minute fetch writes about 120 lines, not 600), and the last when the
+step ends;
+no escape sequence is ever written there. ``NO_COLOR`` takes the colours off the bar (rich reads
+it); quiet (``stream`` is ``None``) shows nothing.
+
+The bar is redrawn by the step itself, never by a thread of rich's (``auto_refresh=False``): the
+fetch reports every 0.2 s at least, the scan at every block, both from the main thread, so a
+Ctrl-C leaves no thread behind and the MRCONSO scan may still fork its workers (it forks only
+while no other thread runs). ``close`` ends the bar (its line, the cursor) on every path out.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, Literal, TextIO
+
+from rich.console import Console
+from rich.file_proxy import FileProxy
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Column
+from rich.text import Text
+
+from tempmedbench_synonyms.errors import plural
+
+Unit = Literal["concepts", "bytes"]
 
 
-class ByteProgress:
-    """Report (done, total) bytes of a long scan, at most every ``interval`` seconds."""
+class StepProgress:
+    """The progress of one step: ``update`` it (or call it as a ``ProgressCallback(done,
+    total)``), ``close`` it when the step ends or is interrupted (safe to call twice).
 
-    def __init__(self, label: str, *, stream: TextIO | None = None, interval: float = 0.25) -> None:
+    ``stream`` is where it goes (``None``: nowhere); ``is_tty`` overrides the stream's own answer;
+    ``console`` (tests) is the rich console to draw on, a terminal by definition.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None,
+        *,
+        label: str,
+        unit: Unit,
+        total: int | None = None,
+        is_tty: bool | None = None,
+        console: Console | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        plain_interval: float = 5.0,
+        tty_interval: float = 0.1,
+    ) -> None:
+        self.stream = stream
         self.label = label
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty()
-        self.interval = interval
-        self._last = float("-inf")  # the first call always draws
-        self._last_decile = -1
-        self._finished = False
-        self._start = time.monotonic()
+        self.unit: Unit = unit
+        self._clock = clock
+        if is_tty is None:
+            isatty = getattr(stream, "isatty", None)
+            is_tty = console is not None or (bool(isatty()) if callable(isatty) else False)
+        self.is_tty = is_tty and stream is not None
+        self._interval = tty_interval if self.is_tty else plain_interval
+        if self.is_tty and console is None:
+            # the stream said it is a terminal: rich is told so, never guesses (FORCE_COLOR)
+            console = Console(file=stream, force_terminal=True, stderr=stream is sys.stderr)
+        self._bar = Progress(
+            *_columns(unit),
+            console=console,
+            auto_refresh=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            get_time=clock,
+            disable=not self.is_tty,
+        )
+        self._task = self._bar.add_task(label, total=total, start=False, extra="")
+        self._begun = False
+        self._start = clock()
+        self._last = float("-inf")
+        self._closed = False
+        self._handlers: list[tuple[logging.StreamHandler[Any], Any]] = []
+        #: the plain lines written (what a log file holds)
+        self.lines: list[str] = []
 
     def __call__(self, done: int, total: int) -> None:
-        if self._finished:
+        """The ``ProgressCallback`` of a scan: the step ends when ``done`` reaches ``total``."""
+        self.update(done, total=total, final=done >= total)
+
+    def update(
+        self,
+        done: int,
+        *,
+        total: int | None = None,
+        hits: int | None = None,
+        requests: int | None = None,
+        retries: int = 0,
+        final: bool = False,
+    ) -> None:
+        """Record ``done``; show it when ``final`` or when the last showing is old enough.
+
+        ``hits`` and ``requests`` (the fetch) are shown beside the counts, retries when any.
+        The first ``done`` is where the step starts: what the cache answered at once does not
+        count in the rate, nor in the time left.
+        """
+        if self.stream is None or self._closed:
             return
-        pct = 100.0 if total <= 0 else min(100.0, 100.0 * done / total)
-        end = done >= total
-        if self.tty:
-            now = time.monotonic()
-            if not end and now - self._last < self.interval:
-                return
-            self._last = now
-            self.stream.write(
-                f"\r{self.label}: {pct:5.1f}% ({format_size(done)} of {format_size(total)})"
-            )
-            if end:
-                self.stream.write(f" in {time.monotonic() - self._start:.1f} s\n")
+        task = self._bar.tasks[0]
+        if not self._begun:
+            self._begun = True
+            self._start = self._clock()  # the step starts now, not when it was built
+            self._bar.update(self._task, completed=done, total=total)
+            self._bar.start_task(self._task)
         else:
-            decile = int(pct // 10)
-            if decile == self._last_decile:
-                return
-            self._last_decile = decile
-            self.stream.write(
-                f"{self.label}: {int(pct)}% ({format_size(done)} of {format_size(total)})\n"
-            )
-        self._finished = end
-        self.stream.flush()
+            self._bar.update(self._task, completed=done, total=total)
+        extra = []
+        if hits is not None:
+            extra.append(plural(hits, "cache hit"))
+        if requests is not None:
+            extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
+        self._bar.update(self._task, extra=", ".join(extra))
+        now = self._clock()
+        interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
+        if not final and now - self._last < interval:
+            return
+        self._last = now
+        if self.is_tty:
+            if not self._bar.live.is_started:
+                self._bar.start()  # draws
+                self._log_above()
+            elif not final:
+                self._bar.refresh()  # (the final state is drawn by close)
+        else:
+            text = self._plain(task, final=final)
+            self.lines.append(text)
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        if final:
+            self.close()
+
+    def close(self) -> None:
+        """End the bar: its last state stays on screen, the cursor is shown again."""
+        if self._closed:
+            return
+        self._closed = True
+        for handler, stream in self._handlers:
+            handler.setStream(stream)
+        self._handlers = []
+        if self._bar.live.is_started:
+            self._bar.stop()
+
+    def _log_above(self) -> None:
+        """While the bar is drawn, a log line on the same stream (a retry, a warning) is printed
+        above it, the bar redrawn below, rather than cut into it: rich's ``FileProxy``."""
+        for handler in logging.getLogger().handlers:
+            stream = self.stream
+            if isinstance(handler, logging.StreamHandler) and stream and handler.stream is stream:
+                self._handlers.append((handler, stream))
+                handler.setStream(FileProxy(self._bar.console, stream))
+
+    def _plain(self, task: Task, *, final: bool) -> str:
+        """The plain line: counts, what the fetch adds, then the rate and the time left once a
+        second has passed (before, they are noise), or the time taken when the step is over."""
+        total = task.total
+        done = int(task.completed)
+        if self.unit == "bytes":
+            size = done if total is None else int(total)
+            pct = 100 if size <= 0 else min(100, math.floor(100 * done / size))
+            parts = [f"{self.label}: {pct}% ({format_size(done)} of {format_size(size)})"]
+        else:
+            parts = [f"{self.label}: {done}/{int(total or 0)} {self.unit}"]
+        fields = task.fields.get("extra")
+        if fields:
+            parts.append(str(fields))
+        elapsed = self._clock() - self._start
+        speed = task.speed
+        if final:
+            parts.append(f"done in {_duration(elapsed)}")
+        elif elapsed >= 1.0 and speed:
+            parts.append(_rate(speed, self.unit))
+            if task.time_remaining is not None:
+                parts.append(f"about {_duration(task.time_remaining)} left")
+        return ", ".join(parts)
+
+
+def fetch_progress(
+    stream: TextIO | None, *, release: str, total: int, clock: Callable[[], float] = time.monotonic
+) -> StepProgress:
+    """The progress of a fetch from the UMLS REST API: concepts of ``release``."""
+    return StepProgress(stream, label=f"UMLS {release}", unit="concepts", total=total, clock=clock)
+
+
+def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
+    """The progress of a scan of a local file ``name``: bytes (compressed bytes when packed)."""
+    return StepProgress(stream, label=f"scanning {name}", unit="bytes")
+
+
+def close_progress(progress: object) -> None:
+    """Close ``progress`` if it is a ``StepProgress`` (a source's callback may be any callable)."""
+    if isinstance(progress, StepProgress):
+        progress.close()
+
+
+class _RateColumn(ProgressColumn):
+    """Concepts or bytes a second; blank until known (rich's own column counts bytes only, and
+    shows "?")."""
+
+    def __init__(self, unit: Unit) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+        self.unit: Unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        text = "" if speed is None else _rate(speed, self.unit, short=True)
+        return Text(text, style="progress.data.speed")
+
+
+def _columns(unit: Unit) -> list[ProgressColumn]:
+    """The bar's columns; only the bar shrinks on a narrow terminal, no text wraps."""
+
+    def text(template: str) -> TextColumn:
+        return TextColumn(template, table_column=Column(no_wrap=True))
+
+    counts = DownloadColumn() if unit == "bytes" else text("{task.completed}/{task.total} concepts")
+    return [
+        text("{task.description}"),
+        BarColumn(bar_width=24),
+        counts,
+        _RateColumn(unit),
+        TimeRemainingColumn(elapsed_when_finished=True),
+        text("{task.fields[extra]}"),
+    ]
+
+
+def _rate(speed: float, unit: Unit, *, short: bool = False) -> str:
+    """``12.5 MB/s``, ``12.5 concepts/s`` (``12.5/s`` on the bar, beside the word concepts)."""
+    if unit == "bytes":
+        return f"{format_size(int(speed))}/s"
+    return f"{speed:.1f}/s" if short else f"{speed:.1f} concepts/s"
 
 
 def format_size(n: int) -> str:
@@ -58,91 +256,6 @@ def format_size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"
-
-
-class FetchProgress:
-    """The fetch's progress on stderr: one line rewritten in place on a terminal, plain lines
-    every few seconds otherwise, nothing when ``stream`` is ``None`` (quiet)."""
-
-    def __init__(
-        self,
-        stream: TextIO | None,
-        *,
-        release: str,
-        total: int,
-        is_tty: bool | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        plain_interval: float = 5.0,
-        tty_interval: float = 0.1,
-    ) -> None:
-        self.stream = stream
-        self.release = release
-        self.total = total
-        self._clock = clock
-        if is_tty is None:
-            isatty = getattr(stream, "isatty", None)
-            is_tty = bool(isatty()) if callable(isatty) else False
-        self.is_tty = is_tty
-        self._interval = tty_interval if is_tty else plain_interval
-        self._start = clock()
-        self._last = float("-inf")
-        self._width = 0
-        self.lines: list[str] = []
-
-    def line(self, done: int, hits: int, requests: int, retries: int, fetched: int) -> str:
-        """The progress line: concepts done of total, cache hits, requests, retries, rate, ETA.
-
-        The rate and the time left are shown once a second has passed (before, they are noise).
-        """
-        elapsed = max(1e-9, self._clock() - self._start)
-        parts = [
-            f"UMLS {self.release}: {done}/{self.total} concepts",
-            f"{hits} from cache",
-            f"{requests} request{'' if requests == 1 else 's'}"
-            + (f" ({retries} retried)" if retries else ""),
-        ]
-        if elapsed >= 1.0:
-            parts.append(f"{requests / elapsed:.1f} req/s")
-        remaining = self.total - done
-        if remaining and fetched and elapsed >= 1.0:
-            parts.append(f"about {_duration(remaining * elapsed / fetched)} left")
-        elif not remaining:
-            parts.append(f"done in {_duration(elapsed)}")
-        return ", ".join(parts)
-
-    def update(
-        self,
-        done: int,
-        hits: int,
-        requests: int,
-        retries: int,
-        fetched: int,
-        *,
-        final: bool = False,
-    ) -> None:
-        """Show the line if ``final`` or if the last one is old enough."""
-        if self.stream is None:
-            return
-        now = self._clock()
-        if not final and now - self._last < self._interval:
-            return
-        self._last = now
-        text = self.line(done, hits, requests, retries, fetched)
-        self.lines.append(text)
-        if self.is_tty:
-            pad = " " * max(0, self._width - len(text))
-            self.stream.write("\r" + text + pad + ("\n" if final else ""))
-            self._width = 0 if final else len(text)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End a line left open on a terminal (an interrupted fetch), so the next text is clean."""
-        if self.stream is not None and self.is_tty and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._width = 0
 
 
 def _duration(seconds: float) -> str:

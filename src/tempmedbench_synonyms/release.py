@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,10 +285,13 @@ def open_release(folder: Path, *, with_expected: bool = True) -> Release:
     """
     folder = Path(folder)
     if not folder.is_dir():
+        hint = "pass the TempMedBench release folder (the one holding MANIFEST.sha256)"
+        if folder.is_file() and zipfile.is_zipfile(folder):
+            hint = f"it is a zip archive: unzip it (unzip {folder.name}) and {hint}"
         raise BadInputError(
             "no such folder" if not folder.exists() else "not a folder",
             path=folder,
-            hint="pass the TempMedBench release folder (the one holding MANIFEST.sha256)",
+            hint=hint,
         )
     required = [TABLE, SURFACE] + ([EXPECTED] if with_expected else [])
     checked, warnings = verify_manifest(

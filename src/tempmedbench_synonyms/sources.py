@@ -12,7 +12,7 @@ from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.mrconso import MrconsoSource
-from tempmedbench_synonyms.progress import ByteProgress
+from tempmedbench_synonyms.progress import scan_progress
 from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,5 @@ def build_source(mrconso: Path | None, rest: RestOptions, *, progress: TextIO | 
                 ", ".join(ignored),
                 "ies" if len(ignored) == 1 else "y",
             )
-        label = f"scanning {mrconso.name}"
-        bar = None if progress is None else ByteProgress(label, stream=progress)
-        return MrconsoSource(mrconso, progress=bar)
+        return MrconsoSource(mrconso, progress=scan_progress(progress, mrconso.name))
     return build_rest_source(rest, progress_stream=progress)

@@ -67,7 +67,7 @@ def test_a_changed_atom_exits_1_naming_the_concept(mini: Path, mrconso: Path) ->
         ["ambulatory encounter"],
         [],
     )
-    assert "changed        1 concept(s) kept another synonym:\n    ambulatory encounter" in err
+    assert "changed        1 concept kept another synonym:\n    ambulatory encounter" in err
     assert "\nhint: the atoms you fetched differ from the ones the authors froze" in err
     assert outputs(mini) == [SYNONYM_SURFACE + ".unverified", FULL_TABLE + ".unverified"]
 
@@ -297,7 +297,7 @@ def test_demo_without_its_data_says_where_to_find_it(
     assert code == 2
     report = json.loads(out)
     assert (report["command"], report["outcome"], report["exit_code"], report["message"]) == (
-        "regenerate",
+        "demo",
         "bad_input",
         2,
         "the demo data is not installed with this package",

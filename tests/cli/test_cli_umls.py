@@ -127,7 +127,7 @@ def test_a_second_run_is_answered_from_the_cache_and_offline_works(
     offline = run(umls_app, [*args, "--offline", "-v"], tmp_path, key=None)
     assert offline.exit_code == 0, offline.stderr
     assert offline.stdout == first.stdout
-    assert "0 requests sent, 1 answers from the cache" in offline.stderr
+    assert "0 requests sent, 1 answer from the cache" in offline.stderr
     assert len(fake.seen) == 1
     miss = run(umls_app, ["atoms", "C9000002", "--umls-release", "2099AA", "--offline"],
                tmp_path)  # fmt: skip

@@ -348,10 +348,10 @@ def test_a_retry_says_so_on_stderr_unless_quiet(tmp_path: Path, quiet: bool) -> 
     lines = proc.stderr.splitlines()
     assert proc.returncode == 0, proc.stderr
     if quiet:
-        assert lines == ["1 atoms of AUI A9000071, UMLS 2099AA"]
+        assert lines == ["1 atom of AUI A9000071, UMLS 2099AA"]
     else:
         assert len(lines) == 2 and RETRY_LINE.fullmatch(lines[0]), lines
-        assert lines[1] == "1 atoms of AUI A9000071, UMLS 2099AA"
+        assert lines[1] == "1 atom of AUI A9000071, UMLS 2099AA"
     assert cached_paths(tmp_path / "cache") == {"/content/2099AA/AUI/A9000071"}
     no_leak(tmp_path, stdout=proc.stdout, stderr=proc.stderr)
 

@@ -615,13 +615,29 @@ def test_fetch_writes_progress_to_its_stream(tmp_path: Path) -> None:
     last = out.getvalue().splitlines()[-1]
     # the probe and the 4 queries: the same count as the report's
     assert result.requests == 5
-    assert last.startswith("UMLS 2099AA: 4/4 concepts, 0 from cache, 5 requests, ")
+    assert last.startswith("UMLS 2099AA: 4/4 concepts, 0 cache hits, 5 requests, ")
     warm = io.StringIO()
-    source(make_uts(tmp_path), progress_stream=warm, clock=lambda: 0.0).fetch(
+    again = source(make_uts(tmp_path), progress_stream=warm, clock=lambda: 0.0).fetch(
         REL, "C9000001", QUERIES
     )
-    assert warm.getvalue() == "UMLS 2099AA: 4/4 concepts, 4 from cache, 0 requests, done in 0 s\n"
+    assert again.cache_hits == 5  # the probe and the 4 concepts
+    assert warm.getvalue() == "UMLS 2099AA: 4/4 concepts, 5 cache hits, 0 requests, done in 0 s\n"
     assert CANARY_KEY not in out.getvalue()
+
+
+@responses.activate
+def test_progress_and_report_count_the_same_cache_hits(tmp_path: Path) -> None:
+    """The probe's answer from the cache is a cache hit in both (it was 3 and 4 before)."""
+    add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
+    source(make_uts(tmp_path)).fetch(REL, "C9000001", QUERIES[:3])
+    out = io.StringIO()
+    result = source(make_uts(tmp_path), progress_stream=out, clock=lambda: 0.0).fetch(
+        REL, "C9000001", QUERIES
+    )
+    assert (result.requests, result.cache_hits) == (1, 4)  # the probe and 3 concepts cached
+    assert out.getvalue().splitlines()[-1] == (
+        "UMLS 2099AA: 4/4 concepts, 4 cache hits, 1 request, done in 0 s"
+    )
 
 
 @responses.activate

@@ -29,6 +29,7 @@ from tempmedbench_synonyms.cli._options import (
     CacheDirOption,
     JsonOption,
     OfflineOption,
+    PlainUsage,
     QuietOption,
     RateOption,
     RefreshOption,
@@ -40,7 +41,7 @@ from tempmedbench_synonyms.cli._plan import DryRunOption, show_plan
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
-    echo_err,
+    echo_report,
     exit_on_error,
     failure_json,
     print_json,
@@ -102,7 +103,10 @@ def _root(version: VersionOption = False) -> None:
 
 # Options shared by regenerate and freeze (Typer reads them from each command's signature).
 ReleaseArg = Annotated[
-    Path, typer.Argument(help="The TempMedBench release folder (the one with MANIFEST.sha256).")
+    Path,
+    typer.Argument(
+        metavar="RELEASE", help="The TempMedBench release folder (the one with MANIFEST.sha256)."
+    ),
 ]
 MrconsoOption = Annotated[
     Path | None,
@@ -142,7 +146,7 @@ def _finish(
 ) -> NoReturn:
     """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
     if verbosity >= 0:
-        echo_err(render(report))
+        echo_report(render(report))
     if json_out:
         print_json(report.to_json())
     raise typer.Exit(report.exit_code)
@@ -153,7 +157,7 @@ def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> 
     return sources.build_source(mrconso, rest, progress=sys.stderr if verbosity >= 0 else None)
 
 
-@app.command("regenerate")
+@app.command("regenerate", cls=PlainUsage)
 def regenerate_command(
     release: ReleaseArg,
     out: Annotated[
@@ -215,7 +219,7 @@ def regenerate_command(
     )
 
 
-@app.command("check")
+@app.command("check", cls=PlainUsage)
 def check_command(
     release: ReleaseArg,
     out: Annotated[
@@ -243,7 +247,7 @@ def check_command(
     )
 
 
-@app.command("freeze")
+@app.command("freeze", cls=PlainUsage)
 def freeze_command(
     release: ReleaseArg,
     mrconso: MrconsoOption = None,
@@ -322,9 +326,10 @@ def demo_command(
         tempmedbench-synonyms demo --out /tmp/demo
     """
     verbosity = configure_logging(quiet, 0)
-    with exit_on_error(json_report=_failure_report("regenerate", Path("demo"), json_out)):
+    with exit_on_error(json_report=_failure_report("demo", Path("demo"), json_out)):
         data = demo_data()
         report = regenerate(data.release, mrconso=data.mrconso, out=out, progress=verbosity >= 0)
+        report.command = "demo"  # what the user ran, in --json and in the report's first line
     _finish(
         report,
         verbosity=verbosity,
@@ -345,7 +350,7 @@ regenerate_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",
 )
-regenerate_app.command()(regenerate_command)
+regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
 def _run(command: typer.Typer, prog_name: str) -> None:

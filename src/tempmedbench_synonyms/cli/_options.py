@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
 
@@ -100,3 +102,15 @@ VerboseOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+class PlainUsage(TyperCommand):
+    """A command whose usage line names its arguments as they are typed, ``RELEASE`` and
+    ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces); optional ones keep their
+    ``[...]``. Pass it as ``cls=`` to ``@app.command``."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [
+            re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", piece)
+            for piece in super().collect_usage_pieces(ctx)
+        ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempmedbench_synonyms.errors import bounded_list
+from tempmedbench_synonyms.errors import bounded_list, plural
 from tempmedbench_synonyms.pipeline import Report
 
 _LIST_AT_MOST = 20
@@ -28,7 +28,8 @@ def _header(report: Report) -> list[str]:
         via = (
             src
             if report.source == "mrconso"
-            else (f"{src}, {report.requests} requests, {report.cache_hits} cache hits")
+            else f"{src}, {plural(report.requests, 'request')}, "
+            f"{plural(report.cache_hits, 'cache hit')}"
         )
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
     if report.mrconso is not None:
@@ -41,8 +42,8 @@ def _header(report: Report) -> list[str]:
         lines.append(f"  MRCONSO        {read} ({report.mrconso['kind']})")
     routes = ", ".join(f"{n} {r}" for r, n in report.routes.items())
     lines.append(f"  concepts       {report.concepts}" + (f" (routes: {routes})" if routes else ""))
-    lines.append(f"  questions      {report.questions}" +
-                 (f", {report.spans} spans" if report.source is not None else ""))  # fmt: skip
+    spans = f", {plural(report.spans, 'span')}" if report.source is not None else ""
+    lines.append(f"  questions      {report.questions}{spans}")
     for w in report.warnings:
         lines.append(f"  warning        {w}")
     return lines
@@ -57,12 +58,15 @@ def render_report(report: Report, *, verbose: bool = False) -> str:
             lines.append(f"                   expected {f.expected}")
             lines.append(f"                   actual   {f.actual or '(no file)'}")
         if f.written:
-            lines.append(f"                   written  {f.written}")
+            done = "unchanged" if f.unchanged else "written "
+            lines.append(f"                   {done} {f.written}")
     if report.drifted:
-        lines.append(f"  drifted        {len(report.drifted)} concept(s) kept no synonym:")
+        lines.append(f"  drifted        {plural(len(report.drifted), 'concept')} kept no synonym:")
         lines += _keys(report.drifted, report.drift_reasons)
     if report.changed:
-        lines.append(f"  changed        {len(report.changed)} concept(s) kept another synonym:")
+        lines.append(
+            f"  changed        {plural(len(report.changed), 'concept')} kept another synonym:"
+        )
         lines += _keys(report.changed)
     lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
     if report.hint:
@@ -73,7 +77,7 @@ def render_report(report: Report, *, verbose: bool = False) -> str:
 def render_freeze(report: Report) -> str:
     lines = _header(report)
     if report.drifted:
-        lines.append(f"  drifted        {len(report.drifted)} concept(s) kept no synonym:")
+        lines.append(f"  drifted        {plural(len(report.drifted), 'concept')} kept no synonym:")
         lines += _keys(report.drifted, report.drift_reasons)
     for rel, f in report.files.items():
         lines.append(f"  frozen         {rel} {f.expected}")

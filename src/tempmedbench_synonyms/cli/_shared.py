@@ -34,6 +34,25 @@ def echo_err(text: str = "") -> None:
 _C1 = re.compile("[\x7f-\x9f]")
 
 
+#: the words of the final report coloured on a terminal: the state of a file, the outcome
+_STATES = re.compile(r"^(  )?(verified|MISMATCH|mismatch)\b", re.MULTILINE)
+_COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
+
+
+def echo_report(text: str, *, colour: bool | None = None) -> None:
+    """The final report, as ``echo_err`` writes it, with "verified" in green and "MISMATCH" in
+    red when ``colour`` (default: stderr is a terminal and ``NO_COLOR`` is not set). The colours
+    are added after ``clean_text``, which would take them off."""
+    if colour is None:
+        colour = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    text = clean_text(safe_text(text), lines=True)
+    if colour:
+        text = _STATES.sub(
+            lambda m: (m[1] or "") + typer.style(m[2], fg=_COLOURS[m[2]], bold=True), text
+        )
+    typer.echo(text, err=True, color=colour)
+
+
 def print_json(obj: dict[str, Any]) -> None:
     """Data goes to stdout, as one JSON document: every ``--json`` report passes here, and gets
     ``schema_version`` and ``tool_version`` (``jsonio.report_text``).
@@ -61,6 +80,7 @@ def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
         "message": redact(str(err)),
         "hint": err.hint,
         **empty,
+        **{k: v for k, v in err.report_fields.items() if k in empty},
     }
 
 
@@ -80,8 +100,13 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     neither, ``TEMPMEDBENCH_LOG_LEVEL`` (debug, info, warning, error or critical) if set, else
     warnings.
 
-    Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v``.
+    ``-q`` with ``-v`` is refused (exit 2, bad input). Returns the verbosity the
+    commands use: -1 for ``-q``, else the number of ``-v``.
     """
+    if quiet and verbose:
+        # which one was meant cannot be guessed: bad input (exit 2), like any other bad option
+        echo_err("error: -q (--quiet) and -v (--verbose) contradict each other: pick one")
+        raise typer.Exit(2)
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
         verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR

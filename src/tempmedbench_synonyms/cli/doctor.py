@@ -43,6 +43,7 @@ def doctor_command(
     release: Annotated[
         Path | None,
         typer.Argument(
+            metavar="RELEASE",
             help="The TempMedBench release folder to check, and whose UMLS release to probe.",
             show_default=False,
         ),

@@ -17,6 +17,7 @@ from tempmedbench_synonyms.cli._options import (
     CacheDirOption,
     JsonOption,
     OfflineOption,
+    PlainUsage,
     QuietOption,
     RateOption,
     RefreshOption,
@@ -31,6 +32,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL, clean_text
+from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
@@ -82,7 +84,7 @@ def _session(
             uts.close()
             if verbosity > 0:
                 sent, hits = uts.requests_sent, uts.cache_hits
-                echo_err(f"{sent} requests sent, {hits} answers from the cache")
+                echo_err(f"{plural(sent, 'request')} sent, {plural(hits, 'answer')} from the cache")
 
 
 def _shown(value: str | None) -> str:
@@ -151,12 +153,12 @@ def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: b
         for a in ordered
     ]  # fmt: skip
     typer.echo(_table(rows, ["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"]))
-    echo_err(f"{len(ordered)} atoms of {what}, UMLS {release}")
+    echo_err(f"{plural(len(ordered), 'atom')} of {what}, UMLS {release}")
 
 
-@umls_app.command("atoms")
+@umls_app.command("atoms", cls=PlainUsage)
 def atoms_command(
-    cui: Annotated[str, typer.Argument(help="The concept's CUI, such as C0020538.")],
+    cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
     sab: Annotated[
         str | None,
         typer.Option(
@@ -197,10 +199,14 @@ def atoms_command(
         _show_atoms(what, release, found, as_json)
 
 
-@umls_app.command("source")
+@umls_app.command("source", cls=PlainUsage)
 def source_command(
-    sab: Annotated[str, typer.Argument(help="Root source abbreviation, such as SNOMEDCT_US.")],
-    code: Annotated[str, typer.Argument(help="The source-asserted code, such as 38341003.")],
+    sab: Annotated[
+        str, typer.Argument(metavar="SAB", help="Root source abbreviation, such as SNOMEDCT_US.")
+    ],
+    code: Annotated[
+        str, typer.Argument(metavar="CODE", help="The source-asserted code, such as 38341003.")
+    ],
     umls_release: ReleaseOption = "current",
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
     api_key_file: ApiKeyFileOption = None,
@@ -228,9 +234,9 @@ def source_command(
         _show_atoms(f"{sab} code {code}", release, found, as_json)
 
 
-@umls_app.command("atom")
+@umls_app.command("atom", cls=PlainUsage)
 def atom_command(
-    aui: Annotated[str, typer.Argument(help="The atom's AUI, such as A3220484.")],
+    aui: Annotated[str, typer.Argument(metavar="AUI", help="The atom's AUI, such as A3220484.")],
     umls_release: ReleaseOption = "current",
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
     api_key_file: ApiKeyFileOption = None,
@@ -259,9 +265,9 @@ def atom_command(
         _show_atoms(f"AUI {aui}", release, found, as_json)
 
 
-@umls_app.command("concept")
+@umls_app.command("concept", cls=PlainUsage)
 def concept_command(
-    cui: Annotated[str, typer.Argument(help="The concept's CUI, such as C0020538.")],
+    cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
     umls_release: ReleaseOption = "current",
     base_url: BaseUrlOption = DEFAULT_BASE_URL,
     api_key_file: ApiKeyFileOption = None,

@@ -485,9 +485,7 @@ def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[
     preferred, skipped, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
     if (note := _module_note(names, src, skipped)) is not None:
         notes.append(note)
-    log.info(
-        "US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows
-    )
+    log.info("US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows)
     return preferred
 
 

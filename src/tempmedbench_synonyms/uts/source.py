@@ -19,8 +19,9 @@ A 401/403 in any worker, any other error that ends the run, and Ctrl-C cancel th
 (``CachedUts.cancel``), whose event the rate limiter shares: every worker stops at once, whether
 it is waiting for its turn, sleeping before a retry, about to send, or reading an answer (the
 client cuts the sockets of the requests on the wire); the workers are daemon threads
-(``uts.workers``), waited for a second at most, so that Ctrl-C ends the run at once. A progress
-line goes to stderr (rewritten in place on a terminal, plain lines otherwise, nothing when quiet).
+(``uts.workers``), waited for a second at most, so that Ctrl-C ends the run at once. The
+progress goes to stderr (``progress.fetch_progress``: a bar on a terminal, plain lines otherwise,
+nothing when quiet).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import TextIO
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
 from tempmedbench_synonyms.plan import estimate_line
-from tempmedbench_synonyms.progress import FetchProgress
+from tempmedbench_synonyms.progress import fetch_progress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
@@ -106,6 +107,11 @@ class RestAtomSource:
                 self.uts.save_memo(concrete, unique, answers)
             else:
                 self._all_from_cache(concrete, len(unique), before)
+        except TempMedBenchError as err:
+            # what the run did before it stopped (a 401 is a request): the failure's report says it
+            done = self.uts.counters() - before
+            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits)
+            raise
         finally:
             self.uts.close()
         done = self.uts.counters() - before
@@ -119,8 +125,10 @@ class RestAtomSource:
     def _all_from_cache(self, release: str, total: int, before: Counters) -> None:
         """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
         done = self.uts.counters() - before
-        FetchProgress(self.progress_stream, release=release, total=total, clock=self._clock).update(
-            total, total, done.requests, done.retries, 0, final=True
+        fetch_progress(
+            self.progress_stream, release=release, total=total, clock=self._clock
+        ).update(
+            total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
         )
         if self.progress is not None:
             self.progress(total, total)
@@ -146,7 +154,7 @@ class RestAtomSource:
         """Fetch the misses with the worker pool; progress counts requests and retries since
         ``before``, when the fetch began (so the probe is counted, as in the final report)."""
         hits = total - len(misses)
-        display = FetchProgress(
+        display = fetch_progress(
             self.progress_stream, release=release, total=total, clock=self._clock
         )
         fetched = 0
@@ -154,7 +162,14 @@ class RestAtomSource:
 
         def report(final: bool = False) -> None:
             done = self.uts.counters() - before
-            display.update(hits + fetched, hits, done.requests, done.retries, fetched, final=final)
+            # the counters' cache hits, as the final report says them (the probe's included)
+            display.update(
+                hits + fetched,
+                hits=done.cache_hits,
+                requests=done.requests,
+                retries=done.retries,
+                final=final,
+            )
             if self.progress is not None:
                 self.progress(hits + fetched, total)
 
