@@ -9,10 +9,13 @@ and a server-side limit of N requests in any one second (a 429 beyond it), then:
 
 1. cold run: ``regenerate`` through ``build_rest_source`` (the CLI's factory), empty cache;
 2. warm run: the same command line in a fresh process, everything cached;
-3. bare imports: fresh processes that only import the package (and its CLI).
+3. bare imports: fresh processes that only import the package, its CLI, and the CLI with what a
+   regeneration imports when it starts (the CLI imports the UTS client and the pipeline lazily,
+   so that ``gps validate`` and ``--help`` start without them).
 
 Targets: at least 0.9 of the rate cap with no 429, exactly one request per concept whose atoms
-fit one page (plus the release probe), and a warm run within 2x of the bare import.
+fit one page (plus the release probe), and a warm run within 2x of the bare import of what it
+runs (the CLI, ``sources`` and ``pipeline``).
 Nothing is written outside the temporary folder; no data is committed.
 """
 
@@ -107,6 +110,10 @@ def main() -> int:
         bare_cli, _ = _wall(
             [sys.executable, "-c", "import tempmedbench_synonyms.cli"], env, args.runs
         )
+        regen_imports = "import tempmedbench_synonyms.cli, tempmedbench_synonyms.sources, " + (
+            "tempmedbench_synonyms.pipeline"
+        )
+        bare_run, _ = _wall([sys.executable, "-c", regen_imports], env, args.runs)
         bare_py, _ = _wall([sys.executable, "-c", "pass"], env, args.runs)
         leaks = find_secret(
             CANARY_KEY,
@@ -140,8 +147,10 @@ def main() -> int:
           f"median wall {warm * 1000:.0f} ms over {args.runs} fresh processes")  # fmt: skip
     print(f"bare imports    python -c 'pass' {bare_py * 1000:.0f} ms; "
           f"import tempmedbench_synonyms {bare_pkg * 1000:.0f} ms; "
-          f"import tempmedbench_synonyms.cli {bare_cli * 1000:.0f} ms")  # fmt: skip
-    print(f"warm / bare     {warm / bare_cli:.2f}x the CLI import, "
+          f"import tempmedbench_synonyms.cli {bare_cli * 1000:.0f} ms; "
+          f"the CLI with sources and pipeline {bare_run * 1000:.0f} ms")  # fmt: skip
+    print(f"warm / bare     {warm / bare_run:.2f}x the import of what it runs (target 2x), "
+          f"{warm / bare_cli:.2f}x the CLI import, "
           f"{warm / bare_pkg:.2f}x the package import")  # fmt: skip
     print(f"canary key      {'found in ' + ', '.join(leaks) if leaks else 'nowhere'}")
     ok = (

@@ -24,19 +24,20 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from tempmedbench_synonyms import jsonio, pipeline
+from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.config import BASE_URL_ENV, DEFAULT_BASE_URL
 from tempmedbench_synonyms.errors import MismatchError, Outcome
-from tempmedbench_synonyms.pipeline import Report
-from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import ValidationReport, validate_release
-from tempmedbench_synonyms.sources import build_source
-from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
-from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT, DEFAULT_WORKERS
+
+# The synonym side (the pipeline, its pydantic models, the UTS client and requests) is imported
+# where a function needs it, not here: the CLI imports this module for every command, and
+# ``gps validate`` or ``--help`` must not pay for the UTS client.
+if TYPE_CHECKING:
+    from tempmedbench_synonyms.pipeline import Report
 
 #: A path as the functions take it: a ``str`` or any ``os.PathLike`` (a ``pathlib.Path``).
 StrPath = str | os.PathLike[str]
@@ -116,6 +117,10 @@ def regenerate(
         >>> report.to_json()["message"]
         'both files match expected_sha256.json'
     """
+    from tempmedbench_synonyms import pipeline
+    from tempmedbench_synonyms.sources import build_source
+    from tempmedbench_synonyms.uts.options import RestOptions
+
     rest = RestOptions(
         base_url=base_url if base_url is not None else _default_base_url(),
         api_key_file=_optional_path(api_key_file),
@@ -159,6 +164,8 @@ def check(release: StrPath, *, out: StrPath | None = None) -> Report:
         >>> after.outcome, after.requests
         (<Outcome.VERIFIED: 'verified'>, 0)
     """
+    from tempmedbench_synonyms import pipeline
+
     return pipeline.check(Path(release), out_dir=_optional_path(out))
 
 
@@ -237,4 +244,6 @@ def ensure_synonyms(
         if found.outcome is not Outcome.VERIFIED:
             raise MismatchError(found)
     root = Path(out) if out is not None else Path(found.release)
+    from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
+
     return Paths(root / SYNONYM_SURFACE, root / FULL_TABLE)

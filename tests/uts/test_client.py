@@ -820,7 +820,8 @@ def test_server_text_in_a_message_is_cleaned_then_bounded(t: VirtualTime) -> Non
 def test_the_retry_budget_is_written_once() -> None:
     # One number for the client's total, the longest --timeout and the longest 429 pause.
     from tempmedbench_synonyms.uts.client import MAX_TIMEOUT
-    from tempmedbench_synonyms.uts.ratelimit import MAX_PAUSE, RETRY_BUDGET
+    from tempmedbench_synonyms.uts.defaults import RETRY_BUDGET
+    from tempmedbench_synonyms.uts.ratelimit import MAX_PAUSE
 
     assert RETRY_BUDGET == 120.0
     assert RetryPolicy().max_total == MAX_TIMEOUT == MAX_PAUSE == RETRY_BUDGET

@@ -14,12 +14,10 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from tempmedbench_synonyms import sources
-from tempmedbench_synonyms.about import version_text
 from tempmedbench_synonyms.api import check, regenerate
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.cli._options import (
@@ -53,10 +51,13 @@ from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.errors import Outcome, TempMedBenchError
-from tempmedbench_synonyms.pipeline import Report, freeze
-from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
-from tempmedbench_synonyms.uts.options import DEFAULT_WORKERS, RestOptions
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT, DEFAULT_WORKERS
+
+# The synonym side (pydantic models, the UTS client, requests) is imported where a command
+# needs it: `gps validate` and `--help` start without it.
+if TYPE_CHECKING:
+    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.uts.options import RestOptions
 
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
@@ -71,6 +72,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from tempmedbench_synonyms.about import version_text
+
         typer.echo(version_text())
         raise typer.Exit()
 
@@ -135,6 +138,8 @@ def _failure_report(
     ``failure_json`` with every other key of the command's report, empty."""
     if not json_out:
         return None
+    from tempmedbench_synonyms.pipeline import Report
+
     empty = Report(command, Outcome.BAD_INPUT, str(release)).to_json()
     for key in ("outcome", "exit_code", "message", "hint"):
         del empty[key]  # the error's own
@@ -154,6 +159,8 @@ def _finish(
 
 def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> AtomSource:
     """The atom source ``sources.build_source`` chooses, with progress on stderr unless -q."""
+    from tempmedbench_synonyms import sources
+
     return sources.build_source(mrconso, rest, progress=sys.stderr if verbosity >= 0 else None)
 
 
@@ -200,6 +207,8 @@ def regenerate_command(
         json_report=_failure_report("regenerate", release, json_out), api_key_file=api_key_file
     ):
         if dry_run:
+            from tempmedbench_synonyms.uts.options import RestOptions
+
             rest = RestOptions(
                 base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
                 refresh=refresh, rate=rate, workers=workers, timeout=timeout,
@@ -296,6 +305,9 @@ def freeze_command(
     with exit_on_error(
         json_report=_failure_report("freeze", release, json_out), api_key_file=api_key_file
     ):
+        from tempmedbench_synonyms.pipeline import freeze
+        from tempmedbench_synonyms.uts.options import RestOptions
+
         rest = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=workers, timeout=timeout,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from tempmedbench_synonyms.cli._options import FLAG
 from tempmedbench_synonyms.cli._shared import echo_err, print_json
-from tempmedbench_synonyms.pipeline import Report
-from tempmedbench_synonyms.plan import Plan, duration_words, plan_mrconso, plan_rest
-from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
+
+if TYPE_CHECKING:  # imported when a dry run is asked for: every command imports this module
+    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.plan import Plan
+    from tempmedbench_synonyms.uts.options import RestOptions
 
 DryRunOption = Annotated[
     bool,
@@ -26,6 +28,8 @@ DryRunOption = Annotated[
 
 def render_plan(report: Report, plan: Plan) -> str:
     """The human plan: what was checked, where the atoms would come from, what is left."""
+    from tempmedbench_synonyms.plan import duration_words
+
     lines = [f"regenerate --dry-run: {report.release}"]
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
     if report.mrconso is not None:
@@ -62,6 +66,9 @@ def show_plan(
     verbosity: int,
 ) -> NoReturn:
     """Plan the run the options ask for, say it, and end the command (exit 0)."""
+    from tempmedbench_synonyms.plan import plan_mrconso, plan_rest
+    from tempmedbench_synonyms.uts.options import build_cached_uts
+
     if mrconso is not None:
         report, plan = plan_mrconso(release, mrconso)
     else:

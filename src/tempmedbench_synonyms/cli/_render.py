@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tempmedbench_synonyms.errors import bounded_list, plural
-from tempmedbench_synonyms.pipeline import Report
+
+if TYPE_CHECKING:  # the pipeline is imported by the commands that run it
+    from tempmedbench_synonyms.pipeline import Report
 
 _LIST_AT_MOST = 20
 

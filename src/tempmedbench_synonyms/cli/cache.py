@@ -7,8 +7,6 @@ import typer
 from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
-from tempmedbench_synonyms.progress import format_size
-from tempmedbench_synonyms.uts.cache import cache_info, clear_cache
 
 cache_app = typer.Typer(
     name="cache",
@@ -29,6 +27,8 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
         tempmedbench-synonyms cache info --json
     """
     with exit_on_error(json_report=failure_json if as_json else None):
+        from tempmedbench_synonyms.uts.cache import cache_info
+
         info = cache_info(resolve_cache_dir(cache_dir))
     if as_json:
         print_json(info.to_json())
@@ -37,6 +37,8 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
     if not info.exists:
         typer.echo("empty: nothing cached yet")
         return
+    from tempmedbench_synonyms.progress import format_size
+
     typer.echo(f"{info.entries} answers, {format_size(info.bytes)}")
     for ns in info.namespaces:
         typer.echo(f"  {ns.base_url or ns.folder}: {ns.entries} answers, {format_size(ns.bytes)}")
@@ -61,6 +63,8 @@ def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False)
     """
     with exit_on_error(json_report=failure_json if as_json else None):
         root = resolve_cache_dir(cache_dir)
+        from tempmedbench_synonyms.uts.cache import clear_cache
+
         removed = clear_cache(root)
     if as_json:
         print_json({"root": str(root), "removed": removed})

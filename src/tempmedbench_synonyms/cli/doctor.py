@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,12 +19,12 @@ from tempmedbench_synonyms.cli._options import (
 )
 from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, print_json
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL
-from tempmedbench_synonyms.doctor import Check, exit_code, run_checks
-from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
-from tempmedbench_synonyms.uts.options import RestOptions
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT
 
 _INDENT = " " * 6
+
+if TYPE_CHECKING:  # the checks import the UTS client: only when doctor runs
+    from tempmedbench_synonyms.doctor import Check
 
 
 def _say(check: Check) -> None:
@@ -79,6 +79,9 @@ def doctor_command(
         tempmedbench-synonyms doctor TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, 0)
+    from tempmedbench_synonyms.doctor import exit_code, run_checks
+    from tempmedbench_synonyms.uts.options import RestOptions
+
     options = RestOptions(base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir,
                           rate=rate, timeout=timeout)  # fmt: skip
     checks = run_checks(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -33,11 +33,11 @@ from tempmedbench_synonyms.cli._shared import (
 )
 from tempmedbench_synonyms.config import DEFAULT_BASE_URL, clean_text
 from tempmedbench_synonyms.errors import plural
-from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import DEFAULT_TIMEOUT
-from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
-from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
-from tempmedbench_synonyms.uts.ratelimit import DEFAULT_RATE
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
+    from tempmedbench_synonyms.uts.cached import CachedUts
+    from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 
 umls_app = typer.Typer(
     name="umls",
@@ -73,6 +73,8 @@ def _session(
     """Configure logging, open the cached client, and turn errors into exit codes."""
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=partial(failure_json, found=False) if as_json else None):
+        from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
+
         options = RestOptions(
             base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
             refresh=refresh, rate=rate, workers=1, timeout=timeout,

@@ -82,8 +82,9 @@ from tempmedbench_synonyms.errors import (
     UnavailableError,
 )
 from tempmedbench_synonyms.uts import paths
+from tempmedbench_synonyms.uts.defaults import DEFAULT_TIMEOUT, RETRY_BUDGET
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
-from tempmedbench_synonyms.uts.ratelimit import RETRY_BUDGET, RateLimiter
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +100,6 @@ MAX_BODY = 16 * 1024 * 1024
 #: Bytes asked of urllib3 per read; urllib3 (>= 2.6) inflates at most this much per read, so a
 #: gzip bomb is caught while inflating, not after.
 _CHUNK = 64 * 1024
-#: SPEC section 7: ``--timeout`` defaults to 30 s for one attempt, connect to last byte.
-DEFAULT_TIMEOUT = 30.0
 #: The longest ``--timeout``: the whole retry budget of one request (``RetryPolicy.max_total``).
 MAX_TIMEOUT = RETRY_BUDGET
 #: Seconds to wait for a connection (when ``--timeout`` is longer).

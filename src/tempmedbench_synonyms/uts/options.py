@@ -24,25 +24,15 @@ from tempmedbench_synonyms.config import (
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import (
-    DEFAULT_TIMEOUT,
-    RetryPolicy,
-    Timeouts,
-    UtsClient,
-    check_timeout,
-)
-from tempmedbench_synonyms.uts.ratelimit import (
+from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient, check_timeout
+from tempmedbench_synonyms.uts.defaults import (
     DEFAULT_RATE,
-    RateLimiter,
-    check_rate,
-    shared_state_path,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WORKERS,
+    MAX_WORKERS,
 )
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter, check_rate, shared_state_path
 from tempmedbench_synonyms.uts.source import RestAtomSource
-
-#: SPEC section 7: ``--workers`` defaults to 8 concurrent requests.
-DEFAULT_WORKERS = 8
-#: More threads than this only queue behind the rate limiter (20 req/s x a slow 3 s answer).
-MAX_WORKERS = 64
 
 
 def check_workers(workers: int) -> int:

@@ -65,6 +65,7 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms.config import APP_NAME
 from tempmedbench_synonyms.errors import BadInputError, Cancelled
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET
 
 fcntl: ModuleType | None
 try:
@@ -74,10 +75,6 @@ except ImportError:  # pragma: no cover - Windows: no flock; SharedBudget falls 
 
 log = logging.getLogger(__name__)
 
-#: UTS terms of service: no more than 20 requests a second per IP address.
-MAX_RATE = 20.0
-#: SPEC section 7: ``--rate`` defaults to 15 requests a second.
-DEFAULT_RATE = 15.0
 #: Seconds added to the one-second window, and spread over the spacing of starts: it absorbs the
 #: jitter between the moment a request leaves the limiter and the moment the server counts it
 #: (thread scheduling, a garbage-collector pause, connection reuse, the network), so that N + 1
@@ -92,11 +89,6 @@ MIN_FRACTION = 1.0 / 16.0
 RECOVERY_STEP = 1.0 / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
-#: The most seconds one request may spend in all its attempts and waits, written once here for
-#: the client (``RetryPolicy.max_total``, the longest ``--timeout``) and this limiter. Two
-#: minutes outlast the short 5xx spells and the 429 pauses a busy UTS gives, and still end a
-#: run against a UTS that is down within minutes rather than hours.
-RETRY_BUDGET = 120.0
 #: The longest pause a 429 may impose on every worker: the retry budget (the client never asks
 #: for more; this is a second guard).
 MAX_PAUSE = RETRY_BUDGET
