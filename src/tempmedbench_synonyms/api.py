@@ -21,8 +21,11 @@ the key, ``UMLS_BASE_URL`` when ``base_url`` is not given, ``TEMPMEDBENCH_CACHE_
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
@@ -189,8 +192,23 @@ def validate_gps(release: StrPath, gps: StrPath) -> GpsReport:
         >>> report.to_json()["records_checked"]
         {'artifacts/events_canonical.jsonl': 22, 'artifacts/questions.jsonl': 42}
     """
-    found = validate_release(Path(release), load_concept_index(Path(gps)))
+    with _collector_paused():
+        found = validate_release(Path(release), load_concept_index(Path(gps)))
     return GpsReport(found.release, found.gps, found.records, found.findings)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the GPS index and the events are read: hundreds of
+    thousands of new strings, tuples and dicts (none in a cycle) would start many collections
+    that find nothing (about 5% of a ``gps validate`` of 400,000 rows)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def ensure_synonyms(
