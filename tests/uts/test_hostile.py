@@ -163,7 +163,8 @@ def test_server_text_in_a_report_reaches_no_terminal(
     mini: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:
     """A drift reason names the CUI an atom now links to, as the server sent it: it is shown
-    escaped on stderr (``config.shown_text``: exact, and no escape reaches the terminal), and C1 controls are \\u escapes in --json (the same text once parsed)."""
+    escaped on stderr (``config.shown_text``: exact, and no escape reaches the terminal), and C1
+    controls are \\u escapes in --json (the same text once parsed)."""
     with HostileServer(fake(), attack("c1_in_link", AUI_PATH)) as server:
         result = CliRunner().invoke(
             app,
