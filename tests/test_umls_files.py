@@ -32,6 +32,8 @@ FILLER = b"".join(
     for i in range(1500)
 )
 BIG = PLAIN + FILLER
+# The hostile cases below cut BIG inside rows: at byte 5,000 and at two thirds (the third part).
+assert BIG[4999:5000] != b"\n" and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
 runner = CliRunner()
 
 
@@ -293,6 +295,19 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
         lambda d: _parts_without(d, "MRCONSO.RRF.ab.gz"),
         "the split parts of MRCONSO.RRF are not complete: found MRCONSO.RRF.aa.gz, "
         "MRCONSO.RRF.ac.gz; MRCONSO.RRF.ab.gz is missing or out of order",
+    ),
+    "the last part missing": (
+        lambda d: _parts_without(d, "MRCONSO.RRF.ac.gz"),
+        "ends mid-row after its last part MRCONSO.RRF.ab.gz: is the last part missing or the "
+        "file truncated?",
+    ),
+    "a plain file cut short (head -c 5000)": (
+        lambda d: _write(d / "MRCONSO.RRF", BIG[:5000]),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a gzip of a file cut short": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:5000])),
+        "ends mid-row: is the last part missing or the file truncated?",
     ),
     "a truncated part": (
         lambda d: _truncated_part(d),
