@@ -119,3 +119,16 @@ def test_a_path_with_control_characters_is_shown_escaped(
     assert f"written  {shown}/synonyms/synonym_table_kept_full.json" in result.stderr
     assert ("\x1b" in result.stderr, "\r" in result.stderr) == (False, False)
     assert len(outputs(out)) == 2
+
+
+def test_a_huge_manifest_is_exit_2_and_nothing_is_written(mini: Path, mrconso: Path) -> None:
+    """A sparse MANIFEST.sha256 of 16 MiB + 1 byte is refused unread (finding 8)."""
+    manifest = mini / "MANIFEST.sha256"
+    with manifest.open("r+b") as f:
+        f.truncate((16 << 20) + 1)
+    result = runner.invoke(app, ["regenerate", str(mini), "--mrconso", str(mrconso), "--json"])
+    doc = json.loads(result.stdout)
+    message = f"{manifest}: the release manifest is larger than 16777216 bytes"
+    assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
+    assert f"error: {message}" in result.stderr
+    assert outputs(mini) == []

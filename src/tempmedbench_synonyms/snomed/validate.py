@@ -45,6 +45,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
 from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
-from tempmedbench_synonyms.snomed.tables import not_utf8_error
+from tempmedbench_synonyms.snomed.tables import READ_BLOCK, Bounded, not_utf8_error
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,10 @@ class ValidationReport:
 # Lines are parsed in batches of about this many bytes: one call of the C JSON parser per batch is
 # twice as fast as one per line, and only one batch of records is in memory at a time.
 BATCH_BYTES = 1 << 20
+#: No artifact line comes near 1 MiB (a record is a few hundred bytes); a longer one is bad input
+#: naming its line, before it is held in memory whole (``tables.Bounded``: no cost per line).
+ARTIFACT_LINE_MAX = 1 << 20
+_LONG_LINE_HINT = "each line of an artifact is one JSON record; write the file again"
 
 
 def iter_jsonl(
@@ -165,7 +170,11 @@ def iter_jsonl(
     except OSError as err:
         raise BadInputError(f"cannot read the file: {err.strerror}", path=where) from None
     first = 1
-    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as stream:
+    capped = io.BufferedReader(
+        Bounded(raw, where, "an artifact", sys.maxsize, ARTIFACT_LINE_MAX, hint=_LONG_LINE_HINT),
+        READ_BLOCK,
+    )
+    with raw, io.TextIOWrapper(capped, encoding="utf-8", newline="\n") as stream:
         while True:
             try:
                 lines = stream.readlines(batch_bytes)
