@@ -441,7 +441,9 @@ def freeze(
 
     An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
     ``force`` (else bad input, before anything is fetched), and then kept beside the new one as
-    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed.
+    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed. A
+    ``.bak`` that exists already is never overwritten (bad input, before anything is fetched:
+    it may hold the authors' original hashes).
     """
     opened = open_release(release, with_expected=False)
     target = opened.folder / EXPECTED
@@ -454,6 +456,17 @@ def freeze(
                 hint="to check a regeneration against these hashes, run `regenerate`; to "
                 "replace them, rerun freeze with --force (the previous file is kept as "
                 f"{EXPECTED}{BACKUP_SUFFIX})",
+            )
+        backup = target.with_name(target.name + BACKUP_SUFFIX)
+        if os.path.lexists(backup):
+            # A second forced freeze would replace the authors' original hashes with the first
+            # freeze's: the backup is never overwritten (numbered backups would pile up unseen).
+            raise BadInputError(
+                "exists already: it keeps the hashes an earlier `freeze --force` replaced, and "
+                "this freeze would overwrite them",
+                path=backup,
+                hint=f"move {backup.name} away (or delete it, if its hashes are no longer "
+                "needed), then rerun freeze --force",
             )
         previous = read_regular(target, what="the previous expected hashes")
     _prepare(

@@ -132,3 +132,21 @@ def test_a_huge_manifest_is_exit_2_and_nothing_is_written(mini: Path, mrconso: P
     assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
     assert f"error: {message}" in result.stderr
     assert outputs(mini) == []
+
+
+def test_a_second_freeze_force_is_exit_2_and_keeps_the_backup(mini: Path, mrconso: Path) -> None:
+    expected = mini / "synonym_regeneration" / "expected_sha256.json"
+    original = expected.read_bytes()
+    args = ["freeze", str(mini), "--mrconso", str(mrconso), "--force", "--json"]
+    assert runner.invoke(app, args).exit_code == 0
+    backup = expected.with_name("expected_sha256.json.bak")
+    frozen = expected.read_bytes()
+    result = runner.invoke(app, args)
+    doc = json.loads(result.stdout)
+    message = (
+        f"{backup}: exists already: it keeps the hashes an earlier `freeze --force` replaced, "
+        "and this freeze would overwrite them"
+    )
+    assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
+    assert f"error: {message}" in result.stderr
+    assert (backup.read_bytes(), expected.read_bytes()) == (original, frozen)
