@@ -554,14 +554,17 @@ def test_a_non_utf8_artifact_names_its_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("batch", [1 << 20, 4 << 20], ids=["line across blocks", "in a block"])
 @pytest.mark.parametrize("before", [b"", b'{"a": 1}\n' * 3])
-def test_a_line_longer_than_1_mib_is_bad_input_naming_it(tmp_path: Path, before: bytes) -> None:
+def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
+    tmp_path: Path, before: bytes, batch: int
+) -> None:
     """A newline-less artifact (a 3 GB one used to be read whole: MemoryError, exit 70) stops
     at 1 MiB of one line, naming the file and the line, before the line is held whole."""
     path = tmp_path / "e.jsonl"
-    path.write_bytes(before + b'{"a": "' + b"x" * ARTIFACT_LINE_MAX + b'"}\n')
+    path.write_bytes(before + b'{"a": "' + b"x" * ARTIFACT_LINE_MAX + b'"}\n{"b": 1}\n')
     with pytest.raises(BadInputError) as exc:
-        read_jsonl(path, EV)
+        [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
     assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
         EV,
         before.count(b"\n") + 1,
@@ -569,8 +572,9 @@ def test_a_line_longer_than_1_mib_is_bad_input_naming_it(tmp_path: Path, before:
         "each line of an artifact is one JSON record; write the file again",
     )
     # a line of exactly the limit is read
-    path.write_bytes(before + b'{"a": "' + b"x" * (ARTIFACT_LINE_MAX - 9) + b'"}\n')
-    assert len(read_jsonl(path, EV)) == before.count(b"\n") + 1
+    path.write_bytes(before + b'{"a": "' + b"x" * (ARTIFACT_LINE_MAX - 9) + b'"}\n{"b": 1}\n')
+    records = [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
+    assert (len(records), records[-1]) == (before.count(b"\n") + 2, {"b": 1})
 
 
 def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) -> None:

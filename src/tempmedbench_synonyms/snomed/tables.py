@@ -45,18 +45,8 @@ class Bounded(io.RawIOBase):
     with none is measured exactly.
     """
 
-    def __init__(
-        self,
-        raw: IO[bytes],
-        where: str,
-        what: str,
-        max_bytes: int,
-        max_line: int,
-        *,
-        hint: str | None = None,
-    ):
+    def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
         self._raw = raw
-        self.hint = SIZE_HINT if hint is None else hint
         self.where = where
         self.what = what
         self.max_bytes = max_bytes
@@ -117,7 +107,7 @@ class Bounded(io.RawIOBase):
             f"a line longer than {self.max_line} bytes; {self.what} has no such line",
             path=self.where,
             line=line,
-            hint=self.hint,
+            hint=SIZE_HINT,
         )
 
 
