@@ -8,8 +8,10 @@ them prints: they return a report that the CLI renders.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.files import (
     check_writable,
+    file_kind,
     read_regular,
     remove_leftovers,
     write_atomic,
@@ -242,10 +245,30 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
     )  # fmt: skip
 
 
-def _prepare(folders: list[Path], warnings: list[str], *, hint: str) -> None:
+def _prepare(
+    folders: list[Path], warnings: list[str], *, hint: str, targets: list[Path] | None = None
+) -> None:
     """Before anything is scanned or fetched: each folder a run writes in must be writable (it
-    is created if missing), and the temporary files an interrupted run left there are removed,
-    with one warning that says so."""
+    is created if missing), each file it may write (``targets``) absent or a regular file (a
+    folder or a FIFO there would stop the run after its first file), and the temporary files an
+    interrupted run left there are removed, with one warning that says so."""
+    for target in targets or []:
+        try:
+            mode = os.lstat(target).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            if err.errno == errno.ENOTDIR:
+                continue  # a parent that is not a folder: the check of the folders says so
+            raise BadInputError(
+                f"cannot check this path: {err.strerror or err}", path=target, hint=hint
+            ) from None
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise BadInputError(
+                f"is {file_kind(mode)}, not a regular file: this run writes a file there",
+                path=target,
+                hint=hint,
+            )
     for folder in folders:
         try:
             check_writable(folder)
@@ -301,6 +324,7 @@ def regenerate(
         sorted({(root / rel).parent for rel in OUTPUTS}),
         opened.warnings,
         hint="write the rebuilt files elsewhere with --out DIR, a folder you can write in",
+        targets=[root / name for rel in OUTPUTS for name in (rel, rel + UNVERIFIED_SUFFIX)],
     )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)

@@ -150,3 +150,36 @@ def test_a_second_freeze_force_is_exit_2_and_keeps_the_backup(mini: Path, mrcons
     assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
     assert f"error: {message}" in result.stderr
     assert (backup.read_bytes(), expected.read_bytes()) == (original, frozen)
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        ("synonyms/synonym_table_kept_full.json", "a folder"),
+        ("question_surface/question_surface_synonym.jsonl.unverified", "a FIFO"),
+    ],
+)
+def test_an_output_path_that_is_not_a_file_is_refused_before_any_scan(
+    mini: Path, tmp_path: Path, rel: str, kind: str
+) -> None:
+    """Checked in ``_prepare``, before the scan: the MRCONSO given is empty, which the scan would
+    refuse with another message; and no output file is written (it used to write one of two)."""
+    out = tmp_path / "out"
+    blocker = out / rel
+    blocker.parent.mkdir(parents=True)
+    if kind == "a folder":
+        blocker.mkdir()
+    else:
+        os.mkfifo(blocker)
+    empty = tmp_path / "MRCONSO.RRF"
+    empty.write_bytes(b"")
+    result = runner.invoke(
+        app, ["regenerate", str(mini), "--mrconso", str(empty), "--out", str(out), "--json"]
+    )
+    doc = json.loads(result.stdout)
+    message = f"{blocker}: is {kind}, not a regular file: this run writes a file there"
+    assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
+    assert f"error: {message}" in result.stderr
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == sorted(
+        {rel, rel.split("/")[0]}
+    )
