@@ -33,7 +33,12 @@ FILLER = b"".join(
 )
 BIG = PLAIN + FILLER
 # The hostile cases below cut BIG inside rows: at byte 5,000 and at two thirds (the third part).
-assert BIG[4999:5000] != b"\n" and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
+assert (
+    BIG[4999:5000] != b"\n"
+    and BIG[99_999:100_000] != b"\n"
+    and len(BIG) > 100_000
+    and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
+)
 runner = CliRunner()
 
 
@@ -309,6 +314,10 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
         lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:5000])),
         "ends mid-row: is the last part missing or the file truncated?",
     ),
+    "a gzip of a file cut short past the sniffed head": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:100_000])),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
     "a truncated part": (
         lambda d: _truncated_part(d),
         "cannot read: the gzip data ends before its end marker (a truncated file?)",
@@ -522,3 +531,13 @@ def test_an_encrypted_nlm_in_a_full_zip_is_bad_input(tmp_path: Path, mini: Path)
         2, f"{z}!{nlm}: the member is encrypted (a password is required to read it)"
     )  # fmt: skip
     assert outputs(mini) == []
+
+
+def test_a_stream_shorter_than_the_sniffed_head_is_read_whole(tmp_path: Path, mini: Path) -> None:
+    """A gzip of the 6 kB invented file: all of it is in the head ``sniff`` reads first."""
+    path = _write(tmp_path / "MRCONSO.RRF.gz", gz(PLAIN))
+    assert len(PLAIN) < 1 << 16 and PLAIN.endswith(b"\n")
+    code, _, err = run("regenerate", mini, "--mrconso", path)
+    assert code == 0, err
+    assert "verified (exit 0): both files match expected_sha256.json" in err
+    assert len(outputs(mini)) == 2

@@ -696,6 +696,10 @@ def _lines(
         if skip:
             warnings.append(_bom_note(path))
         carry, offset = carry[skip:], skip
+        cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
+        if cut:
+            yield done, offset, carry[:cut]
+            carry, offset = carry[cut:], offset + cut
     if carry:
         if len(carry) > MAX_LINE:
             raise _too_long(offset, path)
