@@ -8,7 +8,6 @@ them prints: they return a report that the CLI renders.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import stat
@@ -255,14 +254,8 @@ def _prepare(
     for target in targets or []:
         try:
             mode = os.lstat(target).st_mode
-        except FileNotFoundError:
-            continue
-        except OSError as err:
-            if err.errno == errno.ENOTDIR:
-                continue  # a parent that is not a folder: the check of the folders says so
-            raise BadInputError(
-                f"cannot check this path: {err.strerror or err}", path=target, hint=hint
-            ) from None
+        except OSError:  # absent, or under a folder that is missing, not one or unreadable:
+            continue  # the check of the folders below says so
         if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
             raise BadInputError(
                 f"is {file_kind(mode)}, not a regular file: this run writes a file there",

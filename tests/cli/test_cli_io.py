@@ -183,3 +183,17 @@ def test_an_output_path_that_is_not_a_file_is_refused_before_any_scan(
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == sorted(
         {rel, rel.split("/")[0]}
     )
+
+
+def test_a_report_to_a_text_only_stdout_is_the_same_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``print_json`` writes UTF-8 bytes to ``sys.stdout.buffer``; a stream without one (an
+    ``io.StringIO``) gets the same text."""
+    import io
+
+    from tempmedbench_synonyms.cli._shared import print_json
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json({"release": "relé\x9b", "n": 1})
+    assert json.loads(out.getvalue())["release"] == "relé\x9b"
+    assert "\\u009b" in out.getvalue() and out.getvalue().endswith("}\n")
