@@ -195,3 +195,15 @@ def test_the_python_api_report_is_the_cli_report(mini: Path, mrconso: Path, tmp_
 
     doc = regenerate(mini, MrconsoSource(mrconso), out_dir=tmp_path / "out").to_json()
     assert (doc["schema_version"], doc["tool_version"]) == (1, __version__)
+
+
+def test_utf8_only_refuses_a_lone_surrogate_escape_and_keeps_a_pair() -> None:
+    """One detector (``jsonio``) for the release files; an artifact's lone surrogate is kept."""
+    assert parse_json('["\\ud800"]', path="a.jsonl") == ["\ud800"]
+    assert parse_json('{"k": "\\ud83d\\ude00"}', path="f", utf8_only=True) == {"k": "\U0001f600"}
+    with pytest.raises(BadInputError) as info:
+        parse_json('{"a": 1,\n"\\uDC00": 2}', path="f.json", line=3, utf8_only=True)
+    assert str(info.value) == (
+        "f.json, line 3: a string holds a lone surrogate escape (\\ud800 to \\udfff), which "
+        "UTF-8 cannot encode"
+    )

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms.errors import ManifestError
-from tempmedbench_synonyms.manifest import read_manifest, update_manifest_line, verify_manifest
+from tempmedbench_synonyms.errors import BadInputError, ManifestError
+from tempmedbench_synonyms.manifest import (
+    MANIFEST_LIMIT,
+    read_manifest,
+    update_manifest_line,
+    verify_manifest,
+)
 from tempmedbench_synonyms.release import EXPECTED, TABLE, open_release
 
 
@@ -161,3 +166,15 @@ def test_update_manifest_line_replaces_even_a_binary_mode_line(mini: Path) -> No
     assert [x for x in after if EXPECTED not in x] == [x for x in before if EXPECTED not in x]
     update_manifest_line(mini, "new/file.txt", "1" * 64)
     assert path.read_text().splitlines()[-1] == f"{'1' * 64}  new/file.txt"
+
+
+def test_a_manifest_larger_than_16_mib_is_bad_input_read_no_further(mini: Path) -> None:
+    """A sparse 16 MiB + 1 byte MANIFEST.sha256 (a 3 GB one was read whole: MemoryError)."""
+    manifest = mini / "MANIFEST.sha256"
+    with manifest.open("r+b") as f:
+        f.truncate(MANIFEST_LIMIT + 1)
+    for read in (lambda: read_manifest(mini), lambda: update_manifest_line(mini, TABLE, "0" * 64)):
+        with pytest.raises(BadInputError) as exc:
+            read()
+        assert str(exc.value) == (f"{manifest}: the release manifest is larger than 16777216 bytes")
+    assert manifest.stat().st_size == MANIFEST_LIMIT + 1

@@ -99,10 +99,31 @@ def test_exact_rows_whatever_the_line_end(tmp_path: Path, end: str) -> None:
     assert _answers(_write(tmp_path / "M.RRF", ROWS, end)) == EXPECTED
 
 
-def test_last_line_without_newline(tmp_path: Path) -> None:
+def test_last_line_without_newline_is_bad_input(tmp_path: Path) -> None:
+    """MRCONSO.RRF ends with a line end (every row does); a file that does not was cut short: it
+    is refused rather than read (finding 6; it used to be accepted)."""
     path = tmp_path / "M.RRF"
     path.write_text("\n".join(ROWS), encoding="utf-8")
-    assert _answers(path) == EXPECTED
+    with pytest.raises(BadInputError) as caught:
+        _answers(path)
+    assert str(caught.value) == (
+        f"{path}: ends mid-row: is the last part missing or the file truncated?"
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_file_cut_mid_row_is_bad_input_in_every_worker_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """``head -c``: the last range ends mid-row; the error crosses the process boundary."""
+    monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
+    path = tmp_path / "M.RRF"
+    path.write_bytes("".join(r + "\n" for r in ROWS * 20).encode()[:-7])
+    with pytest.raises(BadInputError) as caught:
+        MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
+    assert str(caught.value) == (
+        f"{path}: ends mid-row: is the last part missing or the file truncated?"
+    )
 
 
 @pytest.mark.parametrize("block", [1, 7, 64, 150, 151, 1000])

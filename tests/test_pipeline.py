@@ -259,6 +259,27 @@ def test_freeze_writes_the_same_expected_file(mini: Path, mrconso: Path) -> None
     assert regenerate(mini, MrconsoSource(mrconso)).outcome == "verified"
 
 
+def test_a_second_forced_freeze_never_overwrites_the_backup(mini: Path, mrconso: Path) -> None:
+    """The first ``freeze --force`` keeps the authors' hashes in .bak; the second is refused
+    (exit 2, before anything is read or written) rather than replace them with its own."""
+    original = (mini / EXPECTED).read_bytes()
+    assert freeze(mini, MrconsoSource(mrconso), force=True).exit_code == 0
+    backup = mini / (EXPECTED + ".bak")
+    assert backup.read_bytes() == original
+    _change_atom(mrconso, "|Graft of moonstone|", "|Graft of opal|")
+    first = (mini / EXPECTED).read_bytes()
+    with pytest.raises(BadInputError) as info:
+        freeze(mini, MrconsoSource(mrconso), force=True)
+    assert (info.value.exit_code, str(info.value), info.value.hint) == (
+        2,
+        f"{backup}: exists already: it keeps the hashes an earlier `freeze --force` replaced, "
+        "and this freeze would overwrite them",
+        "move expected_sha256.json.bak away (or delete it, if its hashes are no longer needed), "
+        "then rerun freeze --force",
+    )
+    assert (backup.read_bytes(), (mini / EXPECTED).read_bytes()) == (original, first)
+
+
 def test_freeze_records_the_release_it_fetched_and_the_full_table_keeps_the_tables(
     mini: Path, mrconso: Path
 ) -> None:

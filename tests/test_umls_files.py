@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import ROOT, outputs
+from helpers import ROOT, outputs, patch_zip_member
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
 
@@ -32,6 +32,13 @@ FILLER = b"".join(
     for i in range(1500)
 )
 BIG = PLAIN + FILLER
+# The hostile cases below cut BIG inside rows: at byte 5,000 and at two thirds (the third part).
+assert (
+    BIG[4999:5000] != b"\n"
+    and BIG[99_999:100_000] != b"\n"
+    and len(BIG) > 100_000
+    and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
+)
 runner = CliRunner()
 
 
@@ -294,6 +301,23 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
         "the split parts of MRCONSO.RRF are not complete: found MRCONSO.RRF.aa.gz, "
         "MRCONSO.RRF.ac.gz; MRCONSO.RRF.ab.gz is missing or out of order",
     ),
+    "the last part missing": (
+        lambda d: _parts_without(d, "MRCONSO.RRF.ac.gz"),
+        "ends mid-row after its last part MRCONSO.RRF.ab.gz: is the last part missing or the "
+        "file truncated?",
+    ),
+    "a plain file cut short (head -c 5000)": (
+        lambda d: _write(d / "MRCONSO.RRF", BIG[:5000]),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a gzip of a file cut short": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:5000])),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a gzip of a file cut short past the sniffed head": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:100_000])),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
     "a truncated part": (
         lambda d: _truncated_part(d),
         "cannot read: the gzip data ends before its end marker (a truncated file?)",
@@ -462,3 +486,58 @@ def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
     time.sleep(0.2)
     assert _group_members(proc.pid) == []
     assert outputs(tmp_path) == []
+
+
+# --- zip members Python's zipfile cannot read: exit 2 naming the member, as --gps does --------
+
+
+@pytest.mark.parametrize(
+    ("offset", "value", "problem"),
+    [
+        (8, b"\x01\x00", "the member is encrypted (a password is required to read it)"),
+        (10, b"\x09\x00", "the member is compressed with method 9 (Deflate64), which Python's "
+                          "zipfile cannot read"),
+    ],
+    ids=["encrypted", "deflate64"],
+)  # fmt: skip
+def test_an_unreadable_zip_member_is_bad_input_naming_it(
+    tmp_path: Path, mini: Path, offset: int, value: bytes, problem: str
+) -> None:
+    member = "2025AB/META/MRCONSO.RRF"
+    z = tmp_path / "umls-2025AB-metathesaurus-full.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(member, PLAIN)
+    patch_zip_member(z, member, offset=offset, value=value)
+    code, out, err = run("regenerate", mini, "--mrconso", z, "--json")
+    report = json.loads(out)
+    assert (code, report["exit_code"], report["outcome"]) == (2, 2, "bad_input")
+    assert report["message"] == f"{z}!{member}: {problem}"
+    assert report["hint"] == (
+        "extract MRCONSO.RRF (or its parts), or zip it again with standard deflate"
+    )
+    assert f"error: {z}!{member}: {problem}" in err
+    assert outputs(mini) == []
+
+
+def test_an_encrypted_nlm_in_a_full_zip_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    nlm = "2025AB-full/2025ab-1-meta.nlm"
+    z = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(nlm, nlm_bytes())
+    patch_zip_member(z, nlm, offset=8, value=b"\x01\x00")
+    code, out, _err = run("regenerate", mini, "--mrconso", z, "--json")
+    report = json.loads(out)
+    assert (code, report["message"]) == (
+        2, f"{z}!{nlm}: the member is encrypted (a password is required to read it)"
+    )  # fmt: skip
+    assert outputs(mini) == []
+
+
+def test_a_stream_shorter_than_the_sniffed_head_is_read_whole(tmp_path: Path, mini: Path) -> None:
+    """A gzip of the 6 kB invented file: all of it is in the head ``sniff`` reads first."""
+    path = _write(tmp_path / "MRCONSO.RRF.gz", gz(PLAIN))
+    assert len(PLAIN) < 1 << 16 and PLAIN.endswith(b"\n")
+    code, _, err = run("regenerate", mini, "--mrconso", path)
+    assert code == 0, err
+    assert "verified (exit 0): both files match expected_sha256.json" in err
+    assert len(outputs(mini)) == 2

@@ -17,10 +17,12 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
 
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.jsonio import safe_text
 
 log = logging.getLogger(__name__)
 
@@ -202,18 +204,39 @@ def _is_loopback(host: str) -> bool:
 _APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
 
 
+#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring: a
+#: key of one or two characters would mask that letter in every word (``cach***_hits``). A UMLS
+#: API key is a UUID, 36 characters; a shorter value is no real key, and only its ``apiKey=``
+#: form (the one way the tool sends it) is masked.
+MIN_SECRET_LENGTH = 8
+
+
 def redact(text: str, key: ApiKey | None = None) -> str:
-    """``text`` with every ``apiKey=...`` value, and every key read so far (``key`` too, and
-    each in its URL-encoded forms), replaced by ``***``."""
+    """``text`` with every ``apiKey=...`` value, and every key read so far of at least
+    ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), replaced
+    by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
-    secrets = set(_SECRETS)
-    if key is not None and key.reveal():
+    secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
+    if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
     # Longest first: a key that holds another must not be left half-masked.
     for secret in sorted(secrets, key=len, reverse=True):
         for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}:
             out = out.replace(form, "***")
     return out
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of ``value`` (a report: dicts, lists, strings, numbers) with every string in it,
+    keys too, passed through ``redact``: a ``--json`` report is redacted as data, never as its
+    serialized text, where a mask could rename a key or eat the ``\\`` of an escape."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_value(k): redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
 
 
 #: Terminal escape sequences (ECMA-48): CSI (``ESC [`` or the C1 byte U+009B, parameters, final
@@ -248,3 +271,23 @@ def clean_text(text: str, key: ApiKey | None = None, *, lines: bool = False) -> 
     if lines:
         return "\n".join(clean_text(line, key) for line in text.split("\n"))
     return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)
+
+
+#: What ``shown_text`` escapes: C0 controls but tab and line feed, DEL, C1 controls.
+_SHOWN_ESCAPES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown_text(text: str) -> str:
+    """Our own text (a message naming a path) fit for a terminal, and still exact: the key
+    redacted, then each control character written as its escape (``\\x1b``, ``\\r``) and each
+    lone surrogate (a path byte that is not UTF-8) as ``\\udcXX``; tabs and line breaks kept.
+
+    Unlike ``clean_text``, nothing is removed: a folder named ``x\\x1b[31m-out`` is shown as
+    ``x\\x1b[31m-out``, the path one can type, not ``x-out``, and no escape reaches the terminal.
+    A server's text was already cleaned where it came in (``clean_text``), so it is unchanged.
+    """
+    return _SHOWN_ESCAPES.sub(_escaped, safe_text(redact(text)))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]  # '\\x1b', '\\r', '\\x9b'

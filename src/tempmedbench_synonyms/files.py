@@ -178,11 +178,14 @@ def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
     return removed
 
 
-def read_input(path: Path, *, what: str, folder: Path | None = None) -> bytes:
+def read_input(
+    path: Path, *, what: str, folder: Path | None = None, limit: int | None = None
+) -> bytes:
     """The bytes of the regular file ``path`` (``what`` names it in messages); a missing or
-    unreadable file is BadInputError, with a hint about the release ``folder`` if given."""
+    unreadable file, or one larger than ``limit`` bytes, is BadInputError, with a hint about the
+    release ``folder`` if given."""
     try:
-        return read_regular(path, what=what)
+        return read_regular(path, what=what, limit=limit)
     except FileNotFoundError:
         hint = None
         if folder is not None and not folder.is_dir():

@@ -82,14 +82,36 @@ DECODER = json.JSONDecoder(
 SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(DECODER)  # type: ignore[arg-type]
 
 
-def parse_json(text: str, *, path: str | Path, line: int | None = None) -> Any:
+def parse_json(
+    text: str, *, path: str | Path, line: int | None = None, utf8_only: bool = False
+) -> Any:
     """Parse one JSON text strictly; every problem is ``BadInputError`` naming ``path`` and the
     line (``line`` is the line of the file where ``text`` starts, for JSON Lines).
 
     Refused besides invalid JSON: NaN and Infinity, a float out of range, a repeated key, input
     beyond ``json``'s limits (integers of more than 4,300 digits, nesting deeper than the
-    recursion limit).
+    recursion limit); with ``utf8_only``, also what could not be written back as UTF-8: a lone
+    surrogate escape such as ``"\\ud800"`` (the release files; an artifact's is kept and
+    reported, ``report_text``).
     """
+    data = _decode(text, path=path, line=line)
+    if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
+        raise BadInputError(
+            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
+            "encode",
+            path=path,
+            line=line,
+        )
+    return data
+
+
+#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: only a text holding one can decode to a lone
+#: surrogate (``has_lone_surrogate`` then looks at the strings themselves).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
+    """``DECODER.decode(text)``, each problem as ``BadInputError`` (``parse_json``)."""
     try:
         return DECODER.decode(text)
     except json.JSONDecodeError as err:

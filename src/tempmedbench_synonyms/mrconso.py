@@ -211,6 +211,19 @@ def _too_long(offset: int, path: str | Path) -> BadInputError:
     )
 
 
+def ends_mid_row(path: str | Path, parts: Sequence[str] = ()) -> BadInputError:
+    """MRCONSO.RRF ends with a line end: bytes after the last one are a row cut short, by a
+    missing last part or a truncated file, which must not be read as a row (it would show as
+    drift, not as the damage it is)."""
+    after = f" after its last part {parts[-1]}" if parts else ""
+    return BadInputError(
+        f"ends mid-row{after}: is the last part missing or the file truncated?",
+        path=path,
+        hint="download or extract MRCONSO.RRF (with every part MRCONSO.RRF.aa.gz, .ab.gz, ...) "
+        "again",
+    )
+
+
 def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield (offset, block) covering the lines that start in [start, end) of the file.
 
@@ -237,7 +250,7 @@ def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[
                 filled = kept + n
                 if n == 0:
                     if kept:
-                        yield offset, bytes(view[:kept])
+                        raise ends_mid_row(path)
                     return
                 limit = end - offset  # our lines start before buf[limit]
                 if filled >= limit:
@@ -530,7 +543,7 @@ class MrconsoSource:
         out = _ScanResult()
         lines_before = 0
         done = 0
-        for done, base, chunk in _lines(inp.blocks(stop), self.path, warnings):
+        for done, base, chunk in _lines(inp.blocks(stop), self.path, warnings, inp.parts):
             ends = _scan_block(base, chunk, needs, out) if needs.filters or needs.cuis else 0
             if out.bad is not None:
                 offset, problem = out.bad
@@ -646,10 +659,15 @@ def _bom_note(path: Path) -> str:
 
 
 def _lines(
-    blocks: Iterator[tuple[int, bytes]], path: Path, warnings: list[str]
+    blocks: Iterator[tuple[int, bytes]],
+    path: Path,
+    warnings: list[str],
+    parts: Sequence[str] = (),
 ) -> Iterator[tuple[int, int, bytes]]:
     """(progress count, offset, block of whole lines) from blocks cut anywhere; the start of the
-    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused.
+    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused, a
+    stream that does not end with a line end refused (``ends_mid_row``, naming the last of the
+    split ``parts`` read).
 
     Each block is copied once: the partial line carried over, then the new data to its last
     line end (bytes + memoryview makes one new bytes object)."""
@@ -681,7 +699,11 @@ def _lines(
         if skip:
             warnings.append(_bom_note(path))
         carry, offset = carry[skip:], skip
+        cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
+        if cut:
+            yield done, offset, carry[:cut]
+            carry, offset = carry[cut:], offset + cut
     if carry:
         if len(carry) > MAX_LINE:
             raise _too_long(offset, path)
-        yield done, offset, carry
+        raise ends_mid_row(path, parts)

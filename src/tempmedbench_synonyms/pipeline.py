@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.files import (
     check_writable,
+    file_kind,
     holds_bytes,
     read_regular,
     remove_leftovers,
@@ -246,10 +248,24 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
     )  # fmt: skip
 
 
-def _prepare(folders: list[Path], warnings: list[str], *, hint: str) -> None:
+def _prepare(
+    folders: list[Path], warnings: list[str], *, hint: str, targets: list[Path] | None = None
+) -> None:
     """Before anything is scanned or fetched: each folder a run writes in must be writable (it
-    is created if missing), and the temporary files an interrupted run left there are removed,
-    with one warning that says so."""
+    is created if missing), each file it may write (``targets``) absent or a regular file (a
+    folder or a FIFO there would stop the run after its first file), and the temporary files an
+    interrupted run left there are removed, with one warning that says so."""
+    for target in targets or []:
+        try:
+            mode = os.lstat(target).st_mode
+        except OSError:  # absent, or under a folder that is missing, not one or unreadable:
+            continue  # the check of the folders below says so
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise BadInputError(
+                f"is {file_kind(mode)}, not a regular file: this run writes a file there",
+                path=target,
+                hint=hint,
+            )
     for folder in folders:
         try:
             check_writable(folder)
@@ -308,6 +324,7 @@ def regenerate(
         sorted({(root / rel).parent for rel in OUTPUTS}),
         opened.warnings,
         hint="write the rebuilt files elsewhere with --out DIR, a folder you can write in",
+        targets=[root / name for rel in OUTPUTS for name in (rel, rel + UNVERIFIED_SUFFIX)],
     )
     rebuilt = rebuild(opened, source, umls_release=umls_release)
     report = _base_report("regenerate", rebuilt)
@@ -448,7 +465,9 @@ def freeze(
 
     An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
     ``force`` (else bad input, before anything is fetched), and then kept beside the new one as
-    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed.
+    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed. A
+    ``.bak`` that exists already is never overwritten (bad input, before anything is fetched:
+    it may hold the authors' original hashes).
     """
     opened = open_release(release, with_expected=False)
     target = opened.folder / EXPECTED
@@ -461,6 +480,17 @@ def freeze(
                 hint="to check a regeneration against these hashes, run `regenerate`; to "
                 "replace them, rerun freeze with --force (the previous file is kept as "
                 f"{EXPECTED}{BACKUP_SUFFIX})",
+            )
+        backup = target.with_name(target.name + BACKUP_SUFFIX)
+        if os.path.lexists(backup):
+            # A second forced freeze would replace the authors' original hashes with the first
+            # freeze's: the backup is never overwritten (numbered backups would pile up unseen).
+            raise BadInputError(
+                "exists already: it keeps the hashes an earlier `freeze --force` replaced, and "
+                "this freeze would overwrite them",
+                path=backup,
+                hint=f"move {backup.name} away (or delete it, if its hashes are no longer "
+                "needed), then rerun freeze --force",
             )
         previous = read_regular(target, what="the previous expected hashes")
     _prepare(

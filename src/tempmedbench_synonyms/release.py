@@ -8,7 +8,6 @@ error names the file, the line or key, and what is wrong.
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,23 +48,6 @@ _NOTES = {
 }
 
 # --- reading files --------------------------------------------------------------------------
-
-
-def parse_json(text: str, *, path: str, line: int | None = None) -> Any:
-    """Parse a release file's JSON strictly (:func:`jsonio.parse_json`), also refusing what
-    could not be written back as UTF-8: a lone surrogate escape such as ``"\\ud800"``."""
-    data = jsonio.parse_json(text, path=path, line=line)
-    if _SURROGATE_ESCAPE.search(text) and jsonio.has_lone_surrogate(data):
-        raise BadInputError(
-            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
-            "encode",
-            path=path,
-            line=line,
-        )
-    return data
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -190,7 +172,8 @@ def _key_path(loc: Sequence[int | str]) -> str:
 
 def _read_versioned(folder: Path, rel: str, *, what: str) -> dict[str, Any]:
     """Read a JSON object file and refuse any ``format_version`` but the integer 1 up front."""
-    data = parse_json(decode_utf8(read_input(folder / rel, what=what), path=rel), path=rel)
+    text = decode_utf8(read_input(folder / rel, what=what), path=rel)
+    data = jsonio.parse_json(text, path=rel, utf8_only=True)
     if not isinstance(data, dict):
         raise BadInputError(f"{what} must be a JSON object", path=rel)
     version = data.get("format_version")
@@ -237,7 +220,7 @@ def load_surface(folder: Path) -> list[SurfaceLine]:
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             raise BadInputError("a blank line", path=SURFACE, line=number)
-        obj = parse_json(text, path=SURFACE, line=number)
+        obj = jsonio.parse_json(text, path=SURFACE, line=number, utf8_only=True)
         if not isinstance(obj, dict):
             raise BadInputError("not a JSON object", path=SURFACE, line=number)
         qid = obj.get("qid")

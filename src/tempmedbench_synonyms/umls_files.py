@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import file_kind, open_regular
+from tempmedbench_synonyms.zips import reading_member
 
 #: Bytes read (and, decompressed, handed on) at a time.
 READ_SIZE = 1 << 20
@@ -46,6 +47,9 @@ _HINT = (
     "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
     "2025ab-1-meta.nlm or umls-2025AB-full.zip"
 )
+
+#: What to do with a zip member that cannot be read (``zips.reading_member``).
+_ZIP_HINT = "extract MRCONSO.RRF (or its parts), or zip it again with standard deflate"
 
 
 @dataclass
@@ -263,12 +267,19 @@ def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[i
         done = 0
         with zipfile.ZipFile(path) as zf:
             for name in members:
-                with zf.open(name) as f:
+                with reading_member(path, zf, name, hint=_ZIP_HINT), zf.open(name) as f:
                     while raw := f.read(READ_SIZE):
                         done += len(raw)
                         yield done, raw
 
     yield from (_counted_gunzip(reads()) if gz else reads())
+
+
+def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
+    """``zf.open(name)``; an encrypted member or one of a method zipfile lacks is bad input (the
+    inner zip's own damage is said by ``_local_members`` as it is read)."""
+    with reading_member(path, zf, name, hint=_ZIP_HINT):
+        return zf.open(name)
 
 
 def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, bytes]]:
@@ -279,7 +290,7 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, 
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
-            with zf.open(nlm) as f:
+            with _open_member(found.path, zf, nlm) as f:
                 counted = _CountingReader(f, done_before)
                 for name, data in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]

@@ -200,6 +200,25 @@ def test_validate_nan_is_bad_input_and_the_json_report_stays_json(tmp_path: Path
     assert err.splitlines() == [f"error: {message}"]
 
 
+def test_validate_a_newline_less_artifact_exits_2_naming_its_line(tmp_path: Path) -> None:
+    """2 MiB with no line end in questions.jsonl (3 GB of it was MemoryError, exit 70)."""
+    root = tmp_path / "r"
+    shutil.copytree(PLANTED, root)
+    with (root / "artifacts" / "questions.jsonl").open("ab") as f:
+        f.write(b"x" * (2 << 20))
+    code, out, err = run("validate", root, "--gps", GPS_FILE, "--json")
+    message = (
+        "artifacts/questions.jsonl, line 7: a line longer than 1048576 bytes; an artifact has no "
+        "such line"
+    )
+    doc = json.loads(out)
+    assert (code, doc["exit_code"], doc["message"], doc["findings"]) == (2, 2, message, [])
+    assert err.splitlines() == [
+        f"error: {message}",
+        "hint: each line of an artifact is one JSON record; write the file again",
+    ]
+
+
 def test_validate_encrypted_gps_zip_exits_2(tmp_path: Path) -> None:
     z = tmp_path / "gps.zip"
     member = f"x/{GPS_FILE.name}"

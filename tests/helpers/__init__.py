@@ -52,3 +52,22 @@ def outputs(folder: Path) -> list[str]:
         if p.name.startswith(("question_surface_synonym", "synonym_table_kept_full"))
         or p.name.endswith(".tmp")
     )
+
+
+def patch_zip_member(z: Path, member: str, *, offset: int, value: bytes) -> None:
+    """Overwrite bytes of ``member``'s central and local headers alike (APPNOTE.TXT 4.3.12 and
+    4.3.7): ``offset`` is the central header's (flags at 8, compression method at 10); the local
+    header's is 2 less. Crafts an encrypted (flag bit 0) or a Deflate64 (method 9) member."""
+    data = bytearray(z.read_bytes())
+    patched = 0
+    # signature, where the name length sits, where the name starts, the shift of ``offset``
+    for sig, len_at, name_at, shift in ((b"PK\x01\x02", 28, 46, 0), (b"PK\x03\x04", 26, 30, -2)):
+        i = data.find(sig)
+        while i >= 0:
+            name_len = int.from_bytes(data[i + len_at : i + len_at + 2], "little")
+            if data[i + name_at : i + name_at + name_len] == member.encode():
+                data[i + offset + shift : i + offset + shift + len(value)] = value
+                patched += 1
+            i = data.find(sig, i + 4)
+    assert patched == 2, f"{member}: {patched} headers found, not 2"
+    z.write_bytes(bytes(data))

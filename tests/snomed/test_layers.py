@@ -1,5 +1,5 @@
 """The layering that snomed/__init__.py draws: each module imports only the ones below it, and the
-package uses nothing of the synonym side but errors, files, jsonio and canonical (hashing)."""
+package uses nothing of the synonym side but errors, files, zips, jsonio and canonical (hashing)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ LAYERS = {
     "concepts": set(),
     "sctid": {"snomed.codes"},
     "tables": {"errors"},
-    "gps": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables"},
-    "rf2": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables"},
+    "gps": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables", "zips"},
+    "rf2": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables", "zips"},
     "loader": {
         "errors",
         "files",
         "snomed.concepts",
         "snomed.gps",
         "snomed.rf2",
-        "snomed.tables",
+        "zips",
     },
     "validate": {
         "errors",

@@ -15,6 +15,7 @@ from tempmedbench_synonyms.snomed.codes import FindingCode
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, encode_row
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import (
+    ARTIFACT_LINE_MAX,
     EVENTS_PATH,
     QUESTIONS_PATH,
     check_events,
@@ -551,6 +552,29 @@ def test_a_non_utf8_artifact_names_its_line(tmp_path: Path) -> None:
         "bytes that are not UTF-8 (invalid continuation byte at column 11)",  # byte 11: \xe9
         "the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
     )
+
+
+@pytest.mark.parametrize("batch", [1 << 20, 4 << 20], ids=["line across blocks", "in a block"])
+@pytest.mark.parametrize("before", [b"", b'{"a": 1}\n' * 3])
+def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
+    tmp_path: Path, before: bytes, batch: int
+) -> None:
+    """A newline-less artifact (a 3 GB one used to be read whole: MemoryError, exit 70) stops
+    at 1 MiB of one line, naming the file and the line, before the line is held whole."""
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(before + b'{"a": "' + b"x" * ARTIFACT_LINE_MAX + b'"}\n{"b": 1}\n')
+    with pytest.raises(BadInputError) as exc:
+        [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
+    assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
+        EV,
+        before.count(b"\n") + 1,
+        "a line longer than 1048576 bytes; an artifact has no such line",
+        "each line of an artifact is one JSON record; write the file again",
+    )
+    # a line of exactly the limit is read
+    path.write_bytes(before + b'{"a": "' + b"x" * (ARTIFACT_LINE_MAX - 9) + b'"}\n{"b": 1}\n')
+    records = [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
+    assert (len(records), records[-1]) == (before.count(b"\n") + 2, {"b": 1})
 
 
 def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) -> None:

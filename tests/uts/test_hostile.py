@@ -162,8 +162,9 @@ def test_an_answer_holding_the_key_is_refused_and_never_cached(
 def test_server_text_in_a_report_reaches_no_terminal(
     mini: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:
-    """A drift reason names the CUI an atom now links to, as the server sent it: escapes are
-    removed on stderr, and C1 controls are \\u escapes in --json (the same text once parsed)."""
+    """A drift reason names the CUI an atom now links to, as the server sent it: it is shown
+    escaped on stderr (``config.shown_text``: exact, and no escape reaches the terminal), and C1
+    controls are \\u escapes in --json (the same text once parsed)."""
     with HostileServer(fake(), attack("c1_in_link", AUI_PATH)) as server:
         result = CliRunner().invoke(
             app,
@@ -174,7 +175,8 @@ def test_server_text_in_a_report_reaches_no_terminal(
     reason = "atom A9000071 now belongs to C9000099\x9b2J\x1b[31m, not C9000007"
     assert (result.exit_code, doc["drift_reasons"]) == (1, {"9990107008": reason})
     assert "C9000099\\u009b2J\\u001b[31m, not C9000007" in result.stdout
-    assert "atom A9000071 now belongs to C9000099, not C9000007" in result.stderr
+    assert "atom A9000071 now belongs to C9000099\\x9b2J\\x1b[31m, not C9000007" in result.stderr
+    assert ("\x1b" in result.stderr, "\x9b" in result.stderr) == (False, False)
     assert AUI_PATH in cached_paths(tmp_path / "cache")  # valid data: cached as sent
     no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
 

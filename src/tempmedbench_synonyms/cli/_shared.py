@@ -16,17 +16,17 @@ from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.config import clean_text, read_api_key, redact
+from tempmedbench_synonyms.config import read_api_key, redact, redact_value, shown_text
 from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
-from tempmedbench_synonyms.jsonio import report_text, safe_text
+from tempmedbench_synonyms.jsonio import report_text
 
 
 def echo_err(text: str = "") -> None:
-    """Human text goes to stderr; stdout is kept for data. It passes ``clean_text`` (line
-    breaks kept), so that a server's text inside a message never reaches the terminal as it
-    came, after ``safe_text``: a lone surrogate (a path byte that is not UTF-8) is shown as its
-    escape rather than crash the encoder."""
-    typer.echo(clean_text(safe_text(text), lines=True), err=True)
+    """Human text goes to stderr; stdout is kept for data. It passes ``shown_text``: the key
+    redacted, and a control character or a lone surrogate (a path byte that is not UTF-8) shown
+    as its escape, so that a path is shown as it is and nothing in it reaches the terminal as a
+    command. (A server's text was cleaned where it came in, ``UtsClient._clean``.)"""
+    typer.echo(shown_text(text), err=True)
 
 
 #: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)
@@ -42,10 +42,10 @@ _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 def echo_report(text: str, *, colour: bool | None = None) -> None:
     """The final report, as ``echo_err`` writes it, with "verified" in green and "MISMATCH" in
     red when ``colour`` (default: stderr is a terminal and ``NO_COLOR`` is not set). The colours
-    are added after ``clean_text``, which would take them off."""
+    are added after ``shown_text``, which would escape them."""
     if colour is None:
         colour = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-    text = clean_text(safe_text(text), lines=True)
+    text = shown_text(text)
     if colour:
         text = _STATES.sub(
             lambda m: (m[1] or "") + typer.style(m[2], fg=_COLOURS[m[2]], bold=True), text
@@ -59,12 +59,20 @@ def print_json(obj: dict[str, Any]) -> None:
 
     A server may put anything in any string it sends (SPEC section 8), and some strings reach a
     report as data (a drift reason names the CUI an atom now links to): every key read so far is
-    masked here (``redact``), and DEL and C1 controls are written as ``\\u`` escapes, which
-    decode to the same text but reach no terminal.
+    masked in each string of the report (``redact_value``, before it is serialized: the text
+    stays valid JSON with its keys), and DEL and C1 controls are written as ``\\u`` escapes,
+    which decode to the same text but reach no terminal. The text is written as UTF-8 bytes
+    whatever the encoding of stdout (``PYTHONIOENCODING=ascii`` must not crash a report).
     """
-    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", redact(report_text(obj)))
-    sys.stdout.write(text + "\n")
+    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", report_text(redact_value(obj))) + "\n"
     sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (io.StringIO): it takes any str
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
@@ -113,6 +121,11 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     )
     if verbosity == 0:
         level = _env_log_level(level)
+    # Human text on stderr never crashes on a character its encoding lacks (LANG=C,
+    # PYTHONIOENCODING=ascii): it is written as its backslash escape instead.
+    reconfigure = getattr(sys.stderr, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
     logging.getLogger("tempmedbench_synonyms").setLevel(level)
     return verbosity

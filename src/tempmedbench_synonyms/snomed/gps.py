@@ -39,6 +39,7 @@ from tempmedbench_synonyms.snomed.tables import (
     LINE_MAX_BYTES,
     READ_BLOCK,
     SIZE_HINT,
+    ZIP_HINT,
     Header,
     bad_width,
     basename,
@@ -49,10 +50,10 @@ from tempmedbench_synonyms.snomed.tables import (
     no_concepts,
     not_utf8_error,
     parse_header,
-    reading_member,
     release_date,
     text_stream,
 )
+from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +366,7 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
         return bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
 
     check_declared_size(path, zf, member, GPS_MAX_BYTES)
-    with reading_member(path, zf, member):
+    with reading_member(path, zf, member, hint=ZIP_HINT):
         with open_bytes() as raw:
             scan, blocks = _scan(raw, where)
         rows = _read_gps(open_bytes, where, notes, scan, blocks)
@@ -379,6 +380,6 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
 
 
 def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
-    with reading_member(path, zf, member), zf.open(member) as raw:
+    with reading_member(path, zf, member, hint=ZIP_HINT), zf.open(member) as raw:
         first = raw.readline(LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
     return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)

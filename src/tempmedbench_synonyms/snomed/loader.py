@@ -21,7 +21,7 @@ from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import is_gps_member, load_gps_tsv, load_gps_zip
 from tempmedbench_synonyms.snomed.rf2 import is_concept_file, load_rf2_folder, load_rf2_zip
-from tempmedbench_synonyms.snomed.tables import ZIP_ERRORS
+from tempmedbench_synonyms.zips import ZIP_ERRORS
 
 
 def load_concept_index(path: str | Path) -> ConceptIndex:

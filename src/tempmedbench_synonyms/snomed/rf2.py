@@ -58,6 +58,7 @@ from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, enco
 from tempmedbench_synonyms.snomed.tables import (
     CRLF_NOTE,
     NAME_DATE,
+    ZIP_HINT,
     bad_width,
     basename,
     blank_inside,
@@ -67,10 +68,10 @@ from tempmedbench_synonyms.snomed.tables import (
     no_concepts,
     not_utf8_error,
     read_header,
-    reading_member,
     release_date,
     text_stream,
 )
+from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ class _ZipSource:
         return bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
-        return reading_member(self.path, self.zf, name)
+        return reading_member(self.path, self.zf, name, hint=ZIP_HINT)
 
     def sha256(self, name: str) -> str | None:
         # The zip's own hash is reported; hashing each member again would double the read time.

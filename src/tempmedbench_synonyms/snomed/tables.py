@@ -12,9 +12,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-import zlib
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -26,30 +25,8 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list
 _STAMP_DATE = re.compile(r"(\d{8})T\d{6}Z")
 NAME_DATE = re.compile(r"_(\d{8})\.txt$")
 
-# What reading a zip member can raise besides OSError: a damaged or truncated archive, an
-# encrypted member (RuntimeError: password required), a compression method zipfile lacks
-# (NotImplementedError, e.g. Deflate64 from Windows Explorer), an archive that needs ZIP64.
-ZIP_ERRORS = (
-    zipfile.BadZipFile,
-    zipfile.LargeZipFile,
-    zlib.error,
-    EOFError,
-    NotImplementedError,
-    RuntimeError,
-)
-_ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
-# APPNOTE.TXT section 4.4.5; the ones zipfile reads are 0, 8, 12 and 14.
-_COMPRESSION_METHODS = {
-    1: "Shrink",
-    6: "Implode",
-    9: "Deflate64",
-    10: "PKWARE DCL Implode",
-    18: "IBM TERSE",
-    19: "IBM LZ77",
-    93: "Zstandard",
-    95: "XZ",
-    98: "PPMd",
-}
+#: What to do with a zip member that cannot be read (``zips.reading_member``).
+ZIP_HINT = "extract the .txt, or zip it again with standard deflate"
 
 
 # No line of the GPS or of an RF2 file comes near 64 KiB (an RF2 term is at most 4,096
@@ -164,52 +141,6 @@ def release_date(*names: str) -> str | None:
         if m is not None:
             return m.group(1)
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Zip members
-
-
-def _zip_member_error(
-    path: Path, zf: zipfile.ZipFile, member: str, err: BaseException
-) -> BadInputError:
-    """The error for a zip member that cannot be read, naming the zip and the member."""
-    where = f"{path}!{member}"
-    method: int | None
-    try:
-        method = zf.getinfo(member).compress_type
-    except KeyError:  # pragma: no cover - the member was listed by the same ZipFile
-        method = None
-    if isinstance(err, RuntimeError) and "password" in str(err):
-        problem = "the member is encrypted (a password is required to read it)"
-    elif isinstance(err, NotImplementedError) and method not in (None, 0, 8, 12, 14):
-        name = _COMPRESSION_METHODS.get(method or 0, "unknown")
-        problem = (
-            f"the member is compressed with method {method} ({name}), which Python's zipfile "
-            "cannot read"
-        )
-    elif isinstance(err, EOFError) or (
-        # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
-        # the next structure of the file.
-        isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
-    ):
-        problem = "damaged zip: the member ends before its recorded size (truncated?)"
-    elif isinstance(err, zipfile.LargeZipFile):
-        problem = f"the member needs ZIP64 extensions, which are not available: {err}"
-    elif isinstance(err, (zipfile.BadZipFile, zlib.error)):
-        problem = f"damaged zip: {err}"
-    else:
-        problem = f"the member cannot be read: {err}"
-    return BadInputError(problem, path=where, hint=_ZIP_HINT)
-
-
-@contextmanager
-def reading_member(path: Path, zf: zipfile.ZipFile, member: str) -> Iterator[None]:
-    """Turn the exceptions of reading ``member`` into ``BadInputError`` naming it."""
-    try:
-        yield
-    except ZIP_ERRORS as err:
-        raise _zip_member_error(path, zf, member, err) from None
 
 
 # --------------------------------------------------------------------------------------------

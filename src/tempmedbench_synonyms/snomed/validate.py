@@ -42,7 +42,6 @@ a short statement of the rule.
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -143,6 +142,10 @@ class ValidationReport:
 # Lines are parsed in batches of about this many bytes: one call of the C JSON parser per batch is
 # twice as fast as one per line, and only one batch of records is in memory at a time.
 BATCH_BYTES = 1 << 20
+#: No artifact line comes near 1 MiB (a record is a few hundred bytes); a longer one is bad input
+#: naming its line, before it is held in memory whole (``_check_line_lengths``: a few finds a
+#: block, no cost per line).
+ARTIFACT_LINE_MAX = 1 << 20
 
 
 def iter_jsonl(
@@ -165,22 +168,65 @@ def iter_jsonl(
     except OSError as err:
         raise BadInputError(f"cannot read the file: {err.strerror}", path=where) from None
     first = 1
-    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as stream:
+    carry = b""  # the start of a line the last block did not end
+    with raw:
         while True:
+            data = raw.read(batch_bytes)
+            cut = data.rfind(b"\n") + 1
+            if data and not cut:  # no line end in this block: the line goes on
+                carry += data
+                if len(carry) > ARTIFACT_LINE_MAX:
+                    raise _line_too_long(where, first)
+                continue
+            if not data:
+                block, carry = carry, b""
+            else:  # one copy at most: the block is most often the data read, whole
+                block = (
+                    b"".join((carry, memoryview(data)[:cut])) if carry or cut < len(data) else data
+                )
+                carry = data[cut:]
+            if not block:
+                return
+            _check_line_lengths(block, where, first)
             try:
-                lines = stream.readlines(batch_bytes)
+                text = block.decode("utf-8")
             except UnicodeDecodeError:
                 raise not_utf8_error(
                     where,
                     lambda: open_regular(path, what="the artifact"),
                     hint="the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
                 ) from None
-            if not lines:
-                return
+            lines = text.split("\n")
+            if text.endswith("\n"):
+                lines.pop()  # the final line end is optional: it ends the last line
             if first == 1 and lines[0].startswith("\ufeff"):
                 raise BadInputError("the file starts with a byte order mark", path=where, line=1)
             yield first, _parse_batch(lines, where, first)
             first += len(lines)
+
+
+def _check_line_lengths(block: bytes, where: str, first: int) -> None:
+    """Refuse a line of ``block`` (whole lines, the first being line ``first``) longer than
+    ARTIFACT_LINE_MAX bytes. A few finds a block, not a look at each line: such a line holds a
+    whole window of ARTIFACT_LINE_MAX // 2 bytes with no line end, and only such a window is
+    measured exactly."""
+    if len(block) <= ARTIFACT_LINE_MAX:
+        return
+    window = ARTIFACT_LINE_MAX // 2
+    for i in range(0, len(block), window):
+        if block.find(b"\n", i, i + window) < 0:
+            start, end = block.rfind(b"\n", 0, i) + 1, block.find(b"\n", i)
+            if (len(block) if end < 0 else end) - start > ARTIFACT_LINE_MAX:
+                raise _line_too_long(where, first + block.count(b"\n", 0, start))
+
+
+def _line_too_long(where: str, line: int) -> BadInputError:
+    return BadInputError(
+        f"a line longer than {ARTIFACT_LINE_MAX} bytes; an artifact has no such line",
+        path=where,
+        line=line,
+        hint="each line of an artifact is one JSON record; write the file again",
+    )
 
 
 # The one strict reader (jsonio): NaN, Infinity, a float out of range or a repeated key is bad
@@ -205,7 +251,7 @@ def _parse_batch(lines: list[str], where: str, first: int) -> list[dict[str, Any
     only spaces between: a batch with no such run in any line, parsed into as many objects as
     lines, has one object per line. Any other batch is read line by line, which names the line.
     """
-    joined = "[" + ",".join(lines) + "]"
+    joined = "[" + "\n,".join(lines) + "]"  # a line end between lines, as in the file
     records = None
     if _TWO_OBJECTS_IN_A_LINE.search(joined) is None:
         try:

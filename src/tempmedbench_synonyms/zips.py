@@ -1,0 +1,84 @@
+"""Zip members that cannot be read, said as bad input naming the zip and the member.
+
+Every reader of a zip member (the GPS and RF2 readers, ``--mrconso``) wraps its ``zf.open`` and
+reads in :func:`reading_member`: an encrypted member, a compression method Python's ``zipfile``
+lacks (Deflate64, as Windows Explorer writes beyond 4 GiB), a damaged or truncated archive are
+exit 2 with what to do, never a traceback.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tempmedbench_synonyms.errors import BadInputError
+
+# What reading a zip member can raise besides OSError: a damaged or truncated archive, an
+# encrypted member (RuntimeError: password required), a compression method zipfile lacks
+# (NotImplementedError, e.g. Deflate64 from Windows Explorer), an archive that needs ZIP64.
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+)
+# APPNOTE.TXT section 4.4.5; the ones zipfile reads are 0, 8, 12 and 14.
+_COMPRESSION_METHODS = {
+    1: "Shrink",
+    6: "Implode",
+    9: "Deflate64",
+    10: "PKWARE DCL Implode",
+    18: "IBM TERSE",
+    19: "IBM LZ77",
+    93: "Zstandard",
+    95: "XZ",
+    98: "PPMd",
+}
+
+
+def member_error(
+    path: Path, zf: zipfile.ZipFile, member: str, err: BaseException, *, hint: str
+) -> BadInputError:
+    """The error for a zip member that cannot be read, naming the zip and the member."""
+    where = f"{path}!{member}"
+    method: int | None
+    try:
+        method = zf.getinfo(member).compress_type
+    except KeyError:  # pragma: no cover - the member was listed by the same ZipFile
+        method = None
+    if isinstance(err, RuntimeError) and "password" in str(err):
+        problem = "the member is encrypted (a password is required to read it)"
+    elif isinstance(err, NotImplementedError) and method not in (None, 0, 8, 12, 14):
+        name = _COMPRESSION_METHODS.get(method or 0, "unknown")
+        problem = (
+            f"the member is compressed with method {method} ({name}), which Python's zipfile "
+            "cannot read"
+        )
+    elif isinstance(err, EOFError) or (
+        # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
+        # the next structure of the file.
+        isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
+    ):
+        problem = "damaged zip: the member ends before its recorded size (truncated?)"
+    elif isinstance(err, zipfile.LargeZipFile):
+        problem = f"the member needs ZIP64 extensions, which are not available: {err}"
+    elif isinstance(err, (zipfile.BadZipFile, zlib.error)):
+        problem = f"damaged zip: {err}"
+    else:
+        problem = f"the member cannot be read: {err}"
+    return BadInputError(problem, path=where, hint=hint)
+
+
+@contextmanager
+def reading_member(path: Path, zf: zipfile.ZipFile, member: str, *, hint: str) -> Iterator[None]:
+    """Turn the exceptions of reading ``member`` into ``BadInputError`` naming it (``hint``:
+    what to do instead, e.g. extract the file)."""
+    try:
+        yield
+    except ZIP_ERRORS as err:
+        raise member_error(path, zf, member, err, hint=hint) from None
