@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.files import read_regular
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +88,8 @@ def read_api_key(
         api_key_file = Path(env[API_KEY_FILE_ENV].strip()).expanduser()
     if api_key_file is not None:
         try:
-            with open_regular(api_key_file, what="the API key file") as f:
-                mode = os.fstat(f.fileno()).st_mode
-                raw = f.read(_KEY_FILE_LIMIT + 1)
+            raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
+            mode = os.stat(api_key_file).st_mode
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             # Never the exception's own text: a decoding error quotes the bytes it read.
@@ -100,12 +99,9 @@ def read_api_key(
                 path=api_key_file,
                 hint="give a file that holds only your UMLS API key",
             ) from None
-        if len(raw) > _KEY_FILE_LIMIT:
-            raise BadInputError(
-                f"the API key file is larger than {_KEY_FILE_LIMIT} bytes; it should hold only "
-                "the key",
-                path=api_key_file,
-            )
+        except BadInputError as err:  # not a regular file, or larger than a key can be
+            err.hint = err.hint or "it should hold only your UMLS API key"
+            raise
         value = text.strip()
         if not value:
             raise BadInputError(
@@ -206,14 +202,23 @@ def redact(text: str, key: ApiKey | None = None) -> str:
     """``text`` with every ``apiKey=...`` value, and every key read so far (``key`` too, and
     each in its URL-encoded forms), replaced by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
+    # Longest first: a key that holds another must not be left half-masked.
+    for form in sorted(secret_forms(key), key=len, reverse=True):
+        out = out.replace(form, "***")
+    return out
+
+
+def secret_forms(key: ApiKey | None = None) -> set[str]:
+    """Every key read so far (and ``key``), each as it is and in its URL-encoded forms: what
+    ``redact`` masks, and what no answer from a server may hold (``uts.client``)."""
     secrets = set(_SECRETS)
     if key is not None and key.reveal():
         secrets.add(key.reveal())
-    # Longest first: a key that holds another must not be left half-masked.
-    for secret in sorted(secrets, key=len, reverse=True):
-        for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}:
-            out = out.replace(form, "***")
-    return out
+    return {
+        form
+        for secret in secrets
+        for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret))
+    }
 
 
 #: Terminal escape sequences (ECMA-48): CSI (``ESC [`` or the C1 byte U+009B, parameters, final

@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import stat
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
 from tempmedbench_synonyms.uts.cache import (
     LAYOUT,
+    CacheInfo,
     CacheKey,
     ResponseCache,
     cache_info,
@@ -303,8 +306,8 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
         path.write_bytes(b" " * (1024 * 1024 + 1))
         assert cache.get(KEY) is None
     assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read cache entry {path} (not a regular file); fetching it again",
-        f"cannot read cache entry {path} (larger than 1 MiB); fetching it again",
+        f"cannot read cache entry {path} (it is a FIFO, not a regular file); fetching it again",
+        f"cannot read cache entry {path} (it is larger than 1048576 bytes); fetching it again",
     ]
 
 
@@ -393,8 +396,8 @@ def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
         assert cache.get(KEY) is None
         assert cache.load_memo("2099AA", "m") is None
     assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read cache entry {entry} (Is a directory); fetching it again",
-        f"cannot read cache memo {memo} (Is a directory); reading the entries",
+        f"cannot read cache entry {entry} (it is a folder, not a regular file); fetching it again",
+        f"cannot read cache memo {memo} (it is a folder, not a regular file); reading the entries",
     ]
 
 
@@ -509,3 +512,51 @@ def test_info_counts_entries_not_the_generation_token(tmp_path: Path) -> None:
     info = cache_info(tmp_path)
     assert (info.entries, info.temporary_files) == (1, 0)
     assert info.namespaces[0].releases == {"2099AA": 1}
+
+
+def _within(seconds: float, call: Callable[[], object]) -> object:
+    """``call()``, failing the test if it has not returned after ``seconds`` (a hang guard: a
+    FIFO opened for reading blocks until a writer comes)."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "hung"
+    return out[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_the_generation_file_or_base_json_never_hangs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    generation = cache.folder / "2099AA" / ".generation"
+    generation.unlink()
+    os.mkfifo(generation)
+    base = cache.folder / "base.json"
+    base.unlink()
+    os.mkfifo(base)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert _within(5, lambda: cache.release_version("2099AA")) is None
+        info = _within(5, lambda: cache_info(tmp_path))
+    assert isinstance(info, CacheInfo)
+    assert (info.entries, info.namespaces[0].base_url) == (1, None)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read .generation {generation} (it is a FIFO, not a regular file); the memo is "
+        "not used"
+    ]
+
+
+def test_a_generation_file_too_long_for_a_token_is_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    generation = cache.folder / "2099AA" / ".generation"
+    generation.write_bytes(b"0" * 65)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.release_version("2099AA") is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read .generation {generation} (it is larger than 64 bytes); the memo is not used"
+    ]

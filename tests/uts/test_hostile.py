@@ -31,6 +31,7 @@ from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import Cancelled
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+from tempmedbench_synonyms.uts import client as client_module
 from tempmedbench_synonyms.uts import options as uts_options
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
@@ -98,6 +99,25 @@ CASES = [
     ("slow_head", ["--timeout", "1"], "no complete answer within 1 s"),
     ("silent", ["--timeout", "1"], "no complete answer within 1 s"),
     ("surrogate", [], "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)"),
+    ("raw_surrogate", [], "HTTP 200 with a body that is not UTF-8 text"),
+    ("key_escaped", [], "HTTP 200 with a body that holds the API key"),
+    (
+        "duplicate",
+        [],
+        "HTTP 200 with a body that is not strict JSON: the key 'name' appears twice in one object",
+    ),
+    (
+        "nan",
+        [],
+        "HTTP 200 with a body that is not strict JSON: NaN is not a JSON value (RFC 8259 has no "
+        "NaN or Infinity)",
+    ),
+    (
+        "overflow",
+        [],
+        "HTTP 200 with a body that is not strict JSON: the number 1e99999 is too large for a "
+        "64-bit float",
+    ),
     ("reason", [], "HTTP 503 Service Unavailable for apiKey=***"),
     ("ctype", [], "HTTP 200 with a body that is not JSON (text/html)"),
 ]
@@ -424,3 +444,31 @@ def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None
     finally:
         ours.close()
         theirs.close()
+
+
+# -- one bound on a whole answer, all its pages together ---------------------------------------
+
+
+def test_an_answer_larger_in_all_its_pages_than_the_cap_is_refused_and_never_cached(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten pages of 300 kB each, under the 1 MiB cap set here (32 MiB in the tool) one by one:
+    the fourth page takes the answer past the cap, and nothing of it is kept."""
+    monkeypatch.setattr(client_module, "MAX_ANSWER", 1024 * 1024)
+    path = "/content/2099AA/CUI/C9000001/atoms"
+    with HostileServer(fake(), attack("fat_pages", path), pad=300_000) as server:
+        result = CliRunner().invoke(
+            app,
+            ["umls", "atoms", "C9000001", "--umls-release", "2099AA", "--base-url",
+             server.base_url, "--json"],
+        )  # fmt: skip
+        asked = server.count("fat_pages")
+    message = (
+        f"UMLS answered {path} with more than 1 MiB in its first 4 of 10 pages, more than this "
+        "tool reads for one answer"
+    )
+    assert (result.exit_code, json.loads(result.stdout)["message"]) == (4, message)
+    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert asked == 4  # no page after the one past the cap is asked for
+    assert cached_paths(tmp_path / "cache") == set()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
