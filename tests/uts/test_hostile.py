@@ -33,6 +33,7 @@ from tempmedbench_synonyms.errors import Cancelled
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 from tempmedbench_synonyms.uts import client as client_module
 from tempmedbench_synonyms.uts import options as uts_options
+from tempmedbench_synonyms.uts.cache import LAYOUT, namespace_of
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
@@ -472,3 +473,46 @@ def test_an_answer_larger_in_all_its_pages_than_the_cap_is_refused_and_never_cac
     assert asked == 4  # no page after the one past the cap is asked for
     assert cached_paths(tmp_path / "cache") == set()
     no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+# -- temporary files an interrupted run left in the cache --------------------------------------
+
+
+def test_a_run_that_writes_to_the_cache_removes_the_leftovers_there_with_one_warning(
+    tmp_path: Path,
+) -> None:
+    with HostileServer(fake(), lambda path, n: None) as server:
+        folder = tmp_path / "cache" / LAYOUT / namespace_of(server.base_url)
+        old = [
+            folder / ".base.json.0123456789ab.tmp",
+            folder / "2099AA" / ".x.json.a1b2c3d4e5f6.tmp",
+        ]
+        young = folder / "2099AA" / ".y.json.abcdefabcdef.tmp"  # a run writing it right now
+        other = folder / "2099AA" / "notes.tmp"  # not a name this tool gives
+        for f in (*old, young, other):
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(b"half")
+        for f in (*old, other):
+            os.utime(f, (time.time() - 3600, time.time() - 3600))
+        run = subprocess.run(
+            _cli("umls", "atom", "A9000071", "--umls-release", "2099AA", "--base-url",
+                 server.base_url),
+            env=_child_env(tmp_path), capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"WARNING: removed 2 temporary file(s) left by an interrupted run: {old[0]}, {old[1]}",
+        "1 atoms of AUI A9000071, UMLS 2099AA",
+    ]
+    assert [f.exists() for f in (*old, young, other)] == [False, False, True, True]
+    assert cached_paths(tmp_path / "cache") == {"/content/2099AA/AUI/A9000071"}
+    info = subprocess.run(
+        _cli("cache", "info"), env=_child_env(tmp_path), capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert (info.returncode, info.stderr) == (
+        0,
+        "note: 2 temporary files left by an interrupted run; the next run that writes to this "
+        "cache removes them\n",
+    )
+    no_leak(tmp_path, stdout=run.stdout + info.stdout, stderr=run.stderr + info.stderr)

@@ -187,6 +187,7 @@ class ResponseCache:
         self._rejected: dict[str, str] = {}
         self._named = 0  # corrupt files named in a warning so far
         self._old_said = False  # the one warning about entries of an earlier version
+        self._swept = False  # leftovers removed (before the first write)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -206,13 +207,28 @@ class ResponseCache:
         with self._lock:
             if folder in self._ready:
                 return
+            sweep, self._swept = not self._swept, True
         fresh = not self.folder.exists()
         _mkdirs(folder)
+        if sweep:
+            self._remove_leftovers()
         if fresh or not (self.folder / "base.json").exists():
             meta = {"base_url": redact(self.base_url), "layout": LAYOUT}
             files.write_atomic(self.folder / "base.json", _dumps(meta), private=True)
         with self._lock:
             self._ready.add(folder)
+
+    def _remove_leftovers(self) -> None:
+        """Before this cache's first write: remove the temporary files an interrupted run left
+        in this base URL's folders (``files.remove_leftovers``: its own, old enough), with one
+        warning that says so, as a run does in its output folders."""
+        folders = [self.folder]
+        for parent in (self.folder, self.folder / MEMO_FOLDER):
+            with contextlib.suppress(OSError):
+                folders += sorted(p for p in parent.iterdir() if p.is_dir())
+        removed = [p for folder in folders for p in files.remove_leftovers(folder)]
+        if removed:
+            log.warning("%s", files.leftovers_note(removed))
 
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None``: missing, or not to be trusted (corrupt or
