@@ -12,7 +12,8 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
   ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
 * retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
   the cap, and 200s whose body is not the JSON asked for (an HTML error page from a proxy,
-  cut-short JSON, no list in ``result``, text that is not Unicode: a lone surrogate escape), with
+  cut-short JSON, no list in ``result``, a body that is not UTF-8 or not strict JSON, a string
+  that holds a lone surrogate or the API key: ``_parse``), with
   jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
   HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
   400, 401, 403 or 404;
@@ -41,7 +42,7 @@ failures starts and then at most once every ``--timeout`` seconds while it lasts
 
 Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
 follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
-rather than truncating it.
+rather than truncating it, and all its pages together are at most ``MAX_ANSWER`` (32 MiB).
 """
 
 from __future__ import annotations

@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 
 #: UTS terms of service: no more than 20 requests a second per IP address.
 MAX_RATE = 20.0
+#: The least ``--rate``: one request every 10 s. Below it a run would wait hours between
+#: requests without a word (and a rate of 1e-12 overflows the waits).
+MIN_RATE = 0.1
 #: SPEC section 7: ``--rate`` defaults to 15 requests a second.
 DEFAULT_RATE = 15.0
 #: Seconds added to the one-second window, and spread over the spacing of starts: it absorbs the
@@ -120,22 +123,25 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 
 
+_RATE_RANGE = f"give a number from {MIN_RATE:g} to {MAX_RATE:g}; the default is {DEFAULT_RATE:g}"
+
+
 def check_rate(rate: float) -> float:
-    """Return ``rate`` as a float, or raise BadInputError if it is not in (0, 20]."""
+    """Return ``rate`` as a float, or raise BadInputError if it is not in [0.1, 20]."""
     try:
         value = float(rate)
     except (TypeError, ValueError):
         raise BadInputError(
             f"--rate {rate!r} is not a number of requests a second",
             key="--rate",
-            hint=f"give a number above 0 and at most {MAX_RATE:g}; the default is {DEFAULT_RATE:g}",
+            hint=_RATE_RANGE,
         ) from None
-    if not value > 0:  # also rejects NaN
+    if not value >= MIN_RATE:  # also rejects NaN
         raise BadInputError(
-            f"--rate {value:g} is out of range: it must be more than 0 requests a second",
+            f"--rate {value:g} is out of range: it must be at least {MIN_RATE:g} requests a "
+            f"second (one every {1 / MIN_RATE:g} s)",
             key="--rate",
-            hint=f"the default is {DEFAULT_RATE:g} requests a second, and at most {MAX_RATE:g} "
-            "is allowed",
+            hint=_RATE_RANGE,
         )
     if value > MAX_RATE:
         raise BadInputError(
