@@ -47,6 +47,7 @@ ATTACKS = (
     "duplicate",  # the fake's answer, the first atom's "name" key twice
     "nan",  # the fake's answer with a NaN in it
     "overflow",  # the fake's answer with 1e99999 (too large for a float) in it
+    "chunk_line",  # 200, chunked, a chunk-size line that never ends (hex digits, no CRLF)
     "fat_pages",  # the fake's first page, padded to ``pad`` bytes, said to be 1 of 10 pages,
     #               for every page asked for
 )
@@ -205,6 +206,11 @@ class HostileServer:
         head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
         head += 'Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n5\r\n"a":[\r\n'
         self._stream(conn, head, chunk)
+
+    def _chunk_line(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += "Transfer-Encoding: chunked\r\n\r\n"
+        self._stream(conn, head, b"0" * 65536)
 
     def _huge(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

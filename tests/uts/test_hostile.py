@@ -100,6 +100,12 @@ CASES = [
     ("slow_head", ["--timeout", "1"], "no complete answer within 1 s"),
     ("silent", ["--timeout", "1"], "no complete answer within 1 s"),
     ("surrogate", [], "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)"),
+    # urllib3 >= 2.8 (pyproject): a chunk-size line is read 64 KiB at most
+    (
+        "chunk_line",
+        [],
+        "ChunkedEncodingError: Response chunk size line exceeded maximum allowed length",
+    ),
     ("raw_surrogate", [], "HTTP 200 with a body that is not UTF-8 text"),
     ("key_escaped", [], "HTTP 200 with a body that holds the API key"),
     (
