@@ -526,37 +526,35 @@ def _within(seconds: float, call: Callable[[], object]) -> object:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
-def test_a_fifo_as_the_generation_file_or_base_json_never_hangs(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [("fifo", "it is a FIFO, not a regular file"), ("long", "it is larger than 64 bytes")],
+)
+def test_a_generation_file_that_holds_no_token_is_not_trusted_and_never_hangs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str, problem: str
 ) -> None:
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
     generation = cache.folder / "2099AA" / ".generation"
     generation.unlink()
-    os.mkfifo(generation)
+    if kind == "fifo":
+        os.mkfifo(generation)
+    else:
+        generation.write_bytes(b"0" * 65)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert _within(5, lambda: cache.release_version("2099AA")) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read .generation {generation} ({problem}); the memo is not used"
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_base_json_never_hangs_cache_info(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
     base = cache.folder / "base.json"
     base.unlink()
     os.mkfifo(base)
-    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
-        assert _within(5, lambda: cache.release_version("2099AA")) is None
-        info = _within(5, lambda: cache_info(tmp_path))
+    info = _within(5, lambda: cache_info(tmp_path))
     assert isinstance(info, CacheInfo)
     assert (info.entries, info.namespaces[0].base_url) == (1, None)
-    assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read .generation {generation} (it is a FIFO, not a regular file); the memo is "
-        "not used"
-    ]
-
-
-def test_a_generation_file_too_long_for_a_token_is_not_trusted(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    cache = ResponseCache(tmp_path, BASE)
-    cache.put(KEY, 200, [])
-    generation = cache.folder / "2099AA" / ".generation"
-    generation.write_bytes(b"0" * 65)
-    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
-        assert cache.release_version("2099AA") is None
-    assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read .generation {generation} (it is larger than 64 bytes); the memo is not used"
-    ]
