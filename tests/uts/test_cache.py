@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import BASE
+from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
@@ -558,3 +560,56 @@ def test_a_fifo_as_base_json_never_hangs_cache_info(tmp_path: Path) -> None:
     info = _within(5, lambda: cache_info(tmp_path))
     assert isinstance(info, CacheInfo)
     assert (info.entries, info.namespaces[0].base_url) == (1, None)
+
+
+def test_the_first_write_removes_the_leftovers_of_an_interrupted_run_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = ResponseCache(tmp_path, BASE).folder
+    old = [folder / "2099AA" / ".a.json.0123456789ab.tmp", folder / ".memo" / "2099AA" /
+           ".m.json.abcdef012345.tmp"]  # fmt: skip
+    young = folder / ".base.json.aaaaaaaaaaaa.tmp"
+    for f in (*old, young):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"half")
+    for f in old:
+        os.utime(f, (0, 0))
+    cache = ResponseCache(tmp_path, BASE)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        cache.put(KEY, 200, [])
+        cache.put(CacheKey.make("2099AB", "/content/2099AB/AUI/A1"), 404, None)  # swept once
+    assert [r.getMessage() for r in caplog.records] == [
+        f"removed 2 temporary file(s) left by an interrupted run: {old[0]}, {old[1]}"
+    ]
+    assert [f.exists() for f in (*old, young)] == [False, False, True]
+    entry = cache.get(KEY)
+    assert entry is not None and (entry.status, entry.result) == (200, [])
+
+
+def test_cache_info_says_the_next_run_removes_leftovers(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    (cache.folder / "2099AA" / ".x.json.0123456789ab.tmp").write_bytes(b"half")
+    result = CliRunner().invoke(app, ["cache", "info", "--cache-dir", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (
+        0,
+        "note: 1 temporary files left by an interrupted run; the next run that writes to this "
+        "cache removes them\n",
+    )
+
+
+def test_an_entry_that_cannot_be_opened_is_a_miss_and_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    release = cache.folder / "2099AA"
+    entry = release / f"{KEY.digest()}.json"
+    (cache.folder / "moved").mkdir()
+    release.rename(cache.folder / "moved" / "2099AA")
+    release.write_bytes(b"a file where the release folder was")
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.get(KEY) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read cache entry {entry} (Not a directory); fetching it again"
+    ]
