@@ -776,19 +776,20 @@ class UtsClient:
             raise _Transient(
                 "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
             ) from None
-        forms = secret_forms(self._key)
-        for text in jsonio.strings(body):
-            if jsonio.has_lone_surrogate(text):
-                # "\ud800" parses to half a surrogate pair, which is no text: it could be
-                # neither cached (UTF-8) nor shown.
-                raise _Transient(
-                    "not_unicode",
-                    "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
-                )
-            if any(form in text for form in forms):
-                # Only a hostile server echoes the key into its data: kept, it would be cached
-                # on disk and shown.
-                raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
+        # Every string (keys too) joined once: two searches instead of two per string. The
+        # NUL between them cannot make a surrogate, nor hide a key (it can only add a match).
+        text = "\0".join(jsonio.strings(body))
+        if jsonio.has_lone_surrogate(text):
+            # "\ud800" parses to half a surrogate pair, which is no text: it could be neither
+            # cached (UTF-8) nor shown.
+            raise _Transient(
+                "not_unicode",
+                "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
+            )
+        if any(form in text for form in secret_forms(self._key)):
+            # Only a hostile server echoes the key into its data: kept, it would be cached on
+            # disk and shown.
+            raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
         return body
 
     def _clean(self, text: str, limit: int = 1000) -> str:
