@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
 
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.files import read_regular
 from tempmedbench_synonyms.jsonio import safe_text
 
 log = logging.getLogger(__name__)
@@ -90,9 +90,8 @@ def read_api_key(
         api_key_file = Path(env[API_KEY_FILE_ENV].strip()).expanduser()
     if api_key_file is not None:
         try:
-            with open_regular(api_key_file, what="the API key file") as f:
-                mode = os.fstat(f.fileno()).st_mode
-                raw = f.read(_KEY_FILE_LIMIT + 1)
+            raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
+            mode = os.stat(api_key_file).st_mode
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             # Never the exception's own text: a decoding error quotes the bytes it read.
@@ -102,12 +101,9 @@ def read_api_key(
                 path=api_key_file,
                 hint="give a file that holds only your UMLS API key",
             ) from None
-        if len(raw) > _KEY_FILE_LIMIT:
-            raise BadInputError(
-                f"the API key file is larger than {_KEY_FILE_LIMIT} bytes; it should hold only "
-                "the key",
-                path=api_key_file,
-            )
+        except BadInputError as err:  # not a regular file, or larger than a key can be
+            err.hint = err.hint or "it should hold only your UMLS API key"
+            raise
         value = text.strip()
         if not value:
             raise BadInputError(
@@ -216,14 +212,24 @@ def redact(text: str, key: ApiKey | None = None) -> str:
     ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), replaced
     by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
+    # Longest first: a key that holds another must not be left half-masked.
+    for form in sorted(secret_forms(key), key=len, reverse=True):
+        out = out.replace(form, "***")
+    return out
+
+
+def secret_forms(key: ApiKey | None = None) -> set[str]:
+    """Every key read so far (and ``key``) of at least ``MIN_SECRET_LENGTH`` characters, each as
+    it is and in its URL-encoded forms: what ``redact`` masks, and what no answer from a server
+    may hold (``uts.client``)."""
     secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
     if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
-    # Longest first: a key that holds another must not be left half-masked.
-    for secret in sorted(secrets, key=len, reverse=True):
-        for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}:
-            out = out.replace(form, "***")
-    return out
+    return {
+        form
+        for secret in secrets
+        for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret))
+    }
 
 
 def redact_value(value: Any) -> Any:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
 
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
 TMP_SUFFIX = ".tmp"
@@ -176,6 +176,13 @@ def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
             continue  # gone meanwhile, or not ours to remove: leave it
         removed.append(Path(entry.path))
     return removed
+
+
+def leftovers_note(removed: list[Path]) -> str:
+    """The one warning that says which temporary files :func:`remove_leftovers` removed."""
+    return f"removed {len(removed)} temporary file(s) left by an interrupted run: " + bounded_list(
+        removed
+    )
 
 
 def read_input(

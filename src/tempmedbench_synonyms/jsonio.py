@@ -25,7 +25,7 @@ import json
 import json.scanner
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,20 +183,32 @@ def _position(text: str) -> int | None:
     return None  # pragma: no cover - only called for a text the C parser refused
 
 
-def has_lone_surrogate(value: Any) -> bool:
-    """Whether a parsed JSON value holds a string (or key) with a lone surrogate."""
+def loads_utf8(raw: bytes) -> Any:
+    """``raw`` parsed by :data:`DECODER` after strict UTF-8 decoding (``json.loads`` of bytes
+    would let the bytes of a lone surrogate through, as ``surrogatepass``). Any problem is a
+    ``ValueError`` (``UnicodeDecodeError``, :class:`JsonProblem`, ``json.JSONDecodeError``) or a
+    ``RecursionError``."""
+    return DECODER.decode(raw.decode("utf-8"))
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string of a parsed JSON value, object keys included (a loop, not a recursion: a
+    value nested deeper than the recursion limit is walked all the same)."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, str):
-            if _LONE_SURROGATE.search(v):
-                return True
+            yield v
         elif isinstance(v, dict):
             stack.extend(v.keys())
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
-    return False
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value (or a string) holds a string (or key) with a lone surrogate."""
+    return any(_LONE_SURROGATE.search(text) for text in strings(value))
 
 
 # --- writing --------------------------------------------------------------------------------

@@ -24,12 +24,12 @@ from tempmedbench_synonyms.errors import (
     BadInputError,
     Outcome,
     TempMedBenchError,
-    bounded_list,
 )
 from tempmedbench_synonyms.files import (
     check_writable,
     file_kind,
     holds_bytes,
+    leftovers_note,
     read_regular,
     remove_leftovers,
     write_atomic,
@@ -282,10 +282,7 @@ def _prepare(
             ) from None
     removed = [p for folder in folders for p in remove_leftovers(folder)]
     if removed:
-        warnings.append(
-            f"removed {len(removed)} temporary file(s) left by an interrupted run: "
-            + bounded_list(removed)
-        )
+        warnings.append(leftovers_note(removed))
 
 
 def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:

@@ -220,8 +220,8 @@ def test_check_tells_a_missing_file_from_a_differing_one(mini: Path, mrconso: Pa
 
 
 LOW = (
-    "it must be more than 0 requests a second\n"
-    "hint: the default is 15 requests a second, and at most 20 is allowed\n"
+    "it must be at least 0.1 requests a second (one every 10 s)\n"
+    "hint: give a number from 0.1 to 20; the default is 15\n"
 )
 HIGH = (
     "it is above 20 requests a second, the most the UMLS Terminology Services terms of use allow "
@@ -230,7 +230,9 @@ HIGH = (
 )
 
 
-@pytest.mark.parametrize("rate,why", [("0", LOW), ("20.5", HIGH), ("-1", LOW)])
+@pytest.mark.parametrize(
+    "rate,why", [("0", LOW), ("20.5", HIGH), ("-1", LOW), ("1e-12", LOW), ("0.0001", LOW)]
+)
 def test_rate_above_the_uts_limit_is_refused_before_any_request(
     mini: Path, rate: str, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -176,7 +176,7 @@ def test_a_refused_key_is_exit_3_and_never_shown(fake: FakeUts, tmp_path: Path) 
     ("args", "message"),
     [
         (["--rate", "25"], "above 20 requests a second"),
-        (["--rate", "0"], "more than 0"),
+        (["--rate", "0"], "at least 0.1 requests a second"),
         (["--timeout", "0"], "error: --timeout 0 is out of range: it must be more than 0"),
         (["--timeout", "500"], "error: --timeout 500 is out of range: it must be more than 0"),
     ],

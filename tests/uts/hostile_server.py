@@ -19,6 +19,7 @@ import time
 import zlib
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tempmedbench_synonyms.testing import FakeReply, FakeUts
@@ -40,6 +41,15 @@ ATTACKS = (
     "ctype",  # 200, a Content-Type with escape sequences, a body that is not JSON
     "key_in_link",  # the fake's answer, the request's API key in the first atom's concept link
     "c1_in_link",  # the fake's answer, a C1 control (CSI) in the first atom's concept link
+    "key_escaped",  # the fake's answer, the API key in the first atom's name, its first letter
+    #                 written as a JSON \u escape (no byte of the body holds the key as it is)
+    "raw_surrogate",  # the fake's answer, the UTF-8-style bytes of U+D800 (ED A0 80) in a name
+    "duplicate",  # the fake's answer, the first atom's "name" key twice
+    "nan",  # the fake's answer with a NaN in it
+    "overflow",  # the fake's answer with 1e99999 (too large for a float) in it
+    "chunk_line",  # 200, chunked, a chunk-size line that never ends (hex digits, no CRLF)
+    "fat_pages",  # the fake's first page, padded to ``pad`` bytes, said to be 1 of 10 pages,
+    #               for every page asked for
 )
 
 #: The escape sequences sent: a colour, "clear the screen", and a window title (OSC ... BEL).
@@ -70,6 +80,7 @@ class HostileServer:
         limit: float = 30.0,
         max_bytes: int = 256 * 1024 * 1024,
         prefix: str = "/rest",
+        pad: int = 0,
     ) -> None:
         self.fake = fake
         self.plan = plan
@@ -77,6 +88,7 @@ class HostileServer:
         self.limit = limit
         self.max_bytes = max_bytes
         self.prefix = prefix
+        self.pad = pad
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -195,6 +207,11 @@ class HostileServer:
         head += 'Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n5\r\n"a":[\r\n'
         self._stream(conn, head, chunk)
 
+    def _chunk_line(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += "Transfer-Encoding: chunked\r\n\r\n"
+        self._stream(conn, head, b"0" * 65536)
+
     def _huge(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
         head += f"Content-Length: {2**31}\r\n\r\n"
@@ -253,6 +270,57 @@ class HostileServer:
         atom["concept"] = f"{self.base_url}/content/2099AA/CUI/{cui}"
         body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
         self._send(conn, reply.status, "", reply.headers, body)
+
+    def _edit(
+        self,
+        conn: socket.socket,
+        path: str,
+        query: dict[str, list[str]],
+        edit: Callable[[dict[str, Any]], None],
+        text: Callable[[str], str] = lambda t: t,
+    ) -> None:
+        """The fake's answer, its JSON changed by ``edit``, its text then by ``text``."""
+        reply: FakeReply = self.fake.handle(path, query, base_url=self.base_url)
+        doc = json.loads(reply.body)
+        edit(doc)
+        body = text(json.dumps(doc, ensure_ascii=False))
+        data = body.encode("utf-8", "surrogatepass")
+        self._send(conn, reply.status, "", reply.headers, data)
+
+    @staticmethod
+    def _first(doc: dict[str, Any]) -> dict[str, Any]:
+        result = doc["result"]
+        return result[0] if isinstance(result, list) else result  # type: ignore[no-any-return]
+
+    def _name(self, conn: socket.socket, path: str, query: dict[str, list[str]], name: str) -> None:
+        def edit(doc: dict[str, Any]) -> None:
+            self._first(doc)["name"] = "@NAME@"
+
+        self._edit(conn, path, query, edit, lambda t: t.replace('"@NAME@"', name))
+
+    def _key_escaped(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        key = query.get("apiKey", [""])[0]
+        self._name(conn, path, query, f'"Invented \\u{ord(key[0]):04x}{key[1:]} fever"')
+
+    def _raw_surrogate(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._name(conn, path, query, '"Invented \ud800 fever"')
+
+    def _duplicate(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._name(conn, path, query, '"Invented fever", "name": "Invented pyrexia"')
+
+    def _nan(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._edit(conn, path, query, lambda doc: doc.update(score=float("nan")))
+
+    def _overflow(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        self._edit(conn, path, query, lambda doc: doc.update(score=12345.5),
+                   lambda t: t.replace("12345.5", "1e99999"))  # fmt: skip
+
+    def _fat_pages(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
+        def edit(doc: dict[str, Any]) -> None:
+            doc["pageCount"] = 10
+            doc["padding"] = "x" * self.pad
+
+        self._edit(conn, path, {k: v for k, v in query.items() if k != "pageNumber"}, edit)
 
     def _key_in_link(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         self._relink(conn, path, query, query.get("apiKey", [""])[0])

@@ -7,16 +7,21 @@ import json
 import logging
 import os
 import stat
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import BASE
+from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
 from tempmedbench_synonyms.uts.cache import (
     LAYOUT,
+    CacheInfo,
     CacheKey,
     ResponseCache,
     cache_info,
@@ -303,8 +308,8 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
         path.write_bytes(b" " * (1024 * 1024 + 1))
         assert cache.get(KEY) is None
     assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read cache entry {path} (not a regular file); fetching it again",
-        f"cannot read cache entry {path} (larger than 1 MiB); fetching it again",
+        f"cannot read cache entry {path} (it is a FIFO, not a regular file); fetching it again",
+        f"cannot read cache entry {path} (it is larger than 1048576 bytes); fetching it again",
     ]
 
 
@@ -393,8 +398,8 @@ def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
         assert cache.get(KEY) is None
         assert cache.load_memo("2099AA", "m") is None
     assert [r.getMessage() for r in caplog.records] == [
-        f"cannot read cache entry {entry} (Is a directory); fetching it again",
-        f"cannot read cache memo {memo} (Is a directory); reading the entries",
+        f"cannot read cache entry {entry} (it is a folder, not a regular file); fetching it again",
+        f"cannot read cache memo {memo} (it is a folder, not a regular file); reading the entries",
     ]
 
 
@@ -509,3 +514,102 @@ def test_info_counts_entries_not_the_generation_token(tmp_path: Path) -> None:
     info = cache_info(tmp_path)
     assert (info.entries, info.temporary_files) == (1, 0)
     assert info.namespaces[0].releases == {"2099AA": 1}
+
+
+def _within(seconds: float, call: Callable[[], object]) -> object:
+    """``call()``, failing the test if it has not returned after ``seconds`` (a hang guard: a
+    FIFO opened for reading blocks until a writer comes)."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "hung"
+    return out[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [("fifo", "it is a FIFO, not a regular file"), ("long", "it is larger than 64 bytes")],
+)
+def test_a_generation_file_that_holds_no_token_is_not_trusted_and_never_hangs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str, problem: str
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    generation = cache.folder / "2099AA" / ".generation"
+    generation.unlink()
+    if kind == "fifo":
+        os.mkfifo(generation)
+    else:
+        generation.write_bytes(b"0" * 65)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert _within(5, lambda: cache.release_version("2099AA")) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read .generation {generation} ({problem}); the memo is not used"
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_base_json_never_hangs_cache_info(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    base = cache.folder / "base.json"
+    base.unlink()
+    os.mkfifo(base)
+    info = _within(5, lambda: cache_info(tmp_path))
+    assert isinstance(info, CacheInfo)
+    assert (info.entries, info.namespaces[0].base_url) == (1, None)
+
+
+def test_the_first_write_removes_the_leftovers_of_an_interrupted_run_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = ResponseCache(tmp_path, BASE).folder
+    old = [folder / "2099AA" / ".a.json.0123456789ab.tmp", folder / ".memo" / "2099AA" /
+           ".m.json.abcdef012345.tmp"]  # fmt: skip
+    young = folder / ".base.json.aaaaaaaaaaaa.tmp"
+    for f in (*old, young):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"half")
+    for f in old:
+        os.utime(f, (0, 0))
+    cache = ResponseCache(tmp_path, BASE)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        cache.put(KEY, 200, [])
+        cache.put(CacheKey.make("2099AB", "/content/2099AB/AUI/A1"), 404, None)  # swept once
+    assert [r.getMessage() for r in caplog.records] == [
+        f"removed 2 temporary file(s) left by an interrupted run: {old[0]}, {old[1]}"
+    ]
+    assert [f.exists() for f in (*old, young)] == [False, False, True]
+    entry = cache.get(KEY)
+    assert entry is not None and (entry.status, entry.result) == (200, [])
+
+
+def test_cache_info_says_the_next_run_removes_leftovers(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    (cache.folder / "2099AA" / ".x.json.0123456789ab.tmp").write_bytes(b"half")
+    result = CliRunner().invoke(app, ["cache", "info", "--cache-dir", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (
+        0,
+        "note: 1 temporary files left by an interrupted run; the next run that writes to this "
+        "cache removes them\n",
+    )
+
+
+def test_an_entry_that_cannot_be_opened_is_a_miss_and_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path, BASE)
+    cache.put(KEY, 200, [])
+    release = cache.folder / "2099AA"
+    entry = release / f"{KEY.digest()}.json"
+    (cache.folder / "moved").mkdir()
+    release.rename(cache.folder / "moved" / "2099AA")
+    release.write_bytes(b"a file where the release folder was")
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
+        assert cache.get(KEY) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot read cache entry {entry} (Not a directory); fetching it again"
+    ]

@@ -825,3 +825,54 @@ def test_the_retry_budget_is_written_once() -> None:
 
     assert RETRY_BUDGET == 120.0
     assert RetryPolicy().max_total == MAX_TIMEOUT == MAX_PAUSE == RETRY_BUDGET
+
+
+# -- what a 200's JSON may hold: every string as decoded, keys too ----------------------------
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every character a JSON ``\\u`` escape."""
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        # the key as an object key, every letter escaped: no byte of the body holds it
+        (
+            '{"result": {"ui": "C9000001", "' + _escaped(CANARY_KEY) + '": 1}}',
+            "HTTP 200 with a body that holds the API key",
+        ),
+        # the key in a link, its first letter escaped
+        (
+            '{"result": {"ui": "C9000001", "atoms": "x?apiKey='
+            + _escaped(CANARY_KEY[0])
+            + CANARY_KEY[1:]
+            + '"}}',
+            "HTTP 200 with a body that holds the API key",
+        ),
+        # half a surrogate pair in an object key
+        (
+            '{"result": {"ui": "C9000001", "n\\udc00": 1}}',
+            "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
+        ),
+        (
+            '{"result": {"ui": "C9000001", "n": Infinity}}',
+            "HTTP 200 with a body that is not strict JSON: Infinity is not a JSON value (RFC 8259 "
+            "has no NaN or Infinity)",
+        ),
+    ],
+    ids=["key-as-key", "key-in-link", "surrogate-in-key", "infinity"],
+)
+@responses.activate
+def test_a_200_whose_decoded_strings_hold_the_key_or_no_text_is_retried_then_unavailable(
+    t: VirtualTime, body: str, detail: str
+) -> None:
+    responses.get(BASE + CONCEPT_PATH, body=body.encode("ascii"),
+                  content_type="application/json")  # fmt: skip
+    client = make_client(t, retry=RetryPolicy(max_attempts=2))
+    with pytest.raises(UnavailableError) as info:
+        client.get_result(CONCEPT_PATH)
+    assert str(info.value) == f"UMLS could not answer {CONCEPT_PATH} after 2 attempts: {detail}"
+    assert CANARY_KEY not in str(info.value)
+    assert len(responses.calls) == 2

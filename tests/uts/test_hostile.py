@@ -31,7 +31,9 @@ from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import Cancelled
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+from tempmedbench_synonyms.uts import client as client_module
 from tempmedbench_synonyms.uts import options as uts_options
+from tempmedbench_synonyms.uts.cache import LAYOUT, namespace_of
 from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 
@@ -98,6 +100,31 @@ CASES = [
     ("slow_head", ["--timeout", "1"], "no complete answer within 1 s"),
     ("silent", ["--timeout", "1"], "no complete answer within 1 s"),
     ("surrogate", [], "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)"),
+    # urllib3 >= 2.8 (pyproject): a chunk-size line is read 64 KiB at most
+    (
+        "chunk_line",
+        [],
+        "ChunkedEncodingError: Response chunk size line exceeded maximum allowed length",
+    ),
+    ("raw_surrogate", [], "HTTP 200 with a body that is not UTF-8 text"),
+    ("key_escaped", [], "HTTP 200 with a body that holds the API key"),
+    (
+        "duplicate",
+        [],
+        "HTTP 200 with a body that is not strict JSON: the key 'name' appears twice in one object",
+    ),
+    (
+        "nan",
+        [],
+        "HTTP 200 with a body that is not strict JSON: NaN is not a JSON value (RFC 8259 has no "
+        "NaN or Infinity)",
+    ),
+    (
+        "overflow",
+        [],
+        "HTTP 200 with a body that is not strict JSON: the number 1e99999 is too large for a "
+        "64-bit float",
+    ),
     ("reason", [], "HTTP 503 Service Unavailable for apiKey=***"),
     ("ctype", [], "HTTP 200 with a body that is not JSON (text/html)"),
 ]
@@ -426,3 +453,74 @@ def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None
     finally:
         ours.close()
         theirs.close()
+
+
+# -- one bound on a whole answer, all its pages together ---------------------------------------
+
+
+def test_an_answer_larger_in_all_its_pages_than_the_cap_is_refused_and_never_cached(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten pages of 300 kB each, under the 1 MiB cap set here (32 MiB in the tool) one by one:
+    the fourth page takes the answer past the cap, and nothing of it is kept."""
+    monkeypatch.setattr(client_module, "MAX_ANSWER", 1024 * 1024)
+    path = "/content/2099AA/CUI/C9000001/atoms"
+    with HostileServer(fake(), attack("fat_pages", path), pad=300_000) as server:
+        result = CliRunner().invoke(
+            app,
+            ["umls", "atoms", "C9000001", "--umls-release", "2099AA", "--base-url",
+             server.base_url, "--json"],
+        )  # fmt: skip
+        asked = server.count("fat_pages")
+    message = (
+        f"UMLS answered {path} with more than 1 MiB in its first 4 of 10 pages, more than this "
+        "tool reads for one answer"
+    )
+    assert (result.exit_code, json.loads(result.stdout)["message"]) == (4, message)
+    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert asked == 4  # no page after the one past the cap is asked for
+    assert cached_paths(tmp_path / "cache") == set()
+    no_leak(tmp_path, stdout=result.stdout, stderr=result.stderr)
+
+
+# -- temporary files an interrupted run left in the cache --------------------------------------
+
+
+def test_a_run_that_writes_to_the_cache_removes_the_leftovers_there_with_one_warning(
+    tmp_path: Path,
+) -> None:
+    with HostileServer(fake(), lambda path, n: None) as server:
+        folder = tmp_path / "cache" / LAYOUT / namespace_of(server.base_url)
+        old = [
+            folder / ".base.json.0123456789ab.tmp",
+            folder / "2099AA" / ".x.json.a1b2c3d4e5f6.tmp",
+        ]
+        young = folder / "2099AA" / ".y.json.abcdefabcdef.tmp"  # a run writing it right now
+        other = folder / "2099AA" / "notes.tmp"  # not a name this tool gives
+        for f in (*old, young, other):
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(b"half")
+        for f in (*old, other):
+            os.utime(f, (time.time() - 3600, time.time() - 3600))
+        run = subprocess.run(
+            _cli("umls", "atom", "A9000071", "--umls-release", "2099AA", "--base-url",
+                 server.base_url),
+            env=_child_env(tmp_path), capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"WARNING: removed 2 temporary file(s) left by an interrupted run: {old[0]}, {old[1]}",
+        "1 atom of AUI A9000071, UMLS 2099AA",
+    ]
+    assert [f.exists() for f in (*old, young, other)] == [False, False, True, True]
+    assert cached_paths(tmp_path / "cache") == {"/content/2099AA/AUI/A9000071"}
+    info = subprocess.run(
+        _cli("cache", "info"), env=_child_env(tmp_path), capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert (info.returncode, info.stderr) == (
+        0,
+        "note: 2 temporary files left by an interrupted run; the next run that writes to this "
+        "cache removes them\n",
+    )
+    no_leak(tmp_path, stdout=run.stdout + info.stdout, stderr=run.stderr + info.stderr)

@@ -35,8 +35,8 @@ def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
     ("kw", "message"),
     [
         ({"rate": 21}, "above 20 requests a second"),
-        ({"rate": 0}, "more than 0"),
-        ({"rate": -5}, "more than 0"),
+        ({"rate": 0}, "at least 0.1"),
+        ({"rate": -5}, "at least 0.1"),
         ({"workers": 0}, "--workers 0 is out of range: it must be at least 1"),
         ({"offline": True, "refresh": True}, "^--offline and --refresh contradict each other"),
         ({"base_url": "http://[::1/rest"}, "is not a UTS REST root: it cannot be parsed"),
@@ -59,8 +59,8 @@ def test_factory_refuses_bad_options(tmp_path: Path, kw: dict[str, Any], message
         ),
         (
             {"rate": 0},
-            "--rate 0 is out of range: it must be more than 0 requests a second",
-            "the default is 15 requests a second, and at most 20 is allowed",
+            "--rate 0 is out of range: it must be at least 0.1 requests a second (one every 10 s)",
+            "give a number from 0.1 to 20; the default is 15",
         ),
         (
             {"workers": 0},

@@ -64,8 +64,8 @@ def test_any_one_second_window_holds_at_most_rate_starts() -> None:
     assert worst == 19  # never more than 20; with the 8% margin, 19 start in any second
 
 
-@pytest.mark.parametrize("bad", [0, -1, 20.0001, 21, float("nan"), "fast"])
-def test_rates_outside_0_to_20_are_refused(bad: object) -> None:
+@pytest.mark.parametrize("bad", [0, -1, 0.0999, 1e-12, 20.0001, 21, float("nan"), "fast"])
+def test_rates_outside_0_1_to_20_are_refused(bad: object) -> None:
     with pytest.raises(BadInputError) as info:
         check_rate(bad)  # type: ignore[arg-type]
     assert info.value.exit_code == 2
@@ -88,23 +88,37 @@ def test_rate_above_the_uts_limit_names_the_terms() -> None:
         ),
         (
             0,
-            "--rate 0 is out of range: it must be more than 0 requests a second",
-            "the default is 15 requests a second, and at most 20 is allowed",
+            "--rate 0 is out of range: it must be at least 0.1 requests a second (one every 10 s)",
+            "give a number from 0.1 to 20; the default is 15",
+        ),
+        (
+            0.09,
+            "--rate 0.09 is out of range: it must be at least 0.1 requests a second (one every "
+            "10 s)",
+            "give a number from 0.1 to 20; the default is 15",
+        ),
+        (
+            1e-12,
+            "--rate 1e-12 is out of range: it must be at least 0.1 requests a second (one every "
+            "10 s)",
+            "give a number from 0.1 to 20; the default is 15",
         ),
         (
             -1.5,
-            "--rate -1.5 is out of range: it must be more than 0 requests a second",
-            "the default is 15 requests a second, and at most 20 is allowed",
+            "--rate -1.5 is out of range: it must be at least 0.1 requests a second (one every "
+            "10 s)",
+            "give a number from 0.1 to 20; the default is 15",
         ),
         (
             float("nan"),
-            "--rate nan is out of range: it must be more than 0 requests a second",
-            "the default is 15 requests a second, and at most 20 is allowed",
+            "--rate nan is out of range: it must be at least 0.1 requests a second (one every "
+            "10 s)",
+            "give a number from 0.1 to 20; the default is 15",
         ),
         (
             "fast",
             "--rate 'fast' is not a number of requests a second",
-            "give a number above 0 and at most 20; the default is 15",
+            "give a number from 0.1 to 20; the default is 15",
         ),
     ],
 )
@@ -117,6 +131,7 @@ def test_rate_messages_say_the_range_and_give_a_hint(rate: object, message: str,
 def test_rate_of_exactly_20_is_allowed() -> None:
     assert RateLimiter(MAX_RATE).rate == 20.0
     assert check_rate(0.5) == 0.5
+    assert check_rate(0.1) == 0.1
 
 
 def test_a_429_pauses_every_thread_and_halves_the_rate() -> None:
@@ -638,6 +653,9 @@ def test_two_real_processes_together_stay_within_the_rate(tmp_path: Path) -> Non
     times = sorted(t for t, _ in arrivals)
     assert len(times) == 2 * each
     busiest = max(sum(1 for t in times if s <= t < s + 1.0) for s in times)
-    assert busiest <= rate
+    # The budget spaces the starts 1.08/rate apart; the arrivals a loopback server sees may
+    # bunch by one when a loaded machine delays a send past that margin. Without the shared
+    # budget the two runs send twice the rate (20 here), so this still tells the two apart.
+    assert busiest <= rate + 1
     assert sorted(tag for _, tag in arrivals) == ["a"] * each + ["b"] * each
     assert state.read_text("ascii").startswith("tempmedbench-rate-v1 0.0 0 ")

@@ -8,7 +8,6 @@ Python API (``api``), as a user's code would; ``freeze`` calls the pipeline with
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -366,43 +365,21 @@ regenerate_app = typer.Typer(
 regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
-def _run(command: typer.Typer, prog_name: str) -> NoReturn:
+def _run(command: typer.Typer, prog_name: str) -> None:
     """Run a console script; once it ends, a late Ctrl-C cannot interrupt the exit (a worker
-    thread still ending, the interpreter's shutdown) into a traceback (SPEC section 8).
-
-    The process then ends at once, its output flushed and its log handlers closed, without
-    the interpreter freeing every object one by one (a GPS index of 400,000 concepts takes a
-    tenth of a second to free); every file it wrote was already closed and renamed into place.
-    """
-    code: int | str | None = 0
+    thread still ending, the interpreter's shutdown) into a traceback (SPEC section 8)."""
     try:
         command(prog_name=prog_name)
-    except SystemExit as done:
-        code = done.code
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_now(code)
 
 
-def _exit_now(code: int | str | None) -> NoReturn:
-    """``sys.exit(code)`` without the interpreter's teardown (see ``_run``)."""
-    if isinstance(code, str):  # SystemExit's own convention: print the text, exit 1
-        print(code, file=sys.stderr)
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
-            code = code or 120  # as Python does when it cannot flush at exit
-    os._exit(code or 0)
-
-
-def main() -> NoReturn:
+def main() -> None:
     """Entry point of ``tempmedbench-synonyms``."""
     _run(app, "tempmedbench-synonyms")
 
 
-def regenerate_main() -> NoReturn:
+def regenerate_main() -> None:
     """Entry point of ``tempmedbench-regenerate-synonyms``, the same as ``... regenerate``."""
     _run(regenerate_app, "tempmedbench-regenerate-synonyms")

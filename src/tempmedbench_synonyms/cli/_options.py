@@ -73,7 +73,7 @@ RateOption = Annotated[
     float,
     typer.Option(
         "--rate",
-        help="Requests a second, shared by all workers (at most 20, the UTS limit per IP).",
+        help="Requests a second, shared by all workers: from 0.1 to 20 (the UTS limit per IP).",
     ),
 ]
 WorkersOption = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
@@ -81,7 +81,8 @@ TimeoutOption = Annotated[
     float,
     typer.Option(
         "--timeout",
-        help="The most seconds one HTTP attempt may take, from connect to last byte.",
+        help="The most seconds one HTTP attempt may take, from connect to last byte (the DNS "
+        "lookup of the host name is not counted).",
     ),
 ]
 JsonOption = Annotated[

@@ -47,7 +47,7 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
     if info.temporary_files:
         echo_err(
             f"note: {info.temporary_files} temporary files left by an interrupted run; "
-            "`cache clear` removes them"
+            "the next run that writes to this cache removes them"
         )
 
 

@@ -33,7 +33,6 @@ checksum) is a miss too, and is fetched again and rewritten: nothing shows that 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import logging
@@ -41,7 +40,6 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -53,7 +51,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.config import redact
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.jsonio import DECODER
+from tempmedbench_synonyms.jsonio import loads_utf8
 from tempmedbench_synonyms.uts.identifiers import check_release, is_release
 
 log = logging.getLogger(__name__)
@@ -78,6 +76,8 @@ CURRENT_MAX_AGE = 24 * 3600.0
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _TMP_SUFFIX = files.TMP_SUFFIX
+#: ``base.json`` holds one short URL: a larger one is not ours.
+_BASE_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,7 @@ class ResponseCache:
         self._rejected: dict[str, str] = {}
         self._named = 0  # corrupt files named in a warning so far
         self._old_said = False  # the one warning about entries of an earlier version
+        self._swept = False  # leftovers removed (before the first write)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -206,13 +207,28 @@ class ResponseCache:
         with self._lock:
             if folder in self._ready:
                 return
+            sweep, self._swept = not self._swept, True
         fresh = not self.folder.exists()
         _mkdirs(folder)
+        if sweep:
+            self._remove_leftovers()
         if fresh or not (self.folder / "base.json").exists():
             meta = {"base_url": redact(self.base_url), "layout": LAYOUT}
             files.write_atomic(self.folder / "base.json", _dumps(meta), private=True)
         with self._lock:
             self._ready.add(folder)
+
+    def _remove_leftovers(self) -> None:
+        """Before this cache's first write: remove the temporary files an interrupted run left
+        in this base URL's folders (``files.remove_leftovers``: its own, old enough), with one
+        warning that says so, as a run does in its output folders."""
+        folders = [self.folder]
+        for parent in (self.folder, self.folder / MEMO_FOLDER):
+            with contextlib.suppress(OSError):
+                folders += sorted(p for p in parent.iterdir() if p.is_dir())
+        removed = [p for folder in folders for p in files.remove_leftovers(folder)]
+        if removed:
+            log.warning("%s", files.leftovers_note(removed))
 
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None``: missing, or not to be trusted (corrupt or
@@ -322,15 +338,13 @@ class ResponseCache:
             mtime = os.stat(folder).st_mtime_ns
         except FileNotFoundError:
             return None
-        try:
-            with open(os.path.join(folder, GENERATION_FILE), "rb") as fh:
-                token = fh.read(64).decode("ascii", "replace")
-        except FileNotFoundError:
-            token = ""  # a folder written before tokens existed: the mtime alone
-        except OSError as err:
-            log.warning("cannot read %s of release %s (%s)", GENERATION_FILE, release, err)
+        path = os.path.join(folder, GENERATION_FILE)
+        if not os.path.lexists(path):
+            return f"{mtime}:"  # a folder written before tokens existed: the mtime alone
+        raw = _read_or_none(path, GENERATION_FILE, "the memo is not used", limit=64)
+        if raw is None:
             return None
-        return f"{mtime}:{token}"
+        return f"{mtime}:{raw.decode('ascii', 'replace')}"
 
     def _memo_path(self, release: str, name: str) -> Path:
         # Beside the release folder, never in it: writing a memo must not change its version.
@@ -410,12 +424,6 @@ class _OldFormat(Exception):
     """A cache file written by an earlier version, without a checksum."""
 
 
-def _loads_strict(raw: bytes) -> Any:
-    """JSON as SPEC section 8 reads it everywhere (``jsonio.DECODER``): UTF-8, no NaN or
-    Infinity, no key twice. Any problem is a ``ValueError`` (the entry is then corrupt)."""
-    return DECODER.decode(raw.decode("utf-8"))
-
-
 def _encode(head: dict[str, Any], body: Any) -> bytes:
     """The bytes of a cache file: a header line (with the body's size and SHA-256), the body."""
     data = _dumps(body)
@@ -434,7 +442,7 @@ def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
         raise _Corrupt("it is empty")
     head_raw, newline, data = raw.partition(b"\n")
     try:
-        head = _loads_strict(head_raw)
+        head = loads_utf8(head_raw)
     except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
         raise _Corrupt(f"not JSON: {_short(err)}") from None
     if not isinstance(head, dict):
@@ -456,7 +464,7 @@ def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
             f"its body's SHA-256 is {actual}, its header says {digest[:64]}: edited or damaged"
         )
     try:
-        return head, _loads_strict(data)
+        return head, loads_utf8(data)
     except (ValueError, RecursionError) as err:
         raise _Corrupt(f"its body is not strict JSON: {_short(err)}") from None
 
@@ -517,37 +525,24 @@ def _files(folder: Path) -> Iterable[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
-def _read_or_none(path: str | Path, what: str, instead: str) -> bytes | None:
+def _read_or_none(
+    path: str | Path, what: str, instead: str, *, limit: int | None = None
+) -> bytes | None:
     """The bytes of a cache file, or ``None`` if it is missing or unreadable (warned: a cache
     that cannot be read costs time, never the run).
 
-    Only a regular file is read (a FIFO put in an entry's place must not hang the run), and at
-    most ``MAX_FILE_BYTES``; anything else is unreadable.
+    Only a regular file is read (``files.read_regular``: a FIFO put in an entry's place must
+    not hang the run), and at most ``limit`` bytes (``MAX_FILE_BYTES``); anything else is
+    unreadable.
     """
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES)
     except FileNotFoundError:
         return None
     except OSError as err:
-        log.warning("cannot read %s %s (%s); %s", what, path, err.strerror or err, instead)
-        return None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            problem = os.strerror(errno.EISDIR)
-        elif not stat.S_ISREG(mode):
-            problem = "not a regular file"
-        else:
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
-            if len(data) <= MAX_FILE_BYTES:
-                return data
-            problem = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
-    except OSError as err:
         problem = str(err.strerror or err)
-    finally:
-        os.close(fd)
+    except BadInputError as err:  # not a regular file, or too large
+        problem = err.problem
     log.warning("cannot read %s %s (%s); %s", what, path, problem, instead)
     return None
 
@@ -561,8 +556,9 @@ def cache_info(root: Path) -> CacheInfo:
         return info
     for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
         base_url: str | None = None
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            base_url = str(_loads_strict((ns / "base.json").read_bytes())["base_url"])
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, BadInputError):
+            raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
+            base_url = str(loads_utf8(raw)["base_url"])
         nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
         for release in sorted(p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")):
             count = 0

@@ -12,7 +12,8 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
   ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
 * retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
   the cap, and 200s whose body is not the JSON asked for (an HTML error page from a proxy,
-  cut-short JSON, no list in ``result``, text that is not Unicode: a lone surrogate escape), with
+  cut-short JSON, no list in ``result``, a body that is not UTF-8 or not strict JSON, a string
+  that holds a lone surrogate or the API key: ``_parse``), with
   jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
   HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
   400, 401, 403 or 404;
@@ -41,21 +42,18 @@ failures starts and then at most once every ``--timeout`` seconds while it lasts
 
 Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
 follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
-rather than truncating it.
+rather than truncating it, and all its pages together are at most ``MAX_ANSWER`` (32 MiB).
 """
 
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import math
 import random
-import re
 import socket
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,8 +69,8 @@ from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.stop import stop_base
 
-from tempmedbench_synonyms import __version__
-from tempmedbench_synonyms.config import ApiKey, clean_text, redact
+from tempmedbench_synonyms import __version__, jsonio
+from tempmedbench_synonyms.config import ApiKey, clean_text, redact, secret_forms
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
@@ -92,6 +90,11 @@ _M = TypeVar("_M", bound=UtsModel)
 
 #: A list longer than this many pages is not an answer we can trust (200 x 500 = 100,000 atoms).
 MAX_PAGES = 500
+#: One answer, all its pages together, is at most 32 MiB after decoding (a UTS page of 200 atoms
+#: is well under 1 MiB). Its cache entry, re-encoded compactly, is at most ~4.5 times that (a
+#: float written ``1e15`` comes back as ``1000000000000000.0``): well under
+#: ``cache.MAX_FILE_BYTES`` (256 MiB), so every entry written can be read back.
+MAX_ANSWER = 32 * 1024 * 1024
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
 _RETRY_STATUSES = frozenset({408, 425, 429})
 #: SPEC section 8: one answer's body is at most 16 MiB after decoding (a UTS page of 200 atoms is
@@ -106,8 +109,6 @@ MAX_TIMEOUT = RETRY_BUDGET
 _CONNECT = 10.0
 #: The least time an attempt is given when the retry budget is nearly spent.
 _MIN_ATTEMPT = 1.0
-#: A body escape that may stand for half a surrogate pair (``\ud800`` .. ``\udfff``).
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
 class _RedactFilter(logging.Filter):
@@ -192,10 +193,12 @@ class RetryPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What one request answered: 200 with its JSON body, or 404 with ``None``."""
+    """What one request answered: 200 with its JSON body, or 404 with ``None``; ``size``: the
+    bytes of the body read (after decoding), which ``get_list`` adds up over the pages."""
 
     status: int
     body: Any
+    size: int = 0
 
     @property
     def found(self) -> bool:
@@ -505,20 +508,6 @@ class _Adapter(requests.adapters.HTTPAdapter):
         }
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _lone_surrogate(value: Any) -> bool:
-    """Whether parsed JSON holds a string with half a surrogate pair (not Unicode text)."""
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_lone_surrogate(v) for v in value)
-    return False
-
-
 class UtsClient:
     """A client of the UTS REST API: one session, one rate limiter, one retry policy.
 
@@ -766,13 +755,41 @@ class UtsClient:
         left = self.retry.max_total - (self._clock() - budget.start)
         return min(self.timeouts.attempt, max(left, min(_MIN_ATTEMPT, self.timeouts.attempt)))
 
-    def _holds_key(self, raw: bytes) -> bool:
-        """Whether a body holds the key, as it is or URL-encoded (as a link would carry it)."""
-        if self._key is None or not self._key.reveal():
-            return False
-        secret = self._key.reveal()
-        forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret)}
-        return any(form.encode("utf-8") in raw for form in forms)
+    def _parse(self, raw: bytes, content_type: str) -> Any:
+        """The JSON of a 200's body, read as SPEC section 8 reads all JSON: strict UTF-8, then
+        ``jsonio.DECODER`` (no NaN or Infinity, no float out of range, no key twice); and
+        every string of it (keys too, as decoded: a ``\\u`` escape hides nothing) Unicode text
+        without the API key. Anything else is a malformed answer (``_Transient``): asked
+        again, never cached, never shown."""
+        try:
+            body = jsonio.loads_utf8(raw)
+        except UnicodeDecodeError:
+            # Raw bytes of a lone surrogate (b"\xed\xa0\x80") among them: not text.
+            raise _Transient("not_unicode", "HTTP 200 with a body that is not UTF-8 text") from None
+        except jsonio.JsonProblem as err:
+            raise _Transient(
+                "not_json",
+                f"HTTP 200 with a body that is not strict JSON: {self._clean(str(err), 200)}",
+            ) from None
+        except (ValueError, RecursionError):
+            raise _Transient(
+                "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
+            ) from None
+        # Every string (keys too) joined once: two searches instead of two per string. The
+        # NUL between them cannot make a surrogate, nor hide a key (it can only add a match).
+        text = "\0".join(jsonio.strings(body))
+        if jsonio.has_lone_surrogate(text):
+            # "\ud800" parses to half a surrogate pair, which is no text: it could be neither
+            # cached (UTF-8) nor shown.
+            raise _Transient(
+                "not_unicode",
+                "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
+            )
+        if any(form in text for form in secret_forms(self._key)):
+            # Only a hostile server echoes the key into its data: kept, it would be cached on
+            # disk and shown.
+            raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
+        return body
 
     def _clean(self, text: str, limit: int = 1000) -> str:
         """A server's (or requests') text, fit for a message (``config.clean_text``), and at
@@ -827,30 +844,14 @@ class UtsClient:
         )
         if status == 200:
             raw = self._read_body(response, flight)
-            try:
-                body = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                raise _Transient(
-                    "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
-                ) from None
-            if self._holds_key(raw):
-                # Only a hostile server echoes the key into its data: kept, it would be cached
-                # on disk and shown. A malformed answer, asked again, never cached.
-                raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
-            if _SURROGATE_ESCAPE.search(raw) and _lone_surrogate(body):
-                # json.loads turns "\ud800" into half a surrogate pair, which is no text: it
-                # could be neither cached (UTF-8) nor shown. A malformed answer, asked again.
-                raise _Transient(
-                    "not_unicode",
-                    "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
-                )
+            body = self._parse(raw, content_type)
             problem = _shape_problem(body, shape)
             if problem is not None:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise _Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
             self._calm()
-            return Reply(200, body)
+            return Reply(200, body, len(raw))
         if status == 404:
             # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
             # something else at this address (a web server, a proxy, a base URL without /rest):
@@ -858,8 +859,8 @@ class UtsClient:
             # After it, UTS's own error bodies (undocumented: HTML, text, empty) are "not found".
             raw = self._read_body(response, flight)
             try:
-                is_json = isinstance(json.loads(raw), dict)
-            except (ValueError, UnicodeDecodeError, RecursionError):
+                is_json = isinstance(jsonio.loads_utf8(raw), dict)
+            except (ValueError, RecursionError):
                 is_json = False
             if not is_json and not self.any_404_is_not_found:
                 base = redact(self.base_url, self._key)
@@ -1024,6 +1025,7 @@ class UtsClient:
                 f"UMLS says {path} has {page_count} pages of results, more than the {MAX_PAGES} "
                 "this tool will follow"
             )
+        size = first.size
         number = 2
         while number <= page_count:
             reply = self._request(path, {**base, "pageNumber": str(number)}, shape="items")
@@ -1032,6 +1034,15 @@ class UtsClient:
                     f"UMLS answered 404 for page {number} of {page_count} of {path}; the list "
                     "changed while it was read",
                     hint="run again; the pages fetched so far were not cached",
+                )
+            size += reply.size
+            if size > MAX_ANSWER:
+                raise UnavailableError(
+                    f"UMLS answered {path} with more than {MAX_ANSWER // 2**20} MiB in its "
+                    f"first {number} of {page_count} pages, more than this tool reads for one "
+                    "answer",
+                    hint="a real UMLS answer is far smaller: check --base-url, or a proxy that "
+                    "alters the answers; nothing of this answer was cached",
                 )
             more = parse_model(UtsPage, reply.body, "page")
             items.extend(more.result)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 #: UTS terms of service: no more than 20 requests a second per IP address.
 MAX_RATE = 20.0
+#: The least ``--rate``: one request every 10 s. Below it a run would wait hours between
+#: requests without a word (and a rate of 1e-12 overflows the waits).
+MIN_RATE = 0.1
 #: SPEC section 7: ``--rate`` defaults to 15 requests a second.
 DEFAULT_RATE = 15.0
 #: SPEC section 7: ``--workers`` defaults to 8 concurrent requests.

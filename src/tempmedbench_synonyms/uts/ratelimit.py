@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms.config import APP_NAME
 from tempmedbench_synonyms.errors import BadInputError, Cancelled
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET
+from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, MAX_RATE, MIN_RATE, RETRY_BUDGET
 
 fcntl: ModuleType | None
 try:
@@ -112,22 +112,25 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 
 
+_RATE_RANGE = f"give a number from {MIN_RATE:g} to {MAX_RATE:g}; the default is {DEFAULT_RATE:g}"
+
+
 def check_rate(rate: float) -> float:
-    """Return ``rate`` as a float, or raise BadInputError if it is not in (0, 20]."""
+    """Return ``rate`` as a float, or raise BadInputError if it is not in [0.1, 20]."""
     try:
         value = float(rate)
     except (TypeError, ValueError):
         raise BadInputError(
             f"--rate {rate!r} is not a number of requests a second",
             key="--rate",
-            hint=f"give a number above 0 and at most {MAX_RATE:g}; the default is {DEFAULT_RATE:g}",
+            hint=_RATE_RANGE,
         ) from None
-    if not value > 0:  # also rejects NaN
+    if not value >= MIN_RATE:  # also rejects NaN
         raise BadInputError(
-            f"--rate {value:g} is out of range: it must be more than 0 requests a second",
+            f"--rate {value:g} is out of range: it must be at least {MIN_RATE:g} requests a "
+            f"second (one every {1 / MIN_RATE:g} s)",
             key="--rate",
-            hint=f"the default is {DEFAULT_RATE:g} requests a second, and at most {MAX_RATE:g} "
-            "is allowed",
+            hint=_RATE_RANGE,
         )
     if value > MAX_RATE:
         raise BadInputError(
