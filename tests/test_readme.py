@@ -187,6 +187,9 @@ def test_every_command_has_help_with_an_example(command: str) -> None:
     # not even for the flags Typer adds itself (-h, --install-completion).
     shown = [line for line in proc.stdout.splitlines() if "<bool>" in line or "<int>" in line]
     assert [line for line in shown if "<bool>" in line] == [], shown
+    # Arguments are named as they are typed (RELEASE, SCTID...), not {release} or <list[str]>.
+    usage = next(line for line in proc.stdout.splitlines() if "Usage:" in line)
+    assert "{" not in usage and "<list[" not in proc.stdout, usage
     assert not [line for line in shown if "--verbose" in line], shown
 
 

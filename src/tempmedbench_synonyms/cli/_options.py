@@ -39,6 +39,25 @@ def _hide_flag_types() -> None:
 
 _hide_flag_types()
 
+
+def _plain_list_types() -> None:
+    """Show a list argument's type as ``<str>...`` (one value or more, as the usage line says),
+    not Typer's ``<list[str]>``, which reads as if a Python list were to be typed."""
+    parameter: Any = getattr(typer.core, "_TyperParameter", None)
+    shown: Any = getattr(parameter, "display_type", None)
+    if parameter is None or shown is None or getattr(shown, "_lists_plain", False):
+        return
+
+    def display_type(self: Any, ctx: Any) -> str:
+        found: str = shown(self, ctx)
+        return re.sub(r"^<list\[(.*)\]>$", r"<\1>...", found)
+
+    display_type._lists_plain = True  # type: ignore[attr-defined]
+    parameter.display_type = display_type
+
+
+_plain_list_types()
+
 BaseUrlOption = Annotated[
     str, typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root.")
 ]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tempmedbench_synonyms.api import validate_gps
-from tempmedbench_synonyms.cli._options import JsonOption, QuietOption, VerboseOption
+from tempmedbench_synonyms.cli._options import JsonOption, PlainUsage, QuietOption, VerboseOption
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
@@ -87,10 +87,13 @@ def _render_report(report: ValidationReport, limit: int) -> None:
     )
 
 
-@gps_app.command("validate")
+@gps_app.command("validate", cls=PlainUsage)
 def validate(
     release: Annotated[
-        Path, typer.Argument(help="The release folder (holding artifacts/).", show_default=False)
+        Path,
+        typer.Argument(
+            help="The release folder (holding artifacts/).", show_default=False, metavar="RELEASE"
+        ),
     ],
     gps: GpsOption,
     json_out: JsonOption = False,
@@ -122,7 +125,7 @@ def validate(
     raise typer.Exit(report.exit_code)
 
 
-@gps_app.command("lookup")
+@gps_app.command("lookup", cls=PlainUsage)
 def lookup(
     ids: Annotated[
         list[str],
@@ -182,7 +185,7 @@ def lookup(
     raise typer.Exit(1 if missing else 0)
 
 
-@gps_app.command("sctid")
+@gps_app.command("sctid", cls=PlainUsage)
 def sctid(
     ids: Annotated[
         list[str],
