@@ -61,7 +61,7 @@ def prefill(release: Path, cache_dir: Path, base_url: str, n: int) -> int:
     queries = atom_queries(open_release(release).table.concepts)
     chosen = sorted(set(queries.values()))[:n]
     for query in chosen:
-        uts.fetch_atoms("2099AA", query)
+        uts.ask_atoms("2099AA", query)
     uts.close()
     return sum(1 for q in queries.values() if q in chosen)
 

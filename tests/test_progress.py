@@ -40,7 +40,7 @@ def run_fetch(p: StepProgress, clock: Clock) -> None:
 def test_fetch_plain_lines_every_five_seconds_when_not_a_terminal() -> None:
     clock = Clock()
     out = io.StringIO()
-    p = fetch_progress(out, release=REL, total=10, clock=clock)
+    p = fetch_progress(out, umls_release=REL, total=10, clock=clock)
     run_fetch(p, clock)
     assert out.getvalue().splitlines() == [
         "UMLS 2099AA: 2/10 concepts, 3 cache hits, 0 requests",
@@ -73,7 +73,7 @@ def test_plain_lines_are_bounded_on_a_long_run() -> None:
     reported every 0.2 s writes 119 lines, not 600."""
     clock = Clock()
     out = io.StringIO()
-    p = fetch_progress(out, release=REL, total=15_000, clock=clock)
+    p = fetch_progress(out, umls_release=REL, total=15_000, clock=clock)
     for tick in range(15_000):  # 3000 s
         clock.now = tick * 0.2
         p.update(tick, hits=0, requests=tick)
@@ -156,7 +156,7 @@ def test_never_an_escape_sequence_when_stderr_is_not_a_terminal(
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich would draw on anything; the stream decides
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     out = io.StringIO()
-    p = fetch_progress(out, release=REL, total=2, clock=lambda: 0.0)
+    p = fetch_progress(out, umls_release=REL, total=2, clock=lambda: 0.0)
     p.update(1, hits=0, requests=1)
     p.update(2, hits=0, requests=2, final=True)
     assert "\x1b" not in out.getvalue()
@@ -172,7 +172,7 @@ def test_a_terminal_stream_gets_the_bar() -> None:
             return True
 
     out = Tty()
-    p = fetch_progress(out, release=REL, total=2, clock=lambda: 0.0)
+    p = fetch_progress(out, umls_release=REL, total=2, clock=lambda: 0.0)
     assert p.is_tty
     p.update(2, hits=2, requests=1, final=True)
     assert "2/2 concepts" in ANSI.sub("", out.getvalue())
@@ -180,7 +180,7 @@ def test_a_terminal_stream_gets_the_bar() -> None:
 
 
 def test_quiet_shows_nothing() -> None:
-    p = fetch_progress(None, release=REL, total=4)
+    p = fetch_progress(None, umls_release=REL, total=4)
     p.update(4, hits=0, requests=4, final=True)
     p.close()
     assert p.lines == []

@@ -65,8 +65,8 @@ class AtomSource(Protocol):
     #: short name shown in reports: "mrconso" or "rest"
     name: str
 
-    def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
-        """Answer every query for ``release``.
+    def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
+        """Answer every query for ``umls_release``.
 
         ``probe_cui`` is the CUI of the first concept in sorted key order; a REST source asks for
         it once to learn whether the release is served and, for ``current``, which concrete

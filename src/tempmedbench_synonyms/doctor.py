@@ -96,9 +96,9 @@ def check_versions() -> Check:
     return _passed("versions", message)
 
 
-def check_release(release: Path) -> tuple[Check, Release | None]:
+def check_release(release_dir: Path) -> tuple[Check, Release | None]:
     try:
-        opened = open_release(release)
+        opened = open_release(release_dir)
     except TempMedBenchError as err:
         return _failed("release", err), None
     table = opened.table
@@ -128,7 +128,7 @@ def check_api_key(api_key_file: Path | None) -> Check:
     return _passed("api_key", f"found in {where}")
 
 
-def check_uts(options: RestOptions, release: str, cui: str, *, key_ok: bool) -> Check:
+def check_uts(options: RestOptions, umls_release: str, cui: str, *, key_ok: bool) -> Check:
     """The one probe request (module docstring)."""
     if not key_ok:
         return Check(
@@ -149,12 +149,12 @@ def check_uts(options: RestOptions, release: str, cui: str, *, key_ok: bool) -> 
         )  # fmt: skip
         uts.store = False
         try:
-            concrete = uts.resolve_release(release, cui)
+            concrete = uts.resolve_release(umls_release, cui)
         finally:
             uts.close()
     except TempMedBenchError as err:
         return _failed("uts", err)
-    shown = release if concrete == release else f"{release} (now {concrete})"
+    shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
     return _passed(
         "uts",
         f"{redact(options.base_url)} accepted the key and serves UMLS release {shown} "
@@ -226,7 +226,7 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
 
 
 def run_checks(
-    release: Path | None,
+    release_dir: Path | None,
     options: RestOptions,
     *,
     mrconso: Path | None = None,
@@ -243,8 +243,8 @@ def run_checks(
 
     add(check_versions())
     opened = None
-    if release is not None:
-        found, opened = check_release(release)
+    if release_dir is not None:
+        found, opened = check_release(release_dir)
         add(found)
     key = check_api_key(options.api_key_file)
     if mrconso is not None and key.exit_code == ApiKeyMissingError.exit_code:

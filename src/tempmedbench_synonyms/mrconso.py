@@ -446,10 +446,10 @@ class MrconsoSource:
         #: what was read (set by ``fetch``): the file, its form, zip members, parts
         self.input: MrconsoInput | None = None
 
-    def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
+    def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Scan the file once and answer every query; ``None`` where no row matched."""
         del probe_cui  # a local file has nothing to probe
-        if release == "current":
+        if umls_release == "current":
             raise BadInputError(
                 "--umls-release current needs the UMLS REST API; with --mrconso, name the "
                 "release your MRCONSO.RRF comes from (or leave the table's release)",
@@ -492,7 +492,7 @@ class MrconsoSource:
             for sab in missing
         ]
         return FetchResult(
-            umls_release=release,
+            umls_release=umls_release,
             atoms={q: (tuple(a) if a else None) for q, a in answers.items()},
             warnings=warnings,
             missing_sources=missing,

@@ -307,14 +307,14 @@ def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:
 
 
 def regenerate(
-    release: Path,
+    release_dir: Path,
     source: AtomSource,
     *,
     out_dir: Path | None = None,
     umls_release: str | None = None,
 ) -> Report:
     """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
-    opened = open_release(release)
+    opened = open_release(release_dir)
     expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     _prepare(
@@ -336,9 +336,9 @@ def regenerate(
     return report
 
 
-def check(release: Path, *, out_dir: Path | None = None) -> Report:
+def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
     """Verify files already rebuilt against ``expected_sha256.json``, with no network."""
-    opened = open_release(release)
+    opened = open_release(release_dir)
     expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
     report = Report(
@@ -447,7 +447,7 @@ BACKUP_SUFFIX = ".bak"
 
 
 def freeze(
-    release: Path,
+    release_dir: Path,
     source: AtomSource,
     *,
     umls_release: str | None = None,
@@ -466,7 +466,7 @@ def freeze(
     ``.bak`` that exists already is never overwritten (bad input, before anything is fetched:
     it may hold the authors' original hashes).
     """
-    opened = open_release(release, with_expected=False)
+    opened = open_release(release_dir, with_expected=False)
     target = opened.folder / EXPECTED
     previous: bytes | None = None
     if os.path.lexists(target):

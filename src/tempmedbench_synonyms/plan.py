@@ -79,9 +79,9 @@ def estimate_line(concepts: int, cached: int, to_fetch: int, requests: int, rate
     )
 
 
-def _open(release: Path) -> Release:
+def _open(release_dir: Path) -> Release:
     """The release folder, checked as a run checks it (manifest, table, spans, hashes)."""
-    opened = open_release(release)
+    opened = open_release(release_dir)
     load_expected(opened.folder)
     return opened
 
@@ -101,12 +101,12 @@ def _report(opened: Release, source: str, message: str) -> Report:
 
 
 def plan_rest(
-    release: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
+    release_dir: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
 ) -> tuple[Report, Plan]:
     """``regenerate --dry-run`` over the REST API (module docstring); ``uts.store`` is turned
     off, so that nothing is written to the cache."""
     uts.store = False
-    opened = _open(release)
+    opened = _open(release_dir)
     concepts = opened.table.concepts
     queries = atom_queries(concepts)
     wanted = wanted_release(opened, umls_release)
@@ -142,9 +142,9 @@ def plan_rest(
     return report, plan
 
 
-def plan_mrconso(release: Path, mrconso: Path) -> tuple[Report, Plan]:
+def plan_mrconso(release_dir: Path, mrconso: Path) -> tuple[Report, Plan]:
     """``regenerate --dry-run --mrconso PATH``: the file found and sniffed, nothing sent."""
-    opened = _open(release)
+    opened = _open(release_dir)
     inp = sniff_mrconso(mrconso)
     n = len(opened.table.concepts)
     report = _report(

@@ -195,10 +195,16 @@ class StepProgress:
 
 
 def fetch_progress(
-    stream: TextIO | None, *, release: str, total: int, clock: Callable[[], float] = time.monotonic
+    stream: TextIO | None,
+    *,
+    umls_release: str,
+    total: int,
+    clock: Callable[[], float] = time.monotonic,
 ) -> StepProgress:
-    """The progress of a fetch from the UMLS REST API: concepts of ``release``."""
-    return StepProgress(stream, label=f"UMLS {release}", unit="concepts", total=total, clock=clock)
+    """The progress of a fetch from the UMLS REST API: concepts of ``umls_release``."""
+    return StepProgress(
+        stream, label=f"UMLS {umls_release}", unit="concepts", total=total, clock=clock
+    )
 
 
 def scan_progress(stream: TextIO | None, name: str) -> StepProgress:

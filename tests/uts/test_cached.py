@@ -39,8 +39,8 @@ def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path)
     now = VirtualTime(1_700_000_000.0)
     uts = make_uts(tmp_path, now=now)
     assert uts.cached_atoms(REL, Q_MISSING) is None  # never asked
-    assert uts.fetch_atoms(REL, Q_MISSING) is None  # UMLS: 404
-    assert uts.fetch_atoms(REL, Q_AUI) is not None
+    assert uts.ask_atoms(REL, Q_MISSING) is None  # UMLS: 404
+    assert uts.ask_atoms(REL, Q_AUI) is not None
     offline = make_uts(tmp_path, offline=True)
     missing = offline.cached_atoms(REL, Q_MISSING)
     assert missing is not None and (missing.value, missing.stored_at) == (None, now.now)

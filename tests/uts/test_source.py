@@ -672,4 +672,4 @@ def test_the_source_talks_only_to_the_cached_layer() -> None:
         and n.value.attr == "uts"
     }  # fmt: skip
     assert reached.isdisjoint({"client", "cache"})
-    assert {"resolve_release", "fetch_atoms", "need_network", "load_memo"} <= reached
+    assert {"resolve_release", "ask_atoms", "need_network", "load_memo"} <= reached

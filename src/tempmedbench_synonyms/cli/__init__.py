@@ -132,7 +132,7 @@ ReleaseOverrideOption = Annotated[
 
 
 def _failure_report(
-    command: str, release: Path, json_out: bool
+    command: str, release_dir: Path, json_out: bool
 ) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
     """With --json, the report of a run an error stopped, so that stdout always holds one:
     ``failure_json`` with every other key of the command's report, empty."""
@@ -140,7 +140,7 @@ def _failure_report(
         return None
     from tempmedbench_synonyms.pipeline import Report
 
-    empty = Report(command, Outcome.BAD_INPUT, str(release)).to_json()
+    empty = Report(command, Outcome.BAD_INPUT, str(release_dir)).to_json()
     for key in ("outcome", "exit_code", "message", "hint"):
         del empty[key]  # the error's own
     return partial(failure_json, **empty)
@@ -166,7 +166,7 @@ def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> 
 
 @app.command("regenerate", cls=PlainUsage)
 def regenerate_command(
-    release: ReleaseArg,
+    release_dir: ReleaseArg,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Write the two files under this folder instead."),
@@ -204,7 +204,7 @@ def regenerate_command(
     """
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(
-        json_report=_failure_report("regenerate", release, json_out), api_key_file=api_key_file
+        json_report=_failure_report("regenerate", release_dir, json_out), api_key_file=api_key_file
     ):
         if dry_run:
             from tempmedbench_synonyms.uts.options import RestOptions
@@ -213,10 +213,10 @@ def regenerate_command(
                 base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
                 refresh=refresh, rate=rate, workers=workers, timeout=timeout,
             )  # fmt: skip
-            show_plan(release, mrconso, rest, umls_release=umls_release, json_out=json_out,
+            show_plan(release_dir, mrconso, rest, umls_release=umls_release, json_out=json_out,
                       verbosity=verbosity)  # fmt: skip
         report = regenerate(
-            release, mrconso=mrconso, out=out, umls_release=umls_release, base_url=base_url,
+            release_dir, mrconso=mrconso, out=out, umls_release=umls_release, base_url=base_url,
             api_key_file=api_key_file, cache_dir=cache_dir, offline=offline, refresh=refresh,
             rate=rate, workers=workers, timeout=timeout, progress=verbosity >= 0,
         )  # fmt: skip
@@ -230,7 +230,7 @@ def regenerate_command(
 
 @app.command("check", cls=PlainUsage)
 def check_command(
-    release: ReleaseArg,
+    release_dir: ReleaseArg,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Where regenerate wrote the files, if not the release."),
@@ -246,8 +246,8 @@ def check_command(
         tempmedbench-synonyms check TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report("check", release, json_out)):
-        report = check(release, out=out)
+    with exit_on_error(json_report=_failure_report("check", release_dir, json_out)):
+        report = check(release_dir, out=out)
     _finish(
         report,
         verbosity=verbosity,
@@ -258,7 +258,7 @@ def check_command(
 
 @app.command("freeze", cls=PlainUsage)
 def freeze_command(
-    release: ReleaseArg,
+    release_dir: ReleaseArg,
     mrconso: MrconsoOption = None,
     update_manifest: Annotated[
         bool,
@@ -303,7 +303,7 @@ def freeze_command(
     """
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(
-        json_report=_failure_report("freeze", release, json_out), api_key_file=api_key_file
+        json_report=_failure_report("freeze", release_dir, json_out), api_key_file=api_key_file
     ):
         from tempmedbench_synonyms.pipeline import freeze
         from tempmedbench_synonyms.uts.options import RestOptions
@@ -314,7 +314,7 @@ def freeze_command(
         )  # fmt: skip
         source = build_source(mrconso, rest, verbosity=verbosity)
         report = freeze(
-            release, source, umls_release=umls_release, update_manifest=update_manifest,
+            release_dir, source, umls_release=umls_release, update_manifest=update_manifest,
             force=force,
         )  # fmt: skip
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)

@@ -57,7 +57,7 @@ def render_plan(report: Report, plan: Plan) -> str:
 
 
 def show_plan(
-    release: Path,
+    release_dir: Path,
     mrconso: Path | None,
     rest: RestOptions,
     *,
@@ -70,10 +70,10 @@ def show_plan(
     from tempmedbench_synonyms.uts.options import build_cached_uts
 
     if mrconso is not None:
-        report, plan = plan_mrconso(release, mrconso)
+        report, plan = plan_mrconso(release_dir, mrconso)
     else:
         uts = build_cached_uts(rest)
-        report, plan = plan_rest(release, uts, rate=rest.rate, umls_release=umls_release)
+        report, plan = plan_rest(release_dir, uts, rate=rest.rate, umls_release=umls_release)
     if verbosity >= 0:
         echo_err(render_plan(report, plan))
     if json_out:

@@ -40,7 +40,7 @@ def _say(check: Check) -> None:
 
 
 def doctor_command(
-    release: Annotated[
+    release_dir: Annotated[
         Path | None,
         typer.Argument(
             metavar="RELEASE",
@@ -85,7 +85,7 @@ def doctor_command(
     options = RestOptions(base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir,
                           rate=rate, timeout=timeout)  # fmt: skip
     checks = run_checks(
-        release, options, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
+        release_dir, options, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
     )
     code = exit_code(checks)
     failed = [c for c in checks if not c.ok]

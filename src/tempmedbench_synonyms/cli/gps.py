@@ -89,7 +89,7 @@ def _render_report(report: ValidationReport, limit: int) -> None:
 
 @gps_app.command("validate", cls=PlainUsage)
 def validate(
-    release: Annotated[
+    release_dir: Annotated[
         Path,
         typer.Argument(
             help="The release folder (holding artifacts/).", show_default=False, metavar="RELEASE"
@@ -117,7 +117,7 @@ def validate(
     with exit_on_error(
         json_report=partial(failure_json, findings=[], counts={}) if json_out else None
     ):
-        report = validate_gps(release, gps)
+        report = validate_gps(release_dir, gps)
     if json_out:
         print_json(report.to_json())
     if not quiet:

@@ -672,9 +672,9 @@ def _check_file(
     return n, checker.findings
 
 
-def validate_release(release: str | Path, index: ConceptIndex) -> ValidationReport:
+def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
     """Validate a release folder's two artifact files against ``index``."""
-    root = Path(release)
+    root = Path(release_dir)
     if not root.is_dir():
         raise BadInputError(
             "not a folder", path=root, hint="pass the release folder (the one holding artifacts/)"

@@ -84,7 +84,7 @@ _BASE_LIMIT = 64 * 1024
 class CacheKey:
     """What identifies one complete answer: release, route path and query parameters."""
 
-    release: str
+    umls_release: str
     path: str
     params: tuple[tuple[str, str], ...] = ()
     # Derived once: a warm run looks up thousands of keys, and hashing is most of a lookup.
@@ -92,15 +92,17 @@ class CacheKey:
     _digest: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        canonical = _COMPACT.encode([self.release, self.path, [list(p) for p in self.params]])
+        canonical = _COMPACT.encode([self.umls_release, self.path, [list(p) for p in self.params]])
         object.__setattr__(self, "_canonical", canonical)
         object.__setattr__(self, "_digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
 
     @classmethod
-    def make(cls, release: str, path: str, params: Mapping[str, str] | None = None) -> CacheKey:
+    def make(
+        cls, umls_release: str, path: str, params: Mapping[str, str] | None = None
+    ) -> CacheKey:
         """Build a key, dropping ``apiKey`` and ``pageNumber`` and sorting the parameters."""
         kept = sorted((k, str(v)) for k, v in (params or {}).items() if k not in EXCLUDED_PARAMS)
-        return cls(release=release, path=path, params=tuple(kept))
+        return cls(umls_release=umls_release, path=path, params=tuple(kept))
 
     def canonical(self) -> str:
         """The key as one string: what is hashed, and what is stored for checking."""
@@ -108,7 +110,7 @@ class CacheKey:
 
     def as_json(self) -> list[Any]:
         """The key as stored in an entry: ``[release, path, [[name, value], ...]]``."""
-        return [self.release, self.path, [list(p) for p in self.params]]
+        return [self.umls_release, self.path, [list(p) for p in self.params]]
 
     def digest(self) -> str:
         """SHA-256 of the canonical key: the entry's file name."""
@@ -197,10 +199,10 @@ class ResponseCache:
 
     def _entry_file(self, key: CacheKey) -> str:
         # Plain strings, not pathlib: a warm run looks up thousands of entries.
-        folder = self._release_dirs.get(key.release)
+        folder = self._release_dirs.get(key.umls_release)
         if folder is None:
-            folder = os.path.join(self.folder, check_release(key.release))
-            self._release_dirs[key.release] = folder
+            folder = os.path.join(self.folder, check_release(key.umls_release))
+            self._release_dirs[key.umls_release] = folder
         return os.path.join(folder, key.digest() + ".json")
 
     def _ensure(self, folder: Path) -> None:
@@ -325,15 +327,15 @@ class ResponseCache:
 
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
-    def release_version(self, release: str) -> str | None:
-        """What changes whenever an entry of ``release`` is written, replaced or removed:
+    def release_version(self, umls_release: str) -> str | None:
+        """What changes whenever an entry of ``umls_release`` is written, replaced or removed:
         the token that ``put`` replaces after every entry, and the folder's mtime in ns (which
         also sees an entry deleted by hand). ``None`` while the release has no folder.
 
         A memo saved by one run while another run writes entries of the same release may still
         be taken for current; the entries stay the truth, and ``--refresh`` rebuilds both.
         """
-        folder = os.path.join(self.folder, check_release(release))
+        folder = os.path.join(self.folder, check_release(umls_release))
         try:
             mtime = os.stat(folder).st_mtime_ns
         except FileNotFoundError:
@@ -346,11 +348,11 @@ class ResponseCache:
             return None
         return f"{mtime}:{raw.decode('ascii', 'replace')}"
 
-    def _memo_path(self, release: str, name: str) -> Path:
+    def _memo_path(self, umls_release: str, name: str) -> Path:
         # Beside the release folder, never in it: writing a memo must not change its version.
-        return self.folder / MEMO_FOLDER / check_release(release) / f"{name}.json"
+        return self.folder / MEMO_FOLDER / check_release(umls_release) / f"{name}.json"
 
-    def load_memo(self, release: str, name: str) -> Any:
+    def load_memo(self, umls_release: str, name: str) -> Any:
         """A memo saved by ``save_memo``, or ``None`` if there is none, or if any entry of the
         release was written since (the folder's version differs), or if it is corrupt (warned)
         or of an earlier version.
@@ -358,7 +360,7 @@ class ResponseCache:
         A memo lets a warm run read one file instead of one per entry. The entries stay the
         truth: a memo is only ever derived from them, and dropped as soon as they change.
         """
-        path = self._memo_path(release, name)
+        path = self._memo_path(umls_release, name)
         try:
             loaded = self._load(path, "cache memo", "reading the entries")
             if loaded is None:
@@ -369,14 +371,14 @@ class ResponseCache:
         except (_Corrupt, _OldFormat) as err:
             self._distrust(None, path, err, "cache memo", "reading the entries")
             return None
-        if head.get("release_version") != self.release_version(release):
+        if head.get("release_version") != self.release_version(umls_release):
             return None  # entries changed since: stale, not corrupt
         return data
 
-    def save_memo(self, release: str, name: str, data: Any, *, release_version: str) -> None:
+    def save_memo(self, umls_release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` (derived from the entries) as valid while the release folder's version
         stays ``release_version`` (read it after the last entry was written)."""
-        path = self._memo_path(release, name)
+        path = self._memo_path(umls_release, name)
         self._ensure(path.parent)
         files.write_atomic(
             path, _encode({"name": name, "release_version": release_version}, data), private=True
@@ -390,10 +392,10 @@ class ResponseCache:
             if loaded is None:
                 return None
             head, body = loaded
-            release, stored = body.get("release"), body.get("stored_at")
-            if head.get("kind") != "current" or not isinstance(release, str):
+            umls_release, stored = body.get("release"), body.get("stored_at")
+            if head.get("kind") != "current" or not isinstance(umls_release, str):
                 raise _Corrupt("not what current.json holds")
-            concrete = release != "current" and is_release(release)
+            concrete = umls_release != "current" and is_release(umls_release)
             if not isinstance(stored, (int, float)) or not concrete:
                 raise _Corrupt("not what current.json holds")
         except (_Corrupt, _OldFormat, AttributeError) as err:
@@ -404,13 +406,13 @@ class ResponseCache:
         age = self._clock() - float(stored)
         if age > max_age or age < 0:
             return None
-        return release
+        return umls_release
 
-    def set_current_release(self, release: str) -> None:
+    def set_current_release(self, umls_release: str) -> None:
         """Remember which concrete release ``current`` stands for now."""
-        check_release(release)
+        check_release(umls_release)
         self._ensure(self.folder)
-        body = {"release": release, "stored_at": self._clock()}
+        body = {"release": umls_release, "stored_at": self._clock()}
         files.write_atomic(
             self.folder / "current.json", _encode({"kind": "current"}, body), private=True
         )
@@ -560,15 +562,17 @@ def cache_info(root: Path) -> CacheInfo:
             raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
             base_url = str(loads_utf8(raw)["base_url"])
         nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
-        for release in sorted(p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for umls_release in sorted(
+            p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")
+        ):
             count = 0
-            for f in _files(release):
+            for f in _files(umls_release):
                 if f.name.endswith(_TMP_SUFFIX):
                     info.temporary_files += 1
                 elif f.suffix == ".json":
                     count += 1
                     nsi.bytes += f.stat().st_size
-            nsi.releases[release.name] = count
+            nsi.releases[umls_release.name] = count
             nsi.entries += count
         info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(_TMP_SUFFIX))
         info.entries += nsi.entries

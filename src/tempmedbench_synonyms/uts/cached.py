@@ -249,12 +249,12 @@ class CachedUts:
 
     # -- one answer ----------------------------------------------------------------------------
 
-    def _cached(self, release: str, build: Build) -> Hit[Any] | None:
+    def _cached(self, umls_release: str, build: Build) -> Hit[Any] | None:
         """The answer from the cache only, or ``None`` on a miss. Counts a cache hit."""
         if self.cache is None or self.refresh:
             return None
-        request = build(release)
-        key = CacheKey.make(release, request.path, request.param_dict)
+        request = build(umls_release)
+        key = CacheKey.make(umls_release, request.path, request.param_dict)
         entry = self.cache.get(key)
         if entry is None:
             return None
@@ -272,17 +272,17 @@ class CachedUts:
         self.count_hits(1)
         return Hit(found, entry.stored_at)
 
-    def _fetch_and_store(self, release: str, build: Build) -> Any:
+    def _ask_and_store(self, umls_release: str, build: Build) -> Any:
         """The answer from UMLS (every page), cached as soon as it is complete."""
-        request = build(release)
-        key = CacheKey.make(release, request.path, request.param_dict)
+        request = build(umls_release)
+        key = CacheKey.make(umls_release, request.path, request.param_dict)
         client = self.need_network(f"the answer to {key.describe()}", key)
-        found = self._fetch(client, request)
-        self._store(release, build, found)
+        found = self._ask(client, request)
+        self._store(umls_release, build, found)
         return found
 
     @staticmethod
-    def _fetch(client: UtsClient, request: UtsRequest) -> Any:
+    def _ask(client: UtsClient, request: UtsRequest) -> Any:
         """The answer from UMLS as models, read by the client's own parser (``parse_model``)."""
         if request.kind == "atoms":
             return client.get_atoms(request.path, request.param_dict)
@@ -293,11 +293,11 @@ class CachedUts:
             return parse_model(UtsConcept, result, "concept")
         return [parse_model(UtsAtom, result, "atom")]
 
-    def _store(self, release: str, build: Build, found: Any) -> None:
+    def _store(self, umls_release: str, build: Build, found: Any) -> None:
         if self.cache is None or not self.store:
             return
-        request = build(release)
-        key = CacheKey.make(release, request.path, request.param_dict)
+        request = build(umls_release)
+        key = CacheKey.make(umls_release, request.path, request.param_dict)
         try:
             if found is None:
                 self.cache.put(key, 404, None)
@@ -311,7 +311,7 @@ class CachedUts:
                 hint="give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
             ) from None
 
-    def _answer(self, release: str, build: Build) -> tuple[str, Any, float | None]:
+    def _answer(self, umls_release: str, build: Build) -> tuple[str, Any, float | None]:
         """(concrete release, answer, when it was stored if it came from the cache), from the
         cache, else UMLS.
 
@@ -319,12 +319,12 @@ class CachedUts:
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release).
         """
-        request = build(release)  # checks every identifier before anything is looked up
-        if release == "current":
+        request = build(umls_release)  # checks every identifier before anything is looked up
+        if umls_release == "current":
             known = self._known_current()
             if known is None:
                 client = self.need_network("which concrete release 'current' is")
-                found = self._fetch(client, request)
+                found = self._ask(client, request)
                 concrete = _release_in(request.kind, found, client.base_url)
                 if concrete is None or concrete == "current":
                     return "current", found, None
@@ -339,34 +339,36 @@ class CachedUts:
                 self._store(concrete, build, found)
                 log.info("release 'current' is %s", concrete)
                 return concrete, found, None
-            release = known
-        hit = self._cached(release, build)
+            umls_release = known
+        hit = self._cached(umls_release, build)
         if hit is None:
-            return release, self._fetch_and_store(release, build), None
-        return release, hit.value, hit.stored_at
+            return umls_release, self._ask_and_store(umls_release, build), None
+        return umls_release, hit.value, hit.stored_at
 
     # -- what the source and the CLI ask ---------------------------------------------------------
 
-    def check_queries(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> None:
+    def check_queries(
+        self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]
+    ) -> None:
         """BadInputError for the first malformed identifier among the release, the probe's CUI
         and every query, before anything is sent (a table's SABs help a "did you mean").
 
         The SAB of a route ``aui`` query is not sent, but it is checked too: a table entry whose
         SAB is a near miss could only ever drift.
         """
-        check_release(release)
+        check_release(umls_release)
         check_cui(probe_cui)
         sabs = {q.sab for q in queries}
         for query in queries:
-            paths.for_query(release, query, sabs=sabs)
+            paths.for_query(umls_release, query, sabs=sabs)
             if query.route == "aui" and query.sab:
                 check_sab(query.sab, also=sabs)
 
-    def same_request(self, release: str, query: AtomQuery) -> UtsRequest:
+    def same_request(self, umls_release: str, query: AtomQuery) -> UtsRequest:
         """The request ``query`` sends: queries that send the same one may share its answer."""
-        return paths.for_query(release, query)
+        return paths.for_query(umls_release, query)
 
-    def resolve_release(self, release: str, probe_cui: str) -> str:
+    def resolve_release(self, umls_release: str, probe_cui: str) -> str:
         """The concrete release to use; UnavailableError if UMLS does not serve it.
 
         SPEC section 3: ``current`` is resolved once, from the version segment of the links of
@@ -378,9 +380,11 @@ class CachedUts:
         Once the probe has answered (200 with UTS JSON), the server is UTS: from then on a 404
         means "not found" whatever its body (SPEC section 3), which the client is told.
         """
-        concrete, concept, stored_at = self._answer(release, partial(paths.concept, cui=probe_cui))
+        concrete, concept, stored_at = self._answer(
+            umls_release, partial(paths.concept, cui=probe_cui)
+        )
         if concept is None:
-            raise self._not_served(release, probe_cui, stored_at)
+            raise self._not_served(umls_release, probe_cui, stored_at)
         if concrete == "current":
             raise UnavailableError(
                 f"UMLS did not say which release 'current' is: the links of concept "
@@ -392,7 +396,7 @@ class CachedUts:
         return concrete
 
     def _not_served(
-        self, release: str, probe_cui: str, stored_at: float | None
+        self, umls_release: str, probe_cui: str, stored_at: float | None
     ) -> UnavailableError:
         if self.client is not None:
             base = redact(self.client.base_url)
@@ -405,57 +409,57 @@ class CachedUts:
         )
         if stored_at is None:
             return UnavailableError(
-                f"UMLS release {release} is not served at {base}: its probe concept {probe_cui} "
-                "answered 404 Not Found",
+                f"UMLS release {umls_release} is not served at {base}: its probe concept "
+                f"{probe_cui} answered 404 Not Found",
                 hint=check,
             )
         instead = " instead of --offline" if self.offline else ""
         return UnavailableError(
-            f"UMLS release {release} is not served at {base}, as the cache says: its probe "
+            f"UMLS release {umls_release} is not served at {base}, as the cache says: its probe "
             f"concept {probe_cui} answered 404 Not Found when asked on {_when(stored_at)}",
             hint=f"that answer may be out of date: run again with --refresh{instead} to ask "
             f"UMLS again; if it still answers 404, {check}",
         )
 
-    def concept(self, release: str, cui: str) -> tuple[str, UtsConcept | None]:
+    def concept(self, umls_release: str, cui: str) -> tuple[str, UtsConcept | None]:
         """(concrete release, concept or ``None``) for ``umls concept``."""
-        concrete, found, _ = self._answer(release, partial(paths.concept, cui=cui))
+        concrete, found, _ = self._answer(umls_release, partial(paths.concept, cui=cui))
         return concrete, found
 
-    def atoms(self, release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
+    def atoms(self, umls_release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of one atom query."""
-        concrete, found, _ = self._answer(release, partial(paths.for_query, query=query))
+        concrete, found, _ = self._answer(umls_release, partial(paths.for_query, query=query))
         return concrete, found
 
-    def concept_atoms(self, release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
+    def concept_atoms(self, umls_release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
         """(concrete release, atoms or ``None``) of a concept, every source (``umls atoms``)."""
-        concrete, found, _ = self._answer(release, partial(paths.concept_atoms, cui=cui))
+        concrete, found, _ = self._answer(umls_release, partial(paths.concept_atoms, cui=cui))
         return concrete, found
 
-    def cached_atoms(self, release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
+    def cached_atoms(self, umls_release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
         """The query's atoms from the cache only (``None`` if it does not hold them)."""
         hit: Hit[list[UtsAtom] | None] | None = self._cached(
-            release, partial(paths.for_query, query=query)
+            umls_release, partial(paths.for_query, query=query)
         )
         return hit
 
-    def fetch_atoms(self, release: str, query: AtomQuery) -> list[UtsAtom] | None:
+    def ask_atoms(self, umls_release: str, query: AtomQuery) -> list[UtsAtom] | None:
         """The query's atoms from UMLS, cached as soon as they are complete."""
-        found: list[UtsAtom] | None = self._fetch_and_store(
-            release, partial(paths.for_query, query=query)
+        found: list[UtsAtom] | None = self._ask_and_store(
+            umls_release, partial(paths.for_query, query=query)
         )
         return found
 
     # -- the memo of a run -----------------------------------------------------------------------
 
-    def load_memo(self, release: str, queries: Sequence[AtomQuery]) -> Answers | None:
+    def load_memo(self, umls_release: str, queries: Sequence[AtomQuery]) -> Answers | None:
         """Every answer of exactly these ``queries`` from one memo file, if it is still valid
         (no entry of the release written since, same package and atom mapping); each counts as
         a cache hit. ``None`` otherwise, and always with ``--refresh``."""
         if self.cache is None or self.refresh:
             return None
-        name = _memo_name(release, queries)
-        data = self.cache.load_memo(release, name)
+        name = _memo_name(umls_release, queries)
+        data = self.cache.load_memo(umls_release, name)
         if data is None:
             return None
         if isinstance(data, dict) and data.get("version") != _memo_version():
@@ -469,16 +473,16 @@ class CachedUts:
             }
         except (KeyError, TypeError, ValueError):
             log.warning("cache memo %s of release %s cannot be used; reading the entries",
-                        name, release)  # fmt: skip
+                        name, umls_release)  # fmt: skip
             return None
         self.count_hits(len(queries))
         return answers
 
-    def save_memo(self, release: str, queries: Sequence[AtomQuery], answers: Answers) -> None:
+    def save_memo(self, umls_release: str, queries: Sequence[AtomQuery], answers: Answers) -> None:
         """Save the answers of ``queries`` as the memo of this run; never fails a run."""
         if self.cache is None:
             return
-        version = self.cache.release_version(release)  # read after the last entry was written
+        version = self.cache.release_version(umls_release)  # read after the last entry was written
         if version is None:
             return
         data = {
@@ -490,7 +494,7 @@ class CachedUts:
             ],
         }
         try:
-            self.cache.save_memo(release, _memo_name(release, queries), data,
+            self.cache.save_memo(umls_release, _memo_name(umls_release, queries), data,
                                  release_version=version)  # fmt: skip
         except OSError as err:  # a memo is an optimisation: never fail a run for it
             log.warning("cannot save a cache memo (%s)", err)
@@ -502,14 +506,14 @@ def _memo_version() -> str:
     return f"{tempmedbench_synonyms.__version__}+atoms{ATOM_MAPPING}"
 
 
-def _memo_name(release: str, queries: Sequence[AtomQuery]) -> str:
+def _memo_name(umls_release: str, queries: Sequence[AtomQuery]) -> str:
     """The memo of one run: the package version, its concrete release and its queries, in order.
 
     With the version in the name, two installed versions sharing a cache keep a memo each
     instead of overwriting one another's (the version is in the content too, and checked).
     """
     text = json.dumps(
-        [_memo_version(), release, [[q.route, q.sab, q.ident] for q in queries]],
+        [_memo_version(), umls_release, [[q.route, q.sab, q.ident] for q in queries]],
         ensure_ascii=False,
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

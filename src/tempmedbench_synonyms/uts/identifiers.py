@@ -71,17 +71,17 @@ _NEAR = 0.8
 _TABLE_HINT = 'in a release, it is the concept\'s "{field}" in synonyms/synonym_table_kept.json'
 
 
-def is_release(release: str) -> bool:
-    """Whether ``release`` names a UMLS release (``current`` included)."""
-    return release == "current" or _RELEASE.fullmatch(release) is not None
+def is_release(umls_release: str) -> bool:
+    """Whether ``umls_release`` names a UMLS release (``current`` included)."""
+    return umls_release == "current" or _RELEASE.fullmatch(umls_release) is not None
 
 
-def check_release(release: str) -> str:
-    """``release`` if it names a UMLS release (``2025AB``, ``current``), else BadInputError."""
-    if is_release(release):
-        return release
+def check_release(umls_release: str) -> str:
+    """``umls_release`` if it names a UMLS release (``2025AB``, ``current``), else BadInputError."""
+    if is_release(umls_release):
+        return umls_release
     raise BadInputError(
-        f"{release!r} is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
+        f"{umls_release!r} is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
         "release of that year, such as 2025AB), or current",
         hint="the release comes from --umls-release, or else from umls_release in "
         "synonyms/synonym_table_kept.json",

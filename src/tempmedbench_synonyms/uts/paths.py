@@ -3,11 +3,11 @@
 Each builder checks the identifiers it is given (``uts.identifiers``) and path-encodes them
 (``quote(value, safe="")``), so nothing malformed is sent or cached::
 
-    concept(release, cui)         GET /content/{release}/CUI/{cui}               the release probe
-    concept_atoms(release, cui)   GET /content/{release}/CUI/{cui}/atoms         every source
-    for_query(release, query)     route source: GET /content/{release}/source/{sab}/{code}/atoms
-                                  route cui:    GET /content/{release}/CUI/{cui}/atoms?sabs={sab}
-                                  route aui:    GET /content/{release}/AUI/{aui}   (apiKey only)
+    concept(umls_release, cui)        GET /content/{release}/CUI/{cui}          the release probe
+    concept_atoms(umls_release, cui)  GET /content/{release}/CUI/{cui}/atoms    every source
+    for_query(umls_release, query)    route source: /content/{release}/source/{sab}/{code}/atoms
+                                      route cui:    /content/{release}/CUI/{cui}/atoms?sabs={sab}
+                                      route aui:    /content/{release}/AUI/{aui}  (apiKey only)
 
 Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
 ``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
@@ -57,8 +57,8 @@ class UtsRequest:
         return dict(self.params)
 
 
-def _content(release: str) -> str:
-    return f"/content/{quote(check_release(release), safe='')}"
+def _content(umls_release: str) -> str:
+    return f"/content/{quote(check_release(umls_release), safe='')}"
 
 
 def _seg(value: str) -> str:
@@ -68,23 +68,23 @@ def _seg(value: str) -> str:
 _ATOMS = tuple(ATOMS_PARAMS.items())
 
 
-def concept(release: str, cui: str) -> UtsRequest:
+def concept(umls_release: str, cui: str) -> UtsRequest:
     """The concept ``cui`` (the release probe, ``umls concept``)."""
-    return UtsRequest("concept", f"{_content(release)}/CUI/{_seg(check_cui(cui))}")
+    return UtsRequest("concept", f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}")
 
 
-def concept_atoms(release: str, cui: str) -> UtsRequest:
+def concept_atoms(umls_release: str, cui: str) -> UtsRequest:
     """The atoms of concept ``cui`` in every source (``umls atoms`` without ``--sab``)."""
-    return UtsRequest("atoms", f"{_content(release)}/CUI/{_seg(check_cui(cui))}/atoms", _ATOMS)
+    return UtsRequest("atoms", f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}/atoms", _ATOMS)
 
 
-def for_query(release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
+def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
     """The request of one atom query (SPEC section 3's table).
 
     ``sabs``, the other SABs of the same table, may be named in a "did you mean" hint. Route
     ``aui`` sends no SAB, so its ``sab`` is not checked.
     """
-    content = _content(release)
+    content = _content(umls_release)
     if query.route == "source":
         sab, code = _seg(check_sab(query.sab, also=sabs)), _seg(check_code(query.ident))
         return UtsRequest("atoms", f"{content}/source/{sab}/{code}/atoms", _ATOMS)

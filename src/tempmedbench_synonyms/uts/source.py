@@ -75,15 +75,15 @@ class RestAtomSource:
     def __repr__(self) -> str:
         return f"RestAtomSource(workers={self.workers}, offline={self.uts.offline})"
 
-    def fetch(self, release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
-        """Answer every query for ``release`` (see the module docstring)."""
+    def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
+        """Answer every query for ``umls_release`` (see the module docstring)."""
         self.uts.resume()  # a previous fetch may have stopped it
         before = self.uts.counters()
         unique = list(dict.fromkeys(queries))
         # Bad input before the first request, not after half of them.
-        self.uts.check_queries(release, probe_cui, unique)
+        self.uts.check_queries(umls_release, probe_cui, unique)
         try:
-            concrete = self.uts.resolve_release(release, probe_cui)
+            concrete = self.uts.resolve_release(umls_release, probe_cui)
             answers = self.uts.load_memo(concrete, unique)
             if answers is None:
                 answers = {}
@@ -122,11 +122,11 @@ class RestAtomSource:
             cache_hits=done.cache_hits,
         )
 
-    def _all_from_cache(self, release: str, total: int, before: Counters) -> None:
+    def _all_from_cache(self, umls_release: str, total: int, before: Counters) -> None:
         """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
         done = self.uts.counters() - before
         fetch_progress(
-            self.progress_stream, release=release, total=total, clock=self._clock
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
         ).update(
             total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
         )
@@ -144,7 +144,7 @@ class RestAtomSource:
 
     def _fetch_all(
         self,
-        release: str,
+        umls_release: str,
         misses: list[AtomQuery],
         answers: Answers,
         *,
@@ -155,7 +155,7 @@ class RestAtomSource:
         ``before``, when the fetch began (so the probe is counted, as in the final report)."""
         hits = total - len(misses)
         display = fetch_progress(
-            self.progress_stream, release=release, total=total, clock=self._clock
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
         )
         fetched = 0
         error: TempMedBenchError | None = None
@@ -176,13 +176,13 @@ class RestAtomSource:
         # Queries that send the same request (route aui ignores the sab) share one fetch.
         same: dict[UtsRequest, list[AtomQuery]] = {}
         for query in misses:
-            same.setdefault(self.uts.same_request(release, query), []).append(query)
+            same.setdefault(self.uts.same_request(umls_release, query), []).append(query)
         self._say_estimate(total, hits, len(misses), len(same))
         pool = DaemonPool(min(self.workers, len(same)), thread_name_prefix="uts-worker")
         futures: dict[Future[list[UtsAtom] | None], list[AtomQuery]] = {}
         try:
             for group in same.values():
-                futures[pool.submit(self.uts.fetch_atoms, release, group[0])] = group
+                futures[pool.submit(self.uts.ask_atoms, umls_release, group[0])] = group
             pending: set[Future[list[UtsAtom] | None]] = set(futures)
             report()
             while pending and error is None:
