@@ -136,13 +136,38 @@ def test_a_half_cached_plan_equals_what_the_run_sends(
     assert mini_uts.fake.seen == []
 
 
-def test_an_offline_dry_run_with_a_cold_cache_is_unavailable_and_sends_nothing(
+def test_an_offline_dry_run_with_a_cold_cache_plans_and_says_the_run_would_be_unavailable(
     mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
 ) -> None:
+    # The release is named (2099AA): the cache is looked up without its probe, and the plan
+    # says what an --offline run would lack, instead of failing like the run it describes.
+    n = distinct_queries(mini)
     result = run([str(mini), "--dry-run", "--offline", "--json"], tmp_path, mini_uts.base_url)
-    assert result.exit_code == 4
-    assert report_of(result)["outcome"] == "unavailable"
+    assert result.exit_code == 0, result.stderr
+    report = report_of(result)
+    assert report["outcome"] == "planned"
+    assert report["plan"] == {"concepts": 10, "cached": 0, "to_fetch": 10, "requests": n + 1,
+                              "seconds": fetch_seconds(n + 1, 15)}  # fmt: skip
+    assert report["message"].endswith(
+        f"; with --offline that run would be unavailable: the cache lacks {n + 1} answers "
+        "(drop --offline to fetch them)"
+    )
     assert mini_uts.fake.seen == []
+    # ... and the run it describes is unavailable indeed
+    real = run([str(mini), "--offline", "--json", "--out", str(tmp_path / "o")], tmp_path,
+               mini_uts.base_url)  # fmt: skip
+    assert (real.exit_code, report_of(real)["outcome"]) == (4, "unavailable")
+
+
+def test_a_dry_runs_counts_are_the_runs(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    plan = report_of(run([str(mini), "--dry-run", "--json"], tmp_path, mini_uts.base_url))
+    real = report_of(run([str(mini), "--json", "--out", str(tmp_path / "o")], tmp_path,
+                         mini_uts.base_url))  # fmt: skip
+    assert plan["counts"] == real["counts"]
+    assert plan["counts"]["routes"] == {"aui": 2, "cui": 2, "source": 6}
+    assert plan["counts"]["spans"] == 70
 
 
 def test_a_dry_run_with_mrconso_sniffs_the_file_and_sends_nothing(

@@ -206,12 +206,17 @@ def _synonym(atom: Atom | None) -> dict[str, str] | None:
     return None if atom is None else {"aui": atom.aui, "name": atom.name, "tty": atom.tty}
 
 
-def _routes(concepts: Mapping[str, ConceptEntry]) -> dict[str, int]:
+def route_counts(concepts: Mapping[str, ConceptEntry]) -> dict[str, int]:
     """How many concepts take each route, for the report."""
     routes: dict[str, int] = {}
     for e in concepts.values():
         routes[e.route] = routes.get(e.route, 0) + 1
     return dict(sorted(routes.items()))
+
+
+def span_count(concepts: Mapping[str, ConceptEntry]) -> int:
+    """How many spans the table places, for the report."""
+    return sum(len(s) for e in concepts.values() for s in e.spans.values())
 
 
 def _base_report(command: str, rebuilt: Rebuilt) -> Report:
@@ -228,7 +233,7 @@ def _base_report(command: str, rebuilt: Rebuilt) -> Report:
         requests=rebuilt.fetched.requests,
         cache_hits=rebuilt.fetched.cache_hits,
         concepts=len(release.table.concepts),
-        routes=_routes(release.table.concepts),
+        routes=route_counts(release.table.concepts),
         questions=len(release.surface),
         spans=rebuilt.spans,
         manifest_files=release.files_checked,
@@ -347,10 +352,10 @@ def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
         release=str(opened.folder),
         umls_release=expected.umls_release,
         concepts=len(opened.table.concepts),
-        routes=_routes(opened.table.concepts),
+        routes=route_counts(opened.table.concepts),
         questions=len(opened.surface),
         # as the table records them (check does not place them: regenerate did)
-        spans=sum(len(s) for e in opened.table.concepts.values() for s in e.spans.values()),
+        spans=span_count(opened.table.concepts),
         manifest_files=opened.files_checked,
         warnings=list(opened.warnings),
     )

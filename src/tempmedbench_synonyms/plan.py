@@ -17,9 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempmedbench_synonyms.errors import Outcome
+from tempmedbench_synonyms.errors import Outcome, UnavailableError
 from tempmedbench_synonyms.mrconso import sniff_mrconso
-from tempmedbench_synonyms.pipeline import Report, atom_queries, probe_cui, wanted_release
+from tempmedbench_synonyms.pipeline import (
+    Report,
+    atom_queries,
+    probe_cui,
+    route_counts,
+    span_count,
+    wanted_release,
+)
 from tempmedbench_synonyms.release import Release, load_expected, open_release
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
@@ -94,7 +101,9 @@ def _report(opened: Release, source: str, message: str) -> Report:
         source=source,
         message=message,
         concepts=len(opened.table.concepts),
+        routes=route_counts(opened.table.concepts),
         questions=len(opened.surface),
+        spans=span_count(opened.table.concepts),
         manifest_files=opened.files_checked,
         warnings=opened.warnings,
     )
@@ -117,7 +126,14 @@ def plan_rest(
         uts.check_queries(wanted, probe_cui(concepts), unique)
         try:
             hits_before = uts.counters().cache_hits
-            concrete = uts.resolve_release(wanted, probe_cui(concepts))
+            try:
+                concrete = uts.resolve_release(wanted, probe_cui(concepts))
+            except UnavailableError:
+                if not (uts.offline and wanted != "current"):
+                    raise
+                # --offline, and the probe is not cached: the release is named, so the cache
+                # can still be looked up; the plan says what an offline run would lack.
+                concrete = wanted
             probe_cached = uts.counters().cache_hits > hits_before
             missing = {q for q in unique if uts.cached_atoms(concrete, q) is None}
         finally:
@@ -130,11 +146,16 @@ def plan_rest(
         requests = len(to_fetch) + (0 if probe_cached else 1)
     plan = Plan(len(concepts), cached, len(concepts) - cached, requests,
                 fetch_seconds(requests, rate))  # fmt: skip
+    said = estimate_line(plan.concepts, plan.cached, plan.to_fetch, plan.requests, rate)
+    if uts.offline and requests:
+        said += (
+            f"; with --offline that run would be unavailable: the cache lacks {requests} "
+            f"answer{'' if requests == 1 else 's'} (drop --offline to fetch them)"
+        )
     report = _report(
         opened,
         "rest",
-        "dry run: nothing was fetched but the release probe, and nothing was written; "
-        + estimate_line(plan.concepts, plan.cached, plan.to_fetch, plan.requests, rate),
+        "dry run: nothing was fetched but the release probe, and nothing was written; " + said,
     )
     report.umls_release = concrete
     counters = uts.counters()
