@@ -291,3 +291,28 @@ def test_a_missing_library_fails_the_versions_check(monkeypatch: pytest.MonkeyPa
     assert check.hint == (
         "requests: reinstall it: pip install --force-reinstall tempmedbench-synonyms"
     )
+
+
+def test_a_key_file_of_two_words_fails_with_a_fix_and_a_loose_one_passes_with_one(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    two = tmp_path / "two-words"
+    two.write_text("a-key another-word\n")
+    two.chmod(0o600)
+    result = doctor(["--api-key-file", str(two), "--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 2
+    key = checks_of(result)["api_key"]
+    assert key["message"] == (
+        f"{two}: the API key file holds more than one word; it should hold only the key"
+    )
+    assert key["hint"] == "keep only your UMLS API key in it, on one line"
+    loose = tmp_path / "loose"
+    loose.write_text("loose-invented-key-0000\n")  # not the canary: the folder is searched for it
+    loose.chmod(0o644)
+    result = doctor(["--api-key-file", str(loose), "--json"], tmp_path, mini_uts.base_url)
+    key = checks_of(result)["api_key"]
+    assert (key["ok"], key["message"], key["hint"]) == (
+        True,
+        f"found in --api-key-file {loose}, but other users can read the file",
+        f"chmod 600 {loose}",
+    )

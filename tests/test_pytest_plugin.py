@@ -112,3 +112,31 @@ def test_a_marker_with_an_unknown_argument_is_a_usage_error(pytester: pytest.Pyt
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*the fake_uts marker takes rows, release and faults, not rowz*"])
+
+
+def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
+    pytester: pytest.Pytester,
+) -> None:
+    row = "C7000001|ENG|P|L1|PF|S1|Y|A70000001||||SNOMEDCT_US|PT|555|invented row|0|N||"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.fake_uts(rows={row!r})
+        def test_one_string(fake_uts):
+            pass
+
+        @pytest.mark.fake_uts(rows="no/such/MRCONSO.RRF")
+        def test_no_file(fake_uts):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
+            "them, not one string*",
+            "*fake_uts rows: no such file no/such/MRCONSO.RRF*",
+        ]
+    )

@@ -284,3 +284,15 @@ def test_the_module_map_names_every_module() -> None:
     missing = [m for m in modules if m not in section]
     assert missing == []
     assert len(modules) > 40
+
+
+def test_both_scripts_offer_shell_completion() -> None:
+    for script in ("tempmedbench-synonyms", "tempmedbench-regenerate-synonyms"):
+        proc = subprocess.run(
+            [str(BIN / script), "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+        )
+        assert proc.returncode == 0
+        assert "--install-completion" in proc.stdout and "--show-completion" in proc.stdout

@@ -86,8 +86,7 @@ def read_api_key(
     the mistake.
     """
     env = os.environ if environ is None else environ
-    if api_key_file is None and env.get(API_KEY_FILE_ENV, "").strip():
-        api_key_file = Path(env[API_KEY_FILE_ENV].strip()).expanduser()
+    api_key_file = key_file(api_key_file, environ=env)
     if api_key_file is not None:
         try:
             raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
@@ -115,14 +114,28 @@ def read_api_key(
             raise BadInputError(
                 "the API key file holds more than one word; it should hold only the key",
                 path=api_key_file,
+                hint="keep only your UMLS API key in it, on one line",
             )
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        if readable_by_others(mode):
             log.warning(
                 "the API key file %s can be read by other users; chmod 600 it", api_key_file
             )
         return ApiKey(value)
     value = env.get(API_KEY_ENV, "").strip()
     return ApiKey(value) if value else None
+
+
+def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The key file ``read_api_key`` reads: ``--api-key-file``, else ``UMLS_API_KEY_FILE``'s."""
+    env = os.environ if environ is None else environ
+    if api_key_file is None and env.get(API_KEY_FILE_ENV, "").strip():
+        return Path(env[API_KEY_FILE_ENV].strip()).expanduser()
+    return api_key_file
+
+
+def readable_by_others(mode: int) -> bool:
+    """Whether a file of this mode can be read (or written) by users other than its owner."""
+    return bool(mode & (stat.S_IRWXG | stat.S_IRWXO))
 
 
 def api_key_source(

@@ -38,7 +38,9 @@ from tempmedbench_synonyms.config import (
     API_KEY_ENV,
     CACHE_DIR_ENV,
     api_key_source,
+    key_file,
     read_api_key,
+    readable_by_others,
     redact,
     resolve_cache_dir,
 )
@@ -124,6 +126,18 @@ def check_api_key(api_key_file: Path | None) -> Check:
             "gives one",
             missing.hint,
             missing.exit_code,
+        )
+    path = key_file(api_key_file)
+    try:
+        loose = path is not None and readable_by_others(path.stat().st_mode)
+    except OSError:
+        loose = False
+    if loose:  # still a pass, as a run takes it, but the fix is said here too, not on stderr only
+        return Check(
+            "api_key",
+            True,
+            f"found in {where}, but other users can read the file",
+            f"chmod 600 {path}",
         )
     return _passed("api_key", f"found in {where}")
 

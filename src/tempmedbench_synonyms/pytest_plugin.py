@@ -83,8 +83,16 @@ class FakeUtsFactory(Protocol):
 def _data(rows: Iterable[str] | Path | None, release: str | None) -> FakeUtsData:
     if rows is None:
         return FakeUtsData.from_mrconso(demo_data().mrconso, release=release or DEMO_RELEASE)
+    if isinstance(rows, str) and ("|" in rows or "\n" in rows):
+        raise pytest.UsageError(
+            "fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
+            f"them, not one string: write rows=[{rows[:40]!r}...]"
+        )
     if isinstance(rows, (str, os.PathLike)):
-        return FakeUtsData.from_mrconso(Path(rows), release=release or DEMO_RELEASE)
+        path = Path(rows)
+        if not path.is_file():
+            raise pytest.UsageError(f"fake_uts rows: no such file {path}")
+        return FakeUtsData.from_mrconso(path, release=release or DEMO_RELEASE)
     return FakeUtsData.from_lines(rows, release=release or DEMO_RELEASE)
 
 

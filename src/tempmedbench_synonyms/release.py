@@ -8,7 +8,6 @@ error names the file, the line or key, and what is wrong.
 from __future__ import annotations
 
 import json
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import decode_utf8, read_input
 from tempmedbench_synonyms.manifest import verify_manifest
 from tempmedbench_synonyms.uts.identifiers import CUI_PATTERN
+from tempmedbench_synonyms.zips import folder_hint
 
 TABLE = "synonyms/synonym_table_kept.json"
 SURFACE = "question_surface/question_surface.jsonl"
@@ -268,13 +268,12 @@ def open_release(folder: Path, *, with_expected: bool = True) -> Release:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        hint = "pass the TempMedBench release folder (the one holding MANIFEST.sha256)"
-        if folder.is_file() and zipfile.is_zipfile(folder):
-            hint = f"it is a zip archive: unzip it (unzip {folder.name}) and {hint}"
         raise BadInputError(
             "no such folder" if not folder.exists() else "not a folder",
             path=folder,
-            hint=hint,
+            hint=folder_hint(
+                folder, "pass the TempMedBench release folder (the one holding MANIFEST.sha256)"
+            ),
         )
     required = [TABLE, SURFACE] + ([EXPECTED] if with_expected else [])
     checked, warnings = verify_manifest(

@@ -82,3 +82,11 @@ def reading_member(path: Path, zf: zipfile.ZipFile, member: str, *, hint: str) -
         yield
     except ZIP_ERRORS as err:
         raise member_error(path, zf, member, err, hint=hint) from None
+
+
+def folder_hint(path: Path, hint: str) -> str:
+    """``hint`` for a path that should be a folder; when it is a zip archive, told to unzip it
+    first (a release downloaded as a zip is the usual reason)."""
+    if path.is_file() and zipfile.is_zipfile(path):
+        return f"it is a zip archive: unzip it (unzip {path.name}) and {hint}"
+    return hint

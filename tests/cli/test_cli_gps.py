@@ -365,3 +365,16 @@ def test_the_artifacts_folder_itself_says_pass_the_parent(tmp_path: Path) -> Non
         f"hint: pass the parent folder, the release folder: {release.resolve()}",
     ]
     assert json.loads(result.stdout)["outcome"] == "bad_input"
+
+
+def test_a_zipped_release_is_told_to_unzip_it(tmp_path: Path) -> None:
+    archive = tmp_path / "TempMedBench-1.0.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("TempMedBench-1.0/artifacts/questions.jsonl", "{}\n")
+    result = CliRunner().invoke(app, ["gps", "validate", str(archive), "--gps", str(GPS_FILE)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: {archive}: not a folder",
+        "hint: it is a zip archive: unzip it (unzip TempMedBench-1.0.zip) and pass the release "
+        "folder (the one holding artifacts/)",
+    ]

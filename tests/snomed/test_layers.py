@@ -35,6 +35,7 @@ LAYERS = {
         "snomed.concepts",
         "snomed.sctid",
         "snomed.tables",
+        "zips",  # a release given as a zip is told to unzip it (zips.folder_hint)
     },
 }
 

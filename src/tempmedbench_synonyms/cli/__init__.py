@@ -357,7 +357,7 @@ app.add_typer(gps_app, name="gps")
 
 regenerate_app = typer.Typer(
     name="tempmedbench-regenerate-synonyms",
-    add_completion=False,
+    add_completion=True,  # --install-completion, as the main script
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",

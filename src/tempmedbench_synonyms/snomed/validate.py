@@ -56,6 +56,7 @@ from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
 from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
 from tempmedbench_synonyms.snomed.tables import not_utf8_error
+from tempmedbench_synonyms.zips import folder_hint
 
 log = logging.getLogger(__name__)
 
@@ -677,7 +678,9 @@ def validate_release(release_dir: str | Path, index: ConceptIndex) -> Validation
     root = Path(release_dir)
     if not root.is_dir():
         raise BadInputError(
-            "not a folder", path=root, hint="pass the release folder (the one holding artifacts/)"
+            "not a folder",
+            path=root,
+            hint=folder_hint(root, "pass the release folder (the one holding artifacts/)"),
         )
     if not (root / EVENTS_PATH).exists() and any(
         (root / Path(p).name).exists() for p in (EVENTS_PATH, QUESTIONS_PATH)
