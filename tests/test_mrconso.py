@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import gzip
+import itertools
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -270,3 +274,59 @@ def test_a_line_longer_than_the_limit_is_bad_input(
     assert str(info.value) == (
         f"{path}: a line longer than 1,000 bytes (from byte 476): not an MRCONSO.RRF row"
     )
+
+
+def test_the_sab_trie_is_the_one_written_by_hand() -> None:
+    assert mrconso._trie([b"MTH", b"LNC-DE-DE", b"LNC"]) == rb"(?:LNC(?:\-DE\-DE)?|MTH)"
+    assert mrconso._trie([b"HL7V3.0"]) == rb"HL7V3\.0"
+    assert re.compile(mrconso._trie([])).search(b"LNC MTH |") is None
+
+
+def test_the_sab_trie_matches_exactly_its_words() -> None:
+    """Every set of words over a small alphabet (with regex specials): the trie fully matches a
+    string if and only if it is one of the words, checked on every string of up to 4 letters."""
+    alphabet = b"AB.-_"
+    strings = [b""] + [bytes(t) for n in range(1, 5) for t in itertools.product(alphabet, repeat=n)]
+    rng = random.Random(5)
+    for _ in range(200):
+        words = set(rng.sample(strings[1:], rng.randint(1, 12)))
+        pattern = re.compile(mrconso._trie(sorted(words)))
+        assert {s for s in strings if pattern.fullmatch(s)} == words
+
+
+def test_a_damaged_row_does_not_hide_the_needed_row_after_it(tmp_path: Path) -> None:
+    """A row cut after its SAB field runs on into the next line under the fast search (its
+    fields are skipped up to '|', not up to a line end); the needed row there is still found,
+    and the damaged row, not needed, is still not read."""
+    cut = "|".join(row("C0000009", "A9", "SNOMEDCT_US", "PT", "5", "Cut").split("|")[:12]) + "|"
+    assert cut == "C0000009|ENG|P|L1|PF|S1|Y|A9||5||SNOMEDCT_US|"
+    assert _answers(_write(tmp_path / "M.RRF", [*ROWS[:6], cut, ROWS[6]])) == EXPECTED
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64, 150, 1000])
+def test_a_stream_searched_in_pieces_gives_the_same_rows_and_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
+) -> None:
+    monkeypatch.setattr(mrconso, "STREAM_PIECE", piece)
+    path = tmp_path / "MRCONSO.RRF.gz"
+    path.write_bytes(gzip.compress("".join(r + "\n" for r in ROWS).encode()))
+    assert _answers(path) == EXPECTED
+    bad = "C0000009|ENG|P|L1|PF|S1|Y|A9||100||SNOMEDCT_US|PT|100|Short|0|N|"
+    path.write_bytes(gzip.compress("".join(r + "\n" for r in [*ROWS * 3, bad]).encode()))
+    with pytest.raises(BadInputError) as info:
+        _answers(path)
+    assert str(info.value).startswith(f"{path}, line 22: an MRCONSO.RRF row has 18 fields")
+
+
+@pytest.mark.parametrize("block", [16, 150, 1000])
+def test_identical_rows_are_each_kept_and_a_bad_one_named_at_its_first_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(mrconso, "BLOCK_SIZE", block)
+    got = _answers(_write(tmp_path / "M.RRF", [*ROWS, ROWS[1], ROWS[0]]))
+    assert got == {**EXPECTED, QUERIES[0]: ["A1", "A2", "A2", "A1"]}
+    bad = "C0000009|ENG|P|L1|PF|S1|Y|A9||100||SNOMEDCT_US|PT|100|Short|0|N|"
+    path = _write(tmp_path / "M.RRF", [*ROWS, ROWS[0], bad, ROWS[0], bad])
+    with pytest.raises(BadInputError) as info:
+        _answers(path)
+    assert str(info.value).startswith(f"{path}, line 9: an MRCONSO.RRF row has 18 fields")
