@@ -4,6 +4,8 @@ import gzip
 import itertools
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -330,3 +332,89 @@ def test_identical_rows_are_each_kept_and_a_bad_one_named_at_its_first_copy(
     with pytest.raises(BadInputError) as info:
         _answers(path)
     assert str(info.value).startswith(f"{path}, line 9: an MRCONSO.RRF row has 18 fields")
+
+
+def _five() -> list[str]:
+    return [row(f"C000000{i}", f"A{i}", "MTH", "PT", str(i), "x") for i in range(1, 6)]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize(
+    ("damaged", "query", "fields"),
+    [
+        # cut after TTY (13 fields), after SAB (12): found by CUI or AUI, and named
+        ("C0000009|ENG|P|L1|PF|S1|Y|A9||7||RXNORM|PT|", AtomQuery("cui", "RXNORM", "C0000009"), 13),
+        ("C0000009|ENG|P|L1|PF|S1|Y|A9||7||LNC|", AtomQuery("aui", "LNC", "A9"), 12),
+    ],
+)
+def test_a_needed_row_cut_after_its_sab_is_named(
+    tmp_path: Path, gz: bool, damaged: str, query: AtomQuery, fields: int
+) -> None:
+    rows = [*_five(), damaged, row("C0000008", "A8", "RXNORM", "PT", "7", "x")]
+    data = "".join(r + "\n" for r in rows).encode()
+    path = tmp_path / ("M.RRF.gz" if gz else "M.RRF")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(BadInputError) as info:
+        MrconsoSource(path).fetch("R", "C", [query])
+    assert str(info.value) == (
+        f"{path}, line 6: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line "
+        f"has {fields}"
+    )
+
+
+def test_a_damaged_row_that_answers_no_query_is_passed_over(tmp_path: Path) -> None:
+    """Its SAB is named and its CODE is wanted, but by a query of another SAB: not needed."""
+    damaged = "C0000007|ENG|P|L1|PF|S1|Y|A7||1||MTH|PT|1|x|0|N|256"  # 17 fields
+    queries = [AtomQuery("source", "LNC", "1"), AtomQuery("cui", "MTH", "C0000001")]
+    got = MrconsoSource(_write(tmp_path / "M.RRF", [*_five(), damaged])).fetch("R", "C", queries)
+    assert got.atoms == {
+        queries[0]: None,
+        queries[1]: (Atom("A1", "x", "PT", "MTH", "ENG", "C0000001", True),),
+    }
+
+
+@pytest.mark.parametrize("filler", [b"\n", b"some text without a bar\n"])
+def test_a_long_stretch_of_lines_without_a_bar_is_passed_in_linear_time(
+    tmp_path: Path, filler: bytes
+) -> None:
+    """8 MB of blank lines (or of text lines) between rows: searched to the next '|' from each
+    line, they took minutes (quadratic in the block); in a subprocess with a 20 s limit, so that
+    a regression fails instead of hanging the suite (the scan itself takes about 0.1 s)."""
+    path = tmp_path / "M.RRF"
+    rows = [*_five(), row("C0000009", "A9", "LNC", "LN", "9-9", "y")]
+    head, tail = "".join(r + "\n" for r in rows[:5]), rows[5] + "\n"
+    path.write_bytes(head.encode() + filler * (8_000_000 // len(filler)) + tail.encode())
+    code = (
+        "import sys\n"
+        "from tempmedbench_synonyms.atoms import AtomQuery\n"
+        "from tempmedbench_synonyms.mrconso import MrconsoSource\n"
+        "q = [AtomQuery('aui', 'LNC', 'A9'), AtomQuery('cui', 'MTH', 'C0000001')]\n"
+        "got = MrconsoSource(sys.argv[1], workers=1).fetch('R', 'C', q).atoms\n"
+        "print([a.aui for v in got.values() for a in v or ()])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=20
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "['A9', 'A1']\n", "")
+
+
+def test_sabs_of_any_length_or_nesting_build_a_search(tmp_path: Path) -> None:
+    """No recursion limit: 300 SABs each the one before plus a letter, and one of 500 letters,
+    which no row can hold (the SAB column has at most 40 characters): it is a source the file
+    lacks."""
+    nested = [AtomQuery("cui", "A" * n, "C0000001") for n in range(1, 301)]
+    trie = mrconso._trie([q.sab.encode() for q in nested])
+    assert re.compile(trie).fullmatch(b"A" * 300) and not re.compile(trie).fullmatch(b"A" * 301)
+    long = AtomQuery("cui", "B" * 500, "C0000001")
+    got = MrconsoSource(_write(tmp_path / "M.RRF", _five())).fetch("R", "C", [*nested[:40], long])
+    assert got.missing_sources == [q.sab for q in nested[:40]] + ["B" * 500]
+
+
+def test_a_row_whose_first_field_is_longer_than_64_bytes_is_no_row(tmp_path: Path) -> None:
+    """A CUI has 8 bytes; the search gives the first field 64 (it passes stretches of lines
+    without '|' at once that way): a longer one is not read, even with a wanted SAB and CODE."""
+    query = AtomQuery("source", "LNC", "9-9")
+    for cui, expected in (("C" + "0" * 63, ["A9"]), ("C" + "0" * 64, None)):
+        rows = [*_five(), row(cui, "A9", "LNC", "LN", "9-9", "y")]
+        got = MrconsoSource(_write(tmp_path / "M.RRF", rows)).fetch("R", "C", [query]).atoms
+        assert (None if got[query] is None else [a.aui for a in got[query] or ()]) == expected

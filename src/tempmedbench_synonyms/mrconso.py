@@ -167,7 +167,8 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
 def _trie(words: Iterable[bytes]) -> bytes:
     """A regular expression that matches exactly ``words``, shaped as a trie: at each character it
     weighs only the words that still fit, so the test of a SAB field reads that field once,
-    however many SABs are named (an alternation would try them one by one)."""
+    however many SABs are named (an alternation would try them one by one). Built without
+    recursion, children before parents."""
     end = b""
     tree: dict[bytes, Any] = {}
     for word in words:
@@ -175,30 +176,49 @@ def _trie(words: Iterable[bytes]) -> bytes:
         for i in range(len(word)):
             node = node.setdefault(word[i : i + 1], {})
         node[end] = {}
-
-    def emit(node: dict[bytes, Any]) -> bytes:
-        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch != end]
-        if not alts:
-            return b""
-        body = alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
-        if end in node:
-            return b"(?:" + body + b")?"
-        return body
-
-    return emit(tree) if tree else b"(?!)"
+    if not tree:
+        return b"(?!)"
+    built: dict[int, bytes] = {}
+    todo: list[tuple[dict[bytes, Any], bool]] = [(tree, False)]
+    while todo:
+        node, ready = todo.pop()
+        children = sorted((ch, sub) for ch, sub in node.items() if ch != end)
+        if not ready:
+            todo.append((node, True))
+            todo.extend((sub, False) for _, sub in children)
+            continue
+        alts = [re.escape(ch) + built[id(sub)] for ch, sub in children]
+        body = b"" if not alts else alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+        built[id(node)] = b"(?:" + body + b")?" if alts and end in node else body
+    return built[id(tree)]
 
 
 def _row_pattern(sabs: Iterable[bytes], *, after_line_end: bool) -> re.Pattern[bytes]:
     """A row whose SAB field (the 12th) is one of ``sabs``; groups: the whole line, its CUI, AUI,
-    SAB and CODE. Each field is skipped by a possessive ``[^|]*+``: no backtracking, and 2.3x
-    faster than a class that also stops at a line end (measured), so a damaged row with too few
-    fields can run on into the next line. ``_scan_block`` checks for that."""
+    SAB and CODE ("" when the row ends before it: a damaged row, which ``_check_row`` names if
+    it is needed).
+
+    Fields are skipped by a possessive ``[^|]*+``: no backtracking, and 2.3x faster than a class
+    that also stops at a line end (measured). A damaged row with fewer than 14 fields can then
+    run on into the next line, which ``_scan_block`` checks for. The first field (a CUI: 8
+    bytes) is looked for in the first 64 bytes only, so that a stretch of lines without '|'
+    (blank lines, text) is passed at once instead of searched to its end from each of its lines
+    (quadratic: minutes for a few MB); a row whose first field is longer is no row."""
     skip = rb"[^|]*+\|"
     row = (
-        rb"(([^|]*+)\|" + skip * 6 + rb"([^|]*+)\|" + skip * 3
-        + rb"(" + _trie(sabs) + rb")\|" + skip + rb"([^|]*+)\|[^\n]*+)"
+        rb"(([^|]{0,64}+)\|" + skip * 6 + rb"([^|]*+)\|" + skip * 3
+        + rb"(" + _trie(sabs) + rb")\|(?:[^|]*+\|([^|]*+)\|)?[^\n]*+)"
     )  # fmt: skip
     return re.compile(rb"\n" + row if after_line_end else row)
+
+
+#: The SAB column of MRCONSO.RRF holds at most 40 characters (UMLS Reference Manual); a SAB that
+#: no row could hold is left out of the search (it is reported as a source the file lacks).
+_SAB_FIELD_MAX = 40
+
+
+def _in_a_row(sab: bytes) -> bool:
+    return 0 < len(sab) <= _SAB_FIELD_MAX and not any(c in sab for c in b"|\r\n")
 
 
 @dataclass(frozen=True)
@@ -213,7 +233,7 @@ class _Needs:
     codes: frozenset[bytes]  # codes wanted by route source
     source: frozenset[tuple[str, str]]  # (sab, code)
     cui: frozenset[tuple[str, str]]  # (cui, sab)
-    aui: frozenset[str]
+    aui: frozenset[tuple[str, str]]  # (aui, sab)
 
     @classmethod
     def build(cls, queries: Iterable[AtomQuery]) -> _Needs:
@@ -223,16 +243,17 @@ class _Needs:
             sabs.add(q.sab)
             wanted[q.route].add((q.sab, q.ident))
         named = tuple(sab.encode() for sab in sorted(sabs))
+        searched = [sab for sab in named if _in_a_row(sab)]
         return cls(
             named,
-            _row_pattern(named, after_line_end=True),
-            _row_pattern(named, after_line_end=False),
+            _row_pattern(searched, after_line_end=True),
+            _row_pattern(searched, after_line_end=False),
             frozenset(c.encode() for _, c in wanted["cui"]),
             frozenset(a.encode() for _, a in wanted["aui"]),
             frozenset(c.encode() for _, c in wanted["source"]),
             frozenset(wanted["source"]),
             frozenset((c, sab) for sab, c in wanted["cui"]),
-            frozenset(a for _, a in wanted["aui"]),
+            frozenset((a, sab) for sab, a in wanted["aui"]),
         )
 
 
@@ -361,7 +382,22 @@ def _scan_block(
 
 
 def _check_row(offset: int, raw: bytes, needs: _Needs, out: _ScanResult) -> bool:
-    """Parse one candidate row exactly; record it if it answers a query. True on a bad row."""
+    """Check one candidate row exactly; record it if it answers a query. True on a bad row.
+
+    Whether it answers a query is read from the fields at their places, before the row itself
+    is checked: a damaged row that answers none is passed over, as every row no query needs is
+    (it is never read); one that answers a query is bad input, named by its line."""
+    parts = raw.decode("utf-8", "surrogateescape").split("|")
+    n = len(parts)
+    if n <= _SAB:
+        return False
+    sab = parts[_SAB]
+    if not (
+        (n > _CODE and (sab, parts[_CODE]) in needs.source)
+        or (parts[_CUI], sab) in needs.cui
+        or (parts[_AUI], sab) in needs.aui
+    ):
+        return False
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -371,13 +407,7 @@ def _check_row(offset: int, raw: bytes, needs: _Needs, out: _ScanResult) -> bool
     if isinstance(fields, str):
         out.bad = (offset, fields)
         return True
-    sab = fields[_SAB]
-    if (
-        (sab, fields[_CODE]) in needs.source
-        or (fields[_CUI], sab) in needs.cui
-        or fields[_AUI] in needs.aui
-    ):
-        out.rows.append((offset, fields))
+    out.rows.append((offset, fields))
     return False
 
 
