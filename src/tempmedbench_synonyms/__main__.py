@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tempmedbench_synonyms.cli import main
+from tempmedbench_synonyms.cli import script_main
 
 if __name__ == "__main__":
-    main()
+    script_main()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import zipfile
 from pathlib import Path
 
@@ -1225,3 +1226,31 @@ def test_one_crlf_note_leaves_a_single_note_and_other_notes_alone() -> None:
         "x",
         "2 RF2 files: CRLF line ends (RF2's own)",
     ]
+
+
+def test_the_background_hash_is_the_files_sha256_and_its_thread_always_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GPS file is hashed on another thread while it is parsed; the digest is the file's,
+    checked by hand, and no thread outlives the load, whether it succeeds or fails (a thread
+    left behind would keep the MRCONSO scan from forking its workers)."""
+    blocks = [b"a" * 5000, b"", b"b" * 3]
+    with gps_module._hashing() as hasher:
+        for block in blocks:
+            hasher.update(block)
+        assert hasher.hexdigest() == hashlib.sha256(b"".join(blocks)).hexdigest()
+        assert hasher.hexdigest() == hashlib.sha256(b"a" * 5000 + b"bbb").hexdigest()
+    before = threading.active_count()
+    index = load_gps_tsv(GPS_FILE)
+    assert index.sha256 == hashlib.sha256(GPS_FILE.read_bytes()).hexdigest()
+    assert threading.active_count() == before
+    monkeypatch.setattr(gps_module, "GPS_MAX_ROWS", 5)
+    path = tmp_path / GPS_NAME
+    path.write_bytes(b"\n" * 6)
+    with pytest.raises(BadInputError):
+        load_gps_tsv(path)
+    assert threading.active_count() == before
+    with pytest.raises(RuntimeError), gps_module._hashing() as hasher:
+        hasher.update(b"x" * 4096)
+        raise RuntimeError
+    assert threading.active_count() == before

@@ -1,0 +1,128 @@
+"""How the console scripts end: at once when nothing is left to do (``cli._exit_at_once``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from helpers import FIXTURES, GPS_FILE
+from tempmedbench_synonyms import cli
+
+
+class _Exited(Exception):
+    pass
+
+
+class _Stream(io.StringIO):
+    flushed = 0
+
+    def flush(self) -> None:
+        self.flushed += 1
+
+
+@pytest.fixture
+def exits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The process's end replaced by a recorder that raises (not os._exit itself, which a forked
+    child calls)."""
+    calls: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        calls.append(code)
+        raise _Exited
+
+    monkeypatch.setattr(cli, "_end_process", fake_exit)
+    return calls
+
+
+def _streams(monkeypatch: pytest.MonkeyPatch) -> tuple[_Stream, _Stream]:
+    """stdout and stderr replaced by buffers that count their flushes (in the test itself: pytest
+    puts its own capture back after the fixtures)."""
+    out, err = _Stream(), _Stream()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    return out, err
+
+
+@pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (1, 1), (2, 2), (130, 130)])
+def test_a_finished_command_alone_ends_at_once(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch, code: int | None, status: int
+) -> None:
+    streams = _streams(monkeypatch)
+    with pytest.raises(_Exited):
+        cli._exit_at_once(code)
+    assert exits == [status]
+    assert [s.flushed for s in streams] == [1, 1]
+
+
+def test_a_message_as_exit_code_takes_the_usual_exit(exits: list[int]) -> None:
+    assert cli._exit_at_once("Aborted!") is None
+    assert exits == []
+
+
+def test_another_thread_takes_the_usual_exit(exits: list[int]) -> None:
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert cli._exit_at_once(0) is None
+    finally:
+        release.set()
+        worker.join()
+    assert exits == []
+
+
+def test_a_child_process_takes_the_usual_exit(exits: list[int]) -> None:
+    ctx = multiprocessing.get_context("fork")
+    reader, writer = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=reader.recv)
+    child.start()
+    try:
+        assert cli._exit_at_once(0) is None
+    finally:
+        writer.send(None)
+        child.join()
+    assert exits == []
+
+
+def test_a_stream_that_cannot_be_flushed_takes_the_usual_exit(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class ClosedPipe(io.StringIO):
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert cli._exit_at_once(0) is None
+    assert exits == []
+
+
+def test_the_script_loses_nothing_it_wrote(tmp_path: Path) -> None:
+    """The console script's output through a pipe (block-buffered) is the same, byte for byte,
+    as that of main() with the usual exit; so is the exit status."""
+    args = ["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"]
+    env = {**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)}
+    env.pop("TEMPMEDBENCH_GPS", None)
+
+    def run(entry: str) -> subprocess.CompletedProcess[bytes]:
+        code = f"from tempmedbench_synonyms.cli import {entry}; {entry}()"
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, env=env, timeout=60
+        )
+
+    fast, usual = run("script_main"), run("main")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        usual.returncode,
+        usual.stdout,
+        usual.stderr,
+    )
+    assert fast.returncode == 1
+    report = json.loads(fast.stdout)
+    assert report["outcome"] == "findings"
