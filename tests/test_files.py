@@ -223,3 +223,21 @@ def test_a_fifo_key_file_is_bad_input_before_any_request(tmp_path: Path) -> None
     assert err.splitlines()[0] == f"error: {message}"
     assert json.loads(out)["message"] == message
     assert not (tmp_path / "cache").exists()
+
+
+def test_ctrl_c_inside_fdopen_stays_an_interruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted once the file object holds the descriptor (which then closes it), the open
+    raised OSError EBADF from closing it a second time, in place of the KeyboardInterrupt."""
+    fdopen = os.fdopen
+
+    def fdopen_then_interrupt(fd: int, mode: str) -> object:
+        fdopen(fd, mode).close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", fdopen_then_interrupt)
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    with pytest.raises(KeyboardInterrupt):
+        open_regular(path)

@@ -84,10 +84,12 @@ def open_regular(path: str | Path, *, what: str | None = None) -> BinaryIO:
             raise not_regular_error(path, file_kind(mode), what=what)
         if _NONBLOCK:
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the try: once the file object holds the descriptor, it closes it (a Ctrl-C inside
+    # fdopen closing it twice gave EBADF, an OSError in place of the interruption).
+    return os.fdopen(fd, "rb")
 
 
 def read_regular(path: str | Path, *, what: str | None = None, limit: int | None = None) -> bytes:

@@ -39,6 +39,7 @@ def exits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         raise _Exited
 
     monkeypatch.setattr(cli, "_end_process", fake_exit)
+    monkeypatch.delitem(sys.modules, "certifi", raising=False)  # other tests imported it
     return calls
 
 
@@ -92,6 +93,15 @@ def test_a_child_process_takes_the_usual_exit(exits: list[int]) -> None:
     assert exits == []
 
 
+def test_certifi_imported_takes_the_usual_exit(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its exit handler removes the CA file it extracts when it runs from a zip."""
+    monkeypatch.setitem(sys.modules, "certifi", sys.modules[__name__])
+    assert cli._exit_at_once(0) is None
+    assert exits == []
+
+
 def test_a_stream_that_cannot_be_flushed_takes_the_usual_exit(
     exits: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,3 +136,41 @@ def test_the_script_loses_nothing_it_wrote(tmp_path: Path) -> None:
     assert fast.returncode == 1
     report = json.loads(fast.stdout)
     assert report["outcome"] == "findings"
+
+
+def test_a_stream_closed_from_the_start_is_not_flushed(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started with ``>&-``, Python's sys.stdout is None: nothing to flush, the end at once."""
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", _Stream())
+    with pytest.raises(_Exited):
+        cli._exit_at_once(0)
+    assert exits == [0]
+
+
+@pytest.mark.parametrize(
+    ("args", "closed", "status"),
+    [
+        (["--version"], ">&-", 0),
+        (["--version"], "2>&-", 0),
+        (["--help"], ">&-", 0),
+        (["--bogus"], ">&-", 2),
+        (["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE)], ">&-", 1),
+        (["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"],
+         ">&-", 1),
+    ],
+)  # fmt: skip
+def test_a_closed_stdout_or_stderr_changes_no_exit_status(
+    tmp_path: Path, args: list[str], closed: str, status: int
+) -> None:
+    """The status is the command's, with no traceback (one came from flushing a stream that
+    was None, and from a --json report written to it)."""
+    line = " ".join(f"'{a}'" for a in [sys.executable, "-m", "tempmedbench_synonyms", *args])
+    env = {**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)}
+    env.pop("TEMPMEDBENCH_GPS", None)
+    kept = "2>" if closed == ">&-" else ">"
+    script = f"{line} {closed} {kept} '{tmp_path / 'kept'}'"
+    done = subprocess.run(["sh", "-c", script], env=env, timeout=60, check=False)
+    assert done.returncode == status
+    assert "Traceback" not in (tmp_path / "kept").read_text(encoding="utf-8")

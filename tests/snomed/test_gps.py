@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import signal
 import threading
 import zipfile
 from pathlib import Path
@@ -1253,4 +1254,24 @@ def test_the_background_hash_is_the_files_sha256_and_its_thread_always_ends(
     with pytest.raises(RuntimeError), gps_module._hashing() as hasher:
         hasher.update(b"x" * 4096)
         raise RuntimeError
+    assert threading.active_count() == before
+
+
+def test_ctrl_c_while_the_hash_thread_starts_leaves_no_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Ctrl-C that arrives while the thread starts is held back until it runs, then raised
+    where ``_hashing`` ends it (raised inside ``Thread.start``, it left the thread running)."""
+    start = threading.Thread.start
+
+    def start_then_interrupt(self: threading.Thread) -> None:
+        start(self)
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # the handler runs at the next bytecode, unless SIGINT is held
+            pass
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_interrupt)
+    before = threading.active_count()
+    with pytest.raises(KeyboardInterrupt):
+        load_gps_tsv(GPS_FILE)
     assert threading.active_count() == before

@@ -414,7 +414,8 @@ def _exit_at_once(code: object) -> None:
     ``gps validate`` has read the GPS's 400,000 concepts (``bench/bench_gps.py``).
 
     Returns, for the usual exit, when it cannot: another thread or a child process still runs,
-    a stream cannot be flushed (a closed pipe), or ``code`` is a message rather than a status.
+    a stream cannot be flushed (a reader gone), ``code`` is a message rather than a status, or
+    ``certifi`` (the REST commands' CA bundle) has an exit handler to run.
     Only the console scripts call it: a program that calls :func:`main` keeps its own exit."""
     if code is not None and type(code) is not int:
         return
@@ -423,10 +424,13 @@ def _exit_at_once(code: object) -> None:
     processes = sys.modules.get("multiprocessing")
     if processes is not None and processes.active_children():
         return
+    if "certifi" in sys.modules:
+        return  # its exit handler removes the CA file it extracts when run from a zip (zipapp)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: started with it closed (>&-)
+                stream.flush()
+    except Exception:  # any trouble with a stream: the usual exit meets and reports it
         return
     _end_process(code or 0)
 

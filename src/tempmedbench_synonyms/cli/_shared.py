@@ -65,6 +65,8 @@ def print_json(obj: dict[str, Any]) -> None:
     whatever the encoding of stdout (``PYTHONIOENCODING=ascii`` must not crash a report).
     """
     text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", report_text(redact_value(obj))) + "\n"
+    if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
+        return
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text-only stream (io.StringIO): it takes any str

@@ -24,6 +24,7 @@ import io
 import logging
 import queue
 import re
+import signal
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -86,7 +87,21 @@ class _BackgroundHash:
         self._sha = hashlib.sha256()
         self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="gps-sha256", daemon=True)
-        self._thread.start()
+
+    def start(self) -> None:
+        """Start the thread, with Ctrl-C held back meanwhile: a KeyboardInterrupt raised inside
+        ``Thread.start`` could leave the thread running for ever, or break the threading
+        module's own lock (RuntimeError). It is raised once the thread runs, for
+        :func:`_hashing` to end it."""
+        main = threading.current_thread() is threading.main_thread()
+        held = main and hasattr(signal, "pthread_sigmask")
+        if held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self._thread.start()
+        finally:
+            if held:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     def _run(self) -> None:
         while (block := self._blocks.get()) is not None:
@@ -110,6 +125,7 @@ class _BackgroundHash:
 def _hashing() -> Iterator[_BackgroundHash]:
     hasher = _BackgroundHash()
     try:
+        hasher.start()
         yield hasher
     finally:
         hasher.close()
