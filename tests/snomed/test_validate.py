@@ -785,3 +785,30 @@ def test_rf2_promoted_and_demoted_partition_10_concepts(tmp_path: Path) -> None:
     demoted = load_concept_index(rf2_with_promoted(tmp_path / "demoted", us_module, core))
     assert demoted.get(PROMOTED) is None
     assert check_events(code_only, demoted) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "code"),
+    [
+        ("snomed_code", FindingCode.SCTID_FORMAT),
+        ("snomed_fsn", FindingCode.UNEXPECTED_TERM),
+        ("snomed_pt", FindingCode.UNEXPECTED_TERM),
+        ("related_condition_snomed_code", FindingCode.SCTID_FORMAT),
+        ("related_condition", FindingCode.UNEXPECTED_TERM),
+        ("related_condition_snomed_fsn", FindingCode.UNEXPECTED_TERM),
+        ("related_condition_snomed_pt", FindingCode.UNEXPECTED_TERM),
+    ],
+)
+def test_each_snomed_key_alone_is_checked_and_null_counts_as_absent(
+    key: str, code: FindingCode
+) -> None:
+    """Each SNOMED CT key, set alone on a medication, is read; set to null, it is absent (on a
+    condition, the code is then missing)."""
+    assert [f.code for f in check_events([ev(event_type="medication", **{key: "x"})], IDX)] == [
+        code
+    ]
+    assert check_events([ev(event_type="medication", **{key: None})], IDX) == []
+    missing = check_events([ev(**{key: None})], IDX)
+    assert [(f.code, f.field, f.found) for f in missing] == [
+        (FindingCode.NOT_IN_RELEASE, "snomed_code", None)
+    ]

@@ -172,7 +172,8 @@ def _scan(raw: IO[bytes], where: str, hasher: _BackgroundHash) -> tuple[_Scan, l
     for block in iter(lambda: raw.read(READ_BLOCK), b""):
         blocks.append(block)
         hasher.update(block)
-        newlines += block.count(b"\n")
+        tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
+        newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
         if newlines > GPS_MAX_ROWS:
             raise BadInputError(
                 f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a "
@@ -180,7 +181,7 @@ def _scan(raw: IO[bytes], where: str, hasher: _BackgroundHash) -> tuple[_Scan, l
                 path=where,
                 hint=SIZE_HINT,
             )
-        skeleton.append(block.translate(None, _NOT_TAB_OR_LF))
+        skeleton.append(tabs_and_lfs)
         tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
     unterminated = bool(tail) and not tail.endswith(b"\n")
     m = _TRAILING_NEWLINES.search(tail)
