@@ -316,3 +316,22 @@ def test_a_key_file_of_two_words_fails_with_a_fix_and_a_loose_one_passes_with_on
         f"found in --api-key-file {loose}, but other users can read the file",
         f"chmod 600 {loose}",
     )
+
+
+def test_without_a_release_a_probe_uts_refuses_names_what_doctor_can_do(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    """The mini fake knows no KNOWN_CUI: 'current' is not served. The hint names doctor's own
+    ways (the base URL, a release folder), not a regeneration's --umls-release."""
+    result = doctor(["--json"], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 4
+    uts = checks_of(result)["uts"]
+    assert uts["message"] == (
+        f"UMLS release current is not served at {mini_uts.base_url}: its probe concept "
+        f"{KNOWN_CUI} answered 404 Not Found"
+    )
+    assert uts["hint"] == (
+        "with no release folder named, doctor asks for release 'current' and a concept every "
+        "release has: check --base-url (or UMLS_BASE_URL), and name the release folder "
+        "(tempmedbench-synonyms doctor RELEASE) to probe the release its table uses"
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 import platform
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,11 @@ from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV, SharedBudget, sha
 #: The probe without a release folder: a concept every UMLS release has (C0018787, Heart).
 KNOWN_CUI = "C0018787"
 
+_NO_TABLE_HINT = (
+    "with no release folder named, doctor asks for release 'current' and a concept every release "
+    "has: check --base-url (or UMLS_BASE_URL), and name the release folder (tempmedbench-synonyms "
+    "doctor RELEASE) to probe the release its table uses"
+)
 _PYTHON_HINT = "reinstall it: pip install --force-reinstall tempmedbench-synonyms"
 
 
@@ -142,8 +147,11 @@ def check_api_key(api_key_file: Path | None) -> Check:
     return _passed("api_key", f"found in {where}")
 
 
-def check_uts(options: RestOptions, umls_release: str, cui: str, *, key_ok: bool) -> Check:
-    """The one probe request (module docstring)."""
+def check_uts(
+    options: RestOptions, umls_release: str, cui: str, *, key_ok: bool, from_table: bool = True
+) -> Check:
+    """The one probe request (module docstring); ``from_table``: the release and the CUI are
+    the table's, not ``current`` and :data:`KNOWN_CUI` for want of a release folder."""
     if not key_ok:
         return Check(
             "uts",
@@ -167,7 +175,11 @@ def check_uts(options: RestOptions, umls_release: str, cui: str, *, key_ok: bool
         finally:
             uts.close()
     except TempMedBenchError as err:
-        return _failed("uts", err)
+        failed = _failed("uts", err)
+        if not from_table and "--umls-release" in (err.hint or ""):
+            # The hint is a run's (its --umls-release); doctor has no such option, and no table.
+            failed = replace(failed, hint=_NO_TABLE_HINT)
+        return failed
     shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
     return _passed(
         "uts",
@@ -269,9 +281,9 @@ def run_checks(
         add(key)
         if opened is not None and opened.table.concepts:
             probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
+            add(check_uts(options, *probe, key_ok=key.ok))
         else:  # no release folder (or none that could be read): the key and UTS all the same
-            probe = ("current", KNOWN_CUI)
-        add(check_uts(options, *probe, key_ok=key.ok))
+            add(check_uts(options, "current", KNOWN_CUI, key_ok=key.ok, from_table=False))
     add(check_cache(options.cache_dir))
     root = out if out is not None else (opened.folder if opened is not None else None)
     if root is not None:
