@@ -321,7 +321,7 @@ def freeze_command(
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)
 
 
-@app.command("demo")
+@app.command("demo", cls=PlainUsage)
 def demo_command(
     out: Annotated[
         Path, typer.Option("--out", help="Where to write the two rebuilt files.")
@@ -351,7 +351,7 @@ def demo_command(
     )
 
 
-app.command("doctor")(doctor_command)
+app.command("doctor", cls=PlainUsage)(doctor_command)
 app.add_typer(umls_app, name="umls")
 app.add_typer(cache_app, name="cache")
 app.add_typer(gps_app, name="gps")

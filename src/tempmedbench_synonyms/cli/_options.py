@@ -9,7 +9,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from tempmedbench_synonyms.cli._shared import print_json
 from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
+from tempmedbench_synonyms.errors import Outcome
 
 #: The metavar of a flag: none, so that ``--help`` does not show ``--offline <bool>`` as if the
 #: flag took a value (Typer prints the type of every option by default).
@@ -124,10 +126,45 @@ VerboseOption = Annotated[
 ]
 
 
+#: The usage error of the click typer runs on (a copy of its own since typer 0.2x).
+_UsageError: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+
+
+def usage_error_json(err: Exception) -> dict[str, Any]:
+    """The ``--json`` object of a command line the parser refused (exit 2)."""
+    ctx = getattr(err, "ctx", None)
+    command = ctx.command_path if ctx is not None else "the command"
+    message = err.format_message() if hasattr(err, "format_message") else str(err)
+    return {
+        "outcome": Outcome.BAD_INPUT.value,
+        "exit_code": 2,
+        "message": message,
+        "hint": f"{command} --help lists the arguments and options",
+    }
+
+
 class PlainUsage(TyperCommand):
-    """A command whose usage line names its arguments as they are typed, ``RELEASE`` and
-    ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces); optional ones keep their
-    ``[...]``. Pass it as ``cls=`` to ``@app.command``."""
+    """Every command of the tool: its usage line names its arguments as they are typed,
+    ``RELEASE`` and ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces; optional
+    ones keep their ``[...]``); and a command line the parser refuses (an unknown option, a bad
+    value, a missing argument) still gets its JSON object on stdout with ``--json``
+    (``usage_error_json``: outcome ``bad_input``, exit 2), besides the usage message on stderr,
+    so that a script reading stdout always reads JSON (SPEC section 7). Pass it as ``cls=`` to
+    ``@app.command``."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        own = args[: args.index("--")] if "--" in args else args  # the parser consumes args
+        wants_json = "--json" in own
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _UsageError as err:
+            if wants_json:
+                print_json(usage_error_json(err))
+            raise
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption
+from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption, PlainUsage
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
 
@@ -18,7 +18,7 @@ cache_app = typer.Typer(
 )
 
 
-@cache_app.command("info")
+@cache_app.command("info", cls=PlainUsage)
 def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
     """Where the cache is and how many answers it holds, per UTS base URL and release.
 
@@ -51,7 +51,7 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
         )
 
 
-@cache_app.command("clear")
+@cache_app.command("clear", cls=PlainUsage)
 def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
     """Delete every cached UMLS answer (the next run fetches them again).
 
