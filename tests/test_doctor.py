@@ -335,3 +335,18 @@ def test_without_a_release_a_probe_uts_refuses_names_what_doctor_can_do(
         "release has: check --base-url (or UMLS_BASE_URL), and name the release folder "
         "(tempmedbench-synonyms doctor RELEASE) to probe the release its table uses"
     )
+
+
+def test_with_a_release_that_cannot_be_read_the_hint_says_so(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    """A release folder named but not read: the probe is 'current' again, and the hint does not
+    tell the user to name the folder they named."""
+    result = doctor([str(tmp_path / "missing"), "--json"], tmp_path, mini_uts.base_url)
+    checks = checks_of(result)
+    assert checks["release"]["ok"] is False
+    assert checks["uts"]["hint"] == (
+        "with no table read, doctor asks for release 'current' and a concept every release "
+        "has: check --base-url (or UMLS_BASE_URL); fix the release check for a probe of the "
+        "release its table uses"
+    )

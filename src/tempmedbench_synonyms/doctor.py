@@ -61,10 +61,17 @@ from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV, SharedBudget, sha
 #: The probe without a release folder: a concept every UMLS release has (C0018787, Heart).
 KNOWN_CUI = "C0018787"
 
+_CURRENT_PROBE = (
+    "doctor asks for release 'current' and a concept every release has: check --base-url (or "
+    "UMLS_BASE_URL)"
+)
 _NO_TABLE_HINT = (
-    "with no release folder named, doctor asks for release 'current' and a concept every release "
-    "has: check --base-url (or UMLS_BASE_URL), and name the release folder (tempmedbench-synonyms "
-    "doctor RELEASE) to probe the release its table uses"
+    f"with no release folder named, {_CURRENT_PROBE}, and name the release folder "
+    "(tempmedbench-synonyms doctor RELEASE) to probe the release its table uses"
+)
+_UNREAD_TABLE_HINT = (
+    f"with no table read, {_CURRENT_PROBE}; fix the release check for a probe of the release "
+    "its table uses"
 )
 _PYTHON_HINT = "reinstall it: pip install --force-reinstall tempmedbench-synonyms"
 
@@ -148,10 +155,16 @@ def check_api_key(api_key_file: Path | None) -> Check:
 
 
 def check_uts(
-    options: RestOptions, umls_release: str, cui: str, *, key_ok: bool, from_table: bool = True
+    options: RestOptions,
+    umls_release: str,
+    cui: str,
+    *,
+    key_ok: bool,
+    current_hint: str | None = None,
 ) -> Check:
-    """The one probe request (module docstring); ``from_table``: the release and the CUI are
-    the table's, not ``current`` and :data:`KNOWN_CUI` for want of a release folder."""
+    """The one probe request (module docstring). ``current_hint``: the release and the CUI are
+    ``current`` and :data:`KNOWN_CUI`, for want of a table, and this is the hint when UTS does
+    not serve them (a run's hint would name its --umls-release, which doctor has not)."""
     if not key_ok:
         return Check(
             "uts",
@@ -176,9 +189,8 @@ def check_uts(
             uts.close()
     except TempMedBenchError as err:
         failed = _failed("uts", err)
-        if not from_table and "--umls-release" in (err.hint or ""):
-            # The hint is a run's (its --umls-release); doctor has no such option, and no table.
-            failed = replace(failed, hint=_NO_TABLE_HINT)
+        if current_hint is not None and "--umls-release" in (err.hint or ""):
+            failed = replace(failed, hint=current_hint)
         return failed
     shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
     return _passed(
@@ -283,7 +295,8 @@ def run_checks(
             probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
             add(check_uts(options, *probe, key_ok=key.ok))
         else:  # no release folder (or none that could be read): the key and UTS all the same
-            add(check_uts(options, "current", KNOWN_CUI, key_ok=key.ok, from_table=False))
+            hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
+            add(check_uts(options, "current", KNOWN_CUI, key_ok=key.ok, current_hint=hint))
     add(check_cache(options.cache_dir))
     root = out if out is not None else (opened.folder if opened is not None else None)
     if root is not None:

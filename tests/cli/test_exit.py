@@ -116,23 +116,30 @@ def test_a_stream_that_cannot_be_flushed_takes_the_usual_exit(
 
 def test_the_script_loses_nothing_it_wrote(tmp_path: Path) -> None:
     """The console script's output through a pipe (block-buffered) is the same, byte for byte,
-    as that of main() with the usual exit; so is the exit status."""
+    as that of main() with the usual exit; so is the exit status. An exit handler registered
+    before each run shows which exit each took: the script's skips it."""
     args = ["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"]
     env = {**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)}
     env.pop("TEMPMEDBENCH_GPS", None)
 
-    def run(entry: str) -> subprocess.CompletedProcess[bytes]:
-        code = f"from tempmedbench_synonyms.cli import {entry}; {entry}()"
-        return subprocess.run(
+    def run(entry: str) -> tuple[subprocess.CompletedProcess[bytes], bool]:
+        marker = tmp_path / f"{entry}.teardown"
+        code = (
+            f"import atexit; atexit.register(lambda: open({str(marker)!r}, 'w').close())\n"
+            f"from tempmedbench_synonyms.cli import {entry}; {entry}()"
+        )
+        done = subprocess.run(
             [sys.executable, "-c", code, *args], capture_output=True, env=env, timeout=60
         )
+        return done, marker.exists()
 
-    fast, usual = run("script_main"), run("main")
+    (fast, fast_teardown), (usual, usual_teardown) = run("script_main"), run("main")
     assert (fast.returncode, fast.stdout, fast.stderr) == (
         usual.returncode,
         usual.stdout,
         usual.stderr,
     )
+    assert (fast_teardown, usual_teardown) == (False, True)
     assert fast.returncode == 1
     report = json.loads(fast.stdout)
     assert report["outcome"] == "findings"

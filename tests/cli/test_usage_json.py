@@ -4,6 +4,10 @@ a script that reads stdout always reads JSON), besides the usage message on stde
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,3 +83,68 @@ def test_without_json_stdout_stays_empty_and_after_a_double_dash_json_is_no_opti
     assert json.loads(result.stdout)["hint"] == (
         "tempmedbench-regenerate-synonyms --help lists the arguments and options"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "json_expected"),
+    [
+        (["check", "--out", "--json"], False),  # --json is --out's value
+        (["gps", "validate", "R", "--gps", "--json", "--bogus"], False),
+        (["check", "--out", "--", "--json", "--bogus"], True),  # "--" is --out's value
+        (["check", "--json=1", "R"], True),  # meant, and refused
+        (["check", "R", "--bogus", "--", "--json"], False),
+    ],
+)
+def test_json_counts_only_as_the_flag(args: list[str], json_expected: bool) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    if json_expected:
+        assert json.loads(result.stdout)["exit_code"] == 2
+    else:
+        assert result.stdout == ""
+
+
+def test_the_usage_message_on_stderr_is_the_same_with_json() -> None:
+    """--json adds the object on stdout and changes nothing on stderr."""
+    plain = CliRunner().invoke(app, ["gps", "sctid", "--no-such-option"], env={"NO_COLOR": "1"})
+    with_json = CliRunner().invoke(
+        app, ["gps", "sctid", "--json", "--no-such-option"], env={"NO_COLOR": "1"}
+    )
+    assert plain.stderr == with_json.stderr
+    assert "No such option: --no-such-option" in plain.stderr
+    assert (plain.stdout, plain.exit_code, with_json.exit_code) == ("", 2, 2)
+
+
+def test_quiet_with_verbose_and_json_prints_the_json_object(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["check", str(tmp_path), "-q", "-v", "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "outcome": "bad_input",
+        "exit_code": 2,
+        "message": "-q (--quiet) and -v (--verbose) contradict each other: pick one",
+        "hint": "tempmedbench-synonyms check --help lists the arguments and options",
+        "schema_version": 1,
+        "tool_version": __version__,
+    }
+    assert result.stderr == (
+        "error: -q (--quiet) and -v (--verbose) contradict each other: pick one\n"
+    )
+
+
+def test_a_reader_gone_keeps_exit_2_and_the_usage_message(tmp_path: Path) -> None:
+    """stdout a pipe whose reader has closed: the JSON cannot be written, and the refusal is
+    still exit 2 with its usage message (the write error replaced it: exit 1, no message)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    code = "from tempmedbench_synonyms.cli import script_main; script_main()"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, "check", "--bogus", "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, timeout=60,
+            env={**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)},
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 2
+    assert b"No such option: --bogus" in done.stderr
+    assert b"Traceback" not in done.stderr

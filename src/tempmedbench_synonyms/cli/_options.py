@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from tempmedbench_synonyms.cli._shared import print_json
+from tempmedbench_synonyms.cli._shared import echo_err, print_json
 from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import Outcome
 
@@ -132,11 +132,11 @@ _UsageError: type[Exception] = next(
 )
 
 
-def usage_error_json(err: Exception) -> dict[str, Any]:
-    """The ``--json`` object of a command line the parser refused (exit 2)."""
-    ctx = getattr(err, "ctx", None)
-    command = ctx.command_path if ctx is not None else "the command"
-    message = err.format_message() if hasattr(err, "format_message") else str(err)
+QUIET_WITH_VERBOSE = "-q (--quiet) and -v (--verbose) contradict each other: pick one"
+
+
+def usage_error_json(message: str, command: str) -> dict[str, Any]:
+    """The ``--json`` object of a command line the command refused (exit 2)."""
     return {
         "outcome": Outcome.BAD_INPUT.value,
         "exit_code": 2,
@@ -145,26 +145,67 @@ def usage_error_json(err: Exception) -> dict[str, Any]:
     }
 
 
+def _print_usage_json(message: str, command: str) -> None:
+    try:
+        print_json(usage_error_json(message, command))
+    except OSError:  # stdout's reader is gone: the usage message and exit 2 still follow
+        pass
+
+
+def _json_given(command: Any, args: list[str]) -> bool:
+    """Whether ``--json`` is among ``args`` as the flag: not as the value of an option that
+    takes one (``--out --json``), nor after ``--``; ``--json=...`` counts (the user meant it,
+    and the parser refuses it)."""
+    takes_value = {
+        opt
+        for p in command.params
+        if getattr(p, "opts", None)
+        and not getattr(p, "is_flag", True)
+        and not getattr(p, "count", False)
+        for opt in p.opts
+    }
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return False
+        elif arg == "--json" or arg.startswith("--json="):
+            return True
+        elif arg in takes_value:
+            skip = True
+    return False
+
+
 class PlainUsage(TyperCommand):
     """Every command of the tool: its usage line names its arguments as they are typed,
     ``RELEASE`` and ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces; optional
-    ones keep their ``[...]``); and a command line the parser refuses (an unknown option, a bad
-    value, a missing argument) still gets its JSON object on stdout with ``--json``
-    (``usage_error_json``: outcome ``bad_input``, exit 2), besides the usage message on stderr,
-    so that a script reading stdout always reads JSON (SPEC section 7). Pass it as ``cls=`` to
-    ``@app.command``."""
+    ones keep their ``[...]``); and a command line the command refuses (an unknown option, a
+    bad value, a missing argument, ``-q`` with ``-v``) still gets its JSON object on stdout with
+    ``--json`` (``usage_error_json``: outcome ``bad_input``, exit 2), besides the usage message
+    on stderr, so that a script reading a command's stdout reads JSON (SPEC section 7). Errors
+    before a command is known (an unknown subcommand) have no command to answer for them. Pass
+    it as ``cls=`` to ``@app.command``."""
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
     ) -> Any:
-        own = args[: args.index("--")] if "--" in args else args  # the parser consumes args
-        wants_json = "--json" in own
+        wants_json = _json_given(self, args)  # before the parser, which consumes args
         try:
-            return super().make_context(info_name, args, parent, **extra)
+            ctx = super().make_context(info_name, args, parent, **extra)
         except _UsageError as err:
             if wants_json:
-                print_json(usage_error_json(err))
+                err_ctx = getattr(err, "ctx", None)
+                command = err_ctx.command_path if err_ctx is not None else str(info_name)
+                _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
             raise
+        if ctx.params.get("quiet") and ctx.params.get("verbose"):
+            # which one was meant cannot be guessed: bad input (exit 2), like any other bad option
+            echo_err(f"error: {QUIET_WITH_VERBOSE}")
+            if wants_json:
+                _print_usage_json(QUIET_WITH_VERBOSE, ctx.command_path)
+            raise typer.Exit(2)
+        return ctx
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [

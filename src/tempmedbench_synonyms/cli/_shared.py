@@ -110,13 +110,9 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     neither, ``TEMPMEDBENCH_LOG_LEVEL`` (debug, info, warning, error or critical) if set, else
     warnings.
 
-    ``-q`` with ``-v`` is refused (exit 2, bad input). Returns the verbosity the
-    commands use: -1 for ``-q``, else the number of ``-v``.
+    Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v`` (``-q``
+    with ``-v`` never comes here: the command line is refused, ``_options.PlainUsage``).
     """
-    if quiet and verbose:
-        # which one was meant cannot be guessed: bad input (exit 2), like any other bad option
-        echo_err("error: -q (--quiet) and -v (--verbose) contradict each other: pick one")
-        raise typer.Exit(2)
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
         verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
