@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
-from tempmedbench_synonyms.cli._options import PlainUsage
+from tempmedbench_synonyms.cli._options import PlainGroup, PlainUsage
 
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -148,3 +148,42 @@ def test_a_reader_gone_keeps_exit_2_and_the_usage_message(tmp_path: Path) -> Non
     assert done.returncode == 2
     assert b"No such option: --bogus" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "command", "message"),
+    [
+        (["bogus", "--json"], "", "No such command 'bogus'."),
+        (
+            ["gps", "valdate", "R", "--json"],
+            " gps",
+            "No such command 'valdate'. Did you mean 'validate'?",
+        ),
+        (["cache", "nope", "--json"], " cache", "No such command 'nope'."),
+        (["umls", "--json", "atoms"], " umls", "No such option: --json"),
+    ],
+)
+def test_what_a_group_refuses_gets_the_json_object_too(
+    args: list[str], command: str, message: str
+) -> None:
+    result = CliRunner().invoke(app, args, prog_name="tempmedbench-synonyms")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "outcome": "bad_input",
+        "exit_code": 2,
+        "message": message,
+        "hint": f"tempmedbench-synonyms{command} --help lists the arguments and options",
+        "schema_version": 1,
+        "tool_version": __version__,
+    }
+    assert message in result.stderr
+
+
+def test_every_group_is_a_plain_group() -> None:
+    groups = [typer.main.get_command(app)] + [
+        sub for sub in typer.main.get_command(app).commands.values() if hasattr(sub, "commands")
+    ]
+    assert sorted(g.name or "" for g in groups) == ["cache", "gps", "tempmedbench-synonyms", "umls"]
+    assert all(isinstance(g, PlainGroup) for g in groups)
+    result = CliRunner().invoke(app, ["gps", "valdate"])
+    assert (result.exit_code, result.stdout) == (2, "")

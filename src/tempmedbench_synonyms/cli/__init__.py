@@ -28,6 +28,7 @@ from tempmedbench_synonyms.cli._options import (
     CacheDirOption,
     JsonOption,
     OfflineOption,
+    PlainGroup,
     PlainUsage,
     QuietOption,
     RateOption,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
     name="tempmedbench-synonyms",
+    cls=PlainGroup,
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, pwsh
     pretty_exceptions_enable=False,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from tempmedbench_synonyms.cli._shared import echo_err, print_json
 from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
@@ -183,9 +183,8 @@ class PlainUsage(TyperCommand):
     ones keep their ``[...]``); and a command line the command refuses (an unknown option, a
     bad value, a missing argument, ``-q`` with ``-v``) still gets its JSON object on stdout with
     ``--json`` (``usage_error_json``: outcome ``bad_input``, exit 2), besides the usage message
-    on stderr, so that a script reading a command's stdout reads JSON (SPEC section 7). Errors
-    before a command is known (an unknown subcommand) have no command to answer for them. Pass
-    it as ``cls=`` to ``@app.command``."""
+    on stderr, so that a script reading stdout reads JSON (SPEC section 7; what a group refuses
+    before a command is known: :class:`PlainGroup`). Pass it as ``cls=`` to ``@app.command``."""
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
@@ -212,3 +211,37 @@ class PlainUsage(TyperCommand):
             re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", piece)
             for piece in super().collect_usage_pieces(ctx)
         ]
+
+
+class PlainGroup(TyperGroup):
+    """Every command group of the tool (the main app, ``gps``, ``umls``, ``cache``): what it
+    refuses itself, before a command is known (an unknown command, an option of its own),
+    also gets the JSON object of :class:`PlainUsage` when ``--json`` is on the command line
+    (meant for the command the user named). Pass it as ``cls=`` to ``typer.Typer``."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        own = args[: args.index("--")] if "--" in args else args
+        wants_json = any(a == "--json" or a.startswith("--json=") for a in own)
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except _UsageError as err:
+            if wants_json:
+                err_ctx = getattr(err, "ctx", None)
+                command = err_ctx.command_path if err_ctx is not None else str(info_name)
+                _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
+            raise
+        ctx.meta[_WANTS_JSON] = wants_json
+        return ctx
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except _UsageError as err:
+            if ctx.meta.get(_WANTS_JSON):
+                _print_usage_json(err.format_message(), ctx.command_path)  # type: ignore[attr-defined]
+            raise
+
+
+_WANTS_JSON = "tempmedbench_synonyms.wants_json"

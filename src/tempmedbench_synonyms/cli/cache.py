@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption, PlainUsage
+from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption, PlainGroup, PlainUsage
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.config import resolve_cache_dir
 
@@ -12,6 +12,7 @@ cache_app = typer.Typer(
     name="cache",
     help="Inspect or empty the cache of UMLS REST answers (licensed UMLS content, kept "
     "readable by you only).",
+    cls=PlainGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # also when called on its own, as tests do

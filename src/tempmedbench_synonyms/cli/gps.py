@@ -9,7 +9,13 @@ from typing import Annotated, Any
 import typer
 
 from tempmedbench_synonyms.api import validate_gps
-from tempmedbench_synonyms.cli._options import JsonOption, PlainUsage, QuietOption, VerboseOption
+from tempmedbench_synonyms.cli._options import (
+    JsonOption,
+    PlainGroup,
+    PlainUsage,
+    QuietOption,
+    VerboseOption,
+)
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
@@ -26,6 +32,7 @@ from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport
 gps_app = typer.Typer(
     name="gps",
     help="Check SNOMED CT fields against the SNOMED International Global Patient Set (GPS).",
+    cls=PlainGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # also when called on its own, as tests do

@@ -17,6 +17,7 @@ from tempmedbench_synonyms.cli._options import (
     CacheDirOption,
     JsonOption,
     OfflineOption,
+    PlainGroup,
     PlainUsage,
     QuietOption,
     RateOption,
@@ -45,6 +46,7 @@ umls_app = typer.Typer(
     "limit and retries as a regeneration. The API key comes from UMLS_API_KEY, "
     "UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has no such thing; 2: bad input; "
     "3: not authorised; 4: unavailable.",
+    cls=PlainGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # also when called on its own, as tests do
