@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -152,6 +154,19 @@ def _print_usage_json(message: str, command: str) -> None:
         pass
 
 
+@contextmanager
+def _answering_usage_errors(wants_json: bool, info_name: str | None) -> Iterator[None]:
+    """A usage error raised inside gets its JSON object on stdout first, if ``wants_json``."""
+    try:
+        yield
+    except _UsageError as err:
+        if wants_json:
+            err_ctx = getattr(err, "ctx", None)
+            command = err_ctx.command_path if err_ctx is not None else str(info_name)
+            _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
+        raise
+
+
 def _json_given(command: Any, args: list[str]) -> bool:
     """Whether ``--json`` is among ``args`` as the flag: not as the value of an option that
     takes one (``--out --json``), nor after ``--``; ``--json=...`` counts (the user meant it,
@@ -190,14 +205,8 @@ class PlainUsage(TyperCommand):
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
     ) -> Any:
         wants_json = _json_given(self, args)  # before the parser, which consumes args
-        try:
+        with _answering_usage_errors(wants_json, info_name):
             ctx = super().make_context(info_name, args, parent, **extra)
-        except _UsageError as err:
-            if wants_json:
-                err_ctx = getattr(err, "ctx", None)
-                command = err_ctx.command_path if err_ctx is not None else str(info_name)
-                _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
-            raise
         if ctx.params.get("quiet") and ctx.params.get("verbose"):
             # which one was meant cannot be guessed: bad input (exit 2), like any other bad option
             echo_err(f"error: {QUIET_WITH_VERBOSE}")
@@ -224,24 +233,14 @@ class PlainGroup(TyperGroup):
     ) -> Any:
         own = args[: args.index("--")] if "--" in args else args
         wants_json = any(a == "--json" or a.startswith("--json=") for a in own)
-        try:
+        with _answering_usage_errors(wants_json, info_name):
             ctx = super().make_context(info_name, args, parent, **extra)
-        except _UsageError as err:
-            if wants_json:
-                err_ctx = getattr(err, "ctx", None)
-                command = err_ctx.command_path if err_ctx is not None else str(info_name)
-                _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
-            raise
         ctx.meta[_WANTS_JSON] = wants_json
         return ctx
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        try:
+        with _answering_usage_errors(bool(ctx.meta.get(_WANTS_JSON)), ctx.info_name):
             return super().resolve_command(ctx, args)
-        except _UsageError as err:
-            if ctx.meta.get(_WANTS_JSON):
-                _print_usage_json(err.format_message(), ctx.command_path)  # type: ignore[attr-defined]
-            raise
 
 
 _WANTS_JSON = "tempmedbench_synonyms.wants_json"
