@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import multiprocessing
 import random
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -418,3 +420,45 @@ def test_a_row_whose_first_field_is_longer_than_64_bytes_is_no_row(tmp_path: Pat
         rows = [*_five(), row(cui, "A9", "LNC", "LN", "9-9", "y")]
         got = MrconsoSource(_write(tmp_path / "M.RRF", rows)).fetch("R", "C", [query]).atoms
         assert (None if got[query] is None else [a.aui for a in got[query] or ()]) == expected
+
+
+def test_ctrl_c_before_a_worker_has_its_first_range_ends_it_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C between a worker's start and its first range: the worker, waiting for a range
+    that never comes, was joined without being killed, and the run hung (seen on a busy
+    machine). It is killed and reaped now; an alarm turns a hang back into a failure."""
+    monkeypatch.setattr(mrconso, "PARALLEL_MIN_SIZE", 0)
+    path = _write(tmp_path / "M.RRF", ROWS * 50)
+    real = mrconso.get_context("fork")
+
+    class Interrupted:
+        def __init__(self, conn: object) -> None:
+            self.conn = conn
+
+        def send(self, obj: object) -> None:
+            raise KeyboardInterrupt
+
+        def close(self) -> None:
+            self.conn.close()  # type: ignore[attr-defined]
+
+    class Context:
+        Process = real.Process
+
+        def Pipe(self) -> tuple[object, object]:  # multiprocessing's name
+            parent, child = real.Pipe()
+            return Interrupted(parent), child
+
+    def hang(signum: int, frame: object) -> None:
+        raise AssertionError("the scan hung after Ctrl-C")
+
+    monkeypatch.setattr(mrconso, "get_context", lambda method: Context())
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(20)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            MrconsoSource(path, workers=2).fetch("R", "C", QUERIES)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert multiprocessing.active_children() == []

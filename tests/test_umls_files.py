@@ -458,8 +458,11 @@ def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
     big = tmp_path / name
     with gzip.open(big, "wb", compresslevel=1) if name.endswith(".gz") else open(big, "wb") as f:
         f.write(PLAIN)
-        for _ in range(1200):  # about 160 MB: big enough to be scanned by worker processes
-            f.write(FILLER)
+        # about 180 MB, big enough to be scanned by worker processes; rows of a source the table
+        # names, which the search hands back, so that the scan lasts long enough (0.5 s) for
+        # the Ctrl-C to come during it even on a busy machine
+        for _ in range(1200):
+            f.write(FILLER.replace(b"|ZZFILLER|", b"|MTH|"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "tempmedbench_synonyms", "regenerate", str(mini),
          "--mrconso", str(big), "--out", str(tmp_path / "out")],

@@ -625,7 +625,10 @@ class MrconsoSource:
         when it is done (a worker slowed by other load takes fewer); join in file order.
 
         Ctrl-C reaches this process as KeyboardInterrupt wherever it waits; the ``finally``
-        kills every worker still running and reaps it, so none is left behind."""
+        kills every worker still running unless all were told to stop, and reaps it, so none is
+        left behind. While a worker starts and gets its first range, Ctrl-C is held back: it
+        comes once the worker is known (one interrupted between its start and its first range
+        was joined without being killed, and waited for that range for ever)."""
         n = self.workers * 4  # more ranges than workers: finer progress, balanced load
         bounds = [size * i // n for i in range(n + 1)]
         ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
@@ -636,22 +639,24 @@ class MrconsoSource:
         done = 0
         sys.stdout.flush()
         sys.stderr.flush()  # a forked child must not write out the parent's buffers again
+        finished = False  # every worker was sent its last None: it ends by itself
         try:
             for _ in range(min(self.workers, len(ranges))):
                 conn, child = ctx.Pipe()
-                # Ctrl-C blocked from fork until the child ignores it: no window for a traceback
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                # Ctrl-C blocked from fork until the child ignores it (no window for a
+                # traceback) and until the worker is listed with its first range
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 try:
                     proc = ctx.Process(
                         target=_worker, args=(child, str(path), needs, first), daemon=True
                     )
+                    workers.append((proc, conn))
                     proc.start()
+                    child.close()
+                    conn.send(ranges[len(busy)])
+                    busy[conn] = ranges[len(busy)][0]
                 finally:
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-                child.close()
-                workers.append((proc, conn))
-                conn.send(ranges[len(busy)])
-                busy[conn] = ranges[len(busy)][0]
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             following = iter(ranges[len(busy) :])
             while busy:
                 for ready in wait(list(busy)):
@@ -677,11 +682,13 @@ class MrconsoSource:
                         conn.send(task)
                         if task is not None:
                             busy[conn] = task[0]
+            finished = True
         finally:
             for proc, conn in workers:
-                if proc.is_alive() and busy:  # interrupted or failed: no waiting for them
-                    proc.kill()
-                proc.join()
+                if proc.pid is not None:  # started
+                    if not finished and proc.is_alive():  # interrupted or failed: no waiting
+                        proc.kill()
+                    proc.join()
                 conn.close()
         out = _ScanResult()
         for a in sorted(parts):
