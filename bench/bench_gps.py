@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms.files import sha256_file
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index

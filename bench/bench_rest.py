@@ -7,7 +7,7 @@ It generates an invented release (``testing.make_invented_release``) in a tempor
 serves its MRCONSO rows from ``testing.FakeUtsServer`` on 127.0.0.1 with a fixed delay per answer
 and a server-side limit of N requests in any one second (a 429 beyond it), then:
 
-1. cold run: ``regenerate`` through ``build_rest_source`` (the CLI's factory), empty cache;
+1. cold run: ``regenerate`` through ``rest_source`` (the CLI's factory), empty cache;
 2. warm run: the same command line in a fresh process, everything cached;
 3. bare imports: fresh processes that only import the package, its CLI, and the CLI with what a
    regeneration imports when it starts (the CLI imports the UTS client and the pipeline lazily,
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tempmedbench_synonyms.pipeline import regenerate
+from tempmedbench_synonyms.regen.pipeline import regenerate
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -41,7 +41,8 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     make_invented_release,
 )
-from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
+from tempmedbench_synonyms.uts.options import UtsOptions
+from tempmedbench_synonyms.uts.session import rest_source
 
 
 def _wall(
@@ -87,10 +88,10 @@ def main() -> int:
         )
         cache = root / "cache"
         with FakeUtsServer(fake) as server:
-            options = RestOptions(
+            options = UtsOptions(
                 base_url=server.base_url, cache_dir=cache, rate=args.rate, workers=args.workers
             )
-            source = build_rest_source(options, progress_stream=sys.stderr)
+            source = rest_source(options, progress=sys.stderr)
             start = time.perf_counter()
             report = regenerate(rel.folder, source, out_dir=root / "out-cold")
             cold = time.perf_counter() - start

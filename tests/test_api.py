@@ -35,9 +35,8 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
-from tempmedbench_synonyms.pytest_plugin import RunningFakeUts
-from tempmedbench_synonyms.release import EXPECTED, FULL_TABLE, SYNONYM_SURFACE
-from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
+from tempmedbench_synonyms.regen.release import EXPECTED, FULL_TABLE, SYNONYM_SURFACE
+from tempmedbench_synonyms.testing import CANARY_KEY, RunningFakeUts, find_secret
 
 runner = CliRunner()
 
@@ -364,7 +363,7 @@ def test_a_bug_with_an_unreadable_key_file_still_exits_70(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "regenerate", broken)
+    monkeypatch.setattr(cli, "run", broken)
     result = runner.invoke(app, ["regenerate", str(mini), "--api-key-file",
                                  str(tmp_path / "missing")])  # fmt: skip
     assert result.exit_code == 70

@@ -7,16 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tempmedbench_synonyms.config import (
-    ApiKey,
-    check_base_url,
-    clean_text,
-    read_api_key,
-    redact,
-    resolve_cache_dir,
-)
-from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
+from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, read_api_key, redact
 from tempmedbench_synonyms.testing import CANARY_KEY
+from tempmedbench_synonyms.uts.options import check_base_url
 
 
 def _key_file(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
@@ -122,7 +117,7 @@ def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:
 
 
 def test_a_missing_key_is_not_authorised_with_the_way_to_give_one() -> None:
-    err = ApiKeyMissingError()
+    err = missing_key()
     assert (err.exit_code, err.outcome) == (3, "not_authorised")
     assert str(err) == (
         "no UMLS API key: the cache does not hold every answer, so UMLS must be asked, and "

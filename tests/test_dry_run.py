@@ -17,10 +17,9 @@ from typer.testing import CliRunner, Result
 
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.cli import app
-from tempmedbench_synonyms.config import ApiKey
-from tempmedbench_synonyms.pipeline import atom_queries
-from tempmedbench_synonyms.plan import duration_words, estimate_line, fetch_seconds
-from tempmedbench_synonyms.release import open_release
+from tempmedbench_synonyms.regen.pipeline import atom_queries
+from tempmedbench_synonyms.regen.release import open_release
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUtsServer,
@@ -28,7 +27,9 @@ from tempmedbench_synonyms.testing import (
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.estimate import duration_words, estimate_line, fetch_seconds
+from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 
 
 def files_under(folder: Path) -> dict[str, bytes]:

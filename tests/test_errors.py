@@ -8,7 +8,6 @@ import pytest
 
 from tempmedbench_synonyms.errors import (
     EXIT_CODES,
-    ApiKeyMissingError,
     BadInputError,
     Cancelled,
     InternalError,
@@ -19,6 +18,7 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
+from tempmedbench_synonyms.secret import missing_key
 
 
 @pytest.mark.parametrize(
@@ -87,6 +87,7 @@ def test_the_outcomes_are_spec_section_5s_and_each_has_its_exit_code() -> None:
         "unavailable": 4,
         "internal_error": 70,
         "planned": 0,
+        "interrupted": 130,
     }
     assert list(EXIT_CODES) == list(Outcome)
 
@@ -116,7 +117,7 @@ def test_a_refusal_by_umls_keeps_its_status_and_url() -> None:
 
 
 def test_a_missing_key_is_a_refusal_nothing_was_sent_for() -> None:
-    err = ApiKeyMissingError()
+    err = missing_key()
     assert isinstance(err, NotAuthorisedError)
     assert (err.status, err.url, err.exit_code, err.outcome) == (None, None, 3, "not_authorised")
     assert str(err).startswith("no UMLS API key: ")

@@ -19,7 +19,7 @@ from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.jsonio import parse_json, report_text, safe_text
-from tempmedbench_synonyms.release import TABLE
+from tempmedbench_synonyms.regen.release import TABLE
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -190,8 +190,8 @@ def test_a_release_path_that_is_not_utf8_gives_a_valid_json_report(tmp_path: Pat
 
 
 def test_the_python_api_report_is_the_cli_report(mini: Path, mrconso: Path, tmp_path: Path) -> None:
-    from tempmedbench_synonyms.mrconso import MrconsoSource
-    from tempmedbench_synonyms.pipeline import regenerate
+    from tempmedbench_synonyms.mrconso.source import MrconsoSource
+    from tempmedbench_synonyms.regen.pipeline import regenerate
 
     doc = regenerate(mini, MrconsoSource(mrconso), out_dir=tmp_path / "out").to_json()
     assert (doc["schema_version"], doc["tool_version"]) == (1, __version__)

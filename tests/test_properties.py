@@ -8,8 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempmedbench_synonyms.canonical import surface_line_bytes, table_bytes
-from tempmedbench_synonyms.surface import PlacedSpan, replace_spans
+from tempmedbench_synonyms.regen.canonical import surface_line_bytes, table_bytes
+from tempmedbench_synonyms.regen.surface import PlacedSpan, replace_spans
 
 # Texts mix ASCII, accents, titlecase letters, line separators and characters outside the BMP,
 # so that an offset counted in UTF-16 units or bytes instead of code points would show (no

@@ -25,11 +25,11 @@ import pytest
 
 from helpers import MINI, MINI_MRCONSO
 from helpers.uts import virtual_limiter
-from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import UnavailableError
-from tempmedbench_synonyms.mrconso import MrconsoSource
-from tempmedbench_synonyms.pipeline import regenerate
-from tempmedbench_synonyms.release import OUTPUTS
+from tempmedbench_synonyms.mrconso.source import MrconsoSource
+from tempmedbench_synonyms.regen.pipeline import regenerate
+from tempmedbench_synonyms.regen.release import OUTPUTS
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FAULT_KINDS,
@@ -43,8 +43,10 @@ from tempmedbench_synonyms.testing import (
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
-from tempmedbench_synonyms.uts.options import RestOptions, build_rest_source
+from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.options import UtsOptions
+from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
+from tempmedbench_synonyms.uts.session import rest_source
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
@@ -171,8 +173,8 @@ def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) 
     os.environ["UMLS_API_KEY"] = CANARY_KEY
     try:
         with FakeUtsServer(fake) as server:
-            options = RestOptions(base_url=server.base_url, cache_dir=tmp_path / "c", rate=20)
-            source = build_rest_source(options, progress_stream=None)
+            options = UtsOptions(base_url=server.base_url, cache_dir=tmp_path / "c", rate=20)
+            source = rest_source(options, progress=None)
             start = time.monotonic()
             report = regenerate(rel.folder, source, out_dir=tmp_path / "b")
             elapsed = time.monotonic() - start

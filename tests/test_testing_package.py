@@ -7,7 +7,7 @@ import inspect
 from pathlib import Path
 
 import tempmedbench_synonyms.testing as testing
-from tempmedbench_synonyms.mrconso import MRCONSO_COLUMNS, split_row
+from tempmedbench_synonyms.mrconso.rows import MRCONSO_COLUMNS, split_row
 from tempmedbench_synonyms.testing import mrconso_row, write_manifest
 
 
@@ -16,8 +16,8 @@ def test_the_public_names_are_exactly_these() -> None:
         testing.__all__
         == (
             "CANARY_KEY FAULT_KINDS FakeReply FakeRow FakeUts FakeUtsData FakeUtsServer Faults "
-            "InventedRelease SeenRequest VirtualTime add_fake_uts find_secret invented_rows "
-            "make_invented_release mrconso_row write_manifest"
+            "InventedRelease RunningFakeUts SeenRequest VirtualTime add_fake_uts find_secret "
+            "invented_rows make_invented_release mrconso_row write_manifest"
         ).split()
     )
     assert all(hasattr(testing, name) for name in testing.__all__)

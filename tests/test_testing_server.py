@@ -18,8 +18,8 @@ import responses
 
 from helpers import ATOM_PARAMS
 from helpers.uts import virtual_limiter
-from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import NotAuthorisedError
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -30,7 +30,8 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     invented_rows,
 )
-from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient
+from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 
 
 def data(concepts: int = 3, atoms: int = 4) -> FakeUtsData:

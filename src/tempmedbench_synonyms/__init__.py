@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         TempMedBenchError,
         UnavailableError,
     )
-    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.regen.report import Report
 
 #: Each public name and the module it comes from.
 _WHERE = {
@@ -44,7 +44,7 @@ _WHERE = {
     "validate_gps": "api",
     "GpsReport": "api",
     "Paths": "api",
-    "Report": "pipeline",
+    "Report": "regen.report",
     "Outcome": "errors",
     "TempMedBenchError": "errors",
     "BadInputError": "errors",

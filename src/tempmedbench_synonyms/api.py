@@ -14,36 +14,34 @@ error of the one tree in ``errors`` (``BadInputError``, ``NotAuthorisedError``,
 report attached) where the others return a mismatch. Nothing here prints, exits or configures
 logging; progress goes where ``progress`` says (nowhere by default).
 
-The same environment variables as the CLI's apply: ``UMLS_API_KEY`` or ``UMLS_API_KEY_FILE`` for
-the key, ``UMLS_BASE_URL`` when ``base_url`` is not given, ``TEMPMEDBENCH_CACHE_DIR`` when
-``cache_dir`` is not given.
+The keywords of ``regenerate`` and ``ensure_synonyms`` are the command's options, typed once
+(``options.RunKeywords``): ``mrconso``, ``out``, ``umls_release``, ``progress`` and the network
+options ``base_url``, ``cache_dir``, ``offline``, ``refresh``, ``rate``, ``workers``, ``timeout``
+and ``api_key_file``. A value of the wrong type is a ``TypeError`` naming it; an out-of-range one
+is a ``BadInputError``, as on the command line. The same environment variables as the CLI's apply:
+``UMLS_API_KEY`` or ``UMLS_API_KEY_FILE`` for the key, ``UMLS_BASE_URL`` when ``base_url`` is not
+given, ``TEMPMEDBENCH_CACHE_DIR`` when ``cache_dir`` is not given.
 """
 
 from __future__ import annotations
 
-import gc
-import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tempmedbench_synonyms import jsonio
-from tempmedbench_synonyms.config import BASE_URL_ENV, DEFAULT_BASE_URL
+from typing_extensions import Unpack
+
+from tempmedbench_synonyms import jsonio, runtime
 from tempmedbench_synonyms.errors import MismatchError, Outcome
+from tempmedbench_synonyms.options import RegenOptions, RunKeywords
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import ValidationReport, validate_release
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT, DEFAULT_WORKERS
+from tempmedbench_synonyms.uts.options import StrPath
 
 # The synonym side (the pipeline, its pydantic models, the UTS client and requests) is imported
 # where a function needs it, not here: the CLI imports this module for every command, and
 # ``gps validate`` or ``--help`` must not pay for the UTS client.
 if TYPE_CHECKING:
-    from tempmedbench_synonyms.pipeline import Report
-
-#: A path as the functions take it: a ``str`` or any ``os.PathLike`` (a ``pathlib.Path``).
-StrPath = str | os.PathLike[str]
+    from tempmedbench_synonyms.regen.report import Report
 
 
 class GpsReport(ValidationReport):
@@ -68,33 +66,7 @@ class Paths(NamedTuple):
     full_table: Path
 
 
-def _progress_stream(progress: bool | TextIO) -> TextIO | None:
-    """``True``: stderr; ``False``: nowhere; else the stream given."""
-    if isinstance(progress, bool):
-        return sys.stderr if progress else None
-    return progress
-
-
-def _optional_path(path: StrPath | None) -> Path | None:
-    return None if path is None else Path(path)
-
-
-def regenerate(
-    release: StrPath,
-    *,
-    mrconso: StrPath | None = None,
-    out: StrPath | None = None,
-    umls_release: str | None = None,
-    base_url: str | None = None,
-    api_key_file: StrPath | None = None,
-    cache_dir: StrPath | None = None,
-    offline: bool = False,
-    refresh: bool = False,
-    rate: float = DEFAULT_RATE,
-    workers: int = DEFAULT_WORKERS,
-    timeout: float = DEFAULT_TIMEOUT,
-    progress: bool | TextIO = False,
-) -> Report:
+def regenerate(release: StrPath, **options: Unpack[RunKeywords]) -> Report:
     """Rebuild both files, verify them against ``expected_sha256.json`` and write them: the
     command ``tempmedbench-regenerate-synonyms`` (its options are these keywords).
 
@@ -120,29 +92,18 @@ def regenerate(
         >>> report.to_json()["message"]
         'both files match expected_sha256.json'
     """
-    from tempmedbench_synonyms import pipeline
+    return run(RegenOptions.of(release, **options))
+
+
+def run(options: RegenOptions) -> Report:
+    """``regenerate`` with its options built once (the CLI builds them from its command line)."""
+    from tempmedbench_synonyms.regen import pipeline
     from tempmedbench_synonyms.sources import build_source
-    from tempmedbench_synonyms.uts.options import RestOptions
 
-    rest = RestOptions(
-        base_url=base_url if base_url is not None else _default_base_url(),
-        api_key_file=_optional_path(api_key_file),
-        cache_dir=_optional_path(cache_dir),
-        offline=offline,
-        refresh=refresh,
-        rate=rate,
-        workers=workers,
-        timeout=timeout,
-    )
-    source = build_source(_optional_path(mrconso), rest, progress=_progress_stream(progress))
+    source = build_source(options)
     return pipeline.regenerate(
-        Path(release), source, out_dir=_optional_path(out), umls_release=umls_release
+        options.release, source, out_dir=options.out, umls_release=options.umls_release
     )
-
-
-def _default_base_url() -> str:
-    """``UMLS_BASE_URL`` if set (as the CLI's ``--base-url`` reads it), else the UTS root."""
-    return os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
 
 
 def check(release: StrPath, *, out: StrPath | None = None) -> Report:
@@ -167,9 +128,10 @@ def check(release: StrPath, *, out: StrPath | None = None) -> Report:
         >>> after.outcome, after.requests
         (<Outcome.VERIFIED: 'verified'>, 0)
     """
-    from tempmedbench_synonyms import pipeline
+    from tempmedbench_synonyms.regen import pipeline
 
-    return pipeline.check(Path(release), out_dir=_optional_path(out))
+    built = RegenOptions.of(release, out=out)
+    return pipeline.check(built.release, out_dir=built.out)
 
 
 def validate_gps(release: StrPath, gps: StrPath) -> GpsReport:
@@ -192,41 +154,12 @@ def validate_gps(release: StrPath, gps: StrPath) -> GpsReport:
         >>> report.to_json()["records_checked"]
         {'artifacts/events_canonical.jsonl': 22, 'artifacts/questions.jsonl': 42}
     """
-    with _collector_paused():
+    with runtime.collector_paused():
         found = validate_release(Path(release), load_concept_index(Path(gps)))
     return GpsReport(found.release, found.gps, found.records, found.findings)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the GPS index and the events are read: hundreds of
-    thousands of new strings, tuples and dicts (none in a cycle) would start many collections
-    that find nothing (about 5% of a ``gps validate`` of 400,000 rows)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def ensure_synonyms(
-    release: StrPath,
-    *,
-    mrconso: StrPath | None = None,
-    out: StrPath | None = None,
-    umls_release: str | None = None,
-    base_url: str | None = None,
-    api_key_file: StrPath | None = None,
-    cache_dir: StrPath | None = None,
-    offline: bool = False,
-    refresh: bool = False,
-    rate: float = DEFAULT_RATE,
-    workers: int = DEFAULT_WORKERS,
-    timeout: float = DEFAULT_TIMEOUT,
-    progress: bool | TextIO = False,
-) -> Paths:
+def ensure_synonyms(release: StrPath, **options: Unpack[RunKeywords]) -> Paths:
     """The two rebuilt files, verified: regenerated only when they are missing or do not verify.
 
     First it checks the files under ``out`` (default: the release folder), as ``check`` does:
@@ -252,16 +185,13 @@ def ensure_synonyms(
         synonyms/synonym_table_kept_full.json
         True
     """
-    found = check(release, out=out)
+    built = RegenOptions.of(release, **options)
+    found = check(built.release, out=built.out)
     if found.outcome is not Outcome.VERIFIED:
-        found = regenerate(
-            release, mrconso=mrconso, out=out, umls_release=umls_release, base_url=base_url,
-            api_key_file=api_key_file, cache_dir=cache_dir, offline=offline, refresh=refresh,
-            rate=rate, workers=workers, timeout=timeout, progress=progress,
-        )  # fmt: skip
+        found = run(built)
         if found.outcome is not Outcome.VERIFIED:
             raise MismatchError(found)
-    root = Path(out) if out is not None else Path(found.release)
-    from tempmedbench_synonyms.release import FULL_TABLE, SYNONYM_SURFACE
+    root = built.out if built.out is not None else Path(found.release)
+    from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
 
     return Paths(root / SYNONYM_SURFACE, root / FULL_TABLE)

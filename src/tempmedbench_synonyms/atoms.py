@@ -1,14 +1,35 @@
-"""Atoms, the queries that fetch them, and the small interface every atom source implements.
+"""The types both atom sources share, and the one check of each identifier they are asked for.
 
-Both sources (a local MRCONSO.RRF and the UTS REST API) answer the same queries with the same
-``Atom`` values (SPEC section 3), so the synonym choice never knows where its atoms came from.
+Both sources (a local MRCONSO.RRF, ``mrconso``, and the UTS REST API, ``uts``) answer the same
+``AtomQuery`` values with the same ``Atom`` values (SPEC section 3), so the synonym choice
+(``regen``) never knows where its atoms came from.
+
+Each identifier has one check (SPEC sections 2 and 3), raising ``BadInputError`` that names the
+value and the form expected, before anything is sent, read or cached:
+
+- a release: ``YYYYAA`` or ``YYYYAB`` (UMLS has two releases a year, such as 2025AB), or
+  ``current``;
+- a CUI: ``C`` and 7 digits (C0020538); an AUI: ``A`` and 7 to 9 digits (A3220484: UMLS AUIs
+  have 7 or 8 digits today, 9 leaves room to grow);
+- a SAB, a root source abbreviation: upper-case letters, digits, ``_``, ``.`` and ``-``
+  (SNOMEDCT_US, HL7V3.0, ICF-CY); a name people type for a source UMLS abbreviates otherwise
+  (``SNOMEDCT``, ``LOINC``) is refused with a "did you mean" hint, any other SAB of the right
+  shape is sent as it is (UMLS adds sources every release);
+- a source code: any text UTS can take in one path segment: not empty, no control character, not
+  only dots (which HTTP clients remove from a path, RFC 3986 section 5.2.4), valid Unicode, at
+  most ``MAX_CODE_LENGTH`` characters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import difflib
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from tempmedbench_synonyms.errors import BadInputError
 
 Route = Literal["source", "cui", "aui"]
 
@@ -74,3 +95,133 @@ class AtomSource(Protocol):
         when the atoms cannot be had.
         """
         ...
+
+
+# -- identifiers ------------------------------------------------------------------------------
+
+RELEASE_PATTERN = r"[0-9]{4}A[AB]"
+CUI_PATTERN = r"C[0-9]{7}"
+AUI_PATTERN = r"A[0-9]{7,9}"
+SAB_PATTERN = r"[A-Z0-9][A-Z0-9_.-]{0,39}"
+#: SNOMED CT identifiers have at most 18 digits, LOINC codes 8 characters; 100 leaves room for
+#: any source's code while keeping a message and a cache key short.
+MAX_CODE_LENGTH = 100
+
+_RELEASE = re.compile(RELEASE_PATTERN)
+_CUI = re.compile(CUI_PATTERN)
+_AUI = re.compile(AUI_PATTERN)
+_SAB = re.compile(SAB_PATTERN)
+
+#: Names people type for a source that UMLS abbreviates otherwise (too far apart for difflib).
+_ALIASES = {
+    "LOINC": "LNC",
+    "MESH": "MSH",
+    "SNOMED": "SNOMEDCT_US",
+    "SNOMED CT": "SNOMEDCT_US",
+    "SNOMED-CT": "SNOMEDCT_US",
+    "SNOMED_CT": "SNOMEDCT_US",
+    "SNOMEDCT": "SNOMEDCT_US",
+    "SNOMEDCT-US": "SNOMEDCT_US",
+}
+#: How alike (difflib's ratio) a malformed SAB must be to one of the table's to be its guess.
+_NEAR = 0.8
+
+_TABLE_HINT = 'in a release, it is the concept\'s "{field}" in synonyms/synonym_table_kept.json'
+
+
+def is_release(umls_release: str) -> bool:
+    """Whether ``umls_release`` names a UMLS release (``current`` included)."""
+    return umls_release == "current" or _RELEASE.fullmatch(umls_release) is not None
+
+
+def check_release(umls_release: str) -> str:
+    """``umls_release`` if it names a UMLS release (``2025AB``, ``current``), else BadInputError."""
+    if is_release(umls_release):
+        return umls_release
+    raise BadInputError(
+        f"{umls_release!r} is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
+        "release of that year, such as 2025AB), or current",
+        hint="the release comes from --umls-release, or else from umls_release in "
+        "synonyms/synonym_table_kept.json",
+    )
+
+
+def check_cui(cui: str) -> str:
+    """``cui`` if it is a CUI (``C`` and 7 digits), else BadInputError."""
+    if _CUI.fullmatch(cui):
+        return cui
+    raise BadInputError(
+        f"CUI {cui!r} is not a UMLS concept identifier: expected C and 7 digits, such as C0020538",
+        hint="check the CUI: " + _TABLE_HINT.format(field="cui"),
+    )
+
+
+def check_aui(aui: str) -> str:
+    """``aui`` if it is an AUI (``A`` and 7 to 9 digits), else BadInputError."""
+    if _AUI.fullmatch(aui):
+        return aui
+    raise BadInputError(
+        f"AUI {aui!r} is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
+        "A3220484",
+        hint="check the AUI: " + _TABLE_HINT.format(field="aui"),
+    )
+
+
+def check_sab(sab: str, *, also: Iterable[str] = ()) -> str:
+    """``sab`` if it looks like a root source abbreviation, else BadInputError.
+
+    UMLS adds sources every release, so any SAB of the right shape is sent as it is, unless it is
+    one of the names people type for a source that UMLS abbreviates otherwise (``SNOMEDCT`` for
+    ``SNOMEDCT_US``, ``LOINC`` for ``LNC``). A SAB of the wrong shape is refused with a "did you
+    mean": that alias, its upper-case form, or the nearest of ``also`` (the table's own SABs).
+    """
+    alias = _ALIASES.get(sab.strip().upper())
+    if _SAB.fullmatch(sab) and alias is None:
+        return sab
+    if _SAB.fullmatch(sab):
+        guess: str | None = alias
+        problem = f"SAB {sab!r} is not a UMLS source abbreviation, only close to {alias}"
+    else:
+        guess = alias or _near(sab, {s for s in also if _SAB.fullmatch(s)})
+        problem = (
+            f"SAB {sab!r} is not a UMLS source abbreviation: expected upper-case letters, "
+            "digits, '_', '.' and '-', such as SNOMEDCT_US"
+        )
+    fix = f"did you mean {guess}? " if guess else ""
+    raise BadInputError(problem, hint=fix + "check the SAB: " + _TABLE_HINT.format(field="sab"))
+
+
+def _near(sab: str, candidates: set[str]) -> str | None:
+    """What a malformed ``sab`` most likely meant: its upper-case form if that is a SAB, else the
+    nearest of ``candidates``."""
+    upper = sab.strip().upper()
+    if upper in candidates or _SAB.fullmatch(upper):
+        return upper
+    close = difflib.get_close_matches(upper, sorted(candidates), n=1, cutoff=_NEAR)
+    return close[0] if close else None
+
+
+def check_code(code: str, *, field: str = "code") -> str:
+    """``code`` if UTS can take it in one URL path segment, else BadInputError."""
+    problem = None
+    if not code:
+        problem = "it is empty"
+    elif set(code) == {"."}:
+        problem = (
+            "it is made only of dots, which HTTP clients remove from a URL path (RFC 3986, "
+            "section 5.2.4), so another resource would be asked for"
+        )
+    elif len(code) > MAX_CODE_LENGTH:
+        problem = f"it is {len(code)} characters long, more than the {MAX_CODE_LENGTH} allowed"
+    else:
+        bad = next((c for c in code if unicodedata.category(c) in ("Cc", "Cs")), None)
+        if bad is not None:
+            kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
+            problem = f"it contains {kind} character U+{ord(bad):04X}"
+    if problem is None:
+        return code
+    shown = code if len(code) <= 40 else code[:40] + "..."
+    raise BadInputError(
+        f"{field} {shown!r} cannot be sent to UMLS: {problem}",
+        hint=f"check the {field}: " + _TABLE_HINT.format(field=field),
+    )

@@ -34,16 +34,8 @@ from typing import Any
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.about import dependency_versions
-from tempmedbench_synonyms.config import (
-    API_KEY_ENV,
-    CACHE_DIR_ENV,
-    api_key_source,
-    key_file,
-    read_api_key,
-    readable_by_others,
-    redact,
-    resolve_cache_dir,
-)
+from tempmedbench_synonyms.config import api_key_source, key_file, resolve_cache_dir
+from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
@@ -51,12 +43,14 @@ from tempmedbench_synonyms.errors import (
     bounded_list,
 )
 from tempmedbench_synonyms.files import check_writable
-from tempmedbench_synonyms.mrconso import sniff_mrconso
-from tempmedbench_synonyms.pipeline import probe_cui
-from tempmedbench_synonyms.release import OUTPUTS, Release, open_release
+from tempmedbench_synonyms.mrconso.source import sniff_mrconso
+from tempmedbench_synonyms.regen.pipeline import probe_cui
+from tempmedbench_synonyms.regen.release import OUTPUTS, Release, open_release
+from tempmedbench_synonyms.secret import missing_key, read_api_key, readable_by_others, redact
 from tempmedbench_synonyms.uts.cache import check_cache_root
-from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
-from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV, SharedBudget, shared_state_path
+from tempmedbench_synonyms.uts.options import UtsOptions
+from tempmedbench_synonyms.uts.ratelimit import SharedBudget, shared_state_path
+from tempmedbench_synonyms.uts.session import open_uts
 
 #: The probe without a release folder: a concept every UMLS release has (C0018787, Heart).
 KNOWN_CUI = "C0018787"
@@ -130,7 +124,7 @@ def check_api_key(api_key_file: Path | None) -> Check:
     except TempMedBenchError as err:
         return _failed("api_key", err)
     if key is None:
-        missing = ApiKeyMissingError()
+        missing = missing_key()
         return Check(
             "api_key",
             False,
@@ -155,7 +149,7 @@ def check_api_key(api_key_file: Path | None) -> Check:
 
 
 def check_uts(
-    options: RestOptions,
+    options: UtsOptions,
     umls_release: str,
     cui: str,
     *,
@@ -175,13 +169,7 @@ def check_uts(
         )
     try:
         # --refresh: asked of UMLS even when cached; store off: its answer is not cached.
-        uts = build_cached_uts(
-            RestOptions(
-                base_url=options.base_url, api_key_file=options.api_key_file,
-                cache_dir=options.cache_dir, refresh=True, rate=options.rate,
-                timeout=options.timeout, workers=1,
-            )
-        )  # fmt: skip
+        uts = open_uts(replace(options, refresh=True, offline=False, workers=1))
         uts.store = False
         try:
             concrete = uts.resolve_release(umls_release, cui)
@@ -195,7 +183,7 @@ def check_uts(
     shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
     return _passed(
         "uts",
-        f"{redact(options.base_url)} accepted the key and serves UMLS release {shown} "
+        f"{redact(options.url)} accepted the key and serves UMLS release {shown} "
         f"(probe: concept {cui})",
     )
 
@@ -265,7 +253,7 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
 
 def run_checks(
     release_dir: Path | None,
-    options: RestOptions,
+    options: UtsOptions,
     *,
     mrconso: Path | None = None,
     out: Path | None = None,
@@ -301,7 +289,7 @@ def run_checks(
     root = out if out is not None else (opened.folder if opened is not None else None)
     if root is not None:
         add(check_out(root))
-    add(check_rate_state(options.base_url))
+    add(check_rate_state(options.url))
     if mrconso is not None:
         sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
         add(check_mrconso(mrconso, sabs))

@@ -16,6 +16,8 @@
                                          70 is EX_SOFTWARE, so that a crash never reads as the
                                          1 of a mismatch
 
+    Interrupted (a KeyboardInterrupt) 130 Ctrl-C, 143 SIGTERM: outcome interrupted
+
 ``Outcome`` names how a run ends (SPEC section 5) and ``EXIT_CODES`` gives each its exit code.
 Library code raises these errors; only the CLI turns them into exit codes (in one place).
 Messages are built from structured fields when the error is made, and say the problem, the
@@ -28,10 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pipeline imports this module: the report's type is for the checker only
-    from tempmedbench_synonyms.pipeline import Report
+from typing import Any, Protocol
 
 
 class Outcome(str, Enum):
@@ -47,9 +46,10 @@ class Outcome(str, Enum):
     UNAVAILABLE = "unavailable"
     #: Not in SPEC section 5's table: a bug, exit 70 (see ``InternalError``).
     INTERNAL_ERROR = "internal_error"
-    #: Not in SPEC section 5's table: ``regenerate --dry-run`` said what a run would do, and
-    #: rebuilt nothing, so it verified nothing either; exit 0 (SPEC section 7).
+    #: ``--dry-run`` said what a run would do, and rebuilt nothing; exit 0 (SPEC section 7).
     PLANNED = "planned"
+    #: Ctrl-C (exit 130) or SIGTERM (exit 143); what was fetched stays cached.
+    INTERRUPTED = "interrupted"
 
     def __str__(self) -> str:
         return self.value
@@ -100,6 +100,21 @@ class TempMedBenchError(Exception):
         return self.message
 
 
+class _Report(Protocol):
+    """What ``MismatchError`` needs of a regeneration's report (``regen.report.Report``)."""
+
+    @property
+    def release(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def hint(self) -> str | None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 class MismatchError(TempMedBenchError):
     """The files were rebuilt, but a hash differs or a concept drifted (outcome ``mismatch``).
 
@@ -110,7 +125,7 @@ class MismatchError(TempMedBenchError):
     exit_code = 1
     outcome = Outcome.MISMATCH
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: _Report) -> None:
         self.report = report
         super().__init__(
             f"{report.release}: the rebuilt files do not verify: {report.message} "
@@ -241,20 +256,11 @@ class NotAuthorisedError(TempMedBenchError):
 
 
 class ApiKeyMissingError(NotAuthorisedError):
-    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``)."""
+    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``);
+    ``secret.missing_key()`` makes it, with the message that names where a key may come from."""
 
-    def __init__(self) -> None:
-        # config imports this module: its names are read when the error is made.
-        from tempmedbench_synonyms.config import API_KEY_ENV, API_KEY_FILE_ENV, PROFILE_URL
-
-        super().__init__(
-            message=f"no UMLS API key: the cache does not hold every answer, so UMLS must be "
-            f"asked, and neither {API_KEY_ENV}, {API_KEY_FILE_ENV} nor --api-key-file gives a key",
-            hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
-            f"environment variable, or into a file named by --api-key-file or {API_KEY_FILE_ENV} "
-            "(a regeneration needs no key "
-            "with --mrconso PATH, which reads a local MRCONSO.RRF instead)",
-        )
+    def __init__(self, *, message: str, hint: str) -> None:
+        super().__init__(message=message, hint=hint)
 
 
 class UnavailableError(TempMedBenchError):
@@ -280,6 +286,24 @@ class Cancelled(TempMedBenchError):
         super().__init__("the run was stopped before this request was sent")
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM reached the command (``runtime.interrupts``): a
+    ``KeyboardInterrupt``, so that every ``finally`` and ``except KeyboardInterrupt`` of the
+    library cleans up as for Ctrl-C; the CLI ends with outcome ``interrupted``, exit 130 for
+    SIGINT and 143 for SIGTERM (128 + the signal's number, as a shell reports it)."""
+
+    outcome = Outcome.INTERRUPTED
+
+    def __init__(self, signum: int = 2, name: str = "Ctrl-C") -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.name = name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
 class InternalError(TempMedBenchError):
     """An exception the code did not expect: a bug. The CLI shows its traceback and exits 70."""
 
@@ -296,4 +320,5 @@ EXIT_CODES: dict[Outcome, int] = {
         for cls in (BadInputError, NotAuthorisedError, UnavailableError, InternalError)
     },
     Outcome.PLANNED: 0,
+    Outcome.INTERRUPTED: 130,
 }

@@ -14,6 +14,7 @@ its temporary file (``.NAME.<12 hex>.tmp``); :func:`remove_leftovers` takes them
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import secrets
@@ -24,6 +25,7 @@ from typing import BinaryIO
 
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 
+_HASH_BLOCK = 1 << 20
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
 TMP_SUFFIX = ".tmp"
 _TOKEN_HEX = 12  # secrets.token_hex(6)
@@ -223,3 +225,12 @@ def decode_utf8(raw: bytes, *, path: str) -> str:
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise BadInputError(f"not valid UTF-8 ({err.reason})", path=path, line=line) from None
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file, read in blocks so that a large release file is never held whole."""
+    digest = hashlib.sha256()
+    with open_regular(path) as f:
+        while block := f.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()

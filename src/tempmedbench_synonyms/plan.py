@@ -6,30 +6,29 @@ none at all with ``--offline``), and the cache is looked up for every concept, w
 even the probe's answer). ``plan_mrconso`` is the same with ``--mrconso``: the file is found and
 its first rows sniffed, nothing sent. Both return the run's report, outcome ``planned``, and the
 ``Plan``: its ``to_json`` is the ``plan`` of the ``--json`` report.
-
-``estimate_line`` is the sentence a REST run also says once at its start, before it fetches.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms.errors import Outcome, UnavailableError
-from tempmedbench_synonyms.mrconso import sniff_mrconso
-from tempmedbench_synonyms.pipeline import (
-    Report,
+from tempmedbench_synonyms.mrconso.source import sniff_mrconso
+from tempmedbench_synonyms.options import RegenOptions
+from tempmedbench_synonyms.regen.pipeline import (
     atom_queries,
     probe_cui,
     route_counts,
     span_count,
     wanted_release,
 )
-from tempmedbench_synonyms.release import Release, load_expected, open_release
+from tempmedbench_synonyms.regen.release import Release, load_expected, open_release
+from tempmedbench_synonyms.regen.report import Report
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.ratelimit import HEADROOM
+from tempmedbench_synonyms.uts.estimate import estimate_line, fetch_seconds
+from tempmedbench_synonyms.uts.session import open_uts
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,35 +54,6 @@ class Plan:
             "requests": self.requests,
             "seconds": self.seconds,
         }
-
-
-def fetch_seconds(requests: int, rate: float) -> float:
-    """The seconds ``requests`` take at ``rate``: the limiter starts them ``HEADROOM / rate``
-    apart (``uts.ratelimit``), rounded up to a tenth of a second."""
-    return math.ceil(requests * HEADROOM / rate * 10) / 10
-
-
-def duration_words(seconds: float) -> str:
-    """``seconds`` in words, rounded up: "1 s", "40 s", "12 min", "2 h 5 min"."""
-    if seconds < 60:
-        return f"{math.ceil(seconds)} s"
-    minutes = math.ceil(seconds / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60} min"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def estimate_line(concepts: int, cached: int, to_fetch: int, requests: int, rate: float) -> str:
-    """The estimate a run says before it fetches, e.g. "10 concepts: 3 answered by the cache,
-    7 to fetch, about 1 s at 15 requests a second"."""
-    return (
-        f"{_count(concepts, 'concept')}: {cached} answered by the cache, {to_fetch} to fetch, "
-        f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} requests a second"
-    )
 
 
 def _open(release_dir: Path) -> Release:
@@ -161,6 +131,17 @@ def plan_rest(
     counters = uts.counters()
     report.requests, report.cache_hits = counters.requests, counters.cache_hits
     return report, plan
+
+
+def plan(options: RegenOptions) -> tuple[Report, Plan]:
+    """``regenerate --dry-run`` with these options: from the file (``plan_mrconso``), else over
+    the REST API (``plan_rest``)."""
+    if options.mrconso is not None:
+        return plan_mrconso(options.release, options.mrconso)
+    return plan_rest(
+        options.release, open_uts(options.uts), rate=options.uts.rate,
+        umls_release=options.umls_release,
+    )  # fmt: skip
 
 
 def plan_mrconso(release_dir: Path, mrconso: Path) -> tuple[Report, Plan]:

@@ -33,39 +33,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from tempmedbench_synonyms.config import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV
-from tempmedbench_synonyms.demo import demo_data
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer, Faults
-from tempmedbench_synonyms.uts.ratelimit import STATE_DIR_ENV
+# Nothing of the fake is imported until a test asks for it: installing the package must add
+# nothing measurable to a pytest session that never uses the fixture (no http.server, requests,
+# rich or pydantic).
+if TYPE_CHECKING:
+    from tempmedbench_synonyms.testing import FakeUtsData, Faults, RunningFakeUts
 
-__all__ = ["FakeUtsFactory", "RunningFakeUts", "fake_uts", "fake_uts_factory"]
+__all__ = ["FakeUtsFactory", "fake_uts", "fake_uts_factory"]
 
 #: The release the demo table names (``fixtures/tempmedbench-mini``): the default rows serve it.
 DEMO_RELEASE = "2099AA"
-
-
-class RunningFakeUts(FakeUtsServer):
-    """A started ``FakeUtsServer`` with the environment a run of the tool needs to reach it."""
-
-    def __init__(self, fake: FakeUts, folder: Path) -> None:
-        super().__init__(fake)
-        self.cache_dir = folder / "cache"
-        self.state_dir = folder / "state"
-
-    @property
-    def env(self) -> dict[str, str]:
-        """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own cache and rate-state folders
-        (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``): a run leaves nothing in yours."""
-        return {
-            BASE_URL_ENV: self.base_url,
-            API_KEY_ENV: self.api_key,
-            CACHE_DIR_ENV: os.fspath(self.cache_dir),
-            STATE_DIR_ENV: os.fspath(self.state_dir),
-        }
 
 
 class FakeUtsFactory(Protocol):
@@ -81,6 +62,9 @@ class FakeUtsFactory(Protocol):
 
 
 def _data(rows: Iterable[str] | Path | None, release: str | None) -> FakeUtsData:
+    from tempmedbench_synonyms.demo import demo_data
+    from tempmedbench_synonyms.testing import FakeUtsData
+
     if rows is None:
         return FakeUtsData.from_mrconso(demo_data().mrconso, release=release or DEMO_RELEASE)
     if isinstance(rows, str) and ("|" in rows or "\n" in rows):
@@ -108,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeUtsFactory]:
     """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends."""
+    from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
+
     started: list[RunningFakeUts] = []
 
     def start(

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from helpers import Rehash, behind_responses, outputs
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app, regenerate_app
-from tempmedbench_synonyms.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
+from tempmedbench_synonyms.regen.release import FULL_TABLE, SURFACE, SYNONYM_SURFACE, TABLE
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -266,7 +266,7 @@ def test_ctrl_c_exits_130_with_a_message(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "regenerate", interrupted)
+    monkeypatch.setattr(cli, "run", interrupted)
     code, out, err = run("regenerate", mini, "--mrconso", mrconso)
     assert (code, out) == (130, "")
     assert err == "interrupted: nothing was left half-written; run the same command again\n"
@@ -336,7 +336,7 @@ def test_a_bug_exits_70_with_its_traceback_redacted_never_1(
             "boom at https://x/rest?apiKey=CANARY-KEY-in-env-0001 CANARY-KEY-in-env-0001"
         )
 
-    monkeypatch.setattr(cli, "regenerate", broken)
+    monkeypatch.setattr(cli, "run", broken)
     code, out, err = run("regenerate", mini, "--mrconso", mrconso, "--json")
     assert code == 70
     report = json.loads(out)
@@ -366,7 +366,7 @@ def test_a_bug_never_shows_a_key_read_from_a_file(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom key=CANARY-KEY-in-file-0002")
 
-    monkeypatch.setattr(cli, "regenerate", broken)
+    monkeypatch.setattr(cli, "run", broken)
     code, out, err = run("regenerate", mini, "--api-key-file", key_file, "--cache-dir",
                          tmp_path / "c", "--base-url", "http://127.0.0.1:9/rest")  # fmt: skip
     assert code == 70

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from helpers import outputs
 from tempmedbench_synonyms.cli import app
-from tempmedbench_synonyms.config import MIN_SECRET_LENGTH, redact, redact_value
+from tempmedbench_synonyms.secret import MIN_SECRET_LENGTH, redact, redact_value
 from tempmedbench_synonyms.testing import CANARY_KEY
 
 runner = CliRunner()
@@ -49,7 +49,7 @@ def test_an_apikey_parameter_in_a_path_is_redacted_as_data(mini: Path, mrconso: 
 
 
 def test_redact_value_masks_strings_and_keys_not_the_text() -> None:
-    from tempmedbench_synonyms.config import ApiKey
+    from tempmedbench_synonyms.secret import ApiKey
 
     ApiKey(CANARY_KEY)  # read: registered with redact
     report = {f"k{CANARY_KEY}": [f"a {CANARY_KEY} b", 3, None, {"apiKey=z": 'apiKey=v"w'}]}

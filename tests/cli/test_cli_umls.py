@@ -336,9 +336,9 @@ SAB_HINT = (
          "error: SAB 'snomedct_us' is not a UMLS source abbreviation: expected upper-case "
          "letters, digits, '_', '.' and '-', such as SNOMEDCT_US\n"
          f"hint: did you mean SNOMEDCT_US? {SAB_HINT}\n"),
-        (["atoms", "C9000001", "--sab", "RXNROM"],
-         "error: SAB 'RXNROM' is not a UMLS source abbreviation, only close to RXNORM\n"
-         f"hint: did you mean RXNORM? {SAB_HINT}\n"),
+        (["atoms", "C9000001", "--sab", "LOINC"],
+         "error: SAB 'LOINC' is not a UMLS source abbreviation, only close to LNC\n"
+         f"hint: did you mean LNC? {SAB_HINT}\n"),
         (["source", "SNOMEDCT_US", "1\x1b[2J"],
          "error: code '1\\x1b[2J' cannot be sent to UMLS: it contains the control character "
          "U+001B\nhint: check the code: in a release, it is the concept's \"code\" in "

@@ -8,12 +8,13 @@ from typing import Any
 
 from helpers import BASE
 from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
+from tempmedbench_synonyms.uts.client import UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.retry import RetryPolicy
 
 REL = "2099AA"
 

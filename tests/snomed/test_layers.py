@@ -1,5 +1,6 @@
-"""The layering that snomed/__init__.py draws: each module imports only the ones below it, and the
-package uses nothing of the synonym side but errors, files, zips, jsonio and canonical (hashing)."""
+"""The layering that snomed/__init__.py draws: each module imports only the ones below it, and of
+the rest of the package only the kernel (``tests/test_layers.py``): errors, files, zips, jsonio
+and runtime (the GPS hash thread)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ LAYERS = {
     "concepts": set(),
     "sctid": {"snomed.codes"},
     "tables": {"errors"},
-    "gps": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables", "zips"},
-    "rf2": {"canonical", "errors", "files", "snomed.concepts", "snomed.tables", "zips"},
+    "gps": {"errors", "files", "runtime", "snomed.concepts", "snomed.tables", "zips"},
+    "rf2": {"errors", "files", "snomed.concepts", "snomed.tables", "zips"},
     "loader": {
         "errors",
         "files",

@@ -25,7 +25,6 @@ from responses.registries import OrderedRegistry
 
 import tempmedbench_synonyms
 from helpers import ATOM_PARAMS, BASE
-from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
@@ -33,19 +32,13 @@ from tempmedbench_synonyms.errors import (
     NotAuthorisedError,
     UnavailableError,
 )
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime
-from tempmedbench_synonyms.uts.client import (
-    RetryPolicy,
-    Timeouts,
-    UtsClient,
-    _Budget,
-    check_timeout,
-    parse_model,
-    parse_retry_after,
-    redact,
-)
+from tempmedbench_synonyms.uts.client import UtsClient, parse_model, redact
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
+from tempmedbench_synonyms.uts.options import check_timeout
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
+from tempmedbench_synonyms.uts.retry import Budget, RetryPolicy, Timeouts, parse_retry_after
 
 LINK = f"{BASE}/content/2099AA"
 
@@ -707,9 +700,9 @@ def test_check_timeout_refuses_what_is_not_a_usable_duration(value: float) -> No
 def test_an_attempt_never_runs_past_the_retry_budget(t: VirtualTime) -> None:
     """--timeout 30, budget 120 s: an attempt gets what is left of the budget, at least 1 s."""
     client = make_client(t)
-    assert client._attempt_seconds(_Budget(t.now, 1)) == 30.0
-    assert client._attempt_seconds(_Budget(t.now - 100, 4)) == 20.0
-    assert client._attempt_seconds(_Budget(t.now - 119.8, 6)) == 1.0
+    assert client._attempt_seconds(Budget(t.now, 1)) == 30.0
+    assert client._attempt_seconds(Budget(t.now - 100, 4)) == 20.0
+    assert client._attempt_seconds(Budget(t.now - 119.8, 6)) == 1.0
 
 
 def _warnings_and_infos(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
@@ -819,8 +812,8 @@ def test_server_text_in_a_message_is_cleaned_then_bounded(t: VirtualTime) -> Non
 
 def test_the_retry_budget_is_written_once() -> None:
     # One number for the client's total, the longest --timeout and the longest 429 pause.
-    from tempmedbench_synonyms.uts.client import MAX_TIMEOUT
-    from tempmedbench_synonyms.uts.defaults import RETRY_BUDGET
+    from tempmedbench_synonyms.constants import RETRY_BUDGET
+    from tempmedbench_synonyms.uts.options import MAX_TIMEOUT
     from tempmedbench_synonyms.uts.ratelimit import MAX_PAUSE
 
     assert RETRY_BUDGET == 120.0

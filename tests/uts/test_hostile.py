@@ -23,19 +23,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_server import ESCAPES, HostileServer, Plan
 from typer.testing import CliRunner
 
 from helpers import MINI_MRCONSO
 from tempmedbench_synonyms.cli import app
-from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import Cancelled
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 from tempmedbench_synonyms.uts import client as client_module
-from tempmedbench_synonyms.uts import options as uts_options
+from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import LAYOUT, namespace_of
-from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, _Flights
+from tempmedbench_synonyms.uts.client import UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.retry import RetryPolicy
+from tempmedbench_synonyms.uts.watchdog import Watchdog
+from uts.hostile_server import ESCAPES, HostileServer, Plan
 
 #: The first concept of the mini release: the request the attacks hit.
 BAD = "/content/2099AA/source/SNOMEDCT_US/9990101009/atoms"
@@ -54,9 +56,9 @@ def attack(kind: str, target: str = BAD) -> Plan:
 @pytest.fixture
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two attempts with short backoffs, so that a hostile answer fails in seconds: the policy
-    the CLI's factory builds (``options.build_cached_uts``)."""
+    the CLI's factory builds (``session.open_uts``)."""
     monkeypatch.setattr(
-        uts_options, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, backoff_base=0.01)
+        uts_session, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, backoff_base=0.01)
     )
 
 
@@ -415,7 +417,7 @@ def test_cancel_cuts_a_request_stuck_in_a_read_at_once() -> None:
 
 
 def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
-    flights = _Flights()
+    flights = Watchdog()
     flights.RETRY = 0.01
     ours, theirs = socket.socketpair()
     conn = types.SimpleNamespace(sock=None)
@@ -434,7 +436,7 @@ def test_the_watchdog_cuts_a_connection_whose_socket_is_still_opening() -> None:
 
 
 def test_the_watchdog_cuts_an_attempt_at_its_deadline_and_then_retires() -> None:
-    flights = _Flights()
+    flights = Watchdog()
     ours, theirs = socket.socketpair()
     conn = types.SimpleNamespace(sock=ours)
     try:

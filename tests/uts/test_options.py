@@ -10,25 +10,22 @@ from typing import Any
 import pytest
 
 from helpers.uts import BASE
-from tempmedbench_synonyms.cli import build_source
-from tempmedbench_synonyms.config import ApiKey
+from tempmedbench_synonyms.constants import MAX_WORKERS
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.options import RegenOptions
+from tempmedbench_synonyms.secret import ApiKey
+from tempmedbench_synonyms.sources import build_source
 from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT
-from tempmedbench_synonyms.uts.options import (
-    MAX_WORKERS,
-    RestOptions,
-    build_cached_uts,
-    build_rest_source,
-    check_workers,
-)
+from tempmedbench_synonyms.uts.options import UtsOptions, check_workers
+from tempmedbench_synonyms.uts.session import open_uts, rest_source
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
 def build(tmp_path: Path, **kw: Any) -> RestAtomSource:
     args: dict[str, Any] = {"base_url": BASE, "cache_dir": tmp_path, "rate": 15.0, "workers": 8}
     args.update(kw)
-    return build_rest_source(RestOptions(**args), progress_stream=io.StringIO())
+    return rest_source(UtsOptions(**args), progress=io.StringIO())
 
 
 @pytest.mark.parametrize(
@@ -100,10 +97,10 @@ def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert src.uts.client is not None and src.uts.client.limiter.rate == 20.0
     assert src.uts.client.has_key
     assert src.uts.cache is not None and src.uts.cache.root == tmp_path
-    options = RestOptions(base_url=BASE, cache_dir=tmp_path)
-    cli_source = build_source(None, options, verbosity=0)
+    options = UtsOptions(base_url=BASE, cache_dir=tmp_path)
+    cli_source = build_source(RegenOptions(tmp_path, uts=options, progress=sys.stderr))
     assert isinstance(cli_source, RestAtomSource) and cli_source.progress_stream is sys.stderr
-    quiet = build_source(None, options, verbosity=-1)
+    quiet = build_source(RegenOptions(tmp_path, uts=options))
     assert isinstance(quiet, RestAtomSource) and quiet.progress_stream is None
     offline = build(tmp_path, offline=True)
     assert offline.uts.client is None and offline.uts.offline
@@ -157,5 +154,5 @@ def test_many_workers_size_the_pool_and_the_connection_pool_alike(tmp_path: Path
     src = build(tmp_path, workers=500)
     assert src.workers == MAX_WORKERS
     assert src.uts.client is not None and src.uts.client._pool_size == MAX_WORKERS
-    umls = build_cached_uts(RestOptions(base_url=BASE, cache_dir=tmp_path, workers=1))
+    umls = open_uts(UtsOptions(base_url=BASE, cache_dir=tmp_path, workers=1))
     assert umls.client is not None and umls.client._pool_size == 1

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tempmedbench_synonyms.config import state_folder
 from tempmedbench_synonyms.errors import BadInputError, Cancelled
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import ratelimit
+from tempmedbench_synonyms.uts.options import check_rate
 from tempmedbench_synonyms.uts.ratelimit import (
     HEADROOM,
     MARGIN,
@@ -21,9 +23,7 @@ from tempmedbench_synonyms.uts.ratelimit import (
     MAX_RATE,
     RateLimiter,
     SharedBudget,
-    check_rate,
     shared_state_path,
-    state_folder,
 )
 
 
@@ -581,7 +581,7 @@ def test_the_state_path_is_one_per_host_and_port_under_the_state_folder(
 
     default = Path(platformdirs.user_state_dir("tempmedbench-synonyms", appauthor=False))
     assert state_folder() == default
-    assert state_folder({"TEMPMEDBENCH_STATE_DIR": " "}) == default
+    assert state_folder(environ={"TEMPMEDBENCH_STATE_DIR": " "}) == default
 
 
 _SENDER = """

@@ -38,13 +38,13 @@ from helpers.uts import (
     virtual_limiter,
 )
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.config import ApiKey
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
     NotAuthorisedError,
     UnavailableError,
 )
+from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -661,9 +661,9 @@ def test_the_source_talks_only_to_the_cached_layer() -> None:
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert sorted(m for m in modules if m and m.startswith("tempmedbench_synonyms.uts")) == [
         "tempmedbench_synonyms.uts.cached",
+        "tempmedbench_synonyms.uts.estimate",  # the line it says before it fetches
         "tempmedbench_synonyms.uts.models",
         "tempmedbench_synonyms.uts.paths",
-        "tempmedbench_synonyms.uts.workers",  # its own pool's daemon threads
     ]
     reached = {
         n.attr

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tempmedbench_synonyms.uts.workers import DaemonPool
+from tempmedbench_synonyms.runtime import DaemonPool
 
 
 def test_results_and_exceptions_come_back_through_the_futures() -> None:

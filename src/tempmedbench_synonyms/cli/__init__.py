@@ -8,10 +8,7 @@ Python API (``api``), as a user's code would; ``freeze`` calls the pipeline with
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -19,23 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from tempmedbench_synonyms.api import check, regenerate
-from tempmedbench_synonyms.atoms import AtomSource
+from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.api import check, run
 from tempmedbench_synonyms.cli._options import (
     FLAG,
-    ApiKeyFileOption,
-    BaseUrlOption,
-    CacheDirOption,
     JsonOption,
-    OfflineOption,
     PlainGroup,
     PlainUsage,
     QuietOption,
-    RateOption,
-    RefreshOption,
-    TimeoutOption,
     VerboseOption,
-    WorkersOption,
+    with_options,
 )
 from tempmedbench_synonyms.cli._plan import DryRunOption, show_plan
 from tempmedbench_synonyms.cli._render import render_freeze, render_report
@@ -50,16 +40,24 @@ from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.doctor import doctor_command
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
-from tempmedbench_synonyms.config import DEFAULT_BASE_URL
 from tempmedbench_synonyms.demo import demo_data
 from tempmedbench_synonyms.errors import Outcome, TempMedBenchError
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT, DEFAULT_WORKERS
+from tempmedbench_synonyms.options import RegenOptions
+from tempmedbench_synonyms.uts.options import UtsOptions
 
 # The synonym side (pydantic models, the UTS client, requests) is imported where a command
 # needs it: `gps validate` and `--help` start without it.
 if TYPE_CHECKING:
-    from tempmedbench_synonyms.pipeline import Report
-    from tempmedbench_synonyms.uts.options import RestOptions
+    from tempmedbench_synonyms.regen.report import Report
+
+__all__ = [
+    "app",
+    "main",
+    "regenerate_app",
+    "regenerate_main",
+    "script_main",
+    "script_regenerate_main",
+]
 
 # No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
 app = typer.Typer(
@@ -141,7 +139,7 @@ def _failure_report(
     ``failure_json`` with every other key of the command's report, empty."""
     if not json_out:
         return None
-    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.regen.report import Report
 
     empty = Report(command, Outcome.BAD_INPUT, str(release_dir)).to_json()
     for key in ("outcome", "exit_code", "message", "hint"):
@@ -160,14 +158,24 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
-def build_source(mrconso: Path | None, rest: RestOptions, *, verbosity: int) -> AtomSource:
-    """The atom source ``sources.build_source`` chooses, with progress on stderr unless -q."""
-    from tempmedbench_synonyms import sources
-
-    return sources.build_source(mrconso, rest, progress=sys.stderr if verbosity >= 0 else None)
+def _regen_options(
+    release_dir: Path,
+    *,
+    mrconso: Path | None,
+    out: Path | None,
+    umls_release: str | None,
+    uts: UtsOptions,
+    verbosity: int,
+) -> RegenOptions:
+    """The run's options, built once from the command line; progress on stderr unless -q."""
+    return RegenOptions(
+        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
+        progress=sys.stderr if verbosity >= 0 else None,
+    )  # fmt: skip
 
 
 @app.command("regenerate", cls=PlainUsage)
+@with_options
 def regenerate_command(
     release_dir: ReleaseArg,
     out: Annotated[
@@ -175,15 +183,8 @@ def regenerate_command(
         typer.Option("--out", help="Write the two files under this folder instead."),
     ] = None,
     mrconso: MrconsoOption = None,
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
     umls_release: ReleaseOverrideOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    workers: WorkersOption = DEFAULT_WORKERS,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
-    api_key_file: ApiKeyFileOption = None,
+    uts: UtsOptions = UtsOptions(),
     dry_run: DryRunOption = False,
     json_out: JsonOption = False,
     quiet: QuietOption = False,
@@ -198,7 +199,7 @@ def regenerate_command(
     beside it as FILE.unverified.
 
     Exit codes: 0 verified, 1 mismatch (a hash differs or a concept drifted), 2 bad input,
-    3 not authorised (check your UMLS API key), 4 UMLS unavailable.
+    3 not authorised (check your UMLS API key), 4 UMLS unavailable, 130 interrupted.
 
     Example:
 
@@ -206,23 +207,17 @@ def regenerate_command(
             --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
+    options = _regen_options(
+        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
+        verbosity=verbosity,
+    )  # fmt: skip
     with exit_on_error(
-        json_report=_failure_report("regenerate", release_dir, json_out), api_key_file=api_key_file
+        json_report=_failure_report("regenerate", release_dir, json_out),
+        api_key_file=uts.api_key_file,
     ):
         if dry_run:
-            from tempmedbench_synonyms.uts.options import RestOptions
-
-            rest = RestOptions(
-                base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-                refresh=refresh, rate=rate, workers=workers, timeout=timeout,
-            )  # fmt: skip
-            show_plan(release_dir, mrconso, rest, umls_release=umls_release, json_out=json_out,
-                      verbosity=verbosity)  # fmt: skip
-        report = regenerate(
-            release_dir, mrconso=mrconso, out=out, umls_release=umls_release, base_url=base_url,
-            api_key_file=api_key_file, cache_dir=cache_dir, offline=offline, refresh=refresh,
-            rate=rate, workers=workers, timeout=timeout, progress=verbosity >= 0,
-        )  # fmt: skip
+            show_plan(options, json_out=json_out, verbosity=verbosity)
+        report = run(options)
     _finish(
         report,
         verbosity=verbosity,
@@ -260,6 +255,7 @@ def check_command(
 
 
 @app.command("freeze", cls=PlainUsage)
+@with_options
 def freeze_command(
     release_dir: ReleaseArg,
     mrconso: MrconsoOption = None,
@@ -279,15 +275,8 @@ def freeze_command(
             metavar=FLAG,
         ),
     ] = False,
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
     umls_release: ReleaseOverrideOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    workers: WorkersOption = DEFAULT_WORKERS,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
-    api_key_file: ApiKeyFileOption = None,
+    uts: UtsOptions = UtsOptions(),
     json_out: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -305,20 +294,20 @@ def freeze_command(
             --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
+    options = _regen_options(
+        release_dir, mrconso=mrconso, out=None, umls_release=umls_release, uts=uts,
+        verbosity=verbosity,
+    )  # fmt: skip
     with exit_on_error(
-        json_report=_failure_report("freeze", release_dir, json_out), api_key_file=api_key_file
+        json_report=_failure_report("freeze", release_dir, json_out),
+        api_key_file=uts.api_key_file,
     ):
-        from tempmedbench_synonyms.pipeline import freeze
-        from tempmedbench_synonyms.uts.options import RestOptions
+        from tempmedbench_synonyms.regen.freeze import freeze
+        from tempmedbench_synonyms.sources import build_source
 
-        rest = RestOptions(
-            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=workers, timeout=timeout,
-        )  # fmt: skip
-        source = build_source(mrconso, rest, verbosity=verbosity)
         report = freeze(
-            release_dir, source, umls_release=umls_release, update_manifest=update_manifest,
-            force=force,
+            release_dir, build_source(options), umls_release=umls_release,
+            update_manifest=update_manifest, force=force,
         )  # fmt: skip
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)
 
@@ -343,7 +332,11 @@ def demo_command(
     verbosity = configure_logging(quiet, 0)
     with exit_on_error(json_report=_failure_report("demo", Path("demo"), json_out)):
         data = demo_data()
-        report = regenerate(data.release, mrconso=data.mrconso, out=out, progress=verbosity >= 0)
+        options = _regen_options(
+            data.release, mrconso=data.mrconso, out=out, umls_release=None, uts=UtsOptions(),
+            verbosity=verbosity,
+        )  # fmt: skip
+        report = run(options)
         report.command = "demo"  # what the user ran, in --json and in the report's first line
     _finish(
         report,
@@ -374,8 +367,7 @@ def _run(command: typer.Typer, prog_name: str) -> None:
     try:
         command(prog_name=prog_name)
     finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        runtime.ignore_interrupts()
 
 
 def main() -> None:
@@ -391,7 +383,7 @@ def regenerate_main() -> None:
 
 def script_main() -> None:
     """The console script ``tempmedbench-synonyms`` (and ``python -m tempmedbench_synonyms``):
-    :func:`main`, then the process ends at once (:func:`_exit_at_once`)."""
+    :func:`main`, then the process ends at once (``runtime.quick_exit``)."""
     _as_script(main)
 
 
@@ -405,36 +397,5 @@ def _as_script(entry: Callable[[], None]) -> None:
     try:
         entry()
     except SystemExit as done:
-        _exit_at_once(done.code)
+        runtime.quick_exit(done.code)
         raise
-
-
-def _exit_at_once(code: object) -> None:
-    """End the process now with exit status ``code``, without the interpreter's teardown, when
-    that teardown has nothing left to do but free memory: stdout and stderr are flushed here, and
-    no other thread and no child process runs. Freeing every object one by one takes 40 ms after
-    ``gps validate`` has read the GPS's 400,000 concepts (``bench/bench_gps.py``).
-
-    Returns, for the usual exit, when it cannot: another thread or a child process still runs,
-    a stream cannot be flushed (a reader gone), ``code`` is a message rather than a status, or
-    ``certifi`` (the REST commands' CA bundle) has an exit handler to run.
-    Only the console scripts call it: a program that calls :func:`main` keeps its own exit."""
-    if code is not None and type(code) is not int:
-        return
-    if threading.active_count() != 1:
-        return
-    processes = sys.modules.get("multiprocessing")
-    if processes is not None and processes.active_children():
-        return
-    if "certifi" in sys.modules:
-        return  # its exit handler removes the CA file it extracts when run from a zip (zipapp)
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:  # None: started with it closed (>&-)
-                stream.flush()
-    except Exception:  # any trouble with a stream: the usual exit meets and reports it
-        return
-    _end_process(code or 0)
-
-
-_end_process = os._exit  # replaced by the tests

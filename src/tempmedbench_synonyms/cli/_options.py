@@ -1,119 +1,133 @@
-"""Options that several commands share, defined once: name, help, environment variable."""
+"""The options several commands share, defined once, and the command and group classes.
+
+* ``with_options``: a command that takes a parameter annotated with an options class (a
+  dataclass whose fields carry a ``config.Flag``, such as ``uts.options.UtsOptions``) gets one
+  command-line option per field, and the object, built once from what was parsed.
+* ``JsonOption``, ``QuietOption``, ``VerboseOption``...: the options every command spells alike.
+* ``PlainUsage`` / ``PlainGroup``: every command and group of the tool. A command line refused
+  by the parser (an unknown option or command, a bad value, a missing argument) still gets its
+  JSON object on stdout when ``--json`` was given (SPEC section 7: a script that reads stdout
+  always reads JSON), besides the usage message on stderr: the top-level command answers every
+  such refusal in one place (``_UsageJson``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import re
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from tempmedbench_synonyms.cli._shared import echo_err, print_json
-from tempmedbench_synonyms.config import BASE_URL_ENV, CACHE_DIR_ENV
+from tempmedbench_synonyms.cli._shared import print_json
+from tempmedbench_synonyms.config import Flag
 from tempmedbench_synonyms.errors import Outcome
+
+#: The usage error of the click that typer runs on (a copy of its own since typer 0.2x): the
+#: base of the public ``typer.BadParameter``.
+UsageError: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
 
 #: The metavar of a flag: none, so that ``--help`` does not show ``--offline <bool>`` as if the
 #: flag took a value (Typer prints the type of every option by default).
 FLAG = ""
 
-
-def _hide_flag_types() -> None:
-    """Show no type for the flags Typer adds itself (``--help``, ``--install-completion``).
-
-    Their metavar cannot be set through Typer's API, and ``-h <bool>`` reads as if ``-h`` took a
-    value. Typer versions without ``TyperOption.display_type_rich`` show no type there anyway.
-    """
-    option: Any = getattr(typer.core, "TyperOption", None)
-    shown: Any = getattr(option, "display_type_rich", None)
-    if option is None or shown is None or getattr(shown, "_flags_hidden", False):
-        return
-
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
-        if getattr(self, "is_bool_flag", False) and self.metavar is None:
-            return None
-        found: str | None = shown(self, ctx)
-        return found
-
-    display_type_rich._flags_hidden = True  # type: ignore[attr-defined]
-    option.display_type_rich = display_type_rich
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-_hide_flag_types()
+class Only(tuple[str, ...]):
+    """``Annotated[UtsOptions, Only("base_url", ...)]``: only these fields are options of the
+    command (the others keep their defaults)."""
 
 
-def _plain_list_types() -> None:
-    """Show a list argument's type as ``<str>...`` (one value or more, as the usage line says),
-    not Typer's ``<list[str]>``, which reads as if a Python list were to be typed."""
-    parameter: Any = getattr(typer.core, "_TyperParameter", None)
-    shown: Any = getattr(parameter, "display_type", None)
-    if parameter is None or shown is None or getattr(shown, "_lists_plain", False):
-        return
+def with_options(func: _F) -> _F:
+    """Give ``func`` one command-line option per field of each parameter annotated with an
+    options class, in that parameter's place, and call it with the object built from them."""
+    signature = inspect.signature(func, eval_str=True)
+    params: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type[Any], list[str]]] = {}
+    for param in signature.parameters.values():
+        cls, only = param.annotation, None
+        if typing.get_origin(cls) is Annotated:
+            cls, *extras = typing.get_args(cls)
+            only = next((e for e in extras if isinstance(e, Only)), None)
+        if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+            params.append(param)
+            continue
+        names: list[str] = []
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            spelt = f.metadata.get("cli")
+            if not isinstance(spelt, Flag) or (only is not None and f.name not in only):
+                continue
+            name = f"{param.name}__{f.name}"
+            names.append(f.name)
+            params.append(
+                inspect.Parameter(
+                    name,
+                    param.kind,
+                    default=f.default,
+                    annotation=Annotated[hints[f.name], _typer_option(spelt, f)],
+                )
+            )
+        groups[param.name] = (cls, names)
 
-    def display_type(self: Any, ctx: Any) -> str:
-        found: str = shown(self, ctx)
-        return re.sub(r"^<list\[(.*)\]>$", r"<\1>...", found)
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for group, (cls, names) in groups.items():
+            kwargs[group] = cls(**{n: kwargs.pop(f"{group}__{n}") for n in names})
+        return func(*args, **kwargs)
 
-    display_type._lists_plain = True  # type: ignore[attr-defined]
-    parameter.display_type = display_type
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper  # type: ignore[return-value]
 
 
-_plain_list_types()
+def _typer_option(spelt: Flag, f: dataclasses.Field[Any]) -> Any:
+    boolean = f.default is False
+    return typer.Option(
+        spelt.flag,
+        *spelt.short,
+        help=spelt.help,
+        metavar=FLAG if boolean else None,
+        show_default=(not boolean if spelt.default_text is None else (spelt.default_text or False)),
+    )
 
-BaseUrlOption = Annotated[
-    str, typer.Option("--base-url", envvar=BASE_URL_ENV, help="UTS REST root.")
-]
-ApiKeyFileOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--api-key-file",
-        help="A file holding your UMLS API key (default: the file UMLS_API_KEY_FILE names, "
-        "else the UMLS_API_KEY variable).",
-        show_default=False,
-    ),
-]
-CacheDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir",
-        envvar=CACHE_DIR_ENV,
-        help="Cache folder (default: the user cache folder of tempmedbench-synonyms).",
-        show_default=False,
-    ),
-]
-OfflineOption = Annotated[
-    bool,
-    typer.Option(
-        "--offline", help="Never touch the network: answer from the cache only.", metavar=FLAG
-    ),
-]
-RefreshOption = Annotated[
-    bool, typer.Option("--refresh", help="Ignore cached answers and ask UMLS again.", metavar=FLAG)
-]
-RateOption = Annotated[
-    float,
-    typer.Option(
-        "--rate",
-        help="Requests a second, shared by all workers: from 0.1 to 20 (the UTS limit per IP).",
-    ),
-]
-WorkersOption = Annotated[int, typer.Option("--workers", help="Concurrent UTS requests.")]
-TimeoutOption = Annotated[
-    float,
-    typer.Option(
-        "--timeout",
-        help="The most seconds one HTTP attempt may take, from connect to last byte (the DNS "
-        "lookup of the host name is not counted).",
-    ),
-]
+
+# -- the options every command spells alike -----------------------------------------------------
+
+QUIET_WITH_VERBOSE = "-q (--quiet) and -v (--verbose) contradict each other: pick one"
+
+
+def _one_of_quiet_and_verbose(ctx: typer.Context, param: Any, value: Any) -> Any:
+    """``-q`` with ``-v`` is a command line the tool refuses (which one was meant cannot be
+    guessed): a usage error, whichever of the two the parser meets second."""
+    other = "verbose" if param.name == "quiet" else "quiet"
+    if value and ctx.params.get(other):
+        raise UsageError(QUIET_WITH_VERBOSE, ctx)
+    return value
+
+
 JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),
 ]
 QuietOption = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Only errors on stderr.", metavar=FLAG)
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="Only errors on stderr.",
+        metavar=FLAG,
+        callback=_one_of_quiet_and_verbose,
+    ),
 ]
 VerboseOption = Annotated[
     int,
@@ -124,17 +138,11 @@ VerboseOption = Annotated[
         help="More detail on stderr (-vv: debug).",
         metavar=FLAG,
         show_default=False,
+        callback=_one_of_quiet_and_verbose,
     ),
 ]
 
-
-#: The usage error of the click typer runs on (a copy of its own since typer 0.2x).
-_UsageError: type[Exception] = next(
-    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
-)
-
-
-QUIET_WITH_VERBOSE = "-q (--quiet) and -v (--verbose) contradict each other: pick one"
+# -- the command classes -----------------------------------------------------------------------
 
 
 def usage_error_json(message: str, command: str) -> dict[str, Any]:
@@ -147,32 +155,13 @@ def usage_error_json(message: str, command: str) -> dict[str, Any]:
     }
 
 
-def _print_usage_json(message: str, command: str) -> None:
-    try:
-        print_json(usage_error_json(message, command))
-    except OSError:  # stdout's reader is gone: the usage message and exit 2 still follow
-        pass
-
-
-@contextmanager
-def _answering_usage_errors(wants_json: bool, info_name: str | None) -> Iterator[None]:
-    """A usage error raised inside gets its JSON object on stdout first, if ``wants_json``."""
-    try:
-        yield
-    except _UsageError as err:
-        if wants_json:
-            err_ctx = getattr(err, "ctx", None)
-            command = err_ctx.command_path if err_ctx is not None else str(info_name)
-            _print_usage_json(err.format_message(), command)  # type: ignore[attr-defined]
-        raise
-
-
-def _json_given(command: Any, args: list[str]) -> bool:
-    """Whether ``--json`` is among ``args`` as the flag: not as the value of an option that
-    takes one (``--out --json``), nor after ``--``; ``--json=...`` counts (the user meant it,
-    and the parser refuses it)."""
+def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
+    """Whether ``--json`` is among ``args`` as the flag: not as the value of an option of
+    ``commands`` that takes one (``--out --json``), nor after ``--``; ``--json=...`` counts (the
+    user meant it, and the parser refuses it)."""
     takes_value = {
         opt
+        for command in commands
         for p in command.params
         if getattr(p, "opts", None)
         and not getattr(p, "is_flag", True)
@@ -192,28 +181,75 @@ def _json_given(command: Any, args: list[str]) -> bool:
     return False
 
 
-class PlainUsage(TyperCommand):
-    """Every command of the tool: its usage line names its arguments as they are typed,
-    ``RELEASE`` and ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces; optional
-    ones keep their ``[...]``); and a command line the command refuses (an unknown option, a
-    bad value, a missing argument, ``-q`` with ``-v``) still gets its JSON object on stdout with
-    ``--json`` (``usage_error_json``: outcome ``bad_input``, exit 2), besides the usage message
-    on stderr, so that a script reading stdout reads JSON (SPEC section 7; what a group refuses
-    before a command is known: :class:`PlainGroup`). Pass it as ``cls=`` to ``@app.command``."""
+class _UsageJson:
+    """Every command and group of the tool. ``get_params``: Typer's own flags (``--help``,
+    ``--install-completion``) show no type, as ours do (``FLAG``): ``-h <bool>`` reads as if
+    ``-h`` took a value.
+
+    The one place a refused command line gets its JSON object: the top-level command (the
+    one whose context has no parent) parses its own arguments in ``make_context`` and resolves
+    and parses every subcommand's in ``invoke``; a usage error raised in either is answered
+    here, then shown and turned into exit 2 by Typer as usual."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_bool_flag", False) and param.metavar is None:
+                param.metavar = FLAG
+        return params
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
     ) -> Any:
-        wants_json = _json_given(self, args)  # before the parser, which consumes args
-        with _answering_usage_errors(wants_json, info_name):
-            ctx = super().make_context(info_name, args, parent, **extra)
-        if ctx.params.get("quiet") and ctx.params.get("verbose"):
-            # which one was meant cannot be guessed: bad input (exit 2), like any other bad option
-            echo_err(f"error: {QUIET_WITH_VERBOSE}")
-            if wants_json:
-                _print_usage_json(QUIET_WITH_VERBOSE, ctx.command_path)
-            raise typer.Exit(2)
+        if parent is not None:
+            return super().make_context(info_name, args, parent, **extra)  # type: ignore[misc]
+        full = list(args)  # before the parser, which consumes ``args``
+        with _answering(full, self, info_name):
+            ctx = super().make_context(info_name, args, parent, **extra)  # type: ignore[misc]
+        ctx.meta[_ARGS] = full
         return ctx
+
+    def invoke(self, ctx: Any) -> Any:
+        if ctx.parent is not None:
+            return super().invoke(ctx)  # type: ignore[misc]
+        with _answering(ctx.meta.get(_ARGS, []), self, ctx.info_name):
+            return super().invoke(ctx)  # type: ignore[misc]
+
+
+@contextmanager
+def _answering(args: list[str], top: Any, info_name: str | None) -> Iterator[None]:
+    """Print the JSON object of a usage error raised inside, when ``--json`` was given."""
+    try:
+        yield
+    except UsageError as err:
+        err_ctx = getattr(err, "ctx", None)
+        if err_ctx is not None:
+            chain = [c.command for c in _lineage(err_ctx)]
+            command = err_ctx.command_path
+        else:
+            chain, command = [top], str(info_name)
+        if json_given(args, chain):
+            try:
+                print_json(usage_error_json(err.format_message(), command))  # type: ignore[attr-defined]
+            except OSError:  # stdout's reader is gone: the usage message and exit 2 follow
+                pass
+        raise
+
+
+_ARGS = "tempmedbench_synonyms.args"
+
+
+def _lineage(ctx: Any) -> Iterator[Any]:
+    while ctx is not None:
+        yield ctx
+        ctx = ctx.parent
+
+
+class PlainUsage(_UsageJson, TyperCommand):
+    """Every command of the tool: its usage line names its arguments as they are typed,
+    ``RELEASE`` and ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces; optional
+    ones keep their ``[...]``); what the parser refuses gets its JSON object (``_UsageJson``).
+    Pass it as ``cls=`` to ``@app.command``."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [
@@ -222,25 +258,6 @@ class PlainUsage(TyperCommand):
         ]
 
 
-class PlainGroup(TyperGroup):
-    """Every command group of the tool (the main app, ``gps``, ``umls``, ``cache``): what it
-    refuses itself, before a command is known (an unknown command, an option of its own),
-    also gets the JSON object of :class:`PlainUsage` when ``--json`` is on the command line
-    (meant for the command the user named). Pass it as ``cls=`` to ``typer.Typer``."""
-
-    def make_context(
-        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
-    ) -> Any:
-        own = args[: args.index("--")] if "--" in args else args
-        wants_json = any(a == "--json" or a.startswith("--json=") for a in own)
-        with _answering_usage_errors(wants_json, info_name):
-            ctx = super().make_context(info_name, args, parent, **extra)
-        ctx.meta[_WANTS_JSON] = wants_json
-        return ctx
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        with _answering_usage_errors(bool(ctx.meta.get(_WANTS_JSON)), ctx.info_name):
-            return super().resolve_command(ctx, args)
-
-
-_WANTS_JSON = "tempmedbench_synonyms.wants_json"
+class PlainGroup(_UsageJson, TyperGroup):
+    """Every command group of the tool (the main app, ``gps``, ``umls``, ``cache``). Pass it as
+    ``cls=`` to ``typer.Typer``."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -11,9 +10,9 @@ from tempmedbench_synonyms.cli._options import FLAG
 from tempmedbench_synonyms.cli._shared import echo_err, print_json
 
 if TYPE_CHECKING:  # imported when a dry run is asked for: every command imports this module
-    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.options import RegenOptions
     from tempmedbench_synonyms.plan import Plan
-    from tempmedbench_synonyms.uts.options import RestOptions
+    from tempmedbench_synonyms.regen.report import Report
 
 DryRunOption = Annotated[
     bool,
@@ -28,7 +27,7 @@ DryRunOption = Annotated[
 
 def render_plan(report: Report, plan: Plan) -> str:
     """The human plan: what was checked, where the atoms would come from, what is left."""
-    from tempmedbench_synonyms.plan import duration_words
+    from tempmedbench_synonyms.uts.estimate import duration_words
 
     lines = [f"regenerate --dry-run: {report.release}"]
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
@@ -56,26 +55,13 @@ def render_plan(report: Report, plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def show_plan(
-    release_dir: Path,
-    mrconso: Path | None,
-    rest: RestOptions,
-    *,
-    umls_release: str | None,
-    json_out: bool,
-    verbosity: int,
-) -> NoReturn:
+def show_plan(options: RegenOptions, *, json_out: bool, verbosity: int) -> NoReturn:
     """Plan the run the options ask for, say it, and end the command (exit 0)."""
-    from tempmedbench_synonyms.plan import plan_mrconso, plan_rest
-    from tempmedbench_synonyms.uts.options import build_cached_uts
+    from tempmedbench_synonyms.plan import plan
 
-    if mrconso is not None:
-        report, plan = plan_mrconso(release_dir, mrconso)
-    else:
-        uts = build_cached_uts(rest)
-        report, plan = plan_rest(release_dir, uts, rate=rest.rate, umls_release=umls_release)
+    report, found = plan(options)
     if verbosity >= 0:
-        echo_err(render_plan(report, plan))
+        echo_err(render_plan(report, found))
     if json_out:
-        print_json({**report.to_json(), "plan": plan.to_json()})
+        print_json({**report.to_json(), "plan": found.to_json()})
     raise typer.Exit(report.exit_code)

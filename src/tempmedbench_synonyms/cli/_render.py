@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from tempmedbench_synonyms.errors import bounded_list, plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it
-    from tempmedbench_synonyms.pipeline import Report
+    from tempmedbench_synonyms.regen.report import Report
 
 _LIST_AT_MOST = 20
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
-import signal
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,9 +13,17 @@ from typing import Any
 
 import typer
 
-from tempmedbench_synonyms.config import read_api_key, redact, redact_value, shown_text
-from tempmedbench_synonyms.errors import BadInputError, InternalError, TempMedBenchError
+from tempmedbench_synonyms import config, runtime
+from tempmedbench_synonyms.constants import LOG_LEVEL_ENV
+from tempmedbench_synonyms.errors import (
+    BadInputError,
+    InternalError,
+    Interrupted,
+    Outcome,
+    TempMedBenchError,
+)
 from tempmedbench_synonyms.jsonio import report_text
+from tempmedbench_synonyms.secret import read_api_key, redact, redact_value, shown_text
 
 
 def echo_err(text: str = "") -> None:
@@ -44,7 +49,7 @@ def echo_report(text: str, *, colour: bool | None = None) -> None:
     red when ``colour`` (default: stderr is a terminal and ``NO_COLOR`` is not set). The colours
     are added after ``shown_text``, which would escape them."""
     if colour is None:
-        colour = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+        colour = sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
     if colour:
         text = _STATES.sub(
@@ -94,8 +99,6 @@ def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     }
 
 
-#: The log level when neither -q nor -v is given (as pip-audit's ``PIP_AUDIT_LOGLEVEL``).
-LOG_LEVEL_ENV = "TEMPMEDBENCH_LOG_LEVEL"
 _LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -111,7 +114,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     warnings.
 
     Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v`` (``-q``
-    with ``-v`` never comes here: the command line is refused, ``_options.PlainUsage``).
+    with ``-v`` never comes here: the command line is refused, ``_options.QuietOption``).
     """
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
@@ -135,7 +138,7 @@ def _env_log_level(default: int) -> int:
     A value that names no level is said on stderr and ``default`` used: the variable only chooses
     how much is logged, and a misspelling of it should not stop a run (or its --json report).
     """
-    raw = os.environ.get(LOG_LEVEL_ENV, "").strip()
+    raw = config.log_level_name()
     if not raw:
         return default
     level = _LOG_LEVELS.get(raw.lower())
@@ -155,16 +158,17 @@ def exit_on_error(
     json_report: Callable[[TempMedBenchError], dict[str, Any]] | None = None,
     api_key_file: Path | None = None,
 ) -> Iterator[None]:
-    """Turn a TempMedBenchError into its message on stderr and its exit code.
+    """Turn a TempMedBenchError into its message on stderr and its exit code; Ctrl-C and
+    SIGTERM (``runtime.interrupts``) into exit 130 and 143.
 
     With ``json_report``, the JSON report of the failure is printed on stdout as well, so that a
-    script reading ``--json`` always gets one object, whatever the outcome. ``api_key_file`` is
-    the command's ``--api-key-file``: a bug's traceback is redacted of its key too, even if the
-    bug struck before the library read it.
+    script reading ``--json`` always gets one object, whatever the outcome (an interruption too:
+    outcome ``interrupted``). ``api_key_file`` is the command's ``--api-key-file``: a bug's
+    traceback is redacted of its key too, even if the bug struck before the library read it.
     """
-    previous = _catch_interrupts()
     try:
-        yield
+        with runtime.interrupts():
+            yield
     except TempMedBenchError as err:
         echo_err(f"error: {err}")
         if err.hint:
@@ -179,14 +183,18 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(BadInputError(str(err))))
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
-        # A second Ctrl-C while this is said must not turn exit 130 into a traceback.
-        try:
-            echo_err("interrupted: nothing was left half-written; run the same command again")
-        except KeyboardInterrupt:
-            pass
-        raise typer.Exit(130) from None
+        # The signals after the first are ignored (runtime): nothing breaks into this.
+        why = stop if isinstance(stop, Interrupted) else Interrupted()
+        echo_err("interrupted: nothing was left half-written; run the same command again")
+        if json_report is not None:
+            report = json_report(_interrupted_error(why))
+            try:
+                print_json(report)
+            except OSError:
+                pass
+        raise typer.Exit(why.exit_code) from None
     except (typer.Exit, typer.Abort):
         raise  # how commands end on purpose, not bugs
     except Exception as exc:
@@ -210,21 +218,14 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(bug))
         raise typer.Exit(bug.exit_code) from None
-    finally:
-        # After a Ctrl-C, further ones stay ignored until the process has exited.
-        if previous is not None and signal.getsignal(signal.SIGINT) is _interrupted:
-            signal.signal(signal.SIGINT, previous)
 
 
-def _interrupted(signum: int, frame: object) -> None:
-    """The first Ctrl-C stops the command; the ones after it are ignored, so that they can
-    never break into the clean-up (killing workers, the message, the exit code 130)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
-def _catch_interrupts() -> Any:
-    """Install ``_interrupted`` for SIGINT (only the main thread may); the previous handler."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, _interrupted)
+def _interrupted_error(stop: Interrupted) -> TempMedBenchError:
+    """The error an interruption's ``--json`` report is made from (outcome ``interrupted``)."""
+    err = TempMedBenchError(
+        f"interrupted by {stop.name}: what was fetched stays cached",
+        hint="run the same command again: it goes on where this one stopped",
+    )
+    err.outcome = Outcome.INTERRUPTED
+    err.exit_code = stop.exit_code
+    return err

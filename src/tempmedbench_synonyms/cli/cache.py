@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from tempmedbench_synonyms.cli._options import CacheDirOption, JsonOption, PlainGroup, PlainUsage
+from tempmedbench_synonyms.cli._options import (
+    JsonOption,
+    Only,
+    PlainGroup,
+    PlainUsage,
+    with_options,
+)
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
-from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.uts.options import UtsOptions
+
+#: The one network option the cache commands take.
+CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 
 cache_app = typer.Typer(
     name="cache",
@@ -20,7 +31,8 @@ cache_app = typer.Typer(
 
 
 @cache_app.command("info", cls=PlainUsage)
-def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
+@with_options
+def info_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) -> None:
     """Where the cache is and how many answers it holds, per UTS base URL and release.
 
     Example:
@@ -30,7 +42,7 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
     with exit_on_error(json_report=failure_json if as_json else None):
         from tempmedbench_synonyms.uts.cache import cache_info
 
-        info = cache_info(resolve_cache_dir(cache_dir))
+        info = cache_info(uts.cache_folder)
     if as_json:
         print_json(info.to_json())
         return
@@ -53,7 +65,8 @@ def info_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) 
 
 
 @cache_app.command("clear", cls=PlainUsage)
-def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False) -> None:
+@with_options
+def clear_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) -> None:
     """Delete every cached UMLS answer (the next run fetches them again).
 
     Only the cache's own folder is removed, never other files in --cache-dir.
@@ -63,7 +76,7 @@ def clear_command(cache_dir: CacheDirOption = None, as_json: JsonOption = False)
         tempmedbench-synonyms cache clear
     """
     with exit_on_error(json_report=failure_json if as_json else None):
-        root = resolve_cache_dir(cache_dir)
+        root = uts.cache_folder
         from tempmedbench_synonyms.uts.cache import clear_cache
 
         removed = clear_cache(root)

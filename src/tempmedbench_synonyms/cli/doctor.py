@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tempmedbench_synonyms.cli._options import (
-    ApiKeyFileOption,
-    BaseUrlOption,
-    CacheDirOption,
-    JsonOption,
-    QuietOption,
-    RateOption,
-    TimeoutOption,
-)
+from tempmedbench_synonyms import config
+from tempmedbench_synonyms.cli._options import JsonOption, Only, QuietOption, with_options
 from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, print_json
-from tempmedbench_synonyms.config import DEFAULT_BASE_URL
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT
+from tempmedbench_synonyms.uts.options import UtsOptions
 
 _INDENT = " " * 6
 
@@ -30,7 +21,7 @@ if TYPE_CHECKING:  # the checks import the UTS client: only when doctor runs
 def _say(check: Check) -> None:
     """One line per check, ``ok`` or ``FAIL`` (coloured on a terminal unless ``NO_COLOR``), then
     the hint of a failure."""
-    colour = False if os.environ.get("NO_COLOR") else None  # None: only on a terminal
+    colour = False if config.no_color() else None  # None: only on a terminal
     word = "ok" if check.ok else "FAIL"
     typer.secho(f"{word:<6}", fg="green" if check.ok else "red", bold=not check.ok, err=True,
                 nl=False, color=colour)  # fmt: skip
@@ -39,6 +30,7 @@ def _say(check: Check) -> None:
         echo_err(f"{_INDENT}hint: {check.hint}")
 
 
+@with_options
 def doctor_command(
     release_dir: Annotated[
         Path | None,
@@ -56,11 +48,9 @@ def doctor_command(
         Path | None,
         typer.Option("--out", help="Check this output folder (default: the release folder)."),
     ] = None,
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
-    cache_dir: CacheDirOption = None,
-    rate: RateOption = DEFAULT_RATE,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
-    api_key_file: ApiKeyFileOption = None,
+    uts: Annotated[
+        UtsOptions, Only(("base_url", "cache_dir", "rate", "timeout", "api_key_file"))
+    ] = UtsOptions(),
     json_out: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -80,12 +70,9 @@ def doctor_command(
     """
     verbosity = configure_logging(quiet, 0)
     from tempmedbench_synonyms.doctor import exit_code, run_checks
-    from tempmedbench_synonyms.uts.options import RestOptions
 
-    options = RestOptions(base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir,
-                          rate=rate, timeout=timeout)  # fmt: skip
     checks = run_checks(
-        release_dir, options, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
+        release_dir, uts, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
     )
     code = exit_code(checks)
     failed = [c for c in checks if not c.ok]

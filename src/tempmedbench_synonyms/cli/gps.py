@@ -8,12 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
+from tempmedbench_synonyms import config
 from tempmedbench_synonyms.api import validate_gps
 from tempmedbench_synonyms.cli._options import (
     JsonOption,
     PlainGroup,
     PlainUsage,
     QuietOption,
+    UsageError,
     VerboseOption,
 )
 from tempmedbench_synonyms.cli._shared import (
@@ -23,6 +25,7 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
+from tempmedbench_synonyms.constants import GPS_ENV
 from tempmedbench_synonyms.snomed.codes import LookupOutcome
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.loader import load_concept_index
@@ -39,15 +42,23 @@ gps_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _gps(ctx: typer.Context, param: Any, given: Path | None) -> Path:
+    """``--gps``, else ``TEMPMEDBENCH_GPS``; a usage error when neither names one."""
+    found = config.gps_path(given)
+    if found is None and not ctx.resilient_parsing:
+        raise UsageError(f"Missing option '--gps' (or the {GPS_ENV} environment variable).", ctx)
+    return found  # type: ignore[return-value]
+
+
 GpsOption = Annotated[
     Path,
     typer.Option(
         "--gps",
-        envvar="TEMPMEDBENCH_GPS",
-        help=(
-            "The GPS zip or its .txt file, or an International Edition RF2 snapshot folder or zip."
-        ),
+        help="The GPS zip or its .txt file, or an International Edition RF2 snapshot folder or "
+        f"zip (required; default: the {GPS_ENV} environment variable).",
         show_default=False,
+        callback=_gps,
     ),
 ]
 
@@ -102,7 +113,7 @@ def validate(
             help="The release folder (holding artifacts/).", show_default=False, metavar="RELEASE"
         ),
     ],
-    gps: GpsOption,
+    gps: GpsOption = None,  # type: ignore[assignment]
     json_out: JsonOption = False,
     limit: Annotated[
         int, typer.Option("--limit", help="Findings listed on stderr (-1: all); --json has all.")
@@ -138,7 +149,7 @@ def lookup(
         list[str],
         typer.Argument(help="Concept identifiers.", show_default=False, metavar="SCTID"),
     ],
-    gps: GpsOption,
+    gps: GpsOption = None,  # type: ignore[assignment]
     json_out: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,

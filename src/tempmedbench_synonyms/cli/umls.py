@@ -5,25 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.cli._options import (
-    ApiKeyFileOption,
-    BaseUrlOption,
-    CacheDirOption,
     JsonOption,
-    OfflineOption,
+    Only,
     PlainGroup,
     PlainUsage,
     QuietOption,
-    RateOption,
-    RefreshOption,
-    TimeoutOption,
     VerboseOption,
+    with_options,
 )
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
@@ -32,9 +26,9 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
-from tempmedbench_synonyms.config import DEFAULT_BASE_URL, clean_text
 from tempmedbench_synonyms.errors import plural
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, DEFAULT_TIMEOUT
+from tempmedbench_synonyms.secret import clean_text
+from tempmedbench_synonyms.uts.options import UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
     from tempmedbench_synonyms.uts.cached import CachedUts
@@ -58,36 +52,33 @@ ReleaseOption = Annotated[
 ]
 
 
+#: The network options of a command that sends one request at a time.
+OneAtATime = Annotated[
+    UtsOptions,
+    Only(("base_url", "cache_dir", "offline", "refresh", "rate", "timeout", "api_key_file")),
+]
+
+
 @contextmanager
 def _session(
-    *,
-    base_url: str,
-    api_key_file: Path | None,
-    cache_dir: Path | None,
-    offline: bool,
-    refresh: bool,
-    rate: float,
-    timeout: float,
-    quiet: bool,
-    verbose: int,
-    as_json: bool,
+    options: UtsOptions, *, quiet: bool, verbose: int, as_json: bool
 ) -> Iterator[CachedUts]:
     """Configure logging, open the cached client, and turn errors into exit codes."""
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=partial(failure_json, found=False) if as_json else None):
-        from tempmedbench_synonyms.uts.options import RestOptions, build_cached_uts
+    with exit_on_error(
+        json_report=partial(failure_json, found=False) if as_json else None,
+        api_key_file=options.api_key_file,
+    ):
+        from tempmedbench_synonyms.uts.session import open_uts
 
-        options = RestOptions(
-            base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-            refresh=refresh, rate=rate, workers=1, timeout=timeout,
-        )  # fmt: skip
-        uts = build_cached_uts(options)
+        uts = open_uts(options, workers=1)
         try:
             yield uts
         finally:
             uts.close()
             if verbosity > 0:
-                sent, hits = uts.requests_sent, uts.cache_hits
+                counts = uts.counters()
+                sent, hits = counts.requests, counts.cache_hits
                 echo_err(f"{plural(sent, 'request')} sent, {plural(hits, 'answer')} from the cache")
 
 
@@ -161,6 +152,7 @@ def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: b
 
 
 @umls_app.command("atoms", cls=PlainUsage)
+@with_options
 def atoms_command(
     cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
     sab: Annotated[
@@ -172,13 +164,7 @@ def atoms_command(
         ),
     ] = None,
     umls_release: ReleaseOption = "current",
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
-    api_key_file: ApiKeyFileOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    uts: OneAtATime = UtsOptions(),
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -189,21 +175,18 @@ def atoms_command(
 
         tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US
     """
-    with _session(
-        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
-        as_json=as_json,
-    ) as uts:  # fmt: skip
+    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
         if sab:
-            release, found = uts.atoms(umls_release, AtomQuery("cui", sab, cui))
+            release, found = client.atoms(umls_release, AtomQuery("cui", sab, cui))
             what = f"CUI {cui} in {sab}"
         else:
-            release, found = uts.concept_atoms(umls_release, cui)
+            release, found = client.concept_atoms(umls_release, cui)
             what = f"CUI {cui}"
         _show_atoms(what, release, found, as_json)
 
 
 @umls_app.command("source", cls=PlainUsage)
+@with_options
 def source_command(
     sab: Annotated[
         str, typer.Argument(metavar="SAB", help="Root source abbreviation, such as SNOMEDCT_US.")
@@ -212,13 +195,7 @@ def source_command(
         str, typer.Argument(metavar="CODE", help="The source-asserted code, such as 38341003.")
     ],
     umls_release: ReleaseOption = "current",
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
-    api_key_file: ApiKeyFileOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    uts: OneAtATime = UtsOptions(),
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -229,26 +206,17 @@ def source_command(
 
         tempmedbench-synonyms umls source SNOMEDCT_US 38341003
     """
-    with _session(
-        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
-        as_json=as_json,
-    ) as uts:  # fmt: skip
-        release, found = uts.atoms(umls_release, AtomQuery("source", sab, code))
+    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
+        release, found = client.atoms(umls_release, AtomQuery("source", sab, code))
         _show_atoms(f"{sab} code {code}", release, found, as_json)
 
 
 @umls_app.command("atom", cls=PlainUsage)
+@with_options
 def atom_command(
     aui: Annotated[str, typer.Argument(metavar="AUI", help="The atom's AUI, such as A3220484.")],
     umls_release: ReleaseOption = "current",
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
-    api_key_file: ApiKeyFileOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    uts: OneAtATime = UtsOptions(),
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -259,27 +227,18 @@ def atom_command(
 
         tempmedbench-synonyms umls atom A3220484 --json
     """
-    with _session(
-        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
-        as_json=as_json,
-    ) as uts:  # fmt: skip
+    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
         # The sab of an aui query only scopes candidates; the request does not send it.
-        release, found = uts.atoms(umls_release, AtomQuery("aui", "", aui))
+        release, found = client.atoms(umls_release, AtomQuery("aui", "", aui))
         _show_atoms(f"AUI {aui}", release, found, as_json)
 
 
 @umls_app.command("concept", cls=PlainUsage)
+@with_options
 def concept_command(
     cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
     umls_release: ReleaseOption = "current",
-    base_url: BaseUrlOption = DEFAULT_BASE_URL,
-    api_key_file: ApiKeyFileOption = None,
-    cache_dir: CacheDirOption = None,
-    offline: OfflineOption = False,
-    refresh: RefreshOption = False,
-    rate: RateOption = DEFAULT_RATE,
-    timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    uts: OneAtATime = UtsOptions(),
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
@@ -290,12 +249,8 @@ def concept_command(
 
         tempmedbench-synonyms umls concept C0020538
     """
-    with _session(
-        base_url=base_url, api_key_file=api_key_file, cache_dir=cache_dir, offline=offline,
-        refresh=refresh, rate=rate, timeout=timeout, quiet=quiet, verbose=verbose,
-        as_json=as_json,
-    ) as uts:  # fmt: skip
-        release, concept = uts.concept(umls_release, cui)
+    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
+        release, concept = client.concept(umls_release, cui)
         _show_concept(cui, release, concept, as_json)
 
 

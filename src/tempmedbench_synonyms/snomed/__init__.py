@@ -14,7 +14,10 @@ Each module imports only those below it (``tests/snomed/test_layers.py`` holds i
     codes.py       closed vocabularies: finding codes, outcomes
 
 From the rest of the package it uses only ``errors`` (the error tree), ``files`` (regular files
-only), ``zips`` (zip members that cannot be read), ``jsonio`` (the one strict JSON reader) and
-``canonical`` (SHA-256 of a file): nothing of the synonym side (UMLS, UTS, the release folder's
-manifest), which does not import it either.
+only, SHA-256 of a file), ``zips`` (zip members that cannot be read), ``jsonio`` (the one strict
+JSON reader) and
+``runtime`` (the hash thread) of the kernel: nothing of the synonym side (UMLS, UTS, the release
+folder's manifest), which does not import it either.
 """
+
+__all__ = ["codes", "concepts", "gps", "loader", "rf2", "sctid", "tables", "validate"]

@@ -25,7 +25,6 @@ import io
 import logging
 import queue
 import re
-import signal
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -35,9 +34,9 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO
 
-from tempmedbench_synonyms.canonical import sha256_file
+from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.files import open_regular, sha256_file
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
 from tempmedbench_synonyms.snomed.tables import (
     LINE_MAX_BYTES,
@@ -87,22 +86,10 @@ class _BackgroundHash:
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
         self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="gps-sha256", daemon=True)
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Start the thread, with Ctrl-C held back meanwhile: a KeyboardInterrupt raised inside
-        ``Thread.start`` could leave the thread running for ever, or break the threading
-        module's own lock (RuntimeError). It is raised once the thread runs, for
-        :func:`_hashing` to end it."""
-        main = threading.current_thread() is threading.main_thread()
-        if not (main and hasattr(signal, "pthread_sigmask")):
-            self._thread.start()
-            return
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            self._thread.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # as the caller had it
+        self._thread = runtime.start_thread(self._run, name="gps-sha256")
 
     def _run(self) -> None:
         while (block := self._blocks.get()) is not None:
@@ -112,7 +99,7 @@ class _BackgroundHash:
         self._blocks.put(block)
 
     def close(self) -> None:
-        if self._thread.is_alive():
+        if self._thread is not None and self._thread.is_alive():
             self._blocks.put(None)
             self._thread.join()
 

@@ -51,9 +51,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, TypeVar
 
-from tempmedbench_synonyms.canonical import sha256_file
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.files import open_regular, sha256_file
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
 from tempmedbench_synonyms.snomed.tables import (
     CRLF_NOTE,

@@ -40,7 +40,7 @@ from tempmedbench_synonyms.testing.invented import (
     mrconso_row,
     write_manifest,
 )
-from tempmedbench_synonyms.testing.server import FakeUtsServer, add_fake_uts
+from tempmedbench_synonyms.testing.server import FakeUtsServer, RunningFakeUts, add_fake_uts
 
 __all__ = [
     "CANARY_KEY",
@@ -52,6 +52,7 @@ __all__ = [
     "FakeUtsServer",
     "Faults",
     "InventedRelease",
+    "RunningFakeUts",
     "SeenRequest",
     "VirtualTime",
     "add_fake_uts",

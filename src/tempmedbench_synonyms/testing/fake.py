@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from tempmedbench_synonyms.mrconso import MRCONSO_COLUMNS, split_row
+from tempmedbench_synonyms.mrconso.rows import MRCONSO_COLUMNS, split_row
 
 FAULT_KINDS: tuple[str, ...] = ("429", "5xx", "reset", "html502", "truncated", "stall")
 """What ``Faults.kinds`` may name; ``stall`` answers, but only after ``Faults.stall`` seconds."""

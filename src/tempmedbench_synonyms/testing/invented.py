@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempmedbench_synonyms.canonical import sha256_file, table_bytes
 from tempmedbench_synonyms.errors import Outcome
-from tempmedbench_synonyms.mrconso import MRCONSO_COLUMNS, split_row
+from tempmedbench_synonyms.files import sha256_file
+from tempmedbench_synonyms.mrconso.rows import MRCONSO_COLUMNS, split_row
+from tempmedbench_synonyms.regen.canonical import table_bytes
 from tempmedbench_synonyms.testing.fake import FakeRow
 
 
@@ -79,8 +80,8 @@ def make_invented_release(
     ``cui``, ``aui``), each named in the questions, and whose ``expected_sha256.json`` is frozen
     from that MRCONSO.RRF with this package's own ``freeze``.
     """
-    from tempmedbench_synonyms.mrconso import MrconsoSource
-    from tempmedbench_synonyms.pipeline import freeze
+    from tempmedbench_synonyms.mrconso.source import MrconsoSource
+    from tempmedbench_synonyms.regen.freeze import freeze
 
     root = Path(root)
     folder = root / "release"

@@ -5,14 +5,18 @@ thread) and ``add_fake_uts`` (a ``responses`` callback, for tests that never ope
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.constants import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
 from tempmedbench_synonyms.testing.fake import FakeReply, FakeUts
 
 if TYPE_CHECKING:
@@ -129,10 +133,9 @@ class FakeUtsServer:
     def start(self) -> FakeUtsServer:
         """Listen on a free port of the loopback interface and serve in a background thread."""
         self._server = _Server(self.fake, self._host, 0, self._prefix)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-uts"
+        self._thread = runtime.start_thread(
+            self._server.serve_forever, name="fake-uts", args=(0.05,)
         )
-        self._thread.start()
         return self
 
     def stop(self) -> None:
@@ -151,6 +154,27 @@ class FakeUtsServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class RunningFakeUts(FakeUtsServer):
+    """A ``FakeUtsServer`` with the environment a run of the tool needs to reach it: the
+    ``fake_uts`` fixture's (``pytest_plugin``)."""
+
+    def __init__(self, fake: FakeUts, folder: Path) -> None:
+        super().__init__(fake)
+        self.cache_dir = folder / "cache"
+        self.state_dir = folder / "state"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own cache and rate-state folders
+        (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``): a run leaves nothing in yours."""
+        return {
+            BASE_URL_ENV: self.base_url,
+            API_KEY_ENV: self.api_key,
+            CACHE_DIR_ENV: os.fspath(self.cache_dir),
+            STATE_DIR_ENV: os.fspath(self.state_dir),
+        }
 
 
 # -- the responses helper --------------------------------------------------------------------

@@ -1,26 +1,38 @@
 """The UMLS Terminology Services (UTS) side: every byte that comes from the REST API.
 
-The way of one answer, top to bottom (each module imports only those below it):
+The way of one answer, top to bottom (each module imports only those below it, and the kernel):
 
-- ``options``: the network options of the CLI (``RestOptions``), checked once (``--workers``
-  included), and the factories that wire the modules below (``build_cached_uts``,
-  ``build_rest_source``).
-- ``source``: the atom source of a regeneration (implements ``atoms.AtomSource``, as ``mrconso``
-  does for a local file): only a worker pool and the counts of one fetch, over ``cached``;
-  ``workers`` holds the pool's daemon threads, which a cancelled run never waits for.
+- ``session``: the cached client and the REST atom source, wired from the network options.
+- ``source``: the atom source of a regeneration (``atoms.AtomSource``, as ``mrconso`` has one
+  for a local file): a worker pool (``runtime.DaemonPool``) and the counts of one fetch, over
+  ``cached``; ``estimate``: how long the fetch takes, said before it starts.
 - ``cached``: one answer at a time, from the response cache or else from UTS; ``current``
   resolved to a concrete release before any cache key is made (SPEC section 3); the one check
   for ``--offline`` and for a missing key; the 404 rule once the release probe has answered; the
   memo of a run. The ``umls`` commands ask it directly.
-- ``cache``: the on-disk response cache (atomic writes, keys without the API key).
+- ``cache``: the on-disk response cache (atomic writes, keys without the API key, checksums).
 - ``client``: the HTTP client, the only module that imports ``requests``: one chokepoint that
-  waits on the rate limiter, retries transient failures and turns every failure into ours.
+  waits on the rate limiter, retries transient failures (``retry``), bounds every attempt
+  (``watchdog``) and turns every failure into ours.
 - ``ratelimit``: the request budget shared by every worker and every process of the machine
   (UTS allows 20 requests a second per IP address), through a lock-protected state file.
 - ``paths``: every request path and its parameters (SPEC section 3), built in one place.
-- ``identifiers``: the one check of each identifier a request names (release, CUI, AUI, SAB,
-  source code), before anything is sent or cached.
 - ``models``: tolerant pydantic models of UTS payloads.
-- ``defaults``: the defaults and limits of the network options (``--rate``, ``--workers``,
-  ``--timeout``, the retry budget), light enough for the CLI to import at start.
+- ``options``: the network options, defined once (flags, help, checks), light enough for the
+  CLI to import at start.
 """
+
+__all__ = [
+    "cache",
+    "cached",
+    "client",
+    "estimate",
+    "models",
+    "options",
+    "paths",
+    "ratelimit",
+    "retry",
+    "session",
+    "source",
+    "watchdog",
+]

@@ -49,10 +49,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
-from tempmedbench_synonyms.config import redact
+from tempmedbench_synonyms.atoms import check_release, is_release
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.jsonio import loads_utf8
-from tempmedbench_synonyms.uts.identifiers import check_release, is_release
+from tempmedbench_synonyms.secret import redact
 
 log = logging.getLogger(__name__)
 

@@ -33,13 +33,19 @@ from typing import Any, Generic, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 import tempmedbench_synonyms
-from tempmedbench_synonyms.atoms import Atom, AtomQuery
-from tempmedbench_synonyms.config import redact
-from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError, UnavailableError
+from tempmedbench_synonyms.atoms import (
+    Atom,
+    AtomQuery,
+    check_cui,
+    check_release,
+    check_sab,
+    is_release,
+)
+from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import UtsClient, parse_model
-from tempmedbench_synonyms.uts.identifiers import check_cui, check_release, check_sab, is_release
 from tempmedbench_synonyms.uts.models import ATOM_MAPPING, UtsAtom, UtsConcept, release_of
 from tempmedbench_synonyms.uts.paths import Kind, UtsRequest
 
@@ -223,7 +229,7 @@ class CachedUts:
                 hint=OFFLINE_MISS_HINT,
             )
         if not self.client.has_key:
-            raise ApiKeyMissingError()
+            raise missing_key()
         return self.client
 
     def _untrusted(self, key: CacheKey | None) -> str:

@@ -7,7 +7,7 @@ Every request passes through one private method, ``UtsClient._request`` (as ``py
   lives only inside the prepared request and never in our own variables, messages or cache keys;
 * waits on the shared ``RateLimiter``, and bounds each attempt (SPEC section 8): ``--timeout``
   seconds from connect to last byte, however slowly the bytes come (a watchdog thread shuts the
-  socket down at the deadline, ``_Flights``), and a body of at most ``MAX_BODY`` (16 MiB) after
+  socket down at the deadline, ``Watchdog``), and a body of at most ``MAX_BODY`` (16 MiB) after
   decoding, counted while it streams, so an endless body or a gzip bomb costs at most that;
   ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
 * retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
@@ -36,7 +36,7 @@ requests puts the full URL, query string and all, in its exception texts, and ur
 DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
 ``except`` block), and a logging filter cleans urllib3's records. Every text a server sends (a
 reason phrase, a Content-Type, an exception's text quoting a status line) passes
-``config.clean_text`` (key redacted, escape sequences and control characters removed) and a length
+``secret.clean_text`` (key redacted, escape sequences and control characters removed) and a length
 bound before it reaches a message. A retry is said on stderr (a warning) once when a wave of
 failures starts and then at most once every ``--timeout`` seconds while it lasts (``_announce``).
 
@@ -47,17 +47,12 @@ rather than truncating it, and all its pages together are at most ``MAX_ANSWER``
 
 from __future__ import annotations
 
-import email.utils
 import logging
-import math
 import random
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timezone
 from typing import Any, Literal, NoReturn, TypeVar
 
 import requests
@@ -67,22 +62,30 @@ import urllib3.connection
 import urllib3.connectionpool
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
-from tenacity.stop import stop_base
 
 from tempmedbench_synonyms import __version__, jsonio
-from tempmedbench_synonyms.config import ApiKey, clean_text, redact, secret_forms
 from tempmedbench_synonyms.errors import (
-    ApiKeyMissingError,
     BadInputError,
     Cancelled,
     NotAuthorisedError,
     TempMedBenchError,
     UnavailableError,
 )
+from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
 from tempmedbench_synonyms.uts import paths
-from tempmedbench_synonyms.uts.defaults import DEFAULT_TIMEOUT, RETRY_BUDGET
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.retry import (
+    MIN_ATTEMPT,
+    Budget,
+    RetryPolicy,
+    StopAfterTotal,
+    Timeouts,
+    Transient,
+    parse_retry_after,
+    worth_retrying,
+)
+from tempmedbench_synonyms.uts.watchdog import WATCHDOG, Flight
 
 log = logging.getLogger(__name__)
 
@@ -103,17 +106,11 @@ MAX_BODY = 16 * 1024 * 1024
 #: Bytes asked of urllib3 per read; urllib3 (>= 2.6) inflates at most this much per read, so a
 #: gzip bomb is caught while inflating, not after.
 _CHUNK = 64 * 1024
-#: The longest ``--timeout``: the whole retry budget of one request (``RetryPolicy.max_total``).
-MAX_TIMEOUT = RETRY_BUDGET
-#: Seconds to wait for a connection (when ``--timeout`` is longer).
-_CONNECT = 10.0
-#: The least time an attempt is given when the retry budget is nearly spent.
-_MIN_ATTEMPT = 1.0
 
 
 class _RedactFilter(logging.Filter):
     """Cleans urllib3's DEBUG lines, which print the request URL (``apiKey=...``) and what the
-    server sent (a status line): ``config.clean_text``."""
+    server sent (a status line): ``secret.clean_text``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.args:
@@ -137,58 +134,6 @@ for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retr
 #: The requests exception a refused or reset connection raises; test doubles (``testing``)
 #: raise it without importing requests themselves.
 TransportError = requests.exceptions.ConnectionError
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Seconds to wait for a connection, for each read of the answer, and for the whole attempt.
-
-    ``attempt`` (``--timeout``) bounds one attempt from connect to last byte, however slowly the
-    bytes come: a watchdog shuts the socket down at that deadline (``_Flights``).
-    """
-
-    connect: float = _CONNECT
-    read: float = DEFAULT_TIMEOUT
-    attempt: float = DEFAULT_TIMEOUT
-
-    @classmethod
-    def of(cls, seconds: float) -> Timeouts:
-        """The timeouts of ``--timeout seconds``: no connect or read longer than the attempt."""
-        return cls(connect=min(_CONNECT, seconds), read=seconds, attempt=seconds)
-
-
-def check_timeout(seconds: float) -> float:
-    """``seconds`` if it is a usable ``--timeout``, else BadInputError naming the option."""
-    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
-        raise BadInputError(
-            f"--timeout {seconds:g} is out of range: it must be more than 0 and at most "
-            f"{MAX_TIMEOUT:g} seconds (one request's whole retry budget)",
-            key="--timeout",
-            hint=f"the default is {DEFAULT_TIMEOUT:g} seconds for one attempt, from connect to "
-            "last byte",
-        )
-    return seconds
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How long and how often to try a request again.
-
-    The defaults suit UTS: six attempts with exponential backoff and full jitter (0.5 s doubling,
-    at most 30 s) ride out the short 5xx spells and connection resets of a busy public service,
-    without firing the eight workers' retries in lockstep at a limit of 20 requests a second per
-    IP address; a ``Retry-After`` is honoured as sent (RFC 9110, section 10.2.3); and the whole
-    budget is ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails the run within minutes.
-    """
-
-    max_attempts: int = 6
-    #: seconds from the first attempt after which no retry is started
-    max_total: float = RETRY_BUDGET
-    #: the n-th retry waits between half of and the whole of min(backoff_max, base * 2**(n-1))
-    backoff_base: float = 0.5
-    backoff_max: float = 30.0
-    #: extra random seconds added to a Retry-After, so that workers do not return in lockstep
-    retry_after_jitter: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,32 +183,6 @@ class ClientStats:
         """(requests, retries, rate_limited), read together."""
         with self._lock:
             return self.requests, self.retries, self.rate_limited
-
-
-class _Transient(Exception):
-    """A failure worth another try (unless ``final``); its message is already free of the key."""
-
-    def __init__(
-        self, kind: str, message: str, retry_after: float | None = None, *, final: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.retry_after = retry_after
-        #: no retry can help (a Retry-After beyond the budget): fail the request now
-        self.final = final
-
-
-def _worth_retrying(exc: BaseException) -> bool:
-    return isinstance(exc, _Transient) and not exc.final
-
-
-@dataclass(frozen=True, slots=True)
-class _Budget:
-    """What is left of one request's retries: when its first attempt started, which this is."""
-
-    start: float
-    attempt: int
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
@@ -320,172 +239,17 @@ class _ApiKeyAuth(requests.auth.AuthBase):
         return "_ApiKeyAuth(***)"
 
 
-def parse_retry_after(value: str | None, *, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
-
-    RFC 9110 section 10.2.3: ``Retry-After = HTTP-date / delay-seconds``. delay-seconds is one or
-    more digits; an HTTP-date is IMF-fixdate, or one of the obsolete RFC 850 and asctime forms a
-    recipient must still accept (section 5.6.7); a date in the past means "now". ``now`` is the
-    wall-clock time (seconds since the epoch) that the date is measured against.
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    if text.isascii() and text.isdigit():  # str.isdigit() also accepts "²", which int() refuses
-        return float(int(text))
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:  # pragma: no cover - older Pythons returned None instead of raising
-        return None
-    if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - now)
-
-
-class _StopAfterTotal(stop_base):
-    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try.
-
-    tenacity's own ``stop_before_delay`` reads ``time.monotonic``; this one reads our clock, so
-    that tests can inject it.
-    """
-
-    def __init__(self, clock: Callable[[], float], start: float, limit: float) -> None:
-        self._clock, self._start, self._limit = clock, start, limit
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        elapsed = self._clock() - self._start
-        return elapsed + retry_state.upcoming_sleep > self._limit
-
-
-class _Flight:
-    """One attempt on the wire: its deadline, its connections, and why it was cut off, if it was."""
-
-    __slots__ = ("conns", "cut", "deadline", "doomed", "owner")
-
-    def __init__(self, owner: object, deadline: float) -> None:
-        self.owner = owner
-        self.deadline = deadline
-        self.conns: list[urllib3.connection.HTTPConnection] = []
-        #: "timeout" (its deadline passed) or "cancel" (the run was cancelled), once cut off
-        self.doomed: str | None = None
-        self.cut = False
-
-
-class _Flights:
-    """Every attempt on the wire in this process, and the watchdog thread that cuts one off.
-
-    A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the
-    attempt: a server trickling a byte every few seconds would hold it for ever. So each attempt
-    registers (``flight``), its connections register themselves when they send (``track``, from
-    ``_TrackedHTTPConnection``), and a daemon thread shuts their sockets down at the attempt's
-    deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread); ``cancel`` does the
-    same at once for one client's attempts. The thread exits as soon as no attempt is on the
-    wire (a process that forks, as the MRCONSO scan does, must find no thread left), and never
-    keeps the process alive.
-    """
-
-    #: seconds between tries to cut a connection whose socket is still being opened
-    RETRY = 0.05
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._live: set[_Flight] = set()
-        self._thread: threading.Thread | None = None
-        self._local = threading.local()
-
-    @contextmanager
-    def flight(self, owner: object, seconds: float) -> Iterator[_Flight]:
-        """Register one attempt of ``owner`` that must end within ``seconds``."""
-        f = _Flight(owner, time.monotonic() + seconds)
-        self._local.current = f
-        with self._cond:
-            self._live.add(f)
-        try:
-            yield f
-        finally:
-            self._local.current = None
-            with self._cond:
-                self._live.discard(f)
-                self._cond.notify()
-
-    def track(self, conn: urllib3.connection.HTTPConnection) -> None:
-        """Called by a connection about to send, in the attempt's thread."""
-        f: _Flight | None = getattr(self._local, "current", None)
-        if f is None:  # a request sent outside ``flight`` (never by UtsClient)
-            return
-        with self._cond:
-            f.conns.append(conn)
-            f.cut = False
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._watch, name="uts-watchdog", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def cancel(self, owner: object) -> None:
-        """Cut off every attempt of ``owner`` now (from any thread: Ctrl-C, a 401)."""
-        with self._cond:
-            for f in self._live:
-                if f.owner is owner and f.doomed is None:
-                    f.doomed = "cancel"
-            self._cut_doomed()
-            self._cond.notify()
-
-    def _cut_doomed(self) -> bool:
-        """Shut down the sockets of doomed flights; whether one had no socket yet (retry soon)."""
-        again = False
-        for f in self._live:
-            if f.doomed is None or f.cut:
-                continue
-            f.cut = True
-            for conn in f.conns:
-                sock = conn.sock
-                if sock is None:
-                    f.cut, again = False, True
-                    continue
-                try:
-                    # socket.socket's own shutdown, also for an SSLSocket: only the file
-                    # descriptor is touched, never the TLS state that the reading thread uses.
-                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
-                except OSError:
-                    pass  # already closed: nothing to wake
-        return again
-
-    def _watch(self) -> None:
-        with self._cond:
-            while self._live:
-                now = time.monotonic()
-                wake = math.inf
-                for f in self._live:
-                    if f.doomed is None and now >= f.deadline:
-                        f.doomed = "timeout"
-                    elif f.doomed is None:
-                        wake = min(wake, f.deadline - now)
-                if self._cut_doomed():
-                    wake = min(wake, self.RETRY)
-                self._cond.wait(None if wake == math.inf else max(wake, 0.001))
-            self._thread = None
-
-
-_FLIGHTS = _Flights()
-
-
 class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
-    """A connection that registers with the attempt that sends on it (``_Flights.track``)."""
+    """A connection that registers with the attempt that sends on it (``Watchdog.track``)."""
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        _FLIGHTS.track(self)
+        WATCHDOG.track(self)
         super().request(*args, **kwargs)
 
 
 class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
     def request(self, *args: Any, **kwargs: Any) -> None:
-        _FLIGHTS.track(self)
+        WATCHDOG.track(self)
         super().request(*args, **kwargs)
 
 
@@ -498,7 +262,7 @@ class _TrackedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
 
 
 class _Adapter(requests.adapters.HTTPAdapter):
-    """requests' adapter, with connections that a watchdog can cut off (``_Flights``)."""
+    """requests' adapter, with connections that a watchdog can cut off (``Watchdog``)."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -569,7 +333,7 @@ class UtsClient:
         """Stop: requests not yet sent raise ``Cancelled``, sleeps (retries, the rate limiter's
         waits) end at once, and requests on the wire are cut off (their sockets shut down)."""
         self._cancel.set()
-        _FLIGHTS.cancel(self)
+        WATCHDOG.cancel(self)
 
     @property
     def cancel_event(self) -> threading.Event:
@@ -606,7 +370,7 @@ class UtsClient:
         with self._session_lock:
             if self._session is None:
                 if self._key is None:
-                    raise ApiKeyMissingError()
+                    raise missing_key()
                 session = requests.Session()
                 adapter = _Adapter(pool_connections=1, pool_maxsize=self._pool_size, max_retries=0)
                 session.mount("https://", adapter)
@@ -632,20 +396,20 @@ class UtsClient:
         start = self._clock()
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.max_attempts)
-            | _StopAfterTotal(self._clock, start, self.retry.max_total),
+            | StopAfterTotal(self._clock, start, self.retry.max_total),
             wait=self._wait,
-            retry=retry_if_exception(_worth_retrying),
+            retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
             before_sleep=self._before_sleep(where),
             reraise=True,
         )
-        failure: _Transient | None = None
+        failure: Transient | None = None
         try:
             for attempt in retrying:
                 with attempt:
-                    budget = _Budget(start, attempt.retry_state.attempt_number)
+                    budget = Budget(start, attempt.retry_state.attempt_number)
                     reply = self._attempt(url, where, dict(params or {}), shape, budget)
-        except _Transient as err:
+        except Transient as err:
             failure = err
         if failure is not None:
             # Raised outside the except block: nothing chained, nothing from requests.
@@ -668,7 +432,7 @@ class UtsClient:
         return reply
 
     def _attempt(
-        self, url: str, where: str, params: dict[str, str], shape: Shape, budget: _Budget
+        self, url: str, where: str, params: dict[str, str], shape: Shape, budget: Budget
     ) -> Reply:
         """One HTTP request: rate limited, counted, bounded in time and size, translated."""
         if self._cancel.is_set():
@@ -679,9 +443,9 @@ class UtsClient:
             raise Cancelled()
         self.stats.count_request()
         seconds = self._attempt_seconds(budget)
-        problem: TempMedBenchError | _Transient | None = None
+        problem: TempMedBenchError | Transient | None = None
         reply: Reply | None = None
-        with _FLIGHTS.flight(self, seconds) as flight:
+        with WATCHDOG.flight(self, seconds) as flight:
             try:
                 response = session.get(
                     url,
@@ -694,7 +458,7 @@ class UtsClient:
                     reply = self._translate(response, where, shape, budget, flight)
                 finally:
                     response.close()
-            except (TempMedBenchError, _Transient) as err:
+            except (TempMedBenchError, Transient) as err:
                 # Without its traceback: the frames that read the body hold it (up to 16 MiB),
                 # and tenacity keeps each failed attempt's exception until the request ends.
                 problem = err.with_traceback(None)
@@ -714,13 +478,13 @@ class UtsClient:
                     hint="the default is https://uts-ws.nlm.nih.gov/rest",
                 )
             except requests.exceptions.Timeout as exc:
-                problem = _Transient("timeout", f"timed out ({type(exc).__name__})")
+                problem = Transient("timeout", f"timed out ({type(exc).__name__})")
             except (
                 requests.exceptions.ConnectionError,
                 requests.exceptions.ChunkedEncodingError,
                 requests.exceptions.ContentDecodingError,
             ) as exc:
-                problem = _Transient("connection", f"{type(exc).__name__}: {self._clean(str(exc))}")
+                problem = Transient("connection", f"{type(exc).__name__}: {self._clean(str(exc))}")
             except Exception as exc:  # the boundary: nothing leaves with the URL in it
                 problem = UnavailableError(
                     f"request for {where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
@@ -731,7 +495,7 @@ class UtsClient:
             # Cut off by ``cancel``: whatever the read saw (an early end, a reset) is no answer.
             raise Cancelled()
         if flight.doomed == "timeout" or (
-            isinstance(problem, _Transient)
+            isinstance(problem, Transient)
             and (
                 problem.kind == "cut"
                 or (
@@ -741,38 +505,38 @@ class UtsClient:
             )
         ):
             # Cut off at its deadline; a body read "to the end" then was read to the cut.
-            problem = _Transient("timeout", f"no complete answer within {seconds:g} s")
+            problem = Transient("timeout", f"no complete answer within {seconds:g} s")
         if problem is None:
             assert reply is not None
             return reply
-        if isinstance(problem, _Transient):
+        if isinstance(problem, Transient):
             self.stats.count_failure(problem.kind)
         raise problem
 
-    def _attempt_seconds(self, budget: _Budget) -> float:
+    def _attempt_seconds(self, budget: Budget) -> float:
         """How long this attempt may take: ``--timeout``, and no longer than what is left of the
-        request's retry budget (but at least ``_MIN_ATTEMPT``), so the budget stays a total."""
+        request's retry budget (but at least ``MIN_ATTEMPT``), so the budget stays a total."""
         left = self.retry.max_total - (self._clock() - budget.start)
-        return min(self.timeouts.attempt, max(left, min(_MIN_ATTEMPT, self.timeouts.attempt)))
+        return min(self.timeouts.attempt, max(left, min(MIN_ATTEMPT, self.timeouts.attempt)))
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
         """The JSON of a 200's body, read as SPEC section 8 reads all JSON: strict UTF-8, then
         ``jsonio.DECODER`` (no NaN or Infinity, no float out of range, no key twice); and
         every string of it (keys too, as decoded: a ``\\u`` escape hides nothing) Unicode text
-        without the API key. Anything else is a malformed answer (``_Transient``): asked
+        without the API key. Anything else is a malformed answer (``Transient``): asked
         again, never cached, never shown."""
         try:
             body = jsonio.loads_utf8(raw)
         except UnicodeDecodeError:
             # Raw bytes of a lone surrogate (b"\xed\xa0\x80") among them: not text.
-            raise _Transient("not_unicode", "HTTP 200 with a body that is not UTF-8 text") from None
+            raise Transient("not_unicode", "HTTP 200 with a body that is not UTF-8 text") from None
         except jsonio.JsonProblem as err:
-            raise _Transient(
+            raise Transient(
                 "not_json",
                 f"HTTP 200 with a body that is not strict JSON: {self._clean(str(err), 200)}",
             ) from None
         except (ValueError, RecursionError):
-            raise _Transient(
+            raise Transient(
                 "not_json", f"HTTP 200 with a body that is not JSON ({content_type})"
             ) from None
         # Every string (keys too) joined once: two searches instead of two per string. The
@@ -781,31 +545,31 @@ class UtsClient:
         if jsonio.has_lone_surrogate(text):
             # "\ud800" parses to half a surrogate pair, which is no text: it could be neither
             # cached (UTF-8) nor shown.
-            raise _Transient(
+            raise Transient(
                 "not_unicode",
                 "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
             )
         if any(form in text for form in secret_forms(self._key)):
             # Only a hostile server echoes the key into its data: kept, it would be cached on
             # disk and shown.
-            raise _Transient("holds_key", "HTTP 200 with a body that holds the API key")
+            raise Transient("holds_key", "HTTP 200 with a body that holds the API key")
         return body
 
     def _clean(self, text: str, limit: int = 1000) -> str:
-        """A server's (or requests') text, fit for a message (``config.clean_text``), and at
+        """A server's (or requests') text, fit for a message (``secret.clean_text``), and at
         most ``limit`` characters (SPEC section 8: messages are bounded). Cut after cleaning,
         so that a cut can never leave part of the key unmasked."""
         text = clean_text(text, self._key)
         return text if len(text) <= limit else text[:limit] + " ..."
 
-    def _read_body(self, response: requests.Response, flight: _Flight) -> bytes:
+    def _read_body(self, response: requests.Response, flight: Flight) -> bytes:
         """The decoded body, at most ``MAX_BODY`` bytes, read before the attempt's deadline."""
         status = response.status_code
         length = response.headers.get("Content-Length", "").strip()
         identity = response.headers.get("Content-Encoding", "identity").strip().lower()
         if identity == "identity" and length.isascii() and length.isdigit():
             if int(length) > MAX_BODY:
-                raise _Transient(
+                raise Transient(
                     "too_large",
                     f"HTTP {status} with a body of {int(length)} bytes, more than the "
                     f"{MAX_BODY // 2**20} MiB this tool reads",
@@ -818,15 +582,15 @@ class UtsClient:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_BODY:
-                raise _Transient(
+                raise Transient(
                     "too_large",
                     f"HTTP {status} with a body of more than {MAX_BODY // 2**20} MiB "
                     "(after decoding)",
                 )
             if flight.doomed is not None or time.monotonic() >= flight.deadline:
-                raise _Transient("cut", "cut off")  # ``_attempt`` says why
+                raise Transient("cut", "cut off")  # ``_attempt`` says why
         if flight.doomed is not None:  # cut off, and the read took the cut for the end
-            raise _Transient("cut", "cut off")
+            raise Transient("cut", "cut off")
         return b"".join(chunks)
 
     def _translate(
@@ -834,8 +598,8 @@ class UtsClient:
         response: requests.Response,
         where: str,
         shape: Shape,
-        budget: _Budget,
-        flight: _Flight,
+        budget: Budget,
+        flight: Flight,
     ) -> Reply:
         status = response.status_code
         self.stats.count_status(status)
@@ -848,7 +612,7 @@ class UtsClient:
             problem = _shape_problem(body, shape)
             if problem is not None:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
-                raise _Transient("not_json", f"HTTP 200 with {problem}")
+                raise Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
             self._calm()
             return Reply(200, body, len(raw))
@@ -886,7 +650,7 @@ class UtsClient:
             self._rate_limited(retry_after, budget)
         if status in _RETRY_STATUSES or 500 <= status <= 599:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
-            raise _Transient(
+            raise Transient(
                 str(status),
                 f"HTTP {status} {self._clean(response.reason or '', 200)}".strip(),
                 retry_after if status == 503 else None,
@@ -899,7 +663,7 @@ class UtsClient:
             )
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
-    def _rate_limited(self, retry_after: float | None, budget: _Budget) -> NoReturn:
+    def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
         """A 429: pause every worker if this request will be tried again, else fail it alone.
 
         The pause is asked for only when the retry fits the request's budget: a ``Retry-After``
@@ -909,9 +673,9 @@ class UtsClient:
         if budget.attempt >= self.retry.max_attempts:
             # No retry is left: a pause would stop the others for nothing.
             self.limiter.slow_down()
-            raise _Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
+            raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
-        # budget, or the retry will never be sent (``_StopAfterTotal``).
+        # budget, or the retry will never be sent (``StopAfterTotal``).
         elapsed = self._clock() - budget.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
@@ -920,7 +684,7 @@ class UtsClient:
         if elapsed + longest > self.retry.max_total:
             self.limiter.slow_down()
             after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
-            raise _Transient(
+            raise Transient(
                 "429",
                 f"HTTP 429 Too Many Requests{after}, beyond the {self.retry.max_total:g} s "
                 "this tool waits for one request",
@@ -928,7 +692,7 @@ class UtsClient:
                 final=True,
             )
         self.limiter.penalise(retry_after)
-        raise _Transient("429", "HTTP 429 Too Many Requests", retry_after)
+        raise Transient("429", "HTTP 429 Too Many Requests", retry_after)
 
     def _backoff_ceiling(self, attempt: int) -> float:
         """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
@@ -939,7 +703,7 @@ class UtsClient:
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
         with self._rng_lock:
-            if isinstance(exc, _Transient) and exc.retry_after is not None:
+            if isinstance(exc, Transient) and exc.retry_after is not None:
                 return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
             ceiling = self._backoff_ceiling(retry_state.attempt_number)
             return self._rng.uniform(ceiling / 2.0, ceiling)

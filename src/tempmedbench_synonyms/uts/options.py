@@ -1,38 +1,185 @@
-"""The network options of the CLI, checked once, and what they build: the cached client, the
-REST atom source.
+"""The network options, defined once: one object, built once, and what it builds.
 
-``RestOptions`` holds ``--base-url``, ``--rate``, ``--workers``, ``--offline``, ... as the CLI took
-them; ``build_cached_uts`` checks them and wires a client, a rate limiter and a response cache
-into a ``CachedUts``; ``build_rest_source`` puts the worker pool of ``uts.source`` on top. The
-worker limit lives here, with the other option checks: ``--workers`` sizes both the pool and the
-client's connection pool.
+``UtsOptions`` holds ``--base-url``, ``--api-key-file``, ``--cache-dir``, ``--offline``,
+``--refresh``, ``--rate``, ``--workers`` and ``--timeout``. Each field carries its flag and its
+help (``config.Flag``), from which the CLI adds the options to every command that talks to UTS
+(``cli._options.with_options``); the Python API takes the same names as keywords
+(``UtsKeywords``, checked by ``UtsOptions.of``). A new network option is one field here (and its
+keyword line beside it, which a test keeps equal), its use, and its test.
+
+The values are checked (``UtsOptions.check``: every check of an option is here) when a client is
+built (``session.open_uts``), not when they are parsed:
+``--rate`` or ``--workers`` mean nothing to a ``--mrconso`` run, which must not fail on them. A
+value of the wrong type given to the API is a ``TypeError`` naming the keyword at once.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
+import dataclasses
+import ipaddress
+import math
+import os
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
-from tempmedbench_synonyms.config import (
+from tempmedbench_synonyms import config
+from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.constants import (
+    BASE_URL_ENV,
+    CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
-    check_base_url,
-    read_api_key,
-    resolve_cache_dir,
-)
-from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.uts.cache import ResponseCache
-from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import RetryPolicy, Timeouts, UtsClient, check_timeout
-from tempmedbench_synonyms.uts.defaults import (
     DEFAULT_RATE,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
+    MAX_RATE,
     MAX_WORKERS,
+    MIN_RATE,
+    RETRY_BUDGET,
 )
-from tempmedbench_synonyms.uts.ratelimit import RateLimiter, check_rate, shared_state_path
-from tempmedbench_synonyms.uts.source import RestAtomSource
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.secret import redact
+
+StrPath = str | os.PathLike[str]
+
+
+@dataclass(frozen=True, slots=True)
+class UtsOptions:
+    """The network options of one command (module docstring)."""
+
+    base_url: str | None = field(
+        default=None,
+        metadata=spelt("--base-url", "UTS REST root.", f"{BASE_URL_ENV}, else {DEFAULT_BASE_URL}"),
+    )
+    cache_dir: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--cache-dir",
+            "Cache folder.",
+            f"{CACHE_DIR_ENV}, else the user cache folder of tempmedbench-synonyms",
+        ),
+    )
+    offline: bool = field(
+        default=False,
+        metadata=spelt("--offline", "Never touch the network: answer from the cache."),
+    )
+    refresh: bool = field(
+        default=False, metadata=spelt("--refresh", "Ignore cached answers and ask UMLS again.")
+    )
+    rate: float = field(
+        default=DEFAULT_RATE,
+        metadata=spelt(
+            "--rate",
+            f"Requests a second, shared by all workers and every run of this machine: from "
+            f"{MIN_RATE:g} to {MAX_RATE:g} (the UTS limit per IP).",
+        ),
+    )
+    workers: int = field(
+        default=DEFAULT_WORKERS, metadata=spelt("--workers", "Concurrent UTS requests.")
+    )
+    timeout: float = field(
+        default=DEFAULT_TIMEOUT,
+        metadata=spelt(
+            "--timeout",
+            "The most seconds one HTTP attempt may take, from connect to last byte (the DNS "
+            "lookup of the host name is not counted).",
+        ),
+    )
+    api_key_file: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--api-key-file",
+            "A file holding your UMLS API key (default: the file UMLS_API_KEY_FILE names, else "
+            "the UMLS_API_KEY variable).",
+            "",
+        ),
+    )
+
+    @classmethod
+    def of(cls, **keywords: Any) -> UtsOptions:
+        """The options the API's keywords give (``UtsKeywords``); ``TypeError`` naming the
+        keyword for a value of the wrong type or a name that is none of them."""
+        values: dict[str, Any] = {}
+        kinds = typing.get_type_hints(cls)
+        for name, value in keywords.items():
+            if name not in kinds:
+                raise TypeError(f"unexpected keyword argument {name!r}")
+            values[name] = _typed(name, kinds[name], value)
+        return cls(**values)
+
+    @property
+    def url(self) -> str:
+        """The base URL in force: ``--base-url``, else ``UMLS_BASE_URL``, else the UTS root."""
+        return config.base_url(self.base_url)
+
+    @property
+    def cache_folder(self) -> Path:
+        """The cache folder in force (``config.resolve_cache_dir``)."""
+        return config.resolve_cache_dir(self.cache_dir)
+
+    def changed(self) -> list[str]:
+        """The flags given other values than their defaults (``--base-url`` and ``--cache-dir``
+        aside: an environment variable often sets them for every run)."""
+        return [
+            f.metadata["cli"].flag
+            for f in dataclasses.fields(self)
+            if f.name not in ("base_url", "cache_dir") and getattr(self, f.name) != f.default
+        ]
+
+    def check(self) -> int:
+        """BadInputError naming the option if a value is out of range or two contradict; else
+        the number of workers to run."""
+        check_base_url(self.url)
+        check_rate(self.rate)
+        workers = check_workers(self.workers)
+        check_timeout(self.timeout)
+        if self.offline and self.refresh:
+            raise BadInputError(
+                "--offline and --refresh contradict each other: --refresh fetches again, "
+                "--offline never fetches",
+                key="--offline",
+                hint="drop one of them",
+            )
+        return workers
+
+
+class UtsKeywords(TypedDict, total=False):
+    """``UtsOptions`` as the Python API's keywords (``Unpack[UtsKeywords]``)."""
+
+    base_url: str | None
+    cache_dir: StrPath | None
+    offline: bool
+    refresh: bool
+    rate: float
+    workers: int
+    timeout: float
+    api_key_file: StrPath | None
+
+
+def _typed(name: str, kind: Any, value: Any) -> Any:
+    """``value`` as the field ``name`` of type ``kind`` holds it, or ``TypeError`` naming it."""
+    kinds = typing.get_args(kind) or (kind,)
+    if value is None and type(None) in kinds:
+        return None
+    if Path in kinds and isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    if bool in kinds and type(value) is bool:
+        return value
+    if int in kinds and type(value) is int:
+        return value
+    if float in kinds and type(value) in (int, float):
+        return float(value)
+    if str in kinds and type(value) is str:
+        return value
+    wanted = (
+        "a path (str or os.PathLike)" if Path in kinds
+        else {bool: "True or False", int: "a whole number", float: "a number"}.get(
+            kinds[0], "a string"
+        )
+    )  # fmt: skip
+    raise TypeError(f"{name} must be {wanted}, not {type(value).__name__}")
 
 
 def check_workers(workers: int) -> int:
@@ -48,79 +195,88 @@ def check_workers(workers: int) -> int:
     return min(workers, MAX_WORKERS)
 
 
-@dataclass(frozen=True, slots=True)
-class RestOptions:
-    """The network options of a REST run, as the CLI took them; ``check`` validates them.
+def check_base_url(url: str) -> str:
+    """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``.
 
-    They are checked when a client is built (``build_cached_uts``), not when the CLI parses them:
-    ``--rate`` or ``--workers`` mean nothing to a ``--mrconso`` run, which must not fail on them.
+    It must be ``https`` with a host, and no query, fragment or user name. Plain ``http`` is
+    allowed only to this machine (a test server): elsewhere it would send the key in clear.
     """
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as err:
+        problem = f"it cannot be parsed ({err})"
+    else:
+        host = parts.hostname or ""
+        if parts.scheme not in ("https", "http"):
+            problem = "it must start with https://"
+        elif not host:
+            problem = "it has no host"
+        elif parts.query or parts.fragment or parts.username is not None:
+            problem = "it must not hold a query, a fragment or a user name"
+        elif parts.scheme == "http" and not _is_loopback(host):
+            problem = "plain http would send the API key in clear; use https://"
+    if problem is None:
+        return url
+    raise BadInputError(
+        f"--base-url {redact(url)!r} is not a UTS REST root: {problem}",
+        key="--base-url",
+        hint=f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "
+        "(127.0.0.1), for a test server",
+    )
 
-    base_url: str = DEFAULT_BASE_URL
-    api_key_file: Path | None = None
-    cache_dir: Path | None = None
-    offline: bool = False
-    refresh: bool = False
-    rate: float = DEFAULT_RATE
-    workers: int = DEFAULT_WORKERS
-    timeout: float = DEFAULT_TIMEOUT
 
-    def check(self) -> int:
-        """BadInputError naming the option if a value is out of range or two contradict;
-        else the number of workers to run."""
-        check_base_url(self.base_url)
-        check_rate(self.rate)
-        workers = check_workers(self.workers)
-        check_timeout(self.timeout)
-        if self.offline and self.refresh:
-            raise BadInputError(
-                "--offline and --refresh contradict each other: --refresh fetches again, "
-                "--offline never fetches",
-                key="--offline",
-                hint="drop one of them",
-            )
-        return workers
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
-def build_cached_uts(options: RestOptions) -> CachedUts:
-    """The cached UTS client the atom source and the ``umls`` commands share.
+#: The longest ``--timeout``: the whole retry budget of one request (``RetryPolicy.max_total``).
+MAX_TIMEOUT = RETRY_BUDGET
+_RATE_RANGE = f"give a number from {MIN_RATE:g} to {MAX_RATE:g}; the default is {DEFAULT_RATE:g}"
 
-    The options are checked first (``RestOptions.check``). The key comes from ``--api-key-file``
-    or ``UMLS_API_KEY``; a missing key is not an error until the network is needed (a fully
-    cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3
-    (``CachedUts.need_network``).
 
-    The client and its rate limiter share one cancel event: cancelling the client (a 401, an
-    error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
-    """
-    workers = options.check()
-    key = read_api_key(options.api_key_file)
-    cache = ResponseCache(resolve_cache_dir(options.cache_dir), options.base_url)
-    client = None
-    if not options.offline:
-        cancel = threading.Event()
-        client = UtsClient(
-            base_url=options.base_url,
-            api_key=key,
-            limiter=RateLimiter(
-                float(options.rate),
-                cancel=cancel,
-                shared_state=shared_state_path(options.base_url),  # one budget per machine
-            ),
-            timeouts=Timeouts.of(options.timeout),
-            retry=RetryPolicy(),
-            pool_size=workers,
-            cancel=cancel,
+def check_rate(rate: float) -> float:
+    """Return ``rate`` as a float, or raise BadInputError if it is not in [0.1, 20]."""
+    try:
+        value = float(rate)
+    except (TypeError, ValueError):
+        raise BadInputError(
+            f"--rate {rate!r} is not a number of requests a second",
+            key="--rate",
+            hint=_RATE_RANGE,
+        ) from None
+    if not value >= MIN_RATE:  # also rejects NaN
+        raise BadInputError(
+            f"--rate {value:g} is out of range: it must be at least {MIN_RATE:g} requests a "
+            f"second (one every {1 / MIN_RATE:g} s)",
+            key="--rate",
+            hint=_RATE_RANGE,
         )
-    return CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    if value > MAX_RATE:
+        raise BadInputError(
+            f"--rate {value:g} is out of range: it is above {MAX_RATE:g} requests a second, the "
+            "most the UMLS Terminology Services terms of use allow from one IP address",
+            key="--rate",
+            hint=f"use --rate {MAX_RATE:g} or less (the default, {DEFAULT_RATE:g}, leaves room "
+            "for other UTS clients)",
+        )
+    return value
 
 
-def build_rest_source(options: RestOptions, *, progress_stream: TextIO | None) -> RestAtomSource:
-    """The REST atom source the CLI uses when ``--mrconso`` is not given.
-
-    The options are checked by ``build_cached_uts``; progress goes to ``progress_stream``, or
-    nowhere if it is ``None`` (``--quiet``).
-    """
-    uts = build_cached_uts(options)
-    workers = check_workers(options.workers)
-    return RestAtomSource(uts, workers=workers, progress_stream=progress_stream)
+def check_timeout(seconds: float) -> float:
+    """``seconds`` if it is a usable ``--timeout``, else BadInputError naming the option."""
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
+        raise BadInputError(
+            f"--timeout {seconds:g} is out of range: it must be more than 0 and at most "
+            f"{MAX_TIMEOUT:g} seconds (one request's whole retry budget)",
+            key="--timeout",
+            hint=f"the default is {DEFAULT_TIMEOUT:g} seconds for one attempt, from connect to "
+            "last byte",
+        )
+    return seconds

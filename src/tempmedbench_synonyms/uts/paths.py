@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
-from tempmedbench_synonyms.atoms import AtomQuery
-from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.uts.identifiers import (
+from tempmedbench_synonyms.atoms import (
+    AtomQuery,
     check_aui,
     check_code,
     check_cui,
     check_release,
     check_sab,
 )
+from tempmedbench_synonyms.errors import BadInputError
 
 #: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
 PAGE_SIZE = 200

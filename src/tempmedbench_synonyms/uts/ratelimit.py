@@ -58,14 +58,15 @@ import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlsplit
 
-from tempmedbench_synonyms.config import APP_NAME
-from tempmedbench_synonyms.errors import BadInputError, Cancelled
-from tempmedbench_synonyms.uts.defaults import DEFAULT_RATE, MAX_RATE, MIN_RATE, RETRY_BUDGET
+from tempmedbench_synonyms import config
+from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET
+from tempmedbench_synonyms.errors import Cancelled
+from tempmedbench_synonyms.uts.options import check_rate
 
 fcntl: ModuleType | None
 try:
@@ -93,8 +94,6 @@ DEFAULT_PAUSE = 1.0
 #: for more; this is a second guard).
 MAX_PAUSE = RETRY_BUDGET
 
-#: Where the shared state lives instead of the platformdirs user state folder (tests, CI).
-STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
 #: The largest state file read: a few hundred bytes is what one holds.
 MAX_STATE_BYTES = 4096
 #: The longest another process may hold the state's lock (it holds it for microseconds) before
@@ -112,49 +111,6 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 
 
-_RATE_RANGE = f"give a number from {MIN_RATE:g} to {MAX_RATE:g}; the default is {DEFAULT_RATE:g}"
-
-
-def check_rate(rate: float) -> float:
-    """Return ``rate`` as a float, or raise BadInputError if it is not in [0.1, 20]."""
-    try:
-        value = float(rate)
-    except (TypeError, ValueError):
-        raise BadInputError(
-            f"--rate {rate!r} is not a number of requests a second",
-            key="--rate",
-            hint=_RATE_RANGE,
-        ) from None
-    if not value >= MIN_RATE:  # also rejects NaN
-        raise BadInputError(
-            f"--rate {value:g} is out of range: it must be at least {MIN_RATE:g} requests a "
-            f"second (one every {1 / MIN_RATE:g} s)",
-            key="--rate",
-            hint=_RATE_RANGE,
-        )
-    if value > MAX_RATE:
-        raise BadInputError(
-            f"--rate {value:g} is out of range: it is above {MAX_RATE:g} requests a second, the "
-            "most the UMLS Terminology Services terms of use allow from one IP address",
-            key="--rate",
-            hint=f"use --rate {MAX_RATE:g} or less (the default, {DEFAULT_RATE:g}, leaves room "
-            "for other UTS clients)",
-        )
-    return value
-
-
-def state_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the shared rate state lives: ``TEMPMEDBENCH_STATE_DIR``, else the platformdirs user
-    state folder (``~/.local/state/tempmedbench-synonyms`` on Linux)."""
-    env = os.environ if environ is None else environ
-    from_env = env.get(STATE_DIR_ENV, "").strip()
-    if from_env:
-        return Path(from_env).expanduser()
-    import platformdirs  # only when the variable does not name a folder
-
-    return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
-
-
 def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
 
@@ -169,7 +125,7 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     digest = hashlib.sha256(f"{host}:{port}".encode()).hexdigest()[:12]
     name = re.sub(r"[^a-z0-9.-]+", "_", host)[:64]
     return (
-        (folder if folder is not None else state_folder())
+        (folder if folder is not None else config.state_folder())
         / "rate"
         / f"{name}-{port}-{digest}.state"
     )

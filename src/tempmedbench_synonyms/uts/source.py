@@ -34,12 +34,12 @@ from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
-from tempmedbench_synonyms.plan import estimate_line
 from tempmedbench_synonyms.progress import fetch_progress
+from tempmedbench_synonyms.runtime import DaemonPool
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
+from tempmedbench_synonyms.uts.estimate import estimate_line
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
-from tempmedbench_synonyms.uts.workers import DaemonPool
 
 log = logging.getLogger(__name__)
 

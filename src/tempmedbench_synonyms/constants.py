@@ -1,0 +1,69 @@
+"""Every environment variable name and app-wide constant, written once (a leaf: it imports nothing).
+
+The variables are read in one place only, ``config`` (see docs/architecture.md); the defaults and
+limits of the network options are here so that ``--help`` and the API can show them without
+importing the UTS client.
+"""
+
+from __future__ import annotations
+
+#: The name of the app: its folders (platformdirs), its User-Agent, its messages.
+APP_NAME = "tempmedbench-synonyms"
+
+# -- environment variables (read by ``config`` only) ------------------------------------------
+
+#: The UMLS API key itself (SPEC section 7).
+API_KEY_ENV = "UMLS_API_KEY"
+#: A file holding the key (the twin of ``--api-key-file``).
+API_KEY_FILE_ENV = "UMLS_API_KEY_FILE"
+#: The UTS REST root (the twin of ``--base-url``).
+BASE_URL_ENV = "UMLS_BASE_URL"
+#: The cache folder (the twin of ``--cache-dir``).
+CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
+#: Where the rate state shared by every run of the machine lives (instead of platformdirs').
+STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
+#: The log level when neither ``-q`` nor ``-v`` is given (as pip-audit's PIP_AUDIT_LOGLEVEL).
+LOG_LEVEL_ENV = "TEMPMEDBENCH_LOG_LEVEL"
+#: The GPS input of the ``gps`` commands (the twin of ``--gps``).
+GPS_ENV = "TEMPMEDBENCH_GPS"
+#: https://no-color.org: set to anything, no colour at all.
+NO_COLOR_ENV = "NO_COLOR"
+#: The user's home folder, where platformdirs puts the default cache and state folders.
+HOME_ENV = "HOME"
+
+#: Every variable the tool reads, for the ``fake_uts`` fixture's self-contained environment.
+ENV_VARS = (
+    API_KEY_ENV,
+    API_KEY_FILE_ENV,
+    BASE_URL_ENV,
+    CACHE_DIR_ENV,
+    STATE_DIR_ENV,
+    LOG_LEVEL_ENV,
+    GPS_ENV,
+)
+
+# -- UTS ----------------------------------------------------------------------------------------
+
+DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
+#: Where a user finds their API key.
+PROFILE_URL = "https://uts.nlm.nih.gov/uts/profile"
+
+#: UTS terms of service: no more than 20 requests a second per IP address.
+MAX_RATE = 20.0
+#: The least ``--rate``: one request every 10 s. Below it a run would wait hours between
+#: requests without a word (and a rate of 1e-12 overflows the waits).
+MIN_RATE = 0.1
+#: SPEC section 7: ``--rate`` defaults to 15 requests a second.
+DEFAULT_RATE = 15.0
+#: SPEC section 7: ``--workers`` defaults to 8 concurrent requests.
+DEFAULT_WORKERS = 8
+#: More threads than this only queue behind the rate limiter (20 req/s x a slow 3 s answer).
+MAX_WORKERS = 64
+#: SPEC section 7: ``--timeout`` defaults to 30 s for one attempt, connect to last byte.
+DEFAULT_TIMEOUT = 30.0
+#: The most seconds one request may spend in all its attempts and retry waits (not in waits for
+#: its turn in the rate budget: SPEC section 8, "waiting is not failing"), written once for the
+#: client, the longest ``--timeout`` and the rate limiter. Two minutes outlast the short 5xx
+#: spells and the 429 pauses a busy UTS gives, and still end a run against a UTS that is down
+#: within minutes rather than hours.
+RETRY_BUDGET = 120.0

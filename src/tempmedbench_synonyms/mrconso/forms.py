@@ -1,0 +1,567 @@
+"""The files NLM ships MRCONSO.RRF in, found and read as one stream of bytes, never unpacked.
+
+Forms (SPEC section 7), each located by ``locate_mrconso`` and read by ``MrconsoInput.blocks``:
+
+    MRCONSO.RRF                            the plain file (seekable: the scan may cut it in ranges)
+    MRCONSO.RRF.gz                         gzip
+    MRCONSO.RRF.aa.gz, .ab.gz, ...         split parts, read in name order as one stream (a part
+                                           may end mid-line); name any part or their folder
+    META/ (or a folder holding META/)      whichever of the above it holds
+    umls-2025AB-metathesaurus-full.zip     a zip holding 2025AB/META/MRCONSO.RRF (or its parts)
+    2025ab-1-meta.nlm                      a zip holding 2025AB/META/MRCONSO.RRF.aa.gz, ...
+    umls-2025AB-full.zip                   a zip holding 2025AB-full/2025ab-1-meta.nlm: the inner
+                                           zip is read from its local headers, in one pass
+    a pipe (``<(unzip -p ...)``)           read once, as it comes (plain or gzip)
+
+Decompression (zlib releases the GIL) runs in a reader thread that hands blocks over a bounded
+queue, so it overlaps the scan and memory stays a few blocks whatever the form.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import stat
+import struct
+import threading
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import file_kind, open_regular
+from tempmedbench_synonyms.zips import reading_member
+
+#: Bytes read (and, decompressed, handed on) at a time.
+READ_SIZE = 1 << 20
+#: Blocks waiting between the reader thread and the scan: memory is bounded by this many blocks.
+QUEUE_BLOCKS = 4
+
+_PLAIN = "MRCONSO.RRF"
+_PART = re.compile(r"MRCONSO\.RRF\.([a-z]{2,3})\.gz")
+_HINT = (
+    "--mrconso takes MRCONSO.RRF as NLM ships it: MRCONSO.RRF, MRCONSO.RRF.gz, the parts "
+    "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
+    "2025ab-1-meta.nlm or umls-2025AB-full.zip"
+)
+
+#: What to do with a zip member that cannot be read (``zips.reading_member``).
+_ZIP_HINT = "extract MRCONSO.RRF (or its parts), or zip it again with standard deflate"
+
+
+@dataclass
+class MrconsoInput:
+    """Where MRCONSO is read from: the path given, its form, the zip members and the parts."""
+
+    path: Path
+    kind: str  # file, gzip, parts, zip, nested zip, pipe
+    #: zip members read, outermost first (the .nlm, then MRCONSO.RRF or the parts inside it)
+    members: list[str] = field(default_factory=list)
+    #: the split parts in the order read (file names; inside a zip, also in ``members``)
+    parts: list[str] = field(default_factory=list)
+    #: bytes the progress counts to (compressed bytes for compressed forms); None for a pipe
+    size: int | None = None
+    _open: Callable[[], Iterator[tuple[int, bytes]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @property
+    def seekable_file(self) -> bool:
+        """A plain regular file: it can be read in byte ranges by several workers."""
+        return self.kind == "file"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "kind": self.kind,
+            "members": list(self.members),
+            "parts": list(self.parts),
+        }
+
+    def blocks(self, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
+        """Yield (bytes of ``size`` consumed so far, next block of MRCONSO bytes) until the end.
+
+        Compressed forms are read in a thread; ``stop`` ends it early (an error, Ctrl-C)."""
+        assert self._open is not None
+        yield from _threaded(self._open, stop, self.path)
+
+
+def locate_mrconso(path: Path) -> MrconsoInput:
+    """Find MRCONSO in what the user named; bad input, with what was found, if it is not there."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError as err:
+        raise BadInputError(
+            "no such file or folder" if isinstance(err, FileNotFoundError) else
+            f"cannot read: {err.strerror or err}",
+            path=path,
+            hint=_HINT,
+        ) from None  # fmt: skip
+    if stat.S_ISDIR(st.st_mode):
+        return _in_folder(path)
+    if stat.S_ISFIFO(st.st_mode):  # <(unzip -p ...) is a pipe too, behind /dev/fd/N
+        return MrconsoInput(path, "pipe", _open=lambda: _pipe_blocks(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInputError(
+            f"is {file_kind(st.st_mode)}, not a regular file, a folder or a pipe",
+            path=path,
+            hint=_HINT,
+        )
+    magic = _magic(path)
+    if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
+        return _in_zip(path)
+    if _PART.fullmatch(path.name):
+        return _parts(path.parent, path)
+    if magic.startswith(b"\x1f\x8b"):
+        return MrconsoInput(
+            path, "gzip", size=st.st_size, _open=lambda: _counted_gunzip(_file_reads(path))
+        )
+    return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_reads(path))
+
+
+def _magic(path: Path) -> bytes:
+    try:
+        with open_regular(path, what="--mrconso") as f:
+            return f.read(4)
+    except OSError as err:
+        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
+
+
+def _in_folder(folder: Path) -> MrconsoInput:
+    for where in (folder, folder / "META"):
+        if (where / _PLAIN).is_file():
+            return locate_mrconso(where / _PLAIN)
+        if (where / (_PLAIN + ".gz")).is_file():
+            return locate_mrconso(where / (_PLAIN + ".gz"))
+        if where.is_dir() and any(_PART.fullmatch(p.name) for p in where.iterdir()):
+            return _parts(where, None)
+    raise BadInputError(
+        "holds neither MRCONSO.RRF, MRCONSO.RRF.gz nor its parts MRCONSO.RRF.aa.gz, ... "
+        "(nor does a META folder in it)",
+        path=folder,
+        hint=_HINT,
+    )
+
+
+def _parts(folder: Path, named: Path | None) -> MrconsoInput:
+    """All parts beside the one named (or in the folder), in name order, from the first."""
+    parts = sorted(p for p in folder.iterdir() if _PART.fullmatch(p.name) and p.is_file())
+    if named is not None and named not in parts:  # pragma: no cover - a part that vanished
+        parts = sorted([*parts, named])
+    _check_parts([p.name for p in parts], folder)
+    total = sum(p.stat().st_size for p in parts)
+
+    def reads() -> Iterator[tuple[int, bytes]]:
+        done = 0
+        for part in parts:
+            for n, raw in _file_reads(part):
+                yield done + n, raw
+            done += part.stat().st_size
+
+    return MrconsoInput(
+        named or folder, "parts", parts=[p.name for p in parts], size=total,
+        _open=lambda: _counted_gunzip(reads()),
+    )  # fmt: skip
+
+
+def _check_parts(names: list[str], where: Path | str) -> None:
+    """Parts run .aa, .ab, ... in order with none missing: a gap would join halves of two rows.
+    (In a stream, the parts read so far are checked as each comes.)"""
+    suffixes = [m.group(1) for m in map(_PART.fullmatch, names) if m]
+    expected = [_suffix(i, len(s)) for i, s in enumerate(suffixes)]
+    if suffixes != expected:
+        gap = next(e for s, e in zip([*suffixes, ""], expected, strict=False) if s != e)
+        raise BadInputError(
+            f"the split parts of MRCONSO.RRF are not complete: found {bounded_list(names)}; "
+            f"MRCONSO.RRF.{gap}.gz is missing or out of order",
+            path=where,
+            hint="download the release again, or put every part MRCONSO.RRF.aa.gz, .ab.gz, ... "
+            "in one folder",
+        )
+
+
+def _suffix(i: int, width: int) -> str:
+    letters = []
+    for _ in range(width):
+        i, r = divmod(i, 26)
+        letters.append(chr(ord("a") + r))
+    return "".join(reversed(letters))
+
+
+# -- zips ----------------------------------------------------------------------------------------
+
+
+def _mrconso_members(names: list[str]) -> tuple[list[str], str] | None:
+    """The MRCONSO member(s) of a zip, in read order, and their form; None if there are none.
+
+    A release keeps MRCONSO in a META folder: one there is preferred; in one folder the plain
+    file, then the gzip, then the parts. MRCONSO in two folders of the same rank is ambiguous.
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name in names:
+        folder, _, base = name.rpartition("/")
+        kind = {_PLAIN: "file", _PLAIN + ".gz": "gzip"}.get(base)
+        if kind is None and _PART.fullmatch(base):
+            kind = "parts"
+        if kind is not None:
+            groups.setdefault((folder, kind), []).append(name)
+    if not groups:
+        return None
+    rank = {"file": 0, "gzip": 1, "parts": 2}
+    folder, kind = min(groups, key=lambda k: (not _is_meta(k[0]), rank[k[1]], k[0]))
+    rivals = sorted({f for f, _ in groups if f != folder and _is_meta(f) == _is_meta(folder)})
+    if rivals:
+        found = sorted(n for g in groups.values() for n in g)
+        raise BadInputError(
+            f"holds MRCONSO in more than one folder ({folder}/, {bounded_list(rivals)}): "
+            f"{bounded_list(found)}",
+            hint="pass the one you mean, extracted, or a zip with one release in it",
+        )
+    return sorted(groups[(folder, kind)]), kind
+
+
+def _is_meta(folder: str) -> bool:
+    return folder.rsplit("/", 1)[-1] == "META"
+
+
+def _in_zip(path: Path) -> MrconsoInput:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise BadInputError(f"not a readable zip: {err}", path=path, hint=_HINT) from None
+    names = [i.filename for i in infos if not i.is_dir()]
+    sizes = {i.filename: i.file_size for i in infos}
+    try:
+        found = _mrconso_members(names)
+    except BadInputError as err:
+        raise BadInputError(err.problem, path=path, hint=err.hint) from None
+    if found is not None:
+        members, kind = found
+        parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
+        if parts:
+            _check_parts(parts, path)
+        return MrconsoInput(
+            path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
+            _open=lambda: _zip_blocks(path, members, gz=kind != "file"),
+        )  # fmt: skip
+    nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
+    if nlms:
+        found_input = MrconsoInput(path, "nested zip", size=sum(sizes[n] for n in nlms))
+        found_input._open = lambda: _nested_blocks(found_input, nlms)
+        return found_input
+    raise BadInputError(
+        f"no MRCONSO.RRF, MRCONSO.RRF.gz, parts MRCONSO.RRF.aa.gz, ... nor *-meta.nlm among its "
+        f"{len(names):,} members ({bounded_list(names) or 'none'})",
+        path=path,
+        hint=_HINT,
+    )
+
+
+def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[int, bytes]]:
+    def reads() -> Iterator[tuple[int, bytes]]:
+        done = 0
+        with zipfile.ZipFile(path) as zf:
+            for name in members:
+                with reading_member(path, zf, name, hint=_ZIP_HINT), zf.open(name) as f:
+                    while raw := f.read(READ_SIZE):
+                        done += len(raw)
+                        yield done, raw
+
+    yield from (_counted_gunzip(reads()) if gz else reads())
+
+
+def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
+    """``zf.open(name)``; an encrypted member or one of a method zipfile lacks is bad input (the
+    inner zip's own damage is said by ``_local_members`` as it is read)."""
+    with reading_member(path, zf, name, hint=_ZIP_HINT):
+        return zf.open(name)
+
+
+def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, bytes]]:
+    """MRCONSO inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
+    headers in one forward pass (the inner zip is a member of the outer one: no seeking).
+
+    The members found are added to ``found`` as they come; the parts must come in name order."""
+    done_before = 0
+    with zipfile.ZipFile(found.path) as zf:
+        for nlm in nlms:
+            with _open_member(found.path, zf, nlm) as f:
+                counted = _CountingReader(f, done_before)
+                for name, data in _local_members(counted):
+                    base = name.rsplit("/", 1)[-1]
+                    if not (_PART.fullmatch(base) or base in (_PLAIN, _PLAIN + ".gz")):
+                        for _ in data:  # another member: read through
+                            pass
+                        continue
+                    if _PART.fullmatch(base):
+                        found.parts.append(base)
+                        _check_parts(found.parts, f"{found.path} > {nlm}")
+                    if not found.members:
+                        found.members.append(nlm)
+                    found.members.append(name)
+                    if base == _PLAIN:
+                        for raw in data:
+                            yield counted.done, raw
+                    else:
+                        for out in _gunzip(data):
+                            yield counted.done, out
+                done_before = counted.done
+    if len(found.members) < 2:
+        raise BadInputError(
+            f"none of its members {bounded_list(nlms)} holds MRCONSO.RRF or its parts",
+            path=found.path,
+            hint=_HINT,
+        )
+
+
+class _CountingReader:
+    def __init__(self, f: IO[bytes], done: int) -> None:
+        self.f = f
+        self.done = done
+
+    def read(self, n: int) -> bytes:
+        data = self.f.read(n)
+        self.done += len(data)
+        return data
+
+
+def _read_exact(f: _CountingReader, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        more = f.read(n - len(data))
+        if not more:
+            raise zipfile.BadZipFile("truncated local header")
+        data += more
+    return data
+
+
+def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
+    """(name, its bytes, decompressed) for each member of a zip read forward from the start.
+
+    The caller must read each member's iterator to its end before asking for the next member."""
+    while True:
+        sig = f.read(4)
+        if sig != b"PK\x03\x04":  # the central directory (or the end): no more members
+            return
+        (_, flags, method, _, _, _, csize, usize, nlen, xlen) = struct.unpack(
+            "<HHHHHIIIHH", _read_exact(f, 26)
+        )
+        name = _read_exact(f, nlen).decode("utf-8" if flags & 0x800 else "cp437")
+        extra = _read_exact(f, xlen)
+        zip64 = _zip64_field(extra)
+        if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:
+            csize = _zip64_csize(zip64, usize, csize)
+        if flags & 1:
+            raise zipfile.BadZipFile(f"member {name} is encrypted")
+        if method == zipfile.ZIP_STORED:
+            if flags & 8:
+                raise zipfile.BadZipFile(f"member {name} is stored with no size in its header")
+            yield name, _stored(f, csize)
+        elif method == zipfile.ZIP_DEFLATED:
+            yield name, _inflated(f, csize if not flags & 8 else None)
+            if flags & 8:  # a data descriptor follows: optional signature, crc, two sizes
+                sizes = 16 if zip64 is not None else 8
+                if _read_exact(f, 4) == b"PK\x07\x08":
+                    _read_exact(f, 4)
+                _read_exact(f, sizes)
+        else:
+            raise zipfile.BadZipFile(f"member {name} uses compression method {method}")
+
+
+def _zip64_field(extra: bytes) -> bytes | None:
+    """The zip64 extra field (tag 1) of a local header, if it has one."""
+    i = 0
+    while i + 4 <= len(extra):
+        tag, size = struct.unpack("<HH", extra[i : i + 4])
+        if tag == 1:
+            return extra[i + 4 : i + 4 + size]
+        i += 4 + size
+    return None
+
+
+def _zip64_csize(field: bytes | None, usize: int, csize: int) -> int:
+    """The compressed size from the zip64 field (it holds the sizes marked 0xFFFFFFFF, the
+    uncompressed one first)."""
+    if field is None:
+        raise zipfile.BadZipFile("zip64 sizes missing")
+    if csize != 0xFFFFFFFF:
+        return csize
+    pos = 8 if usize == 0xFFFFFFFF else 0
+    if len(field) < pos + 8:
+        raise zipfile.BadZipFile("zip64 sizes missing")
+    return int(struct.unpack("<Q", field[pos : pos + 8])[0])
+
+
+def _stored(f: _CountingReader, size: int) -> Iterator[bytes]:
+    left = size
+    while left:
+        raw = f.read(min(READ_SIZE, left))
+        if not raw:
+            raise zipfile.BadZipFile("truncated member")
+        left -= len(raw)
+        yield raw
+
+
+def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
+    d = zlib.decompressobj(-15)
+    left = size
+    while not d.eof:
+        raw = f.read(READ_SIZE if left is None else min(READ_SIZE, left))
+        if not raw:
+            raise zipfile.BadZipFile("truncated member")
+        if left is not None:
+            left -= len(raw)
+        out = d.decompress(raw, READ_SIZE)
+        while True:
+            if out:
+                yield out
+            if not d.unconsumed_tail:
+                break
+            out = d.decompress(d.unconsumed_tail, READ_SIZE)
+    if d.unused_data:  # read past the member's end: give it back (only with a data descriptor)
+        f.f = _Prepend(d.unused_data, f.f)  # type: ignore[assignment]
+        f.done -= len(d.unused_data)
+
+
+class _Prepend:
+    """A reader that first gives back bytes read too far, then reads on."""
+
+    def __init__(self, head: bytes, f: Any) -> None:
+        self.head = head
+        self.f = f
+
+    def read(self, n: int) -> bytes:
+        if self.head:
+            out, self.head = self.head[:n], self.head[n:]
+            return bytes(out)
+        return bytes(self.f.read(n))
+
+
+# -- plain reads, gzip, pipes, the reader thread -------------------------------------------------
+
+
+def _file_reads(path: Path, *, regular: bool = True) -> Iterator[tuple[int, bytes]]:
+    with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
+        done = 0
+        while raw := f.read(READ_SIZE):
+            done += len(raw)
+            yield done, raw
+
+
+def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
+    """A pipe, read once: gzip if it starts like gzip, plain otherwise."""
+    reads = _file_reads(path, regular=False)
+    first = next(reads, None)
+    if first is None:
+        return
+    head = [first]
+    if first[1].startswith(b"\x1f\x8b"):
+        yield from _counted_gunzip(_chain(head, reads))
+    else:
+        yield from _chain(head, reads)
+
+
+def _chain(
+    head: list[tuple[int, bytes]], rest: Iterator[tuple[int, bytes]]
+) -> Iterator[tuple[int, bytes]]:
+    yield from head
+    yield from rest
+
+
+def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
+    """Decompress gzip data (any number of members), handing on at most READ_SIZE at a time."""
+    d = zlib.decompressobj(31)
+    started = False
+    for raw in raws:
+        while raw:
+            started = True
+            out = d.decompress(raw, READ_SIZE)
+            if out:
+                yield out
+            while d.unconsumed_tail:
+                out = d.decompress(d.unconsumed_tail, READ_SIZE)
+                if out:
+                    yield out
+            if d.eof:
+                raw = d.unused_data
+                d = zlib.decompressobj(31)
+                started = False
+            else:
+                raw = b""
+    if started:
+        raise EOFError("the gzip data ends before its end marker (a truncated file?)")
+
+
+def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """``_gunzip`` keeping the count of compressed bytes read, for the progress. Split parts
+    and zip members are gzip files each; one after the other they are one multi-member gzip."""
+    done = 0
+
+    def raw_only() -> Iterator[bytes]:
+        nonlocal done
+        for n, raw in raws:
+            done = n
+            yield raw
+
+    for out in _gunzip(raw_only()):
+        yield done, out
+
+
+_END = object()
+
+
+def _threaded(
+    produce: Callable[[], Iterator[tuple[int, bytes]]], stop: threading.Event, path: Path
+) -> Iterator[tuple[int, bytes]]:
+    """Run ``produce`` in a reader thread; yield its blocks here, at most QUEUE_BLOCKS ahead."""
+    q: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_BLOCKS)
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in produce():
+                if not put(item):
+                    return
+            put(_END)
+        except BaseException as err:  # handed to the scan, which reports it
+            put(err)
+
+    thread = runtime.start_thread(run, name="mrconso-reader")
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise _read_error(item, path)
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=1.0)
+
+
+def _read_error(err: BaseException, path: Path) -> BaseException:
+    if isinstance(err, BadInputError):
+        return err
+    if isinstance(err, (OSError, zlib.error, zipfile.BadZipFile, EOFError, ValueError)):
+        what = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        return BadInputError(
+            f"cannot read: {what}",
+            path=path,
+            hint="the file looks damaged or truncated; download it again",
+        )
+    return err

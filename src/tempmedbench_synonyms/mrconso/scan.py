@@ -1,0 +1,366 @@
+"""The block scan of MRCONSO.RRF: in each block of whole lines, the rows that can answer a query.
+
+* One search with one regular expression finds every row whose SAB field names a source some
+  query asks for, and hands back its CUI, AUI and CODE (``_row_pattern``). Its cost does not
+  grow with the number of SABs: each row's fields are skipped once, and its SAB field is read
+  once against a trie of the SABs named. Rows of other sources are never split or decoded.
+* C-level set tests meet those CUIs, AUIs and codes with the ones wanted, whatever their route.
+* Only the rows that pass are decoded, split into their 18 fields and checked exactly (SPEC
+  section 3), once each, in file order.
+
+``scan_range`` scans the lines that start in a byte range of a plain file (a worker process runs
+it on its range, ``worker``); ``lines`` cuts a stream of blocks into whole lines for
+``scan_block`` (the compressed forms, ``source``).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, cast
+
+from tempmedbench_synonyms.atoms import AtomQuery, ProgressCallback
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.mrconso.rows import (
+    F_AUI,
+    F_CODE,
+    F_CUI,
+    F_SAB,
+    SNIFF_BYTES,
+    bom_note,
+    ends_mid_row,
+    fields_of,
+    sniff,
+)
+
+#: Bytes read at a time: enough that the per-block overhead vanishes, little enough for the CPU
+#: cache, so that the search and the copies of its rows find the block there.
+BLOCK_SIZE = 1 << 18
+#: The longest line accepted (a real row is under 4 kB): a longer one is not MRCONSO, and
+#: refusing it bounds the memory a file with no line end could take.
+MAX_LINE = 1 << 20
+#: Bytes of a decompressed stream searched at a time (see ``_scan_blocks``).
+STREAM_PIECE = 1 << 17
+
+
+def too_long(offset: int, path: str | Path) -> BadInputError:
+    return BadInputError(
+        f"a line longer than {MAX_LINE:,} bytes (from byte {offset:,}): not an MRCONSO.RRF row",
+        path=path,
+        hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
+    )
+
+
+def sab_trie(words: Iterable[bytes]) -> bytes:
+    """A regular expression that matches exactly ``words``, shaped as a trie: at each character it
+    weighs only the words that still fit, so the test of a SAB field reads that field once,
+    however many SABs are named (an alternation would try them one by one). Built without
+    recursion, children before parents."""
+    end = b""
+    tree: dict[bytes, Any] = {}
+    for word in words:
+        node = tree
+        for i in range(len(word)):
+            node = node.setdefault(word[i : i + 1], {})
+        node[end] = {}
+    if not tree:
+        return b"(?!)"
+    built: dict[int, bytes] = {}
+    todo: list[tuple[dict[bytes, Any], bool]] = [(tree, False)]
+    while todo:
+        node, ready = todo.pop()
+        children = sorted((ch, sub) for ch, sub in node.items() if ch != end)
+        if not ready:
+            todo.append((node, True))
+            todo.extend((sub, False) for _, sub in children)
+            continue
+        alts = [re.escape(ch) + built[id(sub)] for ch, sub in children]
+        body = b"" if not alts else alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+        built[id(node)] = b"(?:" + body + b")?" if alts and end in node else body
+    return built[id(tree)]
+
+
+def _row_pattern(sabs: Iterable[bytes], *, after_line_end: bool) -> re.Pattern[bytes]:
+    """A row whose SAB field (the 12th) is one of ``sabs``; groups: the whole line, its CUI, AUI,
+    SAB and CODE ("" when the row ends before it: a damaged row, which ``_check_row`` names if
+    it is needed).
+
+    Fields are skipped by a possessive ``[^|]*+``: no backtracking, and 2.3x faster than a class
+    that also stops at a line end (measured). A damaged row with fewer than 14 fields can then
+    run on into the next line, which ``scan_block`` checks for. The first field (a CUI: 8
+    bytes) is looked for in the first 64 bytes only, so that a stretch of lines without '|'
+    (blank lines, text) is passed at once instead of searched to its end from each of its lines
+    (quadratic: minutes for a few MB); a row whose first field is longer is no row."""
+    skip = rb"[^|]*+\|"
+    row = (
+        rb"(([^|]{0,64}+)\|" + skip * 6 + rb"([^|]*+)\|" + skip * 3
+        + rb"(" + sab_trie(sabs) + rb")\|(?:[^|]*+\|([^|]*+)\|)?[^\n]*+)"
+    )  # fmt: skip
+    return re.compile(rb"\n" + row if after_line_end else row)
+
+
+#: The SAB column of MRCONSO.RRF holds at most 40 characters (UMLS Reference Manual); a SAB that
+#: no row could hold is left out of the search (it is reported as a source the file lacks).
+_SAB_FIELD_MAX = 40
+
+
+def _in_a_row(sab: bytes) -> bool:
+    return 0 < len(sab) <= _SAB_FIELD_MAX and not any(c in sab for c in b"|\r\n")
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the scan looks for, as bytes for the fast filter and as str for the exact check."""
+
+    sabs: tuple[bytes, ...]  # every SAB named, sorted
+    rows: re.Pattern[bytes]  # a row of one of them after a line end (``_row_pattern``)
+    first: re.Pattern[bytes]  # the same at the start of a block
+    cuis: frozenset[bytes]  # CUIs wanted by route cui
+    auis: frozenset[bytes]  # AUIs wanted by route aui
+    codes: frozenset[bytes]  # codes wanted by route source
+    source: frozenset[tuple[str, str]]  # (sab, code)
+    cui: frozenset[tuple[str, str]]  # (cui, sab)
+    aui: frozenset[str]  # AUIs (route aui asks for the atom whatever its source, as UTS does)
+
+    @classmethod
+    def build(cls, queries: Iterable[AtomQuery]) -> Needs:
+        sabs: set[str] = set()
+        wanted: dict[str, set[tuple[str, str]]] = {"source": set(), "cui": set(), "aui": set()}
+        for q in queries:
+            sabs.add(q.sab)
+            wanted[q.route].add((q.sab, q.ident))
+        named = tuple(sab.encode() for sab in sorted(sabs))
+        searched = [sab for sab in named if _in_a_row(sab)]
+        return cls(
+            named,
+            _row_pattern(searched, after_line_end=True),
+            _row_pattern(searched, after_line_end=False),
+            frozenset(c.encode() for _, c in wanted["cui"]),
+            frozenset(a.encode() for _, a in wanted["aui"]),
+            frozenset(c.encode() for _, c in wanted["source"]),
+            frozenset(wanted["source"]),
+            frozenset((c, sab) for sab, c in wanted["cui"]),
+            frozenset(a for _, a in wanted["aui"]),
+        )
+
+
+@dataclass
+class ScanResult:
+    rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (byte offset, fields)
+    bad: tuple[int, str] | None = None  # (byte offset of the line, problem)
+    sabs_seen: set[bytes] = field(default_factory=set)
+
+
+def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[int, bytes]]:
+    """Yield (offset, block) covering the lines that start in [start, end) of the file.
+
+    Every block ends at a line end (or the end of the file). A line that starts before ``start``
+    belongs to the range before; the line holding byte ``end - 1`` is read to its end. ``first``
+    is where the first line starts (after a BOM). The file is read into one reused buffer: a
+    fresh large object a block costs page faults that show in the run time, and a block that fits
+    the CPU cache lets the search and the copies of its rows find it there.
+    """
+    buf = bytearray(BLOCK_SIZE)
+    view = memoryview(buf)
+    try:
+        with cast(io.BufferedReader, open_regular(path, what="--mrconso")) as f:
+            offset = max(start, first)  # file offset of buf[0]
+            if offset > first:
+                f.seek(offset - 1)
+                if f.read(1) != b"\n":
+                    offset += len(f.readline(MAX_LINE + 1))
+            else:
+                f.seek(offset)
+            kept = 0  # bytes of a partial line carried at the start of buf
+            while offset < end:
+                n = f.readinto(view[kept:])
+                filled = kept + n
+                if n == 0:
+                    if kept:
+                        raise ends_mid_row(path)
+                    return
+                limit = end - offset  # our lines start before buf[limit]
+                if filled >= limit:
+                    last = buf.find(b"\n", limit - 1, filled)
+                    if last != -1:
+                        yield offset, bytes(view[: last + 1])
+                        return
+                cut = buf.rfind(b"\n", 0, filled) + 1
+                if cut == 0:  # a line longer than the buffer: grow it, up to MAX_LINE
+                    if len(buf) > MAX_LINE:
+                        raise too_long(offset, path)
+                    view.release()
+                    buf.extend(bytes(len(buf)))
+                    view = memoryview(buf)
+                    kept = filled
+                    continue
+                yield offset, bytes(view[:cut])
+                buf[: filled - cut] = view[cut:filled]
+                offset += cut
+                kept = filled - cut
+    finally:
+        view.release()
+
+
+_LINE, _CUI_OF, _AUI_OF, _SAB_OF, _CODE_OF = (itemgetter(i) for i in range(5))
+
+
+def scan_block(
+    base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
+) -> None:
+    """Find the rows of one block (of its lines in ``chunk[start:stop]``) that can matter, then
+    parse and check those exactly.
+
+    One regular expression finds every row of a named SAB (``_row_pattern``), with its CUI, AUI
+    and CODE; C-level set tests against the wanted CUIs, AUIs and codes leave the few rows that
+    may answer a query, which are decoded, split and checked exactly (``_check_row``)."""
+    stop = len(chunk) if stop < 0 else stop
+    found = needs.rows.findall(chunk, start, stop)
+    head = needs.first.match(chunk, start, stop)
+    if head is not None:
+        found.insert(0, head.groups())
+    if not found:
+        return
+    if b"\n" in b"".join(map(_LINE, found)):
+        # A row with too few fields ran on into the next line, which the search then did not try
+        # on its own: match each line alone instead (a damaged file: rare, and slower is fine).
+        lines = chunk[start:stop].split(b"\n")
+        found = [m.groups() for line in lines if (m := needs.first.match(line))]
+    if len(out.sabs_seen) < len(needs.sabs):
+        out.sabs_seen.update(map(_SAB_OF, found))
+    if (
+        needs.cuis.isdisjoint(map(_CUI_OF, found))
+        and needs.auis.isdisjoint(map(_AUI_OF, found))
+        and needs.codes.isdisjoint(map(_CODE_OF, found))
+    ):
+        return
+    at = start  # where the line after the last row checked starts
+    for line, cui, aui, _, code in found:
+        if cui in needs.cuis or aui in needs.auis or code in needs.codes:
+            # this copy of the line is the first one from ``at`` on, or the row found is not
+            if at == start and chunk.startswith(line + b"\n", start):
+                row = start
+            else:
+                row = chunk.index(b"\n" + line + b"\n", at - 1 if at > start else start, stop) + 1
+            at = row + len(line) + 1
+            if _check_row(base + row, line, needs, out):
+                break
+
+
+def _check_row(offset: int, raw: bytes, needs: Needs, out: ScanResult) -> bool:
+    """Check one candidate row exactly; record it if it answers a query. True on a bad row.
+
+    Whether it answers a query is read from the fields at their places, before the row itself
+    is checked: a damaged row that answers none is passed over, as every row no query needs is
+    (it is never read); one that answers a query is bad input, named by its line."""
+    parts = raw.decode("utf-8", "surrogateescape").split("|")
+    n = len(parts)
+    if n <= F_SAB:
+        return False
+    sab = parts[F_SAB]
+    if not (
+        (n > F_CODE and (sab, parts[F_CODE]) in needs.source)
+        or (parts[F_CUI], sab) in needs.cui
+        or parts[F_AUI] in needs.aui
+    ):
+        return False
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        out.bad = (offset, f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)")
+        return True
+    fields = fields_of(line)
+    if isinstance(fields, str):
+        out.bad = (offset, fields)
+        return True
+    out.rows.append((offset, fields))
+    return False
+
+
+def scan_range(
+    path: str,
+    start: int,
+    end: int,
+    needs: Needs,
+    report: ProgressCallback | None = None,
+    first: int = 0,
+) -> ScanResult:
+    """Scan the lines that start in [start, end); module level so that a worker can run it."""
+    out = ScanResult()
+    for base, chunk in _blocks(Path(path), start, end, first):
+        scan_block(base, chunk, needs, out)
+        if report is not None:
+            report(base + len(chunk), end)
+        if out.bad is not None:
+            break
+    return out
+
+
+def line_number(path: Path, offset: int) -> int:
+    """1-based line number of the line starting at ``offset`` (only on the error path)."""
+    n = 1
+    with open(path, "rb") as f:
+        remaining = offset
+        while remaining > 0:
+            block = f.read(min(BLOCK_SIZE, remaining))
+            if not block:
+                break
+            n += block.count(b"\n")
+            remaining -= len(block)
+    return n
+
+
+def lines_of(
+    blocks: Iterator[tuple[int, bytes]],
+    path: Path,
+    warnings: list[str],
+    parts: Sequence[str] = (),
+) -> Iterator[tuple[int, int, bytes]]:
+    """(progress count, offset, block of whole lines) from blocks cut anywhere; the start of the
+    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused, a
+    stream that does not end with a line end refused (``ends_mid_row``, naming the last of the
+    split ``parts`` read).
+
+    Each block is copied once: the partial line carried over, then the new data to its last
+    line end (bytes + memoryview makes one new bytes object)."""
+    carry = b""
+    offset = 0  # stream offset of carry[0]
+    sniffed = False
+    done = 0
+    for done, data in blocks:
+        if not sniffed:
+            carry += data
+            if len(carry) < SNIFF_BYTES:
+                continue
+            skip = sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
+            if skip:
+                warnings.append(bom_note(path))
+            data, carry, offset, sniffed = carry[skip:], b"", skip, True
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry += data
+            if len(carry) > MAX_LINE:
+                raise too_long(offset, path)
+            continue
+        chunk = carry + memoryview(data)[:cut] if carry else data[:cut]
+        yield done, offset, chunk
+        offset += len(chunk)
+        carry = data[cut:]
+    if not sniffed:
+        skip = sniff(carry, at_end=True, path=path)
+        if skip:
+            warnings.append(bom_note(path))
+        carry, offset = carry[skip:], skip
+        cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
+        if cut:
+            yield done, offset, carry[:cut]
+            carry, offset = carry[cut:], offset + cut
+    if carry:
+        if len(carry) > MAX_LINE:
+            raise too_long(offset, path)
+        raise ends_mid_row(path, parts)

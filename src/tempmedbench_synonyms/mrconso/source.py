@@ -1,0 +1,294 @@
+"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping what is needed.
+
+A real MRCONSO.RRF is several GB and about 16 million lines, so it is never loaded whole, and its
+cost grows with the file, not with the file times the number of concepts. It is read as NLM ships
+it (``forms``: plain, gzip, split parts, zips), refused at once when its first rows are not
+MRCONSO rows (``rows.sniff``), and searched block by block (``scan``).
+
+A plain file of some size is cut into byte ranges that worker processes scan at once (started by
+``runtime``, never forked: a host with threads of its own keeps both cores); their rows are joined
+in file order, so the outcome never depends on the number of workers. Where workers cannot run,
+the file is scanned here, and ``-v`` says why. Compressed forms are read by a thread that
+decompresses (zlib releases the GIL) while this one scans.
+
+The answers are those the UTS REST API gives for the same queries (SPEC section 3; the contract
+suite, ``tests/test_atom_sources.py``, runs both): routes ``source`` and ``cui`` keep the English
+atoms that are neither obsolete nor suppressible (``SUPPRESS`` ``N``), as a request with
+``language=ENG``, ``includeObsolete=false`` and ``includeSuppressible=false`` does; route ``aui``
+keeps its atom whatever its flags, as ``GET /AUI/{aui}`` does. One shortcut, without effect on the
+outcome: rows of a SAB that no entry names are never read, since their atoms could never be
+candidates (a candidate's SAB is its entry's SAB).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.files import open_regular
+from tempmedbench_synonyms.mrconso import scan
+from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate_mrconso
+from tempmedbench_synonyms.mrconso.rows import (
+    F_CODE,
+    F_LAT,
+    F_SUPPRESS,
+    SNIFF_BYTES,
+    atom_from_fields,
+    bom_note,
+    sniff,
+)
+from tempmedbench_synonyms.mrconso.scan import (
+    STREAM_PIECE,
+    Needs,
+    ScanResult,
+    line_number,
+    lines_of,
+    scan_block,
+    scan_range,
+)
+
+log = logging.getLogger(__name__)
+
+#: Files at least this large are scanned by worker processes, one byte range each.
+PARALLEL_MIN_SIZE = 64 << 20
+#: The most worker processes a scan starts.
+MAX_WORKERS = 4
+_WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
+_DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
+
+
+class MrconsoSource:
+    """Answer atom queries from a local MRCONSO (any form NLM ships), in one streaming pass.
+
+    ``progress`` is told (bytes done, bytes in all) as the scan goes; ``workers`` is the most
+    worker processes a plain file is scanned by (default: the usable cores, at most 4)."""
+
+    name = "mrconso"
+
+    def __init__(
+        self, path: Path, *, progress: ProgressCallback | None = None, workers: int | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.progress = progress
+        self.workers = workers if workers is not None else min(runtime.usable_cores(), MAX_WORKERS)
+        #: what was read (set by ``fetch``): the file, its form, zip members, parts
+        self.input: MrconsoInput | None = None
+
+    def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
+        """Scan the file once and answer every query; ``None`` where no row matched."""
+        del probe_cui  # a local file has nothing to probe
+        if umls_release == "current":
+            raise BadInputError(
+                "--umls-release current needs the UMLS REST API; with --mrconso, name the "
+                "release your MRCONSO.RRF comes from (or leave the table's release)",
+            )
+        inp = locate_mrconso(self.path)
+        self.input = inp
+        needs = Needs.build(queries)
+        warnings: list[str] = []
+        try:
+            if inp.seekable_file:
+                result = self._scan_file(inp, needs, warnings)
+            else:
+                result = self._scan_stream(inp, needs, warnings)
+        except OSError as err:
+            raise BadInputError(f"cannot read: {err.strerror or err}", path=self.path) from None
+        finally:
+            close = getattr(self.progress, "close", None)
+            if close is not None:
+                close()  # its bar ends before any message, Ctrl-C included
+        if result.bad is not None:
+            line, problem = result.bad
+            raise BadInputError(problem, path=self.path, line=line, hint=_DAMAGED_HINT)
+        missing = [sab.decode() for sab in needs.sabs if sab not in result.sabs_seen]
+        warnings += [
+            f"{self.path} has no row of source {sab!r}: is it the MRCONSO.RRF of a release that "
+            "includes that source?"
+            for sab in missing
+        ]
+        return FetchResult(
+            umls_release=umls_release,
+            atoms=answers(queries, result.rows),
+            warnings=warnings,
+            missing_sources=missing,
+            source_details=inp.to_json(),
+        )
+
+    def _scan_file(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
+        size = inp.size or 0
+        with open_regular(inp.path, what="--mrconso") as f:
+            head = f.read(SNIFF_BYTES)
+        first = sniff(head, at_end=len(head) == size, path=self.path)
+        if first:
+            warnings.append(bom_note(self.path))
+        report = self.progress or (lambda done, total: None)
+        report(0, size)
+        out = ScanResult()
+        if needs.sabs:
+            why_not = self._why_alone(size)
+            if why_not is None:
+                out = self._scan_parallel(inp.path, size, first, needs, report)
+            else:
+                log.info("scanning %s in this process: %s", self.path, why_not)
+                out = scan_range(str(inp.path), 0, size, needs, report, first)
+        if out.bad is not None:
+            offset, problem = out.bad
+            out.bad = (line_number(inp.path, offset), problem)
+        report(size, size)
+        return out
+
+    def _why_alone(self, size: int) -> str | None:
+        """Why the file is scanned in this process, or ``None`` when workers scan it."""
+        if size < PARALLEL_MIN_SIZE:
+            return f"the file is under {PARALLEL_MIN_SIZE >> 20} MiB"
+        if self.workers < 2:
+            return "one core (or one worker) only"
+        return runtime.why_no_workers()
+
+    def _scan_stream(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
+        """A compressed file, parts, a zip or a pipe: one pass, in file order."""
+        stop = threading.Event()
+        with runtime.fast_thread_switching():  # the reader thread needs the GIL back often
+            return self._scan_blocks(inp, needs, warnings, stop)
+
+    def _scan_blocks(
+        self, inp: MrconsoInput, needs: Needs, warnings: list[str], stop: threading.Event
+    ) -> ScanResult:
+        report = self.progress or (lambda done, total: None)
+        total = inp.size
+        if total is not None:
+            report(0, total)
+        out = ScanResult()
+        lines_before = 0
+        done = 0
+        for done, base, chunk in lines_of(inp.blocks(stop), self.path, warnings, inp.parts):
+            if needs.sabs:
+                # in pieces: the search holds the GIL, which the decompressing thread needs back
+                # for a moment after each block (a whole block at once: 15% slower, measured)
+                piece = 0
+                while piece < len(chunk) and out.bad is None:
+                    end = chunk.find(b"\n", piece + STREAM_PIECE) + 1 or len(chunk)
+                    scan_block(base, chunk, needs, out, piece, end)
+                    piece = end
+            if out.bad is not None:
+                offset, problem = out.bad
+                line = lines_before + chunk.count(b"\n", 0, offset - base) + 1
+                out.bad = (line, problem)
+                stop.set()
+                break
+            lines_before += chunk.count(b"\n")
+            if total is not None:
+                report(min(done, total), total)
+        report(done if total is None else total, done if total is None else total)
+        return out
+
+    def _scan_parallel(
+        self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
+    ) -> ScanResult:
+        """Cut the file into byte ranges that worker processes scan, each taking the next range
+        when it is done (a worker slowed by other load takes fewer); join in file order.
+
+        The workers are started and stopped by ``runtime`` (rule 3): on any way out but the
+        end of the work (an error, Ctrl-C, SIGTERM) every one is killed and reaped. A worker
+        that cannot start, or ends without an answer before any range is done, leaves the scan
+        to this process (said under ``-v``)."""
+        n = self.workers * 4  # more ranges than workers: finer progress, balanced load
+        bounds = [size * i // n for i in range(n + 1)]
+        ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+        parts: dict[int, ScanResult] = {}
+        busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
+        done = 0
+        with runtime.WorkerGroup() as group:
+            try:
+                for i in range(min(self.workers, len(ranges))):
+                    worker = group.add(runtime.spawn_worker(_WORKER_MODULE, name=f"scan-{i}"))
+                    worker.send((str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
+                    worker.send(ranges[i])
+                    busy[worker] = ranges[i][0]
+            except (OSError, runtime.WorkerLost) as err:
+                log.info("scanning %s in this process: no worker process (%s)", path, err)
+                return scan_range(str(path), 0, size, needs, report, first)
+            log.info("scanning %s with %d worker processes", path, len(busy))
+            following = iter(ranges[len(busy) :])
+            while busy:
+                for worker in group.ready(busy):
+                    try:
+                        kind, value = worker.recv()
+                    except runtime.WorkerLost:
+                        raise BadInputError(
+                            "a worker process scanning this file ended without an answer",
+                            path=path,
+                            hint="run again; if it happens again, pass --mrconso a copy on "
+                            "a local disk",
+                        ) from None
+                    if kind == "progress":
+                        done += value
+                        report(min(done, size), size)
+                    elif kind == "error":
+                        problem, where, line, hint = value
+                        raise BadInputError(problem, path=where or path, line=line, hint=hint)
+                    else:
+                        parts[busy.pop(worker)] = value
+                        task = next(following, None)
+                        worker.send(task)
+                        if task is not None:
+                            busy[worker] = task[0]
+            group.finish()
+        out = ScanResult()
+        for a in sorted(parts):
+            part = parts[a]
+            out.rows.extend(part.rows)
+            out.sabs_seen |= part.sabs_seen
+            if part.bad is not None and out.bad is None:
+                out.bad = part.bad
+        return out
+
+
+def answers(
+    queries: Sequence[AtomQuery], rows: Sequence[tuple[int, list[str]]]
+) -> dict[AtomQuery, tuple[Atom, ...] | None]:
+    """The atoms of each query from the rows the scan kept, as UTS answers the same request
+    (module docstring); ``None`` where there are none (UTS answers 404)."""
+    found: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
+    by_aui: dict[str, list[AtomQuery]] = {}
+    for q in queries:
+        if q.route == "aui":
+            by_aui.setdefault(q.ident, []).append(q)
+    for _, fields in rows:
+        atom = atom_from_fields(fields)
+        for q in by_aui.get(atom.aui, ()):
+            found[q].append(atom)
+        if fields[F_LAT] != "ENG" or fields[F_SUPPRESS] != "N":
+            continue  # left out by language=ENG, includeObsolete/includeSuppressible=false
+        for q in (
+            AtomQuery("source", atom.sab, fields[F_CODE]),
+            AtomQuery("cui", atom.sab, atom.cui),
+        ):
+            if q in found:
+                found[q].append(atom)
+    return {q: (tuple(a) if a else None) for q, a in found.items()}
+
+
+def sniff_mrconso(path: Path) -> MrconsoInput:
+    """Find MRCONSO in ``path`` (``locate_mrconso``) and check that its first rows read as
+    MRCONSO.RRF (``sniff``), reading no further than that: BadInputError otherwise. A quick
+    look for ``doctor`` and ``regenerate --dry-run``; a pipe is consumed by it."""
+    inp = locate_mrconso(path)
+    stop = threading.Event()
+    blocks = inp.blocks(stop)
+    try:
+        next(lines_of(blocks, path, []), None)
+    except OSError as err:
+        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
+    finally:
+        stop.set()
+        close = getattr(blocks, "close", None)
+        if close is not None:
+            close()
+    return inp

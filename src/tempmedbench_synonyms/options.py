@@ -1,0 +1,78 @@
+"""A regeneration's options, defined once: one object, built once, handed down.
+
+The CLI builds ``RegenOptions`` from what it parsed (``cli``), the Python API from its keywords
+(``RunKeywords``, checked by ``RegenOptions.of``); both then hand the one object to
+``sources.build_source``, ``plan`` and the pipeline. Its network options are one
+``uts.options.UtsOptions``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions
+
+
+class RunKeywords(UtsKeywords, total=False):
+    """The keywords of ``regenerate`` and ``ensure_synonyms`` (``Unpack[RunKeywords]``)."""
+
+    mrconso: StrPath | None
+    out: StrPath | None
+    umls_release: str | None
+    progress: bool | TextIO
+
+
+@dataclass(frozen=True, slots=True)
+class RegenOptions:
+    """What one regeneration is asked to do: the release folder, where its atoms come from, where
+    the files go, the UMLS release, the network options, and where progress goes (``None``:
+    nowhere)."""
+
+    release: Path
+    mrconso: Path | None = None
+    out: Path | None = None
+    umls_release: str | None = None
+    uts: UtsOptions = field(default_factory=UtsOptions)
+    progress: TextIO | None = None
+
+    @classmethod
+    def of(cls, release: Any, **keywords: Any) -> RegenOptions:
+        """The options of the API's arguments; ``TypeError`` naming the argument for a value of
+        the wrong type (``UtsOptions.of`` checks the network ones)."""
+        own = {k: keywords.pop(k) for k in ("mrconso", "out", "umls_release") if k in keywords}
+        progress = keywords.pop("progress", False)
+        return cls(
+            release=_path("release", release),
+            mrconso=_path("mrconso", own.get("mrconso"), optional=True),
+            out=_path("out", own.get("out"), optional=True),
+            umls_release=_text("umls_release", own.get("umls_release")),
+            uts=UtsOptions.of(**keywords),
+            progress=_stream(progress),
+        )
+
+
+def _path(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+
+
+def _text(name: str, value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+
+
+def _stream(progress: Any) -> TextIO | None:
+    """``True``: stderr; ``False``: nowhere; else a text stream (anything with ``write``)."""
+    if type(progress) is bool:
+        return sys.stderr if progress else None
+    if callable(getattr(progress, "write", None)):
+        return progress  # type: ignore[no-any-return]
+    raise TypeError(f"progress must be True, False or a text stream, not {type(progress).__name__}")

@@ -1,0 +1,139 @@
+"""``freeze``: for release authors, ``expected_sha256.json`` written from a regeneration."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tempmedbench_synonyms import jsonio
+from tempmedbench_synonyms.atoms import AtomSource
+from tempmedbench_synonyms.errors import BadInputError, Outcome
+from tempmedbench_synonyms.files import read_regular, write_atomic
+from tempmedbench_synonyms.regen.canonical import sha256_bytes, sha256_text, table_bytes
+from tempmedbench_synonyms.regen.manifest import MANIFEST, read_manifest, update_manifest_line
+from tempmedbench_synonyms.regen.pipeline import base_report, prepare, rebuild
+from tempmedbench_synonyms.regen.release import EXPECTED, OUTPUTS, open_release
+from tempmedbench_synonyms.regen.report import FileReport, Report
+
+BACKUP_SUFFIX = ".bak"
+
+
+def freeze(
+    release_dir: Path,
+    source: AtomSource,
+    *,
+    umls_release: str | None = None,
+    update_manifest: bool = False,
+    force: bool = False,
+) -> Report:
+    """Write ``expected_sha256.json`` from a regeneration (for release authors).
+
+    Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
+    describe a complete synonym surface. The rebuilt files themselves are not written into the
+    release, which must never carry UMLS strings; run ``regenerate`` to get them.
+
+    An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
+    ``force`` (else bad input, before anything is fetched), and then kept beside the new one as
+    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed. A
+    ``.bak`` that exists already is never overwritten (bad input, before anything is fetched:
+    it may hold the authors' original hashes).
+    """
+    opened = open_release(release_dir, with_expected=False)
+    target = opened.folder / EXPECTED
+    previous: bytes | None = None
+    if os.path.lexists(target):
+        if not force:
+            raise BadInputError(
+                "exists already: freeze does not replace frozen hashes unless asked to",
+                path=target,
+                hint="to check a regeneration against these hashes, run `regenerate`; to "
+                "replace them, rerun freeze with --force (the previous file is kept as "
+                f"{EXPECTED}{BACKUP_SUFFIX})",
+            )
+        backup = target.with_name(target.name + BACKUP_SUFFIX)
+        if os.path.lexists(backup):
+            # A second forced freeze would replace the authors' original hashes with the first
+            # freeze's: the backup is never overwritten (numbered backups would pile up unseen).
+            raise BadInputError(
+                "exists already: it keeps the hashes an earlier `freeze --force` replaced, and "
+                "this freeze would overwrite them",
+                path=backup,
+                hint=f"move {backup.name} away (or delete it, if its hashes are no longer "
+                "needed), then rerun freeze --force",
+            )
+        previous = read_regular(target, what="the previous expected hashes")
+    prepare(
+        [target.parent, opened.folder],
+        opened.warnings,
+        hint="freeze writes synonym_regeneration/expected_sha256.json (and, with "
+        "--update-manifest, MANIFEST.sha256) into the release folder: make it writable",
+    )
+    rebuilt = rebuild(opened, source, umls_release=umls_release)
+    report = base_report("freeze", rebuilt)
+    if report.drifted:
+        report.outcome = Outcome.MISMATCH
+        report.message = f"{len(report.drifted)} concept(s) drifted; nothing was frozen"
+        report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
+        return report
+    assert rebuilt.fetched.umls_release
+    expected = {
+        "format_version": 1,
+        "umls_release": rebuilt.fetched.umls_release,
+        "files": {rel: sha256_bytes(rebuilt.data[rel]) for rel in OUTPUTS},
+        "concepts": {
+            key: sha256_text(c.atom.name)
+            for key, c in sorted(rebuilt.choices.items())
+            if c.atom is not None
+        },
+    }
+    data = table_bytes(expected)
+    folder = opened.folder
+    if previous is not None:
+        backup = target.with_name(target.name + BACKUP_SUFFIX)
+        write_atomic(backup, previous)
+        report.replaced = _replaced(previous, expected, backup)
+    write_atomic(target, data)
+    for rel in OUTPUTS:
+        report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
+    report.message = f"wrote {EXPECTED}"
+    if update_manifest:
+        update_manifest_line(folder, EXPECTED, sha256_bytes(data))
+        report.message += f" and updated its line in {MANIFEST}"
+    else:
+        listed = read_manifest(folder).get(EXPECTED)
+        if listed != sha256_bytes(data):
+            report.hint = (
+                f"{MANIFEST} does not match the new {EXPECTED}; rerun with --update-manifest "
+                "or update the manifest yourself before publishing"
+            )
+    return report
+
+
+def _replaced(previous: bytes, new: dict[str, Any], backup: Path) -> dict[str, Any]:
+    """What replacing ``expected_sha256.json`` changes: the files and concepts whose hash
+    differs, the concepts added and removed (``previous`` as read, even if malformed)."""
+    try:
+        old = jsonio.parse_json(previous.decode("utf-8"), path=EXPECTED)
+    except (UnicodeDecodeError, BadInputError):
+        old = None
+    old_files = old.get("files") if isinstance(old, dict) else None
+    old_concepts = old.get("concepts") if isinstance(old, dict) else None
+    old_files = old_files if isinstance(old_files, dict) else {}
+    old_concepts = old_concepts if isinstance(old_concepts, dict) else {}
+    files: dict[str, str] = new["files"]
+    concepts: dict[str, str] = new["concepts"]
+    return {
+        "backup": str(backup),
+        "readable": isinstance(old, dict),
+        "files": {
+            rel: {"old": old_files.get(rel), "new": digest}
+            for rel, digest in sorted(files.items())
+            if old_files.get(rel) != digest
+        },
+        "concepts_changed": sorted(
+            k for k in concepts if k in old_concepts and old_concepts[k] != concepts[k]
+        ),
+        "concepts_added": sorted(k for k in concepts if k not in old_concepts),
+        "concepts_removed": sorted(str(k) for k in old_concepts if k not in concepts),
+    }

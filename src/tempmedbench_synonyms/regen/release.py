@@ -1,0 +1,288 @@
+"""The release folder: checked against its manifest (manifest.py), then strict models of the
+table, the surface and the hashes.
+
+Everything read here is checked before any atom is fetched (SPEC sections 1, 2 and 4), and every
+error names the file, the line or key, and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+
+from tempmedbench_synonyms import jsonio
+from tempmedbench_synonyms.atoms import CUI_PATTERN
+from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.files import decode_utf8, read_input
+from tempmedbench_synonyms.regen.manifest import verify_manifest
+from tempmedbench_synonyms.zips import folder_hint
+
+TABLE = "synonyms/synonym_table_kept.json"
+SURFACE = "question_surface/question_surface.jsonl"
+EXPECTED = "synonym_regeneration/expected_sha256.json"
+SYNONYM_SURFACE = "question_surface/question_surface_synonym.jsonl"
+FULL_TABLE = "synonyms/synonym_table_kept_full.json"
+#: The two rebuilt files, in the order reports list them.
+OUTPUTS: tuple[str, str] = (SYNONYM_SURFACE, FULL_TABLE)
+UNVERIFIED_SUFFIX = ".unverified"
+#: What a run writes into the folder: not part of the release, so not listed in its manifest.
+RUN_FILES: tuple[str, ...] = (*OUTPUTS, *(rel + UNVERIFIED_SUFFIX for rel in OUTPUTS))
+#: The file `freeze --force` keeps: warned about like any unlisted file (SPEC section 1), with
+#: what it is, so that its authors know to delete it before publishing.
+_NOTES = {
+    EXPECTED
+    + ".bak": "; it holds the hashes `freeze --force` replaced: delete it before publishing"
+}
+
+# --- reading files --------------------------------------------------------------------------
+
+
+# --- models ---------------------------------------------------------------------------------
+
+Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
+Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
+Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class ConceptEntry(BaseModel):
+    """One entry of ``concepts`` (SPEC section 2). Unknown keys are allowed and kept as read."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    cui: Cui
+    sab: Annotated[StrictStr, Field(min_length=1)]
+    route: Literal["source", "cui", "aui"]
+    code: Any = None  # checked below for route source only: SPEC says it is ignored elsewhere
+    aui: Any = None
+    spans: dict[str, list[Span]]
+
+    @model_validator(mode="after")
+    def _route_fields(self) -> ConceptEntry:
+        if self.route == "source" and not (isinstance(self.code, str) and self.code):
+            found = json.dumps(self.code, ensure_ascii=False)
+            raise ValueError(
+                f"route 'source' needs 'code', a non-empty JSON string (found {found})"
+            )
+        if self.route == "aui":
+            if not (isinstance(self.aui, str) and self.aui):
+                raise ValueError("route 'aui' needs 'aui', a non-empty string")
+        elif self.aui is not None and not (isinstance(self.aui, str) and self.aui):
+            raise ValueError("'aui' must be a non-empty string or null")
+        return self
+
+    @property
+    def pinned_aui(self) -> str | None:
+        """The AUI of the kept synonym, when the table pins it (``null`` counts as absent)."""
+        return self.aui if isinstance(self.aui, str) else None
+
+    @property
+    def ident(self) -> str:
+        """What the route fetches by: the code, the CUI or the AUI."""
+        return {"source": self.code, "cui": self.cui, "aui": self.aui}[self.route]  # type: ignore[no-any-return]
+
+
+class SynonymTable(BaseModel):
+    """``synonyms/synonym_table_kept.json`` (SPEC section 2)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    format_version: Literal[1]
+    umls_release: Annotated[StrictStr, Field(min_length=1)]
+    language: Literal["ENG"] = "ENG"
+    concepts: dict[str, ConceptEntry]
+
+
+class ExpectedHashes(BaseModel):
+    """``synonym_regeneration/expected_sha256.json`` (SPEC section 4)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    format_version: Literal[1]
+    umls_release: Annotated[StrictStr, Field(min_length=1)]
+    files: dict[str, Sha256Hex]
+    concepts: dict[str, Sha256Hex] | None = None
+
+    @model_validator(mode="after")
+    def _both_files(self) -> ExpectedHashes:
+        if sorted(self.files) != sorted(OUTPUTS):
+            raise ValueError(
+                f"'files' must list exactly {list(OUTPUTS)}; it lists "
+                f"[{bounded_list(repr(f) for f in sorted(self.files))}]"
+            )
+        return self
+
+
+def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        key = _key_path(first["loc"])
+        more = err.error_count() - 1
+        msg = first["msg"]
+        if first["type"] == "missing":
+            msg = "a required key is missing"
+        elif first["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")
+        if first["type"] not in ("missing",) and "input" in first:
+            shown = json.dumps(first["input"], ensure_ascii=False)
+            if len(shown) <= 80 and first["type"] != "value_error":
+                msg += f" (found {shown})"
+        if more:
+            msg += f"; and {more} more problem{'s' if more > 1 else ''}"
+        # Such a file passed the manifest: it is what the release shipped, or a table made by hand.
+        raise BadInputError(
+            msg,
+            path=path,
+            key=key or None,
+            hint="this file does not follow the TempMedBench format (SPEC sections 2 and 4); if it "
+            "came with a release, report it to the release's authors",
+        ) from None
+
+
+def _key_path(loc: Sequence[int | str]) -> str:
+    """A JSON-ish path to the offending value: concepts["38341003"].spans["dev-0001"][0][1]."""
+    out = ""
+    prev_was_dict_name = False
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            prev_was_dict_name = False
+        elif prev_was_dict_name:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            prev_was_dict_name = False
+        else:
+            out += f".{part}" if out else part
+            prev_was_dict_name = part in ("concepts", "spans", "files")
+    return out
+
+
+def _read_versioned(folder: Path, rel: str, *, what: str) -> dict[str, Any]:
+    """Read a JSON object file and refuse any ``format_version`` but the integer 1 up front."""
+    text = decode_utf8(read_input(folder / rel, what=what), path=rel)
+    data = jsonio.parse_json(text, path=rel, utf8_only=True)
+    if not isinstance(data, dict):
+        raise BadInputError(f"{what} must be a JSON object", path=rel)
+    version = data.get("format_version")
+    if type(version) is not int or version != 1:  # not True, not 1.0
+        raise BadInputError(
+            f"format_version is {json.dumps(version)}; this tool reads format_version 1",
+            path=rel,
+            key="format_version",
+            hint="install the version of tempmedbench-synonyms that matches this release",
+        )
+    return data
+
+
+def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
+    """Return the table as read (unknown keys and all) and its validated model."""
+    data = _read_versioned(folder, TABLE, what="the synonym table")
+    return data, _validated(SynonymTable, data, path=TABLE)
+
+
+def load_expected(folder: Path) -> ExpectedHashes:
+    data = _read_versioned(folder, EXPECTED, what="the expected hashes")
+    result: ExpectedHashes = _validated(ExpectedHashes, data, path=EXPECTED)
+    return result
+
+
+@dataclass(frozen=True)
+class SurfaceLine:
+    """One question of the anchored surface: its object as read, its qid and its text."""
+
+    qid: str
+    text: str
+    obj: dict[str, Any]
+    line: int
+
+
+def load_surface(folder: Path) -> list[SurfaceLine]:
+    """Read the anchored surface, split on "\\n" only (U+2028 and U+0085 may occur in a text)."""
+    raw = decode_utf8(read_input(folder / SURFACE, what="the question surface"), path=SURFACE)
+    lines = raw.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline is optional
+    out: list[SurfaceLine] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            raise BadInputError("a blank line", path=SURFACE, line=number)
+        obj = jsonio.parse_json(text, path=SURFACE, line=number, utf8_only=True)
+        if not isinstance(obj, dict):
+            raise BadInputError("not a JSON object", path=SURFACE, line=number)
+        qid = obj.get("qid")
+        if not isinstance(qid, str):
+            problem = "no 'qid'" if qid is None else "'qid' is not a string"
+            raise BadInputError(problem, path=SURFACE, line=number, key="qid")
+        if qid in seen:
+            raise BadInputError(
+                f"qid {qid!r} again (first on line {seen[qid]})",
+                path=SURFACE,
+                line=number,
+                key="qid",
+            )
+        seen[qid] = number
+        question = obj.get("question_surface")
+        if not isinstance(question, str):
+            raise BadInputError(
+                "no 'question_surface' string",
+                path=SURFACE,
+                line=number,
+                key="question_surface",
+            )
+        out.append(SurfaceLine(qid, question, obj, number))
+    return out
+
+
+@dataclass
+class Release:
+    """A release folder, checked against its manifest, with its files read and validated."""
+
+    folder: Path
+    table_raw: dict[str, Any]
+    table: SynonymTable
+    surface: list[SurfaceLine]
+    files_checked: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def open_release(folder: Path, *, with_expected: bool = True) -> Release:
+    """Check the folder against its manifest, then read and validate its synonym files.
+
+    The manifest must list the expected hashes and they must match it, unless
+    ``with_expected=False`` (for ``freeze``, which is about to write them anew). They are read by
+    ``load_expected``, where they are needed.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInputError(
+            "no such folder" if not folder.exists() else "not a folder",
+            path=folder,
+            hint=folder_hint(
+                folder, "pass the TempMedBench release folder (the one holding MANIFEST.sha256)"
+            ),
+        )
+    required = [TABLE, SURFACE] + ([EXPECTED] if with_expected else [])
+    checked, warnings = verify_manifest(
+        folder,
+        required=required,
+        skip=() if with_expected else (EXPECTED,),
+        allowed_extra=RUN_FILES,
+        notes=_NOTES,
+    )
+    table_raw, table = load_table(folder)  # warnings travel in the report, not the log
+    surface = load_surface(folder)
+    return Release(folder, table_raw, table, surface, checked, warnings)

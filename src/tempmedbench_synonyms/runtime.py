@@ -1,0 +1,437 @@
+"""The process-wide rules, in one place: helper threads, Ctrl-C and SIGTERM, worker processes, the
+exit.
+
+Every thread the package starts, every change to a signal handler or mask, every child process,
+the thread switch interval, the collector and the quick exit go through this module;
+``tests/test_runtime.py`` reads the rest of the source for them. The rules (docs/architecture.md):
+
+1. **Helper threads** (``start_thread``, ``DaemonPool``) are daemons, started with SIGINT and
+   SIGTERM blocked in the starting thread and restored after: a Ctrl-C can never strike inside
+   ``Thread.start`` (where it could leave the thread running, or break the threading module's own
+   lock), and the new thread inherits the blocked mask for life, so the kernel delivers both
+   signals to the main thread, whose blocking call they interrupt at once.
+2. **Interrupts** (``interrupts``): while a command runs, the first SIGINT or SIGTERM raises
+   ``errors.Interrupted`` (a ``KeyboardInterrupt``) in the main thread, and the ones after it are
+   ignored, so that nothing breaks into the clean-up (workers killed, the report, exit 130 or
+   143). After the command, ``ignore_interrupts`` keeps a late Ctrl-C from the exit.
+3. **Worker processes** (``spawn_worker``) are never forked: each is a fresh interpreter running a
+   small module of this package (``python -I -S``, the package's own folder first on its path),
+   so a host with threads of its own (a notebook kernel, a web app) is as safe as a script, and
+   no guard of the caller's main module is needed. A worker ignores SIGINT (the terminal sends it
+   to the whole process group): the parent decides, and kills every worker on its way out
+   (``WorkerGroup``); a worker whose parent died reads the end of its socket and exits.
+4. **The exit** (``quick_exit``): a console script ends at once with ``os._exit`` once its output
+   is flushed, when no other thread and no worker runs.
+5. **Process knobs**: the thread switch interval (``fast_thread_switching``) and the cyclic
+   collector (``collector_paused``) are set here, for a block, and put back.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import queue
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tempmedbench_synonyms.errors import Interrupted
+
+_T = TypeVar("_T")
+
+#: The signals that stop a command: Ctrl-C, and ``kill`` / a CI runner's cancel.
+_STOPS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
+_NAMES = {getattr(signal, "SIGINT", -1): "Ctrl-C", getattr(signal, "SIGTERM", -2): "SIGTERM"}
+_CAN_MASK = hasattr(signal, "pthread_sigmask")
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+# -- 1. helper threads ---------------------------------------------------------------------------
+
+
+@contextmanager
+def held_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread for the block, then the mask as it was (a signal
+    that came meanwhile is delivered then). A thread started inside keeps them blocked."""
+    if not _CAN_MASK:
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(_STOPS))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def start_thread(
+    target: Callable[..., object], *, name: str, args: tuple[Any, ...] = ()
+) -> threading.Thread:
+    """Start a daemon thread running ``target(*args)``, with SIGINT and SIGTERM blocked in it
+    for life (rule 1)."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    with held_signals():
+        thread.start()
+    return thread
+
+
+_Job = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...]]
+
+
+class DaemonPool:
+    """``submit`` and ``shutdown`` as ``ThreadPoolExecutor`` has them, on helper threads.
+
+    ``ThreadPoolExecutor`` joins its threads when the interpreter exits, so one worker stuck in a
+    read would hold Ctrl-C's exit for as long as the read lasts (SPEC section 8: a command ends
+    within 2 seconds of Ctrl-C). These are daemon threads (rule 1), and ``shutdown`` waits for
+    them a bounded time only.
+    """
+
+    def __init__(self, max_workers: int, *, thread_name_prefix: str = "worker") -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._max = max_workers
+        self._prefix = thread_name_prefix
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    def submit(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
+        """Run ``fn(*args)`` on a worker; its future holds the result or the exception."""
+        if self._closed:
+            raise RuntimeError("the pool is shut down")
+        future: Future[_T] = Future()
+        self._jobs.put((future, fn, args))
+        if len(self._threads) < self._max:
+            name = f"{self._prefix}_{len(self._threads)}"
+            self._threads.append(start_thread(self._work, name=name))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, fn, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # the future carries it to the caller
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
+        """No more jobs; with ``cancel_futures``, the queued ones are cancelled. Waits for the
+        workers at most ``timeout`` seconds (for ever if ``None``); whether all have ended."""
+        self._closed = True
+        if cancel_futures:
+            while True:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is not None:
+                    job[0].cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
+        end = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(None if end is None else max(0.0, end - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
+
+
+# -- 2. interrupts -------------------------------------------------------------------------------
+
+
+def _stop(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM: every later one is ignored, this one stops the command."""
+    for s in _STOPS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum, _NAMES.get(signum, f"signal {signum}"))
+
+
+@contextmanager
+def interrupts() -> Iterator[None]:
+    """While the block runs (in the main thread), SIGINT and SIGTERM raise ``Interrupted``
+    (rule 2); the handlers before it are put back after, unless one came: then they stay ignored
+    until the process exits. Elsewhere than the main thread (which alone may set handlers), the
+    block runs as it is."""
+    if not _in_main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _stop) for s in _STOPS}
+    try:
+        yield
+    finally:
+        if all(signal.getsignal(s) is _stop for s in _STOPS):
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def ignore_interrupts() -> None:
+    """From now on SIGINT and SIGTERM are ignored: the command is over, and a late Ctrl-C must
+    not break into the interpreter's exit (a worker thread still ending)."""
+    if _in_main_thread():
+        for s in _STOPS:
+            signal.signal(s, signal.SIG_IGN)
+
+
+# -- 3. worker processes -------------------------------------------------------------------------
+
+#: The package's own folder's parent: first on a worker's path, so that it runs this very code.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+_HEADER = struct.Struct("!Q")
+#: A message larger than this is no message of ours (a damaged stream): the worker is lost.
+MAX_MESSAGE = 1 << 31
+_LIVE: set[Worker] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the system tells it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return max(1, len(affinity(0)))
+        except OSError:  # pragma: no cover - a platform that lists it but will not tell
+            pass
+    return os.cpu_count() or 1
+
+
+def why_no_workers() -> str | None:
+    """Why worker processes cannot be started here, or ``None`` when they can."""
+    if os.name != "posix":
+        return "worker processes are used on POSIX systems only"
+    if getattr(sys, "frozen", False):
+        return "this Python is a frozen application, which cannot run a module of its own"
+    if not sys.executable or not os.access(sys.executable, os.X_OK):
+        return "the Python executable of this process cannot be found (sys.executable)"
+    return None
+
+
+def worker_setup() -> None:
+    """The first call of a worker's ``main``: Ctrl-C is for the parent to handle (rule 3)."""
+    if hasattr(signal, "SIGINT"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _CAN_MASK:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(_STOPS))
+
+
+class WorkerLost(Exception):
+    """A worker process ended, or its socket broke, before it answered."""
+
+
+class Channel:
+    """Length-prefixed pickles over one end of a socket pair (a worker and its parent)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, message: object) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.sock.sendall(_HEADER.pack(len(data)) + data)
+        except OSError as err:
+            raise WorkerLost(f"the other end is gone ({err.strerror or err})") from None
+
+    def recv(self) -> Any:
+        (size,) = _HEADER.unpack(self._exactly(_HEADER.size))
+        if size > MAX_MESSAGE:
+            raise WorkerLost("a damaged message")
+        return pickle.loads(self._exactly(size))
+
+    def _exactly(self, n: int) -> bytes:
+        chunks: list[bytes] = []
+        while n:
+            try:
+                chunk = self.sock.recv(min(n, 1 << 20))
+            except OSError as err:
+                raise WorkerLost(f"the other end is gone ({err.strerror or err})") from None
+            if not chunk:
+                raise WorkerLost("the other end closed its socket")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Worker:
+    """One worker process and the parent's end of its channel."""
+
+    def __init__(self, process: subprocess.Popen[bytes], channel: Channel, name: str) -> None:
+        self.process = process
+        self.channel = channel
+        self.name = name
+
+    def fileno(self) -> int:
+        return self.channel.fileno()
+
+    def send(self, message: object) -> None:
+        self.channel.send(message)
+
+    def recv(self) -> Any:
+        return self.channel.recv()
+
+    def stop(self, *, kill: bool) -> None:
+        """End the worker (at once if ``kill``, else wait for it to end by itself), reap it and
+        close its channel."""
+        try:
+            if kill and self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+        finally:
+            self.channel.close()
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
+
+
+def spawn_worker(module: str, *, name: str) -> Worker:
+    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it.
+
+    Raises ``OSError`` when it cannot be started (the caller then works alone)."""
+    ours, theirs = socket.socketpair()
+    code = (
+        f"import sys; sys.path.insert(0, {_ROOT!r}); "
+        f"from {module} import main; main({theirs.fileno()})"
+    )
+    try:
+        with held_signals():  # no Ctrl-C between the start and the listing below
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", code],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            worker = Worker(process, Channel(ours), name)
+            with _LIVE_LOCK:
+                _LIVE.add(worker)
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return worker
+
+
+def worker_channel(fd: int) -> Channel:
+    """A worker's end of its channel, from the descriptor its parent passed."""
+    return Channel(socket.socket(fileno=fd))
+
+
+class WorkerGroup:
+    """The workers of one task, each stopped on the way out: killed unless ``finish`` said they
+    were all told to end (an error, Ctrl-C, SIGTERM: no waiting), then reaped."""
+
+    def __init__(self) -> None:
+        self.workers: list[Worker] = []
+        self._finished = False
+
+    def __enter__(self) -> WorkerGroup:
+        return self
+
+    def add(self, worker: Worker) -> Worker:
+        self.workers.append(worker)
+        return worker
+
+    def finish(self) -> None:
+        """Every worker was told to end: it is waited for, not killed."""
+        self._finished = True
+
+    def ready(self, among: Iterable[Worker]) -> list[Worker]:
+        """The workers of ``among`` with a message to read (blocks until there is one)."""
+        with selectors.DefaultSelector() as sel:
+            for w in among:
+                sel.register(w, selectors.EVENT_READ)
+            return [key.fileobj for key, _ in sel.select()]  # type: ignore[misc]
+
+    def __exit__(self, *exc: object) -> None:
+        with held_signals():  # the clean-up runs to its end
+            for worker in self.workers:
+                worker.stop(kill=not self._finished)
+
+
+def live_workers() -> int:
+    """Worker processes started and not yet stopped."""
+    with _LIVE_LOCK:
+        return len(_LIVE)
+
+
+# -- 4. the exit ---------------------------------------------------------------------------------
+
+
+def quick_exit(code: object) -> None:
+    """End the process now with exit status ``code``, without the interpreter's teardown, when
+    that teardown has nothing left to do but free memory: stdout and stderr are flushed here, and
+    no other thread and no worker runs. Freeing every object one by one takes 40 ms after
+    ``gps validate`` has read the GPS's 400,000 concepts (``bench/bench_gps.py``).
+
+    Returns, for the usual exit, when it cannot: another thread or a worker still runs, a stream
+    cannot be flushed (a reader gone), ``code`` is a message rather than a status, or ``certifi``
+    (the REST commands' CA bundle) has an exit handler to run. Only the console scripts call it:
+    a program that calls ``cli.main`` keeps its own exit."""
+    if code is not None and type(code) is not int:
+        return
+    if threading.active_count() != 1 or live_workers():
+        return
+    if "certifi" in sys.modules:
+        return  # its exit handler removes the CA file it extracts when run from a zip (zipapp)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: started with it closed (>&-)
+                stream.flush()
+    except Exception:  # any trouble with a stream: the usual exit meets and reports it
+        return
+    _end_process(code or 0)
+
+
+_end_process = os._exit  # replaced by the tests
+
+
+# -- 5. process knobs ----------------------------------------------------------------------------
+
+
+@contextmanager
+def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
+    """A shorter thread switch interval for the block (a thread that decompresses without the
+    GIL needs it back for a moment after each block: the default 5 ms would leave it idle longer
+    than it works)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, interval))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection in the block: hundreds of thousands of new objects, none in
+    a cycle, would start many collections that find nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,237 @@
+"""The UMLS API key, which nothing may show, and text made fit to show: redacted, escaped.
+
+The key comes from ``--api-key-file PATH``, else a file named by the ``UMLS_API_KEY_FILE``
+environment variable (its twin, so that a key file need not be typed each time), else the
+``UMLS_API_KEY`` environment variable (``config`` says which), never from a command-line value (a
+value on the command line ends up in shell history and ``ps`` output). Once read it is an
+``ApiKey``, whose ``repr`` hides it, and every text that leaves the tool passes ``redact``,
+``clean_text`` (a server's text) or ``shown_text`` (our own).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from tempmedbench_synonyms import config
+from tempmedbench_synonyms.constants import API_KEY_ENV, API_KEY_FILE_ENV, PROFILE_URL
+from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
+from tempmedbench_synonyms.files import read_regular
+from tempmedbench_synonyms.jsonio import safe_text
+
+log = logging.getLogger(__name__)
+
+#: A UMLS API key is a UUID (36 characters): a key file larger than this is not one.
+_KEY_FILE_LIMIT = 4096
+
+
+#: Every key this process has read. ``redact`` masks them all, whatever text it is given, so
+#: that a path holding no ``ApiKey`` (the CLI's traceback of a bug, say) still cannot show one.
+_SECRETS: set[str] = set()
+
+
+class ApiKey:
+    """The UMLS API key: its ``repr`` and ``str`` never show it; ``reveal()`` is the only way out.
+
+    Wrapping the key keeps it out of reprs, log lines and tracebacks that show local variables.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+        if value:
+            _SECRETS.add(value)
+
+    def reveal(self) -> str:
+        """The key itself, for the one place that puts it on the wire."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "ApiKey('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiKey) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash((ApiKey, self._value))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickling would write the key somewhere we do not control.
+        raise TypeError("an ApiKey cannot be pickled")
+
+
+def read_api_key(
+    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
+) -> ApiKey | None:
+    """The key from ``api_key_file`` if given, else from the file ``UMLS_API_KEY_FILE`` names,
+    else from ``UMLS_API_KEY``; ``None`` if none of them.
+
+    A file wins over the key variable, as ``--api-key-file`` does. A file that cannot be read or
+    is empty is bad input (exit 2): the user asked for it, so silently falling back would hide
+    the mistake.
+    """
+    api_key_file = config.key_file(api_key_file, environ=environ)
+    if api_key_file is not None:
+        try:
+            raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
+            mode = os.stat(api_key_file).st_mode
+            text = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            # Never the exception's own text: a decoding error quotes the bytes it read.
+            why = "it is not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
+            raise BadInputError(
+                f"cannot read the API key file: {why or type(err).__name__}",
+                path=api_key_file,
+                hint="give a file that holds only your UMLS API key",
+            ) from None
+        except BadInputError as err:  # not a regular file, or larger than a key can be
+            err.hint = err.hint or "it should hold only your UMLS API key"
+            raise
+        value = text.strip()
+        if not value:
+            raise BadInputError(
+                "the API key file is empty",
+                path=api_key_file,
+                hint=f"put your UMLS API key (from {PROFILE_URL}) in it",
+            )
+        if len(value.split()) != 1:
+            raise BadInputError(
+                "the API key file holds more than one word; it should hold only the key",
+                path=api_key_file,
+                hint="keep only your UMLS API key in it, on one line",
+            )
+        if readable_by_others(mode):
+            log.warning(
+                "the API key file %s can be read by other users; chmod 600 it", api_key_file
+            )
+        return ApiKey(value)
+    value = config.key_from_env(environ=environ)
+    return ApiKey(value) if value else None
+
+
+def missing_key() -> ApiKeyMissingError:
+    """The error of a run that needs UMLS and has no key (exit 3)."""
+    return ApiKeyMissingError(
+        message=f"no UMLS API key: the cache does not hold every answer, so UMLS must be "
+        f"asked, and neither {API_KEY_ENV}, {API_KEY_FILE_ENV} nor --api-key-file gives a key",
+        hint=f"copy the key from your UTS profile ({PROFILE_URL}) into the {API_KEY_ENV} "
+        f"environment variable, or into a file named by --api-key-file or {API_KEY_FILE_ENV} "
+        "(a regeneration needs no key with --mrconso PATH, which reads a local MRCONSO.RRF "
+        "instead)",
+    )
+
+
+def readable_by_others(mode: int) -> bool:
+    """Whether a file of this mode can be read (or written) by users other than its owner."""
+    return bool(mode & (stat.S_IRWXG | stat.S_IRWXO))
+
+
+_APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
+
+
+#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring: a
+#: key of one or two characters would mask that letter in every word (``cach***_hits``). A UMLS
+#: API key is a UUID, 36 characters; a shorter value is no real key, and only its ``apiKey=``
+#: form (the one way the tool sends it) is masked.
+MIN_SECRET_LENGTH = 8
+
+
+def redact(text: str, key: ApiKey | None = None) -> str:
+    """``text`` with every ``apiKey=...`` value, and every key read so far of at least
+    ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), replaced
+    by ``***``."""
+    out = _APIKEY_RE.sub(r"\1***", text)
+    # Longest first: a key that holds another must not be left half-masked.
+    for form in sorted(secret_forms(key), key=len, reverse=True):
+        out = out.replace(form, "***")
+    return out
+
+
+def secret_forms(key: ApiKey | None = None) -> set[str]:
+    """Every key read so far (and ``key``) of at least ``MIN_SECRET_LENGTH`` characters, each as
+    it is and in its URL-encoded forms: what ``redact`` masks, and what no answer from a server
+    may hold (``uts.client``)."""
+    secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
+    if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
+        secrets.add(key.reveal())
+    return {
+        form
+        for secret in secrets
+        for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret))
+    }
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of ``value`` (a report: dicts, lists, strings, numbers) with every string in it,
+    keys too, passed through ``redact``: a ``--json`` report is redacted as data, never as its
+    serialized text, where a mask could rename a key or eat the ``\\`` of an escape."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_value(k): redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
+
+
+#: Terminal escape sequences (ECMA-48): CSI (``ESC [`` or the C1 byte U+009B, parameters, final
+#: byte), OSC/DCS/SOS/PM/APC strings up to their terminator (BEL or ``ESC \\``), and the two-byte
+#: escapes. A server's reason phrase must not recolour, retitle or clear the user's terminal.
+_ESCAPE_RE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -~]?"
+)
+#: C0 and C1 control characters (Unicode category Cc), and lone surrogates (which no terminal,
+#: log file or UTF-8 stream can take).
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _control(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in "\t\r\n":
+        return " "
+    return "\ufffd" if "\ud800" <= char <= "\udfff" else ""
+
+
+def clean_text(text: str, key: ApiKey | None = None, *, lines: bool = False) -> str:
+    """``text`` fit to show on a terminal, in a log line or in ``--json``: escape sequences and
+    control characters removed (a tab or line break becomes a space, unless ``lines`` keeps line
+    breaks), a lone surrogate replaced by U+FFFD, and the key redacted (``redact``).
+
+    The one function every string that came from a server (a reason phrase, a header, a body
+    excerpt, an atom name) passes through before anyone sees it (SPEC section 8). It redacts
+    after stripping, so that a key split by an escape sequence cannot come together unmasked.
+    """
+    if lines:
+        return "\n".join(clean_text(line, key) for line in text.split("\n"))
+    return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)
+
+
+#: What ``shown_text`` escapes: C0 controls but tab and line feed, DEL, C1 controls.
+_SHOWN_ESCAPES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown_text(text: str) -> str:
+    """Our own text (a message naming a path) fit for a terminal, and still exact: the key
+    redacted, then each control character written as its escape (``\\x1b``, ``\\r``) and each
+    lone surrogate (a path byte that is not UTF-8) as ``\\udcXX``; tabs and line breaks kept.
+
+    Unlike ``clean_text``, nothing is removed: a folder named ``x\\x1b[31m-out`` is shown as
+    ``x\\x1b[31m-out``, the path one can type, not ``x-out``, and no escape reaches the terminal.
+    A server's text was already cleaned where it came in (``clean_text``), so it is unchanged.
+    """
+    return _SHOWN_ESCAPES.sub(_escaped, safe_text(redact(text)))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]  # '\\x1b', '\\r', '\\x9b'

@@ -1,0 +1,131 @@
+"""How long an attempt may take and how often a request is tried again: the UTS retry policy.
+
+``UtsClient._request`` (``client``) drives tenacity with these: ``RetryPolicy`` (attempts, total
+time, backoff with full jitter), ``Transient`` (a failure worth another try), ``Budget`` (what is
+left of one request's retries), ``StopAfterTotal`` (tenacity's stop on our injectable clock) and
+``parse_retry_after`` (RFC 9110, section 10.2.3). ``Timeouts`` and ``check_timeout`` bound one
+attempt (``--timeout``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timezone
+
+from tenacity import RetryCallState
+from tenacity.stop import stop_base
+
+from tempmedbench_synonyms.constants import DEFAULT_TIMEOUT, RETRY_BUDGET
+
+#: Seconds to wait for a connection (when ``--timeout`` is longer).
+CONNECT = 10.0
+#: The least time an attempt is given when the retry budget is nearly spent.
+MIN_ATTEMPT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds to wait for a connection, for each read of the answer, and for the whole attempt.
+
+    ``attempt`` (``--timeout``) bounds one attempt from connect to last byte, however slowly the
+    bytes come: a watchdog shuts the socket down at that deadline (``watchdog``).
+    """
+
+    connect: float = CONNECT
+    read: float = DEFAULT_TIMEOUT
+    attempt: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def of(cls, seconds: float) -> Timeouts:
+        """The timeouts of ``--timeout seconds``: no connect or read longer than the attempt."""
+        return cls(connect=min(CONNECT, seconds), read=seconds, attempt=seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How long and how often to try a request again.
+
+    The defaults suit UTS: six attempts with exponential backoff and full jitter (0.5 s doubling,
+    at most 30 s) ride out the short 5xx spells and connection resets of a busy public service,
+    without firing the eight workers' retries in lockstep at a limit of 20 requests a second per
+    IP address; a ``Retry-After`` is honoured as sent (RFC 9110, section 10.2.3); and the whole
+    budget is ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails the run within minutes.
+    """
+
+    max_attempts: int = 6
+    #: seconds from the first attempt after which no retry is started
+    max_total: float = RETRY_BUDGET
+    #: the n-th retry waits between half of and the whole of min(backoff_max, base * 2**(n-1))
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    #: extra random seconds added to a Retry-After, so that workers do not return in lockstep
+    retry_after_jitter: float = 0.25
+
+
+class Transient(Exception):
+    """A failure worth another try (unless ``final``); its message is already free of the key."""
+
+    def __init__(
+        self, kind: str, message: str, retry_after: float | None = None, *, final: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after = retry_after
+        #: no retry can help (a Retry-After beyond the budget): fail the request now
+        self.final = final
+
+
+def worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, Transient) and not exc.final
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What is left of one request's retries: when its first attempt started, which this is."""
+
+    start: float
+    attempt: int
+
+
+def parse_retry_after(value: str | None, *, now: float) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
+
+    RFC 9110 section 10.2.3: ``Retry-After = HTTP-date / delay-seconds``. delay-seconds is one or
+    more digits; an HTTP-date is IMF-fixdate, or one of the obsolete RFC 850 and asctime forms a
+    recipient must still accept (section 5.6.7); a date in the past means "now". ``now`` is the
+    wall-clock time (seconds since the epoch) that the date is measured against.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():  # str.isdigit() also accepts "²", which int() refuses
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:  # pragma: no cover - older Pythons returned None instead of raising
+        return None
+    if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - now)
+
+
+class StopAfterTotal(stop_base):
+    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try.
+
+    tenacity's own ``stop_before_delay`` reads ``time.monotonic``; this one reads our clock, so
+    that tests can inject it.
+    """
+
+    def __init__(self, clock: Callable[[], float], start: float, limit: float) -> None:
+        self._clock, self._start, self._limit = clock, start, limit
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        elapsed = self._clock() - self._start
+        return elapsed + retry_state.upcoming_sleep > self._limit

@@ -1,0 +1,61 @@
+"""A session with UTS, wired from the network options: the cached client, the REST atom source.
+
+``open_uts`` checks the options (``UtsOptions.check``) and wires a client, a rate limiter and a
+response cache into a ``CachedUts``; ``rest_source`` puts the worker pool of ``source`` on top.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TextIO
+
+from tempmedbench_synonyms.secret import read_api_key
+from tempmedbench_synonyms.uts.cache import ResponseCache
+from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.options import UtsOptions, check_workers
+from tempmedbench_synonyms.uts.ratelimit import RateLimiter, shared_state_path
+from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
+from tempmedbench_synonyms.uts.source import RestAtomSource
+
+
+def open_uts(options: UtsOptions, *, workers: int | None = None) -> CachedUts:
+    """The cached UTS client the atom source and the ``umls`` commands share.
+
+    The options are checked first (``UtsOptions.check``). The key comes from ``--api-key-file``
+    or ``UMLS_API_KEY``; a missing key is not an error until the network is needed (a fully
+    cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3
+    (``CachedUts.need_network``). ``workers`` sizes the connection pool (default: the options').
+
+    The client and its rate limiter share one cancel event: cancelling the client (a 401, an
+    error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
+    """
+    checked = options.check()
+    pool = checked if workers is None else workers
+    url = options.url
+    key = read_api_key(options.api_key_file)
+    cache = ResponseCache(options.cache_folder, url)
+    client = None
+    if not options.offline:
+        cancel = threading.Event()
+        client = UtsClient(
+            base_url=url,
+            api_key=key,
+            limiter=RateLimiter(
+                float(options.rate),
+                cancel=cancel,
+                shared_state=shared_state_path(url),  # one budget per machine
+            ),
+            timeouts=Timeouts.of(options.timeout),
+            retry=RetryPolicy(),
+            pool_size=pool,
+            cancel=cancel,
+        )
+    return CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+
+
+def rest_source(options: UtsOptions, *, progress: TextIO | None) -> RestAtomSource:
+    """The REST atom source of a regeneration; progress goes to ``progress`` (``None``:
+    nowhere, ``--quiet``)."""
+    uts = open_uts(options)
+    return RestAtomSource(uts, workers=check_workers(options.workers), progress_stream=progress)

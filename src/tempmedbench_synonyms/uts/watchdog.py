@@ -1,0 +1,140 @@
+"""The watchdog: every UTS attempt on the wire is cut off at its deadline, or at once on cancel.
+
+A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the attempt:
+a server trickling a byte every few seconds would hold it for ever. So each attempt registers
+(``Watchdog.flight``), its connections register themselves when they send (``track``, from the
+client's connection classes), and a helper thread (``runtime.start_thread``) shuts their sockets
+down at the attempt's deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread);
+``cancel`` does the same at once for one client's attempts (Ctrl-C, a 401). The thread exits as
+soon as no attempt is on the wire, and never keeps the process alive.
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+from tempmedbench_synonyms import runtime
+
+
+class Connection(Protocol):
+    """What the watchdog needs of a connection: its socket, once it is open."""
+
+    @property
+    def sock(self) -> socket.socket | None: ...
+
+
+class Flight:
+    """One attempt on the wire: its deadline, its connections, and why it was cut off, if it was."""
+
+    __slots__ = ("conns", "cut", "deadline", "doomed", "owner")
+
+    def __init__(self, owner: object, deadline: float) -> None:
+        self.owner = owner
+        self.deadline = deadline
+        self.conns: list[Connection] = []
+        #: "timeout" (its deadline passed) or "cancel" (the run was cancelled), once cut off
+        self.doomed: str | None = None
+        self.cut = False
+
+
+class Watchdog:
+    """Every attempt on the wire in this process, and the watchdog thread that cuts one off.
+
+    A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the
+    attempt: a server trickling a byte every few seconds would hold it for ever. So each attempt
+    registers (``flight``), its connections register themselves when they send (``track``, from
+    ``_TrackedHTTPConnection``), and a daemon thread shuts their sockets down at the attempt's
+    deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread); ``cancel`` does the
+    same at once for one client's attempts. The thread exits as soon as no attempt is on the
+    wire (a process that forks, as the MRCONSO scan does, must find no thread left), and never
+    keeps the process alive.
+    """
+
+    #: seconds between tries to cut a connection whose socket is still being opened
+    RETRY = 0.05
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._live: set[Flight] = set()
+        self._thread: threading.Thread | None = None
+        self._local = threading.local()
+
+    @contextmanager
+    def flight(self, owner: object, seconds: float) -> Iterator[Flight]:
+        """Register one attempt of ``owner`` that must end within ``seconds``."""
+        f = Flight(owner, time.monotonic() + seconds)
+        self._local.current = f
+        with self._cond:
+            self._live.add(f)
+        try:
+            yield f
+        finally:
+            self._local.current = None
+            with self._cond:
+                self._live.discard(f)
+                self._cond.notify()
+
+    def track(self, conn: Connection) -> None:
+        """Called by a connection about to send, in the attempt's thread."""
+        f: Flight | None = getattr(self._local, "current", None)
+        if f is None:  # a request sent outside ``flight`` (never by UtsClient)
+            return
+        with self._cond:
+            f.conns.append(conn)
+            f.cut = False
+            if self._thread is None:
+                self._thread = runtime.start_thread(self._watch, name="uts-watchdog")
+            self._cond.notify()
+
+    def cancel(self, owner: object) -> None:
+        """Cut off every attempt of ``owner`` now (from any thread: Ctrl-C, a 401)."""
+        with self._cond:
+            for f in self._live:
+                if f.owner is owner and f.doomed is None:
+                    f.doomed = "cancel"
+            self._cut_doomed()
+            self._cond.notify()
+
+    def _cut_doomed(self) -> bool:
+        """Shut down the sockets of doomed flights; whether one had no socket yet (retry soon)."""
+        again = False
+        for f in self._live:
+            if f.doomed is None or f.cut:
+                continue
+            f.cut = True
+            for conn in f.conns:
+                sock = conn.sock
+                if sock is None:
+                    f.cut, again = False, True
+                    continue
+                try:
+                    # socket.socket's own shutdown, also for an SSLSocket: only the file
+                    # descriptor is touched, never the TLS state that the reading thread uses.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed: nothing to wake
+        return again
+
+    def _watch(self) -> None:
+        with self._cond:
+            while self._live:
+                now = time.monotonic()
+                wake = math.inf
+                for f in self._live:
+                    if f.doomed is None and now >= f.deadline:
+                        f.doomed = "timeout"
+                    elif f.doomed is None:
+                        wake = min(wake, f.deadline - now)
+                if self._cut_doomed():
+                    wake = min(wake, self.RETRY)
+                self._cond.wait(None if wake == math.inf else max(wake, 0.001))
+            self._thread = None
+
+
+WATCHDOG = Watchdog()

@@ -1,0 +1,1 @@
+"""Tests of the package's mrconso part (a package, so that test file names may repeat)."""

@@ -1,0 +1,546 @@
+"""--mrconso as NLM ships it: every form rebuilds the same verified bytes; what is not MRCONSO is
+refused before anything is written. All data is invented (the mini release's invented rows)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers import ROOT, outputs, patch_zip_member
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
+
+PLAIN = (ROOT / "fixtures/umls/MRCONSO.RRF").read_bytes()
+# Invented filler rows of a source the table does not name, so that the file is larger than the
+# sniffed head and the parts are cut inside rows.
+FILLER = b"".join(
+    f"C8{i:06d}|ENG|P|L8{i:06d}|PF|S8{i:06d}|Y|A8{i:07d}||||ZZFILLER|PT|Z{i}|"
+    f"invented filler name {i}|0|N|256|\n".encode()
+    for i in range(1500)
+)
+BIG = PLAIN + FILLER
+# The hostile cases below cut BIG inside rows: at byte 5,000 and at two thirds (the third part).
+assert (
+    BIG[4999:5000] != b"\n"
+    and BIG[99_999:100_000] != b"\n"
+    and len(BIG) > 100_000
+    and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
+)
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def rebuilt(folder: Path) -> dict[str, bytes]:
+    return {rel: (folder / rel).read_bytes() for rel in (SYNONYM_SURFACE, FULL_TABLE)}
+
+
+def split(data: bytes, n: int) -> list[bytes]:
+    """``n`` parts of equal size, cut wherever that falls (inside rows)."""
+    size = -(-len(data) // n)
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def gz(data: bytes) -> bytes:
+    return gzip.compress(data, mtime=0)
+
+
+def write_parts(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+        (folder / f"MRCONSO.RRF.{suffix}.gz").write_bytes(gz(part))
+
+
+def nlm_bytes() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB/META/MRCOLS.RRF", b"invented|cols|\n")
+        for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+            z.writestr(f"2025AB/META/MRCONSO.RRF.{suffix}.gz", gz(part))
+        z.writestr("2025AB/META/MRSTY.RRF.gz", gz(b"C9000001|T047|B2.2|Invented|AT1||\n"))
+    return buf.getvalue()
+
+
+def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
+    """The invented MRCONSO in one shipped form: the path to pass, and the JSON ``mrconso``."""
+    parts = ["MRCONSO.RRF.aa.gz", "MRCONSO.RRF.ab.gz", "MRCONSO.RRF.ac.gz"]
+    if form == "gzip":
+        path = tmp_path / "MRCONSO.RRF.gz"
+        path.write_bytes(gz(BIG))
+        return path, {"path": str(path), "kind": "gzip", "members": [], "parts": []}
+    if form in ("one part", "parts folder"):
+        write_parts(tmp_path / "META")
+        path = tmp_path / "META" / "MRCONSO.RRF.ab.gz" if form == "one part" else tmp_path / "META"
+        return path, {"path": str(path), "kind": "parts", "members": [], "parts": parts}
+    if form in ("META folder", "folder holding META"):
+        (tmp_path / "2025AB/META").mkdir(parents=True)
+        (tmp_path / "2025AB/META/MRCONSO.RRF").write_bytes(BIG)
+        path = tmp_path / "2025AB" / ("META" if form == "META folder" else "")
+        plain = tmp_path / "2025AB/META/MRCONSO.RRF"
+        return path, {"path": str(plain), "kind": "file", "members": [], "parts": []}
+    if form == "metathesaurus zip":
+        path = tmp_path / "umls-2025AB-metathesaurus-full.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("2025AB/README.txt", b"invented")
+            z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+        members = ["2025AB/META/MRCONSO.RRF"]
+        return path, {"path": str(path), "kind": "zip", "members": members, "parts": []}
+    if form == "nlm":
+        path = tmp_path / "2025ab-1-meta.nlm"
+        path.write_bytes(nlm_bytes())
+        members = [f"2025AB/META/{p}" for p in parts]
+        return path, {"path": str(path), "kind": "zip", "members": members, "parts": parts}
+    if form in ("full zip, nlm deflated", "full zip, nlm stored"):
+        path = tmp_path / "umls-2025AB-full.zip"
+        how = zipfile.ZIP_DEFLATED if form.endswith("deflated") else zipfile.ZIP_STORED
+        with zipfile.ZipFile(path, "w", how) as z:
+            z.writestr("2025AB-full/README.txt", b"invented")
+            z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm_bytes())
+            z.writestr("2025AB-full/mmsys.zip", b"PK\x05\x06" + bytes(18))
+        members = ["2025AB-full/2025ab-1-meta.nlm"] + [f"2025AB/META/{p}" for p in parts]
+        return path, {"path": str(path), "kind": "nested zip", "members": members, "parts": parts}
+    raise AssertionError(form)
+
+
+FORMS = [
+    "gzip", "one part", "parts folder", "META folder", "folder holding META",
+    "metathesaurus zip", "nlm", "full zip, nlm deflated", "full zip, nlm stored",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_every_shipped_form_rebuilds_the_plain_files_bytes(
+    tmp_path: Path, mini: Path, form: str
+) -> None:
+    plain = tmp_path / "plain" / "MRCONSO.RRF"
+    plain.parent.mkdir()
+    plain.write_bytes(BIG)
+    code, _, _ = run("regenerate", mini, "--mrconso", plain, "--out", tmp_path / "out-plain")
+    assert code == 0
+    where = tmp_path / "form"
+    where.mkdir()
+    path, described = make_form(where, form)
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--out", tmp_path / "out", "--json")
+    assert code == 0, err
+    assert rebuilt(tmp_path / "out") == rebuilt(tmp_path / "out-plain")
+    report = json.loads(out)
+    assert report["outcome"] == "verified"
+    assert report["mrconso"] == described
+    assert report["missing_sources"] == []
+    assert f"  MRCONSO        {described['path']}" in err
+
+
+class _Unseekable(io.RawIOBase):
+    """A write-only stream with no seek: zipfile then writes data descriptors (flag bit 3)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.data += b
+        return len(b)
+
+
+def streamed_nlm(members: dict[str, bytes], *, zip64: bool) -> bytes:
+    """An .nlm written as a stream: deflated members with data descriptors (and zip64 sizes)."""
+    out = _Unseekable()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            with z.open(name, "w", force_zip64=zip64) as f:
+                f.write(data)
+    return bytes(out.data)
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+@pytest.mark.parametrize("inner", ["parts", "plain"])
+def test_a_streamed_nlm_inside_the_full_zip(
+    tmp_path: Path, mini: Path, zip64: bool, inner: str
+) -> None:
+    if inner == "parts":
+        pairs = zip(("aa", "ab"), split(BIG, 2), strict=True)
+        members = {f"2025AB/META/MRCONSO.RRF.{x}.gz": gz(p) for x, p in pairs}
+    else:
+        members = {"2025AB/META/MRCONSO.RRF": BIG}
+    members = {"2025AB/META/MRDOC.RRF": b"invented|doc|\n", **members}
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=zip64))
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--out", tmp_path / "o", "--json")
+    assert code == 0, err
+    read = [n for n in members if "MRCONSO" in n]
+    assert json.loads(out)["mrconso"] == {
+        "path": str(path), "kind": "nested zip",
+        "members": ["2025AB-full/2025ab-1-meta.nlm", *read],
+        "parts": [n.rsplit("/", 1)[1] for n in read] if inner == "parts" else [],
+    }  # fmt: skip
+
+
+def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(
+            "2025AB-full/2025ab-2-meta.nlm", streamed_nlm({"x/MRSTY.RRF": MRSTY}, zip64=False)
+        )
+    code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == (
+        f"{path}: none of its members 2025AB-full/2025ab-2-meta.nlm holds MRCONSO.RRF or its parts"
+    )
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_pipe_is_read_once_as_a_stream(tmp_path: Path, mini: Path, compressed: bool) -> None:
+    fifo = tmp_path / "mrconso.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as f:
+            f.write(gz(BIG) if compressed else BIG)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    code, out, err = run("regenerate", mini, "--mrconso", fifo, "--out", tmp_path / "o", "--json")
+    writer.join(timeout=10)
+    assert code == 0, err
+    assert json.loads(out)["mrconso"] == {
+        "path": str(fifo), "kind": "pipe", "members": [], "parts": [],
+    }  # fmt: skip
+
+
+def test_an_empty_pipe_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    fifo = tmp_path / "mrconso.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: open(fifo, "wb").close())
+    writer.start()
+    code, out, _ = run("regenerate", mini, "--mrconso", fifo, "--json")
+    writer.join(timeout=10)
+    assert code == 2
+    assert json.loads(out)["message"] == f"{fifo}: not an MRCONSO.RRF file: it is empty"
+
+
+def test_a_bom_is_removed_with_a_note(tmp_path: Path, mini: Path) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes(b"\xef\xbb\xbf" + PLAIN)
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 0
+    note = (
+        f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "
+        "it was removed before the first row was read"
+    )
+    assert json.loads(out)["warnings"] == [note]
+    assert f"  warning        {note}" in err
+    # the same in a stream
+    (tmp_path / "MRCONSO.RRF.gz").write_bytes(gz(b"\xef\xbb\xbf" + BIG))
+    code, out, _ = run("regenerate", mini, "--mrconso", tmp_path / "MRCONSO.RRF.gz", "--json")
+    assert code == 0 and len(json.loads(out)["warnings"]) == 1
+
+
+MRSTY = b"C9000001|T047|B2.2.1.2.1|Disease or Syndrome|AT0000001|256|\n"
+HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "README": (
+        lambda d: _write(d / "README.txt", b"UMLS 2025AB\nThis is an invented readme.\n"),
+        "line 1: not an MRCONSO.RRF file: an MRCONSO.RRF row has 18 fields, each followed by "
+        "'|'; this line has 1 and no trailing |: 'UMLS 2025AB'",
+    ),
+    "MRSTY.RRF": (
+        lambda d: _write(d / "MRSTY.RRF", MRSTY * 3),
+        "line 1: not an MRCONSO.RRF file: an MRCONSO.RRF row has 18 fields, each followed by "
+        "'|'; this line has 6: 'C9000001|T047|B2.2.1.2.1|Disease or Syndrome|AT0000001|256|'",
+    ),
+    "binary": (
+        lambda d: _write(d / "MRCONSO.RRF", bytes(range(256)) * 8),
+        "not an MRCONSO.RRF file: it is binary (a NUL byte at byte 0)",
+    ),
+    "empty": (lambda d: _write(d / "MRCONSO.RRF", b""), "not an MRCONSO.RRF file: it is empty"),
+    "empty gzip": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(b"")),
+        "not an MRCONSO.RRF file: it is empty",
+    ),
+    "no CUI": (
+        lambda d: _write(d / "MRCONSO.RRF", PLAIN.replace(b"C9000001|", b"X9000001|", 1)),
+        "line 1: not an MRCONSO.RRF file: its first field 'X9000001' is not a CUI (C and 7 digits)",
+    ),
+    "not UTF-8": (
+        lambda d: _write(d / "MRCONSO.RRF", PLAIN.replace(b"|", b"|\xff", 1)),
+        "line 1: not an MRCONSO.RRF file: it is not UTF-8 text (byte 0xff)",
+    ),
+    "one endless line": (
+        lambda d: _write(d / "MRCONSO.RRF", b"C9000001|" * 20000),
+        "not an MRCONSO.RRF file: its first line is longer than 65,536 bytes with no line end",
+    ),
+    "endless line gzip": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(PLAIN + b"x" * (3 << 20))),
+        "a line longer than 1,048,576 bytes (from byte 6,192): not an MRCONSO.RRF row",
+    ),
+    "a zip of something else": (
+        lambda d: _zip(d / "umls-2025AB-metathesaurus-full.zip", {"2025AB/META/MRSTY.RRF": MRSTY}),
+        "no MRCONSO.RRF, MRCONSO.RRF.gz, parts MRCONSO.RRF.aa.gz, ... nor *-meta.nlm among its 1 "
+        "members (2025AB/META/MRSTY.RRF)",
+    ),
+    "a part missing": (
+        lambda d: _parts_without(d, "MRCONSO.RRF.ab.gz"),
+        "the split parts of MRCONSO.RRF are not complete: found MRCONSO.RRF.aa.gz, "
+        "MRCONSO.RRF.ac.gz; MRCONSO.RRF.ab.gz is missing or out of order",
+    ),
+    "the last part missing": (
+        lambda d: _parts_without(d, "MRCONSO.RRF.ac.gz"),
+        "ends mid-row after its last part MRCONSO.RRF.ab.gz: is the last part missing or the "
+        "file truncated?",
+    ),
+    "a plain file cut short (head -c 5000)": (
+        lambda d: _write(d / "MRCONSO.RRF", BIG[:5000]),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a gzip of a file cut short": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:5000])),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a gzip of a file cut short past the sniffed head": (
+        lambda d: _write(d / "MRCONSO.RRF.gz", gz(BIG[:100_000])),
+        "ends mid-row: is the last part missing or the file truncated?",
+    ),
+    "a truncated part": (
+        lambda d: _truncated_part(d),
+        "cannot read: the gzip data ends before its end marker (a truncated file?)",
+    ),
+}
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path
+
+
+def _parts_without(folder: Path, name: str) -> Path:
+    write_parts(folder / "META")
+    (folder / "META" / name).unlink()
+    return folder / "META"
+
+
+def _truncated_part(folder: Path) -> Path:
+    write_parts(folder / "META")
+    last = folder / "META" / "MRCONSO.RRF.ac.gz"
+    last.write_bytes(last.read_bytes()[:-30])
+    return folder / "META"
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
+    tmp_path: Path, mini: Path, case: str
+) -> None:
+    make, problem = HOSTILE[case]
+    path = make(tmp_path)
+    before = outputs(mini)
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2, err
+    report = json.loads(out)
+    assert report["outcome"] == "bad_input"
+    assert report["message"] == f"{path}: {problem}" or report["message"] == f"{path}, {problem}"
+    assert f"error: {report['message']}" in err
+    assert outputs(mini) == before == []
+
+
+def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Path) -> None:
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for i in range(100_000):
+            z.writestr(f"d/f{i}", b"")
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    message = json.loads(out)["message"]
+    assert message == (
+        f"{path}: no MRCONSO.RRF, MRCONSO.RRF.gz, parts MRCONSO.RRF.aa.gz, ... nor *-meta.nlm "
+        "among its 100,000 members (d/f0, d/f1, d/f2, d/f3, d/f4, d/f5, d/f6, d/f7, d/f8, d/f9, "
+        "and 99990 more)"
+    )
+    assert len(err) < 2000
+
+
+def test_a_device_is_refused_at_once(tmp_path: Path, mini: Path) -> None:
+    code, out, _ = run("regenerate", mini, "--mrconso", "/dev/zero", "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == (
+        "/dev/zero: is a character device, not a regular file, a folder or a pipe"
+    )
+    assert outputs(mini) == []
+
+
+def test_a_gzip_named_mrconso_rrf_in_a_meta_folder(tmp_path: Path, mini: Path) -> None:
+    (tmp_path / "META").mkdir()
+    (tmp_path / "META" / "MRCONSO.RRF.gz").write_bytes(gz(BIG))
+    code, out, _ = run("regenerate", mini, "--mrconso", tmp_path, "--out", tmp_path / "o", "--json")
+    assert code == 0
+    assert json.loads(out)["mrconso"]["kind"] == "gzip"
+
+
+def test_a_damaged_zip_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    path = _write(tmp_path / "umls-2025AB-metathesaurus-full.zip", b"PK\x03\x04" + bytes(100))
+    code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == f"{path}: not a readable zip: File is not a zip file"
+
+
+def test_mrconso_in_two_folders_of_a_zip_is_ambiguous(tmp_path: Path, mini: Path) -> None:
+    path = _zip(tmp_path / "two.zip", {"A/META/MRCONSO.RRF": PLAIN, "B/META/MRCONSO.RRF": PLAIN})
+    code, out, _ = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 2
+    assert json.loads(out)["message"] == (
+        f"{path}: holds MRCONSO in more than one folder (A/META/, B/META): "
+        "A/META/MRCONSO.RRF, B/META/MRCONSO.RRF"
+    )
+
+
+def test_a_file_without_a_source_of_the_table_says_it_may_be_a_subset(
+    tmp_path: Path, mini: Path
+) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes(b"".join(r for r in PLAIN.splitlines(True) if b"|RXNORM|" not in r))
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["outcome"] == "mismatch" and report["missing_sources"] == ["RXNORM"]
+    assert report["hint"] == (
+        "your MRCONSO.RRF holds no row of source(s) RXNORM, which the table names: it may be a "
+        "subset (MetamorphoSys can leave sources out); use the full MRCONSO.RRF of UMLS 2099AA"
+    )
+    assert f"hint: {report['hint']}" in err
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Processes still alive in a process group (from /proc: no psutil)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(int(entry.name))
+    return alive
+
+
+@pytest.mark.parametrize(
+    ("presses", "name"),
+    [(1, "MRCONSO.RRF"), (2, "MRCONSO.RRF"), (5, "MRCONSO.RRF"), (2, "MRCONSO.RRF.gz")],
+)
+def test_ctrl_c_during_a_scan_exits_130_and_leaves_no_process(
+    tmp_path: Path, mini: Path, presses: int, name: str
+) -> None:
+    # plain: scanned by worker processes; gzip: decompressed by a reader thread
+    big = tmp_path / name
+    with gzip.open(big, "wb", compresslevel=1) if name.endswith(".gz") else open(big, "wb") as f:
+        f.write(PLAIN)
+        # about 180 MB, big enough to be scanned by worker processes; rows of a source the table
+        # names, which the search hands back, so that the scan lasts long enough (0.5 s) for
+        # the Ctrl-C to come during it even on a busy machine
+        for _ in range(1200):
+            f.write(FILLER.replace(b"|ZZFILLER|", b"|MTH|"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tempmedbench_synonyms", "regenerate", str(mini),
+         "--mrconso", str(big), "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    first = proc.stderr.readline().decode()
+    assert first.startswith(f"scanning {name}: 0%"), first
+    started = time.monotonic()
+    for _ in range(presses):  # as a terminal does: to the whole process group
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+    try:
+        _, err = proc.communicate(timeout=10)  # a hang guard, not a speed test
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 130, err.decode()
+    assert err.decode().endswith(
+        "interrupted: nothing was left half-written; run the same command again\n"
+    )
+    assert "Traceback" not in err.decode()
+    time.sleep(0.2)
+    assert _group_members(proc.pid) == []
+    assert outputs(tmp_path) == []
+
+
+# --- zip members Python's zipfile cannot read: exit 2 naming the member, as --gps does --------
+
+
+@pytest.mark.parametrize(
+    ("offset", "value", "problem"),
+    [
+        (8, b"\x01\x00", "the member is encrypted (a password is required to read it)"),
+        (10, b"\x09\x00", "the member is compressed with method 9 (Deflate64), which Python's "
+                          "zipfile cannot read"),
+    ],
+    ids=["encrypted", "deflate64"],
+)  # fmt: skip
+def test_an_unreadable_zip_member_is_bad_input_naming_it(
+    tmp_path: Path, mini: Path, offset: int, value: bytes, problem: str
+) -> None:
+    member = "2025AB/META/MRCONSO.RRF"
+    z = tmp_path / "umls-2025AB-metathesaurus-full.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(member, PLAIN)
+    patch_zip_member(z, member, offset=offset, value=value)
+    code, out, err = run("regenerate", mini, "--mrconso", z, "--json")
+    report = json.loads(out)
+    assert (code, report["exit_code"], report["outcome"]) == (2, 2, "bad_input")
+    assert report["message"] == f"{z}!{member}: {problem}"
+    assert report["hint"] == (
+        "extract MRCONSO.RRF (or its parts), or zip it again with standard deflate"
+    )
+    assert f"error: {z}!{member}: {problem}" in err
+    assert outputs(mini) == []
+
+
+def test_an_encrypted_nlm_in_a_full_zip_is_bad_input(tmp_path: Path, mini: Path) -> None:
+    nlm = "2025AB-full/2025ab-1-meta.nlm"
+    z = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(nlm, nlm_bytes())
+    patch_zip_member(z, nlm, offset=8, value=b"\x01\x00")
+    code, out, _err = run("regenerate", mini, "--mrconso", z, "--json")
+    report = json.loads(out)
+    assert (code, report["message"]) == (
+        2, f"{z}!{nlm}: the member is encrypted (a password is required to read it)"
+    )  # fmt: skip
+    assert outputs(mini) == []
+
+
+def test_a_stream_shorter_than_the_sniffed_head_is_read_whole(tmp_path: Path, mini: Path) -> None:
+    """A gzip of the 6 kB invented file: all of it is in the head ``sniff`` reads first."""
+    path = _write(tmp_path / "MRCONSO.RRF.gz", gz(PLAIN))
+    assert len(PLAIN) < 1 << 16 and PLAIN.endswith(b"\n")
+    code, _, err = run("regenerate", mini, "--mrconso", path)
+    assert code == 0, err
+    assert "verified (exit 0): both files match expected_sha256.json" in err
+    assert len(outputs(mini)) == 2

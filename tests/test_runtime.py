@@ -1,0 +1,248 @@
+"""runtime: the process-wide rules, and how the console scripts end (``runtime.quick_exit``)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from helpers import FIXTURES, GPS_FILE
+from tempmedbench_synonyms import runtime
+
+
+class _Exited(Exception):
+    pass
+
+
+class _Stream(io.StringIO):
+    flushed = 0
+
+    def flush(self) -> None:
+        self.flushed += 1
+
+
+@pytest.fixture
+def exits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The process's end replaced by a recorder that raises (not os._exit itself, which a forked
+    child calls)."""
+    calls: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        calls.append(code)
+        raise _Exited
+
+    monkeypatch.setattr(runtime, "_end_process", fake_exit)
+    monkeypatch.delitem(sys.modules, "certifi", raising=False)  # other tests imported it
+    return calls
+
+
+def _streams(monkeypatch: pytest.MonkeyPatch) -> tuple[_Stream, _Stream]:
+    """stdout and stderr replaced by buffers that count their flushes (in the test itself: pytest
+    puts its own capture back after the fixtures)."""
+    out, err = _Stream(), _Stream()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    return out, err
+
+
+@pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (1, 1), (2, 2), (130, 130)])
+def test_a_finished_command_alone_ends_at_once(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch, code: int | None, status: int
+) -> None:
+    streams = _streams(monkeypatch)
+    with pytest.raises(_Exited):
+        runtime.quick_exit(code)
+    assert exits == [status]
+    assert [s.flushed for s in streams] == [1, 1]
+
+
+def test_a_message_as_exit_code_takes_the_usual_exit(exits: list[int]) -> None:
+    assert runtime.quick_exit("Aborted!") is None
+    assert exits == []
+
+
+def test_another_thread_takes_the_usual_exit(exits: list[int]) -> None:
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert runtime.quick_exit(0) is None
+    finally:
+        release.set()
+        worker.join()
+    assert exits == []
+
+
+def test_a_worker_process_takes_the_usual_exit(exits: list[int]) -> None:
+    worker = runtime.spawn_worker("tempmedbench_synonyms.mrconso.worker", name="idle")
+    try:
+        assert runtime.live_workers() == 1
+        assert runtime.quick_exit(0) is None
+    finally:
+        worker.stop(kill=True)
+    assert runtime.live_workers() == 0 and worker.process.returncode is not None
+    assert exits == []
+
+
+def test_certifi_imported_takes_the_usual_exit(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its exit handler removes the CA file it extracts when it runs from a zip."""
+    monkeypatch.setitem(sys.modules, "certifi", sys.modules[__name__])
+    assert runtime.quick_exit(0) is None
+    assert exits == []
+
+
+def test_a_stream_that_cannot_be_flushed_takes_the_usual_exit(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class ClosedPipe(io.StringIO):
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert runtime.quick_exit(0) is None
+    assert exits == []
+
+
+def test_the_script_loses_nothing_it_wrote(tmp_path: Path) -> None:
+    """The console script's output through a pipe (block-buffered) is the same, byte for byte,
+    as that of main() with the usual exit; so is the exit status. An exit handler registered
+    before each run shows which exit each took: the script's skips it."""
+    args = ["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"]
+    env = {**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)}
+    env.pop("TEMPMEDBENCH_GPS", None)
+
+    def run(entry: str) -> tuple[subprocess.CompletedProcess[bytes], bool]:
+        marker = tmp_path / f"{entry}.teardown"
+        code = (
+            f"import atexit; atexit.register(lambda: open({str(marker)!r}, 'w').close())\n"
+            f"from tempmedbench_synonyms.cli import {entry}; {entry}()"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, env=env, timeout=60
+        )
+        return done, marker.exists()
+
+    (fast, fast_teardown), (usual, usual_teardown) = run("script_main"), run("main")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        usual.returncode,
+        usual.stdout,
+        usual.stderr,
+    )
+    assert (fast_teardown, usual_teardown) == (False, True)
+    assert fast.returncode == 1
+    report = json.loads(fast.stdout)
+    assert report["outcome"] == "findings"
+
+
+def test_a_stream_closed_from_the_start_is_not_flushed(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started with ``>&-``, Python's sys.stdout is None: nothing to flush, the end at once."""
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", _Stream())
+    with pytest.raises(_Exited):
+        runtime.quick_exit(0)
+    assert exits == [0]
+
+
+@pytest.mark.parametrize(
+    ("args", "closed", "status"),
+    [
+        (["--version"], ">&-", 0),
+        (["--version"], "2>&-", 0),
+        (["--help"], ">&-", 0),
+        (["--bogus"], ">&-", 2),
+        (["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE)], ">&-", 1),
+        (["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"],
+         ">&-", 1),
+    ],
+)  # fmt: skip
+def test_a_closed_stdout_or_stderr_changes_no_exit_status(
+    tmp_path: Path, args: list[str], closed: str, status: int
+) -> None:
+    """The status is the command's, with no traceback (one came from flushing a stream that
+    was None, and from a --json report written to it)."""
+    line = " ".join(f"'{a}'" for a in [sys.executable, "-m", "tempmedbench_synonyms", *args])
+    env = {**os.environ, "TEMPMEDBENCH_STATE_DIR": str(tmp_path)}
+    env.pop("TEMPMEDBENCH_GPS", None)
+    kept = "2>" if closed == ">&-" else ">"
+    script = f"{line} {closed} {kept} '{tmp_path / 'kept'}'"
+    done = subprocess.run(["sh", "-c", script], env=env, timeout=60, check=False)
+    assert done.returncode == status
+    assert "Traceback" not in (tmp_path / "kept").read_text(encoding="utf-8")
+
+
+# -- the contract, read from the source: one place for each process-wide rule ------------------
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "tempmedbench_synonyms"
+
+#: What only runtime.py may do (docs/architecture.md, "The runtime contract").
+FORBIDDEN = {
+    "a thread started": re.compile(r"\bThread\("),
+    "a signal handler or mask": re.compile(r"\bimport signal\b|\bsignal\.\w+"),
+    "a fork": re.compile(r"\bos\.fork\b|\bos\.forkpty\b"),
+    "a multiprocessing context": re.compile(r"\bmultiprocessing\b|\bget_context\("),
+    "a child process": re.compile(r"\bimport subprocess\b|\bsubprocess\.|\bPopen\("),
+    "the process's exit": re.compile(r"\bos\._exit\b|\bimport atexit\b"),
+    "a process-wide knob": re.compile(r"\bsetswitchinterval\(|\bgc\.(?:disable|enable)\("),
+}
+
+
+def _code(path: Path) -> str:
+    """The source without its comments and docstrings (they may name what they explain)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                body[0] = ast.Pass()
+    return ast.unparse(tree)
+
+
+@pytest.mark.parametrize("rule", sorted(FORBIDDEN))
+def test_only_runtime_starts_threads_sets_signals_forks_spawns_or_exits(rule: str) -> None:
+    found = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "runtime.py" and FORBIDDEN[rule].search(_code(path))
+    )
+    assert found == [], f"{rule} outside runtime.py: {found}"
+
+
+def test_only_config_reads_the_environment() -> None:
+    reading = re.compile(r"\bos\.environ\b|\bgetenv\(|\benvvar=")
+    found = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "config.py" and reading.search(_code(path))
+    )
+    assert found == []
+
+
+def test_the_contract_test_sees_what_it_forbids(tmp_path: Path) -> None:
+    """The patterns catch the forms they are for (a test that could never fail proves nothing)."""
+    samples = {
+        "a thread started": "threading.Thread(target=f).start()",
+        "a signal handler or mask": "signal.pthread_sigmask(signal.SIG_BLOCK, set())",
+        "a fork": "pid = os.fork()",
+        "a multiprocessing context": "ctx = multiprocessing.get_context('fork')",
+        "a child process": "subprocess.run(['x'])",
+        "the process's exit": "os._exit(0)",
+        "a process-wide knob": "sys.setswitchinterval(0.001)",
+    }
+    for rule, code in samples.items():
+        path = tmp_path / "m.py"
+        path.write_text(f'"""A module that names {rule} in its docstring only."""\n{code}\n')
+        assert FORBIDDEN[rule].search(_code(path)), rule
+        path.write_text(f'"""{code}"""\nx = 1  # {code}\n')
+        assert not FORBIDDEN[rule].search(_code(path)), rule

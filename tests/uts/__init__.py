@@ -1,0 +1,1 @@
+"""Tests of the package's uts part (a package, so that test file names may repeat)."""
