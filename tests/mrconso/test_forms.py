@@ -61,36 +61,37 @@ def gz(data: bytes) -> bytes:
     return gzip.compress(data, mtime=0)
 
 
-def write_parts(folder: Path) -> None:
+def write_parts(folder: Path, data: bytes = BIG) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+    for suffix, part in zip(("aa", "ab", "ac"), split(data, 3), strict=True):
         (folder / f"MRCONSO.RRF.{suffix}.gz").write_bytes(gz(part))
 
 
-def nlm_bytes() -> bytes:
+def nlm_bytes(data: bytes = BIG) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         z.writestr("2025AB/META/MRCOLS.RRF", b"invented|cols|\n")
-        for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+        for suffix, part in zip(("aa", "ab", "ac"), split(data, 3), strict=True):
             z.writestr(f"2025AB/META/MRCONSO.RRF.{suffix}.gz", gz(part))
         z.writestr("2025AB/META/MRSTY.RRF.gz", gz(b"C9000001|T047|B2.2|Invented|AT1||\n"))
     return buf.getvalue()
 
 
-def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
-    """The invented MRCONSO in one shipped form: the path to pass, and the JSON ``mrconso``."""
+def make_form(tmp_path: Path, form: str, data: bytes = BIG) -> tuple[Path, dict[str, object]]:
+    """``data`` (the invented MRCONSO) in one shipped form: the path to pass, and the JSON
+    ``mrconso``."""
     parts = ["MRCONSO.RRF.aa.gz", "MRCONSO.RRF.ab.gz", "MRCONSO.RRF.ac.gz"]
     if form == "gzip":
         path = tmp_path / "MRCONSO.RRF.gz"
-        path.write_bytes(gz(BIG))
+        path.write_bytes(gz(data))
         return path, {"path": str(path), "kind": "gzip", "members": [], "parts": []}
     if form in ("one part", "parts folder"):
-        write_parts(tmp_path / "META")
+        write_parts(tmp_path / "META", data)
         path = tmp_path / "META" / "MRCONSO.RRF.ab.gz" if form == "one part" else tmp_path / "META"
         return path, {"path": str(path), "kind": "parts", "members": [], "parts": parts}
     if form in ("META folder", "folder holding META"):
         (tmp_path / "2025AB/META").mkdir(parents=True)
-        (tmp_path / "2025AB/META/MRCONSO.RRF").write_bytes(BIG)
+        (tmp_path / "2025AB/META/MRCONSO.RRF").write_bytes(data)
         path = tmp_path / "2025AB" / ("META" if form == "META folder" else "")
         plain = tmp_path / "2025AB/META/MRCONSO.RRF"
         return path, {"path": str(plain), "kind": "file", "members": [], "parts": []}
@@ -98,12 +99,12 @@ def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
         path = tmp_path / "umls-2025AB-metathesaurus-full.zip"
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("2025AB/README.txt", b"invented")
-            z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+            z.writestr("2025AB/META/MRCONSO.RRF", data)
         members = ["2025AB/META/MRCONSO.RRF"]
         return path, {"path": str(path), "kind": "zip", "members": members, "parts": []}
     if form == "nlm":
         path = tmp_path / "2025ab-1-meta.nlm"
-        path.write_bytes(nlm_bytes())
+        path.write_bytes(nlm_bytes(data))
         members = [f"2025AB/META/{p}" for p in parts]
         return path, {"path": str(path), "kind": "zip", "members": members, "parts": parts}
     if form in ("full zip, nlm deflated", "full zip, nlm stored"):
@@ -111,7 +112,7 @@ def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
         how = zipfile.ZIP_DEFLATED if form.endswith("deflated") else zipfile.ZIP_STORED
         with zipfile.ZipFile(path, "w", how) as z:
             z.writestr("2025AB-full/README.txt", b"invented")
-            z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm_bytes())
+            z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm_bytes(data))
             z.writestr("2025AB-full/mmsys.zip", b"PK\x05\x06" + bytes(18))
         members = ["2025AB-full/2025ab-1-meta.nlm"] + [f"2025AB/META/{p}" for p in parts]
         return path, {"path": str(path), "kind": "nested zip", "members": members, "parts": parts}
@@ -144,6 +145,47 @@ def test_every_shipped_form_rebuilds_the_plain_files_bytes(
     assert report["mrconso"] == described
     assert report["missing_sources"] == []
     assert f"  MRCONSO        {described['path']}" in err
+
+
+@pytest.mark.parametrize("form", ["plain", *FORMS, "pipe", "gzip pipe"])
+def test_a_complete_last_row_without_its_line_feed_is_read_with_a_note(
+    tmp_path: Path, mini: Path, form: str
+) -> None:
+    """A real public MRCONSO sample ends with a complete row and no line feed (issue 17, item
+    14): in every form, the row is read and a note says so; only a row cut short is refused."""
+    # the last row is the kept synonym of 9990101009: unread, the run would not verify
+    rows = BIG.rstrip(b"\n").split(b"\n")
+    kept = next(r for r in rows if b"|A9000013|" in r)
+    unended = b"\n".join([r for r in rows if r != kept] + [kept])
+    where = tmp_path / "form"
+    where.mkdir()
+    writer = None
+    if form in ("plain", "pipe", "gzip pipe"):
+        path = where / ("MRCONSO.RRF" if form == "plain" else "mrconso.fifo")
+        parts: list[str] = []
+        if form == "plain":
+            path.write_bytes(unended)
+        else:
+            os.mkfifo(path)
+            data = gz(unended) if form == "gzip pipe" else unended
+            writer = threading.Thread(target=lambda: path.write_bytes(data))
+            writer.start()
+    else:
+        path, described = make_form(where, form, unended)
+        parts = described["parts"]  # type: ignore[assignment]
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--out", tmp_path / "out", "--json")
+    if writer is not None:
+        writer.join(timeout=10)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["outcome"] == "verified"
+    last = f" (its last part {parts[-1]})" if parts else ""
+    note = (
+        f"{path}{last} does not end with a line feed: its last row is complete (18 fields, each "
+        "followed by '|') and was read"
+    )
+    assert report["warnings"] == [note]
+    assert f"  warning        {note}" in err
 
 
 class _Unseekable(io.RawIOBase):

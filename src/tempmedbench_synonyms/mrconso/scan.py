@@ -33,9 +33,10 @@ from tempmedbench_synonyms.mrconso.rows import (
     F_SAB,
     SNIFF_BYTES,
     bom_note,
-    ends_mid_row,
     fields_of,
+    last_row,
     sniff,
+    unended_note,
 )
 
 #: Bytes read at a time: enough that the per-block overhead vanishes, little enough for the CPU
@@ -154,16 +155,19 @@ class ScanResult:
     rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (byte offset, fields)
     bad: tuple[int, str] | None = None  # (byte offset of the line, problem)
     sabs_seen: set[bytes] = field(default_factory=set)
+    unended: bool = False  # the file's last row has no line end (``rows.last_row``)
 
 
 def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield (offset, block) covering the lines that start in [start, end) of the file.
 
-    Every block ends at a line end (or the end of the file). A line that starts before ``start``
-    belongs to the range before; the line holding byte ``end - 1`` is read to its end. ``first``
-    is where the first line starts (after a BOM). The file is read into one reused buffer: a
-    fresh large object a block costs page faults that show in the run time, and a block that fits
-    the CPU cache lets the search and the copies of its rows find it there.
+    Every block ends at a line end, but the last of a file that does not end with one: that
+    block is the bytes after its last line end (``rows.last_row`` judges them). A line that
+    starts before ``start`` belongs to the range before; the line holding byte ``end - 1`` is
+    read to its end. ``first`` is where the first line starts (after a BOM). The file is read
+    into one reused buffer: a fresh large object a block costs page faults that show in the run
+    time, and a block that fits the CPU cache lets the search and the copies of its rows find it
+    there.
     """
     buf = bytearray(BLOCK_SIZE)
     view = memoryview(buf)
@@ -182,7 +186,7 @@ def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[
                 filled = kept + n
                 if n == 0:
                     if kept:
-                        raise ends_mid_row(path)
+                        yield offset, bytes(view[:kept])
                     return
                 limit = end - offset  # our lines start before buf[limit]
                 if filled >= limit:
@@ -293,9 +297,12 @@ def scan_range(
     """Scan the lines that start in [start, end); module level so that a worker can run it."""
     out = ScanResult()
     for base, chunk in _blocks(Path(path), start, end, first):
+        if not chunk.endswith(b"\n"):
+            chunk = last_row(chunk, path)
+            out.unended = True
         scan_block(base, chunk, needs, out)
         if report is not None:
-            report(base + len(chunk), end)
+            report(min(base + len(chunk), end), end)
         if out.bad is not None:
             break
     return out
@@ -322,9 +329,9 @@ def lines_of(
     parts: Sequence[str] = (),
 ) -> Iterator[tuple[int, int, bytes]]:
     """(progress count, offset, block of whole lines) from blocks cut anywhere; the start of the
-    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused, a
-    stream that does not end with a line end refused (``ends_mid_row``, naming the last of the
-    split ``parts`` read).
+    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused; the
+    bytes after the last line end are a complete row, read with a note in ``warnings``, or bad
+    input (``last_row``, naming the last of the split ``parts`` read).
 
     Each block is copied once: the partial line carried over, then the new data to its last
     line end (bytes + memoryview makes one new bytes object)."""
@@ -363,4 +370,6 @@ def lines_of(
     if carry:
         if len(carry) > MAX_LINE:
             raise too_long(offset, path)
-        raise ends_mid_row(path, parts)
+        row = last_row(carry, path, parts)
+        warnings.append(unended_note(path, parts))
+        yield done, offset, row

@@ -42,6 +42,7 @@ from tempmedbench_synonyms.mrconso.rows import (
     atom_from_fields,
     bom_note,
     sniff,
+    unended_note,
 )
 from tempmedbench_synonyms.mrconso.scan import (
     STREAM_PIECE,
@@ -140,6 +141,8 @@ class MrconsoSource:
         if out.bad is not None:
             offset, problem = out.bad
             out.bad = (line_number(inp.path, offset), problem)
+        if out.unended:
+            warnings.append(unended_note(self.path))
         report(size, size)
         return out
 
@@ -245,6 +248,7 @@ class MrconsoSource:
             part = parts[a]
             out.rows.extend(part.rows)
             out.sabs_seen |= part.sabs_seen
+            out.unended |= part.unended
             if part.bad is not None and out.bad is None:
                 out.bad = part.bad
         return out
