@@ -74,7 +74,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     assert all(c["ok"] is True and c["hint"] is None for c in checks.values())
     assert checks["api_key"]["message"] == "found in UMLS_API_KEY"
     assert checks["release"]["message"] == (
-        f"{mini}: 6 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
+        f"{mini}: 7 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
     )
     assert checks["uts"]["message"] == (
         f"{mini_uts.base_url} accepted the key and serves UMLS release 2099AA (probe: concept "

@@ -105,7 +105,7 @@ def test_unlisted_files_warn_except_outputs(mini: Path) -> None:
     (mini / "synonyms" / "synonym_table_kept_full.json").write_text("{}")
     (mini / "question_surface" / "question_surface_synonym.jsonl.unverified").write_text("")
     release = open_release(mini)
-    assert release.files_checked == 6
+    assert release.files_checked == 7
     assert release.warnings == [
         "stray.txt: not listed in MANIFEST.sha256 (not part of the release)"
     ]
@@ -118,7 +118,7 @@ def test_unlisted_files_warn_with_their_note_unless_allowed(mini: Path) -> None:
     checked, warnings = verify_manifest(
         mini, required=[TABLE], allowed_extra=["c.txt"], notes={"b.txt": "; a note"}
     )
-    assert checked == 6
+    assert checked == 7
     assert warnings == [
         "a.txt: not listed in MANIFEST.sha256 (not part of the release)",
         "b.txt: not listed in MANIFEST.sha256 (not part of the release); a note",
