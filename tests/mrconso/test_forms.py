@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, outputs, patch_zip_member
+from tempmedbench_synonyms import zips
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
 
@@ -40,6 +42,17 @@ assert (
     and BIG[: -(-len(BIG) // 3) * 2].endswith(b"\n") is False
 )
 runner = CliRunner()
+
+
+@pytest.fixture(params=["isal", "zlib"])
+def inflate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each compressed form is read with ISA-L's inflate (isal, installed here with the package)
+    and with the standard library's (zlib, as where isal has no wheel): the same outcome."""
+    if request.param == "zlib":
+        monkeypatch.setattr(zips, "inflate", zlib)
+    else:
+        assert zips.inflate.__name__ == "isal.isal_zlib"
+    return str(request.param)
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:
@@ -127,7 +140,7 @@ FORMS = [
 
 @pytest.mark.parametrize("form", FORMS)
 def test_every_shipped_form_rebuilds_the_plain_files_bytes(
-    tmp_path: Path, mini: Path, form: str
+    tmp_path: Path, mini: Path, form: str, inflate: str
 ) -> None:
     plain = tmp_path / "plain" / "MRCONSO.RRF"
     plain.parent.mkdir()
@@ -149,7 +162,7 @@ def test_every_shipped_form_rebuilds_the_plain_files_bytes(
 
 @pytest.mark.parametrize("form", ["plain", *FORMS, "pipe", "gzip pipe"])
 def test_a_complete_last_row_without_its_line_feed_is_read_with_a_note(
-    tmp_path: Path, mini: Path, form: str
+    tmp_path: Path, mini: Path, form: str, inflate: str
 ) -> None:
     """A real public MRCONSO sample ends with a complete row and no line feed (issue 17, item
     14): in every form, the row is read and a note says so; only a row cut short is refused."""
@@ -215,7 +228,7 @@ def streamed_nlm(members: dict[str, bytes], *, zip64: bool) -> bytes:
 @pytest.mark.parametrize("zip64", [False, True])
 @pytest.mark.parametrize("inner", ["parts", "plain"])
 def test_a_streamed_nlm_inside_the_full_zip(
-    tmp_path: Path, mini: Path, zip64: bool, inner: str
+    tmp_path: Path, mini: Path, zip64: bool, inner: str, inflate: str
 ) -> None:
     if inner == "parts":
         pairs = zip(("aa", "ab"), split(BIG, 2), strict=True)
@@ -394,7 +407,7 @@ def _truncated_part(folder: Path) -> Path:
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
-    tmp_path: Path, mini: Path, case: str
+    tmp_path: Path, mini: Path, case: str, inflate: str
 ) -> None:
     make, problem = HOSTILE[case]
     path = make(tmp_path)
@@ -406,6 +419,67 @@ def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
     assert report["message"] == f"{path}: {problem}" or report["message"] == f"{path}, {problem}"
     assert f"error: {report['message']}" in err
     assert outputs(mini) == before == []
+
+
+@pytest.mark.parametrize("where", ["zip", "gzip"])
+def test_damaged_deflate_data_is_bad_input_naming_the_member(
+    tmp_path: Path, mini: Path, where: str, inflate: str
+) -> None:
+    """A byte changed in the middle of the compressed data: the inflate fails or the CRC
+    differs; either way exit 2 naming the file (and the zip member), nothing written."""
+    if where == "zip":
+        path = tmp_path / "umls-2025AB-metathesaurus-full.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+    else:
+        path = tmp_path / "MRCONSO.RRF.gz"
+        path.write_bytes(gz(BIG))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    path.write_bytes(bytes(data))
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    report = json.loads(out)
+    assert (code, report["outcome"]) == (2, "bad_input"), err
+    named = f"{path}!2025AB/META/MRCONSO.RRF: damaged zip: " if where == "zip" else f"{path}: "
+    assert report["message"].startswith(named), report["message"]
+    assert outputs(mini) == []
+
+
+def test_zipfile_reads_a_deflated_member_with_isals_inflate(tmp_path: Path) -> None:
+    """zipfile keeps reading the headers, the declared size and the CRC; ISA-L inflates. Should a
+    Python's zipfile name its decompressor otherwise, zlib's would stay (slower, same bytes):
+    this test says so."""
+    path, _ = make_form(tmp_path, "metathesaurus zip")
+    with zipfile.ZipFile(path) as zf:
+        with zips.open_member(zf, "2025AB/META/MRCONSO.RRF") as f:
+            assert type(vars(f)["_decompressor"]) is type(zips.inflate.decompressobj(-15))
+            assert zips.inflate.__name__ == "isal.isal_zlib"
+            assert f.read() == BIG
+        with zips.open_member(zf, "2025AB/README.txt") as f:  # written deflated too
+            assert f.read() == b"invented"
+
+
+def test_without_isal_the_standard_library_inflates(tmp_path: Path, mini: Path) -> None:
+    """Where isal does not import (no wheel for the platform, a broken install), zlib inflates:
+    the compressed forms still verify."""
+    gzipped = _write(tmp_path / "MRCONSO.RRF.gz", gz(BIG))
+    zipped, _ = make_form(tmp_path, "metathesaurus zip")
+    script = (
+        "import sys, zlib\n"
+        "sys.modules['isal'] = None  # import isal raises ImportError\n"
+        "from tempmedbench_synonyms import zips\n"
+        "assert zips.inflate is zlib, zips.inflate\n"
+        "from tempmedbench_synonyms.cli import main\n"
+        "main()\n"
+    )
+    for path in (gzipped, zipped):
+        proc = subprocess.run(
+            [sys.executable, "-c", script, "regenerate", str(mini), "--mrconso", str(path),
+             "--out", str(tmp_path / f"out-{path.name}"), "--json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["outcome"] == "verified"
 
 
 def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Path) -> None:

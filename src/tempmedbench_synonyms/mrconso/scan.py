@@ -327,14 +327,16 @@ def lines_of(
     path: Path,
     warnings: list[str],
     parts: Sequence[str] = (),
-) -> Iterator[tuple[int, int, bytes]]:
-    """(progress count, offset, block of whole lines) from blocks cut anywhere; the start of the
-    stream is sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused; the
-    bytes after the last line end are a complete row, read with a note in ``warnings``, or bad
-    input (``last_row``, naming the last of the split ``parts`` read).
+) -> Iterator[tuple[int, int, bytes, int, int]]:
+    """(progress count, base, chunk, start, stop) from blocks cut anywhere: ``chunk[start:stop]``
+    are whole lines, ``base`` the stream offset of ``chunk[0]``. The start of the stream is
+    sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused; the bytes
+    after the last line end are a complete row, read with a note in ``warnings``, or bad input
+    (``last_row``, naming the last of the split ``parts`` read).
 
-    Each block is copied once: the partial line carried over, then the new data to its last
-    line end (bytes + memoryview makes one new bytes object)."""
+    A block is not copied: the line that a block ends in the middle of is joined to its end in
+    the next block and handed on alone, then the rest of that block's whole lines (a copy of
+    each block, 1 MiB a time, costs as much as a quarter of the search, measured)."""
     carry = b""
     offset = 0  # stream offset of carry[0]
     sniffed = False
@@ -354,9 +356,15 @@ def lines_of(
             if len(carry) > MAX_LINE:
                 raise too_long(offset, path)
             continue
-        chunk = carry + memoryview(data)[:cut] if carry else data[:cut]
-        yield done, offset, chunk
-        offset += len(chunk)
+        start = 0
+        if carry:
+            start = data.find(b"\n") + 1
+            line = carry + data[:start]
+            yield done, offset, line, 0, len(line)
+            offset += len(line)
+        if start < cut:
+            yield done, offset - start, data, start, cut
+            offset += cut - start
         carry = data[cut:]
     if not sniffed:
         skip = sniff(carry, at_end=True, path=path)
@@ -365,11 +373,11 @@ def lines_of(
         carry, offset = carry[skip:], skip
         cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
         if cut:
-            yield done, offset, carry[:cut]
+            yield done, offset, carry, 0, cut
             carry, offset = carry[cut:], offset + cut
     if carry:
         if len(carry) > MAX_LINE:
             raise too_long(offset, path)
         row = last_row(carry, path, parts)
         warnings.append(unended_note(path, parts))
-        yield done, offset, row
+        yield done, offset, row, 0, len(row)
