@@ -201,6 +201,41 @@ def test_a_complete_last_row_without_its_line_feed_is_read_with_a_note(
     assert f"  warning        {note}" in err
 
 
+@pytest.mark.parametrize("form", [*FORMS, "pipe", "gzip pipe"])
+def test_a_damaged_needed_row_deep_in_a_stream_is_named_by_its_line(
+    tmp_path: Path, mini: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """Many small blocks, the damaged row near the end: its line is counted as a pipe is read,
+    and counted again from the start for every form that can be read again."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    monkeypatch.setattr(forms, "READ_SIZE", 4096)
+    rows = BIG.rstrip(b"\n").split(b"\n")
+    kept = next(r for r in rows if b"|A9000013|" in r)
+    rows.remove(kept)
+    rows.insert(len(rows) - 100, kept.replace(b"|256|", b"|"))  # 17 fields
+    line = len(rows) - 100
+    data = b"\n".join(rows) + b"\n"
+    writer = None
+    if form in ("pipe", "gzip pipe"):
+        path = tmp_path / "mrconso.fifo"
+        os.mkfifo(path)
+        sent = gz(data) if form == "gzip pipe" else data
+        writer = threading.Thread(target=lambda: path.write_bytes(sent))
+        writer.start()
+    else:
+        path, _ = make_form(tmp_path, form, data)
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    if writer is not None:
+        writer.join(timeout=10)
+    assert code == 2, err
+    assert json.loads(out)["message"] == (
+        f"{path}, line {line}: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line "
+        "has 17"
+    )
+    assert outputs(mini) == []
+
+
 class _Unseekable(io.RawIOBase):
     """A write-only stream with no seek: zipfile then writes data descriptors (flag bit 3)."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -327,7 +327,7 @@ def lines_of(
     path: Path,
     warnings: list[str],
     parts: Sequence[str] = (),
-) -> Iterator[tuple[int, int, bytes, int, int]]:
+) -> Generator[tuple[int, int, bytes, int, int], None, None]:
     """(progress count, base, chunk, start, stop) from blocks cut anywhere: ``chunk[start:stop]``
     are whole lines, ``base`` the stream offset of ``chunk[0]``. The start of the stream is
     sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused; the bytes

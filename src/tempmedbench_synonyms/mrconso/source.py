@@ -168,7 +168,8 @@ class MrconsoSource:
         if total is not None:
             report(0, total)
         out = ScanResult()
-        lines_before = 0
+        lines_before = 0  # in a pipe, which cannot be read again (``_lines_before``)
+        counting = inp.kind == "pipe"
         done = 0
         blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
         for done, base, chunk, start, end in blocks:
@@ -182,15 +183,34 @@ class MrconsoSource:
                     piece = cut
             if out.bad is not None:
                 offset, problem = out.bad
-                line = lines_before + chunk.count(b"\n", start, offset - base) + 1
-                out.bad = (line, problem)
                 stop.set()
+                if not counting:
+                    lines_before = self._lines_before(base + start)
+                out.bad = (lines_before + chunk.count(b"\n", start, offset - base) + 1, problem)
                 break
-            lines_before += chunk.count(b"\n", start, end)
+            if counting:
+                lines_before += chunk.count(b"\n", start, end)
             if total is not None:
                 report(min(done, total), total)
         report(done if total is None else total, done if total is None else total)
         return out
+
+    def _lines_before(self, offset: int) -> int:
+        """The line ends before ``offset`` of the stream, read again from the start: only to
+        name a damaged row's line (counting them in every block costs a tenth of the scan)."""
+        stop = threading.Event()
+        again = locate_mrconso(self.path)  # its own lists of the members and parts it reads
+        blocks = lines_of(again.blocks(stop), self.path, [], again.parts)
+        n = 0
+        try:
+            for _, base, chunk, start, end in blocks:
+                if base + end >= offset:
+                    return n + chunk.count(b"\n", start, max(start, offset - base))
+                n += chunk.count(b"\n", start, end)
+        finally:
+            stop.set()
+            blocks.close()
+        return n  # pragma: no cover - the stream changed since it was scanned
 
     def _scan_parallel(
         self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
