@@ -393,10 +393,10 @@ class UtsClient:
         """
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
-        start = self._clock()
+        budget = Budget(self._clock())
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.max_attempts)
-            | StopAfterTotal(self._clock, start, self.retry.max_total),
+            | StopAfterTotal(self._clock, budget, self.retry.max_total),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
@@ -407,7 +407,7 @@ class UtsClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    budget = Budget(start, attempt.retry_state.attempt_number)
+                    budget.attempt = attempt.retry_state.attempt_number
                     reply = self._attempt(url, where, dict(params or {}), shape, budget)
         except Transient as err:
             failure = err
@@ -434,11 +434,16 @@ class UtsClient:
     def _attempt(
         self, url: str, where: str, params: dict[str, str], shape: Shape, budget: Budget
     ) -> Reply:
-        """One HTTP request: rate limited, counted, bounded in time and size, translated."""
+        """One HTTP request: rate limited, counted, bounded in time and size, translated.
+
+        The wait for a turn is not counted against the request's retry budget (SPEC section 8):
+        ``budget.start`` moves on by it."""
         if self._cancel.is_set():
             raise Cancelled()
         session = self._get_session()
+        before = self._clock()
         self.limiter.acquire()
+        budget.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count_request()

@@ -78,6 +78,7 @@ class RestAtomSource:
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``umls_release`` (see the module docstring)."""
         self.uts.resume()  # a previous fetch may have stopped it
+        began = self._clock()  # the progress counts the probe's wait for a turn too
         before = self.uts.counters()
         unique = list(dict.fromkeys(queries))
         # Bad input before the first request, not after half of them.
@@ -101,12 +102,13 @@ class RestAtomSource:
                         f"the atoms of {len(misses)} of {len(unique)} concepts of release "
                         f"{concrete} ({shown}{more})"
                     )
-                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before)
+                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before,
+                                    began=began)  # fmt: skip
                 else:
-                    self._all_from_cache(concrete, len(unique), before)
+                    self._all_from_cache(concrete, len(unique), before, began)
                 self.uts.save_memo(concrete, unique, answers)
             else:
-                self._all_from_cache(concrete, len(unique), before)
+                self._all_from_cache(concrete, len(unique), before, began)
         except TempMedBenchError as err:
             # what the run did before it stopped (a 401 is a request): the failure's report says it
             done = self.uts.counters() - before
@@ -122,14 +124,17 @@ class RestAtomSource:
             cache_hits=done.cache_hits,
         )
 
-    def _all_from_cache(self, umls_release: str, total: int, before: Counters) -> None:
+    def _all_from_cache(
+        self, umls_release: str, total: int, before: Counters, began: float
+    ) -> None:
         """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
         done = self.uts.counters() - before
         fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
         ).update(
             total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
-        )
+        )  # fmt: skip
         if self.progress is not None:
             self.progress(total, total)
 
@@ -150,13 +155,16 @@ class RestAtomSource:
         *,
         total: int,
         before: Counters,
+        began: float,
     ) -> None:
         """Fetch the misses with the worker pool; progress counts requests and retries since
-        ``before``, when the fetch began (so the probe is counted, as in the final report)."""
+        ``before``, and time since ``began``, when the fetch began (so the probe is counted, as
+        in the final report)."""
         hits = total - len(misses)
         display = fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
-        )
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
+        )  # fmt: skip
         fetched = 0
         error: TempMedBenchError | None = None
 
