@@ -95,8 +95,6 @@ class StepProgress:
         self._last = float("-inf")
         self._closed = False
         self._handlers: list[tuple[logging.StreamHandler[Any], Any]] = []
-        #: the plain lines written (what a log file holds)
-        self.lines: list[str] = []
 
     def __call__(self, done: int, total: int) -> None:
         """The ``ProgressCallback`` of a scan: the step ends when ``done`` reaches ``total``."""
@@ -149,7 +147,6 @@ class StepProgress:
                 self._bar.refresh()  # (the final state is drawn by close)
         else:
             text = self._plain(task, final=final)
-            self.lines.append(text)
             self.stream.write(text + "\n")
             self.stream.flush()
         if final:

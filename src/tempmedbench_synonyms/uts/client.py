@@ -156,33 +156,20 @@ class ClientStats:
 
     requests: int = 0
     retries: int = 0
-    rate_limited: int = 0
-    statuses: dict[int, int] = field(default_factory=dict)
-    failures: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count_request(self) -> None:
         with self._lock:
             self.requests += 1
 
-    def count_status(self, status: int) -> None:
-        with self._lock:
-            self.statuses[status] = self.statuses.get(status, 0) + 1
-            if status == 429:
-                self.rate_limited += 1
-
-    def count_failure(self, kind: str) -> None:
-        with self._lock:
-            self.failures[kind] = self.failures.get(kind, 0) + 1
-
     def count_retry(self) -> None:
         with self._lock:
             self.retries += 1
 
-    def snapshot(self) -> tuple[int, int, int]:
-        """(requests, retries, rate_limited), read together."""
+    def snapshot(self) -> tuple[int, int]:
+        """(requests, retries), read together."""
         with self._lock:
-            return self.requests, self.retries, self.rate_limited
+            return self.requests, self.retries
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
@@ -514,8 +501,6 @@ class UtsClient:
         if problem is None:
             assert reply is not None
             return reply
-        if isinstance(problem, Transient):
-            self.stats.count_failure(problem.kind)
         raise problem
 
     def _attempt_seconds(self, budget: Budget) -> float:
@@ -607,7 +592,6 @@ class UtsClient:
         flight: Flight,
     ) -> Reply:
         status = response.status_code
-        self.stats.count_status(status)
         content_type = self._clean(
             response.headers.get("Content-Type", "no content type").split(";")[0], 100
         )

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TextIO
 
-from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
+from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
 from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
 from tempmedbench_synonyms.progress import fetch_progress
 from tempmedbench_synonyms.runtime import DaemonPool
@@ -61,14 +61,12 @@ class RestAtomSource:
         *,
         workers: int,
         progress_stream: TextIO | None = None,
-        progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         tick: float = 0.2,
     ) -> None:
         self.uts = uts
         self.workers = workers
         self.progress_stream = progress_stream
-        self.progress = progress
         self._clock = clock
         self._tick = tick
 
@@ -135,8 +133,6 @@ class RestAtomSource:
         ).update(
             total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
         )  # fmt: skip
-        if self.progress is not None:
-            self.progress(total, total)
 
     def _say_estimate(self, total: int, hits: int, misses: int, requests: int) -> None:
         """Once, before the first fetch: how many are cached, how many to fetch, how long."""
@@ -178,8 +174,6 @@ class RestAtomSource:
                 retries=done.retries,
                 final=final,
             )
-            if self.progress is not None:
-                self.progress(hits + fetched, total)
 
         # Queries that send the same request (route aui ignores the sab) share one fetch.
         same: dict[UtsRequest, list[AtomQuery]] = {}
