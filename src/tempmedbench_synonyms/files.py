@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list
 
 _HASH_BLOCK = 1 << 20
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
@@ -91,7 +91,7 @@ def open_regular(path: str | Path, *, what: str | None = None, own: str | None =
         if not stat.S_ISREG(st.st_mode):
             raise not_regular_error(path, file_kind(st.st_mode), what=what)
         if own is not None:
-            check_own(path, what=what or "the file", elsewhere=own, st=st)
+            check_own(path, what="the file", elsewhere=own, st=st)
         if _NONBLOCK:
             os.set_blocking(fd, True)
     except BaseException:
@@ -163,7 +163,7 @@ def make_folders(folder: Path) -> None:
 def check_own(
     path: str | Path, *, what: str, elsewhere: str, st: os.stat_result | None = None
 ) -> None:
-    """BadInputError unless ``path`` is the user's own: owned by the user, and neither group nor
+    """UntrustedError unless ``path`` is the user's own: owned by the user, and neither group nor
     others can write it (SPEC section 8, "Shared folders": ssh's StrictModes rule). ``st`` is its
     ``stat`` if taken already (an ``fstat`` of the open file); else it is taken here, following
     links, and a path that does not exist passes (there is nothing in it to trust yet).
@@ -182,14 +182,14 @@ def check_own(
             return
     uid = getuid()
     if st.st_uid != uid:
-        raise BadInputError(
+        raise UntrustedError(
             f"{what} belongs to another user (uid {st.st_uid}; you are uid {uid}), so what it "
             "holds cannot be trusted",
             path=path,
             hint=f"use a folder of your own ({elsewhere}), or have {path} removed",
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise BadInputError(
+        raise UntrustedError(
             f"{what} can be written by other users (mode {stat.S_IMODE(st.st_mode):04o}), so "
             "what it holds cannot be trusted",
             path=path,

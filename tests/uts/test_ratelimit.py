@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -742,6 +743,65 @@ def test_a_state_that_cannot_be_used_falls_back_with_one_warning(
     ]
     if kind == "symlink":
         assert (tmp_path / "precious.txt").read_text() == "the user's own file"
+
+
+def test_a_foreign_rate_state_is_left_aside_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SPEC section 8, "Shared folders": another user kept a pause 120 s ahead in a state file
+    they own (issue 17 item 1: the victim waited over 60 s without a word). It is not trusted:
+    one warning, and the run keeps its own limit, at once."""
+    vt, a, _, state = two_processes(tmp_path)
+    state.parent.mkdir(parents=True, mode=0o700)
+    state.write_text(f"tempmedbench-rate-v2 {vt.now + 120} 0 {vt.now}\n", "ascii")
+    state.chmod(0o600)
+    os.chown(state, 4242, -1)  # (as root: another user's file)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a] * 3)
+    assert starts == pytest.approx([0, 0.216, 0.432])  # no pause: its own limit
+    warning = (
+        f"{state}: the shared rate state belongs to another user (uid 4242; you are uid "
+        f"{os.getuid()}), so what it holds cannot be trusted; use a folder of your own "
+        f"(TEMPMEDBENCH_STATE_DIR), or have {state} removed; the rate limit holds for this "
+        "process only, not for other runs on this machine"
+    )
+    assert [r.getMessage() for r in caplog.records] == [warning]
+    assert a.fallback_warning == warning
+    assert state.read_text("ascii").startswith(f"tempmedbench-rate-v2 {vt.now - 0.432 + 120} ")
+
+
+@pytest.mark.parametrize("loose", ["state", "state/rate", "file"])
+def test_a_rate_state_others_can_write_is_left_aside_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, loose: str
+) -> None:
+    vt, a, _, state = two_processes(tmp_path)
+    state.parent.mkdir(parents=True, mode=0o700)
+    state.write_text("tempmedbench-rate-v2 0 0\n", "ascii")
+    path = state if loose == "file" else tmp_path / loose
+    path.chmod(0o666 if loose == "file" else 0o777)
+    what = "shared rate state" if loose == "file" else "rate-state folder"
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        assert starts_of(vt, [a] * 2) == pytest.approx([0, 0.216])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: the {what} can be written by other users (mode "
+        f"{'0666' if loose == 'file' else '0777'}), so what it holds cannot be trusted; chmod "
+        f"go-w {path}, or use a folder of your own (TEMPMEDBENCH_STATE_DIR); the rate limit "
+        "holds for this process only, not for other runs on this machine"
+    ]
+    assert state.read_text("ascii") == "tempmedbench-rate-v2 0 0\n"  # not written either
+
+
+def test_the_rate_state_folders_are_0700_whatever_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        vt, a, _, state = two_processes(tmp_path / "new")
+        starts_of(vt, [a])
+    finally:
+        os.umask(old)
+    folders = [tmp_path / "new", tmp_path / "new" / "state", state.parent]
+    assert [stat.S_IMODE(f.stat().st_mode) for f in folders] == [0o700] * 3
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert a.fallback_warning is None
 
 
 def test_a_lock_held_too_long_falls_back_and_a_cancel_ends_the_wait(

@@ -79,7 +79,7 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import config, files
 from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET, STATE_DIR_ENV
-from tempmedbench_synonyms.errors import BadInputError, Cancelled
+from tempmedbench_synonyms.errors import Cancelled, UntrustedError
 from tempmedbench_synonyms.uts.options import check_rate
 
 fcntl: ModuleType | None
@@ -130,7 +130,7 @@ _STATE_MAGIC = "tempmedbench-rate-v2"
 _OLD_MAGIC = re.compile(r"tempmedbench-rate-v1")
 _RUN_ID = re.compile(r"[0-9a-f]{1,16}")
 _FALLBACK = "the rate limit holds for this process only, not for other runs on this machine"
-_ELSEWHERE = f"set {STATE_DIR_ENV} to a folder of your own"
+_ELSEWHERE = STATE_DIR_ENV
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
@@ -316,8 +316,8 @@ class SharedBudget:
             state = _State()
             step(state, self._wall())
             return state
-        except BadInputError as err:  # a folder or file that is not the user's own
-            self._give_up(f"{err} ({err.hint})")
+        except UntrustedError as err:  # a folder or file that is not the user's own
+            self._give_up(f"{err}; {err.hint}")
             return None
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
@@ -343,8 +343,8 @@ class SharedBudget:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, data, 0)
             return state
-        except BadInputError as err:
-            self._give_up(f"{err} ({err.hint})")
+        except UntrustedError as err:
+            self._give_up(f"{err}; {err.hint}")
             return None
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
