@@ -128,6 +128,7 @@ def plan_rest(
         "dry run: nothing was fetched but the release probe, and nothing was written; " + said,
     )
     report.umls_release = concrete
+    report.warnings = [*report.warnings, *uts.warnings()]
     counters = uts.counters()
     report.requests, report.cache_hits = counters.requests, counters.cache_hits
     return report, plan

@@ -181,6 +181,13 @@ class CachedUts:
         """The configured requests a second (``--rate``); ``None`` offline."""
         return self.client.limiter.rate if self.client is not None else None
 
+    def warnings(self) -> list[str]:
+        """What a run's report says besides the log (``--json``'s ``warnings``): why the runs on
+        this machine do not share this run's rate budget, once the shared state was found
+        unusable or not the user's own."""
+        said = None if self.client is None else self.client.limiter.fallback_warning
+        return [] if said is None else [said]
+
     def counters(self) -> Counters:
         """Requests, retries and cache hits so far, read together."""
         requests, retries = 0, 0

@@ -355,11 +355,11 @@ class SharedBudget:
     def _open(self) -> int:
         """The state file, opened (and made, with its folders, 0700, unless ``read_only``) once
         its folders are found to be the user's own (``files.check_own``)."""
-        folders = (self.path.parent.parent, self.path.parent)
-        if not self.read_only:
+        what = "the rate-state folder"
+        files.check_own(self.path.parent.parent, what=what, elsewhere=_ELSEWHERE)
+        if not self.read_only:  # (nothing made in a folder that is not the user's own)
             files.make_folders(self.path.parent)
-        for folder in folders:
-            files.check_own(folder, what="the rate-state folder", elsewhere=_ELSEWHERE)
+        files.check_own(self.path.parent, what=what, elsewhere=_ELSEWHERE)
         # O_NOFOLLOW: a symlink put in its place must not make us rewrite the file it names;
         # O_NONBLOCK: a FIFO must not block the open (it is refused as not a regular file).
         flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -110,7 +110,8 @@ class RestAtomSource:
         except TempMedBenchError as err:
             # what the run did before it stopped (a 401 is a request): the failure's report says it
             done = self.uts.counters() - before
-            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits)
+            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits,
+                                     warnings=self.uts.warnings())  # fmt: skip
             raise
         finally:
             self.uts.close()
@@ -120,6 +121,7 @@ class RestAtomSource:
             atoms={q: answers[q] for q in queries},
             requests=done.requests,
             cache_hits=done.cache_hits,
+            warnings=self.uts.warnings(),
         )
 
     def _all_from_cache(
