@@ -585,6 +585,23 @@ def test_a_wait_for_a_turn_is_said_once_and_only_when_over_a_second(
     assert vt.now >= 1000.0 + 3 * 2.0
 
 
+def test_a_slow_rate_of_its_own_is_not_said_but_a_share_lowered_by_others_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    vt, a, b, _ = two_processes(tmp_path, rate_a=0.5, rate_b=1)
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        assert starts_of(vt, [a, a]) == pytest.approx([0, 2.16])  # its own --rate 0.5: silent
+        assert caplog.records == []
+        # b: its turn in the window of 1 a second, then its half of it while a counts (until
+        # a second after a's next turn), then the whole of it
+        assert starts_of(vt, [b, b, b]) == pytest.approx([1.08, 3.24, 4.32])
+    assert [r.getMessage() for r in caplog.records] == [
+        "waiting for a turn: other runs on this machine share this UMLS host's request budget "
+        "(this run's fair share: 0.50 requests a second now); time spent waiting does not "
+        "count against a request's retries"
+    ]
+
+
 def test_a_deleted_or_reset_state_halves_no_one(tmp_path: Path) -> None:
     """Issue 17 item 3: the count of 429s seen going down (the file deleted, or started afresh
     after a corruption) is no 429: only a count that goes up halves the rate."""

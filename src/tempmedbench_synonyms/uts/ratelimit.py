@@ -468,8 +468,10 @@ class RateLimiter:
             if self.cancel_event.is_set():
                 raise Cancelled()
             with self._lock:
-                delay = max(self._paused_until, self._next_own()) - self._clock()
-                held = self._share < self._current  # other runs have lowered this run's rate
+                own = self._next_own()
+                delay = max(self._paused_until, own) - self._clock()
+                # other runs have lowered this run's rate (its own 429 pause is said apart)
+                held = self._share < self._current and own > self._paused_until
                 # (a nanosecond of slack: sleeping exactly the delay may land one ulp short)
                 if delay <= 1e-9:
                     delay, held = self._claim_shared(), True
