@@ -166,7 +166,8 @@ def check_own(
     """UntrustedError unless ``path`` is the user's own: owned by the user, and neither group nor
     others can write it (SPEC section 8, "Shared folders": ssh's StrictModes rule). ``st`` is its
     ``stat`` if taken already (an ``fstat`` of the open file); else it is taken here, following
-    links, and a path that does not exist passes (there is nothing in it to trust yet).
+    links, and a path that does not exist, or cannot be looked at, passes (there is nothing in
+    it to trust, and what uses it meets its own error).
 
     ``what`` names it in the message ("the cache folder"); ``elsewhere`` says how to choose a
     folder of one's own instead ("--cache-dir or TEMPMEDBENCH_CACHE_DIR"), for the fix. Where
@@ -178,7 +179,7 @@ def check_own(
     if st is None:
         try:
             st = os.stat(path)
-        except FileNotFoundError:
+        except OSError:
             return
     uid = getuid()
     if st.st_uid != uid:

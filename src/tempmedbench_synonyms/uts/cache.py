@@ -214,8 +214,8 @@ class ResponseCache:
                 continue
             try:
                 st = os.stat(path)
-            except FileNotFoundError:
-                return  # nor anything below it
+            except OSError:
+                return  # not there (nor anything below it), or not to be looked at: not read
             what = "the cache folder" if path == self.root else "a folder of the cache"
             files.check_own(path, what=what, elsewhere=_ELSEWHERE, st=st)
             with self._lock:
