@@ -964,11 +964,11 @@ def test_two_real_processes_together_stay_within_the_rate(tmp_path: Path) -> Non
 
 def test_a_slow_real_process_gets_its_turns_while_a_fast_one_runs(tmp_path: Path) -> None:
     """SPEC section 8, "Waiting is not failing", with two processes: a run at --rate 2 beside
-    one at 20 sends its 4 requests while the fast one is still sending (before, it found no
-    gap before the fast one ended). An order, not a time: the slow run's last request arrives
-    before the fast run's last."""
-    arrivals, _ = two_senders(tmp_path, ("slow", 2, 4), ("fast", 20, 80))
+    one at 20 sends its 3 requests (1.1 s) while the fast one is still sending its 40 (2.3 s;
+    before, the slow one found no gap until the fast one ended). An order, not a time: the slow
+    run's last request arrives before the fast run's last."""
+    arrivals, _ = two_senders(tmp_path, ("slow", 2, 3), ("fast", 20, 40))
     tags = [tag for _, tag in arrivals]
-    assert tags.count("slow") == 4 and tags.count("fast") == 80
+    assert tags.count("slow") == 3 and tags.count("fast") == 40
     assert tags[-1] == "fast"
     assert busiest_second([t for t, _ in arrivals]) <= 21
