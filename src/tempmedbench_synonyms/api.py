@@ -26,9 +26,7 @@ given, ``TEMPMEDBENCH_CACHE_DIR`` when ``cache_dir`` is not given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-from typing_extensions import Unpack
+from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
 from tempmedbench_synonyms import jsonio, runtime
 from tempmedbench_synonyms.errors import MismatchError, Outcome

@@ -28,12 +28,12 @@ No message may contain the UMLS API key: code that builds one from a URL must re
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object.
 
     A ``str``: it compares equal to, formats as, and serialises to JSON as its plain value.
@@ -50,12 +50,6 @@ class Outcome(str, Enum):
     PLANNED = "planned"
     #: Ctrl-C (exit 130) or SIGTERM (exit 143); what was fetched stays cached.
     INTERRUPTED = "interrupted"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 #: How many items a list in a message shows before "and N more" (SPEC section 8).
