@@ -50,6 +50,10 @@ class Outcome(StrEnum):
     PLANNED = "planned"
     #: Ctrl-C (exit 130) or SIGTERM (exit 143); what was fetched stays cached.
     INTERRUPTED = "interrupted"
+    #: A ``umls`` lookup (SPEC section 11) that UMLS answered (exit 0) ...
+    FOUND = "found"
+    #: ... or has nothing for: an unknown identifier or an empty list (exit 1).
+    NOT_FOUND = "not_found"
 
 
 #: How many items a list in a message shows before "and N more" (SPEC section 8).
@@ -315,4 +319,6 @@ EXIT_CODES: dict[Outcome, int] = {
     },
     Outcome.PLANNED: 0,
     Outcome.INTERRUPTED: 130,
+    Outcome.FOUND: 0,
+    Outcome.NOT_FOUND: 1,
 }
