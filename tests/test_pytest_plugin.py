@@ -3,9 +3,72 @@ pytester in a suite of their own, as a user's suite would use them."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from tempmedbench_synonyms.testing import CANARY_KEY
+
+#: What a pytest session that never asks for ``fake_uts`` must not pay for (SPEC section 9: the
+#: plugin comes with the package, into every suite of everyone who installs it).
+HEAVY = ("rich", "multiprocessing", "http.server", "requests", "ssl", "pydantic")
+
+
+def test_importing_the_plugin_imports_nothing_heavy() -> None:
+    """The entry point's module alone: the package's top level and the plugin, nothing more."""
+    code = (
+        "import json, sys\n"
+        "import pytest\n"
+        "before = set(sys.modules)\n"
+        "import tempmedbench_synonyms.pytest_plugin\n"
+        f"heavy = [m for m in sys.modules if m in {HEAVY!r} or m.split('.')[0] in {HEAVY!r}]\n"
+        "print(json.dumps([sorted(set(sys.modules) - before), sorted(heavy)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    added, heavy = json.loads(proc.stdout)
+    assert added == ["tempmedbench_synonyms", "tempmedbench_synonyms.pytest_plugin"]
+    assert heavy == []
+
+
+def test_a_session_that_never_asks_for_the_fixture_imports_only_the_plugin(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole pytest session, the plugin loaded by its entry point or turned off: the modules
+    a test sees differ by the plugin's two only; a later test that asks for ``fake_uts`` gets
+    the fake (and http.server) imported then."""
+    pytester.makepyfile(
+        """
+        import json, os, sys
+
+        def test_modules():
+            with open(os.environ["MODULES_OUT"], "w") as out:
+                json.dump(sorted(sys.modules), out)
+
+        def test_then_the_fixture(request):
+            if request.config.pluginmanager.has_plugin("tempmedbench_synonyms"):
+                request.getfixturevalue("fake_uts")
+            with open(os.environ["MODULES_OUT"] + ".after", "w") as out:
+                json.dump(sorted(sys.modules), out)
+        """
+    )
+    seen, after = {}, {}
+    for name, flags in (("with", ()), ("without", ("-p", "no:tempmedbench_synonyms"))):
+        out = pytester.path / f"{name}.json"
+        monkeypatch.setenv("MODULES_OUT", str(out))
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *flags)
+        result.assert_outcomes(passed=2)
+        seen[name] = set(json.loads(out.read_text(encoding="utf-8")))
+        after[name] = set(json.loads((pytester.path / f"{name}.json.after").read_text("utf-8")))
+    assert sorted(seen["with"] - seen["without"]) == [
+        "tempmedbench_synonyms", "tempmedbench_synonyms.pytest_plugin",
+    ]  # fmt: skip
+    assert seen["without"] - seen["with"] == set()
+    assert [m for m in seen["with"] if m.split(".")[0] in HEAVY or m in HEAVY] == []
+    assert {"http.server", "tempmedbench_synonyms.testing.fake"} <= after["with"] - seen["with"]
+    assert "http.server" not in after["without"]
 
 
 def test_the_plugin_is_registered_by_its_entry_point(pytester: pytest.Pytester) -> None:
