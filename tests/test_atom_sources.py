@@ -291,3 +291,18 @@ def test_current_over_a_file_whose_names_say_no_release_is_bad_input(tmp_path: P
         "name the release with --umls-release, such as 2025AB (or leave the table's release)"
     )
     assert refused.value.exit_code == 2
+
+
+def test_a_malformed_identifier_is_refused_by_uts_only(sources: Sources) -> None:
+    """The REST source checks every identifier before it is put in a URL (atoms.check_*) and
+    refuses a malformed one as bad input, sending nothing; the file has no URL to protect and
+    answers it as a row it lacks (not found), as it takes any release name but ``current``."""
+    malformed = [q("source", "snomedct_us", "8000001"), q("cui", "RXNORM", "c8000002")]
+    for query in malformed:
+        assert sources.mrconso(REL, [query]).atoms == {query: None}
+        with pytest.raises(BadInputError):
+            sources.rest(REL, [query])
+    assert sources.mrconso("2099-AA", QUERIES).umls_release == "2099-AA"
+    with pytest.raises(BadInputError, match=r"^'2099-AA' is not a UMLS release name"):
+        sources.rest("2099-AA", QUERIES)
+    assert sources.fake.seen == []
