@@ -165,7 +165,7 @@ def test_regenerate_reads_the_base_url_and_cache_folder_from_the_environment(
     mini: Path, tmp_path: Path, fake_uts: RunningFakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As the CLI's --base-url and --cache-dir do: UMLS_BASE_URL, TEMPMEDBENCH_CACHE_DIR."""
-    for name, value in fake_uts.env.items():
+    for name, value in fake_uts.variables.items():
         monkeypatch.setenv(name, value)
     report = api.regenerate(mini, out=tmp_path / "out")
     assert (report.outcome, report.requests, fake_uts.fake.count()) == ("verified", 11, 11)
