@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tempmedbench_synonyms import config
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.constants import ENV_PREFIXES, ENV_VARS
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, read_api_key, redact
 from tempmedbench_synonyms.testing import CANARY_KEY
@@ -193,3 +195,21 @@ def test_clean_text_strips_escapes_and_controls_then_redacts(text: str, shown: s
 
 def test_clean_text_may_keep_line_breaks() -> None:
     assert clean_text("a\x1b[1m\nb\tc\n", lines=True) == "a\nb c\n"
+
+
+def test_the_tools_variables_are_every_umls_and_tempmedbench_one() -> None:
+    """What a fake UTS's environment leaves aside: every variable the tool reads, and any other
+    of the two families (a later version's, a typo), but nothing else."""
+    environ = {
+        "PATH": "/bin", "UMLS_API_KEY_FILE": "/home/me/key", "UMLS_BASE_URL": "https://x",
+        "TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_FUTURE": "1", "NO_COLOR": "1",
+        "HOME": "/home/me", "MY_UMLS_THING": "kept", "umls_api_key": "kept (not read)",
+    }  # fmt: skip
+    assert config.tool_variables(environ=environ) == [
+        "TEMPMEDBENCH_CACHE_DIR", "TEMPMEDBENCH_FUTURE", "UMLS_API_KEY_FILE", "UMLS_BASE_URL",
+    ]  # fmt: skip
+    assert config.without_tool_variables(environ=environ) == {
+        "PATH": "/bin", "NO_COLOR": "1", "HOME": "/home/me", "MY_UMLS_THING": "kept",
+        "umls_api_key": "kept (not read)",
+    }  # fmt: skip
+    assert all(name.startswith(ENV_PREFIXES) for name in ENV_VARS)

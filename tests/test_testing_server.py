@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -44,9 +45,11 @@ def server() -> Iterator[FakeUtsServer]:
         yield srv
 
 
-def get(server: FakeUtsServer, path: str, **params: str) -> tuple[int, dict[str, str], bytes]:
+def get(
+    server: FakeUtsServer, path: str, timeout: float = 5, **params: str
+) -> tuple[int, dict[str, str], bytes]:
     split = urlsplit(server.base_url)
-    conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=5)
+    conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=timeout)
     try:
         query = urlencode({"apiKey": CANARY_KEY, **params})
         conn.request("GET", f"{split.path}{path}?{query}")
@@ -189,6 +192,46 @@ def test_each_fault_is_retried_by_the_client(kind: str) -> None:
     assert client.stats.requests == 3
     assert client.stats.retries == 2
     assert [s.fault for s in fake.seen] == [kind, kind, None]
+
+
+class _Arrivals(FakeUts):
+    """A fake that says when a request has arrived (it is logged before any stall)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrived = threading.Event()
+
+    def handle(self, *args: Any, **kwargs: Any) -> Any:
+        reply = super().handle(*args, **kwargs)
+        self.arrived.set()
+        return reply
+
+
+def test_stop_ends_a_stalled_request_at_once_unanswered() -> None:
+    """Teardown never waits out a stall (here two minutes): the request in it ends, unanswered,
+    and ``stop`` returns; the deadline below is half the stall, so a ``stop`` that waited it
+    out cannot pass."""
+    fake = _Arrivals(data(), api_key=CANARY_KEY, faults=Faults(script=["stall"], stall=120.0))
+    server = FakeUtsServer(fake).start()
+    outcome: list[str] = []
+
+    def ask() -> None:
+        try:
+            get(server, "/content/2099AA/CUI/C9000001", timeout=300)
+            outcome.append("answered")
+        except (http.client.HTTPException, OSError) as err:
+            outcome.append(type(err).__name__)
+
+    client = threading.Thread(target=ask, daemon=True)
+    client.start()
+    assert fake.arrived.wait(30)
+    stopper = threading.Thread(target=server.stop, daemon=True)
+    stopper.start()
+    stopper.join(60)
+    client.join(60)
+    assert (stopper.is_alive(), client.is_alive()) == (False, False)
+    assert outcome == ["RemoteDisconnected"]
+    assert [(s.status, s.fault) for s in fake.seen] == [(200, "stall")]
 
 
 def test_a_reset_is_a_real_connection_reset() -> None:

@@ -10,7 +10,9 @@ This is the only module that reads the environment (``os.environ``; the names ar
   cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do);
 - the rate-state folder: ``TEMPMEDBENCH_STATE_DIR``, else the platform's user state folder;
 - the log level (``TEMPMEDBENCH_LOG_LEVEL``), the GPS input (``TEMPMEDBENCH_GPS``) and
-  ``NO_COLOR``.
+  ``NO_COLOR``;
+- every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable set (``tool_variables``), which the fake UTS's
+  environment leaves aside.
 
 Every function takes an optional ``environ`` mapping (tests); by default the process's own.
 """
@@ -29,6 +31,7 @@ from tempmedbench_synonyms.constants import (
     BASE_URL_ENV,
     CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
+    ENV_PREFIXES,
     GPS_ENV,
     LOG_LEVEL_ENV,
     NO_COLOR_ENV,
@@ -43,6 +46,18 @@ def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 def variable(name: str, *, environ: Mapping[str, str] | None = None) -> str:
     """The value of the environment variable ``name``, stripped; "" when unset."""
     return _env(environ).get(name, "").strip()
+
+
+def tool_variables(*, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the ``UMLS_*`` and ``TEMPMEDBENCH_*`` variables set, sorted: the ones a
+    fake UTS's environment removes or replaces (``testing.RunningFakeUts.env``)."""
+    return sorted(name for name in _env(environ) if name.startswith(ENV_PREFIXES))
+
+
+def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment less every variable ``tool_variables`` names: for a child process whose
+    every setting of this tool is given by its caller."""
+    return {k: v for k, v in _env(environ).items() if not k.startswith(ENV_PREFIXES)}
 
 
 def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:

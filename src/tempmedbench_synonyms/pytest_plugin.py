@@ -4,17 +4,24 @@ Installed with the package (entry point ``pytest11``), it gives every test suite
 
 ``fake_uts``
     A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``), or the
-    rows of the test's ``fake_uts`` marker. Its ``env`` holds ``UMLS_BASE_URL``, ``UMLS_API_KEY``,
-    and a fresh cache and rate-state folder for the test, ready for a subprocess::
+    rows of the test's ``fake_uts`` marker. Its ``variables`` are ``UMLS_BASE_URL``,
+    ``UMLS_API_KEY`` and a fresh cache and rate-state folder for the test
+    (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``); its ``env`` is the whole
+    environment for a subprocess: yours less every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable,
+    plus those::
 
         def test_regenerates(fake_uts, tmp_path):
-            env = {**os.environ, **fake_uts.env}
             done = subprocess.run(
                 ["tempmedbench-regenerate-synonyms", "my-release", "--out", str(tmp_path)],
-                env=env,
+                env=fake_uts.env,
             )
             assert done.returncode == 0
             assert fake_uts.fake.count() == 4
+
+    For the test's own process too (the Python API called in the test), the fixture removes
+    every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable and sets its ``variables`` while the test
+    runs (as ``monkeypatch`` does), and puts yours back after: your key is never sent to the
+    fake, and nothing lands in your cache or rate-state folders.
 
 ``@pytest.mark.fake_uts(rows=..., release=..., faults=...)``
     Serve your own MRCONSO.RRF-format rows (an iterable of lines, or the ``Path`` of a file of
@@ -22,7 +29,9 @@ Installed with the package (entry point ``pytest11``), it gives every test suite
 
 ``fake_uts_factory``
     For more than one server in a test: ``fake_uts_factory(rows=None, release=None,
-    faults=None)`` starts another one; all are stopped when the test ends.
+    faults=None)`` starts another one; all are stopped when the test ends (a request still
+    waiting out a ``stall`` fault ends unanswered). The first server a test starts (``fake_uts``,
+    when the test asks for it) is the one whose ``variables`` are set in the test's process.
 
 The key is ``testing.CANARY_KEY``: grep what your code leaves behind for it with
 ``testing.find_secret``. Nothing here reaches the network: the servers listen on 127.0.0.1 only.
@@ -90,8 +99,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeUtsFactory]:
-    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends."""
+def fake_uts_factory(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeUtsFactory]:
+    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends.
+    The first one's variables replace every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this
+    process until then (``monkeypatch``: the test's own changes are undone in the right order)."""
+    from tempmedbench_synonyms import config
     from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
 
     started: list[RunningFakeUts] = []
@@ -106,6 +120,11 @@ def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeU
         server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts"))
         started.append(server)
         server.start()
+        if len(started) == 1:
+            for name in config.tool_variables():
+                monkeypatch.delenv(name)
+            for name, value in server.variables.items():
+                monkeypatch.setenv(name, value)
         return server
 
     try:
