@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tempmedbench_synonyms import config
-from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.about import version_text
+from tempmedbench_synonyms.config import resolve_cache_dir, state_folder
 from tempmedbench_synonyms.constants import ENV_PREFIXES, ENV_VARS
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, read_api_key, redact
@@ -213,3 +216,79 @@ def test_the_tools_variables_are_every_umls_and_tempmedbench_one() -> None:
         "umls_api_key": "kept (not read)",
     }  # fmt: skip
     assert all(name.startswith(ENV_PREFIXES) for name in ENV_VARS)
+
+
+# -- no home folder (issue 17 item 9): docker run --user N, some CI sandboxes ------------------
+
+NO_HOME_HINT = (
+    "set HOME to a folder you own, or TEMPMEDBENCH_CACHE_DIR and TEMPMEDBENCH_STATE_DIR to "
+    "folders you can write in; in a container run as a user with no passwd entry, add "
+    "-e HOME=/tmp (or a folder you mount)"
+)
+
+
+@pytest.fixture
+def no_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME, no XDG folders, and no passwd entry for this user (simulated: the tests may run
+    as a user who has one, as root does)."""
+    pwd = pytest.importorskip("pwd")
+    for name in ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_entry(uid: int) -> Any:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+
+
+@pytest.mark.usefixtures("no_home")
+def test_without_a_home_folder_the_default_folders_are_bad_input_naming_the_fix() -> None:
+    for kind, find in (("cache", lambda: resolve_cache_dir(None, environ={})),
+                       ("state", lambda: state_folder(environ={}))):  # fmt: skip
+        with pytest.raises(BadInputError) as info:
+            find()
+        assert str(info.value) == (
+            f"the default {kind} folder is in the home folder, and there is none: HOME is not "
+            f"set, and user id {os.getuid()} has no home folder in the password database"
+        )
+        assert info.value.hint == NO_HOME_HINT
+    # Named folders need no home folder, unless they start with ~.
+    env = {"TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_STATE_DIR": "/s"}
+    assert (resolve_cache_dir(None, environ=env), state_folder(environ=env)) == (
+        Path("/c"),
+        Path("/s"),
+    )
+    with pytest.raises(BadInputError) as info:
+        resolve_cache_dir(Path("~/c"), environ={})
+    assert str(info.value) == (
+        "--cache-dir starts with ~, and there is no home folder: HOME is not set and the user "
+        "has no home folder in the password database"
+    )
+    assert info.value.hint == "give the whole path, or set HOME to a folder you own"
+
+
+@pytest.mark.usefixtures("no_home")
+def test_version_never_fails_and_says_why_there_is_no_cache_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TEMPMEDBENCH_CACHE_DIR", raising=False)
+    last = version_text().splitlines()[-1]
+    assert last == (
+        "cache folder: none: the default cache folder is in the home folder, and there is "
+        f"none: HOME is not set, and user id {os.getuid()} has no home folder in the password "
+        f"database; {NO_HOME_HINT}"
+    )
+
+
+def test_a_relative_home_is_no_home_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """platformdirs takes a relative HOME for unset; without a passwd entry, no folder."""
+    pwd = pytest.importorskip("pwd")
+    monkeypatch.setenv("HOME", "relative")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    with pytest.raises(BadInputError) as info:
+        resolve_cache_dir(None, environ={"HOME": "relative"})
+    assert str(info.value).startswith(
+        "the default cache folder is in the home folder, and there is none: HOME='relative' is "
+        "not an absolute path, and user id "
+    )

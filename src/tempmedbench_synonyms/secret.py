@@ -22,7 +22,7 @@ from urllib.parse import quote, quote_plus
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.constants import API_KEY_ENV, API_KEY_FILE_ENV, PROFILE_URL
 from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
-from tempmedbench_synonyms.files import read_regular
+from tempmedbench_synonyms.files import os_fix, read_regular
 from tempmedbench_synonyms.jsonio import safe_text
 
 log = logging.getLogger(__name__)
@@ -88,10 +88,11 @@ def read_api_key(
         except (OSError, UnicodeDecodeError) as err:
             # Never the exception's own text: a decoding error quotes the bytes it read.
             why = "it is not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
+            fix = os_fix(err) if isinstance(err, OSError) else None
             raise BadInputError(
                 f"cannot read the API key file: {why or type(err).__name__}",
                 path=api_key_file,
-                hint="give a file that holds only your UMLS API key",
+                hint=fix or "give a file that holds only your UMLS API key",
             ) from None
         except BadInputError as err:  # not a regular file, or larger than a key can be
             err.hint = err.hint or "it should hold only your UMLS API key"
