@@ -30,6 +30,13 @@ from tempmedbench_synonyms.testing import (
     mrconso_row,
 )
 
+#: What doctor says of a key that is not a UUID, as the canary key.
+NOT_A_UUID = (
+    "it does not look like a UTS API key (a UUID: 36 characters, 8-4-4-4-12 hexadecimal digits)"
+)
+#: An invented key of the form of a UTS key.
+UUID_KEY = "0badc0de-0000-4000-8000-000000000000"
+
 #: The first concept of the mini table in sorted key order: the release probe's CUI.
 PROBE_PATH = "/content/2099AA/CUI/"
 
@@ -75,8 +82,10 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     checks = checks_of(result)
     assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
                             "rate_state", "mrconso"]  # fmt: skip
-    assert all(c["ok"] is True and c["hint"] is None for c in checks.values())
-    assert checks["api_key"]["message"] == "found in UMLS_API_KEY"
+    assert all(c["ok"] is True for c in checks.values())
+    # The canary key is no UUID, as a UTS key is: said (the fake accepts it all the same).
+    assert [name for name, c in checks.items() if c["hint"] is not None] == ["api_key"]
+    assert checks["api_key"]["message"] == f"found in UMLS_API_KEY, but {NOT_A_UUID}"
     assert checks["release"]["message"] == (
         f"{mini}: 6 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
     )
@@ -95,7 +104,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     # One human line per check on stderr, then the summary.
     lines = result.stderr.splitlines()
     assert lines[0].startswith("ok    versions    tempmedbench-synonyms ")
-    assert lines[3] == f"ok    uts         {checks['uts']['message']}"
+    assert lines[4] == f"ok    uts         {checks['uts']['message']}"
     assert lines[-1] == "doctor: all 8 checks passed"
 
 
@@ -146,7 +155,9 @@ def test_the_key_file_variable_is_named_as_the_source(heart: FakeUtsServer, tmp_
     assert result.exit_code == 0, result.stderr
     checks = checks_of(result)
     assert list(checks) == ["versions", "api_key", "uts", "cache", "rate_state"]
-    assert checks["api_key"]["message"] == f"found in UMLS_API_KEY_FILE ({key_file})"
+    assert (
+        checks["api_key"]["message"] == f"found in UMLS_API_KEY_FILE ({key_file}), but {NOT_A_UUID}"
+    )
     assert checks["uts"]["message"] == (
         f"{heart.base_url} accepted the key and serves UMLS release current (now 2099AA) (probe: "
         f"concept {KNOWN_CUI})"
@@ -312,7 +323,7 @@ def test_a_key_file_of_two_words_fails_with_a_fix_and_a_loose_one_passes_with_on
     )
     assert key["hint"] == "keep only your UMLS API key in it, on one line"
     loose = tmp_path / "loose"
-    loose.write_text("loose-invented-key-0000\n")  # not the canary: the folder is searched for it
+    loose.write_text(f"{UUID_KEY}\n")  # not the canary: the folder is searched for it
     loose.chmod(0o644)
     result = doctor(["--api-key-file", str(loose), "--json"], tmp_path, mini_uts.base_url)
     key = checks_of(result)["api_key"]

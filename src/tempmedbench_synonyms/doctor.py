@@ -7,7 +7,8 @@ unavailable). The checks, in their order:
 ``versions``      Python and the main libraries (``about``);
 ``release``       the release folder against its manifest, its table and spans (given RELEASE);
 ``api_key``       a key is found, and where: ``--api-key-file``, ``UMLS_API_KEY_FILE``,
-                  ``UMLS_API_KEY`` (``config.read_api_key``);
+                  ``UMLS_API_KEY`` (``secret.read_api_key``); it says when the key does not
+                  look like a UTS key (a UUID), or its file is readable by others;
 ``uts``           one probe request, always sent (a cached answer proves nothing about the key):
                   the concept of the table's probe CUI in its ``umls_release``, or of
                   ``KNOWN_CUI`` in ``current`` without RELEASE. It shows the key accepted, UTS
@@ -35,7 +36,7 @@ from typing import Any
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.about import dependency_versions
 from tempmedbench_synonyms.config import api_key_source, key_file, resolve_cache_dir
-from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
+from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, PROFILE_URL, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
@@ -46,7 +47,13 @@ from tempmedbench_synonyms.files import check_writable, os_error, os_fix, os_pro
 from tempmedbench_synonyms.mrconso.source import sniff_mrconso
 from tempmedbench_synonyms.regen.pipeline import probe_cui
 from tempmedbench_synonyms.regen.release import OUTPUTS, Release, open_release
-from tempmedbench_synonyms.secret import missing_key, read_api_key, readable_by_others, redact
+from tempmedbench_synonyms.secret import (
+    looks_like_uts_key,
+    missing_key,
+    read_api_key,
+    readable_by_others,
+    redact,
+)
 from tempmedbench_synonyms.uts.cache import check_cache_root
 from tempmedbench_synonyms.uts.options import UtsOptions
 from tempmedbench_synonyms.uts.ratelimit import SharedBudget, shared_state_path
@@ -135,19 +142,24 @@ def check_api_key(api_key_file: Path | None) -> Check:
             missing.hint,
             missing.exit_code,
         )
+    notes = [f"it {note}" for note in key.notes]  # a byte order mark left out: still a pass
+    hints = []
+    if not looks_like_uts_key(key):
+        notes.append(
+            "it does not look like a UTS API key (a UUID: 36 characters, 8-4-4-4-12 "
+            "hexadecimal digits)"
+        )
+        hints.append(f"if UTS refuses it, copy the key again from your UTS profile ({PROFILE_URL})")
     path = key_file(api_key_file)
     try:
         loose = path is not None and readable_by_others(path.stat().st_mode)
     except OSError:
         loose = False
     if loose:  # still a pass, as a run takes it, but the fix is said here too, not on stderr only
-        return Check(
-            "api_key",
-            True,
-            f"found in {where}, but other users can read the file",
-            f"chmod 600 {path}",
-        )
-    return _passed("api_key", f"found in {where}")
+        notes.append("other users can read the file")
+        hints.append(f"chmod 600 {path}")
+    but = f", but {'; '.join(notes)}" if notes else ""
+    return Check("api_key", True, f"found in {where}{but}", "; ".join(hints) or None)
 
 
 def check_uts(
