@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import file_kind, open_regular
+from tempmedbench_synonyms.files import file_kind, open_regular, os_fix
 from tempmedbench_synonyms.zips import reading_member
 
 #: Bytes read (and, decompressed, handed on) at a time.
@@ -123,12 +123,12 @@ def named_release(names: Iterable[str]) -> str | None:
 def _locate(path: Path) -> MrconsoInput:
     try:
         st = path.stat()
-    except OSError as err:
+    except OSError as err:  # a hint of the error's own (permissions, a name too long) first
         raise BadInputError(
             "no such file or folder" if isinstance(err, FileNotFoundError) else
             f"cannot read: {err.strerror or err}",
             path=path,
-            hint=_HINT,
+            hint=os_fix(err) or _HINT,
         ) from None  # fmt: skip
     if stat.S_ISDIR(st.st_mode):
         return _in_folder(path)
