@@ -171,13 +171,9 @@ class FakeUtsData:
         self.sources = [s for s in sources if s.CURVER == "Y"]
 
     @cached_property
-    def folded(self) -> list[tuple[FakeRow, str, frozenset[str]]]:
-        """Each row with its string casefolded and its words (for search)."""
-        return [
-            (row, name, frozenset(routes.WORD.findall(name)))
-            for row in self.rows
-            for name in (row.name.casefold(),)
-        ]
+    def search_index(self) -> routes.SearchIndex:
+        """The rows' strings and words, for search (built by the first search)."""
+        return routes.SearchIndex(self.rows)
 
     @classmethod
     def from_lines(

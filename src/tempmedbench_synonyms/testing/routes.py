@@ -104,6 +104,34 @@ def _norm(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
+class SearchIndex:
+    """Each row with its string casefolded and its words, and the rows of each word (as
+    ``_norm`` has it), so that a search looks only at rows that hold the term's words."""
+
+    def __init__(self, rows: Sequence[FakeRow]) -> None:
+        self.folded: list[tuple[FakeRow, str, frozenset[str]]] = []
+        self.rows_of: dict[str, set[int]] = {}
+        for n, row in enumerate(rows):
+            name = row.name.casefold()
+            words = frozenset(WORD.findall(name))
+            self.folded.append((row, name, words))
+            for word in {_norm(w) for w in words}:
+                self.rows_of.setdefault(word, set()).add(n)
+
+    def candidates(
+        self, search_type: str, term: str, partial: bool
+    ) -> list[tuple[FakeRow, str, frozenset[str]]]:
+        """The rows that may match: with one of the term's words (``partial``), or all of
+        them; every row for a truncation, or a term with no word."""
+        words = {_norm(w) for w in WORD.findall(term.casefold())}
+        if not words or search_type in ("leftTruncation", "rightTruncation"):
+            return self.folded
+        found = sorted((self.rows_of.get(w, set()) for w in words), key=len)
+        if partial or search_type == "approximate":
+            return [self.folded[n] for n in sorted(set().union(*found))]
+        return [self.folded[n] for n in sorted(found[0].intersection(*found[1:]))]
+
+
 #: Whether one word of the term is in an atom (its words), by search type.
 _WORD_TESTS: dict[str, Callable[[str, frozenset[str]], bool]] = {
     "words": lambda w, atom: w in atom,
@@ -357,9 +385,14 @@ class Routes:
         sabs, types = self._set("sabs"), self._set("semanticTypes", "|")
         folded = term.casefold()
         if input_type == "atom":
-            match = _matcher(search_type, term, self.params.get("partialSearch") == "true")
+            partial = self.params.get("partialSearch") == "true"
+            match = _matcher(search_type, term, partial)
             candidates: Iterable[tuple[FakeRow, str]] = (
-                (row, name) for row, name, words in self.data.folded if match(name, words)
+                (row, name)
+                for row, name, words in self.data.search_index.candidates(
+                    search_type, term, partial
+                )
+                if match(name, words)
             )
         else:
             fields = {
