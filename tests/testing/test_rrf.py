@@ -103,6 +103,6 @@ def test_an_mrconso_row_line_of_the_helper_reads_back() -> None:
     assert (row.cui, row.aui, row.sab, row.tty, row.code, row.name, row.lat, row.suppress) == (
         "C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever", "ENG", "N",
     )  # fmt: skip
-    assert (row.obsolete, row.suppressible) == (False, False)
+    assert (row.scui, row.sdui, row.obsolete, row.suppressible) == ("D1", "", False, False)
     with pytest.raises(ValueError, match="an MRCONSO row has 18 fields, not 3"):
         type(row).from_fields(["a", "b", "c"])

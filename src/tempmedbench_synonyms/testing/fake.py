@@ -35,8 +35,9 @@ FAULT_KINDS: tuple[str, ...] = ("429", "5xx", "reset", "html502", "truncated", "
 
 #: The files ``FakeUtsData.from_meta`` reads from a folder, when it holds them.
 META_FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
-_CUI, _LAT, _AUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS, _SRL = (
-    COLUMN[c] for c in ("CUI", "LAT", "AUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS", "SRL")
+_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS, _SRL = (
+    COLUMN[c]
+    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS", "SRL")
 )
 
 
@@ -67,6 +68,16 @@ class FakeRow:
     def aui(self) -> str:
         """AUI: the atom."""
         return self.fields[_AUI]
+
+    @property
+    def scui(self) -> str:
+        """SCUI: the source's concept id."""
+        return self.fields[_SCUI]
+
+    @property
+    def sdui(self) -> str:
+        """SDUI: the source's descriptor id."""
+        return self.fields[_SDUI]
 
     @property
     def sab(self) -> str:
