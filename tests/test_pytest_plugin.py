@@ -173,7 +173,9 @@ def test_a_marker_with_an_unknown_argument_is_a_usage_error(pytester: pytest.Pyt
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*the fake_uts marker takes rows, release and faults, not rowz*"])
+    result.stdout.fnmatch_lines(
+        ["*the fake_uts marker takes rows, meta, release and faults, not rowz*"]
+    )
 
 
 def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
@@ -273,3 +275,62 @@ def test_the_fixture_isolates_the_tests_own_process_and_puts_everything_back(
         "test_the_fixture_isolates_the_tests_own_process_and_puts_everything_back.py",
         "umls-key",
     ]  # fmt: skip
+
+
+def test_the_default_fixture_and_the_meta_marker_serve_meta_files(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".RRF", MRDEF="C7000001|A70000001|AT1||MSH|An invented definition.|N||\n")
+    pytester.makepyfile(
+        """
+        import json, pathlib, urllib.request
+        import pytest
+
+        def get(fake_uts, path):
+            url = f"{fake_uts.base_url}{path}?apiKey={fake_uts.api_key}"
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return json.load(answer)["result"]
+
+        def test_default(fake_uts):
+            found = get(fake_uts, "/content/2099AA/CUI/C9000090/definitions")
+            assert [d["rootSource"] for d in found] == ["MSH", "NCI"]
+
+        @pytest.mark.fake_uts(meta=pathlib.Path.cwd(), release="2098AB")
+        def test_meta(fake_uts):
+            found = get(fake_uts, "/content/2098AB/CUI/C7000001/definitions")
+            assert [d["value"] for d in found] == ["An invented definition."]
+            assert fake_uts.fake.data.rows == []
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_a_meta_marker_that_cannot_be_served_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("empty")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.fake_uts(rows=[], meta="empty")
+        def test_both(fake_uts):
+            pass
+
+        @pytest.mark.fake_uts(meta="no/such/folder")
+        def test_no_folder(fake_uts):
+            pass
+
+        @pytest.mark.fake_uts(meta="empty")
+        def test_no_files(fake_uts):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_uts takes rows or meta, not both*",
+            "*fake_uts meta: no such folder no/such/folder*",
+            "*fake_uts meta: empty holds none of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, "
+            "MRHIER.RRF, MRSAB.RRF*",
+        ]
+    )

@@ -138,7 +138,12 @@ def test_every_readme_python_block_is_run_by_a_test() -> None:
     kinds = [
         [b.startswith("# test_"), "FakeUtsServer" in b, "ensure_synonyms" in b] for b in blocks
     ]
-    assert kinds == [[False, False, True], [False, True, False], [True, False, False]]
+    assert kinds == [
+        [False, False, True],
+        [False, True, False],
+        [True, False, False],
+        [True, False, False],
+    ]
 
 
 def test_the_readme_api_example_runs(tmp_path: Path) -> None:
@@ -220,18 +225,27 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
 USERS_KEY = "0a1b2c3d-0000-4000-8000-00000000cafe"
 
 
-@pytest.mark.parametrize("form", ["as written", "merged with os.environ"])
-def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path, form: str) -> None:
-    """As a user who set every variable the README mentions in their profile runs it: their key
-    file, base URL, cache and state folders and log level are all left aside, in the subprocess
-    and in the test's process, whether the example passes ``fake_uts.env`` or the form earlier
-    READMEs showed, ``{**os.environ, **fake_uts.env}``."""
-    [code] = [block for block in readme_python() if block.startswith("# test_")]
+@pytest.mark.parametrize(
+    ("name", "form"),
+    [
+        ("test_my_pipeline.py", "as written"),
+        ("test_my_pipeline.py", "merged with os.environ"),
+        ("test_my_umls_code.py", "as written"),
+    ],
+)
+def test_the_readme_pytest_examples_pass_with_the_plugin(
+    tmp_path: Path, name: str, form: str
+) -> None:
+    """As a user who set every variable the README mentions in their profile runs them: their
+    key file, base URL, cache and state folders and log level are all left aside, in the
+    subprocess and in the test's process, whether the example passes ``fake_uts.env`` or the
+    form earlier READMEs showed, ``{**os.environ, **fake_uts.env}``. The second example is a
+    user's test of their own UMLS code against the fixture."""
+    [code] = [block for block in readme_python() if block.startswith(f"# {name}\n")]
     if form != "as written":
         assert "env=fake_uts.env," in code
         code = code.replace("env=fake_uts.env,", "env={**os.environ, **fake_uts.env},")
         code = code.replace("import subprocess", "import os, subprocess")
-    name = code.splitlines()[0].removeprefix("# ")
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     (tmp_path / name).write_text(code, encoding="utf-8")
     home = tmp_path / "home"

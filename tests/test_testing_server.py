@@ -17,7 +17,7 @@ import pytest
 import requests
 import responses
 
-from helpers import ATOM_PARAMS
+from helpers import ATOM_PARAMS, FIXTURES
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.errors import NotAuthorisedError
 from tempmedbench_synonyms.secret import ApiKey
@@ -93,7 +93,7 @@ def test_atom_shape_has_string_flags_and_cui_only_in_links(server: FakeUtsServer
     assert (atom["obsolete"], atom["suppressible"]) == ("false", "false")
     assert atom["concept"] == f"{server.base_url}/content/2099AA/CUI/C9000001"
     assert atom["code"] == f"{server.base_url}/content/2099AA/source/SNOMEDCT_US/1000000"
-    assert atom["parents"] == "NONE" and atom["ancestors"] is None
+    assert atom["parents"] == atom["ancestors"] == "NONE"  # no MRHIER: no hierarchy
     assert "cui" not in atom and "CUI" not in atom
 
 
@@ -232,6 +232,23 @@ def test_stop_ends_a_stalled_request_at_once_unanswered() -> None:
     assert (stopper.is_alive(), client.is_alive()) == (False, False)
     assert outcome == ["RemoteDisconnected"]
     assert [(s.status, s.fault) for s in fake.seen] == [(200, "stall")]
+
+
+def test_the_client_reads_the_terminology_routes_over_a_socket() -> None:
+    fake = FakeUts(FakeUtsData.from_meta(FIXTURES / "umls"), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as server, client_for(server) as client:
+        search = client.get_result("/search/2099AA", {"string": "fever"})
+        crosswalk = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"
+        clusters = client.get_list(crosswalk, {"pageSize": "2"})
+        assert client.get_list(crosswalk, {"targetSource": "LNC"}) is None
+    assert [r["ui"] for r in search["results"]] == ["C9000001", "C9000091"]
+    assert [c["ui"] for c in clusters or []] == ["D990090", "C990090", "9990191001"]
+    assert [(s.path, s.status, s.key_sent) for s in fake.seen] == [
+        ("/search/2099AA", 200, True),
+        (crosswalk, 200, True),
+        (crosswalk, 200, True),  # page 2 of 2
+        (crosswalk, 404, True),
+    ]
 
 
 def test_a_reset_is_a_real_connection_reset() -> None:

@@ -333,7 +333,8 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "endless line gzip": (
         lambda d: _write(d / "MRCONSO.RRF.gz", gz(PLAIN + b"x" * (3 << 20))),
-        "a line longer than 1,048,576 bytes (from byte 6,192): not an MRCONSO.RRF row",
+        # the endless line starts where the invented file ends
+        f"a line longer than 1,048,576 bytes (from byte {len(PLAIN):,}): not an MRCONSO.RRF row",
     ),
     "a zip of something else": (
         lambda d: _zip(d / "umls-2025AB-metathesaurus-full.zip", {"2025AB/META/MRSTY.RRF": MRSTY}),
