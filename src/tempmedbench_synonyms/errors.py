@@ -29,12 +29,12 @@ No message may contain the UMLS API key: code that builds one from a URL must re
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object.
 
     A ``str``: it compares equal to, formats as, and serialises to JSON as its plain value.
@@ -51,12 +51,10 @@ class Outcome(str, Enum):
     PLANNED = "planned"
     #: Ctrl-C (exit 130) or SIGTERM (exit 143); what was fetched stays cached.
     INTERRUPTED = "interrupted"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+    #: A ``umls`` lookup (SPEC section 11) that UMLS answered (exit 0) ...
+    FOUND = "found"
+    #: ... or has nothing for: an unknown identifier or an empty list (exit 1).
+    NOT_FOUND = "not_found"
 
 
 #: How many items a list in a message shows before "and N more" (SPEC section 8).
@@ -327,4 +325,6 @@ EXIT_CODES: dict[Outcome, int] = {
     },
     Outcome.PLANNED: 0,
     Outcome.INTERRUPTED: 130,
+    Outcome.FOUND: 0,
+    Outcome.NOT_FOUND: 1,
 }

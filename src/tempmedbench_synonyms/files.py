@@ -215,14 +215,63 @@ def check_writable(folder: Path) -> None:
     """Make sure files can be written in ``folder``: create and remove a temporary file there,
     as :func:`write_atomic` would, or, if it does not exist yet, in the nearest folder above it
     that does (where it would be created). Nothing is left behind, not even an empty folder.
-    Raises ``OSError`` if not."""
-    existing = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), Path("."))
+    Raises ``OSError`` if not: also when a folder on the way cannot be entered or a name is too
+    long, which ``os.path.lexists`` would take for "missing" and so probe the wrong folder."""
+    existing = Path(".")
+    for path in (folder, *folder.parents):
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            continue
+        existing = path
+        break
     if not existing.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
     probe = existing / f".probe.{secrets.token_hex(_TOKEN_HEX // 2)}{TMP_SUFFIX}"
     fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
     probe.unlink()
+
+
+_PERMISSIONS = "check the permissions of the path and of each folder above it (ls -ld)"
+#: What to do about the errors a path gives most often: the hint of a message.
+_OS_FIXES = {
+    errno.EACCES: _PERMISSIONS,
+    errno.EPERM: _PERMISSIONS,
+    errno.ENAMETOOLONG: "the path, or a name in it, is longer than the file system allows: "
+    "choose a shorter one",
+    errno.ENOTDIR: "a part of the path is a file where a folder is expected",
+    errno.EISDIR: "it is a folder where a file is expected",
+    errno.ELOOP: "symbolic links on the path point in a loop",
+    errno.EROFS: "the file system is read-only: choose a folder on another one",
+    errno.ENOSPC: "the disk is full: free some space, or choose a folder on another disk",
+}
+
+
+def os_problem(err: OSError) -> str:
+    """What an ``OSError`` says, in words (``Permission denied``), without Python's
+    ``[Errno 13]`` and the repr of the path."""
+    return err.strerror or type(err).__name__
+
+
+def os_fix(err: OSError) -> str | None:
+    """What to do about an ``OSError`` a path gave, when its kind says (``None`` otherwise)."""
+    return _OS_FIXES.get(err.errno or 0)
+
+
+def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> BadInputError:
+    """The ``BadInputError`` of an ``OSError`` a path gave: ``PATH: cannot use WHAT: Permission
+    denied`` (``PATH: Permission denied`` without ``what``), with what to do (``os_fix``) and
+    ``instead``, another way (an option to give)."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    hint = "; ".join(h for h in (os_fix(err), instead) if h) or None
+    return BadInputError(
+        f"cannot use {what}: {os_problem(err)}" if what else os_problem(err),
+        path=path if isinstance(path, str) else None,
+        hint=hint,
+    )
 
 
 def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:

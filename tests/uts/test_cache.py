@@ -498,7 +498,7 @@ def test_info_and_clear(tmp_path: Path) -> None:
     assert (info.entries, info.temporary_files) == (2, 1)
     assert info.namespaces[0].releases == {"2099AA": 1, "2099AB": 1}
     assert info.namespaces[0].base_url == BASE
-    assert clear_cache(root) == 2
+    assert clear_cache(root).removed == 2
     assert not (root / LAYOUT).exists()
     assert keep.read_text() == "user file"  # never anything but our own folder
     assert cache.get(KEY) is None

@@ -12,7 +12,7 @@ import random
 import re
 import threading
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
@@ -259,7 +259,7 @@ def test_429_then_503_then_200(t: VirtualTime) -> None:
 
 @responses.activate(registry=OrderedRegistry)
 def test_retry_after_as_an_http_date_is_honoured(t: VirtualTime) -> None:
-    when = datetime.fromtimestamp(1_700_000_000 + 7, tz=timezone.utc)
+    when = datetime.fromtimestamp(1_700_000_000 + 7, tz=UTC)
     responses.get(BASE + SOURCE_PATH, status=429,
                   headers={"Retry-After": format_datetime(when, usegmt=True)})  # fmt: skip
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
@@ -616,7 +616,7 @@ def test_once_told_uts_answered_any_404_is_not_found(
     ],
 )
 def test_parse_retry_after_rfc_9110(value: str | None, expected: float | None) -> None:
-    now = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc).timestamp()
+    now = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC).timestamp()
     assert parse_retry_after(value, now=now) == expected
 
 

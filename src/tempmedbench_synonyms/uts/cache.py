@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.atoms import check_release, is_release
 from tempmedbench_synonyms.constants import CACHE_DIR_ENV
-from tempmedbench_synonyms.errors import BadInputError, UntrustedError
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list, plural
 from tempmedbench_synonyms.jsonio import loads_utf8
 from tempmedbench_synonyms.secret import redact
 
@@ -569,10 +569,24 @@ def _read_or_none(
     return None
 
 
+#: What to do when the cache folder cannot be read or emptied.
+_ANOTHER_FOLDER = "or give another folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR"
+
+
 def cache_info(root: Path) -> CacheInfo:
-    """Count the entries (and leftover temporary files) under ``root``."""
+    """Count the entries (and leftover temporary files) under ``root``: through symbolic links,
+    as a run reads them. BadInputError naming the path and the fix when a folder cannot be read
+    (a folder on its path that cannot be entered, a name too long)."""
+    try:
+        return _cache_info(root)
+    except OSError as err:
+        raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
+
+
+def _cache_info(root: Path) -> CacheInfo:
     check_cache_root(root)
     layout = Path(root) / LAYOUT
+    _reachable(layout)
     info = CacheInfo(root=str(root), exists=layout.is_dir())
     if not info.exists:
         return info
@@ -601,21 +615,78 @@ def cache_info(root: Path) -> CacheInfo:
     return info
 
 
-def clear_cache(root: Path) -> int:
-    """Delete every cached answer under ``root``; return how many entries there were.
+@dataclass(frozen=True)
+class Cleared:
+    """What ``clear_cache`` removed: the entries it deleted, and notes on what it left."""
+
+    removed: int
+    #: symbolic links removed whose targets, outside the cache's own folder, were left alone
+    notes: list[str] = field(default_factory=list)
+
+
+def clear_cache(root: Path) -> Cleared:
+    """Delete every cached answer under ``root``; count the entries deleted.
 
     Only our own ``uts-v1`` folder is removed, never anything else in ``root`` (which may be a
-    folder the user shares with other things).
+    folder the user shares with other things). A symbolic link in it (a namespace linked from
+    elsewhere) is removed as a link: what it points to stays, is not counted, and a note says so.
     """
     layout = Path(root) / LAYOUT
-    count = cache_info(root).entries
-    if layout.is_dir():
-        try:
+    try:
+        check_cache_root(root)
+        removed, links = _own_entries(layout)
+        targets = [f"{link} -> {os.readlink(link)}" for link in links]
+    except OSError as err:
+        raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
+    try:
+        if layout.is_symlink():
+            layout.unlink()
+        elif layout.is_dir():
             shutil.rmtree(layout)
-        except OSError as err:
-            raise BadInputError(
-                f"cannot delete the cache: {err.strerror or err}",
-                path=layout,
-                hint="check the folder's permissions, or delete it by hand",
-            ) from None
-    return count
+    except OSError as err:
+        fix = files.os_fix(err)
+        raise BadInputError(
+            f"cannot delete the cache: {files.os_problem(err)}",
+            path=layout,
+            hint=(f"{fix}; or " if fix else "") + "delete the folder by hand",
+        ) from None
+    notes = []
+    if links:
+        what = "what it points to" if len(links) == 1 else "what they point to"
+        notes.append(
+            f"{plural(len(links), 'symbolic link')} removed, not {what}: the cached answers "
+            f"there stay on disk ({bounded_list(targets)}); delete them there if you meant to"
+        )
+    return Cleared(removed, notes)
+
+
+def _own_entries(layout: Path) -> tuple[int, list[Path]]:
+    """The entries under ``layout`` that deleting it deletes (regular files, no link followed),
+    and the symbolic links it holds (or ``layout`` itself, if it is one)."""
+    _reachable(layout)
+    if layout.is_symlink():
+        return 0, [layout]
+    if not layout.is_dir():
+        return 0, []
+    count, links = 0, []
+
+    def fail(err: OSError) -> None:
+        raise err
+
+    for folder, subfolders, names in os.walk(layout, onerror=fail):
+        here = Path(folder)
+        depth = len(here.relative_to(layout).parts)
+        for name in sorted(subfolders + names):
+            path = here / name
+            if path.is_symlink():
+                links.append(path)
+            elif depth == 2 and not here.name.startswith(".") and name.endswith(".json"):
+                count += path.is_file()
+    return count, links
+
+
+def _reachable(path: Path) -> None:
+    """OSError if ``path`` cannot be reached (a folder on its way that cannot be entered, a
+    name too long), which ``Path.is_dir`` may take for "missing"; nothing if it is missing."""
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        os.lstat(path)

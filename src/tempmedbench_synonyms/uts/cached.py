@@ -20,14 +20,19 @@ Every request is built by ``uts.paths``, which checks its identifiers first.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import os
+import shlex
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -41,7 +46,9 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
     is_release,
 )
+from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
@@ -306,18 +313,21 @@ class CachedUts:
             return
         request = build(umls_release)
         key = CacheKey.make(umls_release, request.path, request.param_dict)
-        try:
+        with self._writing():
             if found is None:
                 self.cache.put(key, 404, None)
             else:
                 self.cache.put(key, 200, _dump(request.kind, found))
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write to the cache: an ``OSError`` is bad input saying what is in the way
+        and what to do. Without the cache a run cannot resume, and a rerun would fetch it all
+        again: the run stops."""
+        try:
+            yield
         except OSError as err:
-            # Without the cache a run cannot resume, and a rerun would fetch it all again.
-            raise BadInputError(
-                f"cannot write to the cache folder: {err.strerror or err}",
-                path=self.cache.folder,
-                hint="give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
-            ) from None
+            raise _cache_write_error(err, self.cache) from None
 
     def _answer(self, umls_release: str, build: Build) -> tuple[str, Any, float | None]:
         """(concrete release, answer, when it was stored if it came from the cache), from the
@@ -343,7 +353,8 @@ class CachedUts:
                         hint="give a concrete release with --umls-release, such as 2025AB",
                     )
                 if self.cache is not None and self.store:
-                    self.cache.set_current_release(concrete)
+                    with self._writing():
+                        self.cache.set_current_release(concrete)
                 self._store(concrete, build, found)
                 log.info("release 'current' is %s", concrete)
                 return concrete, found, None
@@ -506,6 +517,38 @@ class CachedUts:
                                  release_version=version)  # fmt: skip
         except OSError as err:  # a memo is an optimisation: never fail a run for it
             log.warning("cannot save a cache memo (%s)", err)
+
+
+def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
+    """What a failed write to the cache says: a folder where one of its files goes, or a file
+    where one of its folders goes (each fails every run until removed: what to remove), else
+    the cache folder and the fix of ``err``'s kind."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if cache is not None and isinstance(path, str):
+        root = shlex.quote(str(cache.root))
+        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
+        if err.errno == errno.EISDIR:
+            return BadInputError(
+                "cannot write this cache file: a folder is in its place (this tool never makes "
+                "one there)",
+                path=path,
+                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
+            )
+        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
+        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
+        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
+            return BadInputError(
+                "cannot write in the cache: a file is in the place of one of its folders",
+                path=found,
+                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
+            )
+    fix = os_fix(err)
+    return BadInputError(
+        f"cannot write to the cache folder: {os_problem(err)}",
+        path=cache.folder if cache is not None else None,
+        hint=(f"{fix}; or " if fix else "")
+        + f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}",
+    )
 
 
 def _memo_version() -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import email.utils
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 
 from tenacity import RetryCallState
 from tenacity.stop import stop_base
@@ -114,7 +114,7 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     if when is None:  # pragma: no cover - older Pythons returned None instead of raising
         return None
     if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
 
 
