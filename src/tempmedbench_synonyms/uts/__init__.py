@@ -4,8 +4,9 @@ The way of one answer, top to bottom (each module imports only those below it, a
 
 - ``session``: the cached client and the REST atom source, wired from the network options.
 - ``source``: the atom source of a regeneration (``atoms.AtomSource``, as ``mrconso`` has one
-  for a local file): a worker pool (``runtime.DaemonPool``) and the counts of one fetch, over
-  ``cached``; ``estimate``: how long the fetch takes, said before it starts.
+  for a local file): the counts of one fetch, over ``cached``, its requests on ``workers``
+  (``runtime.DaemonPool``, all stopped at once); ``estimate``: how long the fetch takes, said
+  before it starts.
 - ``cached``: one answer at a time, from the response cache or else from UTS; ``current``
   resolved to a concrete release before any cache key is made (SPEC section 3); the one check
   for ``--offline`` and for a missing key; the 404 rule once the release probe has answered; the
@@ -35,4 +36,5 @@ __all__ = [
     "session",
     "source",
     "watchdog",
+    "workers",
 ]
