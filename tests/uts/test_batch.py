@@ -274,3 +274,17 @@ def test_the_dry_run_counts_the_cache_and_sends_and_writes_nothing(tmp_path: Pat
     fresh = plan_lookups(make_uts(tmp_path / "new"), "current", items, rate=10)
     assert (fresh.cached, fresh.to_fetch, fresh.requests) == (0, 4, 5)
     assert len(responses.calls) == sent and not (tmp_path / "new" / LAYOUT).exists()
+
+
+@responses.activate
+def test_the_first_404_of_a_batch_is_checked_once_whatever_the_workers(tmp_path: Path) -> None:
+    import re
+
+    responses.get(re.compile(DEFINITIONS), status=404, json={})
+    responses.get(f"{BASE}/metadata/{REL}/sources", json=page([root_source("INV", 0)]))
+    items: list[tuple[str, Lookup]] = [(c, Definitions(c)) for c in CUIS[:12]]
+    answers = run(make_uts(tmp_path), items, workers=4)
+    assert [a.outcome for a in answers] == [Outcome.NOT_FOUND] * 12
+    metadata = [c for c in responses.calls if "/metadata/" in (c.request.url or "")]
+    assert len(metadata) == 1 and "apiKey" not in query_of(metadata[0].request)
+    assert len(responses.calls) == 13

@@ -453,7 +453,12 @@ def test_the_first_404_is_checked_once_with_metadata_sent_without_the_key(tmp_pa
     rerun = make_uts(tmp_path)
     assert answer(rerun, REL, "C9000001", Definitions("C9000001")) == first
     assert len(responses.calls) == 3 and rerun.requests_sent == 0
-    no_leak(tmp_path, first, second)
+    # Another command's first 404 is checked by the cached answer of /metadata.
+    responses.get(f"{CONTENT}/CUI/C9000003/definitions", status=404, json={})
+    third = answer(make_uts(tmp_path), REL, "C9000003", Definitions("C9000003"))
+    assert third.outcome == Outcome.NOT_FOUND
+    assert [path for path, _ in calls()][3:] == ["/content/2099AA/CUI/C9000003/definitions"]
+    no_leak(tmp_path, first, second, third)
 
 
 @responses.activate
@@ -764,3 +769,35 @@ def test_an_unwritable_cache_is_the_commands_bad_input_not_the_inputs(tmp_path: 
         with pytest.raises(BadInputError) as info:
             answer(make_uts(blocked / "cache"), REL, "C9000001", Definitions("C9000001"))
     assert "cannot write to the cache folder" in str(info.value) and info.value.exit_code == 2
+
+
+@responses.activate
+def test_a_search_larger_than_an_answer_may_be_is_unavailable_and_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "MAX_ANSWER", 50_000)
+    server = SearchServer([], end="forever")
+    with pytest.raises(UnavailableError) as info:
+        search(tmp_path, server, Search("invented", limit=0))
+    assert str(info.value).startswith(
+        "UMLS answered /search/2099AA with more than 0 MiB in its first 2 pages"
+    )
+    assert len(server.asked) == 2 and entries(tmp_path) == []
+
+
+@responses.activate
+def test_a_list_of_more_pages_than_followed_is_read_as_far_as_the_limit(tmp_path: Path) -> None:
+    """A list that says it has a million pages: the limit needs 5 of them; without a limit,
+    it is more than this tool follows, and unavailable."""
+    descendants = f"{CONTENT}/source/INV/1/descendants"
+    for number in range(1, 6):
+        responses.get(descendants, json=page(
+            [cluster("INV", f"{number}-{i}", "x") for i in range(200)], count=1_000_000,
+            number=number))  # fmt: skip
+    lookup = Hierarchy("descendants", sab="INV", code="1")
+    got = answer(make_uts(tmp_path), REL, "INV 1", lookup)
+    assert len(responses.calls) == 5 and len(got.results) == 1000 and got.truncated
+    with pytest.raises(UnavailableError, match="has 1000000 pages of results, more than the 500"):
+        answer(make_uts(tmp_path), REL, "INV 1", Hierarchy("descendants", sab="INV", code="1",
+                                                           limit=0))  # fmt: skip
+    assert len(responses.calls) == 6

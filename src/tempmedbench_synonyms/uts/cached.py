@@ -158,24 +158,21 @@ def _key(umls_release: str, request: UtsRequest) -> CacheKey:
     return CacheKey.make(umls_release, request.path, params)
 
 
-def _got(kind: Kind, umls_release: str, found: Any, cached: bool) -> Got:
-    if found is None:
-        return Got(umls_release, None, cached=cached)
-    if kind in ("list", "search"):
-        return Got(umls_release, found["items"], found["truncated"], cached)
-    return Got(umls_release, found, cached=cached)
+def _got(kind: Kind, umls_release: str, found: Any) -> Got:
+    if found is not None and kind in ("list", "search"):
+        return Got(umls_release, found["items"], found["truncated"])
+    return Got(umls_release, found)
 
 
 @dataclass(frozen=True, slots=True)
 class Got:
     """What UMLS (or the cache) answered one request of SPEC section 11: the concrete
     ``release``, the JSON UTS sent (an object, or the items of a list or a search; ``None``
-    for a 404), whether a limit ``truncated`` it, and whether it came from the cache."""
+    for a 404), and whether a limit ``truncated`` it."""
 
     release: str
     value: Any
     truncated: bool = False
-    cached: bool = False
 
 
 def _when(stored_at: float) -> str:
@@ -598,8 +595,8 @@ class CachedUts:
         (and cached whole, at once). A 404 from UMLS is taken for "not found" only once the
         release is known to be served (``check_served``); an empty list is "not found" too,
         for the caller to say."""
-        concrete, found, stored_at = self._answer(umls_release, build, raw=True, check=True)
-        return _got(build(concrete).kind, concrete, found, stored_at is not None)
+        concrete, found, _ = self._answer(umls_release, build, raw=True, check=True)
+        return _got(build(concrete).kind, concrete, found)
 
     def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
         """The answer to a request from the cache only (``None`` if it does not hold it, or
@@ -609,7 +606,7 @@ class CachedUts:
         hit = self._cached(umls_release, build, raw=True)
         if hit is None:
             return None
-        return _got(build(umls_release).kind, umls_release, hit.value, True)
+        return _got(build(umls_release).kind, umls_release, hit.value)
 
     def probe(self, cui: str) -> str | None:
         """SPEC 11: which release ``current`` is, from the links of concept ``cui`` (section 3's

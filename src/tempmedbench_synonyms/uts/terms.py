@@ -232,6 +232,7 @@ def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
     except BadInputError as err:
         check_release(release)
         return bad_answer(input, lookup, err, release)
+    uts.resume()  # an earlier batch may have stopped it
     settled, early = settle_release(uts, release, [(input, lookup)])
     if 0 in early:
         return early[0]
