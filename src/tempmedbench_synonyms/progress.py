@@ -40,7 +40,7 @@ from rich.text import Text
 
 from tempmedbench_synonyms.errors import plural
 
-Unit = Literal["concepts", "bytes"]
+Unit = Literal["concepts", "bytes", "inputs"]
 
 
 class StepProgress:
@@ -211,6 +211,20 @@ def fetch_progress(
                         clock=clock, started=started)  # fmt: skip
 
 
+def lookup_progress(
+    stream: TextIO | None,
+    *,
+    umls_release: str,
+    total: int,
+    clock: Callable[[], float] = time.monotonic,
+    started: float | None = None,
+) -> StepProgress:
+    """The progress of many terminology lookups (SPEC 11): inputs of ``umls_release``, timed
+    from ``started`` (on ``clock``) if given."""
+    return StepProgress(stream, label=f"UMLS {umls_release}", unit="inputs", total=total,
+                        clock=clock, started=started)  # fmt: skip
+
+
 def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
     """The progress of a scan of a local file ``name``: bytes (compressed bytes when packed)."""
     return StepProgress(stream, label=f"scanning {name}", unit="bytes")
@@ -242,7 +256,9 @@ def _columns(unit: Unit) -> list[ProgressColumn]:
     def text(template: str) -> TextColumn:
         return TextColumn(template, table_column=Column(no_wrap=True))
 
-    counts = DownloadColumn() if unit == "bytes" else text("{task.completed}/{task.total} concepts")
+    counts = (
+        DownloadColumn() if unit == "bytes" else text(f"{{task.completed}}/{{task.total}} {unit}")
+    )
     return [
         text("{task.description}"),
         BarColumn(bar_width=24),
@@ -257,7 +273,7 @@ def _rate(speed: float, unit: Unit, *, short: bool = False) -> str:
     """``12.5 MB/s``, ``12.5 concepts/s`` (``12.5/s`` on the bar, beside the word concepts)."""
     if unit == "bytes":
         return f"{format_size(int(speed))}/s"
-    return f"{speed:.1f}/s" if short else f"{speed:.1f} concepts/s"
+    return f"{speed:.1f}/s" if short else f"{speed:.1f} {unit}/s"
 
 
 def format_size(n: int) -> str:

@@ -19,7 +19,8 @@ A 401/403 in any worker, any other error that ends the run, and Ctrl-C cancel th
 (``CachedUts.cancel``), whose event the rate limiter shares: every worker stops at once, whether
 it is waiting for its turn, sleeping before a retry, about to send, or reading an answer (the
 client cuts the sockets of the requests on the wire); the workers are daemon threads
-(``uts.workers``), waited for a second at most, so that Ctrl-C ends the run at once. The
+(``uts.workers``, shared with many lookups at once), waited for a second at most, so that
+Ctrl-C ends the run at once. The
 progress goes to stderr (``progress.fetch_progress``: a bar on a terminal, plain lines otherwise,
 nothing when quiet).
 """
@@ -29,22 +30,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import closing
+from functools import partial
 from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
-from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.progress import fetch_progress
-from tempmedbench_synonyms.runtime import DaemonPool
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.estimate import estimate_line
-from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
+from tempmedbench_synonyms.uts.workers import completions
 
 log = logging.getLogger(__name__)
-
-#: Seconds a cancelled fetch waits for its workers (their sockets are cut: they end at once).
-STOP_WAIT = 1.0
 
 
 class RestAtomSource:
@@ -164,7 +162,6 @@ class RestAtomSource:
             started=began,
         )  # fmt: skip
         fetched = 0
-        error: TempMedBenchError | None = None
 
         def report(final: bool = False) -> None:
             done = self.uts.counters() - before
@@ -182,49 +179,23 @@ class RestAtomSource:
         for query in misses:
             same.setdefault(self.uts.same_request(umls_release, query), []).append(query)
         self._say_estimate(total, hits, len(misses), len(same))
-        pool = DaemonPool(min(self.workers, len(same)), thread_name_prefix="uts-worker")
-        futures: dict[Future[list[UtsAtom] | None], list[AtomQuery]] = {}
+        groups = list(same.values())
+        calls = [partial(self.uts.ask_atoms, umls_release, group[0]) for group in groups]
+        runs = completions(calls, workers=self.workers, cancel=self.uts.cancel, tick=self._tick)
         try:
-            for group in same.values():
-                futures[pool.submit(self.uts.ask_atoms, umls_release, group[0])] = group
-            pending: set[Future[list[UtsAtom] | None]] = set(futures)
-            report()
-            while pending and error is None:
-                done, pending = wait(pending, timeout=self._tick, return_when=FIRST_COMPLETED)
-                for future in done:
-                    exc = future.exception()
-                    if exc is None:
-                        atoms = to_atoms(future.result())
-                        for query in futures[future]:
-                            answers[query] = atoms
-                        fetched += len(futures[future])
-                    elif isinstance(exc, NotAuthorisedError):
-                        error = exc  # the most telling error: stop at once
-                    elif isinstance(exc, TempMedBenchError):
-                        if error is None and not isinstance(exc, Cancelled):
-                            error = exc
-                    else:
-                        raise exc
+            with closing(runs):
                 report()
-            if error is not None:
-                self.uts.cancel()
-                for future in pending:
-                    future.cancel()
+                for finished in runs:
+                    for i, found in finished:
+                        atoms = to_atoms(found)
+                        for query in groups[i]:
+                            answers[query] = atoms
+                        fetched += len(groups[i])
+                    report()
+        except TempMedBenchError:
+            report(final=True)
+            raise
         except BaseException:
-            # Ctrl-C or a bug: stop every worker; what is complete is already cached.
-            self.uts.cancel()
-            pool.shutdown(cancel_futures=True, timeout=STOP_WAIT)
             display.close()
             raise
-        pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
-        if error is not None:
-            # A 401 in any worker beats the error seen first: it is the one the user must fix.
-            for future in futures:
-                if future.done() and not future.cancelled():
-                    exc = future.exception()
-                    if isinstance(exc, NotAuthorisedError):
-                        error = exc
-                        break
-            report(final=True)
-            raise error
         report(final=True)
