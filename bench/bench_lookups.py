@@ -54,7 +54,7 @@ from tempmedbench_synonyms.uts.session import open_uts
 base, cache, cuis = sys.argv[1], sys.argv[2], Path(sys.argv[3]).read_text().split()
 uts = open_uts(UtsOptions(base_url=base, cache_dir=Path(cache), workers=8))
 answers = list(answer_many(uts, "current", [(c, Atoms(c)) for c in cuis], workers=8))
-print(sum(a.outcome == "found" for a in answers), uts.requests_sent)
+print(sum(a.outcome == "found" for a in answers), uts.counters().requests)
 """
 BARE = "import tempmedbench_synonyms.uts.batch, tempmedbench_synonyms.uts.session"
 

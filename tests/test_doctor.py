@@ -100,6 +100,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     # Exactly the probe reached UTS, and it was not cached; the release is untouched.
     assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "state").exists()  # (conftest's) not even the shared rate state
     assert snapshot(mini) == before
     # One human line per check on stderr, then the summary.
     lines = result.stderr.splitlines()
@@ -246,7 +247,45 @@ def test_a_rate_state_that_cannot_be_used_is_exit_2_with_the_fallback_explained(
         "once could exceed the UTS limit together"
     )
     assert check["hint"] == (
-        "set TEMPMEDBENCH_STATE_DIR to a local folder you can write in, or run one at a time"
+        "set TEMPMEDBENCH_STATE_DIR to a local folder of your own that you can write in, or run "
+        "one at a time"
+    )
+
+
+def test_a_rate_state_that_is_not_the_users_own_fails_its_check_and_is_left_as_it_is(
+    heart: FakeUtsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC section 8, "Shared folders": doctor says what a run would leave aside, and why."""
+    state = tmp_path / "shared-state"
+    (state / "rate").mkdir(parents=True)
+    state.chmod(0o777)  # a folder every user of the machine can write
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(state))
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["rate_state"]
+    assert check["message"] == (
+        f"{state}: the rate-state folder can be written by other users (mode 0777), so what it "
+        f"holds cannot be trusted; chmod go-w {state}, or use a folder of your own "
+        "(TEMPMEDBENCH_STATE_DIR): runs would each keep their own --rate but not share one "
+        "budget, so two runs at once could exceed the UTS limit together"
+    )
+    assert checks_of(result)["uts"]["ok"] is True  # the probe kept its own limit
+    assert [p.name for p in state.rglob("*")] == ["rate"]  # nothing written there
+
+
+def test_a_cache_folder_that_is_not_the_users_own_fails_its_check(
+    heart: FakeUtsServer, tmp_path: Path
+) -> None:
+    (tmp_path / "cache").mkdir()
+    os.chown(tmp_path / "cache", 4242, -1)  # (as root: another user's folder)
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["cache"]
+    assert (check["message"], check["hint"]) == (
+        f"{tmp_path / 'cache'}: the cache folder belongs to another user (uid 4242; you are "
+        f"uid {os.getuid()}), so what it holds cannot be trusted",
+        "use a folder of your own (--cache-dir or TEMPMEDBENCH_CACHE_DIR), or have "
+        f"{tmp_path / 'cache'} removed",
     )
 
 

@@ -15,13 +15,14 @@ unavailable). The checks, in their order:
                   reachable at ``--base-url`` and serving the release; its answer is not cached;
 ``cache``         the cache folder is writable (``files.check_writable``: nothing left behind);
 ``out``           the folder the rebuilt files go to (``--out``, else the release) is writable;
-``rate_state``    the shared rate state file can be opened and locked (``uts.ratelimit``);
+``rate_state``    the shared rate state is the user's own and can be locked, or its folder can be
+                  made (``uts.ratelimit``, read only);
 ``mrconso``       an ``--mrconso`` file reads as MRCONSO.RRF: found and its first rows sniffed,
                   not scanned (a scan reads gigabytes; the run itself names any source of the
                   table the file holds no row of).
 
-Nothing is written: the probe's answer is not cached and the writable checks leave nothing. The
-only file that may appear is the shared rate state, which every request (the probe's too) uses.
+Nothing is written: the probe's answer is not cached, the probe honours the shared rate state
+without creating or writing it, and the writable checks leave nothing.
 """
 
 from __future__ import annotations
@@ -183,8 +184,9 @@ def check_uts(
         )
     try:
         # No cache: asked of UMLS even when cached, its answer not cached, and a cache folder
-        # that cannot be used is the cache check's failure, not this one's.
-        uts = open_uts(replace(options, offline=False, workers=1), cached=False)
+        # that cannot be used is the cache check's failure, not this one's; store off: the
+        # shared rate state is honoured, not written.
+        uts = open_uts(replace(options, offline=False, workers=1), cached=False, store=False)
         try:
             concrete = uts.resolve_release(umls_release, cui)
         finally:
@@ -239,15 +241,22 @@ def check_out(root: Path) -> Check:
 
 def check_rate_state(base_url: str) -> Check:
     path = shared_state_path(base_url)
-    budget = SharedBudget(path, cancel=threading.Event(), warn=False)
-    budget.transact(lambda state, now: False)  # open, lock and read; write nothing
-    if budget.problem is not None:
+    budget = SharedBudget(path, cancel=threading.Event(), warn=False, read_only=True)
+    budget.transact(lambda state, now: None)  # the user's own? open, lock and read, if it is there
+    problem = budget.problem
+    if problem is None and not path.exists():
+        try:
+            check_writable(path.parent)  # where a run would make it (nothing left behind)
+        except OSError as err:
+            problem = f"cannot make the shared rate state {path} ({err.strerror or err})"
+    if problem is not None:
         return Check(
             "rate_state",
             False,
-            f"{budget.problem}: runs would each keep their own --rate but not share one budget, "
+            f"{problem}: runs would each keep their own --rate but not share one budget, "
             "so two runs at once could exceed the UTS limit together",
-            f"set {STATE_DIR_ENV} to a local folder you can write in, or run one at a time",
+            f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or run "
+            "one at a time",
             BadInputError.exit_code,
         )
     return _passed("rate_state", f"{path} can be locked and shared by runs on this machine")

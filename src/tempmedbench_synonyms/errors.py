@@ -6,7 +6,8 @@
     │                                    return a report with that outcome)
     ├── BadInputError                 2  bad_input: unusable release folder, file, option
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
-    │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
+    │   ├── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
+    │   └── UntrustedError            2  a cache or rate-state folder or file not the user's own
     ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
     │   └── ApiKeyMissingError        3  no API key where the network is needed
     ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
@@ -225,6 +226,11 @@ class SpanError(BadInputError):
             hint="the table and the question surface do not belong together; "
             "check that both come from the same release",
         )
+
+
+class UntrustedError(BadInputError):
+    """A cache or rate-state folder or file that another user owns, or that group or others can
+    write (SPEC section 8, "Shared folders"): what it holds cannot be trusted."""
 
 
 class NotAuthorisedError(TempMedBenchError):

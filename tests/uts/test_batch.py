@@ -228,7 +228,7 @@ def test_a_batch_stopped_by_ctrl_c_resumes_from_the_cache(tmp_path: Path) -> Non
     answers = run(rerun, items)
     assert [a.input for a in answers] == CUIS
     assert all(a.outcome == Outcome.FOUND for a in answers)
-    assert rerun.requests_sent == 40 - len(done) and sent >= 10
+    assert rerun.counters().requests == 40 - len(done) and sent >= 10
     assert rerun.counters().cache_hits == len(done)
 
 
@@ -248,7 +248,7 @@ def test_one_progress_bar_and_the_estimate_before_it(tmp_path: Path) -> None:
     warm = io.StringIO()
     rerun = make_uts(tmp_path)
     again = run(rerun, items, progress=warm, clock=lambda: 0.0)
-    assert again == answers and rerun.requests_sent == 0
+    assert again == answers and rerun.counters().requests == 0
     assert warm.getvalue() == "UMLS 2099AA: 3/3 inputs, 3 cache hits, 0 requests, done in 0 s\n"
 
 

@@ -452,7 +452,7 @@ def test_the_first_404_is_checked_once_with_metadata_sent_without_the_key(tmp_pa
     # The check and the 404s are cached: a rerun sends nothing.
     rerun = make_uts(tmp_path)
     assert answer(rerun, REL, "C9000001", Definitions("C9000001")) == first
-    assert len(responses.calls) == 3 and rerun.requests_sent == 0
+    assert len(responses.calls) == 3 and rerun.counters().requests == 0
     # Another command's first 404 is checked by the cached answer of /metadata.
     responses.get(f"{CONTENT}/CUI/C9000003/definitions", status=404, json={})
     third = answer(make_uts(tmp_path), REL, "C9000003", Definitions("C9000003"))

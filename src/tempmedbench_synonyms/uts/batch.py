@@ -52,6 +52,7 @@ def answer_many(
     listed = list(items)
     check_release(release)
     uts.resume()  # an earlier batch may have stopped it
+    began = clock()  # the progress counts the wait of the first request (current) too
     before = uts.counters()
     answers: dict[int, Answer] = {}
     for i, (input, lookup) in enumerate(listed):
@@ -85,7 +86,8 @@ def answer_many(
             give(lookup, hit)
             hits += len(where)
 
-    display = lookup_progress(progress, umls_release=settled, total=len(listed), clock=clock)
+    display = lookup_progress(progress, umls_release=settled, total=len(listed), clock=clock,
+                              started=began)  # fmt: skip
     following = 0
 
     def ready() -> list[Answer]:

@@ -16,8 +16,14 @@ A key is the concrete release, the route path and the query parameters (never ``
 all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
 (``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
 is killed; the data is fsynced before the rename (``files.write_atomic``), so a power cut leaves
-an entry whole or absent. Files are created readable by the user only (0600, folders 0700): the
-answers are licensed UMLS content.
+an entry whole or absent. Files are created readable by the user only (0600, folders 0700
+whatever the umask, also when a concurrent ``cache clear`` took them away): the answers are
+licensed UMLS content.
+
+A cache is the user's own (SPEC section 8, "Shared folders"): a folder from the root down, or a
+file, that another user owns or that group or others can write is not trusted: ``UntrustedError``
+(bad input, exit 2) naming it and the fix (``files.check_own``), never a silent miss, since an
+entry planted there would be shown as UMLS content and frozen.
 
 Entries check themselves (SPEC section 8). Every entry, memo and ``current.json`` is two lines:
 a header, one JSON object holding ``"format": 2``, what the file is for (the key, the status, the
@@ -50,7 +56,8 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.atoms import check_release, is_release
-from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
+from tempmedbench_synonyms.constants import CACHE_DIR_ENV
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list, plural
 from tempmedbench_synonyms.jsonio import loads_utf8
 from tempmedbench_synonyms.secret import redact
 
@@ -78,6 +85,8 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _TMP_SUFFIX = files.TMP_SUFFIX
 #: ``base.json`` holds one short URL: a larger one is not ours.
 _BASE_LIMIT = 64 * 1024
+#: How to choose a cache folder of one's own, for the fix of one that is not.
+_ELSEWHERE = f"--cache-dir or {CACHE_DIR_ENV}"
 
 
 @dataclass(frozen=True)
@@ -144,30 +153,16 @@ def namespace_of(base_url: str) -> str:
     return f"{host}-{digest}"
 
 
-def _mkdirs(path: Path) -> None:
-    """Create ``path`` and missing parents, each readable by the user only (0700)."""
-    missing: list[Path] = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        if p.parent == p:
-            break
-        p = p.parent
-    for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(mode=0o700)
-        # mkdir's mode is filtered by the umask; say it again so 0700 is what we get.
-        os.chmod(folder, 0o700)
-
-
 def check_cache_root(root: str | Path) -> None:
-    """BadInputError if ``root`` exists and is not a folder (it need not exist yet)."""
+    """BadInputError if ``root`` exists and is not a folder, UntrustedError if it is not the
+    user's own (it need not exist yet)."""
     if Path(root).exists() and not Path(root).is_dir():
         raise BadInputError(
             "the cache folder is a file, not a folder",
             path=root,
-            hint="give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+            hint=f"give a folder with {_ELSEWHERE}",
         )
+    files.check_own(root, what="the cache folder", elsewhere=_ELSEWHERE)
 
 
 class ResponseCache:
@@ -190,6 +185,8 @@ class ResponseCache:
         self._named = 0  # corrupt files named in a warning so far
         self._old_said = False  # the one warning about entries of an earlier version
         self._swept = False  # leftovers removed (before the first write)
+        self._trusted: set[Path] = set()  # folders found to be the user's own
+        self._trust(self.folder)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -202,8 +199,27 @@ class ResponseCache:
         folder = self._release_dirs.get(key.umls_release)
         if folder is None:
             folder = os.path.join(self.folder, check_release(key.umls_release))
+            self._trust(folder)
             self._release_dirs[key.umls_release] = folder
         return os.path.join(folder, key.digest() + ".json")
+
+    def _trust(self, folder: str | Path) -> None:
+        """UntrustedError unless every folder from the root down to ``folder`` that exists is
+        the user's own (``files.check_own``); one found so is not looked at again."""
+        chain = [self.root]
+        for part in Path(folder).relative_to(self.root).parts:
+            chain.append(chain[-1] / part)
+        for path in chain:
+            if path in self._trusted:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                return  # not there (nor anything below it), or not to be looked at: not read
+            what = "the cache folder" if path == self.root else "a folder of the cache"
+            files.check_own(path, what=what, elsewhere=_ELSEWHERE, st=st)
+            with self._lock:
+                self._trusted.add(path)
 
     def _ensure(self, folder: Path) -> None:
         with self._lock:
@@ -211,7 +227,8 @@ class ResponseCache:
                 return
             sweep, self._swept = not self._swept, True
         fresh = not self.folder.exists()
-        _mkdirs(folder)
+        files.make_folders(folder)
+        self._trust(folder)  # made by this run, or by someone else meanwhile
         if sweep:
             self._remove_leftovers()
         if fresh or not (self.folder / "base.json").exists():
@@ -361,6 +378,7 @@ class ResponseCache:
         truth: a memo is only ever derived from them, and dropped as soon as they change.
         """
         path = self._memo_path(umls_release, name)
+        self._trust(path.parent)
         try:
             loaded = self._load(path, "cache memo", "reading the entries")
             if loaded is None:
@@ -535,12 +553,14 @@ def _read_or_none(
 
     Only a regular file is read (``files.read_regular``: a FIFO put in an entry's place must
     not hang the run), and at most ``limit`` bytes (``MAX_FILE_BYTES``); anything else is
-    unreadable.
+    unreadable. A file that is not the user's own is ``UntrustedError``.
     """
     try:
-        return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES)
+        return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES, own=_ELSEWHERE)
     except FileNotFoundError:
         return None
+    except UntrustedError:
+        raise
     except OSError as err:
         problem = str(err.strerror or err)
     except BadInputError as err:  # not a regular file, or too large

@@ -238,16 +238,18 @@ class CachedUts:
         """The configured requests a second (``--rate``); ``None`` offline."""
         return self.client.limiter.rate if self.client is not None else None
 
-    @property
-    def requests_sent(self) -> int:
-        """Requests sent to UMLS so far (retries included); 0 offline."""
-        return self.client.stats.requests if self.client is not None else 0
+    def warnings(self) -> list[str]:
+        """What a run's report says besides the log (``--json``'s ``warnings``): why the runs on
+        this machine do not share this run's rate budget, once the shared state was found
+        unusable or not the user's own."""
+        said = None if self.client is None else self.client.limiter.fallback_warning
+        return [] if said is None else [said]
 
     def counters(self) -> Counters:
         """Requests, retries and cache hits so far, read together."""
         requests, retries = 0, 0
         if self.client is not None:
-            requests, retries, _ = self.client.stats.snapshot()
+            requests, retries = self.client.stats.snapshot()
         with self._lock:
             return Counters(requests, retries, self.cache_hits)
 

@@ -156,33 +156,20 @@ class ClientStats:
 
     requests: int = 0
     retries: int = 0
-    rate_limited: int = 0
-    statuses: dict[int, int] = field(default_factory=dict)
-    failures: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count_request(self) -> None:
         with self._lock:
             self.requests += 1
 
-    def count_status(self, status: int) -> None:
-        with self._lock:
-            self.statuses[status] = self.statuses.get(status, 0) + 1
-            if status == 429:
-                self.rate_limited += 1
-
-    def count_failure(self, kind: str) -> None:
-        with self._lock:
-            self.failures[kind] = self.failures.get(kind, 0) + 1
-
     def count_retry(self) -> None:
         with self._lock:
             self.retries += 1
 
-    def snapshot(self) -> tuple[int, int, int]:
-        """(requests, retries, rate_limited), read together."""
+    def snapshot(self) -> tuple[int, int]:
+        """(requests, retries), read together."""
         with self._lock:
-            return self.requests, self.retries, self.rate_limited
+            return self.requests, self.retries
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
@@ -421,10 +408,10 @@ class UtsClient:
         """
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
-        start = self._clock()
+        budget = Budget(self._clock())
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.max_attempts)
-            | StopAfterTotal(self._clock, start, self.retry.max_total),
+            | StopAfterTotal(self._clock, budget, self.retry.max_total),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
@@ -435,7 +422,7 @@ class UtsClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    budget = Budget(start, attempt.retry_state.attempt_number)
+                    budget.attempt = attempt.retry_state.attempt_number
                     reply = self._attempt(
                         url, where, dict(params or {}), shape, budget, keyless=keyless
                     )
@@ -471,13 +458,18 @@ class UtsClient:
         *,
         keyless: bool = False,
     ) -> Reply:
-        """One HTTP request: rate limited, counted, bounded in time and size, translated."""
+        """One HTTP request: rate limited, counted, bounded in time and size, translated.
+
+        The wait for a turn is not counted against the request's retry budget (SPEC section 8):
+        ``budget.start`` moves on by it."""
         if self._cancel.is_set():
             raise Cancelled()
         if self._key is None and not keyless:
             raise missing_key()
         session = self._get_session()
+        before = self._clock()
         self.limiter.acquire()
+        budget.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count_request()
@@ -549,8 +541,6 @@ class UtsClient:
         if problem is None:
             assert reply is not None
             return reply
-        if isinstance(problem, Transient):
-            self.stats.count_failure(problem.kind)
         raise problem
 
     def _attempt_seconds(self, budget: Budget) -> float:
@@ -642,7 +632,6 @@ class UtsClient:
         flight: Flight,
     ) -> Reply:
         status = response.status_code
-        self.stats.count_status(status)
         content_type = self._clean(
             response.headers.get("Content-Type", "no content type").split(";")[0], 100
         )

@@ -19,7 +19,9 @@ from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
-def open_uts(options: UtsOptions, *, workers: int | None = None, cached: bool = True) -> CachedUts:
+def open_uts(
+    options: UtsOptions, *, workers: int | None = None, cached: bool = True, store: bool = True
+) -> CachedUts:
     """The cached UTS client the atom source and the ``umls`` commands share.
 
     The key is read first (so that every message masks it), then the options are checked
@@ -31,6 +33,9 @@ def open_uts(options: UtsOptions, *, workers: int | None = None, cached: bool = 
 
     The client and its rate limiter share one cancel event: cancelling the client (a 401, an
     error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
+
+    ``store=False`` (``doctor``, ``--dry-run``) writes nothing: no answer is cached, and the
+    shared rate state is honoured but never created or written (``RateLimiter(read_only=True)``).
     """
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
@@ -49,13 +54,16 @@ def open_uts(options: UtsOptions, *, workers: int | None = None, cached: bool = 
                 float(options.rate),
                 cancel=cancel,
                 shared_state=shared_state_path(url),  # one budget per machine
+                read_only=not store,
             ),
             timeouts=Timeouts.of(options.timeout),
             retry=RetryPolicy(),
             pool_size=pool,
             cancel=cancel,
         )
-    return CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts.store = store
+    return uts
 
 
 def rest_source(options: UtsOptions, *, progress: TextIO | None) -> RestAtomSource:

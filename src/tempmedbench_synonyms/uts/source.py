@@ -34,7 +34,7 @@ from contextlib import closing
 from functools import partial
 from typing import TextIO
 
-from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
+from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
 from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.progress import fetch_progress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
@@ -59,14 +59,12 @@ class RestAtomSource:
         *,
         workers: int,
         progress_stream: TextIO | None = None,
-        progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         tick: float = 0.2,
     ) -> None:
         self.uts = uts
         self.workers = workers
         self.progress_stream = progress_stream
-        self.progress = progress
         self._clock = clock
         self._tick = tick
 
@@ -76,6 +74,7 @@ class RestAtomSource:
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``umls_release`` (see the module docstring)."""
         self.uts.resume()  # a previous fetch may have stopped it
+        began = self._clock()  # the progress counts the probe's wait for a turn too
         before = self.uts.counters()
         unique = list(dict.fromkeys(queries))
         # Bad input before the first request, not after half of them.
@@ -99,16 +98,18 @@ class RestAtomSource:
                         f"the atoms of {len(misses)} of {len(unique)} concepts of release "
                         f"{concrete} ({shown}{more})"
                     )
-                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before)
+                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before,
+                                    began=began)  # fmt: skip
                 else:
-                    self._all_from_cache(concrete, len(unique), before)
+                    self._all_from_cache(concrete, len(unique), before, began)
                 self.uts.save_memo(concrete, unique, answers)
             else:
-                self._all_from_cache(concrete, len(unique), before)
+                self._all_from_cache(concrete, len(unique), before, began)
         except TempMedBenchError as err:
             # what the run did before it stopped (a 401 is a request): the failure's report says it
             done = self.uts.counters() - before
-            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits)
+            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits,
+                                     warnings=self.uts.warnings())  # fmt: skip
             raise
         finally:
             self.uts.close()
@@ -118,18 +119,20 @@ class RestAtomSource:
             atoms={q: answers[q] for q in queries},
             requests=done.requests,
             cache_hits=done.cache_hits,
+            warnings=self.uts.warnings(),
         )
 
-    def _all_from_cache(self, umls_release: str, total: int, before: Counters) -> None:
+    def _all_from_cache(
+        self, umls_release: str, total: int, before: Counters, began: float
+    ) -> None:
         """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
         done = self.uts.counters() - before
         fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
         ).update(
             total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
-        )
-        if self.progress is not None:
-            self.progress(total, total)
+        )  # fmt: skip
 
     def _say_estimate(self, total: int, hits: int, misses: int, requests: int) -> None:
         """Once, before the first fetch: how many are cached, how many to fetch, how long."""
@@ -148,13 +151,16 @@ class RestAtomSource:
         *,
         total: int,
         before: Counters,
+        began: float,
     ) -> None:
         """Fetch the misses with the worker pool; progress counts requests and retries since
-        ``before``, when the fetch began (so the probe is counted, as in the final report)."""
+        ``before``, and time since ``began``, when the fetch began (so the probe is counted, as
+        in the final report)."""
         hits = total - len(misses)
         display = fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
-        )
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
+        )  # fmt: skip
         fetched = 0
 
         def report(final: bool = False) -> None:
@@ -167,8 +173,6 @@ class RestAtomSource:
                 retries=done.retries,
                 final=final,
             )
-            if self.progress is not None:
-                self.progress(hits + fetched, total)
 
         # Queries that send the same request (route aui ignores the sab) share one fetch.
         same: dict[UtsRequest, list[AtomQuery]] = {}
