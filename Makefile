@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Every Python the package supports (pyproject.toml: requires-python >= 3.11, one classifier
+# each); `make test-pythons` runs the suite on each one this machine has.
+PYTHONS ?= 3.11 3.12 3.13
 
-.PHONY: demo test package bench clean
+.PHONY: demo test test-pythons package bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +30,24 @@ test: $(STAMP)
 	# package's own pytest11 plugin (which imports half the package ahead of pytest-cov).
 	$(BIN)/python -m coverage run -m pytest
 	$(BIN)/python -m coverage report
+
+## The whole suite on every supported Python this machine has, one venv each in .venvs/
+## (found as pythonX.Y on PATH, else under ~/.pyenv/versions/); one that is missing is skipped
+## with a line that says so.
+test-pythons: $(STAMP)
+	@main=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	for v in $(PYTHONS); do \
+	  if [ "$$v" = "$$main" ]; then echo "Python $$v: the whole suite ran in make test"; continue; fi; \
+	  py=$$(command -v python$$v 2>/dev/null || ls -d $$HOME/.pyenv/versions/$$v*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$py" ]; then echo "Python $$v: not on this machine, skipped"; continue; fi; \
+	  venv=.venvs/py$$v; \
+	  if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+	    $$py -m venv $$venv && $$venv/bin/python -m pip install --quiet --upgrade pip && \
+	    $$venv/bin/python -m pip install --quiet -e ".[test]" && touch $$venv/.installed || exit 1; \
+	  fi; \
+	  echo "Python $$v ($$($$venv/bin/python -c 'import platform; print(platform.python_version())')): the whole suite"; \
+	  $$venv/bin/python -m pytest -q -p no:cacheprovider || exit 1; \
+	done
 
 ## Build the wheel and sdist, install each in a fresh environment, run the installed demo.
 package: $(STAMP)
@@ -57,6 +78,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_uts_hostile.py
 	$(BIN)/python bench/bench_rate_shared.py
+	$(BIN)/python bench/bench_plugin_import.py
+	$(BIN)/python bench/bench_fake.py
 
 clean:
-	rm -rf $(VENV) demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venvs demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -1,7 +1,7 @@
 """Benchmark two regenerations at once against one loopback fake UTS (invented data, numbers).
 
-    .venv/bin/python bench/bench_rate_shared.py [--concepts 150] [--rate 15] [--server-limit 20]
-                                                [--latency 0.05] [--unshared]
+    .venv/bin/python bench/bench_rate_shared.py [--concepts 150] [--rate 15] [--rate-b RATE]
+                        [--concepts-a N] [--server-limit 20] [--latency 0.05] [--unshared]
 
 It generates an invented release (``testing.make_invented_release``) in a temporary folder and
 serves its MRCONSO rows from ``testing.FakeUtsServer`` on 127.0.0.1, which answers 429 to any
@@ -10,8 +10,11 @@ Then it starts two ``regenerate`` processes of the CLI at the same moment, each 
 ``--cache-dir`` and ``--out`` but one shared rate state (``TEMPMEDBENCH_STATE_DIR``, as two runs
 of one user share the platformdirs state folder), and prints what the server saw: 429 answers
 (target 0), the most requests in any one second (target: at most the server's limit) and whether
-the two runs together stayed within ``--rate``. ``--unshared`` also runs the pair with a state
-folder each, which is how every run behaved before the budget was shared (for comparison).
+the two runs together stayed within ``--rate`` (with ``--rate-b``, the second run's rate, within
+the larger of the two), and how long each run took: a fair share lets the slower run finish in
+about the time it would take alone. ``--concepts-a`` gives the first run a smaller release (a
+short run beside a long one). ``--unshared`` also runs the pair with a state folder each,
+which is how every run behaved before the budget was shared (for comparison).
 
 Nothing is written outside the temporary folder; no data is committed.
 """
@@ -25,6 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -41,11 +45,15 @@ from tempmedbench_synonyms.testing import (
 
 
 def _pair(
-    rel: InventedRelease, args: argparse.Namespace, root: Path, *, shared: bool
-) -> tuple[FakeUts, list[dict[str, object]], float, list[str]]:
-    """Two concurrent CLI regenerations; (the fake, their --json reports, wall s, leaks)."""
+    rels: tuple[InventedRelease, InventedRelease],
+    args: argparse.Namespace,
+    root: Path,
+    *,
+    shared: bool,
+) -> tuple[FakeUts, list[dict[str, object]], list[float], list[str]]:
+    """Two concurrent CLI regenerations; (the fake, their --json reports, wall s of each, leaks)."""
     fake = FakeUts(
-        FakeUtsData.from_mrconso(rel.mrconso),
+        FakeUtsData.from_mrconso(rels[1].mrconso),  # the larger: the other's rows come first
         api_key=CANARY_KEY,
         faults=Faults(latency=args.latency, rate_limit=args.server_limit),
     )
@@ -56,14 +64,14 @@ def _pair(
     with FakeUtsServer(fake) as server:
         procs = []
         start = time.perf_counter()
-        for run in ("a", "b"):
+        for run, rate, rel in (("a", args.rate, rels[0]), ("b", args.rate_b, rels[1])):
             state = root / label / ("state" if shared else f"state-{run}")
             cache, out = root / label / f"cache-{run}", root / label / f"out-{run}"
             folders += [state, cache, out]
             cmd = [
                 sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()",
                 "regenerate", str(rel.folder), "--base-url", server.base_url,
-                "--cache-dir", str(cache), "--out", str(out), "--rate", f"{args.rate:g}",
+                "--cache-dir", str(cache), "--out", str(out), "--rate", f"{rate:g}",
                 "--json", "-q",
             ]  # fmt: skip
             procs.append(
@@ -74,51 +82,74 @@ def _pair(
                     stderr=subprocess.PIPE,
                 )
             )
-        outputs = [p.communicate(timeout=600) for p in procs]
-        wall = time.perf_counter() - start
+        outputs: list[tuple[bytes, bytes]] = [(b"", b"")] * 2
+        walls = [0.0, 0.0]
+
+        def finish(i: int) -> None:
+            outputs[i] = procs[i].communicate(timeout=900)
+            walls[i] = time.perf_counter() - start
+
+        waiters = [threading.Thread(target=finish, args=(i,)) for i in range(2)]
+        for w in waiters:
+            w.start()
+        for w in waiters:
+            w.join()
     reports = [json.loads(out) for out, _ in outputs]
     texts = {f"{label} {i}": (out + err).decode() for i, (out, err) in enumerate(outputs)}
     leaks = find_secret(CANARY_KEY, texts=texts, folders=[f for f in folders if f.exists()])
-    return fake, reports, wall, leaks
+    return fake, reports, walls, leaks
 
 
-def _line(label: str, fake: FakeUts, reports: list[dict[str, object]], wall: float,
+def _line(label: str, fake: FakeUts, reports: list[dict[str, object]], walls: list[float],
           args: argparse.Namespace) -> bool:  # fmt: skip
     arrivals = sorted(fake.arrivals)
     span = arrivals[-1] - arrivals[0] if len(arrivals) > 1 else float("nan")
     together = (len(arrivals) - 1) / span if span > 0 else float("nan")
     busiest = fake.max_in_window(1.0)
-    within = busiest <= math.floor(args.rate) and together <= args.rate
-    outcomes = ", ".join(str(r["outcome"]) for r in reports)
+    larger = max(args.rate, args.rate_b)
+    within = busiest <= math.floor(larger) and together <= larger
     verdict = "within" if within else "NOT within"
-    print(f"{label:<9} outcomes {outcomes}; {len(arrivals)} requests seen, "
+    print(f"{label:<9} {len(arrivals)} requests seen, "
           f"{fake.count(429)} answered 429 (target 0); at most {busiest} in any 1 s "
           f"(target <= {args.server_limit}); together {together:.2f} req/s, "
-          f"{verdict} --rate {args.rate:g}; wall {wall:.1f} s")  # fmt: skip
+          f"{verdict} --rate {larger:g}")  # fmt: skip
+    for run, rate, report, wall in zip("ab", (args.rate, args.rate_b), reports, walls, strict=True):
+        print(
+            f"{'':<9} run {run} (--rate {rate:g}): {report['outcome']} "
+            f"(exit {report['exit_code']}), {report['requests']} requests, {wall:.1f} s"
+        )
     return within and fake.count(429) == 0 and all(r["outcome"] == "verified" for r in reports)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concepts", type=int, default=150)
+    parser.add_argument("--concepts-a", type=int, help="concepts of the first run's release")
     parser.add_argument("--questions", type=int, default=300)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer")
     parser.add_argument("--rate", type=float, default=15.0, help="client --rate of both runs")
+    parser.add_argument("--rate-b", type=float, help="client --rate of the second run")
     parser.add_argument("--server-limit", type=int, default=20, help="server: max per second")
     parser.add_argument("--unshared", action="store_true", help="also run without sharing")
     args = parser.parse_args()
+    if args.rate_b is None:
+        args.rate_b = args.rate
 
     print(f"cores           {os.cpu_count()}")
     with tempfile.TemporaryDirectory(prefix="bench-rate-shared-") as tmp:
         root = Path(tmp)
         rel = make_invented_release(root / "gen", concepts=args.concepts, questions=args.questions)
-        print(f"release         {rel.concepts} concepts, {rel.queries} queries a run "
-              f"(invented data), two runs at once, --rate {args.rate:g} each")  # fmt: skip
-        fake, reports, wall, leaks = _pair(rel, args, root, shared=True)
-        ok = _line("shared", fake, reports, wall, args) and not leaks
+        rel_a = rel
+        if args.concepts_a is not None:
+            n = min(args.concepts_a, args.concepts)
+            rel_a = make_invented_release(root / "gen-a", concepts=n, questions=n)
+        print(f"release         {rel_a.concepts} and {rel.concepts} concepts (invented data), "
+              f"two runs at once, --rate {args.rate:g} and {args.rate_b:g}")  # fmt: skip
+        fake, reports, walls, leaks = _pair((rel_a, rel), args, root, shared=True)
+        ok = _line("shared", fake, reports, walls, args) and not leaks
         if args.unshared:
-            fake, reports, wall, more = _pair(rel, args, root, shared=False)
-            _line("unshared", fake, reports, wall, args)
+            fake, reports, walls, more = _pair((rel_a, rel), args, root, shared=False)
+            _line("unshared", fake, reports, walls, args)
             leaks += more
     print(f"canary key      {'found in ' + ', '.join(leaks) if leaks else 'nowhere'}")
     return 0 if ok else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import MINI, MINI_MRCONSO, Rehash
+from helpers.folders import SIMULATED, refuse_under
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -76,3 +78,16 @@ def mini_uts() -> Iterator[FakeUtsServer]:
     fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY)
     with FakeUtsServer(fake) as running:
         yield running
+
+
+@pytest.fixture
+def locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder that cannot be listed or entered: mode 000, and, as root (whom the kernel lets
+    through), refused in-process as the kernel would (``helpers.folders``)."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0)
+    if SIMULATED:
+        refuse_under(folder, monkeypatch)
+    yield folder
+    os.chmod(folder, 0o700)  # the folder itself is not refused: pytest can remove it

@@ -7,6 +7,7 @@ own empty cache (so both send the same requests).
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import hashlib
 import io
@@ -164,7 +165,7 @@ def test_regenerate_reads_the_base_url_and_cache_folder_from_the_environment(
     mini: Path, tmp_path: Path, fake_uts: RunningFakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As the CLI's --base-url and --cache-dir do: UMLS_BASE_URL, TEMPMEDBENCH_CACHE_DIR."""
-    for name, value in fake_uts.env.items():
+    for name, value in fake_uts.variables.items():
         monkeypatch.setenv(name, value)
     report = api.regenerate(mini, out=tmp_path / "out")
     assert (report.outcome, report.requests, fake_uts.fake.count()) == ("verified", 11, 11)
@@ -377,3 +378,130 @@ def test_the_demo_data_carries_its_gps_file() -> None:
     from tempmedbench_synonyms.demo import demo_data
 
     assert os.path.samefile(demo_data().gps, GPS_FILE)  # in a checkout: the invented fixture
+
+
+# -- argument types and ranges: checked before anything is read or written ------------------------
+
+#: Each keyword of the API with a value of the wrong type, and the TypeError's message.
+WRONG_TYPES = [
+    ("base_url", 123, "base_url must be a string, not int"),
+    ("cache_dir", 1.5, "cache_dir must be a path (str or os.PathLike), not float"),
+    ("offline", "no", "offline must be True or False, not str"),
+    ("refresh", 1, "refresh must be True or False, not int"),
+    ("rate", "15", "rate must be a number, not str"),
+    ("rate", True, "rate must be a number, not bool"),
+    ("workers", 2.5, "workers must be a whole number, not float"),
+    ("workers", True, "workers must be a whole number, not bool"),
+    ("timeout", [30], "timeout must be a number, not list"),
+    ("api_key_file", b"key", "api_key_file must be a path (str or os.PathLike), not bytes"),
+    ("mrconso", 7, "mrconso must be a path (str or os.PathLike), not int"),
+    ("out", 3.0, "out must be a path (str or os.PathLike), not float"),
+    ("umls_release", 2025, "umls_release must be a string, not int"),
+    ("progress", "yes", "progress must be True, False or a text stream, not str"),
+    ("progress", 1, "progress must be True, False or a text stream, not int"),
+    ("no_such_option", 1, "unexpected keyword argument 'no_such_option'"),
+]
+
+
+def _untouched(tmp_path: Path) -> list[str]:
+    """What a refused call left in ``tmp_path`` (the suite's rate-state folder aside)."""
+    return sorted(p.name for p in tmp_path.iterdir() if p.name != "state")
+
+
+@pytest.mark.parametrize("function", ["regenerate", "ensure_synonyms"])
+@pytest.mark.parametrize(("name", "value", "message"), WRONG_TYPES)
+def test_a_keyword_of_the_wrong_type_is_a_type_error_naming_it(
+    function: str, name: str, value: object, message: str, tmp_path: Path
+) -> None:
+    """Before anything is read: the release folder does not even exist, and no error says so."""
+    call = getattr(api, function)
+    keywords = {"out": tmp_path / "out", "cache_dir": tmp_path / "cache", name: value}
+    with pytest.raises(TypeError) as raised:
+        call(tmp_path / "nowhere", **keywords)
+    assert str(raised.value) == message
+    assert _untouched(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: api.regenerate(None), "release must be a path (str or os.PathLike), not NoneType"),
+        (lambda: api.ensure_synonyms(3), "release must be a path (str or os.PathLike), not int"),
+        (lambda: api.check(b"rel"), "release must be a path (str or os.PathLike), not bytes"),
+        (lambda: api.check("rel", out=1), "out must be a path (str or os.PathLike), not int"),
+        (lambda: api.validate_gps(1, "gps.zip"),
+         "release must be a path (str or os.PathLike), not int"),
+        (lambda: api.validate_gps("rel", None),
+         "gps must be a path (str or os.PathLike), not NoneType"),
+    ],
+)  # fmt: skip
+def test_a_positional_argument_of_the_wrong_type_is_a_type_error_naming_it(
+    call: Any, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError) as raised:
+        call()
+    assert str(raised.value) == message
+    assert _untouched(tmp_path) == []
+
+
+#: Each keyword with a value out of range, and the start of the BadInputError's message.
+OUT_OF_RANGE = [
+    ({"rate": 25}, "--rate 25 is out of range: it is above 20 requests a second"),
+    ({"rate": 0}, "--rate 0 is out of range: it must be at least 0.1 requests a second"),
+    ({"rate": float("nan")}, "--rate nan is out of range: it must be at least 0.1"),
+    ({"workers": 0}, "--workers 0 is out of range: it must be at least 1"),
+    ({"timeout": 0}, "--timeout 0 is out of range: it must be more than 0 and at most 120"),
+    ({"timeout": 121.5}, "--timeout 121.5 is out of range: it must be more than 0 and at most"),
+    ({"timeout": float("inf")}, "--timeout inf is out of range"),
+    ({"offline": True, "refresh": True}, "--offline and --refresh contradict each other"),
+    ({"base_url": "ftp://uts.invalid/rest"}, "--base-url 'ftp://uts.invalid/rest' is not a UTS "
+     "REST root: it must start with https://"),
+    ({"base_url": "http://uts.invalid/rest"}, "--base-url 'http://uts.invalid/rest' is not a UTS "
+     "REST root: plain http would send the API key in clear"),
+    ({"umls_release": "2025"}, "'2025' is not a UMLS release name: expected YYYYAA or YYYYAB"),
+    ({"umls_release": ""}, "'' is not a UMLS release name"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("function", ["regenerate", "ensure_synonyms"])
+@pytest.mark.parametrize(("keywords", "message"), OUT_OF_RANGE)
+def test_a_keyword_out_of_range_is_bad_input_before_anything_is_read(
+    function: str, keywords: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    call = getattr(api, function)
+    with pytest.raises(BadInputError) as raised:
+        call(tmp_path / "nowhere", out=tmp_path / "out", cache_dir=tmp_path / "cache", **keywords)
+    assert str(raised.value).startswith(message), str(raised.value)
+    assert raised.value.exit_code == 2
+    assert _untouched(tmp_path) == []
+
+
+def test_ensure_synonyms_refuses_a_value_out_of_range_even_when_the_files_verify(
+    mini: Path, mrconso: Path, tmp_path: Path
+) -> None:
+    """The same call must not pass today (files verified) and fail the day they are missing."""
+    out = tmp_path / "out"
+    paths = api.ensure_synonyms(mini, mrconso=mrconso, out=out)
+    with pytest.raises(BadInputError, match=r"^--rate 25 is out of range"):
+        api.ensure_synonyms(mini, out=out, rate=25)
+    # with a local MRCONSO the network options mean nothing: ignored, as on the command line
+    assert api.ensure_synonyms(mini, mrconso=mrconso, out=out, rate=25) == paths
+
+
+def test_the_keywords_list_exactly_the_fields_of_the_options() -> None:
+    """A new option added to one and forgotten in the other fails here."""
+    from tempmedbench_synonyms.options import RegenOptions, RunKeywords
+    from tempmedbench_synonyms.uts.options import UtsKeywords, UtsOptions
+
+    def keys(typed: Any) -> set[str]:
+        return set(typed.__required_keys__ | typed.__optional_keys__)
+
+    uts_fields = {f.name for f in dataclasses.fields(UtsOptions)}
+    assert keys(UtsKeywords) == uts_fields
+    regen_fields = {f.name for f in dataclasses.fields(RegenOptions)} - {"release", "uts"}
+    assert keys(RunKeywords) == regen_fields | uts_fields
+    assert keys(RunKeywords) == {
+        "mrconso", "out", "umls_release", "progress", "base_url", "cache_dir", "offline",
+        "refresh", "rate", "workers", "timeout", "api_key_file",
+    }  # fmt: skip

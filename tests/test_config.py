@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms import config
+from tempmedbench_synonyms.about import version_text
+from tempmedbench_synonyms.config import resolve_cache_dir, state_folder
+from tempmedbench_synonyms.constants import ENV_PREFIXES, ENV_VARS
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, read_api_key, redact
+from tempmedbench_synonyms.secret import (
+    ApiKey,
+    clean_text,
+    looks_like_uts_key,
+    missing_key,
+    read_api_key,
+    redact,
+)
 from tempmedbench_synonyms.testing import CANARY_KEY
 from tempmedbench_synonyms.uts.options import check_base_url
 
@@ -163,7 +175,8 @@ def test_base_urls_that_can_be_a_uts_root(url: str) -> None:
 def test_base_urls_that_cannot_be_a_uts_root(url: str, problem: str) -> None:
     with pytest.raises(BadInputError) as info:
         check_base_url(url)
-    shown = url.replace("s3cret", "***")  # an apiKey= in the URL is redacted like everywhere
+    # A user name, password, query or fragment may hold a key: never shown, even unread.
+    shown = url.replace("?apiKey=s3cret", "?***").replace("me@", "***@")
     assert str(info.value) == f"--base-url {shown!r} is not a UTS REST root: {problem}"
     assert info.value.hint == (
         "the default is https://uts-ws.nlm.nih.gov/rest; plain http is allowed only to this "
@@ -193,3 +206,170 @@ def test_clean_text_strips_escapes_and_controls_then_redacts(text: str, shown: s
 
 def test_clean_text_may_keep_line_breaks() -> None:
     assert clean_text("a\x1b[1m\nb\tc\n", lines=True) == "a\nb c\n"
+
+
+def test_the_tools_variables_are_every_umls_and_tempmedbench_one() -> None:
+    """What a fake UTS's environment leaves aside: every variable the tool reads, and any other
+    of the two families (a later version's, a typo), but nothing else."""
+    environ = {
+        "PATH": "/bin", "UMLS_API_KEY_FILE": "/home/me/key", "UMLS_BASE_URL": "https://x",
+        "TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_FUTURE": "1", "NO_COLOR": "1",
+        "HOME": "/home/me", "MY_UMLS_THING": "kept", "umls_api_key": "kept (not read)",
+    }  # fmt: skip
+    assert config.tool_variables(environ=environ) == [
+        "TEMPMEDBENCH_CACHE_DIR", "TEMPMEDBENCH_FUTURE", "UMLS_API_KEY_FILE", "UMLS_BASE_URL",
+    ]  # fmt: skip
+    assert config.without_tool_variables(environ=environ) == {
+        "PATH": "/bin", "NO_COLOR": "1", "HOME": "/home/me", "MY_UMLS_THING": "kept",
+        "umls_api_key": "kept (not read)",
+    }  # fmt: skip
+    assert all(name.startswith(ENV_PREFIXES) for name in ENV_VARS)
+
+
+# -- no home folder (issue 17 item 9): docker run --user N, some CI sandboxes ------------------
+
+NO_HOME_HINT = (
+    "set HOME to a folder you own, or TEMPMEDBENCH_CACHE_DIR and TEMPMEDBENCH_STATE_DIR to "
+    "folders you can write in; in a container run as a user with no passwd entry, add "
+    "-e HOME=/tmp (or a folder you mount)"
+)
+
+
+@pytest.fixture
+def no_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME, no XDG folders, and no passwd entry for this user (simulated: the tests may run
+    as a user who has one, as root does)."""
+    pwd = pytest.importorskip("pwd")
+    for name in ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_entry(uid: int) -> Any:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+
+
+@pytest.mark.usefixtures("no_home")
+def test_without_a_home_folder_the_default_folders_are_bad_input_naming_the_fix() -> None:
+    for kind, find in (("cache", lambda: resolve_cache_dir(None, environ={})),
+                       ("state", lambda: state_folder(environ={}))):  # fmt: skip
+        with pytest.raises(BadInputError) as info:
+            find()
+        assert str(info.value) == (
+            f"the default {kind} folder is in the home folder, and there is none: HOME is not "
+            f"set, and user id {os.getuid()} has no home folder in the password database"
+        )
+        assert info.value.hint == NO_HOME_HINT
+    # Named folders need no home folder, unless they start with ~.
+    env = {"TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_STATE_DIR": "/s"}
+    assert (resolve_cache_dir(None, environ=env), state_folder(environ=env)) == (
+        Path("/c"),
+        Path("/s"),
+    )
+    with pytest.raises(BadInputError) as info:
+        resolve_cache_dir(Path("~/c"), environ={})
+    assert str(info.value) == (
+        "--cache-dir starts with ~, and there is no home folder: HOME is not set and the user "
+        "has no home folder in the password database"
+    )
+    assert info.value.hint == "give the whole path, or set HOME to a folder you own"
+
+
+@pytest.mark.usefixtures("no_home")
+def test_version_never_fails_and_says_why_there_is_no_cache_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TEMPMEDBENCH_CACHE_DIR", raising=False)
+    last = version_text().splitlines()[-1]
+    assert last == (
+        "cache folder: none: the default cache folder is in the home folder, and there is "
+        f"none: HOME is not set, and user id {os.getuid()} has no home folder in the password "
+        f"database; {NO_HOME_HINT}"
+    )
+
+
+def test_a_relative_home_is_no_home_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """platformdirs takes a relative HOME for unset; without a passwd entry, no folder."""
+    pwd = pytest.importorskip("pwd")
+    monkeypatch.setenv("HOME", "relative")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    with pytest.raises(BadInputError) as info:
+        resolve_cache_dir(None, environ={"HOME": "relative"})
+    assert str(info.value).startswith(
+        "the default cache folder is in the home folder, and there is none: HOME='relative' is "
+        "not an absolute path, and user id "
+    )
+
+
+# -- the key file (issue 17 item 10): a BOM, invisible and control characters ------------------
+
+
+def test_a_bom_is_left_out_of_the_key_with_a_note(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _key_file(tmp_path, f"\ufeff{CANARY_KEY}\r\n")  # Notepad's "UTF-8"
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
+        key = read_api_key(path, environ={})
+    assert key is not None and key.reveal() == CANARY_KEY
+    note = (
+        "starts with a byte order mark (BOM, as Notepad's UTF-8 writes it), which is not part "
+        "of the key and was left out: save the key file as UTF-8 without a BOM"
+    )
+    assert key.notes == (note,)
+    assert [r.getMessage() for r in caplog.records] == [f"{path} {note}"]
+    key = read_api_key(None, environ={"UMLS_API_KEY": f"\ufeff{CANARY_KEY}"})  # $(cat key.txt)
+    assert key is not None and key.reveal() == CANARY_KEY
+
+
+#: The character just after the key, counted from 1.
+AFTER = len(CANARY_KEY) + 1
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "shown"),
+    [
+        (f"{CANARY_KEY[:9]}\u200b{CANARY_KEY[9:]}", 1, "U+200B (ZERO WIDTH SPACE) at character 10"),
+        (f"\n{CANARY_KEY}\u200d\n", 2, f"U+200D (ZERO WIDTH JOINER) at character {AFTER}"),
+        (f"{CANARY_KEY}\x00\n", 1, f"U+0000 (a control character) at character {AFTER}"),
+        (f"\x1b[31m{CANARY_KEY}", 1, "U+001B (a control character) at character 1"),
+        (f"{CANARY_KEY}\u00a0", 1, f"U+00A0 (NO-BREAK SPACE) at character {AFTER}"),
+        (f"x\ufeff{CANARY_KEY}", 1, "U+FEFF (ZERO WIDTH NO-BREAK SPACE) at character 2"),
+    ],
+)  # fmt: skip
+def test_an_invisible_or_control_character_is_bad_input_naming_the_line_not_the_key(
+    tmp_path: Path, text: str, line: int, shown: str
+) -> None:
+    path = _key_file(tmp_path, text)
+    with pytest.raises(BadInputError) as info:
+        read_api_key(path, environ={})
+    assert str(info.value) == (
+        f"{path}, line {line}: the API key file holds {shown}: an invisible or control "
+        "character, which no API key has"
+    )
+    assert info.value.hint == (
+        "copy the key again from your UTS profile (https://uts.nlm.nih.gov/uts/profile) and "
+        "keep only the key, as plain text (it often comes with such a character when copied "
+        "from a web page or a document)"
+    )
+    assert CANARY_KEY[:9] not in str(info.value) + str(info.value.hint)
+
+
+def test_the_key_variable_is_checked_alike() -> None:
+    with pytest.raises(BadInputError) as info:
+        read_api_key(None, environ={"UMLS_API_KEY": f"{CANARY_KEY}\u200b"})
+    assert str(info.value) == (
+        f"UMLS_API_KEY holds U+200B (ZERO WIDTH SPACE) at character {len(CANARY_KEY) + 1}: an "
+        "invisible or control character, which no API key has"
+    )
+    with pytest.raises(BadInputError) as info:
+        read_api_key(None, environ={"UMLS_API_KEY": f"{CANARY_KEY} {CANARY_KEY}"})
+    assert str(info.value) == ("UMLS_API_KEY holds more than one word; it should hold only the key")
+    assert CANARY_KEY not in str(info.value) + str(info.value.hint)
+
+
+def test_a_uts_key_looks_like_a_uuid() -> None:
+    assert looks_like_uts_key(ApiKey("0badc0de-0000-4000-8000-000000000000"))
+    assert looks_like_uts_key(ApiKey("0BADC0DE-0000-4000-8000-00000000000A"))
+    assert not looks_like_uts_key(ApiKey(CANARY_KEY))
+    assert not looks_like_uts_key(ApiKey("0badc0de-0000-4000-8000-000000000000x"))

@@ -6,14 +6,18 @@ appears nowhere in what it printed or left behind, and that nothing was written.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from helpers import MINI_MRCONSO
+from helpers.folders import LONG_NAME
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.doctor import KNOWN_CUI, Check, exit_code
@@ -25,6 +29,13 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     mrconso_row,
 )
+
+#: What doctor says of a key that is not a UUID, as the canary key.
+NOT_A_UUID = (
+    "it does not look like a UTS API key (a UUID: 36 characters, 8-4-4-4-12 hexadecimal digits)"
+)
+#: An invented key of the form of a UTS key.
+UUID_KEY = "0badc0de-0000-4000-8000-000000000000"
 
 #: The first concept of the mini table in sorted key order: the release probe's CUI.
 PROBE_PATH = "/content/2099AA/CUI/"
@@ -71,8 +82,10 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     checks = checks_of(result)
     assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
                             "rate_state", "mrconso"]  # fmt: skip
-    assert all(c["ok"] is True and c["hint"] is None for c in checks.values())
-    assert checks["api_key"]["message"] == "found in UMLS_API_KEY"
+    assert all(c["ok"] is True for c in checks.values())
+    # The canary key is no UUID, as a UTS key is: said (the fake accepts it all the same).
+    assert [name for name, c in checks.items() if c["hint"] is not None] == ["api_key"]
+    assert checks["api_key"]["message"] == f"found in UMLS_API_KEY, but {NOT_A_UUID}"
     assert checks["release"]["message"] == (
         f"{mini}: 7 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
     )
@@ -87,11 +100,12 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     # Exactly the probe reached UTS, and it was not cached; the release is untouched.
     assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "state").exists()  # (conftest's) not even the shared rate state
     assert snapshot(mini) == before
     # One human line per check on stderr, then the summary.
     lines = result.stderr.splitlines()
     assert lines[0].startswith("ok    versions    tempmedbench-synonyms ")
-    assert lines[3] == f"ok    uts         {checks['uts']['message']}"
+    assert lines[4] == f"ok    uts         {checks['uts']['message']}"
     assert lines[-1] == "doctor: all 8 checks passed"
 
 
@@ -142,7 +156,9 @@ def test_the_key_file_variable_is_named_as_the_source(heart: FakeUtsServer, tmp_
     assert result.exit_code == 0, result.stderr
     checks = checks_of(result)
     assert list(checks) == ["versions", "api_key", "uts", "cache", "rate_state"]
-    assert checks["api_key"]["message"] == f"found in UMLS_API_KEY_FILE ({key_file})"
+    assert (
+        checks["api_key"]["message"] == f"found in UMLS_API_KEY_FILE ({key_file}), but {NOT_A_UUID}"
+    )
     assert checks["uts"]["message"] == (
         f"{heart.base_url} accepted the key and serves UMLS release current (now 2099AA) (probe: "
         f"concept {KNOWN_CUI})"
@@ -162,7 +178,8 @@ def test_an_unwritable_output_folder_is_exit_2(
     assert out["ok"] is False
     assert out["message"] == f"cannot write in {blocker}/out/question_surface: Not a directory"
     assert out["hint"] == (
-        "write the rebuilt files elsewhere with --out DIR, a folder you can write in"
+        "a part of the path is a file where a folder is expected; write the rebuilt files "
+        "elsewhere with --out DIR, a folder you can write in"
     )
     assert blocker.read_text() == "not a folder\n"
 
@@ -230,7 +247,45 @@ def test_a_rate_state_that_cannot_be_used_is_exit_2_with_the_fallback_explained(
         "once could exceed the UTS limit together"
     )
     assert check["hint"] == (
-        "set TEMPMEDBENCH_STATE_DIR to a local folder you can write in, or run one at a time"
+        "set TEMPMEDBENCH_STATE_DIR to a local folder of your own that you can write in, or run "
+        "one at a time"
+    )
+
+
+def test_a_rate_state_that_is_not_the_users_own_fails_its_check_and_is_left_as_it_is(
+    heart: FakeUtsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC section 8, "Shared folders": doctor says what a run would leave aside, and why."""
+    state = tmp_path / "shared-state"
+    (state / "rate").mkdir(parents=True)
+    state.chmod(0o777)  # a folder every user of the machine can write
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(state))
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["rate_state"]
+    assert check["message"] == (
+        f"{state}: the rate-state folder can be written by other users (mode 0777), so what it "
+        f"holds cannot be trusted; chmod go-w {state}, or use a folder of your own "
+        "(TEMPMEDBENCH_STATE_DIR): runs would each keep their own --rate but not share one "
+        "budget, so two runs at once could exceed the UTS limit together"
+    )
+    assert checks_of(result)["uts"]["ok"] is True  # the probe kept its own limit
+    assert [p.name for p in state.rglob("*")] == ["rate"]  # nothing written there
+
+
+def test_a_cache_folder_that_is_not_the_users_own_fails_its_check(
+    heart: FakeUtsServer, tmp_path: Path
+) -> None:
+    (tmp_path / "cache").mkdir()
+    os.chown(tmp_path / "cache", 4242, -1)  # (as root: another user's folder)
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["cache"]
+    assert (check["message"], check["hint"]) == (
+        f"{tmp_path / 'cache'}: the cache folder belongs to another user (uid 4242; you are "
+        f"uid {os.getuid()}), so what it holds cannot be trusted",
+        "use a folder of your own (--cache-dir or TEMPMEDBENCH_CACHE_DIR), or have "
+        f"{tmp_path / 'cache'} removed",
     )
 
 
@@ -307,7 +362,7 @@ def test_a_key_file_of_two_words_fails_with_a_fix_and_a_loose_one_passes_with_on
     )
     assert key["hint"] == "keep only your UMLS API key in it, on one line"
     loose = tmp_path / "loose"
-    loose.write_text("loose-invented-key-0000\n")  # not the canary: the folder is searched for it
+    loose.write_text(f"{UUID_KEY}\n")  # not the canary: the folder is searched for it
     loose.chmod(0o644)
     result = doctor(["--api-key-file", str(loose), "--json"], tmp_path, mini_uts.base_url)
     key = checks_of(result)["api_key"]
@@ -350,3 +405,109 @@ def test_with_a_release_that_cannot_be_read_the_hint_says_so(
         "has: check --base-url (or UMLS_BASE_URL); fix the release check for a probe of the "
         "release its table uses"
     )
+
+
+PERMISSIONS = "check the permissions of the path and of each folder above it (ls -ld)"
+TOO_LONG = "the path, or a name in it, is longer than the file system allows: choose a shorter one"
+
+
+@pytest.mark.parametrize("how", ["locked", "too long"])
+@pytest.mark.parametrize("which", ["release", "api_key", "cache", "out", "mrconso"])
+def test_a_path_doctor_cannot_reach_fails_its_check_and_every_other_check_runs(
+    mini_uts: FakeUtsServer,
+    mini: Path,
+    mrconso: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    which: str,
+    how: str,
+) -> None:
+    """Issue 17 item 8: a path under a folder the user cannot enter (mode 000; as root, whom the
+    kernel lets through, refused in-process: tests/helpers/folders.py), or with a name of 300
+    characters (ENAMETOOLONG, for real), is one failed check with its fix, never a traceback:
+    doctor goes on, and --json holds every check."""
+    base = request.getfixturevalue("locked") if how == "locked" else tmp_path / LONG_NAME
+    key = tmp_path / "key"
+    key.write_text(f"{CANARY_KEY}\n")
+    key.chmod(0o600)
+    paths = {"release": mini, "api_key": key, "cache": tmp_path / "cache", "out": tmp_path / "out",
+             "mrconso": mrconso}  # fmt: skip
+    bad = {"release": base / "release", "api_key": base / "key", "cache": base / "cache",
+           "out": base / "out", "mrconso": base / "MRCONSO.RRF"}[which]  # fmt: skip
+    paths[which] = bad
+    args = [str(paths["release"]), "--api-key-file", str(paths["api_key"]),
+            "--cache-dir", str(paths["cache"]), "--out", str(paths["out"]),
+            "--mrconso", str(paths["mrconso"])]  # fmt: skip
+    env = {"UMLS_BASE_URL": mini_uts.base_url, "UMLS_API_KEY": None, "UMLS_API_KEY_FILE": None,
+           "TEMPMEDBENCH_CACHE_DIR": None, "NO_COLOR": "1"}  # fmt: skip
+    result = CliRunner().invoke(app, ["doctor", *args, "--json"], env=env)
+    assert "Traceback" not in result.stderr
+    checks = checks_of(result)
+    assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
+                            "rate_state", "mrconso"]  # fmt: skip
+    problem, fix = ("Permission denied", PERMISSIONS) if how == "locked" else (
+        "File name too long", TOO_LONG)  # fmt: skip
+    expected = {
+        "release": (f"{bad}: cannot use the release folder: {problem}", fix),
+        "api_key": (f"{bad}: cannot read the API key file: {problem}", fix),
+        "cache": (f"cannot write in {bad}: {problem}",
+                  f"{fix}; give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR"),
+        "out": (f"cannot write in {bad}/question_surface: {problem}",
+                f"{fix}; write the rebuilt files elsewhere with --out DIR, a folder you can "
+                "write in"),
+        "mrconso": (f"{bad}: cannot read: {problem}", fix),
+    }[which]  # fmt: skip
+    assert (checks[which]["ok"], checks[which]["message"], checks[which]["hint"]) == (
+        False,
+        *expected,
+    )
+    # The first failure gives the exit code: this one, a bad input (a release that could not
+    # be read makes the probe ask for 'current', which the mini fake does not serve: exit 4 next).
+    failed = [name for name, c in checks.items() if not c["ok"]]
+    assert failed == {"release": ["release", "uts"], "api_key": ["api_key", "uts"]}.get(
+        which, [which]
+    )
+    assert result.exit_code == 2
+    assert f"FAIL  {which:<11} {expected[0]}" in result.stderr.splitlines()
+    assert CANARY_KEY not in result.stdout + result.stderr
+
+
+def test_an_error_no_check_expects_fails_that_check_and_doctor_goes_on(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fails under the release and the MRCONSO file (EIO, injected: no folder can
+    make it), and no home folder for the rate state (no HOME, no passwd entry: simulated):
+    each is its check's failure, with its message, and every other check still runs."""
+    import tempmedbench_synonyms.doctor as doctor_module
+
+    pwd = pytest.importorskip("pwd")
+
+    def failing_disk(path: Path) -> Any:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
+
+    def no_entry(uid: int) -> Any:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(doctor_module, "open_release", failing_disk)
+    monkeypatch.setattr(doctor_module, "sniff_mrconso", failing_disk)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    for name in ("HOME", "XDG_STATE_HOME", "TEMPMEDBENCH_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    bogus = tmp_path / "MRCONSO.RRF"
+    result = doctor([str(mini), "--mrconso", str(bogus), "--out", str(tmp_path / "out"),
+                     "--json"], tmp_path, mini_uts.base_url)  # fmt: skip
+    checks = checks_of(result)
+    assert list(checks) == ["versions", "release", "api_key", "uts", "cache", "out",
+                            "rate_state", "mrconso"]  # fmt: skip
+    assert (checks["release"]["message"], checks["mrconso"]["message"]) == (
+        f"{mini}: Input/output error",
+        f"{bogus}: Input/output error",
+    )
+    assert checks["rate_state"]["message"] == (
+        "the default state folder is in the home folder, and there is none: HOME is not set, "
+        f"and user id {os.getuid()} has no home folder in the password database"
+    )
+    assert [name for name, c in checks.items() if not c["ok"]] == [
+        "release", "uts", "rate_state", "mrconso"
+    ]  # fmt: skip
+    assert result.exit_code == 2

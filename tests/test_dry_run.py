@@ -87,6 +87,7 @@ def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
     assert [s.path for s in mini_uts.fake.seen] == ["/content/2099AA/CUI/C9000001"]
     assert files_under(mini) == before
     assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "state").exists()  # (conftest's) not even the shared rate state
     assert result.stderr.splitlines()[2:5] == [
         "  UMLS release   2099AA (UMLS REST API, 1 request sent, 0 answered by the cache)",
         f"  requests       {n + 1} left to send, about 1 s",
@@ -102,6 +103,13 @@ def test_a_cold_dry_run_sends_only_the_probe_and_the_run_after_it_matches(
     assert real.exit_code == 0, real.stderr
     assert report_of(real)["requests"] == len(mini_uts.fake.seen) == n + 1
     assert report_of(real)["cache_hits"] == 0
+    # The rate state the run left is honoured by the next dry run's probe, and left as it is.
+    state = files_under(tmp_path / "state")
+    assert len(state) == 1
+    again = run([str(mini), "--dry-run", "--refresh", "--json"], tmp_path, mini_uts.base_url)
+    assert again.exit_code == 0, again.stderr
+    assert report_of(again)["requests"] == 1
+    assert files_under(tmp_path / "state") == state
 
 
 def test_a_half_cached_plan_equals_what_the_run_sends(

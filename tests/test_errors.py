@@ -88,6 +88,8 @@ def test_the_outcomes_are_spec_section_5s_and_each_has_its_exit_code() -> None:
         "internal_error": 70,
         "planned": 0,
         "interrupted": 130,
+        "found": 0,
+        "not_found": 1,
     }
     assert list(EXIT_CODES) == list(Outcome)
 

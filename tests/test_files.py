@@ -9,14 +9,14 @@ import socket
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers import FIXTURES, GPS_FILE
 from tempmedbench_synonyms import files
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError
 from tempmedbench_synonyms.files import TMP_SUFFIX, open_regular, read_regular, write_atomic
 
 
@@ -38,6 +38,66 @@ def test_private_files_are_0600_others_follow_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "private").stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "public").stat().st_mode) == 0o644
+
+
+@pytest.fixture
+def umask_000() -> Iterator[None]:
+    """The most permissive umask: nothing the tool makes may follow it."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_folders_the_tool_makes_are_0700_whatever_the_umask(
+    tmp_path: Path, umask_000: None
+) -> None:
+    """SPEC section 8, "Shared folders": make_folders, and the folders of a private file."""
+    (tmp_path / "shared").mkdir(mode=0o755)
+    files.make_folders(tmp_path / "shared" / "a" / "b")
+    write_atomic(tmp_path / "c" / "d" / "entry.json", b"{}", private=True)
+    made = ["shared/a", "shared/a/b", "c", "c/d"]
+    assert [mode(tmp_path / f) for f in made] == [0o700] * 4
+    assert mode(tmp_path / "shared") == 0o755  # a folder that was there is left as it was
+    assert mode(tmp_path / "c" / "d" / "entry.json") == 0o600
+
+
+def test_check_own_trusts_only_what_the_user_owns_and_no_one_else_can_write(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    files.check_own(mine, what="the cache folder", elsewhere="--cache-dir")
+    files.check_own(tmp_path / "missing", what="the cache folder", elsewhere="--cache-dir")
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    loose.chmod(0o775)
+    with pytest.raises(UntrustedError) as info:
+        files.check_own(loose, what="the cache folder", elsewhere="--cache-dir")
+    assert (str(info.value), info.value.hint, info.value.exit_code) == (
+        f"{loose}: the cache folder can be written by other users (mode 0775), so what it "
+        "holds cannot be trusted",
+        f"chmod go-w {loose}, or use a folder of your own (--cache-dir)",
+        2,
+    )
+    loose.chmod(0o1777)  # /tmp: the sticky bit does not make it the user's own
+    with pytest.raises(UntrustedError, match=r"by other users \(mode 1777\)"):
+        files.check_own(loose, what="the cache folder", elsewhere="--cache-dir")
+    theirs = tmp_path / "theirs"
+    theirs.write_text("planted")
+    theirs.chmod(0o600)
+    os.chown(theirs, 4242, -1)  # (as root: another user's file)
+    with pytest.raises(UntrustedError) as info:
+        read_regular(theirs, own="TEMPMEDBENCH_STATE_DIR")
+    assert (str(info.value), info.value.hint) == (
+        f"{theirs}: the file belongs to another user (uid 4242; you are uid {os.getuid()}), so "
+        "what it holds cannot be trusted",
+        f"use a folder of your own (TEMPMEDBENCH_STATE_DIR), or have {theirs} removed",
+    )
+    assert read_regular(theirs) == b"planted"  # a file that is not kept by the tool: read
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(

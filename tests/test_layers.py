@@ -5,7 +5,8 @@
     regen/     the pure regeneration: the kernel only (it never knows where atoms come from)
     mrconso/   uts/   snomed/     the three domains: the kernel and their own package only
     kernel     constants, errors (leaves), runtime, config, secret, files, jsonio, zips, atoms,
-               progress, and the package's own __init__ (its names are imported on first use)
+               lookups, progress, and the package's own __init__ (its names are imported on
+               first use)
 
 Every import counts, in a function too; those under ``if TYPE_CHECKING:`` (types only) do not.
 """
@@ -24,7 +25,8 @@ TOP = "tempmedbench_synonyms"
 
 LEAVES = {"constants", "errors"}
 KERNEL = LEAVES | {
-    "__init__", "runtime", "config", "secret", "files", "jsonio", "zips", "atoms", "progress",
+    "__init__", "runtime", "config", "secret", "files", "jsonio", "zips", "atoms", "lookups",
+    "progress",
 }  # fmt: skip
 DOMAINS = {"mrconso", "uts", "snomed"}
 APP = {"api", "cli", "plan", "doctor", "options", "sources", "about", "demo", "pytest_plugin",

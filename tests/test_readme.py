@@ -138,7 +138,12 @@ def test_every_readme_python_block_is_run_by_a_test() -> None:
     kinds = [
         [b.startswith("# test_"), "FakeUtsServer" in b, "ensure_synonyms" in b] for b in blocks
     ]
-    assert kinds == [[False, False, True], [False, True, False], [True, False, False]]
+    assert kinds == [
+        [False, False, True],
+        [False, True, False],
+        [True, False, False],
+        [True, False, False],
+    ]
 
 
 def test_the_readme_api_example_runs(tmp_path: Path) -> None:
@@ -215,15 +220,49 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
         assert cache == "cache folder: /somewhere/cache"
 
 
-def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> None:
-    [code] = [block for block in readme_python() if block.startswith("# test_")]
-    name = code.splitlines()[0].removeprefix("# ")
+#: The key of a user who followed the README (``UMLS_API_KEY_FILE`` in their shell profile):
+#: invented, and never to reach the fake.
+USERS_KEY = "0a1b2c3d-0000-4000-8000-00000000cafe"
+
+
+@pytest.mark.parametrize(
+    ("name", "form"),
+    [
+        ("test_my_pipeline.py", "as written"),
+        ("test_my_pipeline.py", "merged with os.environ"),
+        ("test_my_umls_code.py", "as written"),
+    ],
+)
+def test_the_readme_pytest_examples_pass_with_the_plugin(
+    tmp_path: Path, name: str, form: str
+) -> None:
+    """As a user who set every variable the README mentions in their profile runs them: their
+    key file, base URL, cache and state folders and log level are all left aside, in the
+    subprocess and in the test's process, whether the example passes ``fake_uts.env`` or the
+    form earlier READMEs showed, ``{**os.environ, **fake_uts.env}``. The second example is a
+    user's test of their own UMLS code against the fixture."""
+    [code] = [block for block in readme_python() if block.startswith(f"# {name}\n")]
+    if form != "as written":
+        assert "env=fake_uts.env," in code
+        code = code.replace("env=fake_uts.env,", "env={**os.environ, **fake_uts.env},")
+        code = code.replace("import subprocess", "import os, subprocess")
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     (tmp_path / name).write_text(code, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper()}
-    env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    env.update(PYTHONDONTWRITEBYTECODE="1")
-    env.pop("UMLS_API_KEY", None)
+    home = tmp_path / "home"
+    key_file = home / ".config/umls/key"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text(USERS_KEY + "\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if "PROXY" not in k.upper() and not k.startswith(("UMLS_", "TEMPMEDBENCH_", "XDG_"))
+    }
+    env.update(NO_PROXY="127.0.0.1", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+               PYTHONDONTWRITEBYTECODE="1", HOME=str(home), UMLS_API_KEY_FILE=str(key_file),
+               UMLS_BASE_URL="https://uts.invalid/rest", TEMPMEDBENCH_LOG_LEVEL="debug",
+               TEMPMEDBENCH_CACHE_DIR=str(home / "cache"),
+               TEMPMEDBENCH_STATE_DIR=str(home / "state"))  # fmt: skip
     proc = subprocess.run(
         [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
         cwd=tmp_path,
@@ -235,8 +274,12 @@ def test_the_readme_pytest_example_passes_with_the_plugin(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("1 passed in ")
     # the run wrote where the test said (its tmp_path) and in the fixture's own folders, not in
-    # the folder it ran from, nor in this suite's rate-state folder (conftest: tmp_path/state)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fixtures", name])
+    # the folder it ran from, nor in the user's folders
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fixtures", "home", name])
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == [
+        ".config", ".config/umls", ".config/umls/key",
+    ]  # fmt: skip
+    assert USERS_KEY not in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(

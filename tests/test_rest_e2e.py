@@ -252,9 +252,10 @@ def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
         "stdout2": rerun.stdout.decode(), "stderr2": rerun.stderr.decode(),
     }  # fmt: skip
     # Both runs took their turns from one shared rate state (conftest: under tmp_path/state),
-    # which holds numbers only: the key is nowhere there either.
+    # which holds numbers and the random ids of runs only: the key is nowhere there either.
     (state,) = (tmp_path / "state" / "rate").glob("127.0.0.1-*.state")
-    assert re.fullmatch(rb"tempmedbench-rate-v1 [0-9. ]+\n", state.read_bytes())
+    numbers = rb"tempmedbench-rate-v2 [0-9. ]+( [0-9a-f]{16}/[0-9.]+/[0-9.]+)+\n"
+    assert re.fullmatch(numbers, state.read_bytes())
     assert find_secret(CANARY_KEY, texts=leftovers, folders=[tmp_path]) == []
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -16,7 +17,7 @@ import pytest
 import requests
 import responses
 
-from helpers import ATOM_PARAMS
+from helpers import ATOM_PARAMS, FIXTURES
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.errors import NotAuthorisedError
 from tempmedbench_synonyms.secret import ApiKey
@@ -44,9 +45,11 @@ def server() -> Iterator[FakeUtsServer]:
         yield srv
 
 
-def get(server: FakeUtsServer, path: str, **params: str) -> tuple[int, dict[str, str], bytes]:
+def get(
+    server: FakeUtsServer, path: str, timeout: float = 5, **params: str
+) -> tuple[int, dict[str, str], bytes]:
     split = urlsplit(server.base_url)
-    conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=5)
+    conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=timeout)
     try:
         query = urlencode({"apiKey": CANARY_KEY, **params})
         conn.request("GET", f"{split.path}{path}?{query}")
@@ -90,7 +93,7 @@ def test_atom_shape_has_string_flags_and_cui_only_in_links(server: FakeUtsServer
     assert (atom["obsolete"], atom["suppressible"]) == ("false", "false")
     assert atom["concept"] == f"{server.base_url}/content/2099AA/CUI/C9000001"
     assert atom["code"] == f"{server.base_url}/content/2099AA/source/SNOMEDCT_US/1000000"
-    assert atom["parents"] == "NONE" and atom["ancestors"] is None
+    assert atom["parents"] == atom["ancestors"] == "NONE"  # no MRHIER: no hierarchy
     assert "cui" not in atom and "CUI" not in atom
 
 
@@ -189,6 +192,63 @@ def test_each_fault_is_retried_by_the_client(kind: str) -> None:
     assert client.stats.requests == 3
     assert client.stats.retries == 2
     assert [s.fault for s in fake.seen] == [kind, kind, None]
+
+
+class _Arrivals(FakeUts):
+    """A fake that says when a request has arrived (it is logged before any stall)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrived = threading.Event()
+
+    def handle(self, *args: Any, **kwargs: Any) -> Any:
+        reply = super().handle(*args, **kwargs)
+        self.arrived.set()
+        return reply
+
+
+def test_stop_ends_a_stalled_request_at_once_unanswered() -> None:
+    """Teardown never waits out a stall (here two minutes): the request in it ends, unanswered,
+    and ``stop`` returns; the deadline below is half the stall, so a ``stop`` that waited it
+    out cannot pass."""
+    fake = _Arrivals(data(), api_key=CANARY_KEY, faults=Faults(script=["stall"], stall=120.0))
+    server = FakeUtsServer(fake).start()
+    outcome: list[str] = []
+
+    def ask() -> None:
+        try:
+            get(server, "/content/2099AA/CUI/C9000001", timeout=300)
+            outcome.append("answered")
+        except (http.client.HTTPException, OSError) as err:
+            outcome.append(type(err).__name__)
+
+    client = threading.Thread(target=ask, daemon=True)
+    client.start()
+    assert fake.arrived.wait(30)
+    stopper = threading.Thread(target=server.stop, daemon=True)
+    stopper.start()
+    stopper.join(60)
+    client.join(60)
+    assert (stopper.is_alive(), client.is_alive()) == (False, False)
+    assert outcome == ["RemoteDisconnected"]
+    assert [(s.status, s.fault) for s in fake.seen] == [(200, "stall")]
+
+
+def test_the_client_reads_the_terminology_routes_over_a_socket() -> None:
+    fake = FakeUts(FakeUtsData.from_meta(FIXTURES / "umls"), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as server, client_for(server) as client:
+        search = client.get_result("/search/2099AA", {"string": "fever"})
+        crosswalk = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"
+        clusters = client.get_list(crosswalk, {"pageSize": "2"})
+        assert client.get_list(crosswalk, {"targetSource": "LNC"}) is None
+    assert [r["ui"] for r in search["results"]] == ["C9000001", "C9000091"]
+    assert [c["ui"] for c in clusters or []] == ["D990090", "C990090", "9990191001"]
+    assert [(s.path, s.status, s.key_sent) for s in fake.seen] == [
+        ("/search/2099AA", 200, True),
+        (crosswalk, 200, True),
+        (crosswalk, 200, True),  # page 2 of 2
+        (crosswalk, 404, True),
+    ]
 
 
 def test_a_reset_is_a_real_connection_reset() -> None:

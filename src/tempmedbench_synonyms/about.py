@@ -10,6 +10,7 @@ from importlib import metadata
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.errors import TempMedBenchError
 
 #: The libraries whose versions change what the tool does (HTTP, retries, models, CLI, folders).
 MAIN_DEPENDENCIES = ("requests", "tenacity", "pydantic", "typer", "platformdirs")
@@ -27,7 +28,13 @@ def dependency_versions() -> dict[str, str]:
 
 
 def version_text() -> str:
-    """The lines of ``--version``: the tool first (as before), then Python, libraries, cache."""
+    """The lines of ``--version``: the tool first (as before), then Python, libraries, cache.
+
+    It never fails: where the cache folder cannot be known (no home folder), it says why."""
+    try:
+        cache = str(resolve_cache_dir(None))
+    except TempMedBenchError as err:
+        cache = f"none: {err}" + (f"; {err.hint}" if err.hint else "")
     libraries = ", ".join(f"{name} {version}" for name, version in dependency_versions().items())
     return "\n".join(
         (
@@ -35,6 +42,6 @@ def version_text() -> str:
             f"Python {platform.python_version()} ({platform.python_implementation()}) "
             f"on {platform.system() or 'an unknown system'}",
             libraries,
-            f"cache folder: {resolve_cache_dir(None)}",
+            f"cache folder: {cache}",
         )
     )

@@ -26,13 +26,11 @@ given, ``TEMPMEDBENCH_CACHE_DIR`` when ``cache_dir`` is not given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-from typing_extensions import Unpack
+from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
 from tempmedbench_synonyms import jsonio, runtime
 from tempmedbench_synonyms.errors import MismatchError, Outcome
-from tempmedbench_synonyms.options import RegenOptions, RunKeywords
+from tempmedbench_synonyms.options import RegenOptions, RunKeywords, as_path
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import ValidationReport, validate_release
 from tempmedbench_synonyms.uts.options import StrPath
@@ -100,6 +98,7 @@ def run(options: RegenOptions) -> Report:
     from tempmedbench_synonyms.regen import pipeline
     from tempmedbench_synonyms.sources import build_source
 
+    options.check()
     source = build_source(options)
     return pipeline.regenerate(
         options.release, source, out_dir=options.out, umls_release=options.umls_release
@@ -154,8 +153,9 @@ def validate_gps(release: StrPath, gps: StrPath) -> GpsReport:
         >>> report.to_json()["records_checked"]
         {'artifacts/events_canonical.jsonl': 22, 'artifacts/questions.jsonl': 42}
     """
+    release_dir, gps_path = as_path("release", release), as_path("gps", gps)
     with runtime.collector_paused():
-        found = validate_release(Path(release), load_concept_index(Path(gps)))
+        found = validate_release(release_dir, load_concept_index(gps_path))
     return GpsReport(found.release, found.gps, found.records, found.findings)
 
 
@@ -186,6 +186,7 @@ def ensure_synonyms(release: StrPath, **options: Unpack[RunKeywords]) -> Paths:
         True
     """
     built = RegenOptions.of(release, **options)
+    built.check()  # a value out of range is refused even when the files verify
     found = check(built.release, out=built.out)
     if found.outcome is not Outcome.VERIFIED:
         found = run(built)

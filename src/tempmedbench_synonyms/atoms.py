@@ -77,7 +77,7 @@ class FetchResult:
 
 
 ProgressCallback = Callable[[int, int], None]
-"""Called with (done, total); the unit is the source's own (bytes for MRCONSO, queries for REST)."""
+"""Called with (done, total) by a source that reports its own progress (the MRCONSO scan: bytes)."""
 
 
 class AtomSource(Protocol):

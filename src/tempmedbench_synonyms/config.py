@@ -8,9 +8,13 @@ This is the only module that reads the environment (``os.environ``; the names ar
 - the UTS base URL: ``--base-url``, else ``UMLS_BASE_URL``, else the UTS REST root;
 - the cache folder: ``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platform's user
   cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do);
-- the rate-state folder: ``TEMPMEDBENCH_STATE_DIR``, else the platform's user state folder;
+- the rate-state folder: ``TEMPMEDBENCH_STATE_DIR``, else the platform's user state folder
+  (both platform folders are under the home folder: without one, no ``HOME`` and no passwd entry
+  as under ``docker run --user N``, each is bad input naming the variables that fix it);
 - the log level (``TEMPMEDBENCH_LOG_LEVEL``), the GPS input (``TEMPMEDBENCH_GPS``) and
-  ``NO_COLOR``.
+  ``NO_COLOR``;
+- every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable set (``tool_variables``), which the fake UTS's
+  environment leaves aside.
 
 Every function takes an optional ``environ`` mapping (tests); by default the process's own.
 """
@@ -29,11 +33,14 @@ from tempmedbench_synonyms.constants import (
     BASE_URL_ENV,
     CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
+    ENV_PREFIXES,
     GPS_ENV,
+    HOME_ENV,
     LOG_LEVEL_ENV,
     NO_COLOR_ENV,
     STATE_DIR_ENV,
 )
+from tempmedbench_synonyms.errors import BadInputError
 
 
 def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -45,11 +52,23 @@ def variable(name: str, *, environ: Mapping[str, str] | None = None) -> str:
     return _env(environ).get(name, "").strip()
 
 
+def tool_variables(*, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the ``UMLS_*`` and ``TEMPMEDBENCH_*`` variables set, sorted: the ones a
+    fake UTS's environment removes or replaces (``testing.RunningFakeUts.env``)."""
+    return sorted(name for name in _env(environ) if name.startswith(ENV_PREFIXES))
+
+
+def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment less every variable ``tool_variables`` names: for a child process whose
+    every setting of this tool is given by its caller."""
+    return {k: v for k, v in _env(environ).items() if not k.startswith(ENV_PREFIXES)}
+
+
 def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
     """The key file to read: ``--api-key-file``, else the file ``UMLS_API_KEY_FILE`` names."""
     from_env = variable(API_KEY_FILE_ENV, environ=environ)
     if api_key_file is None and from_env:
-        return Path(from_env).expanduser()
+        return _expanded(from_env, API_KEY_FILE_ENV)
     return api_key_file
 
 
@@ -85,14 +104,11 @@ def base_url(flag: str | None, *, environ: Mapping[str, str] | None = None) -> s
 def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | None = None) -> Path:
     """``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platformdirs user cache folder."""
     if cache_dir is not None:
-        return Path(cache_dir).expanduser()
+        return _expanded(cache_dir, "--cache-dir")
     from_env = variable(CACHE_DIR_ENV, environ=environ)
     if from_env:
-        return Path(from_env).expanduser()
-    # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+        return _expanded(from_env, CACHE_DIR_ENV)
+    return _platform_folder("cache", environ=environ)
 
 
 def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
@@ -100,10 +116,48 @@ def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
     state folder (``~/.local/state/tempmedbench-synonyms`` on Linux)."""
     from_env = variable(STATE_DIR_ENV, environ=environ)
     if from_env:
-        return Path(from_env).expanduser()
-    import platformdirs  # only when the variable does not name a folder
+        return _expanded(from_env, STATE_DIR_ENV)
+    return _platform_folder("state", environ=environ)
 
-    return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+
+def _expanded(path: str | Path, name: str) -> Path:
+    """``path`` with a leading ``~`` made the home folder; BadInputError naming ``name`` (the
+    flag or variable that gave it) when there is no home folder (pathlib's RuntimeError)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        raise BadInputError(
+            f"{name} starts with ~, and there is no home folder: {HOME_ENV} is not set and the "
+            "user has no home folder in the password database",
+            key=name,
+            hint=f"give the whole path, or set {HOME_ENV} to a folder you own",
+        ) from None
+
+
+def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
+    """The platformdirs user ``kind`` folder of the app (``cache`` or ``state``), which lives in
+    the home folder; BadInputError naming the variables to set when there is no home folder
+    (platformdirs raises, or, before 4.x, gives a path relative to the working folder)."""
+    # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
+    import platformdirs
+
+    try:
+        found = getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False)
+    except (RuntimeError, KeyError, OSError):  # no HOME, and no passwd entry to fall back on
+        found = ""
+    if os.path.isabs(found):
+        return Path(found)
+    home = _env(environ).get(HOME_ENV)
+    why = f"{HOME_ENV} is not set" if not home else f"{HOME_ENV}={home!r} is not an absolute path"
+    uid = getattr(os, "getuid", lambda: None)()
+    user = "the user running it" if uid is None else f"user id {uid}"
+    raise BadInputError(
+        f"the default {kind} folder is in the home folder, and there is none: {why}, and "
+        f"{user} has no home folder in the password database",
+        hint=f"set {HOME_ENV} to a folder you own, or {CACHE_DIR_ENV} and {STATE_DIR_ENV} to "
+        "folders you can write in; in a container run as a user with no passwd entry, add "
+        "-e HOME=/tmp (or a folder you mount)",
+    )
 
 
 def log_level_name(*, environ: Mapping[str, str] | None = None) -> str:
@@ -116,7 +170,7 @@ def gps_path(flag: Path | None, *, environ: Mapping[str, str] | None = None) -> 
     if flag is not None:
         return flag
     from_env = variable(GPS_ENV, environ=environ)
-    return Path(from_env).expanduser() if from_env else None
+    return _expanded(from_env, GPS_ENV) if from_env else None
 
 
 def no_color(*, environ: Mapping[str, str] | None = None) -> bool:

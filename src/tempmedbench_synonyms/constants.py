@@ -31,7 +31,7 @@ NO_COLOR_ENV = "NO_COLOR"
 #: The user's home folder, where platformdirs puts the default cache and state folders.
 HOME_ENV = "HOME"
 
-#: Every variable the tool reads, for the ``fake_uts`` fixture's self-contained environment.
+#: Every variable the tool reads but ``NO_COLOR`` and ``HOME``.
 ENV_VARS = (
     API_KEY_ENV,
     API_KEY_FILE_ENV,
@@ -41,6 +41,9 @@ ENV_VARS = (
     LOG_LEVEL_ENV,
     GPS_ENV,
 )
+#: The families of the tool's variables (every name of ``ENV_VARS``, and any a later version or a
+#: typo adds): a fake UTS's environment holds none of the user's (``config.tool_variables``).
+ENV_PREFIXES = ("UMLS_", "TEMPMEDBENCH_")
 
 # -- UTS ----------------------------------------------------------------------------------------
 

@@ -7,20 +7,22 @@ unavailable). The checks, in their order:
 ``versions``      Python and the main libraries (``about``);
 ``release``       the release folder against its manifest, its table and spans (given RELEASE);
 ``api_key``       a key is found, and where: ``--api-key-file``, ``UMLS_API_KEY_FILE``,
-                  ``UMLS_API_KEY`` (``config.read_api_key``);
+                  ``UMLS_API_KEY`` (``secret.read_api_key``); it says when the key does not
+                  look like a UTS key (a UUID), or its file is readable by others;
 ``uts``           one probe request, always sent (a cached answer proves nothing about the key):
                   the concept of the table's probe CUI in its ``umls_release``, or of
                   ``KNOWN_CUI`` in ``current`` without RELEASE. It shows the key accepted, UTS
                   reachable at ``--base-url`` and serving the release; its answer is not cached;
 ``cache``         the cache folder is writable (``files.check_writable``: nothing left behind);
 ``out``           the folder the rebuilt files go to (``--out``, else the release) is writable;
-``rate_state``    the shared rate state file can be opened and locked (``uts.ratelimit``);
+``rate_state``    the shared rate state is the user's own and can be locked, or its folder can be
+                  made (``uts.ratelimit``, read only);
 ``mrconso``       an ``--mrconso`` file reads as MRCONSO.RRF: found and its first rows sniffed,
                   not scanned (a scan reads gigabytes; the run itself names any source of the
                   table the file holds no row of).
 
-Nothing is written: the probe's answer is not cached and the writable checks leave nothing. The
-only file that may appear is the shared rate state, which every request (the probe's too) uses.
+Nothing is written: the probe's answer is not cached, the probe honours the shared rate state
+without creating or writing it, and the writable checks leave nothing.
 """
 
 from __future__ import annotations
@@ -35,18 +37,24 @@ from typing import Any
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.about import dependency_versions
 from tempmedbench_synonyms.config import api_key_source, key_file, resolve_cache_dir
-from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
+from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, PROFILE_URL, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
     TempMedBenchError,
     bounded_list,
 )
-from tempmedbench_synonyms.files import check_writable
+from tempmedbench_synonyms.files import check_writable, os_error, os_fix, os_problem
 from tempmedbench_synonyms.mrconso.source import sniff_mrconso
 from tempmedbench_synonyms.regen.pipeline import probe_cui
 from tempmedbench_synonyms.regen.release import OUTPUTS, Release, open_release
-from tempmedbench_synonyms.secret import missing_key, read_api_key, readable_by_others, redact
+from tempmedbench_synonyms.secret import (
+    looks_like_uts_key,
+    missing_key,
+    read_api_key,
+    readable_by_others,
+    redact,
+)
 from tempmedbench_synonyms.uts.cache import check_cache_root
 from tempmedbench_synonyms.uts.options import UtsOptions
 from tempmedbench_synonyms.uts.ratelimit import SharedBudget, shared_state_path
@@ -109,6 +117,8 @@ def check_release(release_dir: Path) -> tuple[Check, Release | None]:
         opened = open_release(release_dir)
     except TempMedBenchError as err:
         return _failed("release", err), None
+    except OSError as err:
+        return _failed("release", os_error(err)), None
     table = opened.table
     return _passed(
         "release",
@@ -133,19 +143,24 @@ def check_api_key(api_key_file: Path | None) -> Check:
             missing.hint,
             missing.exit_code,
         )
+    notes = [f"it {note}" for note in key.notes]  # a byte order mark left out: still a pass
+    hints = []
+    if not looks_like_uts_key(key):
+        notes.append(
+            "it does not look like a UTS API key (a UUID: 36 characters, 8-4-4-4-12 "
+            "hexadecimal digits)"
+        )
+        hints.append(f"if UTS refuses it, copy the key again from your UTS profile ({PROFILE_URL})")
     path = key_file(api_key_file)
     try:
         loose = path is not None and readable_by_others(path.stat().st_mode)
     except OSError:
         loose = False
     if loose:  # still a pass, as a run takes it, but the fix is said here too, not on stderr only
-        return Check(
-            "api_key",
-            True,
-            f"found in {where}, but other users can read the file",
-            f"chmod 600 {path}",
-        )
-    return _passed("api_key", f"found in {where}")
+        notes.append("other users can read the file")
+        hints.append(f"chmod 600 {path}")
+    but = f", but {'; '.join(notes)}" if notes else ""
+    return Check("api_key", True, f"found in {where}{but}", "; ".join(hints) or None)
 
 
 def check_uts(
@@ -168,9 +183,10 @@ def check_uts(
             ApiKeyMissingError.exit_code,
         )
     try:
-        # --refresh: asked of UMLS even when cached; store off: its answer is not cached.
-        uts = open_uts(replace(options, refresh=True, offline=False, workers=1))
-        uts.store = False
+        # No cache: asked of UMLS even when cached, its answer not cached, and a cache folder
+        # that cannot be used is the cache check's failure, not this one's; store off: the
+        # shared rate state is honoured, not written.
+        uts = open_uts(replace(options, offline=False, workers=1), cached=False, store=False)
         try:
             concrete = uts.resolve_release(umls_release, cui)
         finally:
@@ -196,8 +212,8 @@ def _writable(name: str, folders: list[Path], hint: str) -> Check:
             return Check(
                 name,
                 False,
-                f"cannot write in {folder}: {err.strerror or err}",
-                hint,
+                f"cannot write in {folder}: {os_problem(err)}",
+                "; ".join(h for h in (os_fix(err), hint) if h),
                 BadInputError.exit_code,
             )
     return _passed(name, f"{bounded_list(sorted(set(folders)))} writable")
@@ -210,6 +226,8 @@ def check_cache(cache_dir: Path | None) -> Check:
         check_cache_root(folder)
     except TempMedBenchError as err:
         return _failed("cache", err)
+    except OSError:  # a folder on its path that cannot be entered, a name too long: said below
+        pass
     return _writable("cache", [folder], hint)
 
 
@@ -223,15 +241,22 @@ def check_out(root: Path) -> Check:
 
 def check_rate_state(base_url: str) -> Check:
     path = shared_state_path(base_url)
-    budget = SharedBudget(path, cancel=threading.Event(), warn=False)
-    budget.transact(lambda state, now: False)  # open, lock and read; write nothing
-    if budget.problem is not None:
+    budget = SharedBudget(path, cancel=threading.Event(), warn=False, read_only=True)
+    budget.transact(lambda state, now: None)  # the user's own? open, lock and read, if it is there
+    problem = budget.problem
+    if problem is None and not path.exists():
+        try:
+            check_writable(path.parent)  # where a run would make it (nothing left behind)
+        except OSError as err:
+            problem = f"cannot make the shared rate state {path} ({err.strerror or err})"
+    if problem is not None:
         return Check(
             "rate_state",
             False,
-            f"{budget.problem}: runs would each keep their own --rate but not share one budget, "
+            f"{problem}: runs would each keep their own --rate but not share one budget, "
             "so two runs at once could exceed the UTS limit together",
-            f"set {STATE_DIR_ENV} to a local folder you can write in, or run one at a time",
+            f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or run "
+            "one at a time",
             BadInputError.exit_code,
         )
     return _passed("rate_state", f"{path} can be locked and shared by runs on this machine")
@@ -267,12 +292,12 @@ def run_checks(
         if say is not None:
             say(check)
 
-    add(check_versions())
+    add(_made("versions", check_versions))
     opened = None
     if release_dir is not None:
         found, opened = check_release(release_dir)
         add(found)
-    key = check_api_key(options.api_key_file)
+    key = _made("api_key", lambda: check_api_key(options.api_key_file))
     if mrconso is not None and key.exit_code == ApiKeyMissingError.exit_code:
         # A run from a local MRCONSO.RRF sends nothing: no key is needed, so none is missing.
         add(_passed("api_key", "none found; none is needed with --mrconso"))
@@ -281,19 +306,32 @@ def run_checks(
         add(key)
         if opened is not None and opened.table.concepts:
             probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
-            add(check_uts(options, *probe, key_ok=key.ok))
+            add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
         else:  # no release folder (or none that could be read): the key and UTS all the same
             hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
-            add(check_uts(options, "current", KNOWN_CUI, key_ok=key.ok, current_hint=hint))
-    add(check_cache(options.cache_dir))
+            add(_made("uts", lambda: check_uts(options, "current", KNOWN_CUI, key_ok=key.ok,
+                                               current_hint=hint)))  # fmt: skip
+    add(_made("cache", lambda: check_cache(options.cache_dir)))
     root = out if out is not None else (opened.folder if opened is not None else None)
     if root is not None:
-        add(check_out(root))
-    add(check_rate_state(options.url))
+        add(_made("out", lambda: check_out(root)))
+    add(_made("rate_state", lambda: check_rate_state(options.url)))
     if mrconso is not None:
         sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
-        add(check_mrconso(mrconso, sabs))
+        add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
     return checks
+
+
+def _made(name: str, make: Callable[[], Check]) -> Check:
+    """The check ``make`` makes; an error it did not catch (a folder on a path that cannot be
+    entered, a name too long, no home folder) fails that check, never doctor: doctor is what
+    users run when something fails, so every check reports and the next one runs."""
+    try:
+        return make()
+    except TempMedBenchError as err:
+        return _failed(name, err)
+    except OSError as err:
+        return _failed(name, os_error(err))
 
 
 def exit_code(checks: list[Check]) -> int:

@@ -6,7 +6,8 @@
     │                                    return a report with that outcome)
     ├── BadInputError                 2  bad_input: unusable release folder, file, option
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
-    │   └── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
+    │   ├── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
+    │   └── UntrustedError            2  a cache or rate-state folder or file not the user's own
     ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
     │   └── ApiKeyMissingError        3  no API key where the network is needed
     ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
@@ -28,12 +29,12 @@ No message may contain the UMLS API key: code that builds one from a URL must re
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object.
 
     A ``str``: it compares equal to, formats as, and serialises to JSON as its plain value.
@@ -50,12 +51,10 @@ class Outcome(str, Enum):
     PLANNED = "planned"
     #: Ctrl-C (exit 130) or SIGTERM (exit 143); what was fetched stays cached.
     INTERRUPTED = "interrupted"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+    #: A ``umls`` lookup (SPEC section 11) that UMLS answered (exit 0) ...
+    FOUND = "found"
+    #: ... or has nothing for: an unknown identifier or an empty list (exit 1).
+    NOT_FOUND = "not_found"
 
 
 #: How many items a list in a message shows before "and N more" (SPEC section 8).
@@ -229,6 +228,11 @@ class SpanError(BadInputError):
         )
 
 
+class UntrustedError(BadInputError):
+    """A cache or rate-state folder or file that another user owns, or that group or others can
+    write (SPEC section 8, "Shared folders"): what it holds cannot be trusted."""
+
+
 class NotAuthorisedError(TempMedBenchError):
     """UMLS refused the API key (HTTP 401 or 403), or there is no key to give it."""
 
@@ -321,4 +325,6 @@ EXIT_CODES: dict[Outcome, int] = {
     },
     Outcome.PLANNED: 0,
     Outcome.INTERRUPTED: 130,
+    Outcome.FOUND: 0,
+    Outcome.NOT_FOUND: 1,
 }

@@ -9,6 +9,10 @@ the open itself does not block on a FIFO (``O_NONBLOCK``).
 
 Writing: a temporary file in the same folder, then ``os.replace``. A run killed mid-write leaves
 its temporary file (``.NAME.<12 hex>.tmp``); :func:`remove_leftovers` takes them away later.
+
+Shared folders (SPEC section 8): what the tool keeps for itself (the cache, the rate state) is
+trusted only when it is the user's own (:func:`check_own`), and the folders it makes for it are
+0700 whatever the umask (:func:`make_folders`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from tempmedbench_synonyms.errors import BadInputError, bounded_list
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list
 
 _HASH_BLOCK = 1 << 20
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
@@ -63,11 +67,13 @@ def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -
     )
 
 
-def open_regular(path: str | Path, *, what: str | None = None) -> BinaryIO:
+def open_regular(path: str | Path, *, what: str | None = None, own: str | None = None) -> BinaryIO:
     """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
 
     Anything else is :class:`BadInputError` naming the path and what it is. ``OSError`` (missing
-    file, no permission) is left to the caller, who knows what the file is for.
+    file, no permission) is left to the caller, who knows what the file is for. With ``own``
+    (how to choose a folder of one's own, for the fix), the file must also be the user's own
+    (:func:`check_own`).
     """
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -81,9 +87,11 @@ def open_regular(path: str | Path, *, what: str | None = None) -> BinaryIO:
             raise not_regular_error(path, file_kind(mode), what=what) from None
         raise
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise not_regular_error(path, file_kind(mode), what=what)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular_error(path, file_kind(st.st_mode), what=what)
+        if own is not None:
+            check_own(path, what="the file", elsewhere=own, st=st)
         if _NONBLOCK:
             os.set_blocking(fd, True)
     except BaseException:
@@ -94,10 +102,13 @@ def open_regular(path: str | Path, *, what: str | None = None) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def read_regular(path: str | Path, *, what: str | None = None, limit: int | None = None) -> bytes:
-    """The bytes of a regular file (see :func:`open_regular`); with ``limit``, a file larger than
-    ``limit`` bytes is :class:`BadInputError` and no more than ``limit + 1`` bytes are read."""
-    with open_regular(path, what=what) as f:
+def read_regular(
+    path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
+) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`, and its ``own``); with ``limit``, a
+    file larger than ``limit`` bytes is :class:`BadInputError` and no more than ``limit + 1``
+    bytes are read."""
+    with open_regular(path, what=what, own=own) as f:
         if limit is None:
             return f.read()
         data = f.read(limit + 1)
@@ -110,11 +121,15 @@ def read_regular(path: str | Path, *, what: str | None = None, limit: int | None
 def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
 
-    ``private`` files (the cache: licensed UMLS content) are created 0600; others get 0666 less
-    the umask, as ``open`` would give them. The data reaches the disk (fsync) before the rename,
-    so a crash leaves the old file or the new one, never a torn one.
+    ``private`` files (the cache: licensed UMLS content) are created 0600, in folders made 0700
+    (:func:`make_folders`); others get 0666 less the umask, as ``open`` would give them. The data
+    reaches the disk (fsync) before the rename, so a crash leaves the old file or the new one,
+    never a torn one.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if private:
+        make_folders(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(_TOKEN_HEX // 2)}{TMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
     try:
@@ -126,6 +141,61 @@ def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def make_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each 0700 (the user's only) whatever the umask
+    (SPEC section 8); a folder that exists is left as it is (:func:`check_own` judges it)."""
+    missing: list[Path] = []
+    p = folder
+    while not os.path.lexists(p) and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # made meanwhile by another run (or by someone else: check_own says)
+        # mkdir's mode is filtered by the umask (0200 would leave it unwritable): say it again.
+        os.chmod(made, 0o700)
+
+
+def check_own(
+    path: str | Path, *, what: str, elsewhere: str, st: os.stat_result | None = None
+) -> None:
+    """UntrustedError unless ``path`` is the user's own: owned by the user, and neither group nor
+    others can write it (SPEC section 8, "Shared folders": ssh's StrictModes rule). ``st`` is its
+    ``stat`` if taken already (an ``fstat`` of the open file); else it is taken here, following
+    links, and a path that does not exist, or cannot be looked at, passes (there is nothing in
+    it to trust, and what uses it meets its own error).
+
+    ``what`` names it in the message ("the cache folder"); ``elsewhere`` says how to choose a
+    folder of one's own instead ("--cache-dir or TEMPMEDBENCH_CACHE_DIR"), for the fix. Where
+    files have no owner id (Windows), every path passes: the folders are the user's profile's.
+    """
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - Windows
+        return
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+    uid = getuid()
+    if st.st_uid != uid:
+        raise UntrustedError(
+            f"{what} belongs to another user (uid {st.st_uid}; you are uid {uid}), so what it "
+            "holds cannot be trusted",
+            path=path,
+            hint=f"use a folder of your own ({elsewhere}), or have {path} removed",
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UntrustedError(
+            f"{what} can be written by other users (mode {stat.S_IMODE(st.st_mode):04o}), so "
+            "what it holds cannot be trusted",
+            path=path,
+            hint=f"chmod go-w {path}, or use a folder of your own ({elsewhere})",
+        )
 
 
 def holds_bytes(path: Path, data: bytes) -> bool:
@@ -145,14 +215,63 @@ def check_writable(folder: Path) -> None:
     """Make sure files can be written in ``folder``: create and remove a temporary file there,
     as :func:`write_atomic` would, or, if it does not exist yet, in the nearest folder above it
     that does (where it would be created). Nothing is left behind, not even an empty folder.
-    Raises ``OSError`` if not."""
-    existing = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), Path("."))
+    Raises ``OSError`` if not: also when a folder on the way cannot be entered or a name is too
+    long, which ``os.path.lexists`` would take for "missing" and so probe the wrong folder."""
+    existing = Path(".")
+    for path in (folder, *folder.parents):
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            continue
+        existing = path
+        break
     if not existing.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
     probe = existing / f".probe.{secrets.token_hex(_TOKEN_HEX // 2)}{TMP_SUFFIX}"
     fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
     probe.unlink()
+
+
+_PERMISSIONS = "check the permissions of the path and of each folder above it (ls -ld)"
+#: What to do about the errors a path gives most often: the hint of a message.
+_OS_FIXES = {
+    errno.EACCES: _PERMISSIONS,
+    errno.EPERM: _PERMISSIONS,
+    errno.ENAMETOOLONG: "the path, or a name in it, is longer than the file system allows: "
+    "choose a shorter one",
+    errno.ENOTDIR: "a part of the path is a file where a folder is expected",
+    errno.EISDIR: "it is a folder where a file is expected",
+    errno.ELOOP: "symbolic links on the path point in a loop",
+    errno.EROFS: "the file system is read-only: choose a folder on another one",
+    errno.ENOSPC: "the disk is full: free some space, or choose a folder on another disk",
+}
+
+
+def os_problem(err: OSError) -> str:
+    """What an ``OSError`` says, in words (``Permission denied``), without Python's
+    ``[Errno 13]`` and the repr of the path."""
+    return err.strerror or type(err).__name__
+
+
+def os_fix(err: OSError) -> str | None:
+    """What to do about an ``OSError`` a path gave, when its kind says (``None`` otherwise)."""
+    return _OS_FIXES.get(err.errno or 0)
+
+
+def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> BadInputError:
+    """The ``BadInputError`` of an ``OSError`` a path gave: ``PATH: cannot use WHAT: Permission
+    denied`` (``PATH: Permission denied`` without ``what``), with what to do (``os_fix``) and
+    ``instead``, another way (an option to give)."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    hint = "; ".join(h for h in (os_fix(err), instead) if h) or None
+    return BadInputError(
+        f"cannot use {what}: {os_problem(err)}" if what else os_problem(err),
+        path=path if isinstance(path, str) else None,
+        hint=hint,
+    )
 
 
 def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions
 
 
@@ -46,16 +47,26 @@ class RegenOptions:
         own = {k: keywords.pop(k) for k in ("mrconso", "out", "umls_release") if k in keywords}
         progress = keywords.pop("progress", False)
         return cls(
-            release=_path("release", release),
-            mrconso=_path("mrconso", own.get("mrconso"), optional=True),
-            out=_path("out", own.get("out"), optional=True),
+            release=as_path("release", release),
+            mrconso=as_path("mrconso", own.get("mrconso"), optional=True),
+            out=as_path("out", own.get("out"), optional=True),
             umls_release=_text("umls_release", own.get("umls_release")),
             uts=UtsOptions.of(**keywords),
             progress=_stream(progress),
         )
 
+    def check(self) -> None:
+        """BadInputError naming the option for a value out of range, before anything is read or
+        written: the network options (``UtsOptions.check``) and the form of the UMLS release,
+        when the atoms come from UTS (a local MRCONSO ignores both, as the command line does)."""
+        if self.mrconso is None:
+            self.uts.check()
+            if self.umls_release is not None:
+                check_release(self.umls_release)
 
-def _path(name: str, value: Any, *, optional: bool = False) -> Any:
+
+def as_path(name: str, value: Any, *, optional: bool = False) -> Any:
+    """``value`` as a ``Path``; ``TypeError`` naming the argument ``name`` if it is no path."""
     if value is None and optional:
         return None
     if isinstance(value, (str, os.PathLike)):

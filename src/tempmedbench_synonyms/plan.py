@@ -3,7 +3,8 @@
 ``plan_rest`` is ``regenerate --dry-run`` over the UMLS REST API: the release folder is read and
 checked as a run would, the release probe is the one request sent (none if the cache answers it,
 none at all with ``--offline``), and the cache is looked up for every concept, writing nothing (not
-even the probe's answer). ``plan_mrconso`` is the same with ``--mrconso``: the file is found and
+even the probe's answer, nor the shared rate state, which the probe honours: ``open_uts(store=
+False)``). ``plan_mrconso`` is the same with ``--mrconso``: the file is found and
 its first rows sniffed, nothing sent. Both return the run's report, outcome ``planned``, and the
 ``Plan``: its ``to_json`` is the ``plan`` of the ``--json`` report.
 """
@@ -82,9 +83,8 @@ def _report(opened: Release, source: str, message: str) -> Report:
 def plan_rest(
     release_dir: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
 ) -> tuple[Report, Plan]:
-    """``regenerate --dry-run`` over the REST API (module docstring); ``uts.store`` is turned
-    off, so that nothing is written to the cache."""
-    uts.store = False
+    """``regenerate --dry-run`` over the REST API (module docstring); ``uts`` is opened with
+    ``store=False``, so that nothing is written."""
     opened = _open(release_dir)
     concepts = opened.table.concepts
     queries = atom_queries(concepts)
@@ -128,6 +128,7 @@ def plan_rest(
         "dry run: nothing was fetched but the release probe, and nothing was written; " + said,
     )
     report.umls_release = concrete
+    report.warnings = [*report.warnings, *uts.warnings()]
     counters = uts.counters()
     report.requests, report.cache_hits = counters.requests, counters.cache_hits
     return report, plan
@@ -139,7 +140,7 @@ def plan(options: RegenOptions) -> tuple[Report, Plan]:
     if options.mrconso is not None:
         return plan_mrconso(options.release, options.mrconso)
     return plan_rest(
-        options.release, open_uts(options.uts), rate=options.uts.rate,
+        options.release, open_uts(options.uts, store=False), rate=options.uts.rate,
         umls_release=options.umls_release,
     )  # fmt: skip
 

@@ -40,7 +40,7 @@ from rich.text import Text
 
 from tempmedbench_synonyms.errors import plural
 
-Unit = Literal["concepts", "bytes"]
+Unit = Literal["concepts", "bytes", "inputs"]
 
 
 class StepProgress:
@@ -48,7 +48,9 @@ class StepProgress:
     total)``), ``close`` it when the step ends or is interrupted (safe to call twice).
 
     ``stream`` is where it goes (``None``: nowhere); ``is_tty`` overrides the stream's own answer;
-    ``console`` (tests) is the rich console to draw on, a terminal by definition.
+    ``console`` (tests) is the rich console to draw on, a terminal by definition. The step's time
+    counts from its first update, or from ``started`` (on ``clock``) if given: a fetch counts
+    from its first request, the release probe, however long that waited for its turn.
     """
 
     def __init__(
@@ -63,6 +65,7 @@ class StepProgress:
         clock: Callable[[], float] = time.monotonic,
         plain_interval: float = 5.0,
         tty_interval: float = 0.1,
+        started: float | None = None,
     ) -> None:
         self.stream = stream
         self.label = label
@@ -87,12 +90,11 @@ class StepProgress:
         )
         self._task = self._bar.add_task(label, total=total, start=False, extra="")
         self._begun = False
-        self._start = clock()
+        self._started = started
+        self._start = clock() if started is None else started
         self._last = float("-inf")
         self._closed = False
         self._handlers: list[tuple[logging.StreamHandler[Any], Any]] = []
-        #: the plain lines written (what a log file holds)
-        self.lines: list[str] = []
 
     def __call__(self, done: int, total: int) -> None:
         """The ``ProgressCallback`` of a scan: the step ends when ``done`` reaches ``total``."""
@@ -119,8 +121,10 @@ class StepProgress:
         task = self._bar.tasks[0]
         if not self._begun:
             self._begun = True
-            self._start = self._clock()  # the step starts now, not when it was built
+            if self._started is None:
+                self._start = self._clock()  # the step starts now, not when it was built
             self._bar.update(self._task, completed=done, total=total)
+            task.start_time = self._start  # the bar's time taken counts from there too
             self._bar.start_task(self._task)
         else:
             self._bar.update(self._task, completed=done, total=total)
@@ -143,7 +147,6 @@ class StepProgress:
                 self._bar.refresh()  # (the final state is drawn by close)
         else:
             text = self._plain(task, final=final)
-            self.lines.append(text)
             self.stream.write(text + "\n")
             self.stream.flush()
         if final:
@@ -200,11 +203,26 @@ def fetch_progress(
     umls_release: str,
     total: int,
     clock: Callable[[], float] = time.monotonic,
+    started: float | None = None,
 ) -> StepProgress:
-    """The progress of a fetch from the UMLS REST API: concepts of ``umls_release``."""
-    return StepProgress(
-        stream, label=f"UMLS {umls_release}", unit="concepts", total=total, clock=clock
-    )
+    """The progress of a fetch from the UMLS REST API: concepts of ``umls_release``, timed from
+    ``started`` (on ``clock``) if given."""
+    return StepProgress(stream, label=f"UMLS {umls_release}", unit="concepts", total=total,
+                        clock=clock, started=started)  # fmt: skip
+
+
+def lookup_progress(
+    stream: TextIO | None,
+    *,
+    umls_release: str,
+    total: int,
+    clock: Callable[[], float] = time.monotonic,
+    started: float | None = None,
+) -> StepProgress:
+    """The progress of many terminology lookups (SPEC 11): inputs of ``umls_release``, timed
+    from ``started`` (on ``clock``) if given."""
+    return StepProgress(stream, label=f"UMLS {umls_release}", unit="inputs", total=total,
+                        clock=clock, started=started)  # fmt: skip
 
 
 def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
@@ -238,7 +256,9 @@ def _columns(unit: Unit) -> list[ProgressColumn]:
     def text(template: str) -> TextColumn:
         return TextColumn(template, table_column=Column(no_wrap=True))
 
-    counts = DownloadColumn() if unit == "bytes" else text("{task.completed}/{task.total} concepts")
+    counts = (
+        DownloadColumn() if unit == "bytes" else text(f"{{task.completed}}/{{task.total}} {unit}")
+    )
     return [
         text("{task.description}"),
         BarColumn(bar_width=24),
@@ -253,7 +273,7 @@ def _rate(speed: float, unit: Unit, *, short: bool = False) -> str:
     """``12.5 MB/s``, ``12.5 concepts/s`` (``12.5/s`` on the bar, beside the word concepts)."""
     if unit == "bytes":
         return f"{format_size(int(speed))}/s"
-    return f"{speed:.1f}/s" if short else f"{speed:.1f} concepts/s"
+    return f"{speed:.1f}/s" if short else f"{speed:.1f} {unit}/s"
 
 
 def format_size(n: int) -> str:

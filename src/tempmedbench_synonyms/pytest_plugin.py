@@ -3,26 +3,39 @@
 Installed with the package (entry point ``pytest11``), it gives every test suite three things:
 
 ``fake_uts``
-    A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``), or the
-    rows of the test's ``fake_uts`` marker. Its ``env`` holds ``UMLS_BASE_URL``, ``UMLS_API_KEY``,
-    and a fresh cache and rate-state folder for the test, ready for a subprocess::
+    A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``: the
+    MRCONSO, MRDEF, MRREL, MRSTY, MRHIER and MRSAB rows of its ``umls`` folder), or the rows of
+    the test's ``fake_uts`` marker. Its ``variables`` are ``UMLS_BASE_URL``,
+    ``UMLS_API_KEY`` and a fresh cache and rate-state folder for the test
+    (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``); its ``env`` is the whole
+    environment for a subprocess: yours less every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable,
+    plus those::
 
         def test_regenerates(fake_uts, tmp_path):
-            env = {**os.environ, **fake_uts.env}
             done = subprocess.run(
                 ["tempmedbench-regenerate-synonyms", "my-release", "--out", str(tmp_path)],
-                env=env,
+                env=fake_uts.env,
             )
             assert done.returncode == 0
             assert fake_uts.fake.count() == 4
 
-``@pytest.mark.fake_uts(rows=..., release=..., faults=...)``
+    For the test's own process too (the Python API called in the test), the fixture removes
+    every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable and sets its ``variables`` while the test
+    runs (as ``monkeypatch`` does), and puts yours back after: your key is never sent to the
+    fake, and nothing lands in your cache or rate-state folders.
+
+``@pytest.mark.fake_uts(rows=..., meta=..., release=..., faults=...)``
     Serve your own MRCONSO.RRF-format rows (an iterable of lines, or the ``Path`` of a file of
-    them), for a release of your choice, optionally misbehaving (``testing.Faults``).
+    them), or the RRF files of a folder (``meta``: whichever of MRCONSO.RRF, MRDEF.RRF,
+    MRREL.RRF, MRSTY.RRF, MRHIER.RRF and MRSAB.RRF it holds), for a release of your choice,
+    optionally misbehaving (``testing.Faults``).
 
 ``fake_uts_factory``
     For more than one server in a test: ``fake_uts_factory(rows=None, release=None,
-    faults=None)`` starts another one; all are stopped when the test ends.
+    faults=None, meta=None)`` starts another one; all are stopped when the test ends (a request
+    still waiting out a ``stall`` fault ends unanswered). The first server a test starts
+    (``fake_uts``, when the test asks for it) is the one whose ``variables`` are set in the
+    test's process.
 
 The key is ``testing.CANARY_KEY``: grep what your code leaves behind for it with
 ``testing.find_secret``. Nothing here reaches the network: the servers listen on 127.0.0.1 only.
@@ -58,15 +71,26 @@ class FakeUtsFactory(Protocol):
         *,
         release: str | None = None,
         faults: Faults | None = None,
+        meta: Path | None = None,
     ) -> RunningFakeUts: ...
 
 
-def _data(rows: Iterable[str] | Path | None, release: str | None) -> FakeUtsData:
+def _data(
+    rows: Iterable[str] | Path | None, release: str | None, meta: Path | None = None
+) -> FakeUtsData:
     from tempmedbench_synonyms.demo import demo_data
     from tempmedbench_synonyms.testing import FakeUtsData
 
+    if rows is not None and meta is not None:
+        raise pytest.UsageError("fake_uts takes rows or meta, not both")
     if rows is None:
-        return FakeUtsData.from_mrconso(demo_data().mrconso, release=release or DEMO_RELEASE)
+        folder = Path(meta) if meta is not None else demo_data().mrconso.parent
+        if not folder.is_dir():
+            raise pytest.UsageError(f"fake_uts meta: no such folder {folder}")
+        try:
+            return FakeUtsData.from_meta(folder, release=release or DEMO_RELEASE)
+        except (FileNotFoundError, ValueError) as e:
+            raise pytest.UsageError(f"fake_uts meta: {e}") from None
     if isinstance(rows, str) and ("|" in rows or "\n" in rows):
         raise pytest.UsageError(
             "fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
@@ -84,14 +108,20 @@ def pytest_configure(config: pytest.Config) -> None:
     """Declare the marker, so that ``--strict-markers`` suites accept it."""
     config.addinivalue_line(
         "markers",
-        "fake_uts(rows=None, release=None, faults=None): what the fake_uts fixture serves "
-        "(MRCONSO.RRF-format lines or a file of them; default: the invented demo rows)",
+        "fake_uts(rows=None, meta=None, release=None, faults=None): what the fake_uts fixture "
+        "serves (MRCONSO.RRF-format lines or a file of them, or a folder of RRF files; default: "
+        "the invented demo rows)",
     )
 
 
 @pytest.fixture
-def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeUtsFactory]:
-    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends."""
+def fake_uts_factory(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeUtsFactory]:
+    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends.
+    The first one's variables replace every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this
+    process until then (``monkeypatch``: the test's own changes are undone in the right order)."""
+    from tempmedbench_synonyms import config
     from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
 
     started: list[RunningFakeUts] = []
@@ -101,11 +131,17 @@ def fake_uts_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeU
         *,
         release: str | None = None,
         faults: Faults | None = None,
+        meta: Path | None = None,
     ) -> RunningFakeUts:
-        fake = FakeUts(_data(rows, release), api_key=CANARY_KEY, faults=faults)
+        fake = FakeUts(_data(rows, release, meta), api_key=CANARY_KEY, faults=faults)
         server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts"))
         started.append(server)
         server.start()
+        if len(started) == 1:
+            for name in config.tool_variables():
+                monkeypatch.delenv(name)
+            for name, value in server.variables.items():
+                monkeypatch.setenv(name, value)
         return server
 
     try:
@@ -122,10 +158,11 @@ def fake_uts(request: pytest.FixtureRequest, fake_uts_factory: FakeUtsFactory) -
     kwargs: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:
         kwargs.setdefault("rows", marker.args[0])
-    unknown = set(kwargs) - {"rows", "release", "faults"}
+    unknown = set(kwargs) - {"rows", "meta", "release", "faults"}
     if unknown:
         raise pytest.UsageError(
-            f"the fake_uts marker takes rows, release and faults, not {', '.join(sorted(unknown))}"
+            "the fake_uts marker takes rows, meta, release and faults, not "
+            f"{', '.join(sorted(unknown))}"
         )
     factory: Callable[..., RunningFakeUts] = fake_uts_factory
     return factory(**kwargs)

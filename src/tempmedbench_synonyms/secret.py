@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from urllib.parse import quote, quote_plus
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.constants import API_KEY_ENV, API_KEY_FILE_ENV, PROFILE_URL
 from tempmedbench_synonyms.errors import ApiKeyMissingError, BadInputError
-from tempmedbench_synonyms.files import read_regular
+from tempmedbench_synonyms.files import os_fix, read_regular
 from tempmedbench_synonyms.jsonio import safe_text
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,12 @@ class ApiKey:
     Wrapping the key keeps it out of reprs, log lines and tracebacks that show local variables.
     """
 
-    __slots__ = ("_value",)
+    __slots__ = ("_value", "notes")
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str, *, notes: tuple[str, ...] = ()) -> None:
         self._value = value
+        #: what was said about it when read ("starts with a byte order mark..."), never the key
+        self.notes = notes
         if value:
             _SECRETS.add(value)
 
@@ -77,7 +80,8 @@ def read_api_key(
 
     A file wins over the key variable, as ``--api-key-file`` does. A file that cannot be read or
     is empty is bad input (exit 2): the user asked for it, so silently falling back would hide
-    the mistake.
+    the mistake. A byte order mark at the start is left out, with a warning (the key's
+    ``notes``); an invisible or control character is bad input (``_checked_key``).
     """
     api_key_file = config.key_file(api_key_file, environ=environ)
     if api_key_file is not None:
@@ -88,34 +92,90 @@ def read_api_key(
         except (OSError, UnicodeDecodeError) as err:
             # Never the exception's own text: a decoding error quotes the bytes it read.
             why = "it is not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
+            fix = os_fix(err) if isinstance(err, OSError) else None
             raise BadInputError(
                 f"cannot read the API key file: {why or type(err).__name__}",
                 path=api_key_file,
-                hint="give a file that holds only your UMLS API key",
+                hint=fix or "give a file that holds only your UMLS API key",
             ) from None
         except BadInputError as err:  # not a regular file, or larger than a key can be
             err.hint = err.hint or "it should hold only your UMLS API key"
             raise
-        value = text.strip()
+        value, notes = _checked_key(text, path=api_key_file)
         if not value:
             raise BadInputError(
                 "the API key file is empty",
                 path=api_key_file,
                 hint=f"put your UMLS API key (from {PROFILE_URL}) in it",
             )
-        if len(value.split()) != 1:
-            raise BadInputError(
-                "the API key file holds more than one word; it should hold only the key",
-                path=api_key_file,
-                hint="keep only your UMLS API key in it, on one line",
-            )
         if readable_by_others(mode):
             log.warning(
                 "the API key file %s can be read by other users; chmod 600 it", api_key_file
             )
-        return ApiKey(value)
-    value = config.key_from_env(environ=environ)
-    return ApiKey(value) if value else None
+    else:
+        value, notes = _checked_key(config.key_from_env(environ=environ), path=None)
+        if not value:
+            return None
+    for note in notes:
+        log.warning("%s %s", api_key_file or API_KEY_ENV, note)
+    return ApiKey(value, notes=tuple(notes))
+
+
+#: A UTF-8 byte order mark, as Windows Notepad writes at the start of a "UTF-8" file.
+_BOM = "\ufeff"
+#: What may surround the key (stripped): spaces, tabs, line breaks (CRLF too).
+_AROUND = " \t\r\n"
+#: What no key holds, and no one sees: control characters (NUL...), format characters (the
+#: zero-width space, a BOM inside the text...), separators other than the space, private use.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"))
+#: The form of a UTS API key: a UUID.
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def _checked_key(text: str, *, path: Path | None) -> tuple[str, list[str]]:
+    """The key in ``text`` (a key file's, or ``UMLS_API_KEY``'s when ``path`` is ``None``) and
+    the notes to say about it (each follows the file's name): a leading BOM is left out, with a
+    note; an invisible or control character, or a second word, is BadInputError naming the line
+    (never showing the key)."""
+    where = "the API key file" if path is not None else API_KEY_ENV
+    notes = []
+    if text.startswith(_BOM):
+        text = text[1:]
+        notes.append(
+            "starts with a byte order mark (BOM, as Notepad's UTF-8 writes it), which is not "
+            "part of the key and was left out: save the key file as UTF-8 without a BOM"
+        )
+    for at, char in enumerate(text):
+        if char not in _AROUND and unicodedata.category(char) in _INVISIBLE:
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+            bad_byte = "\ud800" <= char <= "\udfff"
+            kind = "a byte that is not UTF-8" if bad_byte else "a control character"
+            name = unicodedata.name(char, "") or kind
+            raise BadInputError(
+                f"{where} holds U+{ord(char):04X} ({name}) at character {column}: an "
+                "invisible or control character, which no API key has",
+                path=path,
+                line=line if path is not None else None,
+                key=None if path is not None else API_KEY_ENV,
+                hint=f"copy the key again from your UTS profile ({PROFILE_URL}) and keep only "
+                "the key, as plain text (it often comes with such a character when copied from "
+                "a web page or a document)",
+            )
+    value = text.strip(_AROUND)
+    if len(value.split()) > 1:
+        raise BadInputError(
+            f"{where} holds more than one word; it should hold only the key",
+            path=path,
+            key=None if path is not None else API_KEY_ENV,
+            hint=f"keep only your UMLS API key in {'it, on one line' if path else 'it'}",
+        )
+    return value, notes
+
+
+def looks_like_uts_key(key: ApiKey) -> bool:
+    """Whether ``key`` has the form of a UTS API key (a UUID); only a probe says if UTS takes it."""
+    return _UUID.fullmatch(key.reveal()) is not None
 
 
 def missing_key() -> ApiKeyMissingError:
@@ -168,6 +228,21 @@ def secret_forms(key: ApiKey | None = None) -> set[str]:
         for secret in secrets
         for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret))
     }
+
+
+#: The user name and password of a URL (with or without its scheme), up to the last ``@``.
+_USERINFO = re.compile(r"^((?:[^:/?#]*://)?)[^/?#]*@")
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit for a message: its user name and password, query and fragment, where a key
+    may have been pasted (``https://KEY@host``, ``...#KEY``), shown as ``***`` whether or not a
+    key was read yet, and the rest passed through ``redact``. Done without parsing, so that a
+    URL that cannot be parsed is masked alike."""
+    base, hashmark, fragment = url.partition("#")
+    base, mark, query = base.partition("?")
+    base = _USERINFO.sub(r"\1***@", base)
+    return redact(base + mark + ("***" if query else "") + hashmark + ("***" if fragment else ""))
 
 
 def redact_value(value: Any) -> Any:

@@ -19,6 +19,7 @@ from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
     FakeUtsData,
+    FakeUtsServer,
     find_secret,
 )
 
@@ -498,3 +499,37 @@ def test_a_timeout_means_nothing_to_a_local_file(
     assert run("regenerate", mini, "--mrconso", mrconso, "--timeout", "0")[0] == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == ["--timeout only applies to the UMLS REST API: ignored with --mrconso"]
+
+
+def test_a_run_that_cannot_share_the_rate_budget_says_so_in_its_json_warnings(
+    mini: Path, tmp_path: Path, mini_uts: FakeUtsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17 item 12: a CI job run ``-q --json`` learns that its runs do not share a budget
+    (here: a state folder others can write), as a failed run does (here: a refused key)."""
+    state = tmp_path / "shared-state"
+    state.mkdir(mode=0o777)
+    state.chmod(0o777)
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(state))
+    monkeypatch.setenv("UMLS_BASE_URL", mini_uts.base_url)
+    monkeypatch.delenv("UMLS_API_KEY_FILE", raising=False)
+    warning = (
+        f"{state}: the rate-state folder can be written by other users (mode 0777), so what it "
+        f"holds cannot be trusted; chmod go-w {state}, or use a folder of your own "
+        "(TEMPMEDBENCH_STATE_DIR); the rate limit holds for this process only, not for other "
+        "runs on this machine"
+    )
+    common = ["regenerate", mini, "--cache-dir", tmp_path / "cache", "-q", "--json"]
+    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
+    code, out, err = run(*common, "--out", tmp_path / "out")
+    assert (code, json.loads(out)["outcome"], err) == (0, "verified", "")
+    assert json.loads(out)["warnings"] == [warning]
+    monkeypatch.setenv("UMLS_API_KEY", "a-key-the-server-refuses")
+    code, out, err = run(*common, "--out", tmp_path / "out2", "--refresh")
+    assert (code, json.loads(out)["outcome"]) == (3, "not_authorised")
+    assert json.loads(out)["warnings"] == [warning]
+    code, out, err = run(*common, "--dry-run", "--refresh")
+    assert (code, json.loads(out)["outcome"]) == (3, "not_authorised")
+    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
+    code, out, err = run(*common, "--dry-run", "--refresh")
+    assert (code, json.loads(out)["warnings"]) == (0, [warning])
+    assert list(state.iterdir()) == []  # nothing written there

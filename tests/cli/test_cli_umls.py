@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -434,3 +436,59 @@ def test_an_edited_entry_is_fetched_again_and_offline_it_is_unavailable_saying_w
     texts = {"offline": offline.stdout + offline.stderr, "again": again.stdout + again.stderr}
     (state,) = (tmp_path / "state" / "rate").glob("uts.invalid-443-*.state")  # (conftest)
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path / "cache", state.parent]) == []
+
+
+def _plant(entry: Path, old: bytes, new: bytes) -> None:
+    """Rewrite a cache entry with ``new`` for ``old`` in its body, its header made to match
+    (a self-consistent entry, as another user with write access could make one)."""
+    head_raw, _, body = entry.read_bytes().partition(b"\n")
+    body = body.replace(old, new)
+    head = json.loads(head_raw)
+    head.update(size=len(body), sha256=hashlib.sha256(body).hexdigest())
+    entry.write_bytes(json.dumps(head, separators=(",", ":")).encode() + b"\n" + body)
+
+
+def test_an_entry_another_user_planted_is_bad_input_never_shown(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """SPEC section 8, "Shared folders" (issue 17 item 1): a self-consistent entry owned by
+    another user was printed as UMLS content. It is bad input naming it, and nothing of it is
+    shown; the same answer fetched by the user is fine again once the file is gone."""
+    args = ["atoms", "C9000001", "--umls-release", "2099AA", "--json"]
+    first = run(umls_app, args, tmp_path)
+    assert first.exit_code == 0, first.stderr
+    (entry,) = (tmp_path / "cache").rglob("2099AA/*.json")
+    _plant(entry, b"invented", b"PLANTED")
+    os.chown(entry, 4242, -1)  # (as root: another user's file)
+    planted = run(umls_app, args, tmp_path)
+    assert planted.exit_code == 2
+    doc = json.loads(planted.stdout)
+    assert (doc["outcome"], doc["message"], doc["hint"]) == (
+        "bad_input",
+        f"{entry}: the file belongs to another user (uid 4242; you are uid {os.getuid()}), so "
+        "what it holds cannot be trusted",
+        "use a folder of your own (--cache-dir or TEMPMEDBENCH_CACHE_DIR), or have "
+        f"{entry} removed",
+    )
+    assert "PLANTED" not in planted.stdout + planted.stderr
+    assert len(fake.seen) == 1  # nothing sent instead either
+    entry.unlink()
+    again = run(umls_app, args, tmp_path)
+    assert (again.exit_code, again.stdout) == (0, first.stdout)
+
+
+def test_a_cache_folder_others_can_write_is_bad_input_with_the_fix(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    result = run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA"], tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {cache}: the cache folder can be written by other users (mode 0777), so what "
+        "it holds cannot be trusted\n"
+        f"hint: chmod go-w {cache}, or use a folder of your own (--cache-dir or "
+        "TEMPMEDBENCH_CACHE_DIR)\n"
+    )
+    assert fake.seen == [] and list(cache.iterdir()) == []

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from helpers import ROOT, outputs, patch_zip_member
 from tempmedbench_synonyms import zips
 from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.mrconso.forms import named_release
 from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
 
 PLAIN = (ROOT / "fixtures/umls/MRCONSO.RRF").read_bytes()
@@ -236,6 +237,49 @@ def test_a_damaged_needed_row_deep_in_a_stream_is_named_by_its_line(
     assert outputs(mini) == []
 
 
+#: The release ``--umls-release current`` means for each form as ``make_form`` names it: the
+#: nearest name that says one (a zip member, the .nlm, the zip, a folder); None: none says one.
+NAMED = {
+    "gzip": None, "one part": None, "parts folder": None, "META folder": "2025AB",
+    "folder holding META": "2025AB", "metathesaurus zip": "2025AB", "nlm": "2025AB",
+    "full zip, nlm deflated": "2025AB", "full zip, nlm stored": "2025AB",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_current_is_the_release_the_forms_names_say(tmp_path: Path, mini: Path, form: str) -> None:
+    where = tmp_path / "form"
+    where.mkdir()
+    path, described = make_form(where, form)
+    out = tmp_path / "out"
+    code, stdout, err = run("regenerate", mini, "--mrconso", path, "--umls-release", "current",
+                            "--out", out, "--json")  # fmt: skip
+    report = json.loads(stdout)
+    if NAMED[form] is None:
+        assert (code, report["outcome"], report["umls_release"]) == (2, "bad_input", None)
+        assert "--umls-release current means the release --mrconso comes from" in err
+        assert not out.exists()
+    else:
+        assert (code, report["outcome"], report["umls_release"]) == (0, "verified", NAMED[form])
+        assert report["mrconso"] == described
+
+
+@pytest.mark.parametrize(
+    ("names", "release"),
+    [
+        (["/data/umls/2025AB/META/MRCONSO.RRF"], "2025AB"),
+        (["/data/2024AA-old/umls/2025ab/META/MRCONSO.RRF"], "2025AB"),  # the nearest wins
+        (["2025AB/META/MRCONSO.RRF", "/data/umls-2024AA-full.zip"], "2025AB"),  # members first
+        (["/data/umls-2024AA-2025AB/MRCONSO.RRF"], None),  # the nearest names two: cannot tell
+        (["/data/2025AB2/META/MRCONSO.RRF", "/data/x2025AA/MRCONSO.RRF"], None),  # inside words
+        (["/data/2025AC/MRCONSO.RRF", "/data/12025AB/MRCONSO.RRF"], None),  # no such release
+        (["/data/umls/MRCONSO.RRF"], None),
+    ],
+)
+def test_the_release_a_name_says(names: list[str], release: str | None) -> None:
+    assert named_release(names) == release
+
+
 class _Unseekable(io.RawIOBase):
     """A write-only stream with no seek: zipfile then writes data descriptors (flag bit 3)."""
 
@@ -379,7 +423,8 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "endless line gzip": (
         lambda d: _write(d / "MRCONSO.RRF.gz", gz(PLAIN + b"x" * (3 << 20))),
-        "a line longer than 1,048,576 bytes (from byte 6,192): not an MRCONSO.RRF row",
+        # the endless line starts where the invented file ends
+        f"a line longer than 1,048,576 bytes (from byte {len(PLAIN):,}): not an MRCONSO.RRF row",
     ),
     "a zip of something else": (
         lambda d: _zip(d / "umls-2025AB-metathesaurus-full.zip", {"2025AB/META/MRSTY.RRF": MRSTY}),

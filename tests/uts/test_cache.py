@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from helpers import BASE
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.errors import UntrustedError
 from tempmedbench_synonyms.testing import VirtualTime
 from tempmedbench_synonyms.uts import cache as cache_module
 from tempmedbench_synonyms.uts.cache import (
@@ -112,6 +113,55 @@ def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
     token = f"2099AA/{cache_module.GENERATION_FILE}"
     assert files == [token, entry, "base.json", "current.json"]
     assert [mode(cache.folder / f) for f in files] == [0o600] * 4
+
+
+def test_folders_come_back_0700_after_a_concurrent_clear_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    """Issue 17 item 1: under umask 000 the parents came out 0777, and folders recreated after
+    a concurrent ``cache clear`` came back 0755."""
+    old = os.umask(0)
+    try:
+        root = tmp_path / "new" / "cache"
+        cache = ResponseCache(root, BASE)
+        cache.put(KEY, 200, [])
+        clear_cache(root)  # another process clears the cache while this run writes
+        cache.put(KEY, 200, [])
+        cache.set_current_release("2099AA")
+    finally:
+        os.umask(old)
+    folders = [tmp_path / "new", root, root / LAYOUT, cache.folder, cache.folder / "2099AA"]
+    assert [mode(f) for f in folders] == [0o700] * 5
+    assert cache.get(KEY) is not None
+
+
+@pytest.mark.parametrize("where", ["root", "layout", "namespace", "release", "memo"])
+def test_a_cache_folder_that_is_not_the_users_own_is_untrusted(tmp_path: Path, where: str) -> None:
+    """SPEC section 8, "Shared folders": from the root down, a folder another user owns is bad
+    input (exit 2) naming it, whatever is read or written there."""
+    cache = ResponseCache(tmp_path / "cache", BASE)
+    cache.put(KEY, 200, [])
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "m", {"x": 1}, release_version=version)
+    folder = {
+        "root": tmp_path / "cache",
+        "layout": tmp_path / "cache" / LAYOUT,
+        "namespace": cache.folder,
+        "release": cache.folder / "2099AA",
+        "memo": cache.folder / ".memo" / "2099AA",
+    }[where]
+    os.chown(folder, 4242, -1)  # (as root: another user's folder)
+    what = "the cache folder" if where == "root" else "a folder of the cache"
+    message = (
+        f"{folder}: {what} belongs to another user (uid 4242; you are uid {os.getuid()}), so "
+        "what it holds cannot be trusted"
+    )
+    with pytest.raises(UntrustedError) as info:
+        fresh = ResponseCache(tmp_path / "cache", BASE)
+        fresh.get(KEY)
+        fresh.load_memo("2099AA", "m")
+    assert (str(info.value), info.value.exit_code) == (message, 2)
 
 
 KEY_JSON = (
@@ -448,7 +498,7 @@ def test_info_and_clear(tmp_path: Path) -> None:
     assert (info.entries, info.temporary_files) == (2, 1)
     assert info.namespaces[0].releases == {"2099AA": 1, "2099AB": 1}
     assert info.namespaces[0].base_url == BASE
-    assert clear_cache(root) == 2
+    assert clear_cache(root).removed == 2
     assert not (root / LAYOUT).exists()
     assert keep.read_text() == "user file"  # never anything but our own folder
     assert cache.get(KEY) is None

@@ -21,7 +21,7 @@ from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime, add_fake_uts, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.cached import CachedUts, Counters
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import for_query
 from tempmedbench_synonyms.uts.source import RestAtomSource
@@ -47,7 +47,7 @@ def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path)
     found = offline.cached_atoms(REL, Q_AUI)
     assert found is not None and [a.ui for a in found.value or []] == ["A90000009"]
     assert offline.cached_atoms(REL, Q_CUI) is None
-    assert (offline.cache_hits, offline.requests_sent, uts.requests_sent) == (2, 0, 2)
+    assert (offline.counters(), uts.counters()) == (Counters(0, 0, 2), Counters(2, 0, 0))
 
 
 @responses.activate

@@ -194,3 +194,88 @@ def test_link_helpers() -> None:
 def test_page_envelope_defaults() -> None:
     page = UtsPage.model_validate({"result": [], "pageSize": 200})
     assert (page.page_size, page.page_number, page.page_count) == (200, None, None)
+
+
+# -- SPEC section 11: the models of the lookups' answers -------------------------------------------
+
+
+def test_a_record_keeps_the_object_uts_sent_read_only_with_none_as_null() -> None:
+    from tempmedbench_synonyms.uts.models import SourceAtomCluster
+
+    sent = {"classType": "SourceAtomCluster", "ui": "1000001", "rootSource": "INV",
+            "definitions": "NONE", "atomCount": True, "brandNew": {"x": "NONE"}}  # fmt: skip
+    model = SourceAtomCluster.read(sent)
+    assert (model.ui, model.root_source, model.definitions, model.atom_count) == (
+        "1000001", "INV", None, None,  # a boolean is no count
+    )  # fmt: skip
+    assert dict(model.raw) == {**sent, "definitions": None, "brandNew": {"x": None}}
+    with pytest.raises(TypeError):
+        model.raw["ui"] = "changed"  # type: ignore[index]
+    assert sent["definitions"] == "NONE"  # the caller's object is left as it was
+
+
+def test_text_fields_take_numbers_as_their_digits_and_none_as_absent() -> None:
+    from tempmedbench_synonyms.uts.models import SearchResult
+
+    result = SearchResult.read({"ui": 9468002, "name": "NONE", "rootSource": ["x"]})
+    assert (result.ui, result.name, result.root_source, result.uri) == ("9468002", None, None, None)
+
+
+def test_relations_of_every_shape_name_both_ends_by_the_last_segment() -> None:
+    from tempmedbench_synonyms.uts.models import Relation
+
+    new = Relation.read({"relatedFromId": f"{BASE}/source/INV/10%2F1", "relationLabel": "PAR",
+                         "relatedId": "C9000002", "relatedIdName": "Invented"})  # fmt: skip
+    assert (new.related_from_ui, new.related_ui, new.related_id_name) == (
+        "10/1", "C9000002", "Invented",
+    )  # fmt: skip
+    old_atom = Relation.read({"relatedConcept": "", "relatedAtom": f"{BASE}/AUI/A90000002"})
+    assert (old_atom.related_ui, old_atom.related_from_ui) == ("A90000002", None)
+    named = Relation.read({"relatedConcept": f"{BASE}/source/LNC/LA0-0",
+                           "relatedConceptName": "Invented answer"})  # fmt: skip
+    assert (named.related_ui, named.related_id_name) == ("LA0-0", "Invented answer")
+    assert Relation.read({}).related_ui is None
+
+
+def test_a_hierarchy_entry_of_2015_is_the_relation_to_its_code() -> None:
+    from tempmedbench_synonyms.uts.models import HierarchyEntry
+
+    entry = HierarchyEntry.read({
+        "classType": "AtomClusterAtomClusterRelation", "ui": "0123abcd", "rootSource": "INV",
+        "relationLabel": "PAR", "relatedConcept": f"{BASE}/source/INV/1000000",
+    })  # fmt: skip
+    assert (entry.code_ui, entry.aui, entry.name, entry.root_source) == (
+        "1000000", None, None, "INV",
+    )  # fmt: skip
+    assert entry.raw["ui"] == "0123abcd"
+
+
+def test_a_root_source_language_is_an_object_or_its_code() -> None:
+    from tempmedbench_synonyms.uts.models import RootSource
+
+    assert RootSource.read({"language": {"abbreviation": "FRE"}}).language == "FRE"
+    assert RootSource.read({"language": "SPA", "restrictionLevel": "9"}).language == "SPA"
+    assert RootSource.read({"restrictionLevel": "9"}).restriction_level is None
+
+
+@pytest.mark.parametrize(
+    ("value", "base", "release"),
+    [
+        ({"uri": f"{BASE}/CUI/C9000001"}, None, "2099AA"),
+        ([{"name": "x"}, {"concepts": "https://uts.invalid/rest/search/2098AB?string=1"}],
+         "https://uts.invalid/rest", "2098AB"),
+        ({"uri": "https://uts.invalid/rest/semantic-network/2097AA/TUI/T047"},
+         "https://uts.invalid/rest", "2097AA"),
+        # behind a base URL that holds a content segment of its own
+        ({"atoms": "https://m.invalid/content/uts/rest/content/2096AA/CUI/C1/atoms"},
+         "https://m.invalid/content/uts/rest", "2096AA"),
+        ({"url": "http://example.invalid/", "name": "NONE"}, "https://uts.invalid/rest", None),
+        ({"relatedId": "C9000001"}, None, None),
+    ],
+)  # fmt: skip
+def test_the_release_of_any_answer_is_read_from_its_first_link(
+    value: Any, base: str | None, release: str | None
+) -> None:
+    from tempmedbench_synonyms.uts.models import release_in
+
+    assert release_in(value, base) == release

@@ -114,3 +114,41 @@ def test_the_sabs_of_a_table_are_offered_for_a_malformed_sab() -> None:
     with pytest.raises(BadInputError) as info:
         paths.for_query("2099AA", query, sabs={"MY_SRC", "my_src"})
     assert (info.value.hint or "").startswith("did you mean MY_SRC? ")
+
+
+# -- SPEC section 11 ------------------------------------------------------------------------------
+
+
+def test_a_search_term_is_bounded_and_a_tui_is_checked() -> None:
+    assert paths.check_term("x" * paths.MAX_TERM_LENGTH) == "x" * paths.MAX_TERM_LENGTH
+    with pytest.raises(BadInputError) as info:
+        paths.check_term("y" * (paths.MAX_TERM_LENGTH + 1))
+    assert str(info.value) == (
+        f"search term {'y' * 40 + '...'!r} cannot be sent to UMLS: it is 501 characters long, "
+        "more than the 500 allowed"
+    )
+    assert paths.check_tui("T047") == "T047" and not paths.is_tui("T47")
+    with pytest.raises(BadInputError, match=r"TUI '../T047' is not a UMLS semantic type"):
+        paths.semantic_type("2099AA", "../T047")
+
+
+def test_only_sources_go_without_the_key_and_a_limit_is_never_sent() -> None:
+    assert paths.sources("current", limit=1000) == UtsRequest(
+        "list", "/metadata/current/sources", (("pageSize", "200"),), keyless=True, limit=1000
+    )
+    others = [
+        paths.search("2099AA", "x", limit=3),
+        paths.crosswalk("2099AA", "INV", "1", limit=4),
+        paths.definitions("2099AA", "C9000001"),
+        paths.relations("2099AA", aui="A90000001"),
+        paths.hierarchy("2099AA", "descendants", sab="INV", code="a/b"),
+        paths.source_concept("2099AA", "INV", "1"),
+        paths.preferred_atom("2099AA", sab="INV", code="1"),
+        paths.semantic_type("2099AA", "T047"),
+    ]
+    assert not any(r.keyless for r in others)
+    assert not any(name == "limit" for r in others for name, _ in r.params)
+    assert others[4].path == "/content/2099AA/source/INV/a%2Fb/descendants"
+    assert [r.kind for r in others] == [
+        "search", "list", "list", "list", "list", "object", "atom", "object",
+    ]  # fmt: skip

@@ -16,12 +16,12 @@ import typer
 from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.constants import LOG_LEVEL_ENV
 from tempmedbench_synonyms.errors import (
-    BadInputError,
     InternalError,
     Interrupted,
     Outcome,
     TempMedBenchError,
 )
+from tempmedbench_synonyms.files import os_error
 from tempmedbench_synonyms.jsonio import report_text
 from tempmedbench_synonyms.secret import read_api_key, redact, redact_value, shown_text
 
@@ -178,11 +178,15 @@ def exit_on_error(
         raise typer.Exit(err.exit_code) from None
     except OSError as err:
         # A backstop: library code turns the errors it expects into TempMedBenchError; a file
-        # system that fails in another way still deserves a message rather than a traceback.
-        echo_err(f"error: {err}")
+        # system that fails in another way (a folder on a path that cannot be entered, a name
+        # too long) still deserves our message and a hint, never Python's "[Errno 13]" text.
+        failed = os_error(err)
+        echo_err(f"error: {failed}")
+        if failed.hint:
+            echo_err(f"hint: {failed.hint}")
         if json_report is not None:
-            print_json(json_report(BadInputError(str(err))))
-        raise typer.Exit(2) from None
+            print_json(json_report(failed))
+        raise typer.Exit(failed.exit_code) from None
     except KeyboardInterrupt as stop:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
         # The signals after the first are ignored (runtime): nothing breaks into this.

@@ -79,8 +79,10 @@ def clear_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) ->
         root = uts.cache_folder
         from tempmedbench_synonyms.uts.cache import clear_cache
 
-        removed = clear_cache(root)
+        cleared = clear_cache(root)
     if as_json:
-        print_json({"root": str(root), "removed": removed})
+        print_json({"root": str(root), "removed": cleared.removed, "warnings": cleared.notes})
         return
-    echo_err(f"removed {removed} cached answers from {root}")
+    echo_err(f"removed {cleared.removed} cached answers from {root}")
+    for note in cleared.notes:
+        echo_err(f"note: {note}")

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.cli._options import JsonOption, Only, QuietOption, with_options
-from tempmedbench_synonyms.cli._shared import configure_logging, echo_err, print_json
+from tempmedbench_synonyms.cli._shared import (
+    configure_logging,
+    echo_err,
+    exit_on_error,
+    failure_json,
+    print_json,
+)
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 _INDENT = " " * 6
 
 if TYPE_CHECKING:  # the checks import the UTS client: only when doctor runs
     from tempmedbench_synonyms.doctor import Check
+    from tempmedbench_synonyms.errors import TempMedBenchError
 
 
 def _say(check: Check) -> None:
@@ -62,18 +69,37 @@ def doctor_command(
     Nothing is written, and the probe's answer is not cached.
 
     Exit codes: 0 every check passed, else the first failure's: 2 bad input, 3 not authorised,
-    4 UMLS unavailable.
+    4 UMLS unavailable; 130 interrupted.
 
     Example:
 
         tempmedbench-synonyms doctor TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, 0)
-    from tempmedbench_synonyms.doctor import exit_code, run_checks
+    checks: list[Check] = []
 
-    checks = run_checks(
-        release_dir, uts, mrconso=mrconso, out=out, say=_say if verbosity >= 0 else None
-    )
+    def report(code: int, stop: TempMedBenchError | None = None) -> dict[str, Any]:
+        """The --json report: every check made; when ``stop`` (Ctrl-C, SIGTERM) ended doctor,
+        its outcome, message and hint too."""
+        return {
+            "command": "doctor",
+            **(failure_json(stop) if stop is not None else {}),
+            "ok": stop is None and all(c.ok for c in checks),
+            "exit_code": code,
+            "checks": [c.to_json() for c in checks],
+        }
+
+    def said(check: Check) -> None:
+        checks.append(check)
+        if verbosity >= 0:
+            _say(check)
+
+    # Ctrl-C or SIGTERM: the checks made so far, in the report of outcome "interrupted".
+    stopped = (lambda err: report(err.exit_code, err)) if json_out else None
+    with exit_on_error(json_report=stopped, api_key_file=uts.api_key_file):
+        from tempmedbench_synonyms.doctor import exit_code, run_checks
+
+        run_checks(release_dir, uts, mrconso=mrconso, out=out, say=said)
     code = exit_code(checks)
     failed = [c for c in checks if not c.ok]
     if verbosity >= 0:
@@ -83,10 +109,5 @@ def doctor_command(
             else f"doctor: {len(failed)} of {len(checks)} checks failed (exit {code})"
         )
     if json_out:
-        print_json({
-            "command": "doctor",
-            "ok": not failed,
-            "exit_code": code,
-            "checks": [c.to_json() for c in checks],
-        })  # fmt: skip
+        print_json(report(code))
     raise typer.Exit(code)

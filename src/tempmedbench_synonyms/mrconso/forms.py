@@ -13,6 +13,10 @@ Forms (SPEC section 7), each located by ``locate_mrconso`` and read by ``Mrconso
                                            zip is read from its local headers, in one pass
     a pipe (``<(unzip -p ...)``)           read once, as it comes (plain or gzip)
 
+The release a file comes from is read from its names where NLM puts it (``MrconsoInput.release``:
+``2025AB/META/MRCONSO.RRF``, ``umls-2025AB-metathesaurus-full.zip``, ``2025ab-1-meta.nlm``), so
+that ``--umls-release current`` means the release of the file given, as it means UTS's newest.
+
 Decompression (``zips.inflate``: ISA-L's where isal installs, else zlib; both release the GIL)
 runs in a reader thread that hands blocks over a bounded queue, so it overlaps the scan and memory
 stays a few blocks whatever the form.
@@ -33,7 +37,7 @@ from typing import IO, Any
 
 from tempmedbench_synonyms import runtime, zips
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import file_kind, open_regular
+from tempmedbench_synonyms.files import file_kind, open_regular, os_fix
 from tempmedbench_synonyms.zips import open_member, reading_member
 
 #: Bytes read (and, decompressed, handed on) at a time.
@@ -48,6 +52,10 @@ _HINT = (
     "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
     "2025ab-1-meta.nlm or umls-2025AB-full.zip"
 )
+
+#: A UMLS release inside a file or folder name, as NLM writes it: ``2025AB``, ``umls-2025AB-full``,
+#: ``2025ab-1-meta.nlm`` (not inside a longer run of letters and digits).
+_RELEASE_NAME = re.compile(r"(?<![0-9A-Za-z])([0-9]{4}A[AB])(?![0-9A-Za-z])", re.IGNORECASE)
 
 #: What to do with a zip member that cannot be read (``zips.reading_member``).
 _ZIP_HINT = "extract MRCONSO.RRF (or its parts), or zip it again with standard deflate"
@@ -65,6 +73,8 @@ class MrconsoInput:
     parts: list[str] = field(default_factory=list)
     #: bytes the progress counts to (compressed bytes for compressed forms); None for a pipe
     size: int | None = None
+    #: the UMLS release the names say (``named_release``); None when they say none
+    release: str | None = None
     _open: Callable[[], Iterator[tuple[int, bytes]]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -92,15 +102,33 @@ class MrconsoInput:
 
 def locate_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in what the user named; bad input, with what was found, if it is not there."""
-    path = Path(path)
+    found = _locate(Path(path))
+    if found.release is None:  # the names nearest MRCONSO first: zip members, then the path
+        found.release = named_release([*reversed(found.members), str(found.path.absolute())])
+    return found
+
+
+def named_release(names: Iterable[str]) -> str | None:
+    """The UMLS release (``2025AB``) that the nearest name naming one says: each of ``names``
+    (paths, innermost first) is read from its last component to its first. ``None`` when no
+    component names one, or the nearest that does names two."""
+    for name in names:
+        for part in reversed(name.split("/")):
+            said = {m.upper() for m in _RELEASE_NAME.findall(part)}
+            if said:
+                return said.pop() if len(said) == 1 else None
+    return None
+
+
+def _locate(path: Path) -> MrconsoInput:
     try:
         st = path.stat()
-    except OSError as err:
+    except OSError as err:  # a hint of the error's own (permissions, a name too long) first
         raise BadInputError(
             "no such file or folder" if isinstance(err, FileNotFoundError) else
             f"cannot read: {err.strerror or err}",
             path=path,
-            hint=_HINT,
+            hint=os_fix(err) or _HINT,
         ) from None  # fmt: skip
     if stat.S_ISDIR(st.st_mode):
         return _in_folder(path)
@@ -135,9 +163,9 @@ def _magic(path: Path) -> bytes:
 def _in_folder(folder: Path) -> MrconsoInput:
     for where in (folder, folder / "META"):
         if (where / _PLAIN).is_file():
-            return locate_mrconso(where / _PLAIN)
+            return _locate(where / _PLAIN)
         if (where / (_PLAIN + ".gz")).is_file():
-            return locate_mrconso(where / (_PLAIN + ".gz"))
+            return _locate(where / (_PLAIN + ".gz"))
         if where.is_dir() and any(_PART.fullmatch(p.name) for p in where.iterdir()):
             return _parts(where, None)
     raise BadInputError(
@@ -252,7 +280,10 @@ def _in_zip(path: Path) -> MrconsoInput:
         )  # fmt: skip
     nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
     if nlms:
-        found_input = MrconsoInput(path, "nested zip", size=sum(sizes[n] for n in nlms))
+        found_input = MrconsoInput(
+            path, "nested zip", size=sum(sizes[n] for n in nlms),
+            release=named_release([*nlms, str(path.absolute())]),
+        )  # fmt: skip
         found_input._open = lambda: _nested_blocks(found_input, nlms)
         return found_input
     raise BadInputError(

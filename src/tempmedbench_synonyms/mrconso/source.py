@@ -15,9 +15,10 @@ The answers are those the UTS REST API gives for the same queries (SPEC section 
 suite, ``tests/test_atom_sources.py``, runs both): routes ``source`` and ``cui`` keep the English
 atoms that are neither obsolete nor suppressible (``SUPPRESS`` ``N``), as a request with
 ``language=ENG``, ``includeObsolete=false`` and ``includeSuppressible=false`` does; route ``aui``
-keeps its atom whatever its flags, as ``GET /AUI/{aui}`` does. One shortcut, without effect on the
-outcome: rows of a SAB that no entry names are never read, since their atoms could never be
-candidates (a candidate's SAB is its entry's SAB).
+keeps its atom whatever its flags, as ``GET /AUI/{aui}`` does. ``current``, UTS's newest release
+there, is here the release the file's names say (``forms.named_release``), refused when they say
+none. One shortcut, without effect on the outcome: rows of a SAB that no entry names are never
+read, since their atoms could never be candidates (a candidate's SAB is its entry's SAB).
 """
 
 from __future__ import annotations
@@ -84,13 +85,19 @@ class MrconsoSource:
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Scan the file once and answer every query; ``None`` where no row matched."""
         del probe_cui  # a local file has nothing to probe
-        if umls_release == "current":
-            raise BadInputError(
-                "--umls-release current needs the UMLS REST API; with --mrconso, name the "
-                "release your MRCONSO.RRF comes from (or leave the table's release)",
-            )
         inp = locate_mrconso(self.path)
         self.input = inp
+        if umls_release == "current":  # UTS's newest there; here, the release of this file
+            if inp.release is None:
+                raise BadInputError(
+                    "--umls-release current means the release --mrconso comes from, and no "
+                    "folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
+                    "umls-2025AB-metathesaurus-full.zip do)",
+                    path=self.path,
+                    hint="name the release with --umls-release, such as 2025AB (or leave the "
+                    "table's release)",
+                )
+            umls_release = inp.release
         needs = Needs.build(queries)
         warnings: list[str] = []
         try:

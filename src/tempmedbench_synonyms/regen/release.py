@@ -8,6 +8,8 @@ error names the file, the line or key, and what is wrong.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,7 @@ from pydantic import (
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import CUI_PATTERN
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import decode_utf8, read_input
+from tempmedbench_synonyms.files import decode_utf8, os_error, read_input
 from tempmedbench_synonyms.regen.manifest import verify_manifest
 from tempmedbench_synonyms.zips import folder_hint
 
@@ -270,9 +272,15 @@ def open_release(folder: Path, *, with_expected: bool = True) -> Release:
     ``load_expected``, where they are needed.
     """
     folder = Path(folder)
-    if not folder.is_dir():
+    try:
+        mode: int | None = os.stat(folder).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as err:  # a folder on its path that cannot be entered, a name too long
+        raise os_error(err, what="the release folder") from None
+    if mode is None or not stat.S_ISDIR(mode):
         raise BadInputError(
-            "no such folder" if not folder.exists() else "not a folder",
+            "no such folder" if mode is None else "not a folder",
             path=folder,
             hint=folder_hint(
                 folder, "pass the TempMedBench release folder (the one holding MANIFEST.sha256)"

@@ -7,21 +7,10 @@ while the code names one closed set instead of loose literals.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class _Vocabulary(str, Enum):
-    """A closed set of strings. ``str()`` and ``format()`` give the value on every Python from
-    3.10 (3.12 would otherwise give ``FindingCode.FSN_MISMATCH`` for a mixed-in enum)."""
-
-    def __str__(self) -> str:
-        return str.__str__(self)
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class FindingCode(_Vocabulary):
+class FindingCode(StrEnum):
     """Why a SNOMED CT field differs from the release: SPEC section 6's stable codes, in its order.
 
     The first three an identifier alone can earn (:mod:`.sctid`); the others need the release
@@ -44,14 +33,14 @@ class FindingCode(_Vocabulary):
     CODE_MISMATCH = "CODE_MISMATCH"
 
 
-class ValidationOutcome(_Vocabulary):
+class ValidationOutcome(StrEnum):
     """The outcome of ``gps validate``: exit 0 when clean, 1 with findings."""
 
     CLEAN = "clean"
     FINDINGS = "findings"
 
 
-class LookupOutcome(_Vocabulary):
+class LookupOutcome(StrEnum):
     """The outcome of ``gps lookup``: exit 0 when the release holds every identifier, else 1."""
 
     FOUND = "found"

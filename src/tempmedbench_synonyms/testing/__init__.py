@@ -1,7 +1,9 @@
 """Test helpers for code that talks to UMLS Terminology Services, fully offline (public API).
 
-* ``testing.fake``: ``FakeUts``, a fake UTS REST API over invented MRCONSO.RRF rows
-  (``FakeUtsData``, ``FakeRow``), answering ``FakeReply``s, misbehaving on request (``Faults``)
+* ``testing.fake``: ``FakeUts``, a fake UTS REST API over invented MRCONSO.RRF rows and, when
+  given, MRDEF, MRREL, MRSTY, MRHIER and MRSAB rows (``FakeUtsData``, ``FakeUtsData.from_meta``
+  for a folder of them, ``FakeRow``), answering ``FakeReply``s to every request of SPEC 11
+  (``testing.routes``; the RRF layouts: ``testing.rrf``), misbehaving on request (``Faults``)
   and logging what it saw (``SeenRequest``).
 * ``testing.server``: the fake served two ways, over one core (``FakeUts.handle``):
   ``FakeUtsServer``, a real HTTP/1.1 server with keep-alive bound to 127.0.0.1 only, in a thread::

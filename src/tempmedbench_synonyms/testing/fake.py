@@ -1,76 +1,108 @@
-"""The fake UTS core: invented MRCONSO rows in, UTS-shaped replies out, misbehaving on request.
+"""The fake UTS core: invented Metathesaurus rows in, UTS-shaped replies out, misbehaving at will.
 
-``FakeUts.handle`` answers the routes this package uses with the response shapes UTS documents
-(https://documentation.uts.nlm.nih.gov/rest/home.html)::
-
-    GET /content/{release}/CUI/{cui}                      a Concept
-    GET /content/{release}/CUI/{cui}/atoms                Atoms (sabs, ttys, language, ...)
-    GET /content/{release}/source/{sab}/{code}/atoms      Atoms of a source-asserted code
-    GET /content/{release}/AUI/{aui}                      one Atom
-
-with UTS's quirks: ``obsolete``/``suppressible`` as the strings "true"/"false" on atoms, ``"NONE"``
-for absent links, the CUI and the code only inside link URLs, pages of ``pageSize`` (default 25)
-with ``pageCount``, atoms in a shuffled (but per-query stable) order, 401 for a missing or wrong
-``apiKey``, 404 for anything unknown, and an empty atom list answered as 404 (as UTS does for a
-query with no result). It can also misbehave on purpose (``Faults``): latency, 429 with
-``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON, stalls past the client's
-read timeout, a rate limit, and a key revoked mid-run. ``testing.server`` puts it on a socket or
-behind ``responses``.
+``FakeUts.handle`` answers every request of SPEC section 11 (the routes and their shapes:
+``testing.routes``) from ``FakeUtsData``: invented MRCONSO rows and, when given, MRDEF, MRREL,
+MRSTY, MRHIER and MRSAB rows (``FakeUtsData.from_meta``), with UTS's quirks: ``obsolete``/
+``suppressible`` as the strings "true"/"false" on atoms, ``"NONE"`` for absent links, the CUI and
+the code only inside link URLs, pages of ``pageSize`` (default 25) with ``pageCount`` (search has
+none, and ends with a ``NONE`` row), atoms in a shuffled (but per-query stable) order, 401 for a
+missing or wrong ``apiKey`` (``/metadata/{release}/sources`` needs none), and 404 for an unknown id
+or an empty list. It can also misbehave on purpose (``Faults``, on every route): latency, 429
+with ``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON, stalls past the
+client's read timeout, a rate limit, and a key revoked mid-run. ``seen`` logs every request
+(whether a key was sent and whether it was right, never the key). ``testing.server`` puts it on
+a socket or behind ``responses``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, unquote
 
-from tempmedbench_synonyms.mrconso.rows import MRCONSO_COLUMNS, split_row
+from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
+from tempmedbench_synonyms.testing import routes
+from tempmedbench_synonyms.testing.routes import SEARCH_EMPTY, stable_hash
+from tempmedbench_synonyms.testing.rrf import Mrdef, Mrhier, Mrrel, Mrsab, Mrsty, read_rows
 
 FAULT_KINDS: tuple[str, ...] = ("429", "5xx", "reset", "html502", "truncated", "stall")
 """What ``Faults.kinds`` may name; ``stall`` answers, but only after ``Faults.stall`` seconds."""
 
-_COL = {name: i for i, name in enumerate(MRCONSO_COLUMNS)}
+#: The files ``FakeUtsData.from_meta`` reads from a folder, when it holds them.
+META_FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
+_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS, _SRL = (
+    COLUMN[c]
+    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS", "SRL")
+)
 
 
 @dataclass(frozen=True, slots=True)
 class FakeRow:
-    """The MRCONSO.RRF fields the fake serves."""
+    """One MRCONSO.RRF row the fake serves: its 18 fields, and those it reads by name."""
 
-    cui: str
-    lat: str
-    aui: str
-    scui: str
-    sdui: str
-    sab: str
-    tty: str
-    code: str
-    name: str
-    suppress: str
+    fields: tuple[str, ...]
 
     @classmethod
     def from_fields(cls, fields: Sequence[str]) -> FakeRow:
         """The row from the 18 fields of one MRCONSO.RRF line (as ``mrconso.split_row`` gives)."""
-        return cls(
-            cui=fields[_COL["CUI"]],
-            lat=fields[_COL["LAT"]],
-            aui=fields[_COL["AUI"]],
-            scui=fields[_COL["SCUI"]],
-            sdui=fields[_COL["SDUI"]],
-            sab=fields[_COL["SAB"]],
-            tty=fields[_COL["TTY"]],
-            code=fields[_COL["CODE"]],
-            name=fields[_COL["STR"]],
-            suppress=fields[_COL["SUPPRESS"]],
-        )
+        if len(fields) != len(COLUMN):
+            raise ValueError(f"an MRCONSO row has {len(COLUMN)} fields, not {len(fields)}")
+        return cls(tuple(fields))
+
+    @property
+    def cui(self) -> str:
+        """CUI: the concept."""
+        return self.fields[_CUI]
+
+    @property
+    def lat(self) -> str:
+        """LAT: the language."""
+        return self.fields[_LAT]
+
+    @property
+    def aui(self) -> str:
+        """AUI: the atom."""
+        return self.fields[_AUI]
+
+    @property
+    def scui(self) -> str:
+        """SCUI: the source's concept id."""
+        return self.fields[_SCUI]
+
+    @property
+    def sdui(self) -> str:
+        """SDUI: the source's descriptor id."""
+        return self.fields[_SDUI]
+
+    @property
+    def sab(self) -> str:
+        """SAB: the source."""
+        return self.fields[_SAB]
+
+    @property
+    def tty(self) -> str:
+        """TTY: the term type."""
+        return self.fields[_TTY]
+
+    @property
+    def code(self) -> str:
+        """CODE: the source code (``NOCODE`` if none)."""
+        return self.fields[_CODE]
+
+    @property
+    def name(self) -> str:
+        """STR: the string."""
+        return self.fields[_STR]
+
+    @property
+    def suppress(self) -> str:
+        """SUPPRESS: ``N``, or ``O``, ``E``, ``Y`` (obsolete, suppressible)."""
+        return self.fields[_SUPPRESS]
 
     @property
     def obsolete(self) -> bool:
@@ -85,7 +117,13 @@ class FakeRow:
 
 
 class FakeUtsData:
-    """The atoms a fake UTS serves, indexed by CUI, source code and AUI."""
+    """What a fake UTS serves: MRCONSO rows indexed by CUI, source code and AUI, and the rows of
+    the other Metathesaurus files it was given.
+
+    With no MRSTY rows (``semantic_types=None``) every concept has one invented semantic type,
+    ``T999`` "Invented Type"; with no MRSAB rows (``sources=None``) the sources are the SABs of
+    the MRCONSO rows, each its own family, in the language and restriction level of its first row.
+    """
 
     def __init__(
         self,
@@ -93,6 +131,11 @@ class FakeUtsData:
         *,
         release: str = "2099AA",
         also_served: Iterable[str] = (),
+        definitions: Iterable[Mrdef] = (),
+        relations: Iterable[Mrrel] = (),
+        semantic_types: Iterable[Mrsty] | None = None,
+        hierarchy: Iterable[Mrhier] = (),
+        sources: Iterable[Mrsab] | None = None,
     ) -> None:
         self.rows = list(rows)
         self.release = release
@@ -104,26 +147,90 @@ class FakeUtsData:
             self.by_cui.setdefault(row.cui, []).append(row)
             self.by_code.setdefault((row.sab, row.code), []).append(row)
             self.by_aui.setdefault(row.aui, row)
+        self.definitions_of: dict[str, list[Mrdef]] = {}
+        for d in definitions:
+            self.definitions_of.setdefault(d.CUI, []).append(d)
+        self.relations_of_cui: dict[str, list[Mrrel]] = {}
+        self.relations_of_aui: dict[str, list[Mrrel]] = {}
+        for rel in relations:  # an id's relations are the rows whose second id it is
+            self.relations_of_cui.setdefault(rel.CUI2, []).append(rel)
+            if rel.AUI2:
+                self.relations_of_aui.setdefault(rel.AUI2, []).append(rel)
+        if semantic_types is None:
+            semantic_types = (
+                Mrsty(cui, "T999", "A9.9", "Invented Type", "", "") for cui in self.by_cui
+            )
+        self.types_of: dict[str, list[Mrsty]] = {}
+        self.tuis: dict[str, Mrsty] = {}
+        for t in semantic_types:
+            self.types_of.setdefault(t.CUI, []).append(t)
+            self.tuis.setdefault(t.TUI, t)
+        self.hierarchy_of: dict[str, list[Mrhier]] = {}
+        self.children_of: dict[str, list[str]] = {}
+        for h in hierarchy:
+            self.hierarchy_of.setdefault(h.AUI, []).append(h)
+            if h.PAUI:
+                self.children_of.setdefault(h.PAUI, []).append(h.AUI)
+        if sources is None:  # each SAB of the MRCONSO rows, as its first row has it
+            first = {row.sab: row for row in reversed(self.rows)}
+            blank = dict.fromkeys(Mrsab._fields, "")
+            sources = [
+                Mrsab._make({**blank, "RSAB": sab, "SON": sab, "SF": sab, "SSN": sab,
+                             "SRL": r.fields[_SRL], "LAT": r.lat, "CURVER": "Y"}.values())
+                for sab, r in first.items()
+            ]  # fmt: skip
+        self.sources = [s for s in sources if s.CURVER == "Y"]
+
+    @cached_property
+    def search_index(self) -> routes.SearchIndex:
+        """The rows' strings and words, for search (built by the first search)."""
+        return routes.SearchIndex(self.rows)
 
     @classmethod
     def from_lines(
         cls, lines: Iterable[str], *, path: str = "<rows>", release: str = "2099AA"
     ) -> FakeUtsData:
         """Rows in MRCONSO.RRF format (18 fields, each followed by ``|``)."""
-        return cls(
-            (
-                FakeRow.from_fields(split_row(line, path=path, line_no=n))
-                for n, line in enumerate(lines, start=1)
-                if line.strip()
-            ),
-            release=release,
-        )
+        return cls(_mrconso_rows(lines, path), release=release)
 
     @classmethod
     def from_mrconso(cls, path: Path, *, release: str = "2099AA") -> FakeUtsData:
         """Read an MRCONSO.RRF-format file (invented rows, for tests)."""
         with open(path, encoding="utf-8", newline="") as fh:
             return cls.from_lines(fh, path=str(path), release=release)
+
+    @classmethod
+    def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
+        """Read whichever of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, MRHIER.RRF and
+        MRSAB.RRF the folder ``folder`` holds (a META folder's layout; invented rows, for
+        tests); a folder with none of them is a ``FileNotFoundError``."""
+        found = {n: Path(folder) / f"{n}.RRF" for n in META_FILES}
+        found = {n: p for n, p in found.items() if p.is_file()}
+        if not found:
+            raise FileNotFoundError(
+                f"{folder} holds none of {', '.join(n + '.RRF' for n in META_FILES)}"
+            )
+        rows: list[FakeRow] = []
+        if "MRCONSO" in found:
+            with open(found["MRCONSO"], encoding="utf-8", newline="") as fh:
+                rows = list(_mrconso_rows(fh, str(found["MRCONSO"])))
+        return cls(
+            rows,
+            release=release,
+            definitions=read_rows(found["MRDEF"], Mrdef) if "MRDEF" in found else (),
+            relations=read_rows(found["MRREL"], Mrrel) if "MRREL" in found else (),
+            semantic_types=read_rows(found["MRSTY"], Mrsty) if "MRSTY" in found else None,
+            hierarchy=read_rows(found["MRHIER"], Mrhier) if "MRHIER" in found else (),
+            sources=read_rows(found["MRSAB"], Mrsab) if "MRSAB" in found else None,
+        )
+
+
+def _mrconso_rows(lines: Iterable[str], path: str) -> Iterable[FakeRow]:
+    return (
+        FakeRow.from_fields(split_row(line, path=path, line_no=n))
+        for n, line in enumerate(lines, start=1)
+        if line.strip()
+    )
 
 
 @dataclass
@@ -174,7 +281,8 @@ class FakeReply:
 
 @dataclass(frozen=True, slots=True)
 class SeenRequest:
-    """One request as the fake saw it; ``apiKey`` is never stored, only whether it was right."""
+    """One request as the fake saw it; ``apiKey`` is never stored, only whether one was sent
+    and whether it was right."""
 
     path: str
     params: tuple[tuple[str, str], ...]
@@ -182,15 +290,12 @@ class SeenRequest:
     status: int
     fault: str | None
     at: float
-
-
-def _h(*parts: object) -> int:
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
+    key_sent: bool = False
 
 
 class FakeUts:
-    """The fake UTS: routes, pagination, authentication, faults, and a log of what it saw."""
+    """The fake UTS: routes (``testing.routes``), authentication, faults, and a log of what it
+    saw."""
 
     def __init__(
         self,
@@ -199,9 +304,15 @@ class FakeUts:
         api_key: str,
         faults: Faults | None = None,
         shuffle_seed: int = 0,
+        search_empty: str = "none",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if search_empty not in SEARCH_EMPTY:
+            raise ValueError(f"search_empty is one of {SEARCH_EMPTY}, not {search_empty!r}")
         self.data = data
+        #: how a search with nothing (left) to show answers: the documented ``NONE`` row
+        #: (``"none"``), or an empty list (``"list"``, as newer NLM code expects)
+        self.search_empty = search_empty
         self._api_key = api_key
         self.faults = faults or Faults()
         self.shuffle_seed = shuffle_seed
@@ -249,7 +360,10 @@ class FakeUts:
     def handle(self, path: str, query: Mapping[str, Sequence[str]], *, base_url: str) -> FakeReply:
         """Answer ``GET base_url + path?query``; ``path`` starts after the base URL."""
         params = {k: v[-1] for k, v in query.items() if v}
-        key_ok = params.pop("apiKey", None) == self._api_key
+        key = params.pop("apiKey", None)
+        key_ok = key == self._api_key
+        # the one route UTS answers without a key (SPEC 11: the client never sends it there)
+        needs_key = not path.startswith("/metadata/")
         url_id = path + "?" + "&".join(f"{k}={v}" for k, v in sorted(params.items()))
         with self._lock:
             now = self._clock()
@@ -271,12 +385,22 @@ class FakeUts:
         elif fault is not None and fault not in ("truncated", "stall"):
             reply = self._fault(fault, path)  # a failure before any check of the key
         else:
-            if not key_ok or (
-                self.faults.revoke_after is not None and count > self.faults.revoke_after
+            if needs_key and (
+                not key_ok
+                or (self.faults.revoke_after is not None and count > self.faults.revoke_after)
             ):
                 reply = self._error(401, "Unauthorized: the apiKey is missing or not valid")
             else:
-                reply = self._route(path, params, base_url)
+                reply = self._json(
+                    *routes.answer(
+                        self.data,
+                        path,
+                        params,
+                        base_url=base_url,
+                        shuffle_seed=self.shuffle_seed,
+                        search_empty=self.search_empty,
+                    )
+                )
             if fault == "truncated":  # the whole answer promised, half of it sent
                 reply = FakeReply(200, reply.headers, reply.body[: max(1, len(reply.body) // 2)])
         delay = self.faults.latency + (self.faults.stall if fault == "stall" else 0.0)
@@ -285,7 +409,15 @@ class FakeUts:
         )
         with self._lock:
             self.seen.append(
-                SeenRequest(path, tuple(sorted(params.items())), key_ok, reply.status, fault, now)
+                SeenRequest(
+                    path,
+                    tuple(sorted(params.items())),
+                    key_ok,
+                    reply.status,
+                    fault,
+                    now,
+                    key_sent=key is not None,
+                )
             )
         return reply
 
@@ -295,7 +427,7 @@ class FakeUts:
             return f.script.pop(0)
         if f.rate <= 0 or not f.kinds:
             return None
-        draw = _h(f.seed, url_id, n)
+        draw = stable_hash(f.seed, url_id, n)
         if (draw % 1_000_000) / 1_000_000 >= f.rate:
             return None
         return f.kinds[(draw // 1_000_000) % len(f.kinds)]
@@ -307,7 +439,7 @@ class FakeUts:
             )
             return self._error(429, "Too Many Requests", headers)
         if kind in ("5xx", "503"):
-            status = 503 if kind == "503" else (500, 502, 503, 504)[_h(path) % 4]
+            status = 503 if kind == "503" else (500, 502, 503, 504)[stable_hash(path) % 4]
             headers = {}
             if status == 503 and self.faults.retry_after_on_503 and self.faults.retry_after:
                 headers["Retry-After"] = self.faults.retry_after
@@ -324,7 +456,7 @@ class FakeUts:
             return self._error(int(kind), "scripted")
         raise AssertionError(kind)  # pragma: no cover - Faults checks the kinds
 
-    # -- routes --------------------------------------------------------------------------------
+    # -- replies -------------------------------------------------------------------------------
 
     @staticmethod
     def _json(status: int, doc: object, headers: Mapping[str, str] | None = None) -> FakeReply:
@@ -335,132 +467,3 @@ class FakeUts:
         self, status: int, message: str, headers: Mapping[str, str] | None = None
     ) -> FakeReply:
         return self._json(status, {"status": status, "error": message}, headers)
-
-    def _route(self, path: str, params: dict[str, str], base_url: str) -> FakeReply:
-        parts = [unquote(p) for p in path.split("/") if p]
-        if len(parts) < 4 or parts[0] != "content":
-            return self._error(404, "Not Found")
-        release = parts[1]
-        if release not in self.data.served and release != "current":
-            return self._error(404, f"Release {release} is not available")
-        concrete = self.data.release if release == "current" else release
-        links = _Links(base_url, concrete)
-        rest = parts[2:]
-        if rest[0] == "CUI" and len(rest) == 2:
-            rows = self.data.by_cui.get(rest[1])
-            if not rows:
-                return self._error(404, f"CUI {rest[1]} not found")
-            return self._json(200, self._page(links.concept_json(rest[1], rows), 1, 1, 25))
-        if rest[0] == "AUI" and len(rest) == 2:
-            row = self.data.by_aui.get(rest[1])
-            if row is None:
-                return self._error(404, f"AUI {rest[1]} not found")
-            return self._json(200, self._page(links.atom_json(row), 1, 1, 25))
-        if rest[0] == "CUI" and len(rest) == 3 and rest[2] == "atoms":
-            return self._atoms(path, self.data.by_cui.get(rest[1], []), params, links)
-        if rest[0] == "source" and len(rest) == 4 and rest[3] == "atoms":
-            rows = self.data.by_code.get((rest[1], rest[2]), [])
-            return self._atoms(path, rows, params, links)
-        return self._error(404, "Not Found")
-
-    def _atoms(
-        self, path: str, rows: list[FakeRow], params: dict[str, str], links: _Links
-    ) -> FakeReply:
-        try:
-            size = int(params.get("pageSize", "25"))
-            number = int(params.get("pageNumber", "1"))
-        except ValueError:
-            return self._error(400, "pageSize and pageNumber are whole numbers")
-        if size < 1 or number < 1:
-            return self._error(400, "pageSize and pageNumber start at 1")
-        sabs = set(params["sabs"].split(",")) if params.get("sabs") else None
-        ttys = set(params["ttys"].split(",")) if params.get("ttys") else None
-        language = params.get("language")
-        obsolete_ok = params.get("includeObsolete") == "true"
-        suppressible_ok = params.get("includeSuppressible") == "true"
-        kept = [
-            r
-            for r in rows
-            if (sabs is None or r.sab in sabs)
-            and (ttys is None or r.tty in ttys)
-            and (language is None or r.lat == language)
-            and (obsolete_ok or not r.obsolete)
-            and (suppressible_ok or not r.suppressible)
-        ]
-        if not kept:
-            return self._error(404, "No results")
-        # Atoms come in no documented order: shuffle, the same way for every page of one query.
-        query_id = (
-            path
-            + "?"
-            + "&".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "pageNumber")
-        )
-        random.Random(_h(self.shuffle_seed, query_id)).shuffle(kept)
-        count = max(1, math.ceil(len(kept) / size))
-        page = kept[(number - 1) * size : number * size]
-        return self._json(200, self._page([links.atom_json(r) for r in page], number, count, size))
-
-    @staticmethod
-    def _page(result: object, number: int, count: int, size: int) -> dict[str, Any]:
-        return {"pageSize": size, "pageNumber": number, "pageCount": count, "result": result}
-
-
-class _Links:
-    """The link URLs UTS puts in its answers, for one base URL and concrete release."""
-
-    def __init__(self, base_url: str, release: str) -> None:
-        self.content = f"{base_url.rstrip('/')}/content/{release}"
-        self.semnet = f"{base_url.rstrip('/')}/semantic-network/{release}"
-
-    def atom_json(self, row: FakeRow) -> dict[str, Any]:
-        aui = f"{self.content}/AUI/{row.aui}"
-        return {
-            "classType": "Atom",
-            "ui": row.aui,
-            "suppressible": "true" if row.suppressible else "false",
-            "obsolete": "true" if row.obsolete else "false",
-            "rootSource": row.sab,
-            "termType": row.tty,
-            "code": f"{self.content}/source/{row.sab}/{quote(row.code, safe='')}",
-            "concept": f"{self.content}/CUI/{row.cui}",
-            "sourceConcept": (
-                f"{self.content}/source/{row.sab}/{quote(row.scui, safe='')}"
-                if row.scui
-                else "NONE"
-            ),
-            "sourceDescriptor": (
-                f"{self.content}/source/{row.sab}/{quote(row.sdui, safe='')}" if row.sdui else None
-            ),
-            "attributes": f"{aui}/attributes",
-            "parents": "NONE",
-            "ancestors": None,
-            "children": "NONE",
-            "descendants": None,
-            "relations": f"{aui}/relations",
-            "definitions": "NONE",
-            "name": row.name,
-            "language": row.lat,
-            "contentViewMemberships": [],
-        }
-
-    def concept_json(self, cui: str, rows: list[FakeRow]) -> dict[str, Any]:
-        preferred = next((r for r in rows if r.lat == "ENG" and r.suppress == "N"), rows[0])
-        cui_link = f"{self.content}/CUI/{cui}"
-        return {
-            "classType": "Concept",
-            "ui": cui,
-            "suppressible": False,
-            "dateAdded": "01-01-2099",
-            "majorRevisionDate": "01-01-2099",
-            "status": "R",
-            "semanticTypes": [{"name": "Invented Type", "uri": f"{self.semnet}/TUI/T999"}],
-            "atomCount": len(rows),
-            "attributeCount": 0,
-            "cvMemberCount": 0,
-            "atoms": f"{cui_link}/atoms",
-            "definitions": "NONE",
-            "relations": "NONE",
-            "defaultPreferredAtom": f"{cui_link}/atoms/preferred",
-            "relationCount": 0,
-            "name": preferred.name,
-        }

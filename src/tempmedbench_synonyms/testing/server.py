@@ -9,13 +9,12 @@ import os
 import socket
 import struct
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.constants import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
 from tempmedbench_synonyms.testing.fake import FakeReply, FakeUts
 
@@ -46,8 +45,9 @@ class _Handler(BaseHTTPRequestHandler):
             parse_qs(split.query, keep_blank_values=True),
             base_url=self.server.base_url,
         )
-        if reply.delay > 0:
-            time.sleep(reply.delay)
+        if reply.delay > 0 and self.server.stopping.wait(reply.delay):
+            self.close_connection = True  # stopped mid-wait (a stall): no answer, no waiting
+            return
         if reply.action == "reset":
             # SO_LINGER with a zero timeout: close() sends a TCP RST, a real "connection reset".
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -79,6 +79,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
         self.fake = fake
         self.prefix = prefix
+        #: set by ``FakeUtsServer.stop``: every latency or stall still waiting ends at once
+        self.stopping = threading.Event()
         self._live: set[socket.socket] = set()
         self._live_lock = threading.Lock()
         super().__init__((host, port), _Handler)
@@ -139,11 +141,13 @@ class FakeUtsServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving, close every connection and join the server's threads (idempotent)."""
+        """Stop serving, close every connection and join the server's threads (idempotent); a
+        request still waiting out its latency or a ``stall`` ends at once, unanswered."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None or thread is None:
             return
+        server.stopping.set()
         server.shutdown()
         server.drop_connections()
         server.server_close()  # joins the handler threads (block_on_close)
@@ -166,15 +170,25 @@ class RunningFakeUts(FakeUtsServer):
         self.state_dir = folder / "state"
 
     @property
-    def env(self) -> dict[str, str]:
-        """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own cache and rate-state folders
-        (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``): a run leaves nothing in yours."""
+    def variables(self) -> dict[str, str]:
+        """What points a run of the tool at this fake: ``UMLS_BASE_URL``, ``UMLS_API_KEY``, and
+        the test's own cache and rate-state folders (``TEMPMEDBENCH_CACHE_DIR``,
+        ``TEMPMEDBENCH_STATE_DIR``)."""
         return {
             BASE_URL_ENV: self.base_url,
             API_KEY_ENV: self.api_key,
             CACHE_DIR_ENV: os.fspath(self.cache_dir),
             STATE_DIR_ENV: os.fspath(self.state_dir),
         }
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The whole environment for a run of the tool in a subprocess
+        (``subprocess.run(..., env=fake_uts.env)``): this process's, less every ``UMLS_*`` and
+        ``TEMPMEDBENCH_*`` variable (your key file, base URL, cache folder...), plus
+        ``variables``. Your key is never sent to the fake, and a run leaves nothing in your
+        folders."""
+        return {**config.without_tool_variables(), **self.variables}
 
 
 # -- the responses helper --------------------------------------------------------------------

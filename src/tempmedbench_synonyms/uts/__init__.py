@@ -4,8 +4,10 @@ The way of one answer, top to bottom (each module imports only those below it, a
 
 - ``session``: the cached client and the REST atom source, wired from the network options.
 - ``source``: the atom source of a regeneration (``atoms.AtomSource``, as ``mrconso`` has one
-  for a local file): a worker pool (``runtime.DaemonPool``) and the counts of one fetch, over
-  ``cached``; ``estimate``: how long the fetch takes, said before it starts.
+  for a local file): the counts of one fetch, over ``cached``; ``batch``: many terminology
+  lookups at once (SPEC section 11), over ``terms``, one lookup's request and answer; both run
+  their requests on ``workers`` (``runtime.DaemonPool``, all stopped at once); ``estimate``:
+  how long a fetch takes, said before it starts, and the dry run of lookups.
 - ``cached``: one answer at a time, from the response cache or else from UTS; ``current``
   resolved to a concrete release before any cache key is made (SPEC section 3); the one check
   for ``--offline`` and for a missing key; the 404 rule once the release probe has answered; the
@@ -16,13 +18,14 @@ The way of one answer, top to bottom (each module imports only those below it, a
   (``watchdog``) and turns every failure into ours.
 - ``ratelimit``: the request budget shared by every worker and every process of the machine
   (UTS allows 20 requests a second per IP address), through a lock-protected state file.
-- ``paths``: every request path and its parameters (SPEC section 3), built in one place.
-- ``models``: tolerant pydantic models of UTS payloads.
+- ``paths``: every request path and its parameters (SPEC sections 3 and 11), built in one place.
+- ``models``: tolerant pydantic models of UTS payloads, and of SPEC 11's answers.
 - ``options``: the network options, defined once (flags, help, checks), light enough for the
   CLI to import at start.
 """
 
 __all__ = [
+    "batch",
     "cache",
     "cached",
     "client",
@@ -34,5 +37,7 @@ __all__ = [
     "retry",
     "session",
     "source",
+    "terms",
     "watchdog",
+    "workers",
 ]

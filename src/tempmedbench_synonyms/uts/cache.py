@@ -16,8 +16,14 @@ A key is the concrete release, the route path and the query parameters (never ``
 all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
 (``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
 is killed; the data is fsynced before the rename (``files.write_atomic``), so a power cut leaves
-an entry whole or absent. Files are created readable by the user only (0600, folders 0700): the
-answers are licensed UMLS content.
+an entry whole or absent. Files are created readable by the user only (0600, folders 0700
+whatever the umask, also when a concurrent ``cache clear`` took them away): the answers are
+licensed UMLS content.
+
+A cache is the user's own (SPEC section 8, "Shared folders"): a folder from the root down, or a
+file, that another user owns or that group or others can write is not trusted: ``UntrustedError``
+(bad input, exit 2) naming it and the fix (``files.check_own``), never a silent miss, since an
+entry planted there would be shown as UMLS content and frozen.
 
 Entries check themselves (SPEC section 8). Every entry, memo and ``current.json`` is two lines:
 a header, one JSON object holding ``"format": 2``, what the file is for (the key, the status, the
@@ -50,7 +56,8 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.atoms import check_release, is_release
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.constants import CACHE_DIR_ENV
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list, plural
 from tempmedbench_synonyms.jsonio import loads_utf8
 from tempmedbench_synonyms.secret import redact
 
@@ -78,6 +85,8 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _TMP_SUFFIX = files.TMP_SUFFIX
 #: ``base.json`` holds one short URL: a larger one is not ours.
 _BASE_LIMIT = 64 * 1024
+#: How to choose a cache folder of one's own, for the fix of one that is not.
+_ELSEWHERE = f"--cache-dir or {CACHE_DIR_ENV}"
 
 
 @dataclass(frozen=True)
@@ -144,30 +153,16 @@ def namespace_of(base_url: str) -> str:
     return f"{host}-{digest}"
 
 
-def _mkdirs(path: Path) -> None:
-    """Create ``path`` and missing parents, each readable by the user only (0700)."""
-    missing: list[Path] = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        if p.parent == p:
-            break
-        p = p.parent
-    for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(mode=0o700)
-        # mkdir's mode is filtered by the umask; say it again so 0700 is what we get.
-        os.chmod(folder, 0o700)
-
-
 def check_cache_root(root: str | Path) -> None:
-    """BadInputError if ``root`` exists and is not a folder (it need not exist yet)."""
+    """BadInputError if ``root`` exists and is not a folder, UntrustedError if it is not the
+    user's own (it need not exist yet)."""
     if Path(root).exists() and not Path(root).is_dir():
         raise BadInputError(
             "the cache folder is a file, not a folder",
             path=root,
-            hint="give a folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
+            hint=f"give a folder with {_ELSEWHERE}",
         )
+    files.check_own(root, what="the cache folder", elsewhere=_ELSEWHERE)
 
 
 class ResponseCache:
@@ -190,6 +185,8 @@ class ResponseCache:
         self._named = 0  # corrupt files named in a warning so far
         self._old_said = False  # the one warning about entries of an earlier version
         self._swept = False  # leftovers removed (before the first write)
+        self._trusted: set[Path] = set()  # folders found to be the user's own
+        self._trust(self.folder)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -202,8 +199,27 @@ class ResponseCache:
         folder = self._release_dirs.get(key.umls_release)
         if folder is None:
             folder = os.path.join(self.folder, check_release(key.umls_release))
+            self._trust(folder)
             self._release_dirs[key.umls_release] = folder
         return os.path.join(folder, key.digest() + ".json")
+
+    def _trust(self, folder: str | Path) -> None:
+        """UntrustedError unless every folder from the root down to ``folder`` that exists is
+        the user's own (``files.check_own``); one found so is not looked at again."""
+        chain = [self.root]
+        for part in Path(folder).relative_to(self.root).parts:
+            chain.append(chain[-1] / part)
+        for path in chain:
+            if path in self._trusted:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                return  # not there (nor anything below it), or not to be looked at: not read
+            what = "the cache folder" if path == self.root else "a folder of the cache"
+            files.check_own(path, what=what, elsewhere=_ELSEWHERE, st=st)
+            with self._lock:
+                self._trusted.add(path)
 
     def _ensure(self, folder: Path) -> None:
         with self._lock:
@@ -211,7 +227,8 @@ class ResponseCache:
                 return
             sweep, self._swept = not self._swept, True
         fresh = not self.folder.exists()
-        _mkdirs(folder)
+        files.make_folders(folder)
+        self._trust(folder)  # made by this run, or by someone else meanwhile
         if sweep:
             self._remove_leftovers()
         if fresh or not (self.folder / "base.json").exists():
@@ -361,6 +378,7 @@ class ResponseCache:
         truth: a memo is only ever derived from them, and dropped as soon as they change.
         """
         path = self._memo_path(umls_release, name)
+        self._trust(path.parent)
         try:
             loaded = self._load(path, "cache memo", "reading the entries")
             if loaded is None:
@@ -535,12 +553,14 @@ def _read_or_none(
 
     Only a regular file is read (``files.read_regular``: a FIFO put in an entry's place must
     not hang the run), and at most ``limit`` bytes (``MAX_FILE_BYTES``); anything else is
-    unreadable.
+    unreadable. A file that is not the user's own is ``UntrustedError``.
     """
     try:
-        return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES)
+        return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES, own=_ELSEWHERE)
     except FileNotFoundError:
         return None
+    except UntrustedError:
+        raise
     except OSError as err:
         problem = str(err.strerror or err)
     except BadInputError as err:  # not a regular file, or too large
@@ -549,10 +569,24 @@ def _read_or_none(
     return None
 
 
+#: What to do when the cache folder cannot be read or emptied.
+_ANOTHER_FOLDER = "or give another folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR"
+
+
 def cache_info(root: Path) -> CacheInfo:
-    """Count the entries (and leftover temporary files) under ``root``."""
+    """Count the entries (and leftover temporary files) under ``root``: through symbolic links,
+    as a run reads them. BadInputError naming the path and the fix when a folder cannot be read
+    (a folder on its path that cannot be entered, a name too long)."""
+    try:
+        return _cache_info(root)
+    except OSError as err:
+        raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
+
+
+def _cache_info(root: Path) -> CacheInfo:
     check_cache_root(root)
     layout = Path(root) / LAYOUT
+    _reachable(layout)
     info = CacheInfo(root=str(root), exists=layout.is_dir())
     if not info.exists:
         return info
@@ -581,21 +615,78 @@ def cache_info(root: Path) -> CacheInfo:
     return info
 
 
-def clear_cache(root: Path) -> int:
-    """Delete every cached answer under ``root``; return how many entries there were.
+@dataclass(frozen=True)
+class Cleared:
+    """What ``clear_cache`` removed: the entries it deleted, and notes on what it left."""
+
+    removed: int
+    #: symbolic links removed whose targets, outside the cache's own folder, were left alone
+    notes: list[str] = field(default_factory=list)
+
+
+def clear_cache(root: Path) -> Cleared:
+    """Delete every cached answer under ``root``; count the entries deleted.
 
     Only our own ``uts-v1`` folder is removed, never anything else in ``root`` (which may be a
-    folder the user shares with other things).
+    folder the user shares with other things). A symbolic link in it (a namespace linked from
+    elsewhere) is removed as a link: what it points to stays, is not counted, and a note says so.
     """
     layout = Path(root) / LAYOUT
-    count = cache_info(root).entries
-    if layout.is_dir():
-        try:
+    try:
+        check_cache_root(root)
+        removed, links = _own_entries(layout)
+        targets = [f"{link} -> {os.readlink(link)}" for link in links]
+    except OSError as err:
+        raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
+    try:
+        if layout.is_symlink():
+            layout.unlink()
+        elif layout.is_dir():
             shutil.rmtree(layout)
-        except OSError as err:
-            raise BadInputError(
-                f"cannot delete the cache: {err.strerror or err}",
-                path=layout,
-                hint="check the folder's permissions, or delete it by hand",
-            ) from None
-    return count
+    except OSError as err:
+        fix = files.os_fix(err)
+        raise BadInputError(
+            f"cannot delete the cache: {files.os_problem(err)}",
+            path=layout,
+            hint=(f"{fix}; or " if fix else "") + "delete the folder by hand",
+        ) from None
+    notes = []
+    if links:
+        what = "what it points to" if len(links) == 1 else "what they point to"
+        notes.append(
+            f"{plural(len(links), 'symbolic link')} removed, not {what}: the cached answers "
+            f"there stay on disk ({bounded_list(targets)}); delete them there if you meant to"
+        )
+    return Cleared(removed, notes)
+
+
+def _own_entries(layout: Path) -> tuple[int, list[Path]]:
+    """The entries under ``layout`` that deleting it deletes (regular files, no link followed),
+    and the symbolic links it holds (or ``layout`` itself, if it is one)."""
+    _reachable(layout)
+    if layout.is_symlink():
+        return 0, [layout]
+    if not layout.is_dir():
+        return 0, []
+    count, links = 0, []
+
+    def fail(err: OSError) -> None:
+        raise err
+
+    for folder, subfolders, names in os.walk(layout, onerror=fail):
+        here = Path(folder)
+        depth = len(here.relative_to(layout).parts)
+        for name in sorted(subfolders + names):
+            path = here / name
+            if path.is_symlink():
+                links.append(path)
+            elif depth == 2 and not here.name.startswith(".") and name.endswith(".json"):
+                count += path.is_file()
+    return count, links
+
+
+def _reachable(path: Path) -> None:
+    """OSError if ``path`` cannot be reached (a folder on its way that cannot be entered, a
+    name too long), which ``Path.is_dir`` may take for "missing"; nothing if it is missing."""
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        os.lstat(path)

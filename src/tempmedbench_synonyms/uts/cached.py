@@ -1,9 +1,11 @@
 """The UTS client behind the response cache: one answer at a time, and a run's memo.
 
-``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms) from the
-response cache, else from UMLS, and stores every complete answer at once; ``current`` is resolved
-to a concrete release before any cache key is made (SPEC section 3). It is all the atom source
-(``uts.source``) and the ``umls`` commands talk to: they never reach the client or the cache.
+``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms; for SPEC
+section 11, any request of ``uts.paths``: ``lookup``) from the response cache, else from UMLS,
+and stores every complete answer at once, as UTS sent it; ``current`` is resolved to a concrete
+release before any cache key is made (SPEC section 3). It is all the atom source
+(``uts.source``), the lookups (``uts.terms``) and the ``umls`` commands talk to: they never
+reach the client or the cache.
 
 It owns the decisions between the two:
 
@@ -11,6 +13,10 @@ It owns the decisions between the two:
   when an answer is not in the cache;
 - the 404 rule of SPEC section 3: once the release probe has answered (200, UTS JSON, fetched or
   cached), the client is told that a 404 means "not found" whatever its body;
+- SPEC 11's check of a lookup's first 404 (``check_served``): ``/metadata/{release}/sources``,
+  sent without the key and cached, says whether the release is served at all; a lookup's 404
+  is stored only once it has passed;
+- a list's or a search's answer is cached with the limit it was asked with (``_key``);
 - the memo of a run (``load_memo``, ``save_memo``): a warm rerun of the same queries reads one
   file instead of one entry per query (the cache stores the file; what it holds, its name and
   when it is valid are decided here).
@@ -20,14 +26,19 @@ Every request is built by ``uts.paths``, which checks its identifiers first.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import os
+import shlex
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -41,12 +52,21 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
     is_release,
 )
+from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.files import os_fix, os_problem
+from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import UtsClient, parse_model
-from tempmedbench_synonyms.uts.models import ATOM_MAPPING, UtsAtom, UtsConcept, release_of
+from tempmedbench_synonyms.uts.models import (
+    ATOM_MAPPING,
+    UtsAtom,
+    UtsConcept,
+    release_in,
+    release_of,
+)
 from tempmedbench_synonyms.uts.paths import Kind, UtsRequest
 
 log = logging.getLogger(__name__)
@@ -98,27 +118,34 @@ class Counters:
 
 
 def _parse(kind: Kind, result: Any) -> Any:
-    """A stored or fetched ``result`` as models: a concept, or a list of atoms."""
+    """A stored ``result`` (what UTS sent) as models: a concept, or a list of atoms; for SPEC
+    11's kinds, the stored JSON itself, checked: an object, or ``{"items": [objects...],
+    "truncated": bool}`` for a list or a search. TypeError or ValueError if it is not."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
     if kind == "atom":
         return [UtsAtom.model_validate(result)]
-    return _ATOMS.validate_python(result)
+    if kind == "atoms":
+        return _ATOMS.validate_python(result)
+    if kind == "object":
+        if not isinstance(result, dict):
+            raise TypeError("not an object")
+        return result
+    items = result.get("items") if isinstance(result, dict) else None
+    if not isinstance(items, list) or not isinstance(result.get("truncated"), bool):
+        raise TypeError("not a list of results")
+    if not all(isinstance(item, dict) for item in items):
+        raise TypeError("a result that is not an object")
+    return result
 
 
-def _dump(kind: Kind, found: Any) -> Any:
-    """What is stored for an answer: the models dumped with UTS's field names."""
-    if kind == "concept":
-        return found.model_dump(mode="json", by_alias=True)
-    if kind == "atom":
-        return found[0].model_dump(mode="json", by_alias=True)
-    return [a.model_dump(mode="json", by_alias=True) for a in found]
-
-
-def _release_in(kind: Kind, found: Any, base_url: str) -> str | None:
+def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
     """The concrete release named by an answer's links (how ``current`` is learnt)."""
-    if found is None:
+    if stored is None:
         return None
+    if kind not in ("concept", "atom", "atoms"):
+        return release_in(stored, base_url)
+    found = _parse(kind, stored)
     if kind == "concept":
         concrete: str | None = found.release_at(base_url)
         return concrete
@@ -127,6 +154,32 @@ def _release_in(kind: Kind, found: Any, base_url: str) -> str | None:
         if concrete:
             return concrete
     return None
+
+
+def _key(umls_release: str, request: UtsRequest) -> CacheKey:
+    """The cache key of ``request``'s answer in ``umls_release``: a list's or a search's holds
+    the limit it was asked with (its answer holds at most that many results)."""
+    params = request.param_dict
+    if request.kind in ("list", "search"):
+        params["limit"] = str(request.limit)
+    return CacheKey.make(umls_release, request.path, params)
+
+
+def _got(kind: Kind, umls_release: str, found: Any) -> Got:
+    if found is not None and kind in ("list", "search"):
+        return Got(umls_release, found["items"], found["truncated"])
+    return Got(umls_release, found)
+
+
+@dataclass(frozen=True, slots=True)
+class Got:
+    """What UMLS (or the cache) answered one request of SPEC section 11: the concrete
+    ``release``, the JSON UTS sent (an object, or the items of a list or a search; ``None``
+    for a 404), and whether a limit ``truncated`` it."""
+
+    release: str
+    value: Any
+    truncated: bool = False
 
 
 def _when(stored_at: float) -> str:
@@ -166,6 +219,10 @@ class CachedUts:
         self.refresh = refresh
         self.current_max_age = current_max_age
         self._lock = threading.Lock()
+        #: held while a 404 is checked (``check_served``): other workers wait for its verdict
+        self._check_lock = threading.Lock()
+        #: releases UMLS has shown it serves (the probe or ``/metadata`` answered)
+        self._served: set[str] = set()
         self.cache_hits = 0
         #: False: answers are read from the cache but never written to it, nor what ``current``
         #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
@@ -181,16 +238,18 @@ class CachedUts:
         """The configured requests a second (``--rate``); ``None`` offline."""
         return self.client.limiter.rate if self.client is not None else None
 
-    @property
-    def requests_sent(self) -> int:
-        """Requests sent to UMLS so far (retries included); 0 offline."""
-        return self.client.stats.requests if self.client is not None else 0
+    def warnings(self) -> list[str]:
+        """What a run's report says besides the log (``--json``'s ``warnings``): why the runs on
+        this machine do not share this run's rate budget, once the shared state was found
+        unusable or not the user's own."""
+        said = None if self.client is None else self.client.limiter.fallback_warning
+        return [] if said is None else [said]
 
     def counters(self) -> Counters:
         """Requests, retries and cache hits so far, read together."""
         requests, retries = 0, 0
         if self.client is not None:
-            requests, retries, _ = self.client.stats.snapshot()
+            requests, retries = self.client.stats.snapshot()
         with self._lock:
             return Counters(requests, retries, self.cache_hits)
 
@@ -217,18 +276,21 @@ class CachedUts:
 
     # -- the one check for --offline and for the key ----------------------------------------------
 
-    def need_network(self, what: str, key: CacheKey | None = None) -> UtsClient:
+    def need_network(
+        self, what: str, key: CacheKey | None = None, *, keyless: bool = False
+    ) -> UtsClient:
         """The client, to fetch ``what`` (words for messages), which the cache does not hold.
 
         UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a run
-        whose every answer is cached needs neither the network nor a key.
+        whose every answer is cached needs neither the network nor a key (nor does a request
+        sent without the key, ``keyless``).
         """
         if self.offline or self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
                 hint=OFFLINE_MISS_HINT,
             )
-        if not self.client.has_key:
+        if not self.client.has_key and not keyless:
             raise missing_key()
         return self.client
 
@@ -255,12 +317,13 @@ class CachedUts:
 
     # -- one answer ----------------------------------------------------------------------------
 
-    def _cached(self, umls_release: str, build: Build) -> Hit[Any] | None:
-        """The answer from the cache only, or ``None`` on a miss. Counts a cache hit."""
+    def _cached(self, umls_release: str, build: Build, *, raw: bool = False) -> Hit[Any] | None:
+        """The answer from the cache only, or ``None`` on a miss. Counts a cache hit. The
+        answer as models, or with ``raw`` as it is stored (what UTS sent, checked)."""
         if self.cache is None or self.refresh:
             return None
         request = build(umls_release)
-        key = CacheKey.make(umls_release, request.path, request.param_dict)
+        key = _key(umls_release, request)
         entry = self.cache.get(key)
         if entry is None:
             return None
@@ -268,6 +331,8 @@ class CachedUts:
         if entry.found:
             try:
                 found = _parse(request.kind, entry.result)
+                if raw:
+                    found = entry.result
             except (ValidationError, TypeError, ValueError):
                 log.warning(
                     "cache entry for %s holds something this version cannot read; "
@@ -278,62 +343,99 @@ class CachedUts:
         self.count_hits(1)
         return Hit(found, entry.stored_at)
 
-    def _ask_and_store(self, umls_release: str, build: Build) -> Any:
-        """The answer from UMLS (every page), cached as soon as it is complete."""
+    def _ask_and_store(self, umls_release: str, build: Build, *, check: bool = False) -> Any:
+        """The answer from UMLS (every page) as it is stored, cached as soon as it is complete;
+        with ``check``, a 404 is checked (``check_served``) before it is stored."""
         request = build(umls_release)
-        key = CacheKey.make(umls_release, request.path, request.param_dict)
-        client = self.need_network(f"the answer to {key.describe()}", key)
+        key = _key(umls_release, request)
+        client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
         found = self._ask(client, request)
-        self._store(umls_release, build, found)
+        if found is None and check:
+            self.check_served(umls_release)
+        if found is not None or not request.keyless:
+            # (a release that ``/metadata`` does not serve today may be served tomorrow)
+            self._store(umls_release, build, found)
         return found
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS as models, read by the client's own parser (``parse_model``)."""
-        if request.kind == "atoms":
-            return client.get_atoms(request.path, request.param_dict)
-        result = client.get_result(request.path, request.param_dict)
-        if result is None:
+        """The answer from UMLS as it is stored: what UTS sent, checked by the client's own
+        parser (``parse_model``) so that nothing unreadable is stored."""
+        path, params = request.path, request.param_dict
+        if request.kind == "search":
+            listed = client.search(path, params, limit=request.limit)
+        elif request.kind == "list":
+            listed = client.get_listed(path, params, limit=request.limit, keyless=request.keyless)
+        elif request.kind == "atoms":
+            items = client.get_list(path, params)
+            if items is not None:
+                for item in items:
+                    parse_model(UtsAtom, item, "atom")
+            return items
+        else:
+            result = client.get_result(path, params)
+            if result is not None and request.kind in ("concept", "atom"):
+                parse_model(UtsConcept if request.kind == "concept" else UtsAtom, result,
+                            request.kind)  # fmt: skip
+            return result
+        if listed is None:
             return None
-        if request.kind == "concept":
-            return parse_model(UtsConcept, result, "concept")
-        return [parse_model(UtsAtom, result, "atom")]
+        if not all(isinstance(item, dict) for item in listed.items):
+            raise UnavailableError(
+                f"UMLS sent a list item this tool cannot read (not an object) for {path}",
+                hint="the UTS response format may have changed; please report it",
+            )
+        return {"items": listed.items, "truncated": listed.truncated}
 
     def _store(self, umls_release: str, build: Build, found: Any) -> None:
         if self.cache is None or not self.store:
             return
         request = build(umls_release)
-        key = CacheKey.make(umls_release, request.path, request.param_dict)
-        try:
+        key = _key(umls_release, request)
+        with self._writing():
             if found is None:
                 self.cache.put(key, 404, None)
             else:
-                self.cache.put(key, 200, _dump(request.kind, found))
-        except OSError as err:
-            # Without the cache a run cannot resume, and a rerun would fetch it all again.
-            raise BadInputError(
-                f"cannot write to the cache folder: {err.strerror or err}",
-                path=self.cache.folder,
-                hint="give a writable folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR",
-            ) from None
+                self.cache.put(key, 200, found)
 
-    def _answer(self, umls_release: str, build: Build) -> tuple[str, Any, float | None]:
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write to the cache: an ``OSError`` is bad input saying what is in the way
+        and what to do. Without the cache a run cannot resume, and a rerun would fetch it all
+        again: the run stops."""
+        try:
+            yield
+        except OSError as err:
+            raise _cache_write_error(err, self.cache) from None
+
+    def _answer(
+        self, umls_release: str, build: Build, *, raw: bool = False, check: bool = False
+    ) -> tuple[str, Any, float | None]:
         """(concrete release, answer, when it was stored if it came from the cache), from the
-        cache, else UMLS.
+        cache, else UMLS; the answer as models, or with ``raw`` as it is stored; with
+        ``check``, a 404 from UMLS is checked (``check_served``) before it is stored or given
+        (so a stored 404 is always one of a release known to be served).
 
         For ``current`` with no resolution remembered, the request is sent for ``current`` and
         the concrete release is read from the answer's links; the answer is then stored under
-        the concrete release (a "not found" for ``current`` is not stored: it names no release).
+        the concrete release (a "not found" for ``current`` is not stored: it names no release,
+        nor is an answer without links, nor ``/metadata/current/sources``, which ``umls
+        sources`` shows as ``current``).
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
-            known = self._known_current()
+            known = None if request.keyless else self._known_current()
             if known is None:
-                client = self.need_network("which concrete release 'current' is")
+                what = "which concrete release 'current' is"
+                client = self.need_network(what, keyless=request.keyless)
                 found = self._ask(client, request)
-                concrete = _release_in(request.kind, found, client.base_url)
+                if found is None and check and not request.keyless:
+                    self.check_served(umls_release)
+                concrete = None
+                if not request.keyless:
+                    concrete = _release_in(request.kind, found, client.base_url)
                 if concrete is None or concrete == "current":
-                    return "current", found, None
+                    return "current", self._read(request.kind, found, raw), None
                 if not is_release(concrete):
                     raise UnavailableError(
                         f"UMLS named {concrete[:40]!r} as the release 'current' stands for, "
@@ -341,15 +443,22 @@ class CachedUts:
                         hint="give a concrete release with --umls-release, such as 2025AB",
                     )
                 if self.cache is not None and self.store:
-                    self.cache.set_current_release(concrete)
+                    with self._writing():
+                        self.cache.set_current_release(concrete)
                 self._store(concrete, build, found)
                 log.info("release 'current' is %s", concrete)
-                return concrete, found, None
+                return concrete, self._read(request.kind, found, raw), None
             umls_release = known
-        hit = self._cached(umls_release, build)
+        hit = self._cached(umls_release, build, raw=raw)
         if hit is None:
-            return umls_release, self._ask_and_store(umls_release, build), None
+            found = self._ask_and_store(umls_release, build, check=check and not request.keyless)
+            return umls_release, self._read(request.kind, found, raw), None
         return umls_release, hit.value, hit.stored_at
+
+    @staticmethod
+    def _read(kind: Kind, found: Any, raw: bool) -> Any:
+        """A fetched answer as models (``raw``: as it is stored)."""
+        return found if raw or found is None else _parse(kind, found)
 
     # -- what the source and the CLI ask ---------------------------------------------------------
 
@@ -397,9 +506,39 @@ class CachedUts:
                 f"{probe_cui} name no version",
                 hint="give a concrete release with --umls-release, such as 2025AB",
             )
+        self._served_now(concrete)
+        return concrete
+
+    def _served_now(self, umls_release: str) -> None:
+        """UMLS has answered for ``umls_release`` (the probe, or ``/metadata``): the release is
+        served, and from now on a 404 means "not found" whatever its body (SPEC section 3)."""
+        with self._lock:
+            self._served.add(umls_release)
         if self.client is not None:
             self.client.any_404_is_not_found = True
-        return concrete
+
+    def check_served(self, umls_release: str) -> None:
+        """SPEC 11: a command's first 404 is checked once with ``/metadata/{release}/sources``
+        (sent without the key, cached): UnavailableError if that is a 404 as well, the release
+        not served (a 404 whose body is not UTS JSON is the client's UnavailableError, naming
+        --base-url). Nothing is sent once the release is known to be served (the probe, or an
+        earlier check, answered)."""
+        with self._check_lock:
+            with self._lock:
+                if umls_release in self._served:
+                    return
+            build = partial(paths.sources, limit=DEFAULT_LIMIT)
+            concrete, found, _ = self._answer(umls_release, build, raw=True)
+            if found is None:
+                base = redact(self.client.base_url) if self.client is not None else "the cache"
+                raise UnavailableError(
+                    f"UMLS release {umls_release} is not served at {base}: a request answered "
+                    f"404 Not Found, and so did /metadata/{umls_release}/sources",
+                    hint="check --umls-release: UTS serves only some releases (see "
+                    "https://documentation.uts.nlm.nih.gov/rest/home.html), or --base-url",
+                )
+            self._served_now(umls_release)
+            self._served_now(concrete)
 
     def _not_served(
         self, umls_release: str, probe_cui: str, stored_at: float | None
@@ -451,10 +590,49 @@ class CachedUts:
 
     def ask_atoms(self, umls_release: str, query: AtomQuery) -> list[UtsAtom] | None:
         """The query's atoms from UMLS, cached as soon as they are complete."""
-        found: list[UtsAtom] | None = self._ask_and_store(
-            umls_release, partial(paths.for_query, query=query)
+        build = partial(paths.for_query, query=query)
+        found: list[UtsAtom] | None = self._read(
+            build(umls_release).kind, self._ask_and_store(umls_release, build), raw=False
         )
         return found
+
+    # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
+
+    def known_current(self) -> str | None:
+        """The concrete release ``current`` stood for when last learnt (within a day, or ever
+        when offline; never with ``--refresh``), or ``None``."""
+        return self._known_current()
+
+    def lookup(self, umls_release: str, build: Build) -> Got:
+        """The answer to any request (``uts.paths``) as UTS sent it, from the cache, else UMLS
+        (and cached whole, at once). A 404 from UMLS is taken for "not found" only once the
+        release is known to be served (``check_served``); an empty list is "not found" too,
+        for the caller to say."""
+        concrete, found, _ = self._answer(umls_release, build, raw=True, check=True)
+        return _got(build(concrete).kind, concrete, found)
+
+    def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
+        """The answer to a request from the cache only (``None`` if it does not hold it, or
+        for ``current`` unresolved): what a warm run and a dry run read first."""
+        if umls_release == "current":
+            return None
+        hit = self._cached(umls_release, build, raw=True)
+        if hit is None:
+            return None
+        return _got(build(umls_release).kind, umls_release, hit.value)
+
+    def probe(self, cui: str) -> str | None:
+        """SPEC 11: which release ``current`` is, from the links of concept ``cui`` (section 3's
+        probe, cached as it is); ``None`` when the concept is not found (a 404 checked by
+        ``check_served``) or its links name no release."""
+        build = partial(paths.concept, cui=cui)
+        concrete, found, _ = self._answer("current", build, raw=True, check=True)
+        if found is None:
+            return None
+        if concrete == "current":
+            return None
+        self._served_now(concrete)
+        return concrete
 
     # -- the memo of a run -----------------------------------------------------------------------
 
@@ -504,6 +682,38 @@ class CachedUts:
                                  release_version=version)  # fmt: skip
         except OSError as err:  # a memo is an optimisation: never fail a run for it
             log.warning("cannot save a cache memo (%s)", err)
+
+
+def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
+    """What a failed write to the cache says: a folder where one of its files goes, or a file
+    where one of its folders goes (each fails every run until removed: what to remove), else
+    the cache folder and the fix of ``err``'s kind."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if cache is not None and isinstance(path, str):
+        root = shlex.quote(str(cache.root))
+        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
+        if err.errno == errno.EISDIR:
+            return BadInputError(
+                "cannot write this cache file: a folder is in its place (this tool never makes "
+                "one there)",
+                path=path,
+                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
+            )
+        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
+        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
+        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
+            return BadInputError(
+                "cannot write in the cache: a file is in the place of one of its folders",
+                path=found,
+                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
+            )
+    fix = os_fix(err)
+    return BadInputError(
+        f"cannot write to the cache folder: {os_problem(err)}",
+        path=cache.folder if cache is not None else None,
+        hint=(f"{fix}; or " if fix else "")
+        + f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}",
+    )
 
 
 def _memo_version() -> str:

@@ -156,42 +156,31 @@ class ClientStats:
 
     requests: int = 0
     retries: int = 0
-    rate_limited: int = 0
-    statuses: dict[int, int] = field(default_factory=dict)
-    failures: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count_request(self) -> None:
         with self._lock:
             self.requests += 1
 
-    def count_status(self, status: int) -> None:
-        with self._lock:
-            self.statuses[status] = self.statuses.get(status, 0) + 1
-            if status == 429:
-                self.rate_limited += 1
-
-    def count_failure(self, kind: str) -> None:
-        with self._lock:
-            self.failures[kind] = self.failures.get(kind, 0) + 1
-
     def count_retry(self) -> None:
         with self._lock:
             self.retries += 1
 
-    def snapshot(self) -> tuple[int, int, int]:
-        """(requests, retries, rate_limited), read together."""
+    def snapshot(self) -> tuple[int, int]:
+        """(requests, retries), read together."""
         with self._lock:
-            return self.requests, self.retries, self.rate_limited
+            return self.requests, self.retries
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
-#: page of a list), or a non-empty list (a later page: UTS never sends an empty one).
-Shape = Literal["object", "list", "items"]
+#: page of a list), a non-empty list (a later page: UTS never sends an empty one), or an object
+#: whose ``results`` is a list (a page of a search).
+Shape = Literal["object", "list", "items", "search"]
 _SHAPE_WORDS: dict[str, str] = {
     "object": "a JSON object",
     "list": "a JSON list",
     "items": "a non-empty JSON list",
+    "search": "an object with a list of 'results'",
 }
 
 
@@ -204,6 +193,8 @@ def _shape_problem(body: Any, shape: Shape) -> str | None:
     result = body["result"]
     if shape == "object":
         ok = isinstance(result, dict)
+    elif shape == "search":
+        ok = isinstance(result, dict) and isinstance(result.get("results"), list)
     else:
         ok = isinstance(result, list) and (shape == "list" or len(result) > 0)
     if ok:
@@ -219,6 +210,26 @@ def _describe(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "a number"
     )
+
+
+class BadRequestError(BadInputError):
+    """UTS answered 400 Bad Request: the request was malformed (exit 2). Of a lookup (SPEC
+    11), that input's own bad input; of a regeneration, the run's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """The items of a list or a search, at most its limit, and whether the limit cut it (or,
+    for a search, ended its paging while more might follow)."""
+
+    items: list[Any]
+    truncated: bool = False
+
+
+def _no_key(r: requests.PreparedRequest) -> requests.PreparedRequest:
+    """The auth of a request sent without the key: it leaves the request as it is (``None``
+    would let the session's own auth, the key, in)."""
+    return r
 
 
 class _ApiKeyAuth(requests.auth.AuthBase):
@@ -369,34 +380,38 @@ class UtsClient:
     def _get_session(self) -> requests.Session:
         with self._session_lock:
             if self._session is None:
-                if self._key is None:
-                    raise missing_key()
                 session = requests.Session()
                 adapter = _Adapter(pool_connections=1, pool_maxsize=self._pool_size, max_retries=0)
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
                 session.headers["User-Agent"] = f"tempmedbench-synonyms/{__version__}"
                 session.headers["Accept"] = "application/json"
-                session.auth = _ApiKeyAuth(self._key)
+                session.auth = None if self._key is None else _ApiKeyAuth(self._key)
                 self._session = session
             return self._session
 
     # -- the chokepoint ----------------------------------------------------------------------
 
     def _request(
-        self, path: str, params: Mapping[str, str] | None = None, *, shape: Shape = "object"
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        shape: Shape = "object",
+        keyless: bool = False,
     ) -> Reply:
         """GET ``base_url + path``: the one method through which every request passes.
 
         ``shape`` is what the ``result`` of a 200 must be; any other 200 is retried like a body
-        that is not JSON, and never returned (so never cached).
+        that is not JSON, and never returned (so never cached). ``keyless``: the request goes
+        without the key (SPEC 11: ``/metadata/{release}/sources`` only).
         """
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
-        start = self._clock()
+        budget = Budget(self._clock())
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.max_attempts)
-            | StopAfterTotal(self._clock, start, self.retry.max_total),
+            | StopAfterTotal(self._clock, budget, self.retry.max_total),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
@@ -407,8 +422,10 @@ class UtsClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    budget = Budget(start, attempt.retry_state.attempt_number)
-                    reply = self._attempt(url, where, dict(params or {}), shape, budget)
+                    budget.attempt = attempt.retry_state.attempt_number
+                    reply = self._attempt(
+                        url, where, dict(params or {}), shape, budget, keyless=keyless
+                    )
         except Transient as err:
             failure = err
         if failure is not None:
@@ -432,13 +449,27 @@ class UtsClient:
         return reply
 
     def _attempt(
-        self, url: str, where: str, params: dict[str, str], shape: Shape, budget: Budget
+        self,
+        url: str,
+        where: str,
+        params: dict[str, str],
+        shape: Shape,
+        budget: Budget,
+        *,
+        keyless: bool = False,
     ) -> Reply:
-        """One HTTP request: rate limited, counted, bounded in time and size, translated."""
+        """One HTTP request: rate limited, counted, bounded in time and size, translated.
+
+        The wait for a turn is not counted against the request's retry budget (SPEC section 8):
+        ``budget.start`` moves on by it."""
         if self._cancel.is_set():
             raise Cancelled()
+        if self._key is None and not keyless:
+            raise missing_key()
         session = self._get_session()
+        before = self._clock()
         self.limiter.acquire()
+        budget.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count_request()
@@ -453,6 +484,7 @@ class UtsClient:
                     timeout=(min(self.timeouts.connect, seconds), min(self.timeouts.read, seconds)),
                     allow_redirects=False,
                     stream=True,
+                    auth=_no_key if keyless else None,
                 )
                 try:
                     reply = self._translate(response, where, shape, budget, flight)
@@ -509,8 +541,6 @@ class UtsClient:
         if problem is None:
             assert reply is not None
             return reply
-        if isinstance(problem, Transient):
-            self.stats.count_failure(problem.kind)
         raise problem
 
     def _attempt_seconds(self, budget: Budget) -> float:
@@ -602,7 +632,6 @@ class UtsClient:
         flight: Flight,
     ) -> Reply:
         status = response.status_code
-        self.stats.count_status(status)
         content_type = self._clean(
             response.headers.get("Content-Type", "no content type").split(";")[0], 100
         )
@@ -641,7 +670,7 @@ class UtsClient:
             self.cancel()
             raise NotAuthorisedError(status, where)
         if status == 400:
-            raise BadInputError(
+            raise BadRequestError(
                 f"UMLS answered HTTP 400 Bad Request for {where}",
                 hint="check the release name (--umls-release) and the identifiers in the table",
             )
@@ -769,30 +798,51 @@ class UtsClient:
         return [parse_model(UtsAtom, item, "atom") for item in items]
 
     def get_list(self, path: str, params: Mapping[str, str] | None = None) -> list[Any] | None:
-        """The raw items of every page of a list route; ``None`` if the first page is a 404.
+        """The raw items of every page of a list route; ``None`` if the first page is a 404."""
+        listed = self.get_listed(path, params)
+        return None if listed is None else listed.items
+
+    def get_listed(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        limit: int = 0,
+        keyless: bool = False,
+    ) -> Listed | None:
+        """The raw items of a list route, every page, or as many as ``limit`` wants (0: all);
+        ``None`` if the first page is a 404.
 
         ``pageSize`` is taken from ``params``; the first request carries no ``pageNumber`` (UTS
-        starts at 1), later ones ``pageNumber=2..pageCount``. Every page must carry a list in
-        ``result``, and every page after the first a non-empty one; a page that does not is
-        asked for again (as a body that is not JSON is), and a 404 after the first page fails
-        the whole list: a list is never returned truncated.
+        starts at 1), later ones ``pageNumber=2..pageCount``, until ``limit`` items are had.
+        Every page must carry a list in ``result``, and every page after the first a non-empty
+        one; a page that does not is asked for again (as a body that is not JSON is), and a 404
+        after the first page fails the whole list: a list is never returned short without
+        ``truncated``, which says that ``limit`` cut it (more items, or pages left).
         """
         base = dict(params or {})
-        first = self._request(path, base, shape="list")
+        first = self._request(path, base, shape="list", keyless=keyless)
         if not first.found:
             return None
         page = parse_model(UtsPage, first.body, "page")
         items = list(page.result)
         page_count = page.page_count or 1
-        if page_count > MAX_PAGES:
+        if page_count > MAX_PAGES and not limit:
             raise UnavailableError(
                 f"UMLS says {path} has {page_count} pages of results, more than the {MAX_PAGES} "
                 "this tool will follow"
             )
         size = first.size
         number = 2
-        while number <= page_count:
-            reply = self._request(path, {**base, "pageNumber": str(number)}, shape="items")
+        while number <= page_count and not (limit and len(items) >= limit):
+            if number > MAX_PAGES:
+                raise UnavailableError(
+                    f"UMLS says {path} has {page_count} pages of results, more than the "
+                    f"{MAX_PAGES} this tool will follow"
+                )
+            reply = self._request(
+                path, {**base, "pageNumber": str(number)}, shape="items", keyless=keyless
+            )
             if not reply.found:
                 raise UnavailableError(
                     f"UMLS answered 404 for page {number} of {page_count} of {path}; the list "
@@ -800,18 +850,88 @@ class UtsClient:
                     hint="run again; the pages fetched so far were not cached",
                 )
             size += reply.size
-            if size > MAX_ANSWER:
-                raise UnavailableError(
-                    f"UMLS answered {path} with more than {MAX_ANSWER // 2**20} MiB in its "
-                    f"first {number} of {page_count} pages, more than this tool reads for one "
-                    "answer",
-                    hint="a real UMLS answer is far smaller: check --base-url, or a proxy that "
-                    "alters the answers; nothing of this answer was cached",
-                )
+            self._check_size(path, size, f"first {number} of {page_count} pages")
             more = parse_model(UtsPage, reply.body, "page")
             items.extend(more.result)
             number += 1
-        return items
+        truncated = bool(limit) and (len(items) > limit or number <= page_count)
+        return Listed(items[:limit] if limit else items, truncated)
+
+    def _check_size(self, path: str, size: int, pages: str) -> None:
+        """UnavailableError when an answer's pages, all together, exceed ``MAX_ANSWER``."""
+        if size > MAX_ANSWER:
+            raise UnavailableError(
+                f"UMLS answered {path} with more than {MAX_ANSWER // 2**20} MiB in its "
+                f"{pages}, more than this tool reads for one answer",
+                hint="a real UMLS answer is far smaller: check --base-url, or a proxy that "
+                "alters the answers; nothing of this answer was cached",
+            )
+
+    def search(self, path: str, params: Mapping[str, str], *, limit: int) -> Listed | None:
+        """The results of a search (``/search/{release}``), paged as SPEC section 11 says;
+        ``None`` if its first page is a 404.
+
+        A search's envelope has no ``pageCount``. Every page asks ``pageSize`` = min(``limit``,
+        200) (200 for no limit): the same on every page, since UTS counts pages in units of
+        ``pageSize``, so a smaller last page would ask for results already had. The next page
+        is asked only while the last was full and brought a ``(rootSource, ui)`` not seen before
+        (a server that no longer pages sends page 1 again); a row without a ``ui`` (the
+        documented end of results is one row whose ``ui`` is ``"NONE"``, on its own page) is
+        never a result and ends the paging, as does an empty list. Rows seen before are left
+        out. ``truncated``: the limit ended the paging while more might follow, or cut a page
+        (a server that sends more than ``pageSize``); so did ``MAX_PAGES`` pages.
+        """
+        page_size = min(limit, paths.PAGE_SIZE) if limit else paths.PAGE_SIZE
+        results: list[dict[str, Any]] = []
+        seen: set[tuple[Any, Any]] = set()
+        size = 0
+        number = 1
+        while True:
+            asked = {**params, "pageSize": str(page_size)}
+            if number > 1:
+                asked["pageNumber"] = str(number)
+            reply = self._request(path, asked, shape="search")
+            if not reply.found:
+                if number == 1:
+                    return None
+                raise UnavailableError(
+                    f"UMLS answered 404 for page {number} of the search {path}; the results "
+                    "changed while they were read",
+                    hint="run again; the pages fetched so far were not cached",
+                )
+            size += reply.size
+            self._check_size(path, size, f"first {number} pages")
+            rows = reply.body["result"]["results"]
+            ended = cut = False
+            new = 0
+            for row in rows:
+                if not isinstance(row, dict):
+                    raise UnavailableError(
+                        f"UMLS sent a search result this tool cannot read (not an object, in "
+                        f"page {number} of {path})",
+                        hint="the UTS response format may have changed; please report it",
+                    )
+                ui = row.get("ui")
+                if not isinstance(ui, str) or ui in ("", "NONE"):
+                    ended = True
+                    continue
+                key = (row.get("rootSource"), ui)
+                if key in seen:
+                    continue
+                seen.add(key)
+                new += 1
+                if limit and len(results) >= limit:
+                    cut = True
+                else:
+                    results.append(row)
+            if cut or (limit and len(results) >= limit and not ended and len(rows) >= page_size):
+                return Listed(results, truncated=True)
+            if ended or new == 0 or len(rows) < page_size:
+                return Listed(results)
+            if number >= MAX_PAGES:
+                log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
+                return Listed(results, truncated=True)
+            number += 1
 
 
 def parse_model(model: type[_M], data: Any, what: str) -> _M:

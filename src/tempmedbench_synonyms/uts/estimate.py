@@ -1,13 +1,22 @@
 """How long a UTS fetch takes: what ``--dry-run`` and the start of every REST run say.
 
 The limiter starts requests ``HEADROOM / rate`` apart (``ratelimit``), so ``requests`` take
-``requests * HEADROOM / rate`` seconds, rounded up to a tenth.
+``requests * HEADROOM / rate`` seconds, rounded up to a tenth. ``plan_lookups`` is the dry run
+of many lookups at once (SPEC 11): how many inputs the cache answers, and how long the rest take.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from tempmedbench_synonyms.atoms import check_release
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.lookups import Lookup
+from tempmedbench_synonyms.uts import terms
+from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
 
 
@@ -31,10 +40,77 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def estimate_line(concepts: int, cached: int, to_fetch: int, requests: int, rate: float) -> str:
+def estimate_line(
+    concepts: int, cached: int, to_fetch: int, requests: int, rate: float, *, unit: str = "concept"
+) -> str:
     """The estimate a run says before it fetches, e.g. "10 concepts: 3 answered by the cache,
-    7 to fetch, about 1 s at 15 requests a second"."""
+    7 to fetch, about 1 s at 15 requests a second" (``unit``: "input" for lookups)."""
     return (
-        f"{_count(concepts, 'concept')}: {cached} answered by the cache, {to_fetch} to fetch, "
+        f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
         f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} requests a second"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LookupPlan:
+    """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad`` cannot be asked,
+    ``cached`` are answered whole by the cache and ``to_fetch`` are not (``bad + cached +
+    to_fetch == inputs``); ``requests`` is one per distinct lookup to fetch, plus the probe
+    that resolves ``current`` when the cache has not learnt it (further pages, the details of
+    semantic types and retries come on top), which take ``seconds`` at ``rate``."""
+
+    inputs: int
+    bad: int
+    cached: int
+    to_fetch: int
+    requests: int
+    seconds: float
+    rate: float
+
+    def line(self) -> str:
+        """What the dry run says: ``estimate_line``, in inputs."""
+        said = estimate_line(self.inputs - self.bad, self.cached, self.to_fetch, self.requests,
+                             self.rate, unit="input")  # fmt: skip
+        return said + (f" ({self.bad} more cannot be asked: bad input)" if self.bad else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "inputs": self.inputs,
+            "bad_input": self.bad,
+            "cached": self.cached,
+            "to_fetch": self.to_fetch,
+            "requests": self.requests,
+            "seconds": self.seconds,
+        }
+
+
+def plan_lookups(
+    uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
+) -> LookupPlan:
+    """The dry run of ``batch.answer_many``: nothing is sent and nothing is written
+    (``uts.store`` is turned off); the cache is read for every input. ``current`` is what the
+    cache learnt it to be, if it has (else nothing can be looked up, and the first request
+    will learn it)."""
+    uts.store = False
+    listed = list(items)
+    check_release(release)
+    concrete = release if release != "current" else uts.known_current()
+    bad = cached = 0
+    to_fetch: set[Lookup] = set()
+    takes_cui = False
+    for input, lookup in listed:
+        try:
+            terms.check(lookup)
+        except BadInputError:
+            bad += 1
+            continue
+        asked = terms.release_for(lookup, release, concrete or "current")
+        if asked != "current" and terms.cached_answer(uts, asked, input, lookup) is not None:
+            cached += 1
+        else:
+            to_fetch.add(lookup)
+            takes_cui = takes_cui or terms.cui_of(lookup) is not None
+    fetching = len(listed) - bad - cached
+    requests = len(to_fetch) + (1 if concrete is None and takes_cui else 0)
+    return LookupPlan(len(listed), bad, cached, fetching, requests,
+                      fetch_seconds(requests, rate), rate)  # fmt: skip

@@ -1,4 +1,5 @@
-"""Tolerant pydantic models of the UTS REST payloads we read: atoms, concepts and result pages.
+"""Tolerant pydantic models of the UTS REST payloads we read: atoms, concepts and result pages,
+and what SPEC section 11's lookups answer (``Record`` and its kinds, ``read_results``).
 
 Tolerant of what UTS really sends (the shapes in the UTS REST documentation,
 https://documentation.uts.nlm.nih.gov/rest/home.html, and what peer clients observe): unknown
@@ -9,12 +10,32 @@ code appear only inside its ``concept`` and ``code`` link URLs. Only the fields 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Annotated, Any, Self
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from tempmedbench_synonyms.atoms import Atom
+from tempmedbench_synonyms.lookups import (
+    Answer,
+    Atoms,
+    Concept,
+    Crosswalk,
+    Cuis,
+    Definitions,
+    Hierarchy,
+    Lookup,
+    Relations,
+    Search,
+    SemanticTypes,
+    SourceAtoms,
+    SourceConcept,
+    Sources,
+    clean,
+)
+from tempmedbench_synonyms.lookups import Atom as AtomLookup
 
 
 def _flag(value: object) -> bool | None:
@@ -190,3 +211,263 @@ class UtsPage(UtsModel):
     page_number: int | None = Field(default=None, alias="pageNumber")
     page_count: int | None = Field(default=None, alias="pageCount")
     result: Any = None
+
+
+# -- SPEC section 11: what the terminology lookups answer ------------------------------------------
+
+#: The route words after which a link names its release: ``/content/2025AB/...``,
+#: ``/search/2025AB?...``, ``/semantic-network/2025AB/...``, ``/crosswalk/2025AB/...``.
+_RELEASE_ROUTES = frozenset({"content", "search", "semantic-network", "crosswalk", "metadata"})
+
+
+def release_in(value: Any, base_url: str | None = None) -> str | None:
+    """The release named by the first link found in a UTS answer (any object or list, at any
+    depth): how ``current`` is learnt from an answer other than a concept's. A link under
+    ``base_url`` is read after the base URL's own path; any other by ``release_of``."""
+    prefix = None if not base_url else base_url.rstrip("/") + "/"
+    todo = [value]
+    while todo:
+        item = todo.pop(0)
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str) and "://" in item:
+            if prefix is not None and item.startswith(prefix):
+                parts = item[len(prefix) :].partition("?")[0].split("/")
+                if len(parts) > 1 and parts[0] in _RELEASE_ROUTES and parts[1]:
+                    return unquote(parts[1])
+                continue
+            found = release_of(item)
+            if found:
+                return found
+    return None
+
+
+def _text(value: object) -> str | None:
+    """A value shown as text: ``"NONE"`` and ``null`` are absent; a number is its digits."""
+    if value is None or value == "NONE" or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value if isinstance(value, str) else None
+
+
+def _count(value: object) -> int | None:
+    """A count UTS sends: an integer, else unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+Text = Annotated[str | None, BeforeValidator(_text)]
+Count = Annotated[int | None, BeforeValidator(_count)]
+
+
+class Record(UtsModel):
+    """A UTS object read tolerantly (``read``), which keeps the object as UTS sent it: ``raw``,
+    with ``"NONE"`` read as ``None`` (``lookups.clean``), for the fields no model names."""
+
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The object as UTS sent it (read-only)."""
+        return MappingProxyType(self._raw)
+
+    @classmethod
+    def read(cls, data: Any) -> Self:
+        """The model of ``data``, keeping ``data`` (``ValidationError`` if it cannot be read)."""
+        model = cls.model_validate(data)
+        if isinstance(data, dict):
+            model._raw = clean(data)
+        return model
+
+
+class SearchResult(Record):
+    """One result of ``/search``: a concept (``ui`` a CUI) or, with ``returnIdType``, a code,
+    an atom..."""
+
+    ui: Text = None
+    name: Text = None
+    root_source: Text = Field(default=None, alias="rootSource")
+    uri: Link = None
+
+
+class SourceAtomCluster(Record):
+    """A source code (``/content/.../source/{sab}/{code}``, a crosswalk's results, the parents
+    of a code...): ``ui`` is the code."""
+
+    ui: Text = None
+    name: Text = None
+    root_source: Text = Field(default=None, alias="rootSource")
+    obsolete: Flag = None
+    suppressible: Flag = None
+    atom_count: Count = Field(default=None, alias="atomCount")
+    atoms: Link = None
+    concepts: Link = None
+    parents: Link = None
+    children: Link = None
+    ancestors: Link = None
+    descendants: Link = None
+    relations: Link = None
+    definitions: Link = None
+    attributes: Link = None
+    default_preferred_atom: Link = Field(default=None, alias="defaultPreferredAtom")
+
+
+class Definition(Record):
+    """One definition of a concept: its source and its text."""
+
+    root_source: Text = Field(default=None, alias="rootSource")
+    value: Text = None
+    source_originated: Flag = Field(default=None, alias="sourceOriginated")
+
+
+def _relation(value: object) -> object:
+    """Relations before 2022 name the other end ``relatedConcept`` or ``relatedAtom`` (and its
+    name ``relatedConceptName``); later ones ``relatedId`` and ``relatedIdName``, with the
+    near end in ``relatedFromId`` and ``relatedFromIdName``."""
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    if _link(out.get("relatedId")) is None:
+        out["relatedId"] = _link(out.get("relatedConcept")) or _link(out.get("relatedAtom"))
+    if _text(out.get("relatedIdName")) is None:
+        out["relatedIdName"] = out.get("relatedConceptName") or out.get("relatedAtomName")
+    return out
+
+
+class Relation(Record):
+    """One relation, as UTS gives it (never inverted): ``relatedFromId`` (the near end, absent
+    before 2022) ``relationLabel`` / ``additionalRelationLabel`` ``relatedId``."""
+
+    ui: Text = None
+    root_source: Text = Field(default=None, alias="rootSource")
+    relation_label: Text = Field(default=None, alias="relationLabel")
+    additional_relation_label: Text = Field(default=None, alias="additionalRelationLabel")
+    related_id: Link = Field(default=None, alias="relatedId")
+    related_id_name: Text = Field(default=None, alias="relatedIdName")
+    related_from_id: Link = Field(default=None, alias="relatedFromId")
+    related_from_id_name: Text = Field(default=None, alias="relatedFromIdName")
+    obsolete: Flag = None
+    suppressible: Flag = None
+    source_originated: Flag = Field(default=None, alias="sourceOriginated")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_shapes(cls, data: Any) -> Any:
+        return _relation(data)
+
+    @property
+    def related_ui(self) -> str | None:
+        """The other end: the last segment of ``relatedId`` (a CUI, a code, an AUI)."""
+        return last_segment(self.related_id) or None
+
+    @property
+    def related_from_ui(self) -> str | None:
+        """The near end: the last segment of ``relatedFromId``."""
+        return last_segment(self.related_from_id) or None
+
+
+class SemanticTypeInfo(Record):
+    """A semantic type: as a concept lists it (``name``, ``uri``) and, with its details from
+    ``/semantic-network/{release}/TUI/{tui}``, its ``ui`` (the TUI) and ``treeNumber``."""
+
+    name: Text = None
+    uri: Link = None
+    ui: Text = None
+    abbreviation: Text = None
+    definition: Text = None
+    tree_number: Text = Field(default=None, alias="treeNumber")
+
+    @property
+    def tui(self) -> str | None:
+        """The TUI: ``ui``, else the last segment of ``uri``."""
+        return self.ui or last_segment(self.uri) or None
+
+
+def _language(value: object) -> object:
+    """A source's language: ``{"abbreviation": "ENG", ...}``, or the code alone."""
+    return value.get("abbreviation") if isinstance(value, dict) else value
+
+
+class RootSource(Record):
+    """A source of ``/metadata/{release}/sources``."""
+
+    abbreviation: Text = None
+    expanded_form: Text = Field(default=None, alias="expandedForm")
+    family: Text = None
+    language: Annotated[Text, BeforeValidator(_language)] = None
+    restriction_level: Count = Field(default=None, alias="restrictionLevel")
+    short_name: Text = Field(default=None, alias="shortName")
+    preferred_name: Text = Field(default=None, alias="preferredName")
+
+
+def _entry(value: object) -> object:
+    """A hierarchy entry before 2016 was a relation whose ``relatedConcept`` is the code."""
+    if not isinstance(value, dict) or not str(value.get("classType", "")).endswith("Relation"):
+        return value
+    related = _relation(value)
+    assert isinstance(related, dict)
+    return {
+        **related,
+        "ui": last_segment(_link(related.get("relatedId"))) or None,
+        "name": related.get("relatedIdName"),
+    }
+
+
+class HierarchyEntry(Record):
+    """A parent, child, ancestor or descendant: a ``SourceAtomCluster``, or an ``Atom`` (HL7
+    sources, the hierarchy of an AUI), which is named by the last segment of its ``code``."""
+
+    class_type: Text = Field(default=None, alias="classType")
+    ui: Text = None
+    name: Text = None
+    root_source: Text = Field(default=None, alias="rootSource")
+    code: Link = None
+    concept: Link = None
+    obsolete: Flag = None
+    suppressible: Flag = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_shapes(cls, data: Any) -> Any:
+        return _entry(data)
+
+    @property
+    def is_atom(self) -> bool:
+        return self.class_type == "Atom"
+
+    @property
+    def code_ui(self) -> str | None:
+        """The code: ``ui`` of a cluster, the last segment of an atom's ``code`` link."""
+        return (last_segment(self.code) or None) if self.is_atom else self.ui
+
+    @property
+    def aui(self) -> str | None:
+        """An atom's AUI (``None`` for a cluster)."""
+        return self.ui if self.is_atom else None
+
+
+class AtomRecord(UtsAtom, Record):
+    """An atom that keeps the object UTS sent (``umls atoms``, ``source``, ``atom``)."""
+
+
+class ConceptRecord(UtsConcept, Record):
+    """A concept that keeps the object UTS sent (``umls concept``)."""
+
+
+def result_model(lookup: Lookup) -> type[Record]:
+    """The model of each result of ``lookup``'s answer."""
+    models: dict[type[Any], type[Record]] = {
+        Search: SearchResult, Cuis: SearchResult, Crosswalk: SourceAtomCluster,
+        SourceConcept: SourceAtomCluster, Definitions: Definition, Relations: Relation,
+        SemanticTypes: SemanticTypeInfo, Hierarchy: HierarchyEntry, Sources: RootSource,
+        Concept: ConceptRecord, Atoms: AtomRecord, SourceAtoms: AtomRecord, AtomLookup: AtomRecord,
+    }  # fmt: skip
+    return models[type(lookup)]
+
+
+def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:
+    """An answer's results as the models of ``lookup``'s kind, each keeping its raw object."""
+    model = result_model(lookup)
+    return tuple(model.read(result) for result in answer.results)

@@ -40,7 +40,7 @@ from tempmedbench_synonyms.constants import (
     RETRY_BUDGET,
 )
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.secret import redact
+from tempmedbench_synonyms.secret import redact_url
 
 StrPath = str | os.PathLike[str]
 
@@ -220,7 +220,7 @@ def check_base_url(url: str) -> str:
     if problem is None:
         return url
     raise BadInputError(
-        f"--base-url {redact(url)!r} is not a UTS REST root: {problem}",
+        f"--base-url {redact_url(url)!r} is not a UTS REST root: {problem}",
         key="--base-url",
         hint=f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "
         "(127.0.0.1), for a test server",

@@ -1,7 +1,7 @@
-"""Every UTS request this tool sends, built in one place: SPEC section 3's paths and parameters.
+"""Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
 
-Each builder checks the identifiers it is given (``uts.identifiers``) and path-encodes them
-(``quote(value, safe="")``), so nothing malformed is sent or cached::
+Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
+path-encodes them (``quote(value, safe="")``), so nothing malformed is sent or cached::
 
     concept(umls_release, cui)        GET /content/{release}/CUI/{cui}          the release probe
     concept_atoms(umls_release, cui)  GET /content/{release}/CUI/{cui}/atoms    every source
@@ -11,11 +11,22 @@ Each builder checks the identifiers it is given (``uts.identifiers``) and path-e
 
 Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
 ``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
+
+SPEC section 11's requests (``umls search``, ``crosswalk``...) are built by ``search``,
+``crosswalk``, ``definitions``, ``relations``, ``semantic_type``, ``source_concept``,
+``hierarchy``, ``sources`` and ``preferred_atom``, each option under UTS's own name
+(``targetSource``, ``includeRelationLabels``, ``partialSearch=true``, ``semanticTypes`` joined
+with ``|``, ``includeObsolete``/``includeSuppressible``; lists of sources or labels joined with
+a comma). Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search
+gets its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
+``sources`` is the one request sent without the key (``UtsRequest.keyless``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
@@ -29,6 +40,7 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
 )
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.lookups import DIRECTIONS, INPUT_TYPES, RETURN_ID_TYPES, SEARCH_TYPES
 
 #: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
 PAGE_SIZE = 200
@@ -40,17 +52,34 @@ ATOMS_PARAMS: dict[str, str] = {
     "pageSize": str(PAGE_SIZE),
 }
 
-#: What an answer holds: a concept, one atom (route aui), or a list of atoms (every page).
-Kind = Literal["concept", "atom", "atoms"]
+#: What an answer holds: a concept, one atom (route aui), or a list of atoms (every page); for
+#: SPEC 11, any one object, a list that follows ``pageCount`` up to a limit, or a search.
+Kind = Literal["concept", "atom", "atoms", "object", "list", "search"]
+
+#: The longest search term sent (a term is one query parameter; UTS matches names, not texts).
+MAX_TERM_LENGTH = 500
+#: A TUI, a semantic type's identifier: T and 3 digits (T047).
+_TUI = re.compile(r"T[0-9]{3}")
+#: A relation label (MRREL's REL: RO, PAR, CHD...).
+_LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
+#: A value of ``semanticTypes``: a TUI (T047), a tree number (A2.2) or a type's name.
+_SEMANTIC_TYPE = re.compile(r"[A-Za-z0-9_.,' -]{1,80}")
 
 
 @dataclass(frozen=True, slots=True)
 class UtsRequest:
-    """One request: what it answers, its path under the base URL and its query parameters."""
+    """One request: what it answers, its path under the base URL and its query parameters.
+
+    ``keyless``: sent without the API key (``/metadata/{release}/sources`` only, SPEC 11).
+    ``limit``: for kinds ``list`` and ``search``, the most results kept (0: all); it is part
+    of the answer's cache key, never sent.
+    """
 
     kind: Kind
     path: str
     params: tuple[tuple[str, str], ...] = ()
+    keyless: bool = False
+    limit: int = 0
 
     @property
     def param_dict(self) -> dict[str, str]:
@@ -94,6 +123,224 @@ def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) 
     if query.route == "aui":
         return UtsRequest("atom", f"{content}/AUI/{_seg(check_aui(query.ident))}")
     raise BadInputError(f"unknown route {query.route!r}")
+
+
+# -- SPEC section 11 ---------------------------------------------------------------------------
+
+_PAGED = (("pageSize", str(PAGE_SIZE)),)
+
+
+def check_term(term: str) -> str:
+    """``term`` if it can be sent as a search string: not blank, no control character, valid
+    Unicode, at most ``MAX_TERM_LENGTH`` characters; else BadInputError."""
+    problem = None
+    if not term.strip():
+        problem = "it is empty"
+    elif len(term) > MAX_TERM_LENGTH:
+        problem = f"it is {len(term)} characters long, more than the {MAX_TERM_LENGTH} allowed"
+    else:
+        bad = next((c for c in term if unicodedata.category(c) in ("Cc", "Cs")), None)
+        if bad is not None:
+            kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
+            problem = f"it contains {kind} character U+{ord(bad):04X}"
+    if problem is None:
+        return term
+    shown = term if len(term) <= 40 else term[:40] + "..."
+    raise BadInputError(
+        f"search term {shown!r} cannot be sent to UMLS: {problem}",
+        hint="give the term as one argument (quote a term of several words), or one a line "
+        "with --file",
+    )
+
+
+def is_tui(value: str) -> bool:
+    """Whether ``value`` is a TUI (``T`` and 3 digits)."""
+    return _TUI.fullmatch(value) is not None
+
+
+def check_tui(tui: str) -> str:
+    """``tui`` if it is a TUI (``T`` and 3 digits), else BadInputError."""
+    if is_tui(tui):
+        return tui
+    raise BadInputError(
+        f"TUI {tui[:40]!r} is not a UMLS semantic type identifier: expected T and 3 digits, "
+        "such as T047"
+    )
+
+
+def _joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str) -> str:
+    """``values`` joined with ``sep``, each checked against ``pattern`` (``what``: its words)."""
+    for value in values:
+        if not pattern.fullmatch(value) or sep in value:
+            raise BadInputError(f"{value[:40]!r} cannot be sent to UMLS: it is not {what}")
+    return sep.join(values)
+
+
+def _sabs(sabs: Sequence[str]) -> str:
+    return ",".join(check_sab(s) for s in sabs)
+
+
+def _limit(limit: int) -> int:
+    if limit < 0:
+        raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+    return limit
+
+
+def _code_path(umls_release: str, sab: str, code: str) -> str:
+    return f"{_content(umls_release)}/source/{_seg(check_sab(sab))}/{_seg(check_code(code))}"
+
+
+def search(
+    umls_release: str,
+    string: str,
+    *,
+    search_type: str = "words",
+    input_type: str | None = None,
+    return_id_type: str | None = None,
+    sabs: Sequence[str] = (),
+    semantic_types: Sequence[str] = (),
+    partial: bool = False,
+    include_obsolete: bool = False,
+    include_suppressible: bool = False,
+    limit: int = 0,
+) -> UtsRequest:
+    """``/search/{release}?string=...``: every option under UTS's own name, sent only when
+    given (``searchType`` always); ``pageSize`` and ``pageNumber`` are the client's."""
+    for value, allowed, flag in (
+        (search_type, SEARCH_TYPES, "--search-type"),
+        (input_type, INPUT_TYPES, "--input-type"),
+        (return_id_type, RETURN_ID_TYPES, "--return-id-type"),
+    ):
+        if value is not None and value not in allowed:
+            raise BadInputError(
+                f"{flag} {value[:40]!r} is not one UTS knows: expected one of " + ", ".join(allowed)
+            )
+    params = [("string", check_term(string)), ("searchType", search_type)]
+    if input_type:
+        params.append(("inputType", input_type))
+    if return_id_type:
+        params.append(("returnIdType", return_id_type))
+    if sabs:
+        params.append(("sabs", _sabs(sabs)))
+    if semantic_types:
+        what = "a semantic type: a TUI (T047), a tree number (A2.2) or a name"
+        params.append(("semanticTypes", _joined(semantic_types, _SEMANTIC_TYPE, what, "|")))
+    if partial:
+        params.append(("partialSearch", "true"))
+    if include_obsolete:
+        params.append(("includeObsolete", "true"))
+    if include_suppressible:
+        params.append(("includeSuppressible", "true"))
+    release = quote(check_release(umls_release), safe="")
+    return UtsRequest("search", f"/search/{release}", tuple(params), limit=_limit(limit))
+
+
+def crosswalk(
+    umls_release: str, sab: str, code: str, *, target_sabs: Sequence[str] = (), limit: int = 0
+) -> UtsRequest:
+    """``/crosswalk/{release}/source/{sab}/{code}``, ``targetSource`` the target SABs."""
+    sab_seg, code_seg = _seg(check_sab(sab)), _seg(check_code(code))
+    params = [*_PAGED] + ([("targetSource", _sabs(target_sabs))] if target_sabs else [])
+    release = quote(check_release(umls_release), safe="")
+    path = f"/crosswalk/{release}/source/{sab_seg}/{code_seg}"
+    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
+
+
+def definitions(
+    umls_release: str, cui: str, *, sabs: Sequence[str] = (), limit: int = 0
+) -> UtsRequest:
+    """``/content/{release}/CUI/{cui}/definitions``, ``sabs`` joined with a comma."""
+    params = [*_PAGED] + ([("sabs", _sabs(sabs))] if sabs else [])
+    path = f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}/definitions"
+    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
+
+
+def _subject(
+    umls_release: str, cui: str | None, sab: str | None, code: str | None, aui: str | None
+) -> str:
+    """The path of a concept, a source code or an atom: exactly one of them is given."""
+    given = [cui is not None, sab is not None or code is not None, aui is not None]
+    if sum(given) != 1:
+        raise BadInputError("give exactly one of a CUI, a source and its code, or an AUI")
+    if cui is not None:
+        return f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}"
+    if aui is not None:
+        return f"{_content(umls_release)}/AUI/{_seg(check_aui(aui))}"
+    if sab is None or code is None:
+        raise BadInputError("a source code needs both its SAB and its code")
+    return _code_path(umls_release, sab, code)
+
+
+def relations(
+    umls_release: str,
+    *,
+    cui: str | None = None,
+    sab: str | None = None,
+    code: str | None = None,
+    aui: str | None = None,
+    relation_labels: Sequence[str] = (),
+    sabs: Sequence[str] = (),
+    limit: int = 0,
+) -> UtsRequest:
+    """``.../relations`` of a concept, a source code or an atom (``includeRelationLabels`` and
+    ``sabs`` joined with a comma)."""
+    path = _subject(umls_release, cui, sab, code, aui) + "/relations"
+    params = [*_PAGED]
+    if relation_labels:
+        what = "a relation label, such as RO, PAR or CHD"
+        params.append(("includeRelationLabels", _joined(relation_labels, _LABEL, what, ",")))
+    if sabs:
+        params.append(("sabs", _sabs(sabs)))
+    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
+
+
+def semantic_type(umls_release: str, tui: str) -> UtsRequest:
+    """``/semantic-network/{release}/TUI/{tui}``: one semantic type's details."""
+    release = quote(check_release(umls_release), safe="")
+    return UtsRequest("object", f"/semantic-network/{release}/TUI/{_seg(check_tui(tui))}")
+
+
+def source_concept(umls_release: str, sab: str, code: str) -> UtsRequest:
+    """``/content/{release}/source/{sab}/{code}``: the code as a ``SourceAtomCluster``."""
+    return UtsRequest("object", _code_path(umls_release, sab, code))
+
+
+def hierarchy(
+    umls_release: str,
+    direction: str,
+    *,
+    sab: str | None = None,
+    code: str | None = None,
+    aui: str | None = None,
+    limit: int = 0,
+) -> UtsRequest:
+    """``.../parents`` (``children``, ``ancestors``, ``descendants``) of a source code or an
+    atom."""
+    if direction not in DIRECTIONS:
+        raise BadInputError(
+            f"{direction[:40]!r} is not a direction of a hierarchy: expected one of "
+            + ", ".join(DIRECTIONS)
+        )
+    if sab is None and code is None and aui is None:
+        raise BadInputError("give a source and its code, or an AUI")
+    path = _subject(umls_release, None, sab, code, aui) + f"/{direction}"
+    return UtsRequest("list", path, _PAGED, limit=_limit(limit))
+
+
+def sources(umls_release: str, *, limit: int = 0) -> UtsRequest:
+    """``/metadata/{release}/sources``: every source of a release; sent without the key."""
+    release = quote(check_release(umls_release), safe="")
+    return UtsRequest(
+        "list", f"/metadata/{release}/sources", _PAGED, keyless=True, limit=_limit(limit)
+    )
+
+
+def preferred_atom(
+    umls_release: str, *, cui: str | None = None, sab: str | None = None, code: str | None = None
+) -> UtsRequest:
+    """``.../atoms/preferred`` of a concept or a source code: only ``apiKey`` is sent (UTS then
+    includes obsolete and suppressible atoms)."""
+    return UtsRequest("atom", _subject(umls_release, cui, sab, code, None) + "/atoms/preferred")
 
 
 def url(base_url: str, path: str) -> str:

@@ -2,13 +2,15 @@
 
 The UMLS Terminology Services terms of use allow at most 20 requests a second from one IP address
 (https://documentation.uts.nlm.nih.gov/terms-of-service.html); we default to 15 and refuse more
-than 20. The limiter is a token bucket of capacity one: request starts are spaced at least ``1/N``
-seconds apart, with no burst, however many worker threads share it. It records when each request
-really started (a thread woken late starts late, and the next one waits for it), and it also
-guards the window itself: no start comes within ``1 + MARGIN`` seconds of the ``N``-th start
-before it, so that the server never sees more than ``N`` requests in any one second (for a rate
-that is not a whole number, ``floor(N)``), even with the jitter between our clock and the
-server's.
+than 20.
+
+**One admission rule** (``next_start``), for this process's starts and for every process's: a
+start comes at least one interval (``(1 + MARGIN) / rate``) after the one before, with no burst
+however many worker threads share the limiter, and never within ``1 + MARGIN`` seconds of the
+``floor(rate)``-th start before it, so that the server never sees more than ``floor(rate)``
+requests in any one second, even with the jitter between our clock and the server's. The
+limiter records when each request really started (a thread woken late starts late, and the next
+one waits for it).
 
 On a 429 (Too Many Requests) every worker slows down, not only the one that got it: the limiter
 pauses all starts until the server's ``Retry-After`` has passed and halves its rate, then earns the
@@ -21,24 +23,35 @@ Every wait ends at once when the run is cancelled (a 401, a fatal error in anoth
 Ctrl-C): the limiter sleeps with ``cancel_event.wait(delay)``, the event the client shares, and
 ``acquire`` then raises ``Cancelled`` instead of starting a request.
 
-The budget is one per machine, not per process (SPEC section 3): UTS counts requests per IP address,
-so two runs at once (two terminals, two CI jobs) must together stay within ``--rate``. Given a state
-file (``shared_state_path``: one per UTS host and port, under the user's state folder, whatever
-``--cache-dir`` each run uses), every start also takes a slot in that file, locked with ``flock``
-while it is read and written (``SharedBudget``). The file holds the wall-clock times of the latest
-starts of every process, the end of a 429 pause and a count of 429s, nothing else (never the key). A
-process may start when its own interval (``(1 + MARGIN) / rate``) has passed since the latest start
-of any process and fewer than ``floor(rate)`` starts of any process lie in the last ``1 + MARGIN``
-seconds: two runs with one ``--rate`` together keep it, and two with different ones together keep
-the larger (the slower run then starts only when the faster one leaves a gap of the slower one's
-interval; neither ever exceeds its own rate). A 429 seen by one process pauses the others until its
-pause ends and halves their rate too. Processes share no monotonic clock, so the file holds wall
-time: a start more than ``CLOCK_SLACK`` in the future, or a pause longer than ``MAX_PAUSE``, is a
-clock that went back (or an edit) and is dropped, so that no wait is ever longer than a pause, or
-one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no ``fcntl`` on this platform, a
-folder that cannot be written, a state path that is not a regular file, a lock held past
-``LOCK_TIMEOUT``) the limiter says so in one warning and keeps the per-process limit; a corrupt
-state (unreadable, over ``MAX_STATE_BYTES``) is said once and started afresh.
+**One budget per machine** (SPEC section 3): UTS counts requests per IP address, so the runs of
+the user (two terminals, two CI jobs) must together stay within ``--rate``. Given a state file
+(``shared_state_path``: one per UTS host and port, under the user's state folder, whatever
+``--cache-dir`` each run uses), every start also takes a slot there, locked with ``flock`` while
+it is read and written (``SharedBudget``). The file holds the wall-clock times of the latest
+starts of every run, each run that is waiting or sending (an id, its rate in force, until when
+it counts), the end of a 429 pause and a count of 429s; nothing else (never the key).
+
+**Waiting is not failing** (SPEC section 8). The runs share the larger of their rates: the starts
+of all of them keep the window of that rate, and each run spaces its own starts at its fair share
+of it (``fair_share``: a run that asks less than an equal part gets all it asks, the others split
+the rest equally), so a slower run finds its turn in every window beside a faster one, and
+together they never exceed the larger rate. A run counts while it waits for a turn, not only when
+it starts, and until a second after it said it would be back (a run that ended frees its share
+then). A wait for a turn that other runs cause is said once, when it passes a second; the client
+never counts it against a request's retry budget. A 429 seen by one run pauses the others until
+its pause ends and halves their rate too; a count of 429s that goes down (the file deleted or
+reset) halves nothing.
+
+Processes share no monotonic clock, so the file holds wall time: a start more than
+``CLOCK_SLACK`` in the future, a pause longer than ``MAX_PAUSE`` or a run that says it is back
+later than that, is a clock that went back (or an edit) and is dropped, so that no wait is ever
+longer than a pause, or one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no
+``fcntl`` on this platform, a folder that cannot be written, a state path that is not a regular
+file, a lock held past ``LOCK_TIMEOUT``, a folder or file that is not the user's own: SPEC section
+8, "Shared folders") the limiter says so in one warning (``fallback_warning``, which the run's
+report carries too) and keeps the per-process limit; a corrupt state (unreadable, over
+``MAX_STATE_BYTES``) is said once and started afresh, one of an earlier version quietly. A
+``read_only`` limiter (``doctor``, ``--dry-run``) looks at the file, never creates or writes it.
 
 The clock and the sleep are injected so that tests never wait. An injected sleep should return
 early once ``cancel_event`` is set, as ``Event.wait`` does; whatever it does, the limiter looks at
@@ -54,18 +67,19 @@ import logging
 import math
 import os
 import re
+import secrets
 import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlsplit
 
-from tempmedbench_synonyms import config
-from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET
-from tempmedbench_synonyms.errors import Cancelled
+from tempmedbench_synonyms import config, files
+from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET, STATE_DIR_ENV
+from tempmedbench_synonyms.errors import Cancelled, UntrustedError
 from tempmedbench_synonyms.uts.options import check_rate
 
 fcntl: ModuleType | None
@@ -93,9 +107,14 @@ DEFAULT_PAUSE = 1.0
 #: The longest pause a 429 may impose on every worker: the retry budget (the client never asks
 #: for more; this is a second guard).
 MAX_PAUSE = RETRY_BUDGET
+#: A wait for a turn longer than this, caused by other runs, is said (once a run).
+SAY_WAIT = 1.0
 
-#: The largest state file read: a few hundred bytes is what one holds.
+#: The largest state file read: a few hundred bytes is what one holds (at most ``MAX_RATE``
+#: starts and ``MAX_RUNS`` runs).
 MAX_STATE_BYTES = 4096
+#: The most runs the state holds at once (the ones that will be back latest are kept).
+MAX_RUNS = 32
 #: The longest another process may hold the state's lock (it holds it for microseconds) before
 #: this one gives up sharing and keeps its own limit.
 LOCK_TIMEOUT = 5.0
@@ -104,11 +123,51 @@ LOCK_POLL = 0.002
 #: A start or pause in the shared state up to this far in the future is kept (the clock of one
 #: machine, read a little apart); beyond, the wall clock went back since, and it is dropped.
 CLOCK_SLACK = 1.0
-_STATE_MAGIC = "tempmedbench-rate-v1"
+#: A run still counts this long after the time it said it would be back (a thread woken late, a
+#: busy machine); a run that ended, or was killed, frees its share then.
+RUN_GRACE = 1.0
+_STATE_MAGIC = "tempmedbench-rate-v2"
+_OLD_MAGIC = re.compile(r"tempmedbench-rate-v1")
+_RUN_ID = re.compile(r"[0-9a-f]{1,16}")
 _FALLBACK = "the rate limit holds for this process only, not for other runs on this machine"
+_ELSEWHERE = STATE_DIR_ENV
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
+
+
+def next_start(
+    starts: Sequence[float], rate: float, margin: float = MARGIN, *, most: float | None = None
+) -> float:
+    """The admission rule: when the next start may come after ``starts`` (oldest first) at
+    ``rate`` a second: one interval ``(1 + margin) / rate`` after the last, and not within
+    ``1 + margin`` s of the ``floor(most)``-th before it (``most``: ``rate`` unless said), so
+    that no second holds more than ``floor(most)`` of them; ``-inf``: at once.
+
+    The one rule for this run's starts (``RateLimiter``: at its rate in force, spaced at its fair
+    share when other runs share the budget) and for every run's (the shared state: the window of
+    the larger rate of all, ``rate`` infinite: each run spaces its own starts).
+    """
+    if not starts:
+        return -math.inf
+    span = 1.0 + margin
+    earliest = starts[-1] + span / rate
+    n = max(1, math.floor(rate if most is None else most))
+    if len(starts) >= n:
+        earliest = max(earliest, starts[-n] + span)
+    return earliest
+
+
+def fair_share(rate: float, rates: Iterable[float]) -> float:
+    """The part of the budget that a run at ``rate`` gets beside runs at ``rates``: the budget
+    is the larger rate of all, shared max-min fairly (a run that asks less than an equal part
+    gets all it asks, the others split what is left equally). Runs at 15 and 20 get 10 each; at
+    1 and 20, 1 and 19; alone, a run gets its rate."""
+    every = sorted([rate, *rates])
+    budget = every[-1]
+    while every and every[0] * len(every) <= budget:
+        budget -= every.pop(0)
+    return rate if not every else min(rate, budget / len(every))
 
 
 def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
@@ -132,43 +191,73 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
 
 
 class _State:
-    """What the shared state file holds: the latest starts (wall clock, oldest first), the end
-    of the latest 429 pause, and how many 429s any process has reported."""
+    """What the shared state file holds: the latest starts (wall clock, oldest first), the runs
+    that count (id: their rate in force, and until when they count), the end of the latest 429
+    pause, and how many 429s any run has reported.
 
-    __slots__ = ("paused_until", "slowdowns", "starts")
+    One line: the magic, the pause's end, the 429 count, then each start, then each run as
+    ``id/rate/until``.
+    """
 
-    def __init__(
-        self, starts: list[float] | None = None, paused_until: float = 0.0, slowdowns: int = 0
-    ) -> None:
-        self.starts = starts if starts is not None else []
-        self.paused_until = paused_until
-        self.slowdowns = slowdowns
+    __slots__ = ("paused_until", "runs", "slowdowns", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.runs: dict[str, tuple[float, float]] = {}
+        self.paused_until = 0.0
+        self.slowdowns = 0
 
     def encode(self) -> bytes:
-        numbers = [repr(self.paused_until), str(self.slowdowns), *map(repr, self.starts)]
-        return (" ".join([_STATE_MAGIC, *numbers]) + "\n").encode("ascii")
+        words = [_STATE_MAGIC, repr(self.paused_until), str(self.slowdowns)]
+        words += map(repr, self.starts)
+        words += (f"{run}/{rate!r}/{until!r}" for run, (rate, until) in self.runs.items())
+        return (" ".join(words) + "\n").encode("ascii")
 
     @classmethod
     def decode(cls, raw: bytes) -> _State:
-        """The state in ``raw`` (empty: a fresh one); ValueError saying why it is corrupt."""
+        """The state in ``raw`` (empty, or of an earlier version: a fresh one); ValueError
+        saying why it is corrupt."""
+        state = cls()
         if not raw:
-            return cls()
+            return state
         if len(raw) > MAX_STATE_BYTES:
             raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
         words = raw.decode("ascii").split()
-        if len(words) < 3 or words[0] != _STATE_MAGIC or len(words) > 3 + int(MAX_RATE):
+        if words and _OLD_MAGIC.fullmatch(words[0]):
+            return state
+        if len(words) < 3 or words[0] != _STATE_MAGIC:
             raise ValueError("not a rate state of this version")
-        numbers = [float(w) for w in [words[1], *words[3:]]]
-        slowdowns = int(words[2])
-        if not all(math.isfinite(n) and n >= 0 for n in numbers) or slowdowns < 0:
+        state.paused_until, state.slowdowns = float(words[1]), int(words[2])
+        for word in words[3:]:
+            if "/" not in word:
+                state.starts.append(float(word))
+                continue
+            run, rate, until = word.split("/")
+            if not _RUN_ID.fullmatch(run) or not 0 < float(rate) <= MAX_RATE:
+                raise ValueError("a run that is not one")
+            state.runs[run] = (float(rate), float(until))
+        numbers = [state.paused_until, *state.starts, *(u for _, u in state.runs.values())]
+        if not all(math.isfinite(n) and n >= 0 for n in numbers) or state.slowdowns < 0:
             raise ValueError("a number out of range")
-        return cls(sorted(numbers[1:]), numbers[0], slowdowns)
+        if len(state.starts) > MAX_RATE or len(state.runs) > MAX_RUNS:
+            raise ValueError("more starts or runs than a rate state holds")
+        state.starts.sort()
+        return state
 
     def settle(self, now: float) -> None:
-        """Drop what a wall clock that went back (or an edit) left in the future."""
+        """Drop the runs that no longer count, and what a wall clock that went back (or an edit)
+        left in the future."""
         self.starts = [t for t in self.starts if t <= now + CLOCK_SLACK]
         if self.paused_until > now + MAX_PAUSE + CLOCK_SLACK:
             self.paused_until = 0.0
+        latest = now + MAX_PAUSE + RUN_GRACE + CLOCK_SLACK
+        counting = sorted(
+            ((until, run, rate) for run, (rate, until) in self.runs.items()
+             if now <= until <= latest),
+            reverse=True,
+        )  # fmt: skip
+        # the ones back latest, and room for one more (the run that is looking)
+        self.runs = {run: (rate, until) for until, run, rate in counting[: MAX_RUNS - 1]}
 
 
 class SharedBudget:
@@ -178,7 +267,8 @@ class SharedBudget:
     Opened, locked, read, written and closed for each start: nothing is held between requests,
     and ``flock`` is released by the kernel if a process dies holding it. Whatever goes wrong
     with the file, ``transact`` warns once and returns ``None`` from then on (``usable`` is then
-    false): the caller keeps its per-process limit.
+    false): the caller keeps its per-process limit. ``read_only``: the file is read if it is
+    there (a missing one is a fresh state), never created or written, nor its folders made.
     """
 
     def __init__(
@@ -188,10 +278,12 @@ class SharedBudget:
         wall_clock: Clock = time.time,
         cancel: threading.Event,
         warn: bool = True,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         #: Why the file cannot be used (``usable`` is false), once ``transact`` has found out.
         self.problem: str | None = None
+        self.read_only = read_only
         self._warn = warn
         self._wall = wall_clock
         self._cancel = cancel
@@ -207,10 +299,10 @@ class SharedBudget:
         if self._warn:
             log.warning("%s; %s", problem, _FALLBACK)
 
-    def transact(self, step: Callable[[_State, float], bool]) -> _State | None:
-        """Lock the state, call ``step(state, now)`` (it returns whether it changed the state),
-        write it back if so; return the state, or ``None`` if the file cannot be used (warned
-        once). Raises ``Cancelled`` if the run is cancelled while the lock is busy."""
+    def transact(self, step: Callable[[_State, float], object]) -> _State | None:
+        """Lock the state, call ``step(state, now)``, write the state back (unless
+        ``read_only``); return it, or ``None`` if the file cannot be used (warned once). Raises
+        ``Cancelled`` if the run is cancelled while the lock is busy."""
         if not self.usable:
             return None
         if fcntl is None:
@@ -220,13 +312,22 @@ class SharedBudget:
             return None
         try:
             fd = self._open()
+        except FileNotFoundError:  # read_only, and no run has made it: nothing to honour
+            state = _State()
+            step(state, self._wall())
+            return state
+        except UntrustedError as err:  # a folder or file that is not the user's own
+            self._give_up(f"{err}; {err.hint}")
+            return None
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 self._give_up(f"the shared rate state {self.path} is not a regular file")
                 return None
+            files.check_own(self.path, what="the shared rate state", elsewhere=_ELSEWHERE, st=st)
             if not self._lock(fd):
                 self._give_up(
                     f"the shared rate state {self.path} stayed locked by another process for "
@@ -236,11 +337,15 @@ class SharedBudget:
             state = self._read(fd)
             now = self._wall()
             state.settle(now)
-            if step(state, now):
+            step(state, now)
+            if not self.read_only:
                 data = state.encode()
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, data, 0)
             return state
+        except UntrustedError as err:
+            self._give_up(f"{err}; {err.hint}")
+            return None
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
             return None
@@ -248,19 +353,27 @@ class SharedBudget:
             os.close(fd)  # also releases the lock
 
     def _open(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        """The state file, opened (and made, with its folders, 0700, unless ``read_only``) once
+        its folders are found to be the user's own (``files.check_own``)."""
+        what = "the rate-state folder"
+        files.check_own(self.path.parent.parent, what=what, elsewhere=_ELSEWHERE)
+        if not self.read_only:  # (nothing made in a folder that is not the user's own)
+            files.make_folders(self.path.parent)
+        files.check_own(self.path.parent, what=what, elsewhere=_ELSEWHERE)
         # O_NOFOLLOW: a symlink put in its place must not make us rewrite the file it names;
         # O_NONBLOCK: a FIFO must not block the open (it is refused as not a regular file).
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        flags |= os.O_RDONLY if self.read_only else os.O_RDWR | os.O_CREAT
         return os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
 
     def _lock(self, fd: int) -> bool:
         """Take the lock, waiting at most ``LOCK_TIMEOUT`` s (real time) for another process."""
         assert fcntl is not None
+        kind = fcntl.LOCK_SH if self.read_only else fcntl.LOCK_EX
         deadline = time.monotonic() + LOCK_TIMEOUT
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, kind | fcntl.LOCK_NB)
                 return True
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -284,12 +397,13 @@ class SharedBudget:
 
 
 class RateLimiter:
-    """A token bucket of capacity one, shared by all threads: starts at least 1/rate s apart.
+    """The request budget of one run, shared by all its threads: ``acquire`` before each request.
 
     ``cancel`` is the run's cancel event (the client passes its own); by default the limiter
     sleeps with ``cancel.wait``, so that setting it wakes every waiting thread at once.
     ``shared_state`` (a file, see ``shared_state_path``) makes the budget one per machine:
-    every start also takes a slot there, read on ``wall_clock``.
+    every start also takes a slot there, read on ``wall_clock``; ``read_only``: the file is
+    honoured but never written (``doctor``, ``--dry-run``: its starts are not known to others).
     """
 
     def __init__(
@@ -302,6 +416,7 @@ class RateLimiter:
         cancel: threading.Event | None = None,
         shared_state: str | Path | None = None,
         wall_clock: Clock = time.time,
+        read_only: bool = False,
     ) -> None:
         self.rate = check_rate(rate)
         self._clock = clock
@@ -311,16 +426,18 @@ class RateLimiter:
         self._margin = margin
         self._lock = threading.Lock()
         self._current = self.rate  # the rate in force now, lowered by 429s
-        self._next = float("-inf")  # earliest start of the next request
+        self._share = math.inf  # this run's fair share, from the shared state's last look
         self._paused_until = float("-inf")
         # When the last requests really started (enough for the window guard at 20 a second).
         self._starts: deque[float] = deque(maxlen=int(MAX_RATE))
         self.shared: SharedBudget | None = None
         if shared_state is not None:
             self.shared = SharedBudget(
-                shared_state, wall_clock=wall_clock, cancel=self.cancel_event
+                shared_state, wall_clock=wall_clock, cancel=self.cancel_event, read_only=read_only
             )
+        self._id = secrets.token_hex(8)  # this run in the shared state
         self._seen_slowdowns: int | None = None  # the shared count of 429s last seen
+        self._wait_said = False
 
     @property
     def current_rate(self) -> float:
@@ -328,13 +445,12 @@ class RateLimiter:
         with self._lock:
             return self._current
 
-    def _earliest(self) -> float:
-        """When the next request may start (call with the lock held)."""
-        earliest = max(self._next, self._paused_until)
-        n = max(1, math.floor(self._current))
-        if len(self._starts) >= n:
-            earliest = max(earliest, self._starts[-n] + 1.0 + self._margin)
-        return earliest
+    @property
+    def fallback_warning(self) -> str | None:
+        """The warning said when the shared state could not be used (the runs on this machine
+        then do not share this run's budget), for the run's report; ``None`` if it could."""
+        problem = None if self.shared is None else self.shared.problem
+        return None if problem is None else f"{problem}; {_FALLBACK}"
 
     def cancel(self) -> None:
         """Stop: every thread waiting in ``acquire`` wakes and raises ``Cancelled``."""
@@ -352,51 +468,74 @@ class RateLimiter:
             if self.cancel_event.is_set():
                 raise Cancelled()
             with self._lock:
-                now = self._clock()
-                earliest = self._earliest()
+                own = self._next_own()
+                delay = max(self._paused_until, own) - self._clock()
+                # other runs have lowered this run's rate (its own 429 pause is said apart)
+                held = self._share < self._current and own > self._paused_until
                 # (a nanosecond of slack: sleeping exactly the delay may land one ulp short)
-                if now >= earliest - 1e-9:
-                    delay = self._claim_shared()
+                if delay <= 1e-9:
+                    delay, held = self._claim_shared(), True
                     if delay <= 0.0:
-                        self._starts.append(now)
-                        self._next = now + (1.0 + self._margin) / self._current
+                        self._starts.append(self._clock())
                         return waited
-                else:
-                    delay = earliest - now
+                if held:
+                    self._say_wait(waited + delay)
             self._sleep(delay)
             waited += delay
+
+    def _next_own(self) -> float:
+        """When this run's next start may come by its own starts (lock held)."""
+        rate = min(self._current, self._share)
+        return next_start(self._starts, rate, self._margin, most=self._current)
+
+    def _say_wait(self, seconds: float) -> None:
+        """Once a run: a wait for a turn that other runs cause, when it passes ``SAY_WAIT``."""
+        if seconds <= SAY_WAIT or self._wait_said:
+            return
+        self._wait_said = True
+        log.warning(
+            "waiting for a turn: other runs on this machine share this UMLS host's request "
+            "budget (this run's fair share: %.2f requests a second now); time spent waiting "
+            "does not count against a request's retries",
+            min(self._current, self._share),
+        )
 
     def _claim_shared(self) -> float:
         """Take a slot in the shared state: 0 if taken (or there is none), else the seconds
         until one may be free. Call with the lock held."""
         if self.shared is None:
             return 0.0
-        interval = (1.0 + self._margin) / self._current
-        window = max(1, math.floor(self._current))
-        span = 1.0 + self._margin
         delay = 0.0
 
-        def step(state: _State, now: float) -> bool:
+        def step(state: _State, now: float) -> None:
             nonlocal delay
-            earliest = state.paused_until
-            if state.starts:
-                earliest = max(earliest, state.starts[-1] + interval)
-            if len(state.starts) >= window:
-                earliest = max(earliest, state.starts[-window] + span)
-            if now >= earliest - 1e-9:
+            others = [rate for run, (rate, _) in state.runs.items() if run != self._id]
+            self._share = fair_share(self._current, others)
+            every = max([self._current, *others])
+            delay = max(
+                state.paused_until - now,
+                # every run's starts: the window of the larger rate (each spaces its own)
+                next_start(state.starts, math.inf, self._margin, most=every) - now,
+                self._next_own() - self._clock(),
+            )
+            if delay <= 1e-9:
+                delay = 0.0
                 state.starts = [*state.starts, now][-int(MAX_RATE) :]
-                return True
-            delay = earliest - now
-            return False
+            # Counted until a second after it is back: its next interval, or the end of the wait.
+            back = min(MAX_PAUSE, delay or (1.0 + self._margin) / min(self._current, self._share))
+            state.runs[self._id] = (self._current, now + back + RUN_GRACE)
 
         state = self.shared.transact(step)
-        if state is not None:
-            self._note_slowdowns(state.slowdowns)
+        if state is None:
+            self._share = math.inf  # no shared state: this run's own rate
+            return 0.0
+        self._note_slowdowns(state.slowdowns)
         return delay
 
     def _note_slowdowns(self, count: int) -> None:
-        """Halve the rate if another process reported a 429 since we last looked (lock held)."""
-        if self._seen_slowdowns is not None and count != self._seen_slowdowns:
+        """Halve the rate if another run reported a 429 since we last looked (lock held); a
+        count that went down (the state was deleted or reset) halves nothing."""
+        if self._seen_slowdowns is not None and count > self._seen_slowdowns:
             self._halve()
             log.info(
                 "another run got 429 Too Many Requests from this UTS host: %.2f requests a "
@@ -406,15 +545,14 @@ class RateLimiter:
         self._seen_slowdowns = count
 
     def _publish_429(self, pause: float) -> None:
-        """Tell the other processes of a 429: a pause until ``now + pause``, and one more 429
-        to slow down for (lock held)."""
+        """Tell the other runs of a 429: a pause until ``now + pause``, and one more 429 to
+        slow down for (lock held)."""
         if self.shared is None:
             return
 
-        def step(state: _State, now: float) -> bool:
+        def step(state: _State, now: float) -> None:
             state.paused_until = max(state.paused_until, now + pause)
             state.slowdowns += 1
-            return True
 
         try:
             state = self.shared.transact(step)
@@ -445,7 +583,7 @@ class RateLimiter:
 
     def slow_down(self) -> float:
         """A 429 with no retry left: halve the rate in force (never below ``MIN_FRACTION`` of the
-        setting), here and in the other processes; return it."""
+        setting), here and in the other runs; return it."""
         with self._lock:
             current = self._halve()
             self._publish_429(0.0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import email.utils
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 
 from tenacity import RetryCallState
 from tenacity.stop import stop_base
@@ -82,12 +82,14 @@ def worth_retrying(exc: BaseException) -> bool:
     return isinstance(exc, Transient) and not exc.final
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Budget:
-    """What is left of one request's retries: when its first attempt started, which this is."""
+    """What is left of one request's retries: when its first attempt started, moved on by every
+    wait for a turn in the rate budget (SPEC section 8: waiting is not failing), and which
+    attempt this is."""
 
     start: float
-    attempt: int
+    attempt: int = 1
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
@@ -112,20 +114,21 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     if when is None:  # pragma: no cover - older Pythons returned None instead of raising
         return None
     if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
 
 
 class StopAfterTotal(stop_base):
-    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try.
+    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try,
+    not counting the waits for a turn (``budget.start`` moves on by them).
 
     tenacity's own ``stop_before_delay`` reads ``time.monotonic``; this one reads our clock, so
     that tests can inject it.
     """
 
-    def __init__(self, clock: Callable[[], float], start: float, limit: float) -> None:
-        self._clock, self._start, self._limit = clock, start, limit
+    def __init__(self, clock: Callable[[], float], budget: Budget, limit: float) -> None:
+        self._clock, self._budget, self._limit = clock, budget, limit
 
     def __call__(self, retry_state: RetryCallState) -> bool:
-        elapsed = self._clock() - self._start
+        elapsed = self._clock() - self._budget.start
         return elapsed + retry_state.upcoming_sleep > self._limit

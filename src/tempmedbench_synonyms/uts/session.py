@@ -19,22 +19,31 @@ from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
-def open_uts(options: UtsOptions, *, workers: int | None = None) -> CachedUts:
+def open_uts(
+    options: UtsOptions, *, workers: int | None = None, cached: bool = True, store: bool = True
+) -> CachedUts:
     """The cached UTS client the atom source and the ``umls`` commands share.
 
-    The options are checked first (``UtsOptions.check``). The key comes from ``--api-key-file``
-    or ``UMLS_API_KEY``; a missing key is not an error until the network is needed (a fully
+    The key is read first (so that every message masks it), then the options are checked
+    (``UtsOptions.check``). The key comes from ``--api-key-file`` or ``UMLS_API_KEY``; a missing
+    key is not an error until the network is needed (a fully
     cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3
     (``CachedUts.need_network``). ``workers`` sizes the connection pool (default: the options').
+    ``cached=False``: no cache at all, neither read nor written (``doctor``'s probe).
 
     The client and its rate limiter share one cancel event: cancelling the client (a 401, an
     error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
+
+    ``store=False`` (``doctor``, ``--dry-run``) writes nothing: no answer is cached, and the
+    shared rate state is honoured but never created or written (``RateLimiter(read_only=True)``).
     """
+    # The key first: once read, every message masks it, also one that shows a --base-url it
+    # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
+    key = read_api_key(options.api_key_file)
     checked = options.check()
     pool = checked if workers is None else workers
     url = options.url
-    key = read_api_key(options.api_key_file)
-    cache = ResponseCache(options.cache_folder, url)
+    cache = ResponseCache(options.cache_folder, url) if cached else None
     client = None
     if not options.offline:
         cancel = threading.Event()
@@ -45,13 +54,16 @@ def open_uts(options: UtsOptions, *, workers: int | None = None) -> CachedUts:
                 float(options.rate),
                 cancel=cancel,
                 shared_state=shared_state_path(url),  # one budget per machine
+                read_only=not store,
             ),
             timeouts=Timeouts.of(options.timeout),
             retry=RetryPolicy(),
             pool_size=pool,
             cancel=cancel,
         )
-    return CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts.store = store
+    return uts
 
 
 def rest_source(options: UtsOptions, *, progress: TextIO | None) -> RestAtomSource:

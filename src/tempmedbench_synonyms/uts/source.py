@@ -19,7 +19,8 @@ A 401/403 in any worker, any other error that ends the run, and Ctrl-C cancel th
 (``CachedUts.cancel``), whose event the rate limiter shares: every worker stops at once, whether
 it is waiting for its turn, sleeping before a retry, about to send, or reading an answer (the
 client cuts the sockets of the requests on the wire); the workers are daemon threads
-(``uts.workers``), waited for a second at most, so that Ctrl-C ends the run at once. The
+(``uts.workers``, shared with many lookups at once), waited for a second at most, so that
+Ctrl-C ends the run at once. The
 progress goes to stderr (``progress.fetch_progress``: a bar on a terminal, plain lines otherwise,
 nothing when quiet).
 """
@@ -29,22 +30,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import closing
+from functools import partial
 from typing import TextIO
 
-from tempmedbench_synonyms.atoms import AtomQuery, FetchResult, ProgressCallback
-from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
+from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.progress import fetch_progress
-from tempmedbench_synonyms.runtime import DaemonPool
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.estimate import estimate_line
-from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.paths import UtsRequest
+from tempmedbench_synonyms.uts.workers import completions
 
 log = logging.getLogger(__name__)
-
-#: Seconds a cancelled fetch waits for its workers (their sockets are cut: they end at once).
-STOP_WAIT = 1.0
 
 
 class RestAtomSource:
@@ -61,14 +59,12 @@ class RestAtomSource:
         *,
         workers: int,
         progress_stream: TextIO | None = None,
-        progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         tick: float = 0.2,
     ) -> None:
         self.uts = uts
         self.workers = workers
         self.progress_stream = progress_stream
-        self.progress = progress
         self._clock = clock
         self._tick = tick
 
@@ -78,6 +74,7 @@ class RestAtomSource:
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``umls_release`` (see the module docstring)."""
         self.uts.resume()  # a previous fetch may have stopped it
+        began = self._clock()  # the progress counts the probe's wait for a turn too
         before = self.uts.counters()
         unique = list(dict.fromkeys(queries))
         # Bad input before the first request, not after half of them.
@@ -101,16 +98,18 @@ class RestAtomSource:
                         f"the atoms of {len(misses)} of {len(unique)} concepts of release "
                         f"{concrete} ({shown}{more})"
                     )
-                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before)
+                    self._fetch_all(concrete, misses, answers, total=len(unique), before=before,
+                                    began=began)  # fmt: skip
                 else:
-                    self._all_from_cache(concrete, len(unique), before)
+                    self._all_from_cache(concrete, len(unique), before, began)
                 self.uts.save_memo(concrete, unique, answers)
             else:
-                self._all_from_cache(concrete, len(unique), before)
+                self._all_from_cache(concrete, len(unique), before, began)
         except TempMedBenchError as err:
             # what the run did before it stopped (a 401 is a request): the failure's report says it
             done = self.uts.counters() - before
-            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits)
+            err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits,
+                                     warnings=self.uts.warnings())  # fmt: skip
             raise
         finally:
             self.uts.close()
@@ -120,18 +119,20 @@ class RestAtomSource:
             atoms={q: answers[q] for q in queries},
             requests=done.requests,
             cache_hits=done.cache_hits,
+            warnings=self.uts.warnings(),
         )
 
-    def _all_from_cache(self, umls_release: str, total: int, before: Counters) -> None:
+    def _all_from_cache(
+        self, umls_release: str, total: int, before: Counters, began: float
+    ) -> None:
         """The final progress of a fetch the cache answered whole (the probe may have been sent)."""
         done = self.uts.counters() - before
         fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
         ).update(
             total, hits=done.cache_hits, requests=done.requests, retries=done.retries, final=True
-        )
-        if self.progress is not None:
-            self.progress(total, total)
+        )  # fmt: skip
 
     def _say_estimate(self, total: int, hits: int, misses: int, requests: int) -> None:
         """Once, before the first fetch: how many are cached, how many to fetch, how long."""
@@ -150,15 +151,17 @@ class RestAtomSource:
         *,
         total: int,
         before: Counters,
+        began: float,
     ) -> None:
         """Fetch the misses with the worker pool; progress counts requests and retries since
-        ``before``, when the fetch began (so the probe is counted, as in the final report)."""
+        ``before``, and time since ``began``, when the fetch began (so the probe is counted, as
+        in the final report)."""
         hits = total - len(misses)
         display = fetch_progress(
-            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock
-        )
+            self.progress_stream, umls_release=umls_release, total=total, clock=self._clock,
+            started=began,
+        )  # fmt: skip
         fetched = 0
-        error: TempMedBenchError | None = None
 
         def report(final: bool = False) -> None:
             done = self.uts.counters() - before
@@ -170,57 +173,29 @@ class RestAtomSource:
                 retries=done.retries,
                 final=final,
             )
-            if self.progress is not None:
-                self.progress(hits + fetched, total)
 
         # Queries that send the same request (route aui ignores the sab) share one fetch.
         same: dict[UtsRequest, list[AtomQuery]] = {}
         for query in misses:
             same.setdefault(self.uts.same_request(umls_release, query), []).append(query)
         self._say_estimate(total, hits, len(misses), len(same))
-        pool = DaemonPool(min(self.workers, len(same)), thread_name_prefix="uts-worker")
-        futures: dict[Future[list[UtsAtom] | None], list[AtomQuery]] = {}
+        groups = list(same.values())
+        calls = [partial(self.uts.ask_atoms, umls_release, group[0]) for group in groups]
+        runs = completions(calls, workers=self.workers, cancel=self.uts.cancel, tick=self._tick)
         try:
-            for group in same.values():
-                futures[pool.submit(self.uts.ask_atoms, umls_release, group[0])] = group
-            pending: set[Future[list[UtsAtom] | None]] = set(futures)
-            report()
-            while pending and error is None:
-                done, pending = wait(pending, timeout=self._tick, return_when=FIRST_COMPLETED)
-                for future in done:
-                    exc = future.exception()
-                    if exc is None:
-                        atoms = to_atoms(future.result())
-                        for query in futures[future]:
-                            answers[query] = atoms
-                        fetched += len(futures[future])
-                    elif isinstance(exc, NotAuthorisedError):
-                        error = exc  # the most telling error: stop at once
-                    elif isinstance(exc, TempMedBenchError):
-                        if error is None and not isinstance(exc, Cancelled):
-                            error = exc
-                    else:
-                        raise exc
+            with closing(runs):
                 report()
-            if error is not None:
-                self.uts.cancel()
-                for future in pending:
-                    future.cancel()
+                for finished in runs:
+                    for i, found in finished:
+                        atoms = to_atoms(found)
+                        for query in groups[i]:
+                            answers[query] = atoms
+                        fetched += len(groups[i])
+                    report()
+        except TempMedBenchError:
+            report(final=True)
+            raise
         except BaseException:
-            # Ctrl-C or a bug: stop every worker; what is complete is already cached.
-            self.uts.cancel()
-            pool.shutdown(cancel_futures=True, timeout=STOP_WAIT)
             display.close()
             raise
-        pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
-        if error is not None:
-            # A 401 in any worker beats the error seen first: it is the one the user must fix.
-            for future in futures:
-                if future.done() and not future.cancelled():
-                    exc = future.exception()
-                    if isinstance(exc, NotAuthorisedError):
-                        error = exc
-                        break
-            report(final=True)
-            raise error
         report(final=True)

@@ -1,0 +1,149 @@
+"""MRCONSO.RRF rows as the JSON objects UTS sends for them (SPEC sections 3 and 11).
+
+A local MRCONSO.RRF answers a lookup in the same shape as UTS (``mrconso.lookup``), and the fake
+UTS serves its invented rows in it (``testing.fake``): both build the objects here, from a row's
+18 fields. Links are those UTS gives, under ``Links`` (a base URL and a concrete release), with
+UTS's ``"NONE"`` for a link it does not have; MRCONSO's SUPPRESS gives ``obsolete`` (``O``) and
+``suppressible`` (``O``, ``E`` or ``Y``), as the strings UTS sends on atoms.
+
+SPEC 11 names a source code by its first atom in ``name_order``: (SUPPRESS ``N``, LAT ``ENG``,
+TTY ``PT``, ISPREF ``Y``, TS ``P``, STT ``PF``, AUI) — real UTS names a SNOMED CT code by its PT,
+not its FN — and a concept by its English preferred row (``preferred_order``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from tempmedbench_synonyms.constants import DEFAULT_BASE_URL
+from tempmedbench_synonyms.mrconso.rows import COLUMN
+
+_CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
+    COLUMN[c]
+    for c in (
+        "CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR",
+        "SUPPRESS",
+    )
+)  # fmt: skip
+NONE = "NONE"
+
+
+def name_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
+    """The sort key that puts first the atom whose string names its source code (SPEC 11)."""
+    return (
+        fields[_SUPPRESS] != "N",
+        fields[_LAT] != "ENG",
+        fields[_TTY] != "PT",
+        fields[_ISPREF] != "Y",
+        fields[_TS] != "P",
+        fields[_STT] != "PF",
+        fields[_AUI],
+    )
+
+
+def preferred_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
+    """The sort key that puts first a concept's English preferred row (LAT ``ENG``, TS ``P``,
+    STT ``PF``, ISPREF ``Y``; SPEC 11's local search), then by AUI."""
+    return (
+        fields[_LAT] != "ENG",
+        fields[_TS] != "P",
+        fields[_STT] != "PF",
+        fields[_ISPREF] != "Y",
+        fields[_AUI],
+    )
+
+
+def is_preferred(fields: Sequence[str]) -> bool:
+    """Whether a row is its concept's English preferred row."""
+    return not any(preferred_order(fields)[:4])
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """The link URLs UTS puts in its answers, for one base URL and concrete release."""
+
+    release: str
+    base_url: str = DEFAULT_BASE_URL
+
+    @property
+    def content(self) -> str:
+        return f"{self.base_url.rstrip('/')}/content/{self.release}"
+
+    def code(self, sab: str, code: str) -> str:
+        return f"{self.content}/source/{sab}/{quote(code, safe='')}"
+
+    def concept(self, cui: str) -> str:
+        return f"{self.content}/CUI/{cui}"
+
+    def search(self, code: str, sab: str) -> str:
+        """The search UTS links a source code's concepts to (``concepts`` of a cluster)."""
+        base = self.base_url.rstrip("/")
+        return (
+            f"{base}/search/{self.release}?string={quote(code, safe='')}&sabs={sab}"
+            "&searchType=exact&inputType=sourceUi"
+        )
+
+
+def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
+    """One MRCONSO row as UTS's ``Atom`` object."""
+    sab, suppress = fields[_SAB], fields[_SUPPRESS]
+    aui = f"{links.content}/AUI/{fields[_AUI]}"
+    return {
+        "classType": "Atom",
+        "ui": fields[_AUI],
+        "suppressible": "true" if suppress in ("O", "E", "Y") else "false",
+        "obsolete": "true" if suppress == "O" else "false",
+        "rootSource": sab,
+        "termType": fields[_TTY],
+        "code": links.code(sab, fields[_CODE]),
+        "concept": links.concept(fields[_CUI]),
+        "sourceConcept": links.code(sab, fields[_SCUI]) if fields[_SCUI] else NONE,
+        "sourceDescriptor": links.code(sab, fields[_SDUI]) if fields[_SDUI] else NONE,
+        "attributes": f"{aui}/attributes",
+        "parents": NONE,
+        "ancestors": NONE,
+        "children": NONE,
+        "descendants": NONE,
+        "relations": f"{aui}/relations",
+        "definitions": NONE,
+        "name": fields[_STR],
+        "language": fields[_LAT],
+    }
+
+
+def cluster_json(
+    sab: str, code: str, rows: Iterable[Sequence[str]], links: Links
+) -> dict[str, Any]:
+    """A source code as UTS's ``SourceAtomCluster`` object (``/content/.../source/{sab}/{code}``,
+    a crosswalk's results), from its rows (at least one); named by ``name_order``."""
+    ordered = sorted(rows, key=name_order)
+    first = ordered[0]
+    at = links.code(sab, code)
+    return {
+        "classType": "SourceAtomCluster",
+        "ui": code,
+        "suppressible": all(r[_SUPPRESS] in ("O", "E", "Y") for r in ordered),
+        "obsolete": all(r[_SUPPRESS] == "O" for r in ordered),
+        "rootSource": sab,
+        "atomCount": len(ordered),
+        "cVMemberCount": 0,
+        "attributes": f"{at}/attributes",
+        "atoms": f"{at}/atoms",
+        "descendants": f"{at}/descendants",
+        "ancestors": f"{at}/ancestors",
+        "parents": f"{at}/parents",
+        "children": f"{at}/children",
+        "relations": f"{at}/relations",
+        "definitions": NONE,
+        "concepts": links.search(code, sab),
+        "defaultPreferredAtom": f"{at}/atoms/preferred",
+        "name": first[_STR],
+    }
+
+
+def search_result_json(ui: str, name: str, root_source: str, uri: str | None) -> dict[str, Any]:
+    """One result of ``/search``: ``ui``, ``rootSource``, ``uri``, ``name``."""
+    return {"ui": ui, "rootSource": root_source, "uri": uri or NONE, "name": name}

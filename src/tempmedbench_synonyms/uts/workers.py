@@ -1,0 +1,86 @@
+"""UTS requests on worker threads: how a fetch and a batch of lookups stop at once, together.
+
+``completions`` runs calls on a ``runtime.DaemonPool`` and yields what completes, round by round
+(at least every ``tick`` seconds, so that a progress bar moves), for both the atom source of a
+regeneration (``uts.source``) and many lookups at once (``uts.batch``). The rules, shared:
+
+- an error that ends the run (``TempMedBenchError``: not authorised, unavailable, a cache that
+  cannot be written) in any worker cancels every other (``cancel``: the client's, whose event the
+  rate limiter shares, so requests waiting, sleeping or on the wire all stop), and is raised once
+  the workers have stopped; a 401 seen in any worker is raised rather than the error seen first,
+  as it is the one the user must fix;
+- Ctrl-C, a bug, or the caller closing the iterator (use ``contextlib.closing``) cancel every
+  worker as well and wait for them ``STOP_WAIT`` seconds at most: they are daemon threads whose
+  sockets the client has cut, so the command ends at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import TypeVar
+
+from tempmedbench_synonyms.errors import Cancelled, NotAuthorisedError, TempMedBenchError
+from tempmedbench_synonyms.runtime import DaemonPool
+
+_T = TypeVar("_T")
+
+#: Seconds a cancelled fetch waits for its workers (their sockets are cut: they end at once).
+STOP_WAIT = 1.0
+
+
+def completions(
+    calls: Sequence[Callable[[], _T]],
+    *,
+    workers: int,
+    cancel: Callable[[], None],
+    tick: float = 0.2,
+    name: str = "uts-worker",
+) -> Generator[list[tuple[int, _T]], None, None]:
+    """Run every call on ``workers`` threads; yield, each round, the ``(index, result)`` of
+    the calls completed since the last (an empty list when ``tick`` seconds passed without
+    one), until all are done. The first error that ends the run stops them all (module
+    docstring) and is raised."""
+    if not calls:
+        return
+    pool = DaemonPool(min(workers, len(calls)), thread_name_prefix=name)
+    futures: dict[Future[_T], int] = {}
+    error: TempMedBenchError | None = None
+    try:
+        for i, call in enumerate(calls):
+            futures[pool.submit(call)] = i
+        pending: set[Future[_T]] = set(futures)
+        while pending and error is None:
+            done, pending = wait(pending, timeout=tick, return_when=FIRST_COMPLETED)
+            finished: list[tuple[int, _T]] = []
+            for future in done:
+                exc = future.exception()
+                if exc is None:
+                    finished.append((futures[future], future.result()))
+                elif isinstance(exc, NotAuthorisedError):
+                    error = exc  # the most telling error: stop at once
+                elif isinstance(exc, TempMedBenchError):
+                    if error is None and not isinstance(exc, Cancelled):
+                        error = exc
+                else:
+                    raise exc
+            yield sorted(finished, key=lambda pair: pair[0])
+        if error is not None:
+            cancel()
+            for future in pending:
+                future.cancel()
+    except BaseException:
+        # Ctrl-C, a bug, or the caller gone: stop every worker; what is complete is cached.
+        cancel()
+        pool.shutdown(cancel_futures=True, timeout=STOP_WAIT)
+        raise
+    pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
+    if error is not None:
+        # A 401 in any worker beats the error seen first: it is the one the user must fix.
+        for future in futures:
+            if future.done() and not future.cancelled():
+                exc = future.exception()
+                if isinstance(exc, NotAuthorisedError):
+                    error = exc
+                    break
+        raise error

@@ -1,0 +1,173 @@
+"""The cache's own messages (issue 17 item 12): a cache folder that cannot be reached, a cache
+entry replaced by a folder, a namespace linked from elsewhere. Our message and a hint, never
+Python's ``[Errno 13]`` text with ``hint: null``; what ``cache clear`` counts is what it
+removed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+from helpers import BASE, behind_responses
+from helpers.folders import LONG_NAME
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.cli.cache import cache_app
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, invented_rows
+from tempmedbench_synonyms.uts.cache import LAYOUT
+
+PERMISSIONS = "check the permissions of the path and of each folder above it (ls -ld)"
+TOO_LONG = "the path, or a name in it, is longer than the file system allows: choose a shorter one"
+ANOTHER = "or give another folder with --cache-dir or TEMPMEDBENCH_CACHE_DIR"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeUts]:
+    uts = FakeUts(FakeUtsData.from_lines(invented_rows(3, atoms_per_concept=4)), api_key=CANARY_KEY)
+    with behind_responses(uts):
+        yield uts
+
+
+def run(command: typer.Typer, args: list[str], cache: Path) -> Result:
+    env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(cache), "UMLS_API_KEY": CANARY_KEY}
+    return CliRunner().invoke(command, args, env=env)
+
+
+@pytest.mark.parametrize("how", ["locked", "too long"])
+@pytest.mark.parametrize("command", ["info", "clear"])
+def test_a_cache_folder_that_cannot_be_reached_is_our_message_and_a_hint(
+    tmp_path: Path, request: pytest.FixtureRequest, command: str, how: str
+) -> None:
+    """A folder the user cannot enter (mode 000; as root, refused in-process:
+    tests/helpers/folders.py), or a --cache-dir of 300 characters (ENAMETOOLONG, for real)."""
+    if how == "locked":
+        cache, problem, fix = (
+            request.getfixturevalue("locked") / "c",
+            "Permission denied",
+            PERMISSIONS,
+        )
+    else:
+        cache, problem, fix = tmp_path / LONG_NAME, "File name too long", TOO_LONG
+    message = f"{cache}: cannot use the cache folder: {problem}"
+    human = run(cache_app, [command, "--cache-dir", str(cache)], tmp_path / "unused")
+    assert (human.exit_code, human.stdout, human.stderr) == (
+        2,
+        "",
+        f"error: {message}\nhint: {fix}; {ANOTHER}\n",
+    )
+    as_json = run(cache_app, [command, "--cache-dir", str(cache), "--json"], tmp_path / "unused")
+    doc = json.loads(as_json.stdout)
+    assert (as_json.exit_code, doc["outcome"], doc["message"], doc["hint"]) == (
+        2,
+        "bad_input",
+        message,
+        f"{fix}; {ANOTHER}",
+    )
+    assert "Errno" not in as_json.stdout + human.stderr
+
+
+def test_a_regeneration_with_a_cache_folder_it_cannot_reach_says_so(
+    mini: Path, tmp_path: Path, locked: Path
+) -> None:
+    """The backstop for what no library code expects: our message and the fix, exit 2."""
+    result = CliRunner().invoke(
+        app,
+        ["regenerate", str(mini), "--cache-dir", str(locked / "c"), "--base-url", BASE,
+         "--out", str(tmp_path / "out"), "--json"],
+        env={"UMLS_API_KEY": CANARY_KEY},
+    )  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert (result.exit_code, doc["message"], doc["hint"]) == (
+        2,
+        f"{locked / 'c'}: Permission denied",
+        PERMISSIONS,
+    )
+    assert result.stderr.splitlines()[-2:] == [
+        f"error: {locked / 'c'}: Permission denied",
+        f"hint: {PERMISSIONS}",
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_entry_replaced_by_a_folder_says_what_it_is_and_what_to_do(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """It failed every run with exit 2 and "give a writable folder", which the folder was."""
+    cache = tmp_path / "cache"
+    args = ["atoms", "C9000001", "--umls-release", "2099AA", "--json"]
+    assert run(app, ["umls", *args], cache).exit_code == 0
+    (entry,) = (cache / LAYOUT).glob("*/2099AA/*.json")
+    entry.unlink()
+    entry.mkdir()
+    (entry / "something").write_text("not ours")
+    failed = run(app, ["umls", *args], cache)
+    doc = json.loads(failed.stdout)
+    assert (failed.exit_code, doc["message"], doc["hint"]) == (
+        2,
+        f"{entry}: cannot write this cache file: a folder is in its place (this tool never "
+        "makes one there)",
+        f"remove that folder (rm -r {entry}), or empty the cache: tempmedbench-synonyms cache "
+        f"clear --cache-dir {cache}",
+    )
+    assert (entry / "something").read_text() == "not ours"  # never removed behind the user
+    assert len(fake.seen) == 2  # asked again, as the folder cannot be read as an entry
+    # The fix it gives works.
+    cleared = run(app, ["cache", "clear", "--cache-dir", str(cache)], cache)
+    assert cleared.exit_code == 0
+    assert run(app, ["umls", *args], cache).exit_code == 0
+
+
+def test_a_release_folder_replaced_by_a_file_names_the_file(fake: FakeUts, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = ["umls", "atoms", "C9000001", "--umls-release", "2099AA"]
+    assert run(app, args, cache).exit_code == 0
+    (release,) = (cache / LAYOUT).glob("*/2099AA")
+    for entry in release.iterdir():
+        entry.unlink()
+    release.rmdir()
+    release.write_text("a file")
+    failed = run(app, [*args, "--json"], cache)
+    doc = json.loads(failed.stdout)
+    assert (failed.exit_code, doc["message"], doc["hint"]) == (
+        2,
+        f"{release}: cannot write in the cache: a file is in the place of one of its folders",
+        f"remove that file (rm {release}), or empty the cache: tempmedbench-synonyms cache "
+        f"clear --cache-dir {cache}",
+    )
+
+
+def test_clear_counts_what_it_removed_not_what_a_linked_namespace_holds(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """A namespace linked from elsewhere: the link goes, the entries it points to stay (they
+    are not the cache's own folder), and clear says so instead of counting them removed."""
+    elsewhere = tmp_path / "elsewhere"
+    run(app, ["umls", "atoms", "C9000001", "--umls-release", "2099AA"], elsewhere)
+    run(app, ["umls", "atoms", "C9000002", "--umls-release", "2099AA"], elsewhere)
+    cache = tmp_path / "cache"
+    run(app, ["umls", "atoms", "C9000003", "--umls-release", "2099AA"], cache)
+    (theirs,) = (elsewhere / LAYOUT).iterdir()
+    link = cache / LAYOUT / "linked-namespace"
+    link.symlink_to(theirs, target_is_directory=True)
+    info = json.loads(run(cache_app, ["info", "--json"], cache).stdout)
+    assert info["entries"] == 3  # what a run reads, through the link too
+    cleared = run(cache_app, ["clear", "--json"], cache)
+    note = (
+        f"1 symbolic link removed, not what it points to: the cached answers there stay on "
+        f"disk ({link} -> {theirs}); delete them there if you meant to"
+    )
+    assert json.loads(cleared.stdout) == {
+        "root": str(cache),
+        "removed": 1,
+        "warnings": [note],
+        "schema_version": 1,
+        "tool_version": info["tool_version"],
+    }
+    assert not (cache / LAYOUT).exists()
+    assert len(list(theirs.glob("2099AA/*.json"))) == 2  # still there, and not counted
+    human = run(cache_app, ["clear"], elsewhere)
+    assert human.stderr == f"removed 2 cached answers from {elsewhere}\n"

@@ -1,0 +1,293 @@
+"""Odd environments (issue 17, SPEC section 8 "Environments"): no home folder, a key file saved
+by Notepad or pasted with an invisible character, a key pasted into the base URL. Each is a
+clear error (exit 2) or a warning, never a traceback, and the key shows nowhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from helpers import MINI, MINI_MRCONSO
+from tempmedbench_synonyms import secret
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUtsServer, find_secret
+
+# -- no HOME and no passwd entry (docker run --user N, some CI sandboxes) ----------------------
+
+#: The console script, in a process whose user has no passwd entry: simulated, since the tests
+#: may run as a user who has one (root does; and a uid without one could not run the
+#: interpreter when it lives in a home folder). Python and platformdirs ask ``pwd.getpwuid``.
+_NO_PASSWD_ENTRY = """
+import pwd
+def _no_entry(uid):
+    raise KeyError(f"getpwuid(): uid not found: {uid}")
+pwd.getpwuid = _no_entry
+from tempmedbench_synonyms.cli import script_main
+script_main()
+"""
+
+
+def _without_home(**more: str) -> dict[str, str]:
+    """This environment without HOME, the XDG folders and every variable of the tool."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "HOME"
+        and not k.startswith(("XDG_", "TEMPMEDBENCH_", "UMLS_"))
+        and "proxy" not in k.lower()
+    }
+    return {**env, **more}
+
+
+def _no_passwd(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _NO_PASSWD_ENTRY, *args],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _no_home_message(kind: str) -> str:
+    return (
+        f"the default {kind} folder is in the home folder, and there is none: HOME is not set, "
+        f"and user id {os.getuid()} has no home folder in the password database"
+    )
+
+
+NO_HOME_HINT = (
+    "set HOME to a folder you own, or TEMPMEDBENCH_CACHE_DIR and TEMPMEDBENCH_STATE_DIR to "
+    "folders you can write in; in a container run as a user with no passwd entry, add "
+    "-e HOME=/tmp (or a folder you mount)"
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="a passwd entry is a POSIX thing")
+def test_without_a_home_folder_each_command_says_which_variables_to_set(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    """Issue 17 item 9: every REST command exited 70 (a bug), doctor and --version gave a
+    traceback. Now exit 2 naming HOME, TEMPMEDBENCH_CACHE_DIR and TEMPMEDBENCH_STATE_DIR, and
+    --version says what is wrong in place of the cache folder."""
+    env = _without_home(UMLS_API_KEY=CANARY_KEY, UMLS_BASE_URL=mini_uts.base_url)
+    out = tmp_path / "out"
+    version = _no_passwd(["--version"], env, tmp_path)
+    assert (version.returncode, version.stderr) == (0, "")
+    assert version.stdout.splitlines()[-1] == (
+        f"cache folder: none: {_no_home_message('cache')}; {NO_HOME_HINT}"
+    )
+    regenerate = _no_passwd(["regenerate", str(MINI), "--out", str(out), "--json"], env, tmp_path)
+    report = json.loads(regenerate.stdout)
+    assert (regenerate.returncode, report["outcome"], report["message"], report["hint"]) == (
+        2, "bad_input", _no_home_message("cache"), NO_HOME_HINT
+    )  # fmt: skip
+    assert regenerate.stderr.splitlines()[-2:] == [
+        f"error: {_no_home_message('cache')}",
+        f"hint: {NO_HOME_HINT}",
+    ]
+    umls = _no_passwd(["umls", "concept", "C9000001", "--umls-release", "2099AA"], env, tmp_path)
+    assert (umls.returncode, umls.stderr.splitlines()[0]) == (
+        2,
+        f"error: {_no_home_message('cache')}",
+    )
+    cache = _no_passwd(["cache", "info", "--json"], env, tmp_path)
+    assert (cache.returncode, json.loads(cache.stdout)["message"]) == (2, _no_home_message("cache"))
+    doctor = _no_passwd(["doctor", str(MINI), "--json"], env, tmp_path)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert doctor.returncode == 2
+    assert (checks["cache"]["message"], checks["cache"]["hint"]) == (
+        _no_home_message("cache"),
+        NO_HOME_HINT,
+    )
+    # The probe shares the rate state of the machine, which has no folder either.
+    for name in ("uts", "rate_state"):
+        assert (checks[name]["message"], checks[name]["hint"]) == (
+            _no_home_message("state"),
+            NO_HOME_HINT,
+        )
+    assert mini_uts.fake.seen == []  # nothing was sent
+    for done in (version, regenerate, umls, cache, doctor):
+        assert "Traceback" not in done.stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # no "~" folder made in the working folder
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="a passwd entry is a POSIX thing")
+def test_without_a_home_folder_the_two_variables_are_enough(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    env = _without_home(
+        UMLS_API_KEY=CANARY_KEY,
+        UMLS_BASE_URL=mini_uts.base_url,
+        TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
+        TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"),
+    )
+    rest = _no_passwd(["regenerate", str(MINI), "--out", str(tmp_path / "a"), "--json"], env,
+                      tmp_path)  # fmt: skip
+    assert (rest.returncode, json.loads(rest.stdout)["outcome"]) == (0, "verified"), rest.stderr
+    # A run from a local MRCONSO.RRF needs neither folder.
+    local = _no_passwd(["regenerate", str(MINI), "--mrconso", str(MINI_MRCONSO), "--out",
+                        str(tmp_path / "b"), "-q"], _without_home(), tmp_path)  # fmt: skip
+    assert (local.returncode, local.stderr) == (0, "")
+
+
+# -- the key file: Notepad's BOM, an invisible character -----------------------------------------
+
+
+def _with_key_file(args: list[str], key_file: Path, fake: FakeUtsServer, tmp_path: Path) -> Result:
+    env = {"UMLS_API_KEY": None, "UMLS_API_KEY_FILE": str(key_file), "NO_COLOR": "1",
+           "UMLS_BASE_URL": fake.base_url,
+           "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    return CliRunner().invoke(app, args, env=env)
+
+
+def test_a_key_file_saved_by_notepad_works_with_a_note(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 17 item 10: the BOM stayed part of the key, so a correct key got exit 3 "invalid
+    or expired", and doctor said the key was found."""
+    key_file = tmp_path / "key.txt"
+    key_file.write_bytes(b"\xef\xbb\xbf" + CANARY_KEY.encode() + b"\r\n")
+    key_file.chmod(0o600)
+    note = (
+        f"{key_file} starts with a byte order mark (BOM, as Notepad's UTF-8 writes it), which "
+        "is not part of the key and was left out: save the key file as UTF-8 without a BOM"
+    )
+    run = _with_key_file(["regenerate", str(mini), "--out", str(tmp_path / "out"), "--json"],
+                         key_file, mini_uts, tmp_path)  # fmt: skip
+    assert (run.exit_code, json.loads(run.stdout)["outcome"]) == (0, "verified"), run.stderr
+    assert note in [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    doctor = _with_key_file(["doctor", str(mini), "--json"], key_file, mini_uts, tmp_path)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["api_key"]["message"] == (
+        f"found in UMLS_API_KEY_FILE ({key_file}), but it starts with a byte order mark (BOM, "
+        "as Notepad's UTF-8 writes it), which is not part of the key and was left out: save "
+        "the key file as UTF-8 without a BOM; it does not look like a UTS API key (a UUID: 36 "
+        "characters, 8-4-4-4-12 hexadecimal digits)"
+    )
+    assert checks["uts"]["ok"] is True  # the probe sent the key without its BOM
+    texts = {"run": run.stdout + run.stderr, "doctor": doctor.stdout + doctor.stderr}
+    # Everywhere the runs wrote (the key file itself holds it, of course).
+    assert (
+        find_secret(CANARY_KEY, texts=texts, folders=[tmp_path / "cache", tmp_path / "out"]) == []
+    )
+
+
+def test_a_key_with_a_zero_width_space_is_bad_input_and_nothing_is_sent(
+    mini_uts: FakeUtsServer, mini: Path, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "key.txt"
+    key_file.write_text(f"{CANARY_KEY}\u200b\n", encoding="utf-8")  # copied from a web page
+    key_file.chmod(0o600)
+    run = _with_key_file(["regenerate", str(mini), "--out", str(tmp_path / "out"), "--json"],
+                         key_file, mini_uts, tmp_path)  # fmt: skip
+    message = (
+        f"{key_file}, line 1: the API key file holds U+200B (ZERO WIDTH SPACE) at character "
+        f"{len(CANARY_KEY) + 1}: an invisible or control character, which no API key has"
+    )
+    assert (run.exit_code, json.loads(run.stdout)["message"]) == (2, message)
+    doctor = _with_key_file(["doctor", str(mini), "--json"], key_file, mini_uts, tmp_path)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert (doctor.exit_code, checks["api_key"]["message"]) == (2, message)
+    assert mini_uts.fake.seen == []
+    assert not (tmp_path / "out").exists()
+    assert CANARY_KEY[:9] not in run.stdout + run.stderr + doctor.stdout + doctor.stderr
+
+
+# -- a key pasted into --base-url or UMLS_BASE_URL -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"https://{CANARY_KEY}@uts.example/rest", "https://***@uts.example/rest"),
+        (f"https://me:{CANARY_KEY}@uts.example/rest", "https://***@uts.example/rest"),
+        (f"https://uts.example/rest#{CANARY_KEY}", "https://uts.example/rest#***"),
+        (f"https://uts.example/rest?key={CANARY_KEY}", "https://uts.example/rest?***"),
+    ],
+)
+@pytest.mark.parametrize("given", ["--base-url", "UMLS_BASE_URL"])
+@pytest.mark.parametrize("key_set", [True, False], ids=["key-set", "no-key"])
+def test_a_key_in_the_base_url_is_never_shown(
+    mini: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    url: str,
+    shown: str,
+    given: str,
+    key_set: bool,
+) -> None:
+    """Issue 17 item 11: the URL was checked before the key was read, so the key it held was
+    printed as it is, in --json too. The user name, password, query and fragment of a base URL
+    are masked whether or not the key was read (``no-key``: the only key is the one in the
+    URL), and the key is read first besides.
+
+    Each command runs as in a fresh process: no key read before it (the registry of the keys
+    read so far, which ``redact`` masks, starts empty; other tests of this process read the
+    canary key). ``test_a_key_in_the_base_url_of_a_fresh_process_is_never_shown`` runs one for
+    real."""
+    env: dict[str, Any] = {"UMLS_API_KEY": CANARY_KEY if key_set else None, "NO_COLOR": "1",
+                           "UMLS_API_KEY_FILE": None, "UMLS_BASE_URL": None,
+                           "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    url_args: list[str] = []
+    if given == "--base-url":
+        url_args = ["--base-url", url]
+    else:
+        env["UMLS_BASE_URL"] = url
+    message = (
+        f"--base-url {shown!r} is not a UTS REST root: it must not hold a query, a fragment or "
+        "a user name"
+    )
+    commands = {
+        "regenerate": ["regenerate", str(mini), "--out", str(tmp_path / "out")],
+        "doctor": ["doctor", str(mini)],
+        "umls": ["umls", "atoms", "C9000001", "--umls-release", "2099AA"],
+    }
+    texts = {}
+    for name, args in commands.items():
+        for as_json in ([], ["--json"]):
+            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+            result = CliRunner().invoke(app, [*args, *url_args, *as_json], env=env)
+            texts[f"{name}{as_json} stdout"] = result.stdout
+            texts[f"{name}{as_json} stderr"] = result.stderr
+            if name == "doctor" and not key_set:  # the probe is not sent, the URL not checked
+                assert result.exit_code == 3, result.stderr
+                continue
+            assert result.exit_code == 2, result.stderr
+            if name == "doctor":
+                checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]} if as_json \
+                    else {}  # fmt: skip
+                if as_json:
+                    assert checks["uts"]["message"] == message
+                else:
+                    assert f"FAIL  uts         {message}" in result.stderr.splitlines()
+            elif as_json:
+                assert json.loads(result.stdout)["message"] == message
+            else:
+                assert f"error: {message}" in result.stderr.splitlines()
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_key_in_the_base_url_of_a_fresh_process_is_never_shown(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UMLS_")}
+    env.update(UMLS_API_KEY=CANARY_KEY, TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    url = f"https://{CANARY_KEY}@uts.example/rest"
+    done = subprocess.run(
+        [sys.executable, "-m", "tempmedbench_synonyms", "regenerate", str(MINI), "--base-url", url,
+         "--out", str(tmp_path / "out"), "--json"],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    message = (
+        "--base-url 'https://***@uts.example/rest' is not a UTS REST root: it must not hold a "
+        "query, a fragment or a user name"
+    )
+    assert (done.returncode, json.loads(done.stdout)["message"]) == (2, message)
+    assert f"error: {message}" in done.stderr.splitlines()
+    assert find_secret(CANARY_KEY, texts={"stdout": done.stdout, "stderr": done.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip

@@ -1,0 +1,266 @@
+"""Ctrl-C and SIGTERM with --json (issue 17 item 12, SPEC section 5): the ``interrupted`` report
+still comes on stdout, for every command that has --json, with exit 130 or 143.
+
+A real signal is sent to a real process in the middle of a run (the fake UTS answers slowly, and
+the test waits for the run's own progress line on stderr before it sends it); every other
+command is stopped in-process where its work is (the signal's ``Interrupted``), as
+``runtime.interrupts`` raises it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers import GPS_FILE, MINI, MINI_MRCONSO
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.errors import Interrupted
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    Faults,
+    find_secret,
+    make_invented_release,
+)
+
+HINT = "run the same command again: it goes on where this one stopped"
+
+# -- a real signal to a real run -----------------------------------------------------------------
+
+
+class Lines:
+    """The lines a process writes on ``stream``, read by a thread as they come, so that a test
+    can wait (with a deadline) for one of them."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.seen: list[str] = []
+        self._new: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._new.put(line.rstrip("\n"))
+        self._new.put(None)
+
+    def wait_for(self, wanted: Callable[[str], bool], timeout: float = 60.0) -> str:
+        """The first line (from now on, or seen before) that ``wanted``; AssertionError if the
+        stream ends or the deadline passes first."""
+        for line in self.seen:
+            if wanted(line):
+                return line
+        while True:
+            line = self._new.get(timeout=timeout)
+            assert line is not None, f"the stream ended before the line; saw {self.seen}"
+            self.seen.append(line)
+            if wanted(line):
+                return line
+
+    def rest(self) -> list[str]:
+        """Every line, once the stream has ended."""
+        self._thread.join(timeout=60)
+        while True:
+            try:
+                line = self._new.get_nowait()
+            except queue.Empty:
+                return self.seen
+            if line is not None:
+                self.seen.append(line)
+
+
+def _processes_naming(marker: str) -> list[int]:
+    """Every process whose command line holds ``marker`` (Linux ``/proc``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
+@pytest.fixture
+def slow_uts(tmp_path: Path) -> Iterator[tuple[FakeUtsServer, Path]]:
+    """A fake UTS that takes 0.3 s over each answer, and an invented release of 60 concepts:
+    a run lasts seconds, long enough to be stopped in the middle."""
+    rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
+    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
+                   faults=Faults(latency=0.3))  # fmt: skip
+    with FakeUtsServer(fake) as server:
+        yield server, rel.folder
+
+
+def _start(args: list[str], base_url: str, tmp_path: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(UMLS_API_KEY=CANARY_KEY, UMLS_BASE_URL=base_url,
+               TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "tempmedbench_synonyms", *args],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _progress(line: str) -> bool:
+    """The progress line of a fetch: ``UMLS 2099AA: 0/60 concepts, ...``."""
+    return line.startswith("UMLS 2099AA: ") and "/60 concepts" in line
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="looks for processes left in /proc")
+@pytest.mark.parametrize(
+    ("command", "how", "code"),
+    [
+        ("regenerate", signal.SIGINT, 130),
+        ("regenerate", signal.SIGTERM, 143),
+        ("freeze", signal.SIGINT, 130),
+        ("freeze", signal.SIGTERM, 143),
+    ],
+    ids=["regenerate-SIGINT", "regenerate-SIGTERM", "freeze-SIGINT", "freeze-SIGTERM"],
+)
+def test_a_signal_in_the_middle_of_a_fetch_still_prints_the_interrupted_report(
+    slow_uts: tuple[FakeUtsServer, Path], tmp_path: Path, command: str, how: int, code: int
+) -> None:
+    server, release = slow_uts
+    out = tmp_path / "out"
+    args = [command, str(release), "--json"]
+    args += ["--out", str(out)] if command == "regenerate" else ["--force"]
+    with _start(args, server.base_url, tmp_path) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr = Lines(proc.stderr)
+        stderr.wait_for(_progress)  # the fetch has begun: the run is in its middle
+        assert len(server.fake.seen) < 61  # not done yet (60 concepts and the probe)
+        proc.send_signal(how)
+        report = json.loads(proc.stdout.read())
+        proc.wait(timeout=60)
+        lines = stderr.rest()
+    name = "Ctrl-C" if how == signal.SIGINT else "SIGTERM"
+    assert proc.returncode == code
+    assert {k: report[k] for k in ("outcome", "exit_code", "message", "hint", "command")} == {
+        "outcome": "interrupted",
+        "exit_code": code,
+        "message": f"interrupted by {name}: what was fetched stays cached",
+        "hint": HINT,
+        "command": command,
+    }
+    assert (report["schema_version"], report["tool_version"]) == (1, __version__)
+    assert lines[-1] == "interrupted: nothing was left half-written; run the same command again"
+    assert not any("Traceback" in line for line in lines)
+    assert _processes_naming(str(release)) == []  # no process left behind
+    assert not out.exists() or not any(out.rglob("*.json*"))  # nothing written but the cache
+    assert find_secret(CANARY_KEY, texts={"stdout": json.dumps(report),
+                       "stderr": "\n".join(lines)}, folders=[tmp_path]) == []  # fmt: skip
+
+
+@pytest.fixture
+def slower_uts() -> Iterator[FakeUtsServer]:
+    """A fake UTS of the mini release that takes 2 s over each answer: the one request of
+    ``doctor`` or ``umls`` is still on its way when the signal comes."""
+    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY,
+                   faults=Faults(latency=2.0))  # fmt: skip
+    with FakeUtsServer(fake) as server:
+        yield server
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="looks for processes left in /proc")
+@pytest.mark.parametrize("command", ["doctor", "umls"])
+def test_a_signal_while_the_one_request_is_on_its_way_still_prints_the_report(
+    slower_uts: FakeUtsServer, tmp_path: Path, command: str
+) -> None:
+    """doctor had no interrupted report at all (a traceback for Ctrl-C, none for SIGTERM)."""
+    marker = str(tmp_path / "cache")
+    args = {
+        "doctor": ["doctor", str(MINI), "--json"],
+        "umls": ["umls", "concept", "C9000001", "--umls-release", "2099AA", "--json"],
+    }[command]
+    with _start(args, slower_uts.base_url, tmp_path) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr = Lines(proc.stderr)
+        if command == "doctor":  # its own progress: a line per check, the probe after api_key
+            stderr.wait_for(lambda line: line.startswith("ok    api_key"))
+        # The request has reached the fake, which holds it 2 s: the signal comes in the middle.
+        pause = threading.Event()  # never set: a poll with a deadline (60 s)
+        for _ in range(6000):
+            if slower_uts.fake.seen or proc.poll() is not None:
+                break
+            pause.wait(0.01)
+        assert len(slower_uts.fake.seen) == 1 and proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        report = json.loads(proc.stdout.read())
+        proc.wait(timeout=60)
+        lines = stderr.rest()
+    assert proc.returncode == 130
+    assert (report["outcome"], report["exit_code"], report["hint"]) == ("interrupted", 130, HINT)
+    if command == "doctor":
+        assert (report["command"], report["ok"]) == ("doctor", False)
+        # The checks made before the signal, and none after.
+        assert [c["name"] for c in report["checks"]] == ["versions", "release", "api_key"]
+    else:
+        assert report["found"] is False
+    assert lines[-1] == "interrupted: nothing was left half-written; run the same command again"
+    assert not any("Traceback" in line for line in lines)
+    assert _processes_naming(marker) == []
+
+
+# -- every other command with --json, stopped in-process where its work is -----------------------
+
+
+def _stopped(*args: Any, **kwargs: Any) -> Any:
+    raise Interrupted(signal.SIGTERM, "SIGTERM")
+
+
+@pytest.mark.parametrize(
+    ("args", "where", "empty"),
+    [
+        (["check", str(MINI)], "tempmedbench_synonyms.cli.check", {"files": {}, "drifted": []}),
+        (["demo", "--out", "{tmp}/demo"], "tempmedbench_synonyms.cli.run", {"files": {}}),
+        (["gps", "validate", str(MINI), "--gps", str(GPS_FILE)],
+         "tempmedbench_synonyms.cli.gps.validate_gps", {"findings": [], "counts": {}}),
+        (["gps", "lookup", "22298006", "--gps", str(GPS_FILE)],
+         "tempmedbench_synonyms.cli.gps.load_concept_index", {"concepts": []}),
+        (["cache", "info", "--cache-dir", "{tmp}/c"], "tempmedbench_synonyms.uts.cache.cache_info",
+         {}),
+        (["cache", "clear", "--cache-dir", "{tmp}/c"],
+         "tempmedbench_synonyms.uts.cache.clear_cache", {}),
+    ],
+    ids=["check", "demo", "gps-validate", "gps-lookup", "cache-info", "cache-clear"],
+)  # fmt: skip
+def test_every_command_with_json_prints_the_interrupted_report(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    where: str,
+    empty: dict[str, Any],
+) -> None:
+    module, name = where.rsplit(".", 1)
+    monkeypatch.setattr(f"{module}.{name}", _stopped)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 143
+    assert {k: report[k] for k in ("outcome", "exit_code", "message", "hint", *empty)} == {
+        "outcome": "interrupted",
+        "exit_code": 143,
+        "message": "interrupted by SIGTERM: what was fetched stays cached",
+        "hint": HINT,
+        **empty,
+    }
+    assert result.stderr.splitlines()[-1] == (
+        "interrupted: nothing was left half-written; run the same command again"
+    )

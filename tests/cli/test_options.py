@@ -1,0 +1,120 @@
+"""Options built once: an options dataclass's fields become a command's flags, and the command
+gets the one object built from them (cli._options.with_options, docs/architecture.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import tempmedbench_synonyms.cli as cli
+from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.cli._options import Only, PlainUsage, with_options
+from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.options import RegenOptions
+from tempmedbench_synonyms.uts.options import UtsOptions
+
+NETWORK = [f.metadata["cli"].flag for f in dataclasses.fields(UtsOptions)]
+
+
+def _flags(*path: str) -> list[str]:
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return [opt for p in command.params for opt in getattr(p, "opts", ())]
+
+
+def test_the_network_options_are_these_eight_in_this_order() -> None:
+    assert NETWORK == [
+        "--base-url", "--cache-dir", "--offline", "--refresh", "--rate", "--workers",
+        "--timeout", "--api-key-file",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (("regenerate",), NETWORK),
+        (("freeze",), NETWORK),
+        (("doctor",), ["--base-url", "--cache-dir", "--rate", "--timeout", "--api-key-file"]),
+        (("umls", "atoms"), [f for f in NETWORK if f != "--workers"]),
+        (("cache", "info"), ["--cache-dir"]),
+        (("cache", "clear"), ["--cache-dir"]),
+    ],
+)
+def test_each_command_has_the_network_options_it_takes(
+    path: tuple[str, ...], expected: list[str]
+) -> None:
+    assert [f for f in _flags(*path) if f in NETWORK] == expected
+
+
+def test_what_was_parsed_reaches_the_run_as_one_object(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[RegenOptions] = []
+
+    def run(options: RegenOptions) -> Any:
+        seen.append(options)
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(cli, "run", run)
+    key = tmp_path / "key"
+    result = CliRunner().invoke(
+        app,
+        ["regenerate", str(tmp_path), "--rate", "2.5", "--workers", "3", "--timeout", "9",
+         "--offline", "--cache-dir", str(tmp_path / "c"), "--base-url", "https://example.org/rest",
+         "--api-key-file", str(key), "--umls-release", "2099AA", "-q"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert seen == [
+        RegenOptions(
+            tmp_path,
+            umls_release="2099AA",
+            uts=UtsOptions(
+                base_url="https://example.org/rest", cache_dir=tmp_path / "c", offline=True,
+                rate=2.5, workers=3, timeout=9.0, api_key_file=key,
+            ),
+        )
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Toy:
+    size: int = field(default=3, metadata=spelt("--size", "How many."))
+    loud: bool = field(default=False, metadata=spelt("--loud", "Say it loud."))
+    hidden: str = "never a flag"  # no metadata: not an option
+
+
+def test_any_options_class_gives_its_fields_as_flags_in_the_parameters_place() -> None:
+    """A new option is a field: nothing else changes for the command to take it."""
+    toy = typer.Typer(add_completion=False)
+    got: list[tuple[str, _Toy, bool]] = []
+
+    @toy.command(cls=PlainUsage)
+    @with_options
+    def command(name: str, opts: _Toy = _Toy(), last: bool = False) -> None:
+        got.append((name, opts, last))
+
+    result = CliRunner().invoke(toy, ["x", "--size", "5", "--loud", "--last"])
+    assert (result.exit_code, got) == (0, [("x", _Toy(5, True), True)])
+    flags = [o for p in typer.main.get_command(toy).params for o in getattr(p, "opts", ())]
+    assert flags == ["name", "--size", "--loud", "--last"]
+
+
+def test_only_gives_a_subset_and_the_rest_keep_their_defaults() -> None:
+    toy = typer.Typer(add_completion=False)
+    got: list[_Toy] = []
+
+    @toy.command(cls=PlainUsage)
+    @with_options
+    def command(opts: Annotated[_Toy, Only(("loud",))] = _Toy()) -> None:
+        got.append(opts)
+
+    assert CliRunner().invoke(toy, ["--loud"]).exit_code == 0
+    assert got == [_Toy(3, True)]
+    assert CliRunner().invoke(toy, ["--size", "5"]).exit_code == 2  # not an option here
