@@ -43,6 +43,7 @@ from tempmedbench_synonyms.mrconso.rows import (
     atom_from_fields,
     bom_note,
     sniff,
+    unended_note,
 )
 from tempmedbench_synonyms.mrconso.scan import (
     STREAM_PIECE,
@@ -147,6 +148,8 @@ class MrconsoSource:
         if out.bad is not None:
             offset, problem = out.bad
             out.bad = (line_number(inp.path, offset), problem)
+        if out.unended:
+            warnings.append(unended_note(self.path))
         report(size, size)
         return out
 
@@ -172,28 +175,49 @@ class MrconsoSource:
         if total is not None:
             report(0, total)
         out = ScanResult()
-        lines_before = 0
+        lines_before = 0  # in a pipe, which cannot be read again (``_lines_before``)
+        counting = inp.kind == "pipe"
         done = 0
-        for done, base, chunk in lines_of(inp.blocks(stop), self.path, warnings, inp.parts):
+        blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
+        for done, base, chunk, start, end in blocks:
             if needs.sabs:
                 # in pieces: the search holds the GIL, which the decompressing thread needs back
                 # for a moment after each block (a whole block at once: 15% slower, measured)
-                piece = 0
-                while piece < len(chunk) and out.bad is None:
-                    end = chunk.find(b"\n", piece + STREAM_PIECE) + 1 or len(chunk)
-                    scan_block(base, chunk, needs, out, piece, end)
-                    piece = end
+                piece = start
+                while piece < end and out.bad is None:
+                    cut = chunk.find(b"\n", piece + STREAM_PIECE, end) + 1 or end
+                    scan_block(base, chunk, needs, out, piece, cut)
+                    piece = cut
             if out.bad is not None:
                 offset, problem = out.bad
-                line = lines_before + chunk.count(b"\n", 0, offset - base) + 1
-                out.bad = (line, problem)
                 stop.set()
+                if not counting:
+                    lines_before = self._lines_before(base + start)
+                out.bad = (lines_before + chunk.count(b"\n", start, offset - base) + 1, problem)
                 break
-            lines_before += chunk.count(b"\n")
+            if counting:
+                lines_before += chunk.count(b"\n", start, end)
             if total is not None:
                 report(min(done, total), total)
         report(done if total is None else total, done if total is None else total)
         return out
+
+    def _lines_before(self, offset: int) -> int:
+        """The line ends before ``offset`` of the stream, read again from the start: only to
+        name a damaged row's line (counting them in every block costs a tenth of the scan)."""
+        stop = threading.Event()
+        again = locate_mrconso(self.path)  # its own lists of the members and parts it reads
+        blocks = lines_of(again.blocks(stop), self.path, [], again.parts)
+        n = 0
+        try:
+            for _, base, chunk, start, end in blocks:
+                if base + end >= offset:
+                    return n + chunk.count(b"\n", start, max(start, offset - base))
+                n += chunk.count(b"\n", start, end)
+        finally:
+            stop.set()
+            blocks.close()
+        return n  # pragma: no cover - the stream changed since it was scanned
 
     def _scan_parallel(
         self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
@@ -252,6 +276,7 @@ class MrconsoSource:
             part = parts[a]
             out.rows.extend(part.rows)
             out.sabs_seen |= part.sabs_seen
+            out.unended |= part.unended
             if part.bad is not None and out.bad is None:
                 out.bad = part.bad
         return out

@@ -35,6 +35,8 @@ from tempmedbench_synonyms.zips import folder_hint
 TABLE = "synonyms/synonym_table_kept.json"
 SURFACE = "question_surface/question_surface.jsonl"
 EXPECTED = "synonym_regeneration/expected_sha256.json"
+#: The launcher a release carries beside its hashes (the dataset card's layout; ``freeze``).
+LAUNCHER = "synonym_regeneration/regenerate_synonyms.py"
 SYNONYM_SURFACE = "question_surface/question_surface_synonym.jsonl"
 FULL_TABLE = "synonyms/synonym_table_kept_full.json"
 #: The two rebuilt files, in the order reports list them.
@@ -46,7 +48,8 @@ RUN_FILES: tuple[str, ...] = (*OUTPUTS, *(rel + UNVERIFIED_SUFFIX for rel in OUT
 #: what it is, so that its authors know to delete it before publishing.
 _NOTES = {
     EXPECTED
-    + ".bak": "; it holds the hashes `freeze --force` replaced: delete it before publishing"
+    + ".bak": "; it holds the hashes `freeze --force` replaced: delete it before publishing",
+    LAUNCHER: "; `freeze` wrote it: list it (freeze --update-manifest) before publishing",
 }
 
 # --- reading files --------------------------------------------------------------------------
