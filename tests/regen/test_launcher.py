@@ -63,6 +63,18 @@ def test_the_mini_release_carries_the_launcher_freeze_writes() -> None:
     assert importlib.util.find_spec("tempmedbench_synonyms.regen.regenerate_synonyms") is None
 
 
+def test_the_launcher_asks_for_the_pythons_the_package_declares() -> None:
+    import tomllib
+
+    from helpers import ROOT
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert declared["requires-python"] == ">=3.11"
+    text = launcher_bytes().decode("utf-8")
+    assert "if sys.version_info < (3, 11):" in text
+    assert "tempmedbench-synonyms needs Python 3.11 or newer" in text
+
+
 def test_the_launcher_uses_the_standard_library_only() -> None:
     tree = ast.parse(launcher_bytes().decode("utf-8"))
     imported = {
