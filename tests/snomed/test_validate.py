@@ -289,6 +289,56 @@ def test_partition_and_check_digit_both_reported() -> None:
     assert [f.code for f in found] == ["SCTID_PARTITION", "SCTID_CHECKDIGIT"]
 
 
+# Identifiers the rules refuse, as a GPS file may list them (invented): the loader takes any
+# ASCII digits as a ConceptID.
+HELD_BUT_INVALID = {
+    "9000000021004": "SCTID_CHECKDIGIT",  # 9000000021003 with its last digit changed
+    "9000000022014": "SCTID_PARTITION",  # partition 01: a description identifier
+    "090000023000": "SCTID_FORMAT",  # a leading zero
+    "12345": "SCTID_FORMAT",  # 5 digits
+}
+
+
+def test_an_identifier_the_rules_refuse_is_a_finding_even_when_the_release_holds_it(
+    tmp_path: Path,
+) -> None:
+    """SPEC section 6 checks a field against the release, and holds every identifier to the
+    identifier rules: a code is compared with the release only once it passes them. So a code
+    that the release holds but the rules refuse gets the finding it would get if the release
+    lacked it, whatever terms come with it (the terms are not compared)."""
+    gps = tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+    rows = "".join(f"{cid}\t1\tHeld {cid} (finding)\tHeld {cid}\n" for cid in HELD_BUT_INVALID)
+    gps.write_text("ConceptID\tActive\tFSN\tUSPreferredTerm\n" + rows, "utf-8")
+    held = load_concept_index(gps)
+    assert all(held.get(cid) is not None for cid in HELD_BUT_INVALID)
+    records = [
+        ev(snomed_code=cid, snomed_fsn=f"Held {cid} (finding)", snomed_pt=f"Held {cid}")
+        for cid in HELD_BUT_INVALID
+    ] + [
+        ev(
+            event_type="careplan",
+            snomed_code=cid,
+            related_condition_snomed_code=cid,
+            related_condition=f"Held {cid}",
+        )
+        for cid in HELD_BUT_INVALID
+    ]
+    found = check_events(records, held)
+    expected = [(code, "snomed_code", cid) for cid, code in HELD_BUT_INVALID.items()] + [
+        (code, fld, cid)
+        for cid, code in HELD_BUT_INVALID.items()
+        for fld in ("snomed_code", "related_condition_snomed_code")
+    ]
+    assert [(f.code, f.field, f.found) for f in found] == expected
+    assert as_tuples(found) == as_tuples(check_events(records, IDX))  # as if it were not held
+    questions = [q(cid, concept_snomed_code=cid) for cid in HELD_BUT_INVALID]
+    found = check_questions(questions, held)
+    assert [(f.code, f.field) for f in found] == [
+        (code, "predicate.concept") for code in HELD_BUT_INVALID.values()
+    ]
+    assert as_tuples(found) == as_tuples(check_questions(questions, IDX))
+
+
 def test_format_variants() -> None:
     found = check_events(
         [ev(snomed_code="022298006"), ev(snomed_code=22298006), ev(snomed_code="")], IDX

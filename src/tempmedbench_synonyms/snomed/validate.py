@@ -185,6 +185,16 @@ def iter_records(
 # Checking
 
 
+# The term fields that come with each code field: what step 1 and 3 report as UNEXPECTED_TERM.
+_SNOMED_TERMS = ("snomed_fsn", "snomed_pt")
+_RELATED_TERMS = (
+    "related_condition",
+    "related_condition_snomed_fsn",
+    "related_condition_snomed_pt",
+)
+_QUESTION_TERMS = ("concept_snomed_fsn", "concept_snomed_pt")
+
+
 class _Checker:
     """Collects the findings of one artifact file."""
 
@@ -193,7 +203,8 @@ class _Checker:
         self.file = file
         self.findings: list[Finding] = []
         # Codes already resolved to an active concept of the release: a release uses a few
-        # thousand concepts many times each, so each is decoded and checked once.
+        # thousand concepts many times each, so each is looked up, decoded and checked once, and
+        # then found by one look-up here.
         self.active: dict[str, Concept] = {}
 
     def add(
@@ -209,9 +220,10 @@ class _Checker:
         self.findings.append(Finding(code, self.file, line, record, fld, expected, found, msg))
 
     def unexpected_terms(
-        self, line: int, rid: Any, terms: Iterable[tuple[str, Any]], why: str
+        self, line: int, rid: Any, rec: dict[str, Any], terms: tuple[str, ...], why: str
     ) -> None:
-        for fld, value in terms:
+        for fld in terms:
+            value = rec.get(fld)
             if value is not None:
                 self.add(
                     FindingCode.UNEXPECTED_TERM,
@@ -224,11 +236,24 @@ class _Checker:
                 )
 
     def resolve(
-        self, line: int, rid: Any, code_field: str, code: Any, terms: tuple[tuple[str, Any], ...]
+        self,
+        line: int,
+        rid: Any,
+        code_field: str,
+        code: Any,
+        rec: dict[str, Any],
+        terms: tuple[str, ...],
     ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring; the active concept, or None after a finding."""
+        """Steps 1 to 4 of the module docstring for ``code``, whose term fields in ``rec`` are
+        ``terms``; the active concept, or None after a finding.
+
+        A code the release holds is checked as an identifier all the same (once: the result is
+        kept in ``active``): the identifier rules of SPEC section 6 hold for every identifier,
+        and an index may hold one they refuse (the GPS loader takes any ASCII digits as a
+        ConceptID, an RF2 file is not checked digit by digit)."""
         if code is None:
-            self.unexpected_terms(line, rid, terms, f"{code_field} is absent: no concept backs it")
+            why = f"{code_field} is absent: no concept backs it"
+            self.unexpected_terms(line, rid, rec, terms, why)
             return None
         if type(code) is not str:
             self.add(
@@ -255,6 +280,7 @@ class _Checker:
                 self.unexpected_terms(
                     line,
                     rid,
+                    rec,
                     terms,
                     f"{code} is an extension identifier (partition 10) that the release does "
                     "not hold: it ships as a code only, with no term",
@@ -337,65 +363,49 @@ class _Checker:
     def events(self, records: Iterable[dict[str, Any]]) -> int:
         """Check the records of ``artifacts/events_canonical.jsonl`` (record ``i`` on line
         ``i + 1``); the number of records."""
-        resolve = self.resolve
+        resolve, active = self.resolve, self.active
         line = 0
         for line, rec in enumerate(records, start=1):
             get = rec.get
             code = get("snomed_code")
             fsn = get("snomed_fsn")
             pt = get("snomed_pt")
-            rc_code = get("related_condition_snomed_code")
-            rc_text = get("related_condition")
-            rc_fsn = get("related_condition_snomed_fsn")
-            rc_pt = get("related_condition_snomed_pt")
-            if (
-                code is None
-                and fsn is None
-                and pt is None
-                and rc_code is None
-                and rc_text is None
-                and rc_fsn is None
-                and rc_pt is None
-            ):
-                # No SNOMED CT field: right for a medication, an observation, an encounter.
-                if get("event_type") in SNOMED_EVENT_TYPES:
-                    self.missing_code(line, rec)
-                continue
-            rid = get("event_id")
-            if code is None and get("event_type") in SNOMED_EVENT_TYPES:
+            etype = get("event_type")
+            # An active concept seen before: one look-up (a code is most often one of them).
+            concept = active.get(code) if type(code) is str else None
+            if concept is not None:
+                pass
+            elif code is None and etype in SNOMED_EVENT_TYPES:
                 self.missing_code(line, rec)
-                concept = None
-            else:
-                concept = resolve(
-                    line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
-                )
+            elif code is not None or fsn is not None or pt is not None:
+                # No SNOMED CT field at all is right for a medication, an observation, an
+                # encounter.
+                concept = resolve(line, get("event_id"), "snomed_code", code, rec, _SNOMED_TERMS)
             if concept is not None:
                 if fsn != (concept.fsn or None) or pt != (concept.us_pt or None):
+                    rid = get("event_id")
                     self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
-                if get("event_type") == "procedure":
+                if etype == "procedure":
                     label = get("label")
                     if not _is_fsn_or_pt(label, concept):
                         self.add(
                             FindingCode.LABEL_MISMATCH,
                             line,
-                            rid,
+                            get("event_id"),
                             "label",
                             _either(concept),
                             label,
                             f"a procedure's label must be the FSN or US preferred term of {code}",
                         )
+            rc_code = get("related_condition_snomed_code")
+            rc_text = get("related_condition")
+            rc_fsn = get("related_condition_snomed_fsn")
+            rc_pt = get("related_condition_snomed_pt")
             if rc_code is None and rc_text is None and rc_fsn is None and rc_pt is None:
                 continue
+            rid = get("event_id")
             rc_concept = resolve(
-                line,
-                rid,
-                "related_condition_snomed_code",
-                rc_code,
-                (
-                    ("related_condition", rc_text),
-                    ("related_condition_snomed_fsn", rc_fsn),
-                    ("related_condition_snomed_pt", rc_pt),
-                ),
+                line, rid, "related_condition_snomed_code", rc_code, rec, _RELATED_TERMS
             )
             if rc_concept is not None:
                 if not _is_fsn_or_pt(rc_text, rc_concept):
@@ -458,14 +468,8 @@ class _Checker:
                             "predicate.concept must be its identifier)",
                         )
                 continue
-            fsn = rec.get("concept_snomed_fsn")
-            pt = rec.get("concept_snomed_pt")
             concept = self.resolve(
-                line,
-                rid,
-                "predicate.concept",
-                concept_key,
-                (("concept_snomed_fsn", fsn), ("concept_snomed_pt", pt)),
+                line, rid, "predicate.concept", concept_key, rec, _QUESTION_TERMS
             )
             code = rec.get("concept_snomed_code")
             # Compared only with a valid identifier: with a malformed one, "expected" would tell
@@ -487,9 +491,9 @@ class _Checker:
                     concept_key,
                     concept,
                     "concept_snomed_fsn",
-                    fsn,
+                    rec.get("concept_snomed_fsn"),
                     "concept_snomed_pt",
-                    pt,
+                    rec.get("concept_snomed_pt"),
                 )
         return line
 
