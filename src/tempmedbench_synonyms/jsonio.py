@@ -232,6 +232,14 @@ def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterato
     ``rules.line_max`` are ``BadInputError`` naming the line. The lines of a block are parsed
     together (:func:`_fast_batch`), and only one block of objects is held at a time.
     """
+    return itertools.chain.from_iterable(_batches(blocks, where, rules))
+
+
+def _batches(
+    blocks: Iterable[bytes], where: str, rules: LineRules
+) -> Iterator[list[dict[str, Any]]]:
+    """The objects of :func:`iter_jsonl` a block at a time, or a line at a time where a block
+    is read line by line (so that a caller checking them meets the first line at fault first)."""
     first = 1  # the line number of the first line of the next block
     carry = b""  # the start of a line that the blocks so far did not end
     for data in itertools.chain(blocks, (b"",)):  # b"": the end
@@ -263,19 +271,23 @@ def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterato
                 hint=rules.not_utf8_hint,
             ) from None
         text = text.removesuffix("\n")  # the line end of the last line (optional at the end)
-        lines = text.count("\n") + 1
-        records = _fast_batch(text, lines, rules.utf8_only)
+        # The lines as one JSON array (a line end between lines, as in the file): a comma after
+        # each line end, which also counts them.
+        array = "[" + text.replace("\n", "\n,") + "]"
+        lines = len(array) - len(text) - 1
+        records = _fast_batch(text, array, lines, rules.utf8_only)
         if records is None:  # line by line: the first line at fault is named
             for number, line in enumerate(text.split("\n"), start=first):
-                yield _parse_line(line, where, number, rules)
+                yield [_parse_line(line, where, number, rules)]
         else:
-            yield from records
+            yield records
         first += lines
 
 
-def _fast_batch(text: str, lines: int, utf8_only: bool) -> list[dict[str, Any]] | None:
-    """The objects of ``text`` (``lines`` lines joined by line ends) when each line is exactly
-    one JSON object that ``parse_json`` accepts; None when that is not sure.
+def _fast_batch(text: str, array: str, lines: int, utf8_only: bool) -> list[dict[str, Any]] | None:
+    """The objects of ``text`` (``lines`` lines joined by line ends; ``array``, the same as a
+    JSON array) when each line is exactly one JSON object that ``parse_json`` accepts; None when
+    that is not sure.
 
     One call of the C parser for the whole batch, as an array: twice as fast as one a line. That
     array could still hold as many objects as lines with a line left open (its object goes on
@@ -287,7 +299,7 @@ def _fast_batch(text: str, lines: int, utf8_only: bool) -> list[dict[str, Any]] 
     if _TWO_OBJECTS_IN_A_LINE.search(text) or (utf8_only and _SURROGATE_ESCAPE.search(text)):
         return None
     try:
-        records = DECODER.decode("[" + text.replace("\n", "\n,") + "]")
+        records = DECODER.decode(array)
     except (ValueError, RecursionError):
         return None
     if len(records) == lines and set(map(type, records)) == {dict}:
