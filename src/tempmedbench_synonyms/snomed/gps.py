@@ -271,9 +271,9 @@ def _read_gps_rows_fast(
         if not end:
             carry += block  # no line ends in this block (only a short read can do that)
             continue
-        chunk = carry + block[:end] if carry else block[:end]
+        view = memoryview(block)[:end]  # decoded with at most one copy, the carry's
+        text = str(b"".join((carry, view)) if carry else view, "utf-8")
         carry = block[end:]
-        text = chunk.decode("utf-8")
         if header is None:
             first, newline, text = text.partition("\n")
             header = parse_header(first + newline, where, GPS_COLUMNS, notes)

@@ -404,9 +404,11 @@ class _Checker:
             if rc_code is None and rc_text is None and rc_fsn is None and rc_pt is None:
                 continue
             rid = get("event_id")
-            rc_concept = resolve(
-                line, rid, "related_condition_snomed_code", rc_code, rec, _RELATED_TERMS
-            )
+            rc_concept = active.get(rc_code) if type(rc_code) is str else None
+            if rc_concept is None:
+                rc_concept = resolve(
+                    line, rid, "related_condition_snomed_code", rc_code, rec, _RELATED_TERMS
+                )
             if rc_concept is not None:
                 if not _is_fsn_or_pt(rc_text, rc_concept):
                     self.add(
@@ -418,16 +420,17 @@ class _Checker:
                         rc_text,
                         f"related_condition must be the FSN or US preferred term of {rc_code}",
                     )
-                self.terms(
-                    line,
-                    rid,
-                    rc_code,
-                    rc_concept,
-                    "related_condition_snomed_fsn",
-                    rc_fsn,
-                    "related_condition_snomed_pt",
-                    rc_pt,
-                )
+                if rc_fsn != (rc_concept.fsn or None) or rc_pt != (rc_concept.us_pt or None):
+                    self.terms(
+                        line,
+                        rid,
+                        rc_code,
+                        rc_concept,
+                        "related_condition_snomed_fsn",
+                        rc_fsn,
+                        "related_condition_snomed_pt",
+                        rc_pt,
+                    )
         return line
 
     def questions(self, records: Iterable[dict[str, Any]]) -> int:
