@@ -82,9 +82,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 DECODER = json.JSONDecoder(
     parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
 )
-#: The decoder's scanner: ``SCAN(text, index)`` is (value, end index), or StopIteration when no
-#: value starts at the index (typeshed types make_scanner as a class of its own).
-SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(DECODER)  # type: ignore[arg-type]
 
 
 def parse_json(
@@ -201,36 +198,34 @@ def loads_utf8(raw: bytes) -> Any:
 
 @dataclass(frozen=True)
 class LineRules:
-    """What a kind of JSON Lines file may hold, and the words its refusals use (each caller keeps
-    the words of the files around it: the release files', the artifacts')."""
+    """What a kind of JSON Lines file may hold, in the words of its refusals (each caller keeps
+    those of the files around it). ``line_max``: a longer line is refused before it is whole."""
 
     blank: str
     bom: str
     not_object: str  # "{kind}": the JSON type found
     not_utf8: str  # "{reason}", "{column}"
     not_utf8_hint: str | None = None
-    #: A longer line is refused ("{limit}") before it is held whole; None: no limit.
     line_max: int | None = None
-    too_long: str = ""
+    too_long: str = ""  # "{limit}"
     too_long_hint: str | None = None
-    #: Refuse a lone surrogate escape, as ``parse_json(utf8_only=True)``.
-    utf8_only: bool = False
+    utf8_only: bool = False  # a lone surrogate escape is refused (parse_json)
 
 
-#: ``}``, a comma and ``{`` in one line (``_fast_batch``); it also matches inside arrays of
-#: objects, which then only cost the slower line-by-line read.
+#: ``}``, a comma and ``{`` in one line (``_fast_batch``); also in an array of objects, which
+#: then only costs the slower line-by-line read.
 _TWO_OBJECTS_IN_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
 
 
 def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterator[dict[str, Any]]:
-    """The objects of a JSON Lines file given as blocks of its bytes, one object a line (the
-    object of line ``n`` is the ``n``-th).
+    """The objects of a JSON Lines file given as blocks of its bytes, the one of line ``n``
+    ``n``-th.
 
-    Lines end with ``"\\n"`` only (U+2028 or U+0085 may occur inside a string, CR is JSON
-    whitespace); the final line end is optional. A blank line, a byte order mark, a line that is
-    not one JSON object (``parse_json``'s rules), bytes that are not UTF-8 and a line longer than
-    ``rules.line_max`` are ``BadInputError`` naming the line. The lines of a block are parsed
-    together (:func:`_fast_batch`), and only one block of objects is held at a time.
+    Lines end with ``"\\n"`` only (U+2028 or U+0085 may occur in a string); the final line end
+    is optional. A blank line, a byte order mark, a line that is not one object for
+    ``parse_json``, bytes that are not UTF-8 and a line longer than ``rules.line_max`` are
+    ``BadInputError`` naming the first such line. A block's lines are parsed together
+    (:func:`_fast_batch`), and one block of objects is held at a time.
     """
     return itertools.chain.from_iterable(_batches(blocks, where, rules))
 
@@ -238,9 +233,8 @@ def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterato
 def _batches(
     blocks: Iterable[bytes], where: str, rules: LineRules
 ) -> Iterator[list[dict[str, Any]]]:
-    """The objects of :func:`iter_jsonl` a block at a time, or a line at a time where a block
-    is read line by line (so that a caller checking them meets the first line at fault first)."""
-    first = 1  # the line number of the first line of the next block
+    """The objects of a block, or of one line where a block is read line by line."""
+    first = 1  # the line number of the next block's first line
     carry = b""  # the start of a line that the blocks so far did not end
     for data in itertools.chain(blocks, (b"",)):  # b"": the end
         cut = data.rfind(b"\n") + 1
@@ -261,7 +255,7 @@ def _batches(
         if first == 1 and block.startswith(codecs.BOM_UTF8):
             raise BadInputError(rules.bom, path=where, line=1)
         try:
-            text = block.decode("utf-8")
+            text = block.decode("utf-8").removesuffix("\n")  # the last line's end, optional
         except UnicodeDecodeError as err:
             start = block.rfind(b"\n", 0, err.start) + 1
             raise BadInputError(
@@ -270,9 +264,8 @@ def _batches(
                 line=first + block.count(b"\n", 0, start),
                 hint=rules.not_utf8_hint,
             ) from None
-        text = text.removesuffix("\n")  # the line end of the last line (optional at the end)
-        # The lines as one JSON array (a line end between lines, as in the file): a comma after
-        # each line end, which also counts them.
+        # The lines as a JSON array, a line end between them as in the file: the commas that
+        # follow the line ends count them.
         array = "[" + text.replace("\n", "\n,") + "]"
         lines = len(array) - len(text) - 1
         records = _fast_batch(text, array, lines, rules.utf8_only)
@@ -285,16 +278,15 @@ def _batches(
 
 
 def _fast_batch(text: str, array: str, lines: int, utf8_only: bool) -> list[dict[str, Any]] | None:
-    """The objects of ``text`` (``lines`` lines joined by line ends; ``array``, the same as a
-    JSON array) when each line is exactly one JSON object that ``parse_json`` accepts; None when
-    that is not sure.
+    """The objects of ``text``'s ``lines`` lines (``array``: the same as a JSON array) when each
+    line is exactly one JSON object that ``parse_json`` accepts; None when that is not sure.
 
-    One call of the C parser for the whole batch, as an array: twice as fast as one a line. That
-    array could still hold as many objects as lines with a line left open (its object goes on
-    into the next line) made up for by a line holding two objects. JSON strings never hold a raw
-    line end, so the second object of such a line starts in the same line, after ``}``, a comma
-    and ``{`` with only spaces between: a batch with no such run, parsed into as many objects as
-    lines, has one object a line.
+    One call of the C parser for the whole batch: twice as fast as one a line. Its array could
+    still hold as many objects as lines with a line left open (its object goes on into the next
+    line) made up for by a line holding two objects. JSON strings never hold a raw line end, so
+    the second object of such a line starts in the same line, after ``}``, a comma and ``{``
+    with only spaces between: a batch with no such run, parsed into as many objects as lines,
+    has one object a line.
     """
     if _TWO_OBJECTS_IN_A_LINE.search(text) or (utf8_only and _SURROGATE_ESCAPE.search(text)):
         return None
@@ -318,10 +310,9 @@ def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[st
 
 
 def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:
-    """Refuse a line of ``block`` (whole lines, the first being line ``first``) longer than
-    ``rules.line_max`` bytes. A few finds a block, not a look at each line: such a line holds a
-    whole window of ``line_max // 2`` bytes with no line end, and only such a window is measured
-    exactly."""
+    """Refuse a line of ``block`` (whole lines, from line ``first``) longer than
+    ``rules.line_max``, with a few finds a block: such a line holds a whole window of
+    ``line_max // 2`` bytes with no line end, and only such a window is measured exactly."""
     limit = rules.line_max
     assert limit is not None
     if len(block) <= limit:
@@ -335,9 +326,8 @@ def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) 
 
 
 def _too_long(where: str, line: int, rules: LineRules) -> BadInputError:
-    return BadInputError(
-        rules.too_long.format(limit=rules.line_max), path=where, line=line, hint=rules.too_long_hint
-    )
+    problem = rules.too_long.format(limit=rules.line_max)
+    return BadInputError(problem, path=where, line=line, hint=rules.too_long_hint)
 
 
 def strings(value: Any) -> Iterator[str]:

@@ -145,10 +145,8 @@ BATCH_BYTES = 1 << 20
 #: No artifact line comes near 1 MiB (a record is a few hundred bytes); a longer one is bad input
 #: naming its line, before it is held in memory whole.
 ARTIFACT_LINE_MAX = 1 << 20
-# The one strict reader (jsonio): NaN, Infinity, a float out of range or a repeated key is bad
-# input, here as in the release files; a finding that carried one would make the --json report
-# invalid JSON, or silently keep one of two values. A lone surrogate escape is kept, and reported
-# (jsonio.report_text).
+# jsonio's strict reader: NaN, Infinity, a float out of range or a repeated key is bad input (a
+# finding that carried one would make the --json report invalid JSON, or keep one of two values).
 _RULES = jsonio.LineRules(
     blank="blank line",
     bom="the file starts with a byte order mark",
@@ -187,11 +185,7 @@ def iter_records(
 
 # The term fields that come with each code field: what step 1 and 3 report as UNEXPECTED_TERM.
 _SNOMED_TERMS = ("snomed_fsn", "snomed_pt")
-_RELATED_TERMS = (
-    "related_condition",
-    "related_condition_snomed_fsn",
-    "related_condition_snomed_pt",
-)
+_RC_TERMS = ("related_condition", "related_condition_snomed_fsn", "related_condition_snomed_pt")
 _QUESTION_TERMS = ("concept_snomed_fsn", "concept_snomed_pt")
 
 
@@ -244,13 +238,10 @@ class _Checker:
         rec: dict[str, Any],
         terms: tuple[str, ...],
     ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring for ``code``, whose term fields in ``rec`` are
-        ``terms``; the active concept, or None after a finding.
-
-        A code the release holds is checked as an identifier all the same (once: the result is
-        kept in ``active``): the identifier rules of SPEC section 6 hold for every identifier,
-        and an index may hold one they refuse (the GPS loader takes any ASCII digits as a
-        ConceptID, an RF2 file is not checked digit by digit)."""
+        """Steps 1 to 4 of the module docstring for ``code`` (its term fields: ``terms`` of
+        ``rec``); the active concept, or None after a finding. A code the release holds is held
+        to the identifier rules all the same (SPEC section 6: they hold for every identifier, and
+        the GPS loader takes any ASCII digits as a ConceptID, RF2 identifiers are not checked)."""
         if code is None:
             why = f"{code_field} is absent: no concept backs it"
             self.unexpected_terms(line, rid, rec, terms, why)
@@ -373,14 +364,13 @@ class _Checker:
             etype = get("event_type")
             # An active concept seen before: one look-up (a code is most often one of them).
             concept = active.get(code) if type(code) is str else None
-            if concept is not None:
-                pass
-            elif code is None and etype in SNOMED_EVENT_TYPES:
-                self.missing_code(line, rec)
-            elif code is not None or fsn is not None or pt is not None:
-                # No SNOMED CT field at all is right for a medication, an observation, an
-                # encounter.
-                concept = resolve(line, get("event_id"), "snomed_code", code, rec, _SNOMED_TERMS)
+            if concept is None:
+                if code is None and etype in SNOMED_EVENT_TYPES:
+                    self.missing_code(line, rec)
+                elif code is not None or fsn is not None or pt is not None:  # none: a medication
+                    concept = resolve(
+                        line, get("event_id"), "snomed_code", code, rec, _SNOMED_TERMS
+                    )
             if concept is not None:
                 if fsn != (concept.fsn or None) or pt != (concept.us_pt or None):
                     rid = get("event_id")
@@ -407,7 +397,7 @@ class _Checker:
             rc_concept = active.get(rc_code) if type(rc_code) is str else None
             if rc_concept is None:
                 rc_concept = resolve(
-                    line, rid, "related_condition_snomed_code", rc_code, rec, _RELATED_TERMS
+                    line, rid, "related_condition_snomed_code", rc_code, rec, _RC_TERMS
                 )
             if rc_concept is not None:
                 if not _is_fsn_or_pt(rc_text, rc_concept):
