@@ -1168,6 +1168,23 @@ def test_a_gps_line_longer_than_64_kib_is_refused_with_its_line(tmp_path: Path) 
     )
 
 
+def test_a_long_line_of_a_zipped_gps_file_is_named_by_its_line(tmp_path: Path) -> None:
+    """Lines are counted only when one is too long, by reading the member again from its start:
+    the lines of the reads before the one that finds it count too (30,000 short rows, ~1.3 MB,
+    then a 2 MiB line, read 1 MiB at a time)."""
+    rows = [f"{100000 + i}\t1\tTerm {i} (finding)\tTerm {i}" for i in range(30_000)]
+    data = "\n".join([HEADER, *rows, "1\t1\t" + "x" * (2 << 20) + "\t", "2\t1\tB\tB"])
+    z = tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"SnomedCT_GPS/{GPS_NAME}", data.encode())
+    err = bad(z)
+    assert (err.path, err.line, err.problem) == (
+        f"{z}!SnomedCT_GPS/{GPS_NAME}",
+        30_002,
+        "a line longer than 65536 bytes; the GPS file has no such line",
+    )
+
+
 def test_an_rf2_file_that_is_one_endless_line_is_refused(tmp_path: Path) -> None:
     folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [("1", US, "11", PREF)])
     (folder / RF2_FILES["language"]).write_bytes(b"x" * (3 << 20))  # no LF in 3 MiB
@@ -1207,11 +1224,11 @@ def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(size: int) -> Non
     """Lines (and a two-byte character) cut across blocks of any size are put together again;
     the blocks are consumed."""
     data = f"{HEADER}\r\n101\t1\tAé (finding)\tAé\r\n102\t0\tB (finding)\t\r\n103\t1\tC\tC".encode()
-    blocks = [data[i : i + size] for i in range(0, len(data), size)]
+    blocks = iter([data[i : i + size] for i in range(0, len(data), size)])
     notes: list[str] = []
     header, rows = gps_module._read_gps_rows_fast(blocks, "f", notes)
     assert rows == {"101": "1\tAé (finding)\tAé\r", "102": "0\tB (finding)\t\r", "103": "1\tC\tC"}
-    assert (header.names, header.crlf, notes, blocks) == (
+    assert (header.names, header.crlf, notes, list(blocks)) == (
         ("ConceptID", "Active", "FSN", "USPreferredTerm"),
         True,
         ["f: CRLF line ends"],
