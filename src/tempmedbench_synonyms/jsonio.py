@@ -257,7 +257,8 @@ def _batches(
         if first == 1 and block.startswith(codecs.BOM_UTF8):
             raise BadInputError(rules.bom, path=where, line=1)
         try:
-            text = block.decode("utf-8").removesuffix("\n")  # the last line's end, optional
+            # Decoded without the last line's end (optional), and without a copy before.
+            text = str(memoryview(block)[: len(block) - block.endswith(b"\n")], "utf-8")
         except UnicodeDecodeError as err:
             start = block.rfind(b"\n", 0, err.start) + 1
             raise BadInputError(
