@@ -1043,6 +1043,19 @@ def test_identifiers_are_checked_with_columns_in_another_order(tmp_path: Path) -
     assert (err.line, err.problem) == (3, "ConceptID ' 102' is not a string of the digits 0-9")
 
 
+def test_a_file_with_columns_in_another_order_is_read_and_hashed_whole(tmp_path: Path) -> None:
+    """Over several read blocks (~1.3 MB): the fast path stops at the header, the blocks are
+    still read to their end for the digest, and the checked path reads every row."""
+    rows = [f"1\tTerm {i} (finding)\tTerm {i}\t{100000 + i}" for i in range(30_000)]
+    path = write(
+        tmp_path / GPS_NAME, "\n".join(["Active\tFSN\tUSPreferredTerm\tConceptID", *rows, ""])
+    )
+    index = load_gps_tsv(path)
+    assert index.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert len(index) == 30_000
+    assert index.get("129999") == ("Term 29999 (finding)", "Term 29999", True)
+
+
 # --------------------------------------------------------------------------------------------
 # Release dates
 
