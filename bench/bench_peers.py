@@ -290,6 +290,10 @@ def main() -> int:
     )
     for note in notes:
         print(note)
+    if any(r.errors for r in runs if r.client.startswith("peer")):
+        print(f"({PEER} {PEER_VERSION} retries a 429 or 5xx twice at once, with no wait "
+              "and no look at Retry-After (its transport.py: backoff_factor=0), then gives the "
+              "input up)")  # fmt: skip
     for run in runs:
         if run.client == "ours cold":
             print(f"this client, {run.task}: {run.rate:.2f} req/s = {run.rate / args.rate:.3f} "
