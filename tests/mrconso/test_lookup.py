@@ -1029,3 +1029,23 @@ def test_pieces_hold_every_line_once_and_end_where_concepts_end(
         after = data[base + hi :].split(b"|", 1)[0]
         last = piece[lo:hi].rstrip(b"\n").rsplit(b"\n", 1)[-1].split(b"|", 1)[0]
         assert last != after or hi - lo >= lookup.MAX_CONCEPT, (last, after)
+
+
+def test_codes_of_many_sources_are_found_as_those_of_one(tmp_path: Path) -> None:
+    """Beyond six sources, one search looks for every source's codes at once: a code of one
+    source is not another's, and the answers are those of each code asked alone."""
+    sabs = ["MSH", "NCI", "LNC", "MDR", "HPO", "GO", "CHV", "ICD10CM", "SNOMEDCT_US"]
+    rows = [row(f"C{c:07d}", A(c * 10 + i), sab, f"{sab[0]}{c}", f"{sab} {c}")
+            for c in range(1, 6) for i, sab in enumerate(sabs)]  # fmt: skip
+    path = write(tmp_path / "MRCONSO.RRF", rows)
+    asked: list[Lookup] = [SourceAtoms(sab, f"{code[0]}{c}") for sab in sabs for code in sabs
+                           for c in (2, 4)]  # fmt: skip
+    asked += [Crosswalk(sab, f"{sab[0]}3") for sab in sabs]
+    assert len(lookup._wants(asked).codes) == 1
+    together = ask(path, *asked)
+    assert [a.results for a in together] == [one(path, q).results for q in asked]
+    # a code is one of its own source's (MSH and MDR share their first letter), every crosswalk
+    # has codes of other sources
+    found = [q for q in asked if isinstance(q, Crosswalk) or q.code[0] == q.sab[0]]
+    assert [a.outcome == Outcome.FOUND for a in together] == [q in found for q in asked]
+    assert len(found) == 31

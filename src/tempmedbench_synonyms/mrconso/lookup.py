@@ -93,6 +93,8 @@ log = logging.getLogger(__name__)
 #: largest hold a few thousand rows, well under 1 MB); a longer run is cut, as a file that is not
 #: sorted would be, and read as one (a second pass).
 MAX_CONCEPT = 16 << 20
+#: Up to this many sources, each is searched for on its own (fast), beyond in one search.
+_SAB_SEARCHES = 6
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 _REST_HINT = "ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF"
 
@@ -198,17 +200,19 @@ def _term_rows(
     makes or takes a ``|`` or a line end), so a match's line is found by counting line ends."""
     piece = data[lo:hi]
     text = piece.decode("utf-8", "surrogateescape").casefold().encode("utf-8", "surrogateescape")
-    hits = []
+    hits, line, counted = [], 0, 0  # the lines of the hits: line ends counted up to ``counted``
     for m in terms.finditer(text):
         start = text.rfind(b"\n", 0, m.start()) + 1
         if text.count(b"|", start, m.start()) == F_STR - 1:  # the '|' before STR
-            hits.append(text.count(b"\n", 0, start))
+            line += text.count(b"\n", counted, start)
+            counted = start
+            hits.append(line)
     if not hits:
         return
-    lines = (len(line) + 1 for line in piece.split(b"\n"))
-    starts = list(itertools.accumulate(lines, initial=lo))
+    # line n starts after the n lines before it and their line ends
+    before = list(itertools.accumulate(map(len, piece.split(b"\n")), initial=lo))
     for n in hits:
-        yield starts[n], min(starts[n + 1] - 1, hi)
+        yield before[n] + n, before[n + 1] + n
 
 
 def _scan_piece(base: int, data: bytes, lo: int, hi: int, wants: Wants, out: Found) -> None:
@@ -495,9 +499,13 @@ def _wants(lookups: Iterable[Lookup]) -> Wants:
                 whole.add((sab, code))
         elif isinstance(lookup, Search):
             terms.add(lookup.string.casefold().encode("utf-8", "surrogateescape"))
+    if len(codes) > _SAB_SEARCHES:
+        patterns = [_code_pattern(list(codes), (c for found in codes.values() for c in found))]
+    else:
+        patterns = [_code_pattern([sab], found) for sab, found in sorted(codes.items())]
     return Wants(
         cuis=frozenset(cuis),
-        codes=tuple(_code_pattern(sab, found) for sab, found in sorted(codes.items())),
+        codes=tuple(patterns),
         code_keys=frozenset((sab, code) for sab, found in codes.items() for code in found),
         whole=frozenset(whole),
         auis=_field_pattern(auis) if auis else None,
@@ -506,12 +514,15 @@ def _wants(lookups: Iterable[Lookup]) -> Wants:
     )
 
 
-def _code_pattern(sab: bytes, codes: Iterable[bytes]) -> re.Pattern[bytes]:
-    """The SAB, then a TTY, then one of ``codes`` (a trie): a search that skips ahead to the
-    SAB's own letters, fast; each hit is checked at its place (``_scan_piece``). No hit can hide
-    a real one: a SAB field follows a ``|``, which no SAB holds, so two never overlap."""
-    trie = scan.sab_trie(c for c in codes if b"|" not in c)
-    return re.compile(re.escape(sab) + rb"(?=\|[^|\n]*+\|(?:" + trie + rb")\|)")
+def _code_pattern(sabs: Sequence[bytes], codes: Iterable[bytes]) -> re.Pattern[bytes]:
+    """A SAB, then a TTY, then one of ``codes`` (a trie). With one SAB, a search that skips
+    ahead to the SAB's own letters, fast (a SAB field follows a ``|``, which no SAB holds, so no
+    hit can hide another); with several, one that tries each ``|`` (6 times slower than one
+    SAB, measured, and as fast for any number of SABs). Each hit is checked at its place
+    (``_scan_piece``)."""
+    trie = scan.sab_trie(sorted({c for c in codes if b"|" not in c}))
+    head = re.escape(sabs[0]) if len(sabs) == 1 else rb"\|(?:" + scan.sab_trie(sorted(sabs)) + b")"
+    return re.compile(head + rb"(?=\|[^|\n]*+\|(?:" + trie + rb")\|)")
 
 
 def _field_pattern(words: Iterable[bytes]) -> re.Pattern[bytes]:
@@ -786,12 +797,12 @@ class _Index:
             within = f" in {', '.join(lookup.sabs)}" if lookup.sabs else ""
             within += f" in language {lookup.language}" if lookup.language else ""
             missing = f"no atom{within} whose string is {lookup.string!r} (ignoring case)"
-            return self._concepts(hits), "concept", missing + left_out
+            return self._concepts(hits, limit_of(lookup)), "concept", missing + left_out
         hits = [r for r in self.by_code.get((lookup.sab, lookup.code), ()) if _usable(r)]
         if not hits:
             return [], "code", f"no atom of {lookup.sab} code {lookup.code}{left_out}"
         if isinstance(lookup, Cuis):
-            return self._concepts(hits), "concept", ""
+            return self._concepts(hits, limit_of(lookup)), "concept", ""
         others = ", ".join(lookup.target_sabs) or "another source"
         missing = f"no code of {others} in a concept of {lookup.sab} code {lookup.code}"
         return self._crosswalk(lookup, hits), "code", missing + left_out
@@ -799,14 +810,16 @@ class _Index:
     def _atoms(self, rows: Iterable[_Row]) -> list[dict[str, Any]]:
         return [shapes.atom_json(r, self.links) for r in rows]
 
-    def _concepts(self, hits: Sequence[_Row]) -> list[dict[str, Any]]:
-        """One search result per concept of ``hits``, by CUI: named by its English preferred
-        row, else by its first hit."""
+    def _concepts(self, hits: Sequence[_Row], limit: int) -> list[dict[str, Any]]:
+        """One search result per concept of ``hits``, by CUI (one more than ``limit``, which
+        tells a cut answer): named by its English preferred row, else by its first hit."""
+        by_cui: dict[str, list[_Row]] = defaultdict(list)
+        for row in hits:
+            by_cui[row[F_CUI]].append(row)
         results = []
-        for cui in sorted({r[F_CUI] for r in hits}):
+        for cui in sorted(by_cui)[: limit + 1 if limit else None]:
             preferred = [r for r in self.by_cui[cui] if _usable(r) and shapes.is_preferred(r)]
-            named = min(preferred or [r for r in hits if r[F_CUI] == cui],
-                        key=shapes.preferred_order)  # fmt: skip
+            named = min(preferred or by_cui[cui], key=shapes.preferred_order)
             results.append(
                 shapes.search_result_json(cui, named[F_STR], named[F_SAB], self.links.concept(cui))
             )
