@@ -110,12 +110,12 @@ def test_a_concepts_atoms_are_its_english_ones_neither_obsolete_nor_suppressible
     assert [r["ui"] for r in every.results] == [A(11), A(12), A(17)]  # in file order
     assert (every.outcome, every.message, every.query) == (
         Outcome.FOUND,
-        "3 atoms for CUI C0000001",
+        f"3 atoms for CUI C0000001, {path}",
         "CUI C0000001",
     )
     assert [r["ui"] for r in msh.results] == [A(17)]
     assert (none.outcome, none.results, none.message, none.query) == (
-        Outcome.NOT_FOUND, (), f"{path} has no English atom of CUI C0000001 in LNC{LEFT_OUT}",
+        Outcome.NOT_FOUND, (), f"{path} has no atoms for CUI C0000001 in LNC{LEFT_OUT}",
         "CUI C0000001 in LNC",
     )  # fmt: skip
     assert none.exit_code == 1 and every.exit_code == 0
@@ -157,7 +157,7 @@ def test_a_codes_atoms_come_from_every_concept_that_holds_it(tmp_path: Path) -> 
         (A(21), f"{CONTENT}/CUI/C0000002"),
     ]
     assert gone.outcome == Outcome.NOT_FOUND
-    assert gone.message == f"{path} has no English atom of SNOMEDCT_US code 999{LEFT_OUT}"
+    assert gone.message == f"{path} has no atoms for SNOMEDCT_US code 999{LEFT_OUT}"
 
 
 def test_a_code_whose_atoms_are_all_obsolete_or_foreign_has_none(tmp_path: Path) -> None:
@@ -216,7 +216,7 @@ def test_crosswalk_is_every_other_sources_code_in_a_concept_of_the_code(tmp_path
         ("D001", "Fever, Zephyr", "MSH"),
     ]
     assert (answer.outcome, answer.message, answer.query, answer.release) == (
-        Outcome.FOUND, "3 codes for crosswalk of SNOMEDCT_US code 100",
+        Outcome.FOUND, f"3 codes for crosswalk of SNOMEDCT_US code 100, {path}",
         "crosswalk of SNOMEDCT_US code 100", RELEASE,
     )  # fmt: skip
 
@@ -257,10 +257,10 @@ def test_target_sources_narrow_a_crosswalk(tmp_path: Path) -> None:
     two, none = ask(path, Crosswalk("SNOMEDCT_US", "100", target_sabs=("MSH", "MDR", "RXNORM")),
                     Crosswalk("SNOMEDCT_US", "100", target_sabs=("SNOMEDCT_US",)))  # fmt: skip
     assert [r["ui"] for r in two.results] == ["10001", "D001"]
-    assert two.query == "crosswalk of SNOMEDCT_US code 100 to MSH, MDR, RXNORM"
+    assert two.query == "crosswalk of SNOMEDCT_US code 100 to MSH,MDR,RXNORM"
     assert (none.outcome, none.message) == (
         Outcome.NOT_FOUND,
-        f"{path} has no code of SNOMEDCT_US in a concept of SNOMEDCT_US code 100{LEFT_OUT}",
+        f"{path} has no code of SNOMEDCT_US sharing a concept with SNOMEDCT_US code 100{LEFT_OUT}",
     )
 
 
@@ -269,8 +269,8 @@ def test_target_sources_narrow_a_crosswalk(tmp_path: Path) -> None:
     [
         ("400", "no atom of SNOMEDCT_US code 400"),  # its only atom is obsolete
         ("999", "no atom of SNOMEDCT_US code 999"),
-        ("500", "no code of another source in a concept of SNOMEDCT_US code 500"),
-        ("600", "no code of another source in a concept of SNOMEDCT_US code 600"),
+        ("500", "no code sharing a concept with SNOMEDCT_US code 500"),
+        ("600", "no code sharing a concept with SNOMEDCT_US code 600"),
     ],
 )
 def test_a_crosswalk_with_nothing_to_give_is_not_found(
@@ -343,7 +343,7 @@ def test_cuis_are_the_concepts_of_the_codes_atoms_named_by_their_preferred_row(
         "name": "Glimmer pox, preferred",
     }
     assert (answer.message, answer.query) == (
-        "2 concepts for concepts of SNOMEDCT_US code 7", "concepts of SNOMEDCT_US code 7"
+        f"2 concepts for concepts of SNOMEDCT_US code 7, {path}", "concepts of SNOMEDCT_US code 7"
     )  # fmt: skip
     gone = one(path, Cuis("SNOMEDCT_US", "8"))
     assert (gone.outcome, gone.message) == (
@@ -360,7 +360,7 @@ def test_exact_search_ignores_case_in_any_language_ordered_by_cui(tmp_path: Path
         ("C0000003", "Glimmer Pox", "MSH"),
     ]
     assert (answer.message, answer.query) == (
-        "3 concepts for exact search for 'gLiMmEr PoX'", "exact search for 'gLiMmEr PoX'"
+        f"3 concepts for exact search for 'gLiMmEr PoX', {path}", "exact search for 'gLiMmEr PoX'"
     )  # fmt: skip
 
 
@@ -376,11 +376,11 @@ def test_sources_and_language_narrow_a_search(tmp_path: Path) -> None:
     assert [r["ui"] for r in msh.results] == ["C0000001", "C0000003"]
     # C0000002 has no English preferred row that counts: the atom matched names it
     assert uis(french) == uis(both) == [("C0000002", "Glimmer pox", "MDRFRE")]
-    assert both.query == "exact search for 'glimmer pox' (in MDRFRE; language FRE)"
+    assert both.query == "exact search for 'glimmer pox' in MDRFRE in language FRE"
     assert (none.outcome, none.message) == (
         Outcome.NOT_FOUND,
-        f"{path} has no atom in MDRFRE in language ENG whose string is 'glimmer pox' "
-        f"(ignoring case){LEFT_OUT}",
+        f"{path} has no results for the exact search for 'glimmer pox' in MDRFRE in language "
+        f"ENG{LEFT_OUT}",
     )
 
 
@@ -433,7 +433,7 @@ def test_a_limit_cuts_the_results_and_says_so(tmp_path: Path) -> None:
     cut, exact, free = ask(path, Atoms("C0000001", limit=2), Atoms("C0000001", limit=3),
                            Atoms("C0000001", limit=0))  # fmt: skip
     assert ([r["ui"] for r in cut.results], cut.truncated) == ([A(11), A(12)], True)
-    assert cut.message == "2 atoms for CUI C0000001 (the first 2: more were found)"
+    assert cut.message == f"2 atoms for CUI C0000001, {path}; --limit 2 cut it"
     assert cut.to_json()["truncated"] is True
     assert (len(exact.results), exact.truncated) == (3, False)
     assert (len(free.results), free.truncated) == (3, False)
@@ -520,9 +520,9 @@ def test_each_input_says_what_it_asked(tmp_path: Path) -> None:
     assert [a.query for a in ask(path, *asked)] == [
         "definitions of CUI C0000001", "relations of MSH code D001",
         f"relations of AUI {A(17)}", "parents of MSH code D001", "sources",
-        "semantic types of CUI C0000001", "concept of CUI C0000001",
-        "source concept of MSH code D001", "words search for 'Fever' (in MSH)",
-        "crosswalk of MSH code D001 to LNC, NCI", "concepts of MSH code D001",
+        "semantic types of CUI C0000001", "CUI C0000001",
+        "MSH code D001", "words search for 'Fever' in MSH",
+        "crosswalk of MSH code D001 to LNC,NCI", "concepts of MSH code D001",
     ]  # fmt: skip
 
 
@@ -588,20 +588,34 @@ def test_nothing_is_read_when_no_input_can_be_answered(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{path}, line 1: not an MRCONSO.RRF file: ")
 
 
+def test_release_current_is_the_one_the_files_names_say(tmp_path: Path) -> None:
+    folder = tmp_path / "2099AB" / "META"
+    folder.mkdir(parents=True)
+    (answer,) = answer_many(write(folder / "MRCONSO.RRF", CONCEPT), "current",
+                            [("C0000001", Atoms("C0000001"))])  # fmt: skip
+    assert answer.release == "2099AB"
+    assert answer.results[0]["concept"] == (
+        "https://uts-ws.nlm.nih.gov/rest/content/2099AB/CUI/C0000001"
+    )
+
+
 @pytest.mark.parametrize(
     ("release", "message"),
     [
-        ("current", "release current needs the UMLS REST API; with a local MRCONSO.RRF, name "
-         "the release it comes from (such as 2025AB)"),
+        ("current", "{path}: release current means the release the MRCONSO.RRF comes from, and "
+         "no folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
+         "umls-2025AB-metathesaurus-full.zip do)"),
         ("2025", "'2025' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
          "release of that year, such as 2025AB), or current"),
     ],
 )  # fmt: skip
-def test_the_release_is_a_concrete_one(tmp_path: Path, release: str, message: str) -> None:
+def test_the_release_is_one_a_file_can_come_from(
+    tmp_path: Path, release: str, message: str
+) -> None:
     path = write(tmp_path / "MRCONSO.RRF", CONCEPT)
     with pytest.raises(BadInputError) as caught:
         answer_many(path, release, [("C0000001", Atoms("C0000001"))])
-    assert str(caught.value) == message
+    assert str(caught.value) == message.format(path=path)
 
 
 def test_links_name_the_release_given(tmp_path: Path) -> None:

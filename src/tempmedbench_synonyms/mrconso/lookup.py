@@ -68,6 +68,7 @@ from tempmedbench_synonyms.lookups import (
     SourceConcept,
     Sources,
     clean,
+    describe,
     limit_of,
 )
 from tempmedbench_synonyms.mrconso import scan, shapes
@@ -96,6 +97,7 @@ MAX_CONCEPT = 16 << 20
 #: Up to this many sources, each is searched for on its own (fast), beyond in one search.
 _SAB_SEARCHES = 6
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
+_LEFT_OUT = " (obsolete and suppressible atoms are left out, as UTS leaves them out)"
 _REST_HINT = "ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF"
 
 # A run of rows of one CUI: its CUI, then every following row that starts with the same CUI.
@@ -457,30 +459,6 @@ def _check(lookup: Lookup) -> None:
             check_sab(sab)
 
 
-def _query(lookup: Lookup) -> str:
-    """The lookup in words (``Answer.query``)."""
-    cui, aui, sab, code = (getattr(lookup, k, None) for k in ("cui", "aui", "sab", "code"))
-    subject = (f"CUI {cui}" if cui else f"AUI {aui}" if aui else
-               f"{sab} code {code}" if code else "")  # fmt: skip
-    if isinstance(lookup, Atoms):
-        return subject + (f" in {sab}" if sab else "")
-    if isinstance(lookup, (SourceAtoms, Atom)):
-        return subject
-    if isinstance(lookup, Search):
-        within = [f"in {', '.join(lookup.sabs)}"] if lookup.sabs else []
-        within += [f"language {lookup.language}"] if lookup.language else []
-        return f"{lookup.search_type} search for {lookup.string!r}" + (
-            f" ({'; '.join(within)})" if within else ""
-        )
-    if isinstance(lookup, Crosswalk) and lookup.target_sabs:
-        subject += f" to {', '.join(lookup.target_sabs)}"
-    kinds = {Crosswalk: "crosswalk", Cuis: "concepts", Definitions: "definitions",
-             Relations: "relations", SemanticTypes: "semantic types", Concept: "concept",
-             SourceConcept: "source concept", Sources: "sources"}  # fmt: skip
-    what = kinds.get(type(lookup)) or str(getattr(lookup, "direction", ""))
-    return f"{what} of {subject}" if subject else what
-
-
 def _wants(lookups: Iterable[Lookup]) -> Wants:
     cuis: set[bytes] = set()
     codes: dict[bytes, set[bytes]] = defaultdict(set)
@@ -541,18 +519,25 @@ def answer_many(
     """One ``Answer`` per ``(input, lookup)``, in order, from one pass over the MRCONSO.RRF at
     ``path`` (any form of SPEC section 7).
 
-    ``release`` is the concrete release the file comes from (the links of the answers name it);
+    ``release`` is the release the file comes from (the links of the answers name it; ``current``
+    is the one its folder or file names say, ``forms.MrconsoInput.release``);
     ``progress`` is told (bytes done, bytes in all); ``workers`` is the most worker processes a
     plain file is scanned by (default: the usable cores, at most 4). An unreadable or damaged
     file is ``BadInputError`` for the whole batch; a lookup the file cannot answer, or an
     identifier of the wrong form, is that input's ``bad_input`` answer."""
-    if check_release(release) == "current":
-        raise BadInputError(
-            "release current needs the UMLS REST API; with a local MRCONSO.RRF, name the "
-            "release it comes from (such as 2025AB)",
-        )
+    check_release(release)
     path = Path(path)
     inp = locate_mrconso(path)
+    if release == "current":  # UTS's newest there; here, the release of this file
+        if inp.release is None:
+            raise BadInputError(
+                "release current means the release the MRCONSO.RRF comes from, and no folder "
+                "or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
+                "umls-2025AB-metathesaurus-full.zip do)",
+                path=path,
+                hint="name the release, such as 2025AB",
+            )
+        release = inp.release
     ready: dict[int, Answer] = {}
     asked: list[tuple[int, Lookup]] = []
     for n, (given, lookup) in enumerate(items):
@@ -563,7 +548,7 @@ def answer_many(
             _check(lookup)
         except BadInputError as err:
             ready[n] = Answer(given, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
-                              release=release, query=_query(lookup))  # fmt: skip
+                              release=release, query=describe(lookup)[0])  # fmt: skip
             continue
         asked.append((n, lookup))
     wants = _wants(lookup for _, lookup in asked)
@@ -754,16 +739,17 @@ class _Index:
             self.by_string[row[F_STR].casefold()].append(row)
 
     def answer(self, given: str, lookup: Lookup) -> Answer:
-        results, noun, missing = self._results(lookup)
-        query = _query(lookup)
+        query, nothing = describe(lookup)
+        results, noun, lacking = self._results(lookup)
         limit = limit_of(lookup)
         cut = bool(limit) and len(results) > limit
         results = results[:limit] if cut else results
         if not results:
-            return Answer(given, Outcome.NOT_FOUND, message=f"{self.path} has {missing}",
-                          release=self.links.release, query=query)  # fmt: skip
-        message = f"{plural(len(results), noun)} for {query}" + (
-            f" (the first {limit:,}: more were found)" if cut else ""
+            note = "" if isinstance(lookup, Atom) else _LEFT_OUT  # (an atom: whatever its flags)
+            return Answer(given, Outcome.NOT_FOUND, message=f"{self.path} has {lacking or nothing}"
+                          f"{note}", release=self.links.release, query=query)  # fmt: skip
+        message = f"{plural(len(results), noun)} for {query}, {self.path}" + (
+            f"; --limit {limit} cut it" if cut else ""
         )
         return Answer(
             given,
@@ -775,37 +761,31 @@ class _Index:
             truncated=cut,
         )
 
-    def _results(self, lookup: Lookup) -> tuple[list[dict[str, Any]], str, str]:
-        """(results, what one is called, what the file lacks when there are none)."""
-        left_out = " (obsolete and suppressible atoms are left out, as UTS leaves them out)"
+    def _results(self, lookup: Lookup) -> tuple[list[dict[str, Any]], str, str | None]:
+        """(results, what one is called, what the file lacks if not what ``describe`` says)."""
         if isinstance(lookup, Atoms):
             rows = [r for r in self.by_cui.get(lookup.cui, ()) if _usable(r) and r[F_LAT] == "ENG"
                     and lookup.sab in (None, r[F_SAB])]  # fmt: skip
-            return self._atoms(rows), "atom", f"no English atom of {_query(lookup)}{left_out}"
+            return self._atoms(rows), "atom", None
         if isinstance(lookup, SourceAtoms):
             rows = [r for r in self.by_code.get((lookup.sab, lookup.code), ())
                     if _usable(r) and r[F_LAT] == "ENG"]  # fmt: skip
-            return self._atoms(rows), "atom", f"no English atom of {_query(lookup)}{left_out}"
+            return self._atoms(rows), "atom", None
         if isinstance(lookup, Atom):
             row = self.by_aui.get(lookup.aui)
-            return self._atoms([row] if row else []), "atom", f"no atom {lookup.aui}"
+            return self._atoms([row] if row else []), "atom", None
         assert isinstance(lookup, (Crosswalk, Cuis, Search))
         if isinstance(lookup, Search):
             hits = [r for r in self.by_string.get(lookup.string.casefold(), ()) if _usable(r)
                     and (not lookup.sabs or r[F_SAB] in lookup.sabs)
                     and lookup.language in (None, r[F_LAT])]  # fmt: skip
-            within = f" in {', '.join(lookup.sabs)}" if lookup.sabs else ""
-            within += f" in language {lookup.language}" if lookup.language else ""
-            missing = f"no atom{within} whose string is {lookup.string!r} (ignoring case)"
-            return self._concepts(hits, limit_of(lookup)), "concept", missing + left_out
+            return self._concepts(hits, limit_of(lookup)), "concept", None
         hits = [r for r in self.by_code.get((lookup.sab, lookup.code), ()) if _usable(r)]
         if not hits:
-            return [], "code", f"no atom of {lookup.sab} code {lookup.code}{left_out}"
+            return [], "code", f"no atom of {lookup.sab} code {lookup.code}"
         if isinstance(lookup, Cuis):
-            return self._concepts(hits, limit_of(lookup)), "concept", ""
-        others = ", ".join(lookup.target_sabs) or "another source"
-        missing = f"no code of {others} in a concept of {lookup.sab} code {lookup.code}"
-        return self._crosswalk(lookup, hits), "code", missing + left_out
+            return self._concepts(hits, limit_of(lookup)), "concept", None
+        return self._crosswalk(lookup, hits), "code", None
 
     def _atoms(self, rows: Iterable[_Row]) -> list[dict[str, Any]]:
         return [shapes.atom_json(r, self.links) for r in rows]
