@@ -806,16 +806,21 @@ class _Index:
         return results
 
     def _crosswalk(self, lookup: Crosswalk, hits: Sequence[_Row]) -> list[dict[str, Any]]:
-        codes: dict[tuple[str, str], list[_Row]] = defaultdict(list)
-        for cui in sorted({r[F_CUI] for r in hits}):
-            for row in self.by_cui[cui]:
-                sab, code = row[F_SAB], row[F_CODE]
-                if (
-                    _usable(row)
-                    and sab != lookup.sab
-                    and code != "NOCODE"
-                    and (not lookup.target_sabs or sab in lookup.target_sabs)
-                ):
-                    codes[(sab, code)].append(row)
-        return [shapes.cluster_json(sab, code, rows, self.links)
-                for (sab, code), rows in sorted(codes.items())]  # fmt: skip
+        """Every other source's code (not NOCODE) with an atom that counts in a concept of
+        ``hits``, by source then code; each as the cluster of all its atoms in those concepts
+        (its atoms in other concepts are never read: one pass)."""
+        shared = [row for cui in sorted({r[F_CUI] for r in hits}) for row in self.by_cui[cui]]
+        codes = {
+            (row[F_SAB], row[F_CODE])
+            for row in shared
+            if _usable(row)
+            and row[F_SAB] != lookup.sab
+            and row[F_CODE] != "NOCODE"
+            and (not lookup.target_sabs or row[F_SAB] in lookup.target_sabs)
+        }
+        atoms: dict[tuple[str, str], list[_Row]] = defaultdict(list)
+        for row in shared:
+            if (row[F_SAB], row[F_CODE]) in codes:
+                atoms[(row[F_SAB], row[F_CODE])].append(row)
+        return [shapes.cluster_json(sab, code, atoms[(sab, code)], self.links)
+                for sab, code in sorted(codes)]  # fmt: skip
