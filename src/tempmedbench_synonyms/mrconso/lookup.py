@@ -6,14 +6,16 @@ shapes UTS sends (``shapes``): ``Atoms`` (a concept's English atoms, of every so
 lookup, or an option the file cannot honour, is that input's bad input, naming the UMLS file or the
 REST request it needs. Only atoms with SUPPRESS ``N`` count, as UTS leaves obsolete and suppressible
 atoms out by default; ``Atom`` alone answers an atom whatever its flags, as ``GET /AUI/{aui}`` does.
+A crosswalk's code is the cluster of its atoms in the concepts found (its atoms in other concepts,
+rare, are never read: one pass). ``current`` is the release the file's names say.
 
 How one pass does it: MRCONSO.RRF is sorted by CUI (every release NLM ships is), so the rows of
 one concept are contiguous. The file is read in pieces that each hold whole concepts, and in each
 piece, with searches that run in C:
 
-* one search per source finds the rows of the codes asked for (the SAB, then the TTY, then a trie
-  of the codes); one finds the atoms asked for; one, over the casefolded text, the strings
-  searched for in the STR field;
+* one search per source (one for all beyond six) finds the rows of the codes asked for (the SAB,
+  then the TTY, then a trie of the codes); one finds the atoms asked for; one, over the casefolded
+  text, the strings searched for in the STR field;
 * one lists the piece's runs of rows of one CUI, which checks the order as it goes and says which
   concepts asked for the piece holds;
 * the concepts of the rows found (a crosswalk's, a search's) and those asked for are taken whole
