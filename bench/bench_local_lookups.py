@@ -6,7 +6,7 @@ numbers; issue 18's figure: one pass, within 3x a bare line loop).
 It reuses ``bench_mrconso.py``'s invented MRCONSO.RRF (4 million rows, about 500 MB, a full
 release's mix of sources and languages; generated under ``--keep`` when it is not there yet),
 picks 1,000 SNOMEDCT_US codes from rows spread over the whole file, and times, each in a fresh
-process and best of three:
+process and best of five (the machine may be busy):
 
 * the bare import of ``tempmedbench_synonyms.mrconso.lookup``;
 * the fastest of three bare Python loops that read every line of the file in binary (``for
@@ -79,7 +79,7 @@ print(json.dumps({
 """
 
 
-def best_of(cmd: list[str], runs: int = 3) -> tuple[float, float, str]:
+def best_of(cmd: list[str], runs: int = 5) -> tuple[float, float, str]:
     """The best wall-clock time of ``runs`` runs of ``cmd``, the CPU time of that run (its
     processes and theirs), and its output."""
     best, cpu, out = float("inf"), 0.0, ""
