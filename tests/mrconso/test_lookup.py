@@ -553,6 +553,9 @@ def test_each_input_says_what_it_asked(tmp_path: Path) -> None:
          "U+0009, which no atom's string holds"),
         (Search("fever", search_type="exact", sabs=("SNOMED",)), "SAB 'SNOMED' is not a UMLS "
          "source abbreviation, only close to SNOMEDCT_US"),
+        (Search("a\udc80b", search_type="exact"), "term 'a\\udc80b' contains a lone surrogate "
+         "U+DC80, which no atom's string holds"),
+        (Crosswalk("MSH", "D1", limit=-1), "--limit -1 is out of range: give 0 (no cap) or more"),
     ],
 )  # fmt: skip
 def test_an_identifier_of_the_wrong_form_is_that_inputs_bad_input(

@@ -434,16 +434,18 @@ def _check_term(term: str) -> str:
                             "more words")  # fmt: skip
     odd = next((c for c in term if unicodedata.category(c) in ("Cc", "Cs")), None)
     if odd is not None:
+        kind = "a lone surrogate" if unicodedata.category(odd) == "Cs" else "the control character"
         raise BadInputError(
-            f"term {term[:40]!r} contains the control character U+{ord(odd):04X}, which no "
-            "atom's string holds",
+            f"term {term[:40]!r} contains {kind} U+{ord(odd):04X}, which no atom's string holds",
             hint="check the term",
         )
     return term
 
 
 def _check(lookup: Lookup) -> None:
-    """The local identifier checks of a lookup MRCONSO.RRF answers (``atoms``)."""
+    """The local identifier checks of a lookup MRCONSO.RRF answers (``atoms``), its limit."""
+    if limit_of(lookup) < 0:
+        raise BadInputError(f"--limit {limit_of(lookup)} is out of range: give 0 (no cap) or more")
     if isinstance(lookup, Atoms):
         check_cui(lookup.cui)
         if lookup.sab is not None:
