@@ -1039,10 +1039,14 @@ def test_pieces_hold_every_line_once_and_end_where_concepts_end(
     data = "".join(r + "\n" for r in invented(rng, concepts=rng.randint(1, 30))).encode()
     lines = data.splitlines(keepends=True)
     cuts = sorted(rng.sample(range(1, len(lines)), min(len(lines) - 1, rng.randint(0, 40))))
-    blocks, at = [], 0
+    blocks, at = [], 0  # as lines_of gives them: whole lines between bytes of no concern
     for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True):
-        blocks.append((at, b"".join(lines[a:b])))
-        at += len(blocks[-1][1])
+        head = b"x|" * rng.randint(0, 3)
+        block = b"".join(lines[a:b])
+        blocks.append(
+            (at - len(head), head + block + b"C9|tail", len(head), len(head) + len(block))
+        )
+        at += len(block)
     pieces = list(lookup._pieces(blocks, rng.choice([0, 1, 150])))
     assert b"".join(d[lo:hi] for _, d, lo, hi in pieces) == data
     assert [base + lo for base, _, lo, _ in pieces] == list(
@@ -1115,3 +1119,25 @@ def test_the_fake_uts_answers_the_invented_release_as_the_file_does() -> None:
             assert sorted_results(answer) == sorted(theirs, key=lambda r: r["ui"]), query
         else:
             assert list(answer.results) == theirs, query
+
+
+@pytest.mark.parametrize("form", ["plain", "gzip", "workers"])
+def test_a_complete_last_row_without_its_line_end_is_read_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, form: str
+) -> None:
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
+    data = "\n".join(CROSSWALK).encode()  # the last row, C0000006's obsolete MSH atom, unended
+    path = tmp_path / ("MRCONSO.RRF.gz" if form == "gzip" else "MRCONSO.RRF")
+    path.write_bytes(gzip.compress(data) if form == "gzip" else data)
+    got = one(path, Atom(A(602)))
+    assert [r["ui"] for r in got.results] == [A(602)]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"{path} does not end with a line feed: its last row is complete (18 fields, each "
+        "followed by '|') and was read"
+    ]
+    path.write_bytes(data[:-5] if form != "gzip" else gzip.compress(data[:-5]))
+    with pytest.raises(BadInputError) as caught:
+        ask(path, Atom(A(602)), workers=2 if form == "workers" else 1)
+    assert str(caught.value) == (
+        f"{path}: ends mid-row: is the last part missing or the file truncated?"
+    )

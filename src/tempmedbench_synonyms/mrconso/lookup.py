@@ -86,9 +86,16 @@ from tempmedbench_synonyms.mrconso.rows import (
     SNIFF_BYTES,
     bom_note,
     fields_of,
+    last_row,
     sniff,
+    unended_note,
 )
-from tempmedbench_synonyms.mrconso.source import MAX_WORKERS, scan_ranges, why_alone
+from tempmedbench_synonyms.mrconso.source import (
+    MAX_WORKERS,
+    lines_before_offset,
+    scan_ranges,
+    why_alone,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +151,7 @@ class Found:
     last: bytes | None = None
     disorder: tuple[bytes, bytes] | None = None  # a CUI and the one after it, out of order
     bad: tuple[int, str] | None = None  # (byte offset of the line, problem)
+    unended: bool = False  # the file's last row has no line end (``rows.last_row``)
 
 
 # -- one piece -----------------------------------------------------------------------------------
@@ -284,44 +292,56 @@ def _run_start(data: bytes, start: int, low: int) -> int:
 
 
 def _pieces(
-    blocks: Iterable[tuple[int, bytes]], piece: int = 0
+    blocks: Iterable[tuple[int, bytes, int, int]], piece: int = 0
 ) -> Iterator[tuple[int, bytes, int, int]]:
     """(offset of ``data``, ``data``, start, end): the pieces ``data[start:end]`` of blocks of
-    whole lines, each ending where a concept ends, so that a sorted file's concepts are never
-    cut (a block's last concept waits for the rest of its rows in the next block, and goes on
-    its own), unless one is longer than MAX_CONCEPT. A block is not copied. With ``piece``, a
-    block is cut into pieces of about that many bytes (a stream: the reading thread gets the
-    GIL back between them)."""
+    whole lines (given the same way), each ending where a concept ends, so that a sorted file's
+    concepts are never cut (a block's last concept waits for the rest of its rows in the next
+    block, and goes on its own), unless one is longer than MAX_CONCEPT. A block is not copied.
+    With ``piece``, a block is cut into pieces of about that many bytes (a stream: the reading
+    thread gets the GIL back between them)."""
     carry, carry_at, key = b"", 0, b""
-    for offset, block in blocks:
-        pos = 0
+    for base, block, lo, hi in blocks:
+        pos = lo
         if carry:  # the rows of the carried concept at the start of this block join it
-            while key and block.startswith(key, pos):
-                pos = block.find(b"\n", pos) + 1 or len(block)
-            carry += block[:pos]
-            if pos == len(block) and len(carry) < MAX_CONCEPT:
+            while key and block.startswith(key, pos, hi):
+                pos = block.find(b"\n", pos, hi) + 1 or hi
+            carry += block[lo:pos]
+            if pos == hi and len(carry) < MAX_CONCEPT:
                 continue
             yield carry_at, carry, 0, len(carry)
             carry = b""
-            if pos == len(block):
+            if pos == hi:
                 continue
-        cut = _run_start(block, block.rfind(b"\n", 0, len(block) - 1) + 1, pos)
-        if cut == pos and len(block) - pos >= MAX_CONCEPT:
-            cut = len(block)  # (else the rest is one concept, which waits for the next block)
+        cut = _run_start(block, block.rfind(b"\n", pos, hi - 1) + 1 or pos, pos)
+        if cut == pos and hi - pos >= MAX_CONCEPT:
+            cut = hi  # (else the rest is one concept, which waits for the next block)
         while piece and cut - pos > piece:
-            step = block.find(b"\n", pos + piece) + 1
+            step = block.find(b"\n", pos + piece, hi) + 1
             step = _run_start(block, step, pos) if 0 < step < cut else pos
             if step == pos:
                 break
-            yield offset, block, pos, step
+            yield base, block, pos, step
             pos = step
         if cut > pos:
-            yield offset, block, pos, cut
-        carry, carry_at = block[cut:], offset + cut
+            yield base, block, pos, cut
+        carry, carry_at = block[cut:hi], base + cut
         bar = carry.find(b"|", 0, _line_at(carry, 0, len(carry))[1])
         key = carry[: bar + 1] if bar >= 0 else b""
     if carry:
         yield carry_at, carry, 0, len(carry)
+
+
+def _ended(
+    blocks: Iterable[tuple[int, bytes]], path: str, out: Found
+) -> Iterator[tuple[int, bytes, int, int]]:
+    """``scan._blocks``'s blocks, a complete last row without its line end given one (and noted
+    in ``out``), a cut one bad input (``rows.last_row``)."""
+    for base, block in blocks:
+        if not block.endswith(b"\n"):
+            block = last_row(block, path)
+            out.unended = True
+        yield base, block, 0, len(block)
 
 
 def scan_range(
@@ -335,10 +355,12 @@ def scan_range(
     """Scan the lines that start in [start, end) of a plain file (a worker runs it on its
     range: ``start`` and ``end`` are where concepts start, ``_concept_bounds``)."""
     out = Found()
-    for base, data, lo, hi in _pieces(scan._blocks(Path(path), start, end, first)):
+    for base, data, lo, hi in _pieces(
+        _ended(scan._blocks(Path(path), start, end, first), path, out)
+    ):
         _scan_piece(base, data, lo, hi, wants, out)
         if report is not None:
-            report(base + hi, end)
+            report(min(base + hi, end), end)
         if out.bad is not None:
             break
     return out
@@ -663,6 +685,8 @@ def _plain_pass(
         raise BadInputError(
             problem, path=path, line=scan.line_number(inp.path, offset), hint=_DAMAGED_HINT
         )
+    if found.unended and report.now == 0:
+        log.warning("%s", unended_note(path))
     return found
 
 
@@ -674,6 +698,7 @@ def _joined(parts: list[Found]) -> Found:
             out.bad = part.bad
         out.rows += part.rows
         out.seeds |= part.seeds
+        out.unended |= part.unended
         if part.first is not None and part.last is not None:
             if out.disorder is None and out.last is not None and out.last >= part.first:
                 out.disorder = (out.last, part.first)
@@ -687,14 +712,18 @@ def _stream_pass(path: Path, inp: MrconsoInput, wants: Wants, report: _Passes) -
     stop = threading.Event()
     total = inp.size
     out = Found()
-    done, lines_before = 0, 0
+    done = 0
+    lines_before = 0  # in a pipe, which cannot be read again (``source.lines_before_offset``)
+    counting = inp.kind == "pipe"
     warnings: list[str] = []
 
-    def chunks() -> Iterator[tuple[int, bytes]]:
+    def chunks() -> Iterator[tuple[int, bytes, int, int]]:
         nonlocal done
-        for read, offset, chunk in scan.lines_of(inp.blocks(stop), path, warnings, inp.parts):
+        for read, base, chunk, start, end in scan.lines_of(
+            inp.blocks(stop), path, warnings, inp.parts
+        ):
             done = read
-            yield offset, chunk
+            yield base, chunk, start, end
 
     try:
         with runtime.fast_thread_switching():  # the reader thread needs the GIL back often
@@ -702,9 +731,13 @@ def _stream_pass(path: Path, inp: MrconsoInput, wants: Wants, report: _Passes) -
                 _scan_piece(base, data, lo, hi, wants, out)
                 if out.bad is not None:
                     offset, problem = out.bad
+                    stop.set()
                     line = lines_before + data.count(b"\n", lo, offset - base) + 1
+                    if not counting:
+                        line = lines_before_offset(path, offset) + 1
                     raise BadInputError(problem, path=path, line=line, hint=_DAMAGED_HINT)
-                lines_before += data.count(b"\n", lo, hi)
+                if counting:
+                    lines_before += data.count(b"\n", lo, hi)
                 if total is not None:
                     report(min(done, total), total)
                 else:

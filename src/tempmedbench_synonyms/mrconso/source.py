@@ -170,7 +170,7 @@ class MrconsoSource:
         if total is not None:
             report(0, total)
         out = ScanResult()
-        lines_before = 0  # in a pipe, which cannot be read again (``_lines_before``)
+        lines_before = 0  # in a pipe, which cannot be read again (``lines_before_offset``)
         counting = inp.kind == "pipe"
         done = 0
         blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
@@ -187,7 +187,7 @@ class MrconsoSource:
                 offset, problem = out.bad
                 stop.set()
                 if not counting:
-                    lines_before = self._lines_before(base + start)
+                    lines_before = lines_before_offset(self.path, base + start)
                 out.bad = (lines_before + chunk.count(b"\n", start, offset - base) + 1, problem)
                 break
             if counting:
@@ -196,23 +196,6 @@ class MrconsoSource:
                 report(min(done, total), total)
         report(done if total is None else total, done if total is None else total)
         return out
-
-    def _lines_before(self, offset: int) -> int:
-        """The line ends before ``offset`` of the stream, read again from the start: only to
-        name a damaged row's line (counting them in every block costs a tenth of the scan)."""
-        stop = threading.Event()
-        again = locate_mrconso(self.path)  # its own lists of the members and parts it reads
-        blocks = lines_of(again.blocks(stop), self.path, [], again.parts)
-        n = 0
-        try:
-            for _, base, chunk, start, end in blocks:
-                if base + end >= offset:
-                    return n + chunk.count(b"\n", start, max(start, offset - base))
-                n += chunk.count(b"\n", start, end)
-        finally:
-            stop.set()
-            blocks.close()
-        return n  # pragma: no cover - the stream changed since it was scanned
 
     def _scan_parallel(
         self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
@@ -229,6 +212,24 @@ class MrconsoSource:
             if part.bad is not None and out.bad is None:
                 out.bad = part.bad
         return out
+
+
+def lines_before_offset(path: Path, offset: int) -> int:
+    """The line ends before ``offset`` of the stream, read again from the start: only to
+    name a damaged row's line (counting them in every block costs a tenth of the scan)."""
+    stop = threading.Event()
+    again = locate_mrconso(path)  # its own lists of the members and parts it reads
+    blocks = lines_of(again.blocks(stop), path, [], again.parts)
+    n = 0
+    try:
+        for _, base, chunk, start, end in blocks:
+            if base + end >= offset:
+                return n + chunk.count(b"\n", start, max(start, offset - base))
+            n += chunk.count(b"\n", start, end)
+    finally:
+        stop.set()
+        blocks.close()
+    return n  # pragma: no cover - the stream changed since it was scanned
 
 
 def why_alone(size: int, workers: int) -> str | None:
