@@ -180,6 +180,55 @@ def limit_of(lookup: Lookup) -> int:
     return SEARCH_LIMIT if isinstance(lookup, Search) else DEFAULT_LIMIT
 
 
+def _code(sab: str | None, code: str | None, aui: str | None) -> str:
+    return f"AUI {aui}" if aui is not None else f"{sab} code {code}"
+
+
+def describe(lookup: Lookup) -> tuple[str, str]:
+    """(the request in words, what "not found" says is missing): ``("definitions of CUI
+    C0000001", "no definitions of CUI C0000001")``."""
+    if isinstance(lookup, Search):
+        where = f" in {','.join(lookup.sabs)}" if lookup.sabs else ""
+        where += f" in language {lookup.language}" if lookup.language else ""
+        query = f"{lookup.search_type} search for {lookup.string!r}{where}"
+        return query, f"no results for the {query}"
+    if isinstance(lookup, Cuis):
+        return f"concepts of {lookup.sab} code {lookup.code}", (
+            f"no concept of {lookup.sab} code {lookup.code}"
+        )
+    if isinstance(lookup, Crosswalk):
+        to = f" to {','.join(lookup.target_sabs)}" if lookup.target_sabs else ""
+        return f"crosswalk of {lookup.sab} code {lookup.code}{to}", (
+            f"no code{to.replace(' to', ' of')} sharing a concept with {lookup.sab} code "
+            f"{lookup.code}"
+        )
+    if isinstance(lookup, (Definitions, SemanticTypes)):
+        kind = "definitions" if isinstance(lookup, Definitions) else "semantic types"
+        return f"{kind} of CUI {lookup.cui}", f"no {kind} of CUI {lookup.cui}"
+    if isinstance(lookup, Relations):
+        whose = f"CUI {lookup.cui}" if lookup.cui is not None else ""
+        whose = whose or _code(lookup.sab, lookup.code, lookup.aui)
+        return f"relations of {whose}", f"no relations of {whose}"
+    if isinstance(lookup, SourceConcept):
+        return f"{lookup.sab} code {lookup.code}", f"no {lookup.sab} code {lookup.code}"
+    if isinstance(lookup, Hierarchy):
+        whose = _code(lookup.sab, lookup.code, lookup.aui)
+        return f"{lookup.direction} of {whose}", f"no {lookup.direction} of {whose}"
+    if isinstance(lookup, Sources):
+        return "sources", "no sources"
+    if isinstance(lookup, Concept):
+        return f"CUI {lookup.cui}", f"no concept {lookup.cui}"
+    if isinstance(lookup, (Atoms, SourceAtoms)):
+        if isinstance(lookup, Atoms):
+            what = f"CUI {lookup.cui}" + (f" in {lookup.sab}" if lookup.sab else "")
+        else:
+            what = f"{lookup.sab} code {lookup.code}"
+        if lookup.preferred:
+            return f"preferred atom of {what}", f"no preferred atom of {what}"
+        return what, f"no atoms for {what}"
+    return f"AUI {lookup.aui}", f"no atom {lookup.aui}"
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     """What one input got: ``found`` with its results, ``not_found`` (UMLS has nothing for it:
