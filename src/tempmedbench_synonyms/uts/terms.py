@@ -244,7 +244,15 @@ def _answer_in(
         return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {got.release} has {nothing}{why}",
                       hint=_hint(lookup), release=got.release, query=query)  # fmt: skip
     cut = f"; --limit {limit_of(lookup)} cut it" if truncated else ""
-    message = f"{plural(len(results), 'result')} for {query}, UMLS {got.release}{cut}"
+    if isinstance(lookup, (Concept, SourceConcept)) or getattr(lookup, "preferred", False):
+        message = f"found {query}, UMLS {got.release}"  # one object, not a list
+    elif isinstance(lookup, Sources):
+        message = f"{plural(len(results), 'source')} of UMLS {got.release}{cut}"
+    else:
+        noun, word = (
+            ("atom", "of") if isinstance(lookup, (Atoms, SourceAtoms, Atom)) else ("result", "for")
+        )
+        message = f"{plural(len(results), noun)} {word} {query}, UMLS {got.release}{cut}"
     return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
                   release=got.release, query=query, truncated=truncated)  # fmt: skip
 
@@ -294,4 +302,8 @@ def _hint(lookup: Lookup) -> str:
         )
     if isinstance(lookup, (Sources, Crosswalk)):
         return "check the source and the code; --target-sabs narrows a crosswalk to its sources"
-    return "check the identifier, and the source it belongs to"
+    if getattr(lookup, "cui", None) is not None:
+        return "check the CUI (C and 7 digits, such as C0020538)"
+    if getattr(lookup, "aui", None) is not None:
+        return "check the AUI (A and 7 to 9 digits, such as A3220484)"
+    return "check the code, and the source it belongs to"
