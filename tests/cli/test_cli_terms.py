@@ -505,3 +505,34 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
               tmp_path, key=None)  # fmt: skip
     assert bad.exit_code == 2
     assert "'2099ab' is not a UMLS release name" in bad.stderr
+
+
+# -- a hostile server: its strings reach no terminal raw, the key nowhere ---------------------------
+
+
+def test_a_servers_escapes_in_results_are_shown_harmlessly(tmp_path: Path) -> None:
+    """(A body that echoes the key is refused whole: tests/uts/test_hostile.py.)"""
+    import responses
+
+    name = "Evil\x1b[2J\x9b31m fever"
+    body = {"pageSize": 25, "pageNumber": 1, "result": {"classType": "searchResults", "results": [
+        {"ui": "C9000001", "rootSource": "MTH\x1b]0;title\x07", "name": name,
+         "uri": f"{BASE}/content/2099AA/CUI/C9000001"},
+    ]}}  # fmt: skip
+    with responses.RequestsMock() as rsps:
+        rsps.get(f"{BASE}/search/2099AA", json=body)
+        shown = run(["search", "evil", "--umls-release", "2099AA"], tmp_path)
+        as_json = run(["search", "evil", "--umls-release", "2099AA", "--json", "--refresh"],
+                      tmp_path)  # fmt: skip
+    assert shown.exit_code == 0, shown.stderr
+    assert table(shown)[1] == ["C9000001", "Evil fever", "MTH"]  # what the escapes would show
+    (doc,) = lines(as_json)
+    # JSON keeps the text as sent, every control character written as a \\u escape
+    assert (doc["results"][0]["name"], doc["results"][0]["rootSource"]) == (
+        name, "MTH\x1b]0;title\x07"
+    )  # fmt: skip
+    for out in (shown, as_json):
+        assert not any(c in out.stdout + out.stderr for c in "\x1b\x9b\x07")
+    assert find_secret(CANARY_KEY, texts={"table": shown.stdout + shown.stderr,
+                                          "json": as_json.stdout + as_json.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip
