@@ -60,6 +60,11 @@ package: $(STAMP)
 	build/package/venv/bin/tempmedbench-regenerate-synonyms --help > /dev/null
 	build/package/venv/bin/python -m tempmedbench_synonyms --version
 	cd build/package && venv/bin/tempmedbench-synonyms demo --out demo-out
+	# The installed demo release's own launcher, run by path as a user runs a release's.
+	cd build/package && DEMO="$$(venv/bin/python -c 'from tempmedbench_synonyms.demo import \
+		demo_data as d; print(d().release, d().mrconso, sep="\n")')" && \
+		venv/bin/python "$$(echo "$$DEMO" | head -1)/synonym_regeneration/regenerate_synonyms.py" \
+		--mrconso "$$(echo "$$DEMO" | tail -1)" --out demo-out-launcher -q
 	# The sdist must build a complete wheel on its own (pip builds it, demo data included).
 	$(PYTHON) -m venv build/package/venv-sdist
 	build/package/venv-sdist/bin/python -m pip install --quiet build/package/dist/*.tar.gz
@@ -69,6 +74,7 @@ package: $(STAMP)
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
+	$(BIN)/python bench/bench_local_lookups.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_uts_hostile.py

@@ -87,7 +87,7 @@ def test_a_good_set_up_passes_every_check_with_one_probe_and_writes_nothing(
     assert [name for name, c in checks.items() if c["hint"] is not None] == ["api_key"]
     assert checks["api_key"]["message"] == f"found in UMLS_API_KEY, but {NOT_A_UUID}"
     assert checks["release"]["message"] == (
-        f"{mini}: 6 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
+        f"{mini}: 7 files match MANIFEST.sha256; 10 concepts, UMLS release 2099AA"
     )
     assert checks["uts"]["message"] == (
         f"{mini_uts.base_url} accepted the key and serves UMLS release 2099AA (probe: concept "

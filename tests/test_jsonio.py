@@ -18,7 +18,7 @@ from helpers import BASE, FIXTURES, GPS_FILE, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.jsonio import parse_json, report_text, safe_text
+from tempmedbench_synonyms.jsonio import LineRules, iter_jsonl, parse_json, report_text, safe_text
 from tempmedbench_synonyms.regen.release import TABLE
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
@@ -207,3 +207,78 @@ def test_utf8_only_refuses_a_lone_surrogate_escape_and_keeps_a_pair() -> None:
         "f.json, line 3: a string holds a lone surrogate escape (\\ud800 to \\udfff), which "
         "UTF-8 cannot encode"
     )
+
+
+# --- JSON Lines -----------------------------------------------------------------------------
+
+RULES = LineRules(
+    blank="blank",
+    bom="bom",
+    not_object="a {kind}",
+    not_utf8="not UTF-8 ({reason}, column {column})",
+    not_utf8_hint="utf8 hint",
+    line_max=64,
+    too_long="longer than {limit}",
+    too_long_hint="long hint",
+)
+LINES = (
+    '{"a": "é\u2028x\u0085"}\r\n'  # U+2028 and U+0085 inside a string; CR is JSON whitespace
+    '  {"b": [1, {"c": 2}, {"d": 3}]}\t\n'  # "}, {" in a line: read line by line
+    '{"e": "\\ud800"}'  # a lone surrogate escape, kept (utf8_only is off); no final line end
+).encode()
+OBJECTS = [{"a": "é\u2028x\u0085"}, {"b": [1, {"c": 2}, {"d": 3}]}, {"e": "\ud800"}]
+
+
+def cut(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 30, 1000])
+def test_iter_jsonl_gives_the_same_objects_however_the_bytes_are_cut(size: int) -> None:
+    """Blocks cut anywhere (inside a line, a UTF-8 character, a CR LF) give one object a line."""
+    assert list(iter_jsonl(cut(LINES, size), "f.jsonl", RULES)) == OBJECTS
+    assert list(iter_jsonl(cut(LINES + b"\n", size), "f.jsonl", RULES)) == OBJECTS
+    assert list(iter_jsonl([], "f.jsonl", RULES)) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "problem", "hint"),
+    [
+        (b'{"a": 1}\n\n', 2, "blank", None),
+        ('{"a": 1}\n \t\r\u00a0\n'.encode(), 2, "blank", None),  # U+00A0: str.strip's
+        (b'{"a": 1}\n[1]\n', 2, "a list", None),
+        (b'{"a": 1}\nnull\n', 2, "a NoneType", None),
+        (b'\xef\xbb\xbf{"a": 1}\n', 1, "bom", None),
+        (b'{"a": 1}\n{"a": "\xff"}\n', 2, "not UTF-8 (invalid start byte, column 8)", "utf8 hint"),
+        (b'{"a": 1}\n{"a": "' + b"x" * 60 + b'"}\n', 2, "longer than 64", "long hint"),
+        (b'{"a": 1}\n{"a": 1, "a": 2}\n', 2, "the key 'a' appears twice in one object", None),
+        # The first line at fault is named: a BOM before bad bytes, a blank line before an
+        # unfinished object.
+        (b'\xef\xbb\xbf{"a": 1}\n{"a": "\xff"}\n', 1, "bom", None),
+        (b'{"a": 1}\n\n{"a": \n', 2, "blank", None),
+    ],
+)
+def test_iter_jsonl_names_the_line_at_fault(
+    data: bytes, line: int, problem: str, hint: str | None
+) -> None:
+    for size in (3, len(data)):
+        with pytest.raises(BadInputError) as info:
+            list(iter_jsonl(cut(data, size), "f.jsonl", RULES))
+        assert (info.value.path, info.value.line, info.value.problem, info.value.hint) == (
+            "f.jsonl",
+            line,
+            problem,
+            hint,
+        )
+
+
+def test_iter_jsonl_with_utf8_only_refuses_a_lone_surrogate_escape() -> None:
+    rules = LineRules(blank="", bom="", not_object="", not_utf8="", utf8_only=True)
+    data = b'{"a": "\\ud83d\\ude00"}\n{"b": "\\udc00"}\n'
+    with pytest.raises(BadInputError) as info:
+        list(iter_jsonl([data], "s.jsonl", rules))
+    assert str(info.value) == (
+        "s.jsonl, line 2: a string holds a lone surrogate escape (\\ud800 to \\udfff), which "
+        "UTF-8 cannot encode"
+    )
+    assert list(iter_jsonl([data[: data.index(b"\n")]], "s.jsonl", rules)) == [{"a": "\U0001f600"}]

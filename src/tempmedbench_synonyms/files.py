@@ -330,15 +330,14 @@ def read_input(
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
 
 
+BOM_PROBLEM = "starts with a byte order mark (BOM); release files are UTF-8 without a BOM"
+
+
 def decode_utf8(raw: bytes, *, path: str) -> str:
     """``raw`` as UTF-8 text; a byte order mark or a byte that is not UTF-8 is BadInputError,
     with its line."""
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise BadInputError(
-            "starts with a byte order mark (BOM); release files are UTF-8 without a BOM",
-            path=path,
-            line=1,
-        )
+        raise BadInputError(BOM_PROBLEM, path=path, line=1)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -9,7 +9,9 @@ expected hashes, the GPS artifacts) goes through :data:`DECODER`, which refuses 
   ``Infinity``);
 - a key twice in one object (``json`` keeps the last one without a word).
 
-:func:`parse_json` turns every such problem into ``BadInputError`` naming the file and the line.
+:func:`parse_json` turns every such problem into ``BadInputError`` naming the file and the line,
+and :func:`iter_jsonl` reads JSON Lines (the question surface, the GPS validator's artifacts) with
+it, under the :class:`LineRules` of each kind of file.
 
 Writing: :func:`report_text` is the text of every ``--json`` report, with ``schema_version`` and
 ``tool_version`` added (SPEC section 7). It is valid JSON whatever the report holds: a string
@@ -21,11 +23,14 @@ the same string.
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import json
 import json.scanner
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +82,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 DECODER = json.JSONDecoder(
     parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
 )
-#: The decoder's scanner: ``SCAN(text, index)`` is (value, end index), or StopIteration when no
-#: value starts at the index (typeshed types make_scanner as a class of its own).
-SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(DECODER)  # type: ignore[arg-type]
 
 
 def parse_json(
@@ -191,6 +193,143 @@ def loads_utf8(raw: bytes) -> Any:
     return DECODER.decode(raw.decode("utf-8"))
 
 
+# --- JSON Lines -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineRules:
+    """What a kind of JSON Lines file may hold, in the words of its refusals (each caller keeps
+    those of the files around it). ``line_max``: a longer line is refused before it is whole."""
+
+    blank: str
+    bom: str
+    not_object: str  # "{kind}": the JSON type found
+    not_utf8: str  # "{reason}", "{column}"
+    not_utf8_hint: str | None = None
+    line_max: int | None = None
+    too_long: str = ""  # "{limit}"
+    too_long_hint: str | None = None
+    utf8_only: bool = False  # a lone surrogate escape is refused (parse_json)
+
+
+#: ``}``, a comma and ``{`` in one line (``_fast_batch``); also in an array of objects, which
+#: then only costs the slower line-by-line read.
+_TWO_OBJECTS_IN_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
+
+
+def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterator[dict[str, Any]]:
+    """The objects of a JSON Lines file given as blocks of its bytes, the one of line ``n``
+    ``n``-th.
+
+    Lines end with ``"\\n"`` only (U+2028 or U+0085 may occur in a string); the final line end
+    is optional. A blank line, a byte order mark, a line that is not one object for
+    ``parse_json``, bytes that are not UTF-8 and a line longer than ``rules.line_max`` are
+    ``BadInputError`` naming the first such line. A block's lines are parsed together
+    (:func:`_fast_batch`), and one block of objects is held at a time.
+    """
+    return itertools.chain.from_iterable(_batches(blocks, where, rules))
+
+
+def _batches(
+    blocks: Iterable[bytes], where: str, rules: LineRules
+) -> Iterator[list[dict[str, Any]]]:
+    """The objects of a block, or of one line where a block is read line by line."""
+    first = 1  # the line number of the next block's first line
+    carry = b""  # the start of a line that the blocks so far did not end
+    for data in itertools.chain(blocks, (b"",)):  # b"": the end
+        cut = data.rfind(b"\n") + 1
+        if data and not cut:  # no line end in this block: the line goes on
+            carry += data
+            if rules.line_max is not None and len(carry) > rules.line_max:
+                raise _too_long(where, first, rules)
+            continue
+        if data:  # one copy at most: the block is most often the data read, whole
+            block = b"".join((carry, memoryview(data)[:cut])) if carry or cut < len(data) else data
+            carry = data[cut:]
+        else:  # the end: what is left is the last line, with no line end
+            block, carry = carry, b""
+        if not block:
+            continue
+        if rules.line_max is not None:
+            _check_line_lengths(block, where, first, rules)
+        if first == 1 and block.startswith(codecs.BOM_UTF8):
+            raise BadInputError(rules.bom, path=where, line=1)
+        try:
+            text = block.decode("utf-8").removesuffix("\n")  # the last line's end, optional
+        except UnicodeDecodeError as err:
+            start = block.rfind(b"\n", 0, err.start) + 1
+            raise BadInputError(
+                rules.not_utf8.format(reason=err.reason, column=err.start - start + 1),
+                path=where,
+                line=first + block.count(b"\n", 0, start),
+                hint=rules.not_utf8_hint,
+            ) from None
+        # The lines as a JSON array, a line end between them as in the file: the commas that
+        # follow the line ends count them.
+        array = "[" + text.replace("\n", "\n,") + "]"
+        lines = len(array) - len(text) - 1
+        records = _fast_batch(text, array, lines, rules.utf8_only)
+        if records is None:  # line by line: the first line at fault is named
+            for number, line in enumerate(text.split("\n"), start=first):
+                yield [_parse_line(line, where, number, rules)]
+        else:
+            yield records
+        first += lines
+
+
+def _fast_batch(text: str, array: str, lines: int, utf8_only: bool) -> list[dict[str, Any]] | None:
+    """The objects of ``text``'s ``lines`` lines (``array``: the same as a JSON array) when each
+    line is exactly one JSON object that ``parse_json`` accepts; None when that is not sure.
+
+    One call of the C parser for the whole batch: twice as fast as one a line. Its array could
+    still hold as many objects as lines with a line left open (its object goes on into the next
+    line) made up for by a line holding two objects. JSON strings never hold a raw line end, so
+    the second object of such a line starts in the same line, after ``}``, a comma and ``{``
+    with only spaces between: a batch with no such run, parsed into as many objects as lines,
+    has one object a line.
+    """
+    if _TWO_OBJECTS_IN_A_LINE.search(text) or (utf8_only and _SURROGATE_ESCAPE.search(text)):
+        return None
+    try:
+        records = DECODER.decode(array)
+    except (ValueError, RecursionError):
+        return None
+    if len(records) == lines and set(map(type, records)) == {dict}:
+        return records  # type: ignore[no-any-return]
+    return None
+
+
+def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[str, Any]:
+    if not line.strip():
+        raise BadInputError(rules.blank, path=where, line=number)
+    obj = parse_json(line, path=where, line=number, utf8_only=rules.utf8_only)
+    if not isinstance(obj, dict):
+        kind = type(obj).__name__
+        raise BadInputError(rules.not_object.format(kind=kind), path=where, line=number)
+    return obj
+
+
+def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:
+    """Refuse a line of ``block`` (whole lines, from line ``first``) longer than
+    ``rules.line_max``, with a few finds a block: such a line holds a whole window of
+    ``line_max // 2`` bytes with no line end, and only such a window is measured exactly."""
+    limit = rules.line_max
+    assert limit is not None
+    if len(block) <= limit:
+        return
+    window = limit // 2
+    for i in range(0, len(block), window):
+        if block.find(b"\n", i, i + window) < 0:
+            start, end = block.rfind(b"\n", 0, i) + 1, block.find(b"\n", i)
+            if (len(block) if end < 0 else end) - start > limit:
+                raise _too_long(where, first + block.count(b"\n", 0, start), rules)
+
+
+def _too_long(where: str, line: int, rules: LineRules) -> BadInputError:
+    problem = rules.too_long.format(limit=rules.line_max)
+    return BadInputError(problem, path=where, line=line, hint=rules.too_long_hint)
+
+
 def strings(value: Any) -> Iterator[str]:
     """Every string of a parsed JSON value, object keys included (a loop, not a recursion: a
     value nested deeper than the recursion limit is walked all the same)."""
@@ -225,13 +364,20 @@ def versioned(report: dict[str, Any]) -> dict[str, Any]:
     return {**report, "schema_version": SCHEMA_VERSION, "tool_version": __version__}
 
 
-def report_text(report: dict[str, Any]) -> str:
-    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe (module docstring).
+def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
+    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe (module docstring);
+    indented, or compact on ``one_line`` (a line of JSON Lines: no newline can occur in it).
 
     ``ensure_ascii=False`` keeps names readable; the only characters it leaves that UTF-8 cannot
     carry, lone surrogates, can occur only inside strings, where their escape is valid.
     """
-    text = json.dumps(versioned(report), ensure_ascii=False, indent=2, sort_keys=True)
+    text = json.dumps(
+        versioned(report),
+        ensure_ascii=False,
+        indent=None if one_line else 2,
+        separators=(",", ":") if one_line else None,
+        sort_keys=True,
+    )
     return _LONE_SURROGATE.sub(_escape, text)
 
 

@@ -254,7 +254,8 @@ def test_freeze_cli(mini: Path, mrconso: Path) -> None:
     )
     assert code == 0
     assert json.loads(out)["message"] == (
-        "wrote synonym_regeneration/expected_sha256.json and updated its line in MANIFEST.sha256"
+        "wrote synonym_regeneration/expected_sha256.json and "
+        "synonym_regeneration/regenerate_synonyms.py and updated their lines in MANIFEST.sha256"
     )
     assert outputs(mini) == []  # freeze never writes UMLS strings into the release
 

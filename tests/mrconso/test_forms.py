@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, outputs, patch_zip_member
+from tempmedbench_synonyms import zips
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.mrconso.forms import named_release
 from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
@@ -43,6 +45,17 @@ assert (
 runner = CliRunner()
 
 
+@pytest.fixture(params=["isal", "zlib"])
+def inflate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each compressed form is read with ISA-L's inflate (isal, installed here with the package)
+    and with the standard library's (zlib, as where isal has no wheel): the same outcome."""
+    if request.param == "zlib":
+        monkeypatch.setattr(zips, "inflate", zlib)
+    else:
+        assert zips.inflate.__name__ == "isal.isal_zlib"
+    return str(request.param)
+
+
 def run(*args: str | Path) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
@@ -62,36 +75,37 @@ def gz(data: bytes) -> bytes:
     return gzip.compress(data, mtime=0)
 
 
-def write_parts(folder: Path) -> None:
+def write_parts(folder: Path, data: bytes = BIG) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+    for suffix, part in zip(("aa", "ab", "ac"), split(data, 3), strict=True):
         (folder / f"MRCONSO.RRF.{suffix}.gz").write_bytes(gz(part))
 
 
-def nlm_bytes() -> bytes:
+def nlm_bytes(data: bytes = BIG) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         z.writestr("2025AB/META/MRCOLS.RRF", b"invented|cols|\n")
-        for suffix, part in zip(("aa", "ab", "ac"), split(BIG, 3), strict=True):
+        for suffix, part in zip(("aa", "ab", "ac"), split(data, 3), strict=True):
             z.writestr(f"2025AB/META/MRCONSO.RRF.{suffix}.gz", gz(part))
         z.writestr("2025AB/META/MRSTY.RRF.gz", gz(b"C9000001|T047|B2.2|Invented|AT1||\n"))
     return buf.getvalue()
 
 
-def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
-    """The invented MRCONSO in one shipped form: the path to pass, and the JSON ``mrconso``."""
+def make_form(tmp_path: Path, form: str, data: bytes = BIG) -> tuple[Path, dict[str, object]]:
+    """``data`` (the invented MRCONSO) in one shipped form: the path to pass, and the JSON
+    ``mrconso``."""
     parts = ["MRCONSO.RRF.aa.gz", "MRCONSO.RRF.ab.gz", "MRCONSO.RRF.ac.gz"]
     if form == "gzip":
         path = tmp_path / "MRCONSO.RRF.gz"
-        path.write_bytes(gz(BIG))
+        path.write_bytes(gz(data))
         return path, {"path": str(path), "kind": "gzip", "members": [], "parts": []}
     if form in ("one part", "parts folder"):
-        write_parts(tmp_path / "META")
+        write_parts(tmp_path / "META", data)
         path = tmp_path / "META" / "MRCONSO.RRF.ab.gz" if form == "one part" else tmp_path / "META"
         return path, {"path": str(path), "kind": "parts", "members": [], "parts": parts}
     if form in ("META folder", "folder holding META"):
         (tmp_path / "2025AB/META").mkdir(parents=True)
-        (tmp_path / "2025AB/META/MRCONSO.RRF").write_bytes(BIG)
+        (tmp_path / "2025AB/META/MRCONSO.RRF").write_bytes(data)
         path = tmp_path / "2025AB" / ("META" if form == "META folder" else "")
         plain = tmp_path / "2025AB/META/MRCONSO.RRF"
         return path, {"path": str(plain), "kind": "file", "members": [], "parts": []}
@@ -99,12 +113,12 @@ def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
         path = tmp_path / "umls-2025AB-metathesaurus-full.zip"
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("2025AB/README.txt", b"invented")
-            z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+            z.writestr("2025AB/META/MRCONSO.RRF", data)
         members = ["2025AB/META/MRCONSO.RRF"]
         return path, {"path": str(path), "kind": "zip", "members": members, "parts": []}
     if form == "nlm":
         path = tmp_path / "2025ab-1-meta.nlm"
-        path.write_bytes(nlm_bytes())
+        path.write_bytes(nlm_bytes(data))
         members = [f"2025AB/META/{p}" for p in parts]
         return path, {"path": str(path), "kind": "zip", "members": members, "parts": parts}
     if form in ("full zip, nlm deflated", "full zip, nlm stored"):
@@ -112,7 +126,7 @@ def make_form(tmp_path: Path, form: str) -> tuple[Path, dict[str, object]]:
         how = zipfile.ZIP_DEFLATED if form.endswith("deflated") else zipfile.ZIP_STORED
         with zipfile.ZipFile(path, "w", how) as z:
             z.writestr("2025AB-full/README.txt", b"invented")
-            z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm_bytes())
+            z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm_bytes(data))
             z.writestr("2025AB-full/mmsys.zip", b"PK\x05\x06" + bytes(18))
         members = ["2025AB-full/2025ab-1-meta.nlm"] + [f"2025AB/META/{p}" for p in parts]
         return path, {"path": str(path), "kind": "nested zip", "members": members, "parts": parts}
@@ -127,7 +141,7 @@ FORMS = [
 
 @pytest.mark.parametrize("form", FORMS)
 def test_every_shipped_form_rebuilds_the_plain_files_bytes(
-    tmp_path: Path, mini: Path, form: str
+    tmp_path: Path, mini: Path, form: str, inflate: str
 ) -> None:
     plain = tmp_path / "plain" / "MRCONSO.RRF"
     plain.parent.mkdir()
@@ -145,6 +159,82 @@ def test_every_shipped_form_rebuilds_the_plain_files_bytes(
     assert report["mrconso"] == described
     assert report["missing_sources"] == []
     assert f"  MRCONSO        {described['path']}" in err
+
+
+@pytest.mark.parametrize("form", ["plain", *FORMS, "pipe", "gzip pipe"])
+def test_a_complete_last_row_without_its_line_feed_is_read_with_a_note(
+    tmp_path: Path, mini: Path, form: str, inflate: str
+) -> None:
+    """A real public MRCONSO sample ends with a complete row and no line feed (issue 17, item
+    14): in every form, the row is read and a note says so; only a row cut short is refused."""
+    # the last row is the kept synonym of 9990101009: unread, the run would not verify
+    rows = BIG.rstrip(b"\n").split(b"\n")
+    kept = next(r for r in rows if b"|A9000013|" in r)
+    unended = b"\n".join([r for r in rows if r != kept] + [kept])
+    where = tmp_path / "form"
+    where.mkdir()
+    writer = None
+    if form in ("plain", "pipe", "gzip pipe"):
+        path = where / ("MRCONSO.RRF" if form == "plain" else "mrconso.fifo")
+        parts: list[str] = []
+        if form == "plain":
+            path.write_bytes(unended)
+        else:
+            os.mkfifo(path)
+            data = gz(unended) if form == "gzip pipe" else unended
+            writer = threading.Thread(target=lambda: path.write_bytes(data))
+            writer.start()
+    else:
+        path, described = make_form(where, form, unended)
+        parts = described["parts"]  # type: ignore[assignment]
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--out", tmp_path / "out", "--json")
+    if writer is not None:
+        writer.join(timeout=10)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["outcome"] == "verified"
+    last = f" (its last part {parts[-1]})" if parts else ""
+    note = (
+        f"{path}{last} does not end with a line feed: its last row is complete (18 fields, each "
+        "followed by '|') and was read"
+    )
+    assert report["warnings"] == [note]
+    assert f"  warning        {note}" in err
+
+
+@pytest.mark.parametrize("form", [*FORMS, "pipe", "gzip pipe"])
+def test_a_damaged_needed_row_deep_in_a_stream_is_named_by_its_line(
+    tmp_path: Path, mini: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """Many small blocks, the damaged row near the end: its line is counted as a pipe is read,
+    and counted again from the start for every form that can be read again."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    monkeypatch.setattr(forms, "READ_SIZE", 4096)
+    rows = BIG.rstrip(b"\n").split(b"\n")
+    kept = next(r for r in rows if b"|A9000013|" in r)
+    rows.remove(kept)
+    rows.insert(len(rows) - 100, kept.replace(b"|256|", b"|"))  # 17 fields
+    line = len(rows) - 100
+    data = b"\n".join(rows) + b"\n"
+    writer = None
+    if form in ("pipe", "gzip pipe"):
+        path = tmp_path / "mrconso.fifo"
+        os.mkfifo(path)
+        sent = gz(data) if form == "gzip pipe" else data
+        writer = threading.Thread(target=lambda: path.write_bytes(sent))
+        writer.start()
+    else:
+        path, _ = make_form(tmp_path, form, data)
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    if writer is not None:
+        writer.join(timeout=10)
+    assert code == 2, err
+    assert json.loads(out)["message"] == (
+        f"{path}, line {line}: an MRCONSO.RRF row has 18 fields, each followed by '|'; this line "
+        "has 17"
+    )
+    assert outputs(mini) == []
 
 
 #: The release ``--umls-release current`` means for each form as ``make_form`` names it: the
@@ -217,7 +307,7 @@ def streamed_nlm(members: dict[str, bytes], *, zip64: bool) -> bytes:
 @pytest.mark.parametrize("zip64", [False, True])
 @pytest.mark.parametrize("inner", ["parts", "plain"])
 def test_a_streamed_nlm_inside_the_full_zip(
-    tmp_path: Path, mini: Path, zip64: bool, inner: str
+    tmp_path: Path, mini: Path, zip64: bool, inner: str, inflate: str
 ) -> None:
     if inner == "parts":
         pairs = zip(("aa", "ab"), split(BIG, 2), strict=True)
@@ -397,7 +487,7 @@ def _truncated_part(folder: Path) -> Path:
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
-    tmp_path: Path, mini: Path, case: str
+    tmp_path: Path, mini: Path, case: str, inflate: str
 ) -> None:
     make, problem = HOSTILE[case]
     path = make(tmp_path)
@@ -409,6 +499,67 @@ def test_what_is_not_mrconso_is_bad_input_and_nothing_is_outputs(
     assert report["message"] == f"{path}: {problem}" or report["message"] == f"{path}, {problem}"
     assert f"error: {report['message']}" in err
     assert outputs(mini) == before == []
+
+
+@pytest.mark.parametrize("where", ["zip", "gzip"])
+def test_damaged_deflate_data_is_bad_input_naming_the_member(
+    tmp_path: Path, mini: Path, where: str, inflate: str
+) -> None:
+    """A byte changed in the middle of the compressed data: the inflate fails or the CRC
+    differs; either way exit 2 naming the file (and the zip member), nothing written."""
+    if where == "zip":
+        path = tmp_path / "umls-2025AB-metathesaurus-full.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+    else:
+        path = tmp_path / "MRCONSO.RRF.gz"
+        path.write_bytes(gz(BIG))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    path.write_bytes(bytes(data))
+    code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
+    report = json.loads(out)
+    assert (code, report["outcome"]) == (2, "bad_input"), err
+    named = f"{path}!2025AB/META/MRCONSO.RRF: damaged zip: " if where == "zip" else f"{path}: "
+    assert report["message"].startswith(named), report["message"]
+    assert outputs(mini) == []
+
+
+def test_zipfile_reads_a_deflated_member_with_isals_inflate(tmp_path: Path) -> None:
+    """zipfile keeps reading the headers, the declared size and the CRC; ISA-L inflates. Should a
+    Python's zipfile name its decompressor otherwise, zlib's would stay (slower, same bytes):
+    this test says so."""
+    path, _ = make_form(tmp_path, "metathesaurus zip")
+    with zipfile.ZipFile(path) as zf:
+        with zips.open_member(zf, "2025AB/META/MRCONSO.RRF") as f:
+            assert type(vars(f)["_decompressor"]) is type(zips.inflate.decompressobj(-15))
+            assert zips.inflate.__name__ == "isal.isal_zlib"
+            assert f.read() == BIG
+        with zips.open_member(zf, "2025AB/README.txt") as f:  # written deflated too
+            assert f.read() == b"invented"
+
+
+def test_without_isal_the_standard_library_inflates(tmp_path: Path, mini: Path) -> None:
+    """Where isal does not import (no wheel for the platform, a broken install), zlib inflates:
+    the compressed forms still verify."""
+    gzipped = _write(tmp_path / "MRCONSO.RRF.gz", gz(BIG))
+    zipped, _ = make_form(tmp_path, "metathesaurus zip")
+    script = (
+        "import sys, zlib\n"
+        "sys.modules['isal'] = None  # import isal raises ImportError\n"
+        "from tempmedbench_synonyms import zips\n"
+        "assert zips.inflate is zlib, zips.inflate\n"
+        "from tempmedbench_synonyms.cli import main\n"
+        "main()\n"
+    )
+    for path in (gzipped, zipped):
+        proc = subprocess.run(
+            [sys.executable, "-c", script, "regenerate", str(mini), "--mrconso", str(path),
+             "--out", str(tmp_path / f"out-{path.name}"), "--json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["outcome"] == "verified"
 
 
 def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Path) -> None:

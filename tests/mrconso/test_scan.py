@@ -163,3 +163,37 @@ def test_block_boundaries_change_nothing(
 ) -> None:
     monkeypatch.setattr(scan, "BLOCK_SIZE", block)
     assert answers(write(tmp_path / "M.RRF", ROWS)) == EXPECTED
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_stream_cut_anywhere_gives_its_lines_once_in_order_at_their_offsets(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """``lines_of`` hands each block on without copying it: the line a block ends inside is
+    joined alone, the rest of the block is handed on as (chunk, start, stop). Blocks cut at
+    random, some without a line end, some holding only the end of the carried line: the whole
+    lines come out once each, in order, each at its stream offset; a complete last row without
+    its line feed comes last, with the note."""
+    monkeypatch.setattr(scan, "SNIFF_BYTES", 1000)
+    rng = random.Random(seed)
+    lines = [r + "\n" for r in ROWS * 40]
+    data = "".join(lines).encode()[: -1 if seed % 2 else None]
+    cuts = sorted(rng.sample(range(1, len(data)), 60))
+    # a block with no line end, and one whose only line end ends the carried line
+    cuts += [len(data) - 3, len(data) - 2]
+    blocks = [data[a:b] for a, b in itertools.pairwise([0, *sorted(set(cuts)), len(data)])]
+    warnings: list[str] = []
+    got = b""
+    for n, (done, base, chunk, start, stop) in enumerate(
+        scan.lines_of(iter(enumerate(blocks)), Path("M.RRF"), warnings)
+    ):
+        assert base + start == len(got), n  # each piece at its offset in the stream
+        piece = chunk[start:stop]
+        assert piece.endswith(b"\n") and done < len(blocks)
+        got += piece
+    assert got == data + (b"\n" if seed % 2 else b"")
+    note = (
+        "M.RRF does not end with a line feed: its last row is complete (18 fields, each "
+        "followed by '|') and was read"
+    )
+    assert warnings == ([note] if seed % 2 else [])

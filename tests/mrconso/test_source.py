@@ -46,13 +46,48 @@ def test_exact_rows_whatever_the_line_end(tmp_path: Path, end: str) -> None:
     assert answers(write(tmp_path / "M.RRF", ROWS, end)) == EXPECTED
 
 
-def test_last_line_without_newline_is_bad_input(tmp_path: Path) -> None:
-    """MRCONSO.RRF ends with a line end (every row does); a file that does not was cut short: it
-    is refused rather than read (finding 6; it used to be accepted)."""
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("cr", ["", "\r"])
+def test_a_complete_last_row_without_its_line_feed_is_read_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, cr: str
+) -> None:
+    """A complete row (18 fields, each followed by '|'; a CR tolerated) that lacks only its line
+    feed is read, here and in the worker that scans the last range (issue 17, item 14: it was
+    refused as "ends mid-row"); the note crosses the process boundary. The last row answers a
+    query, so it is read, not skipped."""
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
     path = tmp_path / "M.RRF"
-    path.write_text("\n".join(ROWS), encoding="utf-8")
+    lines = ROWS[4:] * 20 + ROWS
+    path.write_bytes((cr + "\n").join(lines).encode() + cr.encode())
+    result = MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
+    assert {q: [a.aui for a in v or ()] for q, v in result.atoms.items()} == {
+        **EXPECTED, QUERIES[2]: ["A5"] * 21, QUERIES[3]: ["A7"] * 21,
+    }  # fmt: skip
+    assert result.warnings == [
+        f"{path} does not end with a line feed: its last row is complete (18 fields, each "
+        "followed by '|') and was read"
+    ]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize(
+    "cut",
+    [
+        "C0000005|ENG|P|L1|PF|S1|Y|A7||1-1||LNC|LN|",  # right after a bar, 13 fields
+        "C0000005|ENG|P|L1|PF|S1|Y|A7||1-1||LNC|LN|1-1|Lab|0|N|256",  # before the closing bar
+        "C0000005|ENG|P|L1|PF|S1|Y|A7||1-1||LNC|LN|1-1|Lab|0|N|256|\r\r",  # two CRs: not a row
+    ],
+)
+def test_a_last_row_cut_short_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, cut: str
+) -> None:
+    """Only a complete row is read without its line feed: a cut one is refused, whatever bar
+    the cut follows, and nothing is answered from it."""
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
+    path = tmp_path / "M.RRF"
+    path.write_bytes("".join(r + "\n" for r in ROWS * 20).encode() + cut.encode())
     with pytest.raises(BadInputError) as caught:
-        answers(path)
+        MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
     assert str(caught.value) == (
         f"{path}: ends mid-row: is the last part missing or the file truncated?"
     )
@@ -197,6 +232,24 @@ def test_a_line_longer_than_the_limit_is_bad_input(
     monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
     # from byte 476, in the second worker's range; the error crosses the process boundary
     path = write(tmp_path / "M.RRF", [*ROWS, "C0000009|" + "x" * 5000])
+    with pytest.raises(BadInputError) as info:
+        MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
+    assert str(info.value) == (
+        f"{path}: a line longer than 1,000 bytes (from byte 476): not an MRCONSO.RRF row"
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_last_line_longer_than_the_limit_without_a_line_end_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """A line over the limit at the end of the file, with no line end: too long, not judged as
+    a last row (nor read whole)."""
+    monkeypatch.setattr(scan, "MAX_LINE", 1000)
+    monkeypatch.setattr(scan, "BLOCK_SIZE", 256)
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
+    path = tmp_path / "M.RRF"
+    path.write_bytes("".join(r + "\n" for r in ROWS).encode() + b"C0000009|" + b"x|" * 500)
     with pytest.raises(BadInputError) as info:
         MrconsoSource(path, workers=workers).fetch("R", "C", QUERIES)
     assert str(info.value) == (

@@ -105,7 +105,7 @@ def test_unlisted_files_warn_except_outputs(mini: Path) -> None:
     (mini / "synonyms" / "synonym_table_kept_full.json").write_text("{}")
     (mini / "question_surface" / "question_surface_synonym.jsonl.unverified").write_text("")
     release = open_release(mini)
-    assert release.files_checked == 6
+    assert release.files_checked == 7
     assert release.warnings == [
         "stray.txt: not listed in MANIFEST.sha256 (not part of the release)"
     ]
@@ -118,7 +118,7 @@ def test_unlisted_files_warn_with_their_note_unless_allowed(mini: Path) -> None:
     checked, warnings = verify_manifest(
         mini, required=[TABLE], allowed_extra=["c.txt"], notes={"b.txt": "; a note"}
     )
-    assert checked == 6
+    assert checked == 7
     assert warnings == [
         "a.txt: not listed in MANIFEST.sha256 (not part of the release)",
         "b.txt: not listed in MANIFEST.sha256 (not part of the release); a note",
@@ -178,3 +178,24 @@ def test_a_manifest_larger_than_16_mib_is_bad_input_read_no_further(mini: Path) 
             read()
         assert str(exc.value) == (f"{manifest}: the release manifest is larger than 16777216 bytes")
     assert manifest.stat().st_size == MANIFEST_LIMIT + 1
+
+
+def test_pythons_cache_of_a_listed_script_is_not_warned_about(mini: Path) -> None:
+    """pip byte-compiles the demo release's launcher when it installs the wheel (so does an
+    import): its __pycache__ is no file of the release. Bytecode of a file not listed, or
+    beside no listed script, is warned about like any other file."""
+    cache = mini / "synonym_regeneration" / "__pycache__"
+    cache.mkdir()
+    (cache / "regenerate_synonyms.cpython-311.pyc").write_bytes(b"\x00")
+    (cache / "regenerate_synonyms.cpython-312.opt-1.pyc").write_bytes(b"\x00")
+    (cache / "other.cpython-311.pyc").write_bytes(b"\x00")
+    (mini / "__pycache__").mkdir()
+    (mini / "__pycache__" / "regenerate_synonyms.cpython-311.pyc").write_bytes(b"\x00")
+    checked, warnings = verify_manifest(mini, required=[TABLE])
+    assert checked == 7
+    assert warnings == [
+        "__pycache__/regenerate_synonyms.cpython-311.pyc: not listed in MANIFEST.sha256 (not "
+        "part of the release)",
+        "synonym_regeneration/__pycache__/other.cpython-311.pyc: not listed in MANIFEST.sha256 "
+        "(not part of the release)",
+    ]

@@ -34,7 +34,7 @@ def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: R
 
 def test_the_fixture_opens_clean(mini: Path) -> None:
     release = open_release(mini)
-    assert release.files_checked == 6
+    assert release.files_checked == 7
     assert release.warnings == []
     assert len(release.surface) == 42
     assert release.table.umls_release == "2099AA"

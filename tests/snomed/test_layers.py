@@ -35,7 +35,6 @@ LAYERS = {
         "snomed.codes",
         "snomed.concepts",
         "snomed.sctid",
-        "snomed.tables",
         "zips",  # a release given as a zip is told to unzip it (zips.folder_hint)
     },
 }

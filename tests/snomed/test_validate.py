@@ -21,8 +21,7 @@ from tempmedbench_synonyms.snomed.validate import (
     check_events,
     check_events_file,
     check_questions,
-    iter_jsonl,
-    read_jsonl,
+    iter_records,
     validate_release,
 )
 
@@ -141,7 +140,7 @@ def test_mini_questions_match_the_surface_one_to_one() -> None:
         .split("\n")
         if x
     ]
-    questions = read_jsonl(MINI / Q, Q)
+    questions = list(iter_records(MINI / Q, Q))
     assert [q["qid"] for q in questions] == [s["qid"] for s in surface]
     assert [q["split"] for q in questions] == [s["split"] for s in surface]
     table = json.loads((MINI / "synonyms" / "synonym_table_kept.json").read_text("utf-8"))
@@ -160,7 +159,7 @@ def test_mini_questions_match_the_surface_one_to_one() -> None:
 
 
 def test_mini_events_hold_the_gb_us_trap_and_the_extension() -> None:
-    events = {e["event_id"]: e for e in read_jsonl(MINI / EV, EV)}
+    events = {e["event_id"]: e for e in iter_records(MINI / EV, EV)}
     assert events["ev-0018"]["snomed_pt"] == "Hemovex anemia"
     ext = events["ev-0013"]
     assert ext["snomed_code"] == "456191000124101"
@@ -288,6 +287,56 @@ def test_bad_identifier_reports_no_lookup_and_no_terms() -> None:
 def test_partition_and_check_digit_both_reported() -> None:
     found = check_events([ev(snomed_code="22298060")], IDX)
     assert [f.code for f in found] == ["SCTID_PARTITION", "SCTID_CHECKDIGIT"]
+
+
+# Identifiers the rules refuse, as a GPS file may list them (invented): the loader takes any
+# ASCII digits as a ConceptID.
+HELD_BUT_INVALID = {
+    "9000000021004": "SCTID_CHECKDIGIT",  # 9000000021003 with its last digit changed
+    "9000000022014": "SCTID_PARTITION",  # partition 01: a description identifier
+    "090000023000": "SCTID_FORMAT",  # a leading zero
+    "12345": "SCTID_FORMAT",  # 5 digits
+}
+
+
+def test_an_identifier_the_rules_refuse_is_a_finding_even_when_the_release_holds_it(
+    tmp_path: Path,
+) -> None:
+    """SPEC section 6 checks a field against the release, and holds every identifier to the
+    identifier rules: a code is compared with the release only once it passes them. So a code
+    that the release holds but the rules refuse gets the finding it would get if the release
+    lacked it, whatever terms come with it (the terms are not compared)."""
+    gps = tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
+    rows = "".join(f"{cid}\t1\tHeld {cid} (finding)\tHeld {cid}\n" for cid in HELD_BUT_INVALID)
+    gps.write_text("ConceptID\tActive\tFSN\tUSPreferredTerm\n" + rows, "utf-8")
+    held = load_concept_index(gps)
+    assert all(held.get(cid) is not None for cid in HELD_BUT_INVALID)
+    records = [
+        ev(snomed_code=cid, snomed_fsn=f"Held {cid} (finding)", snomed_pt=f"Held {cid}")
+        for cid in HELD_BUT_INVALID
+    ] + [
+        ev(
+            event_type="careplan",
+            snomed_code=cid,
+            related_condition_snomed_code=cid,
+            related_condition=f"Held {cid}",
+        )
+        for cid in HELD_BUT_INVALID
+    ]
+    found = check_events(records, held)
+    expected = [(code, "snomed_code", cid) for cid, code in HELD_BUT_INVALID.items()] + [
+        (code, fld, cid)
+        for cid, code in HELD_BUT_INVALID.items()
+        for fld in ("snomed_code", "related_condition_snomed_code")
+    ]
+    assert [(f.code, f.field, f.found) for f in found] == expected
+    assert as_tuples(found) == as_tuples(check_events(records, IDX))  # as if it were not held
+    questions = [q(cid, concept_snomed_code=cid) for cid in HELD_BUT_INVALID]
+    found = check_questions(questions, held)
+    assert [(f.code, f.field) for f in found] == [
+        (code, "predicate.concept") for code in HELD_BUT_INVALID.values()
+    ]
+    assert as_tuples(found) == as_tuples(check_questions(questions, IDX))
 
 
 def test_format_variants() -> None:
@@ -474,9 +523,7 @@ def test_line_numbers_survive_batches(tmp_path: Path) -> None:
     lines[37] = json.dumps(ev(event_id="e37", **alpha(snomed_pt="ALPHA")))
     path = tmp_path / "e.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
-    batches = list(iter_jsonl(path, EV, batch_bytes=300))
-    assert len(batches) > 5
-    assert [n for n, _ in batches][:2] == [1, 1 + len(batches[0][1])]
+    assert path.stat().st_size > 10 * 300  # read in more than ten batches
     n, found = check_events_file(path, IDX, batch_bytes=300)
     assert n == 50
     assert [(f.line, f.record) for f in found] == [(38, "e37")]
@@ -537,15 +584,29 @@ def test_unusable_lines(tmp_path: Path, text: str, line: int, problem: str) -> N
     path = tmp_path / "e.jsonl"
     path.write_text(text, "utf-8")
     with pytest.raises(BadInputError) as exc:
-        read_jsonl(path, EV)
+        list(iter_records(path, EV))
     assert (exc.value.path, exc.value.line, exc.value.problem) == (EV, line, problem)
+
+
+def test_the_first_line_at_fault_is_named(tmp_path: Path) -> None:
+    """A question with no predicate on line 2 and a line that is not JSON on line 3, in one
+    batch: line 2 is named (records are checked as they are read, line after line)."""
+    root = write_release(tmp_path / "r", "", '{"qid": "q1", "predicate": {"concept": "x"}}\n'
+                         '{"qid": "q2"}\n{"qid": \n')  # fmt: skip
+    with pytest.raises(BadInputError) as exc:
+        validate_release(root, IDX)
+    assert (exc.value.path, exc.value.line, exc.value.problem) == (
+        Q,
+        2,
+        "predicate is missing or not an object",
+    )
 
 
 def test_a_non_utf8_artifact_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(b'{"a": 1}\n' * 5000 + b'{"a": "caf\xe9"}\n')  # Latin-1 on line 5001
     with pytest.raises(BadInputError) as exc:
-        read_jsonl(path, EV)
+        list(iter_records(path, EV))
     assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
         EV,
         5001,
@@ -564,7 +625,7 @@ def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
     path = tmp_path / "e.jsonl"
     path.write_bytes(before + b'{"a": "' + b"x" * ARTIFACT_LINE_MAX + b'"}\n{"b": 1}\n')
     with pytest.raises(BadInputError) as exc:
-        [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
+        list(iter_records(path, EV, batch))
     assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
         EV,
         before.count(b"\n") + 1,
@@ -573,23 +634,23 @@ def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
     )
     # a line of exactly the limit is read
     path.write_bytes(before + b'{"a": "' + b"x" * (ARTIFACT_LINE_MAX - 9) + b'"}\n{"b": 1}\n')
-    records = [rec for _, batch_ in iter_jsonl(path, EV, batch) for rec in batch_]
+    records = list(iter_records(path, EV, batch))
     assert (len(records), records[-1]) == (before.count(b"\n") + 2, {"b": 1})
 
 
 def test_json_whitespace_around_an_object_and_crlf_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(b'{"a": 1}\r\n  {"b": 2}\t\n{"c": 3}')
-    assert read_jsonl(path, EV) == [{"a": 1}, {"b": 2}, {"c": 3}]
+    assert list(iter_records(path, EV)) == [{"a": 1}, {"b": 2}, {"c": 3}]
     # an array of objects in one line looks like two objects to the fast path: read line by line
     path.write_bytes(b'{"w": [{"a": 1}, {"b": 2}]}\n{"c": 3}\n')
-    assert read_jsonl(path, EV) == [{"w": [{"a": 1}, {"b": 2}]}, {"c": 3}]
+    assert list(iter_records(path, EV)) == [{"w": [{"a": 1}, {"b": 2}]}, {"c": 3}]
 
 
 def test_u2028_inside_a_string_and_no_final_newline(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_text('{"label": "a\u2028b\u0085c"}\n{"x": 1}', "utf-8")
-    assert read_jsonl(path, EV) == [{"label": "a\u2028b\u0085c"}, {"x": 1}]
+    assert list(iter_records(path, EV)) == [{"label": "a\u2028b\u0085c"}, {"x": 1}]
 
 
 def test_empty_files_are_zero_records(tmp_path: Path) -> None:

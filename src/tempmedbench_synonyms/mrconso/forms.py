@@ -17,8 +17,9 @@ The release a file comes from is read from its names where NLM puts it (``Mrcons
 ``2025AB/META/MRCONSO.RRF``, ``umls-2025AB-metathesaurus-full.zip``, ``2025ab-1-meta.nlm``), so
 that ``--umls-release current`` means the release of the file given, as it means UTS's newest.
 
-Decompression (zlib releases the GIL) runs in a reader thread that hands blocks over a bounded
-queue, so it overlaps the scan and memory stays a few blocks whatever the form.
+Decompression (``zips.inflate``: ISA-L's where isal installs, else zlib; both release the GIL)
+runs in a reader thread that hands blocks over a bounded queue, so it overlaps the scan and memory
+stays a few blocks whatever the form.
 """
 
 from __future__ import annotations
@@ -29,16 +30,15 @@ import stat
 import struct
 import threading
 import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms import runtime, zips
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import file_kind, open_regular, os_fix
-from tempmedbench_synonyms.zips import reading_member
+from tempmedbench_synonyms.zips import open_member, reading_member
 
 #: Bytes read (and, decompressed, handed on) at a time.
 READ_SIZE = 1 << 20
@@ -299,7 +299,7 @@ def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[i
         done = 0
         with zipfile.ZipFile(path) as zf:
             for name in members:
-                with reading_member(path, zf, name, hint=_ZIP_HINT), zf.open(name) as f:
+                with reading_member(path, zf, name, hint=_ZIP_HINT), open_member(zf, name) as f:
                     while raw := f.read(READ_SIZE):
                         done += len(raw)
                         yield done, raw
@@ -311,7 +311,7 @@ def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
     """``zf.open(name)``; an encrypted member or one of a method zipfile lacks is bad input (the
     inner zip's own damage is said by ``_local_members`` as it is read)."""
     with reading_member(path, zf, name, hint=_ZIP_HINT):
-        return zf.open(name)
+        return open_member(zf, name)
 
 
 def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, bytes]]:
@@ -440,7 +440,7 @@ def _stored(f: _CountingReader, size: int) -> Iterator[bytes]:
 
 
 def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
-    d = zlib.decompressobj(-15)
+    d = zips.inflate.decompressobj(-15)
     left = size
     while not d.eof:
         raw = f.read(READ_SIZE if left is None else min(READ_SIZE, left))
@@ -507,7 +507,7 @@ def _chain(
 
 def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
     """Decompress gzip data (any number of members), handing on at most READ_SIZE at a time."""
-    d = zlib.decompressobj(31)
+    d = zips.inflate.decompressobj(31)
     started = False
     for raw in raws:
         while raw:
@@ -521,7 +521,7 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
                     yield out
             if d.eof:
                 raw = d.unused_data
-                d = zlib.decompressobj(31)
+                d = zips.inflate.decompressobj(31)
                 started = False
             else:
                 raw = b""
@@ -588,7 +588,7 @@ def _threaded(
 def _read_error(err: BaseException, path: Path) -> BaseException:
     if isinstance(err, BadInputError):
         return err
-    if isinstance(err, (OSError, zlib.error, zipfile.BadZipFile, EOFError, ValueError)):
+    if isinstance(err, (OSError, *zips.INFLATE_ERRORS, zipfile.BadZipFile, EOFError, ValueError)):
         what = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         return BadInputError(
             f"cannot read: {what}",

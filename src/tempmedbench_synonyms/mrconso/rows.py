@@ -121,16 +121,32 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
     return skip
 
 
-def ends_mid_row(path: str | Path, parts: Sequence[str] = ()) -> BadInputError:
-    """MRCONSO.RRF ends with a line end: bytes after the last one are a row cut short, by a
-    missing last part or a truncated file, which must not be read as a row (it would show as
-    drift, not as the damage it is)."""
+def last_row(rest: bytes, path: str | Path, parts: Sequence[str] = ()) -> bytes:
+    """The bytes after a file's last line end, as a row with its line end added.
+
+    NLM's MRCONSO.RRF ends with a line end, but a file that lost only its last one (a sample cut
+    by hand, some tools' copies) still ends with a complete row: 18 fields, each followed by
+    ``|`` (a CR tolerated), which is read as a row (``unended_note`` says so). Anything else
+    is a row cut short, by a missing last part or a truncated file, which must not be read as a
+    row (it would show as drift, not as the damage it is): bad input."""
+    row = rest[:-1] if rest.endswith(b"\r") else rest
+    if row.endswith(b"|") and row.count(b"|") == len(MRCONSO_COLUMNS):
+        return rest + b"\n"
     after = f" after its last part {parts[-1]}" if parts else ""
-    return BadInputError(
+    raise BadInputError(
         f"ends mid-row{after}: is the last part missing or the file truncated?",
         path=path,
         hint="download or extract MRCONSO.RRF (with every part MRCONSO.RRF.aa.gz, .ab.gz, ...) "
         "again",
+    )
+
+
+def unended_note(path: str | Path, parts: Sequence[str] = ()) -> str:
+    """The warning of a file whose complete last row has no line end (``last_row``)."""
+    last = f" (its last part {parts[-1]})" if parts else ""
+    return (
+        f"{path}{last} does not end with a line feed: its last row is complete "
+        f"({len(MRCONSO_COLUMNS)} fields, each followed by '|') and was read"
     )
 
 

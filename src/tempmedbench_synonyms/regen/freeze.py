@@ -1,8 +1,10 @@
-"""``freeze``: for release authors, ``expected_sha256.json`` written from a regeneration."""
+"""``freeze``: for release authors, ``expected_sha256.json`` written from a regeneration, and
+``regenerate_synonyms.py`` beside it (the launcher the dataset card's layout lists)."""
 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,19 @@ from tempmedbench_synonyms.files import read_regular, write_atomic
 from tempmedbench_synonyms.regen.canonical import sha256_bytes, sha256_text, table_bytes
 from tempmedbench_synonyms.regen.manifest import MANIFEST, read_manifest, update_manifest_line
 from tempmedbench_synonyms.regen.pipeline import base_report, prepare, rebuild
-from tempmedbench_synonyms.regen.release import EXPECTED, OUTPUTS, open_release
+from tempmedbench_synonyms.regen.release import EXPECTED, LAUNCHER, OUTPUTS, open_release
 from tempmedbench_synonyms.regen.report import FileReport, Report
 
 BACKUP_SUFFIX = ".bak"
+
+
+def launcher_bytes() -> bytes:
+    """``synonym_regeneration/regenerate_synonyms.py``: a script of the standard library only
+    that runs ``tempmedbench-regenerate-synonyms`` on the release folder that holds it, or says
+    how to install this package (exit 2). Its one text is this package's data file."""
+    return (
+        resources.files("tempmedbench_synonyms.regen") / "regenerate_synonyms.py.txt"
+    ).read_bytes()
 
 
 def freeze(
@@ -30,7 +41,9 @@ def freeze(
     """Write ``expected_sha256.json`` from a regeneration (for release authors).
 
     Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
-    describe a complete synonym surface. The rebuilt files themselves are not written into the
+    describe a complete synonym surface. ``regenerate_synonyms.py`` is written beside the hashes
+    (``launcher_bytes``); ``update_manifest`` lists both in the manifest, else the hint says
+    which of them the manifest does not match. The rebuilt files themselves are not written into the
     release, which must never carry UMLS strings; run ``regenerate`` to get them.
 
     An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
@@ -94,18 +107,23 @@ def freeze(
         write_atomic(backup, previous)
         report.replaced = _replaced(previous, expected, backup)
     write_atomic(target, data)
+    launcher = launcher_bytes()
+    write_atomic(folder / LAUNCHER, launcher)
     for rel in OUTPUTS:
         report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
-    report.message = f"wrote {EXPECTED}"
+    report.message = f"wrote {EXPECTED} and {LAUNCHER}"
+    written = {EXPECTED: sha256_bytes(data), LAUNCHER: sha256_bytes(launcher)}
     if update_manifest:
-        update_manifest_line(folder, EXPECTED, sha256_bytes(data))
-        report.message += f" and updated its line in {MANIFEST}"
+        for rel, digest in written.items():
+            update_manifest_line(folder, rel, digest)
+        report.message += f" and updated their lines in {MANIFEST}"
     else:
-        listed = read_manifest(folder).get(EXPECTED)
-        if listed != sha256_bytes(data):
+        listed = read_manifest(folder)
+        stale = [rel for rel, digest in written.items() if listed.get(rel) != digest]
+        if stale:
             report.hint = (
-                f"{MANIFEST} does not match the new {EXPECTED}; rerun with --update-manifest "
-                "or update the manifest yourself before publishing"
+                f"{MANIFEST} does not match the new {' and '.join(stale)}; rerun with "
+                "--update-manifest or update the manifest yourself before publishing"
             )
     return report
 

@@ -147,8 +147,9 @@ def verify_manifest(
 
     ``required`` must be listed (or skipped). ``skip`` names listed files not to check
     (``freeze`` is about to replace the expected hashes). Files not listed are allowed only at
-    ``allowed_extra`` (what a run writes); any other is named in a warning, followed by its
-    ``notes`` entry if it has one. Every bad listed file is named, in one error.
+    ``allowed_extra`` (what a run writes) and at Python's cache of a listed script
+    (``_bytecode_of``); any other is named in a warning, followed by its ``notes`` entry if it
+    has one. Every bad listed file is named, in one error.
     """
     entries = read_manifest(folder)
     skipped = set(skip)
@@ -181,9 +182,21 @@ def verify_manifest(
     warnings = [
         f"{rel}: not listed in {MANIFEST} (not part of the release)" + notes.get(rel, "")
         for rel in _walk(folder)
-        if rel not in allowed
+        if rel not in allowed and not _bytecode_of(rel, entries)
     ]
     return checked, warnings
+
+
+_BYTECODE = re.compile(r"(.*/)?__pycache__/([^/.]+)\.[^/]+\.pyc")
+
+
+def _bytecode_of(rel: str, listed: Mapping[str, str]) -> bool:
+    """Whether ``rel`` is Python's cache of a listed script (``D/__pycache__/NAME.TAG.pyc``
+    beside ``D/NAME.py``, e.g. of ``regenerate_synonyms.py``): Python writes it whenever it
+    compiles the script (pip installing the demo release, an import); it is no file of the
+    release, and a warning about it would only be noise."""
+    m = _BYTECODE.fullmatch(rel)
+    return m is not None and f"{m[1] or ''}{m[2]}.py" in listed
 
 
 def _check_listed(folder: Path, rel: str, expected: str) -> ManifestError | None:

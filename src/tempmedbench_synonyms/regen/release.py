@@ -28,13 +28,15 @@ from pydantic import (
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import CUI_PATTERN
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
-from tempmedbench_synonyms.files import decode_utf8, os_error, read_input
+from tempmedbench_synonyms.files import BOM_PROBLEM, decode_utf8, os_error, read_input
 from tempmedbench_synonyms.regen.manifest import verify_manifest
 from tempmedbench_synonyms.zips import folder_hint
 
 TABLE = "synonyms/synonym_table_kept.json"
 SURFACE = "question_surface/question_surface.jsonl"
 EXPECTED = "synonym_regeneration/expected_sha256.json"
+#: The launcher a release carries beside its hashes (the dataset card's layout; ``freeze``).
+LAUNCHER = "synonym_regeneration/regenerate_synonyms.py"
 SYNONYM_SURFACE = "question_surface/question_surface_synonym.jsonl"
 FULL_TABLE = "synonyms/synonym_table_kept_full.json"
 #: The two rebuilt files, in the order reports list them.
@@ -46,7 +48,8 @@ RUN_FILES: tuple[str, ...] = (*OUTPUTS, *(rel + UNVERIFIED_SUFFIX for rel in OUT
 #: what it is, so that its authors know to delete it before publishing.
 _NOTES = {
     EXPECTED
-    + ".bak": "; it holds the hashes `freeze --force` replaced: delete it before publishing"
+    + ".bak": "; it holds the hashes `freeze --force` replaced: delete it before publishing",
+    LAUNCHER: "; `freeze` wrote it: list it (freeze --update-manifest) before publishing",
 }
 
 # --- reading files --------------------------------------------------------------------------
@@ -211,20 +214,23 @@ class SurfaceLine:
     line: int
 
 
+#: The surface's JSON Lines, in the words of the release files (``files.decode_utf8``).
+_SURFACE_RULES = jsonio.LineRules(
+    blank="a blank line",
+    bom=BOM_PROBLEM,
+    not_object="not a JSON object",
+    not_utf8="not valid UTF-8 ({reason})",
+    utf8_only=True,
+)
+
+
 def load_surface(folder: Path) -> list[SurfaceLine]:
-    """Read the anchored surface, split on "\\n" only (U+2028 and U+0085 may occur in a text)."""
-    raw = decode_utf8(read_input(folder / SURFACE, what="the question surface"), path=SURFACE)
-    lines = raw.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline is optional
+    """Read the anchored surface: JSON Lines, split on "\\n" only (U+2028 and U+0085 may occur
+    in a text), each line an object with a distinct ``qid`` and its ``question_surface``."""
+    raw = read_input(folder / SURFACE, what="the question surface")
     out: list[SurfaceLine] = []
     seen: dict[str, int] = {}
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            raise BadInputError("a blank line", path=SURFACE, line=number)
-        obj = jsonio.parse_json(text, path=SURFACE, line=number, utf8_only=True)
-        if not isinstance(obj, dict):
-            raise BadInputError("not a JSON object", path=SURFACE, line=number)
+    for number, obj in enumerate(jsonio.iter_jsonl((raw,), SURFACE, _SURFACE_RULES), start=1):
         qid = obj.get("qid")
         if not isinstance(qid, str):
             problem = "no 'qid'" if qid is None else "'qid' is not a string"

@@ -43,9 +43,9 @@ a short statement of the rule.
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,6 @@ from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
 from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
-from tempmedbench_synonyms.snomed.tables import not_utf8_error
 from tempmedbench_synonyms.zips import folder_hint
 
 log = logging.getLogger(__name__)
@@ -144,19 +143,27 @@ class ValidationReport:
 # twice as fast as one per line, and only one batch of records is in memory at a time.
 BATCH_BYTES = 1 << 20
 #: No artifact line comes near 1 MiB (a record is a few hundred bytes); a longer one is bad input
-#: naming its line, before it is held in memory whole (``_check_line_lengths``: a few finds a
-#: block, no cost per line).
+#: naming its line, before it is held in memory whole.
 ARTIFACT_LINE_MAX = 1 << 20
+# jsonio's strict reader: NaN, Infinity, a float out of range or a repeated key is bad input (a
+# finding that carried one would make the --json report invalid JSON, or keep one of two values).
+_RULES = jsonio.LineRules(
+    blank="blank line",
+    bom="the file starts with a byte order mark",
+    not_object="a JSON {kind}, not an object",
+    not_utf8="bytes that are not UTF-8 ({reason} at column {column})",
+    not_utf8_hint="the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
+    line_max=ARTIFACT_LINE_MAX,
+    too_long="a line longer than {limit} bytes; an artifact has no such line",
+    too_long_hint="each line of an artifact is one JSON record; write the file again",
+)
 
 
-def iter_jsonl(
+def iter_records(
     path: Path, where: str, batch_bytes: int = BATCH_BYTES
-) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """The records of a JSON-lines artifact in batches, each with the line number of its first.
-
-    Split on ``"\\n"`` only (U+2028 may occur inside a string); the final newline is optional; a
-    blank line, a BOM or a line that is not a JSON object is bad input, with its line number.
-    """
+) -> Iterator[dict[str, Any]]:
+    """The records of a JSON-lines artifact, read ``batch_bytes`` at a time (record ``i`` is on
+    line ``i + 1``): :func:`jsonio.iter_jsonl` under the artifacts' rules."""
     try:
         raw = open_regular(path, what="the artifact")
     except FileNotFoundError:
@@ -168,139 +175,30 @@ def iter_jsonl(
         ) from None
     except OSError as err:
         raise BadInputError(f"cannot read the file: {err.strerror}", path=where) from None
-    first = 1
-    carry = b""  # the start of a line the last block did not end
     with raw:
-        while True:
-            data = raw.read(batch_bytes)
-            cut = data.rfind(b"\n") + 1
-            if data and not cut:  # no line end in this block: the line goes on
-                carry += data
-                if len(carry) > ARTIFACT_LINE_MAX:
-                    raise _line_too_long(where, first)
-                continue
-            if not data:
-                block, carry = carry, b""
-            else:  # one copy at most: the block is most often the data read, whole
-                block = (
-                    b"".join((carry, memoryview(data)[:cut])) if carry or cut < len(data) else data
-                )
-                carry = data[cut:]
-            if not block:
-                return
-            _check_line_lengths(block, where, first)
-            try:
-                text = block.decode("utf-8")
-            except UnicodeDecodeError:
-                raise not_utf8_error(
-                    where,
-                    lambda: open_regular(path, what="the artifact"),
-                    hint="the artifacts are UTF-8 JSON Lines; write the file again as UTF-8",
-                ) from None
-            lines = text.split("\n")
-            if text.endswith("\n"):
-                lines.pop()  # the final line end is optional: it ends the last line
-            if first == 1 and lines[0].startswith("\ufeff"):
-                raise BadInputError("the file starts with a byte order mark", path=where, line=1)
-            yield first, _parse_batch(lines, where, first)
-            first += len(lines)
-
-
-def _check_line_lengths(block: bytes, where: str, first: int) -> None:
-    """Refuse a line of ``block`` (whole lines, the first being line ``first``) longer than
-    ARTIFACT_LINE_MAX bytes. A few finds a block, not a look at each line: such a line holds a
-    whole window of ARTIFACT_LINE_MAX // 2 bytes with no line end, and only such a window is
-    measured exactly."""
-    if len(block) <= ARTIFACT_LINE_MAX:
-        return
-    window = ARTIFACT_LINE_MAX // 2
-    for i in range(0, len(block), window):
-        if block.find(b"\n", i, i + window) < 0:
-            start, end = block.rfind(b"\n", 0, i) + 1, block.find(b"\n", i)
-            if (len(block) if end < 0 else end) - start > ARTIFACT_LINE_MAX:
-                raise _line_too_long(where, first + block.count(b"\n", 0, start))
-
-
-def _line_too_long(where: str, line: int) -> BadInputError:
-    return BadInputError(
-        f"a line longer than {ARTIFACT_LINE_MAX} bytes; an artifact has no such line",
-        path=where,
-        line=line,
-        hint="each line of an artifact is one JSON record; write the file again",
-    )
-
-
-# The one strict reader (jsonio): NaN, Infinity, a float out of range or a repeated key is bad
-# input, here as in the release files; a finding that carried one would make the --json report
-# invalid JSON, or silently keep one of two values.
-_DECODER = jsonio.DECODER
-_SCAN = jsonio.SCAN
-#: RFC 8259's whitespace: not str.strip()'s, which would also take U+00A0 or U+2028.
-_JSON_WHITESPACE = " \t\r\n"
-#: ``}``, a comma and ``{`` in one line (``_parse_batch``); it also matches inside arrays of
-#: objects, which then only cost the slower line-by-line read.
-_TWO_OBJECTS_IN_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
-
-
-def _parse_batch(lines: list[str], where: str, first: int) -> list[dict[str, Any]]:
-    """The records of a batch of lines, each line exactly one JSON object.
-
-    Fast path: one call of the C parser for the whole batch as an array. That array could still
-    hold as many objects as lines with a line left open (its object goes on into the next line)
-    made up for by a line holding two objects. JSON strings never hold a raw line end, so the
-    second object of such a line starts in the same line, after ``}``, a comma and ``{`` with
-    only spaces between: a batch with no such run in any line, parsed into as many objects as
-    lines, has one object per line. Any other batch is read line by line, which names the line.
-    """
-    joined = "[" + "\n,".join(lines) + "]"  # a line end between lines, as in the file
-    records = None
-    if _TWO_OBJECTS_IN_A_LINE.search(joined) is None:
-        try:
-            records = _DECODER.decode(joined)
-        except (ValueError, RecursionError):
-            records = None
-    if records is not None and len(records) == len(lines) and set(map(type, records)) == {dict}:
-        return records  # type: ignore[no-any-return]
-    out = []
-    for lineno, line in enumerate(lines, start=first):
-        try:
-            obj, end = _SCAN(line, 0)
-        except (StopIteration, ValueError, RecursionError):
-            obj, end = None, 0
-        if type(obj) is not dict or line[end:].strip(_JSON_WHITESPACE):
-            obj = _parse_line(line, where, lineno)
-        out.append(obj)
-    return out
-
-
-def read_jsonl(path: Path, where: str) -> list[dict[str, Any]]:
-    """Every record of a JSON-lines artifact at once (record ``i`` is on line ``i + 1``)."""
-    return [rec for _, batch in iter_jsonl(path, where) for rec in batch]
-
-
-def _parse_line(line: str, where: str, lineno: int) -> dict[str, Any]:
-    line = line.removesuffix("\n")
-    if not line.strip():
-        raise BadInputError("blank line", path=where, line=lineno)
-    obj = jsonio.parse_json(line, path=where, line=lineno)
-    if not isinstance(obj, dict):
-        raise BadInputError(f"a JSON {type(obj).__name__}, not an object", path=where, line=lineno)
-    return obj
+        yield from jsonio.iter_jsonl(iter(partial(raw.read, batch_bytes), b""), where, _RULES)
 
 
 # --------------------------------------------------------------------------------------------
 # Checking
 
 
+# The term fields that come with each code field: what step 1 and 3 report as UNEXPECTED_TERM.
+_SNOMED_TERMS = ("snomed_fsn", "snomed_pt")
+_RC_TERMS = ("related_condition", "related_condition_snomed_fsn", "related_condition_snomed_pt")
+_QUESTION_TERMS = ("concept_snomed_fsn", "concept_snomed_pt")
+
+
 class _Checker:
-    """Collects the findings of one artifact file, batch after batch."""
+    """Collects the findings of one artifact file."""
 
     def __init__(self, index: ConceptIndex, file: str) -> None:
         self.index = index
         self.file = file
         self.findings: list[Finding] = []
         # Codes already resolved to an active concept of the release: a release uses a few
-        # thousand concepts many times each, so each is decoded and checked once.
+        # thousand concepts many times each, so each is looked up, decoded and checked once, and
+        # then found by one look-up here.
         self.active: dict[str, Concept] = {}
 
     def add(
@@ -316,9 +214,10 @@ class _Checker:
         self.findings.append(Finding(code, self.file, line, record, fld, expected, found, msg))
 
     def unexpected_terms(
-        self, line: int, rid: Any, terms: Iterable[tuple[str, Any]], why: str
+        self, line: int, rid: Any, rec: dict[str, Any], terms: tuple[str, ...], why: str
     ) -> None:
-        for fld, value in terms:
+        for fld in terms:
+            value = rec.get(fld)
             if value is not None:
                 self.add(
                     FindingCode.UNEXPECTED_TERM,
@@ -331,11 +230,21 @@ class _Checker:
                 )
 
     def resolve(
-        self, line: int, rid: Any, code_field: str, code: Any, terms: tuple[tuple[str, Any], ...]
+        self,
+        line: int,
+        rid: Any,
+        code_field: str,
+        code: Any,
+        rec: dict[str, Any],
+        terms: tuple[str, ...],
     ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring; the active concept, or None after a finding."""
+        """Steps 1 to 4 of the module docstring for ``code`` (its term fields: ``terms`` of
+        ``rec``); the active concept, or None after a finding. A code the release holds is held
+        to the identifier rules all the same (SPEC section 6: they hold for every identifier, and
+        the GPS loader takes any ASCII digits as a ConceptID, RF2 identifiers are not checked)."""
         if code is None:
-            self.unexpected_terms(line, rid, terms, f"{code_field} is absent: no concept backs it")
+            why = f"{code_field} is absent: no concept backs it"
+            self.unexpected_terms(line, rid, rec, terms, why)
             return None
         if type(code) is not str:
             self.add(
@@ -362,6 +271,7 @@ class _Checker:
                 self.unexpected_terms(
                     line,
                     rid,
+                    rec,
                     terms,
                     f"{code} is an extension identifier (partition 10) that the release does "
                     "not hold: it ships as a code only, with no term",
@@ -441,68 +351,54 @@ class _Checker:
             f"a {etype} event carries a SNOMED CT concept, but snomed_code is absent",
         )
 
-    def events(self, records: list[dict[str, Any]], first_line: int = 1) -> None:
-        """Check a batch of ``artifacts/events_canonical.jsonl``; record ``i`` is on
-        line ``first_line + i``."""
-        resolve = self.resolve
-        for line, rec in enumerate(records, start=first_line):
+    def events(self, records: Iterable[dict[str, Any]]) -> int:
+        """Check the records of ``artifacts/events_canonical.jsonl`` (record ``i`` on line
+        ``i + 1``); the number of records."""
+        resolve, active = self.resolve, self.active
+        line = 0
+        for line, rec in enumerate(records, start=1):
             get = rec.get
             code = get("snomed_code")
             fsn = get("snomed_fsn")
             pt = get("snomed_pt")
-            rc_code = get("related_condition_snomed_code")
-            rc_text = get("related_condition")
-            rc_fsn = get("related_condition_snomed_fsn")
-            rc_pt = get("related_condition_snomed_pt")
-            if (
-                code is None
-                and fsn is None
-                and pt is None
-                and rc_code is None
-                and rc_text is None
-                and rc_fsn is None
-                and rc_pt is None
-            ):
-                # No SNOMED CT field: right for a medication, an observation, an encounter.
-                if get("event_type") in SNOMED_EVENT_TYPES:
+            etype = get("event_type")
+            # An active concept seen before: one look-up (a code is most often one of them).
+            concept = active.get(code) if type(code) is str else None
+            if concept is None:
+                if code is None and etype in SNOMED_EVENT_TYPES:
                     self.missing_code(line, rec)
-                continue
-            rid = get("event_id")
-            if code is None and get("event_type") in SNOMED_EVENT_TYPES:
-                self.missing_code(line, rec)
-                concept = None
-            else:
-                concept = resolve(
-                    line, rid, "snomed_code", code, (("snomed_fsn", fsn), ("snomed_pt", pt))
-                )
+                elif code is not None or fsn is not None or pt is not None:  # none: a medication
+                    concept = resolve(
+                        line, get("event_id"), "snomed_code", code, rec, _SNOMED_TERMS
+                    )
             if concept is not None:
                 if fsn != (concept.fsn or None) or pt != (concept.us_pt or None):
+                    rid = get("event_id")
                     self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
-                if get("event_type") == "procedure":
+                if etype == "procedure":
                     label = get("label")
                     if not _is_fsn_or_pt(label, concept):
                         self.add(
                             FindingCode.LABEL_MISMATCH,
                             line,
-                            rid,
+                            get("event_id"),
                             "label",
                             _either(concept),
                             label,
                             f"a procedure's label must be the FSN or US preferred term of {code}",
                         )
+            rc_code = get("related_condition_snomed_code")
+            rc_text = get("related_condition")
+            rc_fsn = get("related_condition_snomed_fsn")
+            rc_pt = get("related_condition_snomed_pt")
             if rc_code is None and rc_text is None and rc_fsn is None and rc_pt is None:
                 continue
-            rc_concept = resolve(
-                line,
-                rid,
-                "related_condition_snomed_code",
-                rc_code,
-                (
-                    ("related_condition", rc_text),
-                    ("related_condition_snomed_fsn", rc_fsn),
-                    ("related_condition_snomed_pt", rc_pt),
-                ),
-            )
+            rid = get("event_id")
+            rc_concept = active.get(rc_code) if type(rc_code) is str else None
+            if rc_concept is None:
+                rc_concept = resolve(
+                    line, rid, "related_condition_snomed_code", rc_code, rec, _RC_TERMS
+                )
             if rc_concept is not None:
                 if not _is_fsn_or_pt(rc_text, rc_concept):
                     self.add(
@@ -514,21 +410,24 @@ class _Checker:
                         rc_text,
                         f"related_condition must be the FSN or US preferred term of {rc_code}",
                     )
-                self.terms(
-                    line,
-                    rid,
-                    rc_code,
-                    rc_concept,
-                    "related_condition_snomed_fsn",
-                    rc_fsn,
-                    "related_condition_snomed_pt",
-                    rc_pt,
-                )
+                if rc_fsn != (rc_concept.fsn or None) or rc_pt != (rc_concept.us_pt or None):
+                    self.terms(
+                        line,
+                        rid,
+                        rc_code,
+                        rc_concept,
+                        "related_condition_snomed_fsn",
+                        rc_fsn,
+                        "related_condition_snomed_pt",
+                        rc_pt,
+                    )
+        return line
 
-    def questions(self, records: list[dict[str, Any]], first_line: int = 1) -> None:
-        """Check a batch of ``artifacts/questions.jsonl``; record ``i`` is on
-        line ``first_line + i``."""
-        for line, rec in enumerate(records, start=first_line):
+    def questions(self, records: Iterable[dict[str, Any]]) -> int:
+        """Check the records of ``artifacts/questions.jsonl`` (record ``i`` on line ``i + 1``);
+        the number of records."""
+        line = 0
+        for line, rec in enumerate(records, start=1):
             rid = rec.get("qid")
             predicate = rec.get("predicate")
             if not isinstance(predicate, dict):
@@ -562,14 +461,8 @@ class _Checker:
                             "predicate.concept must be its identifier)",
                         )
                 continue
-            fsn = rec.get("concept_snomed_fsn")
-            pt = rec.get("concept_snomed_pt")
             concept = self.resolve(
-                line,
-                rid,
-                "predicate.concept",
-                concept_key,
-                (("concept_snomed_fsn", fsn), ("concept_snomed_pt", pt)),
+                line, rid, "predicate.concept", concept_key, rec, _QUESTION_TERMS
             )
             code = rec.get("concept_snomed_code")
             # Compared only with a valid identifier: with a malformed one, "expected" would tell
@@ -591,10 +484,11 @@ class _Checker:
                     concept_key,
                     concept,
                     "concept_snomed_fsn",
-                    fsn,
+                    rec.get("concept_snomed_fsn"),
                     "concept_snomed_pt",
-                    pt,
+                    rec.get("concept_snomed_pt"),
                 )
+        return line
 
 
 def _is_fsn_or_pt(value: Any, concept: Concept) -> bool:
@@ -621,7 +515,7 @@ def _valid_string_id(value: Any) -> bool:
 
 
 def check_events(
-    records: list[dict[str, Any]], index: ConceptIndex, file: str = EVENTS_PATH
+    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = EVENTS_PATH
 ) -> list[Finding]:
     """The findings of the events (record ``i`` on line ``i + 1``)."""
     checker = _Checker(index, file)
@@ -630,7 +524,7 @@ def check_events(
 
 
 def check_questions(
-    records: list[dict[str, Any]], index: ConceptIndex, file: str = QUESTIONS_PATH
+    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = QUESTIONS_PATH
 ) -> list[Finding]:
     """The findings of the questions (record ``i`` on line ``i + 1``)."""
     checker = _Checker(index, file)
@@ -645,7 +539,8 @@ def check_events_file(
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
     """The number of records and the findings of an events file, read one batch at a time."""
-    return _check_file(path, index, file, batch_bytes, _Checker.events)
+    checker = _Checker(index, file)
+    return checker.events(iter_records(path, file, batch_bytes)), checker.findings
 
 
 def check_questions_file(
@@ -655,22 +550,8 @@ def check_questions_file(
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
     """The number of records and the findings of a questions file, read one batch at a time."""
-    return _check_file(path, index, file, batch_bytes, _Checker.questions)
-
-
-def _check_file(
-    path: Path,
-    index: ConceptIndex,
-    file: str,
-    batch_bytes: int,
-    check: Callable[[_Checker, list[dict[str, Any]], int], None],
-) -> tuple[int, list[Finding]]:
     checker = _Checker(index, file)
-    n = 0
-    for first, batch in iter_jsonl(path, file, batch_bytes):
-        check(checker, batch, first)
-        n += len(batch)
-    return n, checker.findings
+    return checker.questions(iter_records(path, file, batch_bytes)), checker.findings
 
 
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
