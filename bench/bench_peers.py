@@ -23,9 +23,9 @@ runs so that the fake's one-second window is empty when each starts:
 1. umls-python-client, the way its README shows many inputs: ``UMLSClient.search_api
    .bulk_search`` and ``crosswalk_api.bulk_crosswalk`` (one request after the other);
 2. umls-python-client's concurrency: ``AsyncUMLSClient`` with ``--workers`` requests in flight;
-3. this client, cold (an empty cache folder) and warm (the same folder again):
-   ``answer_many`` of ``Search`` and ``Crosswalk`` lookups (``uts.batch``) with ``--rate`` and
-   ``--workers``.
+3. this client, cold (an empty cache folder) and warm (the same folder again), the commands
+   users run: ``tempmedbench-synonyms umls search --file TERMS --json`` and ``umls crosswalk
+   SNOMEDCT_US --file CODES --json``, with ``--rate`` and ``--workers``.
 
 For each: the wall time of its process, the requests the fake saw and the 429s it answered, the
 requests a second between the first and the last, and the answers: found, not found, failed,
@@ -42,16 +42,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 from bench_fake import two_source_data  # bench/ is on sys.path: this script's folder
 
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
+    FakeUtsData,
     FakeUtsServer,
     Faults,
     find_secret,
@@ -62,24 +63,8 @@ PEER, PEER_VERSION = "umls-python-client", "1.2.0"
 PEER_VENV = HERE / "out" / "peer-venv"
 SAB = "SNOMEDCT_US"
 
-#: This client's run in a fresh process: many lookups at once, JSON Lines as ``--json`` prints.
-OURS = """
-import json, sys
-from pathlib import Path
-from tempmedbench_synonyms.lookups import Crosswalk, Search
-from tempmedbench_synonyms.uts.batch import answer_many
-from tempmedbench_synonyms.uts.options import UtsOptions
-from tempmedbench_synonyms.uts.session import open_uts
-task, base, cache, infile, outfile, rate, workers, sab = sys.argv[1:]
-inputs = Path(infile).read_text(encoding="utf-8").splitlines()
-uts = open_uts(UtsOptions(base_url=base, cache_dir=Path(cache), rate=float(rate),
-                          workers=int(workers)))
-items = [(t, Search(t) if task == "search" else Crosswalk(sab, t)) for t in inputs]
-with open(outfile, "w", encoding="utf-8") as out:
-    for answer in answer_many(uts, "current", items, workers=int(workers), progress=sys.stderr):
-        out.write(json.dumps(answer.to_json()) + "\\n")
-uts.close()
-"""
+#: This client's command line tool, beside this Python (its console script, as users run it).
+TOOL = str(Path(sys.executable).with_name("tempmedbench-synonyms"))
 
 
 def peer_python() -> Path:
@@ -122,52 +107,58 @@ class Run:
         return sum(1 for ids in got if ids is None)
 
 
-def read_peer(path: Path) -> tuple[dict[str, list[str] | None], dict[str, str]]:
+Answers = tuple[dict[str, list[str] | None], dict[str, str]]
+
+
+def read_peer(path: Path, inputs: list[str], task: str) -> Answers:
+    """``peer_driver.py``'s JSON Lines, one an input in input order, as identifiers."""
     answers, errors = {}, {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        answers[row["input"]] = row["ids"]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for item, row in zip(inputs, rows, strict=True):
+        answers[item] = row["ids"]
         if row["error"]:
-            errors[row["input"]] = row["error"]
+            errors[item] = row["error"]
     return answers, errors
 
 
-def read_ours(path: Path, task: str) -> tuple[dict[str, list[str] | None], dict[str, str]]:
-    """This client's JSON Lines (``Answer.to_json``, as ``--json`` prints them) as identifiers."""
+def read_ours(path: Path, inputs: list[str], task: str) -> Answers:
+    """This client's ``--json`` lines, one an input in input order, as identifiers."""
     answers: dict[str, list[str] | None] = {}
     errors = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row: dict[str, Any] = json.loads(line)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for item, row in zip(inputs, rows, strict=True):
         results = row["results"]
         if row["outcome"] == "found":
             if task == "search":
-                answers[row["input"]] = sorted({r["ui"] for r in results})
+                answers[item] = sorted({r["ui"] for r in results})
             else:
-                answers[row["input"]] = sorted({f"{r['rootSource']}|{r['ui']}" for r in results})
+                answers[item] = sorted({f"{r['rootSource']}|{r['ui']}" for r in results})
         elif row["outcome"] == "not_found":
-            answers[row["input"]] = []
+            answers[item] = []
         else:
-            answers[row["input"]] = None
-            errors[row["input"]] = f"{row['outcome']}: {row['message']}"
+            answers[item] = None
+            errors[item] = f"{row['outcome']}: {row['message']}"
     return answers, errors
 
 
-def timed(cmd: Sequence[str], env: dict[str, str], log: Path) -> float:
-    """The wall time of ``cmd`` in a fresh process; its stderr goes to ``log``."""
+def timed(cmd: Sequence[str], env: dict[str, str], out: Path, exits: set[int]) -> float:
+    """The wall time of ``cmd`` in a fresh process, its stdout in ``out``, its stderr in a log
+    beside it; an exit code not in ``exits`` ends the benchmark with that log."""
+    log = out.with_suffix(".log")
     start = time.perf_counter()
-    with log.open("w", encoding="utf-8") as err:
-        done = subprocess.run(cmd, env=env, stdout=err, stderr=err, check=False)
+    with out.open("w", encoding="utf-8") as stdout, log.open("w", encoding="utf-8") as stderr:
+        done = subprocess.run(cmd, env=env, stdout=stdout, stderr=stderr, check=False)
     wall = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"{cmd[:3]} failed (exit {done.returncode}):\n{log.read_text()[-3000:]}")
+    if done.returncode not in exits:
+        sys.exit(f"{cmd[:4]} failed (exit {done.returncode}):\n{log.read_text()[-3000:]}")
     return wall
 
 
 def measure(fake: FakeUts, client: str, task: str, cmd: Sequence[str], env: dict[str, str],
-            out: Path, read: Any) -> Run:  # fmt: skip
+            out: Path, read: Callable[[Path], Answers], exits: set[int]) -> Run:  # fmt: skip
     time.sleep(1.1)  # the fake's one-second window empties: each run starts afresh
     mark = len(fake.seen)
-    wall = timed(cmd, env, out.with_suffix(".log"))
+    wall = timed(cmd, env, out, exits)
     seen = fake.seen[mark:]
     span = seen[-1].at - seen[0].at if len(seen) > 1 else 0.0
     rate = (len(seen) - 1) / span if span > 0 else float("nan")
@@ -176,7 +167,9 @@ def measure(fake: FakeUts, client: str, task: str, cmd: Sequence[str], env: dict
     return Run(client, task, wall, len(seen), limited, rate, answers, errors)
 
 
-def inputs(data: Any, searches: int, crosswalks: int, missing: float) -> tuple[list[str], ...]:
+def inputs(
+    data: FakeUtsData, searches: int, crosswalks: int, missing: float
+) -> tuple[list[str], ...]:
     """Search terms (PT names) and SNOMEDCT_US codes of invented concepts, one in ``1/missing``
     replaced by one that no concept has."""
     names = [r.name for r in data.rows if r.sab == SAB and r.tty == "PT"]
@@ -240,6 +233,7 @@ def main() -> int:
         root = Path(tmp)
         env["TEMPMEDBENCH_STATE_DIR"] = str(root / "state")
         files = {"search": root / "terms.txt", "crosswalk": root / "codes.txt"}
+        asked = {"search": terms, "crosswalk": codes}
         files["search"].write_text("\n".join(terms) + "\n", encoding="utf-8")
         files["crosswalk"].write_text("\n".join(codes) + "\n", encoding="utf-8")
         cache = root / "cache"
@@ -252,16 +246,20 @@ def main() -> int:
                     label = "peer bulk" if mode == "bulk" else f"peer async x{args.workers}"
                     out = root / f"peer-{mode}-{task}.jsonl"
                     cmd = [str(peer), str(HERE / "peer_driver.py"), mode, task, base,
-                           str(files[task]), str(out), "--sab", SAB,
+                           str(files[task]), "--sab", SAB,
                            "--workers", str(args.workers)]  # fmt: skip
-                    runs.append(measure(fake, label, task, cmd, env, out, read_peer))
+                    read = partial(read_peer, inputs=asked[task], task=task)
+                    runs.append(measure(fake, label, task, cmd, env, out, read, {0}))
                 for label in ("ours cold", "ours warm"):
                     out = root / f"{label.replace(' ', '-')}-{task}.jsonl"
-                    cmd = [sys.executable, "-c", OURS, task, base, str(cache), str(files[task]),
-                           str(out), str(args.rate), str(args.workers), SAB]  # fmt: skip
-                    runs.append(measure(fake, label, task, cmd, env, out,
-                                        lambda p, t=task: read_ours(p, t)))  # fmt: skip
-        outputs = {p.name: p.read_text(encoding="utf-8") for p in root.glob("ours-*")}
+                    what = ["search"] if task == "search" else ["crosswalk", SAB]
+                    cmd = [TOOL, "umls", *what, "--file", str(files[task]), "--json",
+                           "--base-url", base, "--cache-dir", str(cache),
+                           "--rate", f"{args.rate:g}", "--workers", str(args.workers)]  # fmt: skip
+                    read = partial(read_ours, inputs=asked[task], task=task)
+                    # exit 1: some input was not found (the worst outcome of the batch)
+                    runs.append(measure(fake, label, task, cmd, env, out, read, {0, 1}))
+        outputs = {p.name: p.read_text(encoding="utf-8") for p in root.glob("ours-*")}  # + logs
         leaks = find_secret(CANARY_KEY, texts=outputs, folders=[cache])
 
     print()

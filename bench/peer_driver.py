@@ -2,7 +2,7 @@
 its own virtualenv (``bench/out/peer-venv``, where umls-python-client is installed; it is never a
 dependency of this project, and this file imports nothing of this project).
 
-    peer-venv/bin/python bench/peer_driver.py {bulk|async} {search|crosswalk} BASE_URL IN OUT
+    peer-venv/bin/python bench/peer_driver.py {bulk|async} {search|crosswalk} BASE_URL IN
                                               [--sab SAB] [--workers N]
 
 The key is read from ``UMLS_API_KEY``. The client is pointed at ``BASE_URL`` with its own
@@ -18,7 +18,7 @@ transport sends relative paths (``/search/current``) through that client, so no 
   flight (an ``asyncio.Semaphore`` and ``asyncio.gather``, as a user who wants speed would write
   it: the client has no concurrent batch, its ``bulk_*`` await one input after the other).
 
-Writes one JSON line per input, in input order: ``{"input", "ids", "error"}``, ``ids`` the sorted
+Prints one JSON line per input, in input order: ``{"input", "ids", "error"}``, ``ids`` the sorted
 CUIs of a search or ``SAB|code`` of a crosswalk (``[]``: not found), ``None`` with ``error`` when
 the input failed (a 429 after its retries, say).
 """
@@ -98,7 +98,6 @@ def main() -> None:
     parser.add_argument("task", choices=("search", "crosswalk"))
     parser.add_argument("base_url")
     parser.add_argument("inputs", type=Path)
-    parser.add_argument("out", type=Path)
     parser.add_argument("--sab", default="SNOMEDCT_US")
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
@@ -108,9 +107,8 @@ def main() -> None:
         answers = run_bulk(args, inputs, key)
     else:
         answers = asyncio.run(run_async(args, inputs, key))
-    with args.out.open("w", encoding="utf-8") as out:
-        for item, answer in zip(inputs, answers, strict=True):
-            out.write(json.dumps({"input": item, **answer}) + "\n")
+    for item, answer in zip(inputs, answers, strict=True):
+        print(json.dumps({"input": item, **answer}))
 
 
 if __name__ == "__main__":
