@@ -507,7 +507,7 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
     assert "'2099ab' is not a UMLS release name" in bad.stderr
 
 
-# -- a hostile server: its strings reach no terminal raw, the key nowhere ---------------------------
+# -- a hostile server: its strings reach no terminal raw -------------------------------------------
 
 
 def test_a_servers_escapes_in_results_are_shown_harmlessly(tmp_path: Path) -> None:
