@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_rate_shared.py
 	$(BIN)/python bench/bench_plugin_import.py
 	$(BIN)/python bench/bench_fake.py
+	$(BIN)/python bench/bench_peers.py
 
 clean:
 	rm -rf $(VENV) .venvs demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache
