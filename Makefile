@@ -74,12 +74,14 @@ package: $(STAMP)
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
+	$(BIN)/python bench/bench_local_lookups.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_uts_hostile.py
 	$(BIN)/python bench/bench_rate_shared.py
 	$(BIN)/python bench/bench_plugin_import.py
 	$(BIN)/python bench/bench_fake.py
+	$(BIN)/python bench/bench_peers.py
 
 clean:
 	rm -rf $(VENV) .venvs demo-out build bench/out .pytest_cache .mypy_cache .ruff_cache

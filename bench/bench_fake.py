@@ -18,6 +18,13 @@ import time
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, invented_rows
 
 
+def two_source_data(concepts: int) -> FakeUtsData:
+    """Invented concepts ``0 .. concepts-1``, each in SNOMEDCT_US and MSH under the same code
+    ``1000000 + k`` (a crosswalk of one finds the other) and in MTH (``testing.invented_rows``)."""
+    both = [*invented_rows(concepts), *invented_rows(concepts, sab="MSH", first_aui=1)]
+    return FakeUtsData.from_lines(both)
+
+
 def mean_ms(fake: FakeUts, requests: list[tuple[str, dict[str, str]]]) -> float:
     start = time.perf_counter()
     for path, params in requests:
@@ -32,9 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}")
     for concepts in (1_000, 10_000):
-        # each concept in SNOMEDCT_US and MSH (a crosswalk finds the other), and MTH
-        both = [*invented_rows(concepts), *invented_rows(concepts, sab="MSH", first_aui=1)]
-        data = FakeUtsData.from_lines(both)
+        data = two_source_data(concepts)
         fake = FakeUts(data, api_key=CANARY_KEY)
         start = time.perf_counter()
         data.search_index  # noqa: B018 - built here, not by the first search timed below

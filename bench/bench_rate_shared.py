@@ -16,6 +16,13 @@ about the time it would take alone. ``--concepts-a`` gives the first run a small
 short run beside a long one). ``--unshared`` also runs the pair with a state folder each,
 which is how every run behaved before the budget was shared (for comparison).
 
+What a server sees of two real processes is measured here, not in the tests
+(tests/uts/test_ratelimit.py holds the shared state's own record of the starts to the window,
+and that a slow run ends while a fast one still sends): ``--rate 10 --server-limit 10
+--concepts 24 --questions 24`` for two runs at 10 (at most 10 in any second), ``--rate 2
+--rate-b 20 --concepts-a 3 --concepts 40 --questions 40`` for a slow run beside a fast one (it
+ends first, in about the time it takes alone).
+
 Nothing is written outside the temporary folder; no data is committed.
 """
 

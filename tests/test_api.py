@@ -70,10 +70,15 @@ def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_top_level_exports_the_api() -> None:
     assert tempmedbench_synonyms.__all__ == [
-        "BadInputError", "GpsReport", "MismatchError", "NotAuthorisedError", "Outcome", "Paths",
-        "Report", "TempMedBenchError", "UnavailableError", "__version__", "check",
-        "ensure_synonyms", "regenerate", "validate_gps",
+        "Answer", "BadInputError", "GpsReport", "MismatchError", "NotAuthorisedError", "Outcome",
+        "Paths", "Report", "TempMedBenchError", "Umls", "UnavailableError", "__version__",
+        "check", "ensure_synonyms", "regenerate", "validate_gps",
     ]  # fmt: skip
+    from tempmedbench_synonyms import Answer, Umls
+    from tempmedbench_synonyms.lookups import Answer as kernel_answer
+    from tempmedbench_synonyms.umls import Umls as client
+
+    assert (Umls, Answer) == (client, kernel_answer)
     from tempmedbench_synonyms import check, ensure_synonyms, regenerate, validate_gps
 
     assert (regenerate, check, validate_gps, ensure_synonyms) == (

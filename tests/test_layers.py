@@ -29,8 +29,8 @@ KERNEL = LEAVES | {
     "progress",
 }  # fmt: skip
 DOMAINS = {"mrconso", "uts", "snomed"}
-APP = {"api", "cli", "plan", "doctor", "options", "sources", "about", "demo", "pytest_plugin",
-       "__main__"}  # fmt: skip
+APP = {"api", "umls", "cli", "plan", "doctor", "options", "sources", "about", "demo",
+       "pytest_plugin", "__main__"}  # fmt: skip
 
 
 def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:

@@ -224,7 +224,16 @@ def test_sizes_and_durations() -> None:
     assert [progress.format_size(n) for n in (0, 999, 1000, 2_500_000, 7_000_000_000)] == [
         "0 B", "999 B", "1.0 kB", "2.5 MB", "7.0 GB"
     ]  # fmt: skip
-    assert [progress._duration(s) for s in (0.4, 59.6, 61, 3_725)] == [
+
+    def took(seconds: float) -> str:
+        """How the last line of a fetch that took ``seconds`` says so."""
+        clock, out = Clock(), io.StringIO()
+        p = fetch_progress(out, umls_release=REL, total=1, clock=clock, started=0.0)
+        clock.now = seconds
+        p.update(1, hits=0, requests=1, final=True)
+        return out.getvalue().splitlines()[-1].rpartition(", done in ")[2]
+
+    assert [took(s) for s in (0.4, 59.6, 61, 3_725)] == [
         "0 s", "1 min 00 s", "1 min 01 s", "1 h 02 min"
     ]  # fmt: skip
 

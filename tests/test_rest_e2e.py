@@ -2,7 +2,8 @@
 
 * the REST path gives byte-identical files to the MRCONSO path, also with 10% of requests
   failing in each fault kind;
-* the server never sees more than the configured rate in any one-second window;
+* every request of the CLI's REST source waits its turn at the configured rate (on the rate
+  limiter's own record of its turns; bench/bench_rest.py measures what a server sees);
 * a run killed or interrupted halfway resumes from the cache and fetches only what was missing;
 * the canary API key appears nowhere a run leaves anything.
 """
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -18,12 +20,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers import MINI, MINI_MRCONSO
+from helpers import MINI, MINI_MRCONSO, HeldFake, Lines, wait_until
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.mrconso.source import MrconsoSource
@@ -38,13 +41,16 @@ from tempmedbench_synonyms.testing import (
     FakeUtsServer,
     Faults,
     InventedRelease,
+    VirtualTime,
     find_secret,
     make_invented_release,
 )
+from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
 from tempmedbench_synonyms.uts.options import UtsOptions
+from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
 from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.session import rest_source
 from tempmedbench_synonyms.uts.source import RestAtomSource
@@ -165,27 +171,54 @@ def test_pages_are_followed_and_one_page_is_one_request(tmp_path: Path) -> None:
     assert pages.count("2") == 2 and pages.count("3") == 2
 
 
-def test_the_server_never_sees_more_than_the_rate_in_any_second(tmp_path: Path) -> None:
+def test_every_request_of_the_clis_factory_waits_its_turn_at_the_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The source the CLI builds (``rest_source``) lets every request go through the rate
+    limiter at ``--rate``: the limiter's own record of when it let each request go (on an
+    injected clock, read by each worker thread) spaces them 1.08/20 s apart, so that no second
+    holds more than 20, with eight workers sending at once. What a server sees of the rate, and
+    that the limit is used rather than wasted, is measured by bench/bench_rest.py
+    (``--concepts 45 --questions 45 --latency 0.05`` for this release)."""
+    vt = VirtualTime()
+    seen = threading.local()  # what each thread last read of the clock: its start, once let go
+    starts: list[float] = []
+    noted = threading.Lock()
+
+    def clock() -> float:
+        seen.now = vt.clock()
+        return float(seen.now)
+
+    class OnVirtualTime(RateLimiter):
+        """The limiter the factory builds, on virtual time: every wait kept, none waited."""
+
+        def __init__(self, rate: float, **kwargs: Any) -> None:
+            super().__init__(rate, clock=clock, sleep=vt.sleep, wall_clock=vt.clock, **kwargs)
+
+        def acquire(self) -> float:
+            waited = super().acquire()
+            with noted:
+                starts.append(seen.now)
+            return waited
+
+    monkeypatch.setattr(uts_session, "RateLimiter", OnVirtualTime)
+    monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
     rel = make_invented_release(tmp_path / "gen", concepts=45, questions=45)
-    # A server that enforces the UTS limit itself, with a realistic delay per answer.
+    # Answers take a while, so that the eight workers are all waiting for a turn at once.
     fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
-                   faults=Faults(latency=0.05, rate_limit=20))  # fmt: skip
-    os.environ["UMLS_API_KEY"] = CANARY_KEY
-    try:
-        with FakeUtsServer(fake) as server:
-            options = UtsOptions(base_url=server.base_url, cache_dir=tmp_path / "c", rate=20)
-            source = rest_source(options, progress=None)
-            start = time.monotonic()
-            report = regenerate(rel.folder, source, out_dir=tmp_path / "b")
-            elapsed = time.monotonic() - start
-    finally:
-        del os.environ["UMLS_API_KEY"]
-    assert report.outcome == "verified"
-    assert report.requests == 46
-    assert fake.count(429) == 0
-    assert fake.max_in_window(1.0) <= 20
-    assert fake.max_in_window(1.0) >= 18  # and the limit is used, not wasted
-    assert elapsed >= 45 / 20  # 46 starts at 1/20 s apart cannot take less
+                   faults=Faults(latency=0.05))  # fmt: skip
+    with FakeUtsServer(fake) as server:
+        options = UtsOptions(base_url=server.base_url, cache_dir=tmp_path / "c", rate=20)
+        report = regenerate(rel.folder, rest_source(options, progress=None),
+                            out_dir=tmp_path / "b")  # fmt: skip
+    assert (report.outcome, report.requests) == ("verified", 46)
+    assert len(starts) == len(fake.seen) == 46  # one turn for every request sent
+    starts.sort()
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert min(gaps) >= HEADROOM / 20 - 1e-9
+    busiest = max(sum(1 for s in starts if a <= s < a + 1.0) for a in starts)
+    assert busiest <= 19  # 20 at most; 19 with the margin
+    assert starts[-1] - starts[0] >= 45 * HEADROOM / 20 - 1e-9
 
 
 # -- killed or interrupted, then resumed --------------------------------------------------------
@@ -214,28 +247,32 @@ def _cli(release: InventedRelease, base_url: str, cache: Path, out: Path) -> lis
 def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
     tmp_path: Path, how: str
 ) -> None:
+    """The fake answers 30 requests, then holds the rest: the run is stopped while it waits
+    for them, then run again; the second run fetches only what the first did not cache."""
     rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
     cache = tmp_path / "cache"
-    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
-                   faults=Faults(latency=0.05))  # fmt: skip
+    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=30)
     env = {**os.environ, "UMLS_API_KEY": CANARY_KEY}
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         env.pop(name, None)
     with FakeUtsServer(fake) as server:
-        proc = subprocess.Popen(
-            _cli(rel, server.base_url, cache, tmp_path / "out1"),
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while fake.count() < 30 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
-        out1, err1 = proc.communicate(timeout=60)
+        try:
+            proc = subprocess.Popen(
+                _cli(rel, server.base_url, cache, tmp_path / "out1"),
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+            # Once a 31st request arrives, the worker that sent it cached all its earlier
+            # answers: of the 31 sent, at most 8 (one a worker) are not in the cache.
+            wait_until(lambda: fake.held.is_set() or proc.poll() is not None, "a 31st request")
+            proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
+            out1, err1 = proc.communicate(timeout=60)
+        finally:
+            fake.release.set()
         assert proc.returncode != 0
         sent_first = len(fake.seen)
-        assert 30 <= sent_first < 61  # stopped halfway
+        assert 31 <= sent_first <= 30 + 8  # stopped halfway: the answered, and those held
         had = _cached_paths(cache)
-        assert 20 <= len(had) < 61
+        assert 31 - 8 <= len(had) <= 30
         rerun = subprocess.run(
             _cli(rel, server.base_url, cache, tmp_path / "out2"),
             env=env, capture_output=True, timeout=120, check=False,
@@ -315,19 +352,21 @@ def test_a_retry_after_beyond_the_budget_ends_the_run_promptly_as_unavailable(
     tmp_path: Path,
 ) -> None:
     """Every atoms request gets 429 with Retry-After 150 s (the budget of one request is 120 s):
-    the run fails at once, instead of every worker sleeping out 150 s first."""
+    the run fails at once, instead of every worker sleeping out 150 s first (the deadline of
+    60 s is reached only then; bench/bench_rest.py times the end)."""
     fake = FakeUts(
         FakeUtsData.from_mrconso(MINI_MRCONSO),
         api_key=CANARY_KEY,
         faults=Faults(script=[None], rate=1.0, kinds=("429",), retry_after="150"),
     )
     with FakeUtsServer(fake) as server:
-        start = time.monotonic()
-        run = subprocess.run(
-            _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
-            env=_env(), capture_output=True, timeout=60, check=False,
-        )  # fmt: skip
-        elapsed = time.monotonic() - start
+        try:
+            run = subprocess.run(
+                _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
+                env=_env(), capture_output=True, timeout=60, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running after 60 s: the workers are sleeping out the 150 s")
     report = json.loads(run.stdout)
     assert (run.returncode, report["outcome"], report["exit_code"]) == (4, "unavailable", 4)
     assert re.fullmatch(
@@ -335,39 +374,48 @@ def test_a_retry_after_beyond_the_budget_ends_the_run_promptly_as_unavailable(
         r"Requests with Retry-After 150 s, beyond the 120 s this tool waits for one request",
         report["message"],
     ), report["message"]
-    assert elapsed < 10.0, elapsed
     # The probe, then at most one request per worker before the first failure stopped them.
     assert fake.count(200) == 1 and 1 <= fake.count(429) <= 8
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.json"))
 
 
 def test_ctrl_c_during_a_429_pause_ends_the_run_promptly(tmp_path: Path) -> None:
-    """A Retry-After of 60 s fits the budget, so every worker pauses; Ctrl-C must not wait."""
+    """A Retry-After of 110 s fits the budget, so every worker pauses; Ctrl-C must not wait it
+    out (the deadline of 60 s is reached only then), and no worker it wakes sends anything."""
     fake = FakeUts(
         FakeUtsData.from_mrconso(MINI_MRCONSO),
         api_key=CANARY_KEY,
-        faults=Faults(script=[None], rate=1.0, kinds=("429",), retry_after="60"),
+        faults=Faults(script=[None], rate=1.0, kinds=("429",), retry_after="110"),
     )
-    with FakeUtsServer(fake) as server:
-        proc = subprocess.Popen(
+    with (
+        FakeUtsServer(fake) as server,
+        subprocess.Popen(
             _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
-            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while fake.count(429) < 1 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        assert fake.count(429) >= 1
-        time.sleep(0.3)  # the workers are asleep in the pause by now
-        sent = len(fake.seen)
-        start = time.monotonic()
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ) as proc,
+    ):  # fmt: skip
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr = Lines(proc.stderr)
+        # The client says so when it pauses every worker (from then on none may start), and
+        # when the worker that got the 429 goes to sleep until it may ask again.
+        stderr.wait_for(lambda line: "pausing all requests for 110.0 s" in line)
+        stderr.wait_for(lambda line: bool(re.search(r"retrying /content/\S+ in 110\.\d s", line)))
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - start
-    assert proc.returncode == 130, err.decode()
-    assert elapsed < 5.0, elapsed
-    assert len(fake.seen) == sent  # nothing was sent after Ctrl-C
-    assert "interrupted: nothing was left half-written" in err.decode()
-    assert find_secret(CANARY_KEY, texts={"out": out.decode(), "err": err.decode()}) == []
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("still running 60 s after Ctrl-C: it waits out the 110 s pause")
+        out = proc.stdout.read()
+        err = "\n".join(stderr.rest())
+    assert proc.returncode == 130, err
+    # Every request but the probe got its 429 once: none was sent again, before Ctrl-C (the
+    # pause) or after it (a worker it woke that sent its retry would ask a path again).
+    atoms = [s.path for s in fake.seen[1:]]
+    assert [s.status for s in fake.seen] == [200] + [429] * len(atoms)
+    assert 1 <= len(atoms) == len(set(atoms)) <= 8
+    assert "interrupted: nothing was left half-written" in err
+    assert find_secret(CANARY_KEY, texts={"out": out, "err": err}) == []
 
 
 def test_a_base_url_without_rest_is_not_taken_for_a_release_not_served(tmp_path: Path) -> None:

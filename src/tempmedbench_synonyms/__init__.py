@@ -3,6 +3,7 @@
 The Python API (``api``), at the top level::
 
     from tempmedbench_synonyms import check, ensure_synonyms, regenerate, validate_gps
+    from tempmedbench_synonyms import Umls  # the terminology client (SPEC section 11)
 
 Its names are imported on first use (PEP 562), so that ``import tempmedbench_synonyms`` stays as
 cheap as it was for the CLI and the pytest plugin, which need none of them.
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
         TempMedBenchError,
         UnavailableError,
     )
+    from tempmedbench_synonyms.lookups import Answer
     from tempmedbench_synonyms.regen.report import Report
+    from tempmedbench_synonyms.umls import Umls
 
 #: Each public name and the module it comes from.
 _WHERE = {
@@ -44,6 +47,8 @@ _WHERE = {
     "validate_gps": "api",
     "GpsReport": "api",
     "Paths": "api",
+    "Umls": "umls",
+    "Answer": "lookups",
     "Report": "regen.report",
     "Outcome": "errors",
     "TempMedBenchError": "errors",
@@ -54,6 +59,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "Answer",
     "BadInputError",
     "GpsReport",
     "MismatchError",
@@ -62,6 +68,7 @@ __all__ = [
     "Paths",
     "Report",
     "TempMedBenchError",
+    "Umls",
     "UnavailableError",
     "__version__",
     "check",

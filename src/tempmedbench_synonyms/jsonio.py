@@ -379,13 +379,20 @@ def versioned(report: dict[str, Any]) -> dict[str, Any]:
     return {**report, "schema_version": SCHEMA_VERSION, "tool_version": __version__}
 
 
-def report_text(report: dict[str, Any]) -> str:
-    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe (module docstring).
+def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
+    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe (module docstring);
+    indented, or compact on ``one_line`` (a line of JSON Lines: no newline can occur in it).
 
     ``ensure_ascii=False`` keeps names readable; the only characters it leaves that UTF-8 cannot
     carry, lone surrogates, can occur only inside strings, where their escape is valid.
     """
-    text = json.dumps(versioned(report), ensure_ascii=False, indent=2, sort_keys=True)
+    text = json.dumps(
+        versioned(report),
+        ensure_ascii=False,
+        indent=None if one_line else 2,
+        separators=(",", ":") if one_line else None,
+        sort_keys=True,
+    )
     return _LONE_SURROGATE.sub(_escape, text)
 
 

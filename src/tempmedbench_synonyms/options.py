@@ -52,7 +52,7 @@ class RegenOptions:
             out=as_path("out", own.get("out"), optional=True),
             umls_release=_text("umls_release", own.get("umls_release")),
             uts=UtsOptions.of(**keywords),
-            progress=_stream(progress),
+            progress=stream_of(progress),
         )
 
     def check(self) -> None:
@@ -80,7 +80,7 @@ def _text(name: str, value: Any) -> str | None:
     raise TypeError(f"{name} must be a string, not {type(value).__name__}")
 
 
-def _stream(progress: Any) -> TextIO | None:
+def stream_of(progress: Any) -> TextIO | None:
     """``True``: stderr; ``False``: nowhere; else a text stream (anything with ``write``)."""
     if type(progress) is bool:
         return sys.stderr if progress else None

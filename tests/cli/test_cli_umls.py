@@ -77,7 +77,21 @@ def test_atoms_json_every_source_current_release(fake: FakeUts, tmp_path: Path) 
         "sab": "SNOMEDCT_US", "language": "ENG", "cui": "C9000002", "code": "1000001",
         "obsolete": False, "suppressible": False, "usable": True,
     }  # fmt: skip
-    assert fake.seen[0].path == "/content/current/CUI/C9000002/atoms"
+    # `current` is resolved by the release probe (SPEC 11: a command that takes a CUI).
+    assert [s.path for s in fake.seen] == [
+        "/content/current/CUI/C9000002", "/content/2099AA/CUI/C9000002/atoms"
+    ]  # fmt: skip
+    assert (doc["input"], doc["query"], doc["exit_code"], doc["truncated"]) == (
+        "C9000002", "CUI C9000002", 0, False
+    )  # fmt: skip
+    assert doc["message"] == "4 atoms of CUI C9000002, UMLS 2099AA"
+    assert doc["hint"] is None
+    # results: the atoms as UTS sent them, in its order, every key kept ("NONE" as null)
+    assert sorted(r["ui"] for r in doc["results"]) == sorted(a["aui"] for a in doc["atoms"])
+    sent = next(r for r in doc["results"] if r["ui"] == "A90000006")
+    assert (sent["classType"], sent["termType"], sent["obsolete"], sent["parents"]) == (
+        "Atom", "PT", "false", None
+    )  # fmt: skip
 
 
 def test_source_and_atom_and_concept(fake: FakeUts, tmp_path: Path) -> None:
@@ -110,15 +124,24 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
     assert result.stdout == ""
     assert result.stderr == (
         "UMLS 2099AA has no concept C0000000 (404 Not Found)\n"
-        "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
-        "does not serve\n"
+        "hint: check the CUI (C and 7 digits, such as C0020538)\n"
     )
     as_json = run(umls_app, ["atom", "A0000000", "--umls-release", "2099AA", "--json"], tmp_path)
     assert as_json.exit_code == 1
+    assert as_json.stdout.count("\n") == 1  # one JSON line
     assert json.loads(as_json.stdout) == {
-        "outcome": "not_found", "release": "2099AA", "query": "AUI A0000000", "found": False,
-        "atoms": [], "schema_version": 1, "tool_version": __version__,
+        "input": "A0000000", "outcome": "not_found", "exit_code": 1, "release": "2099AA",
+        "query": "AUI A0000000", "results": [], "truncated": False,
+        "message": "UMLS 2099AA has no atom A0000000 (404 Not Found)",
+        "hint": "check the AUI (A and 7 to 9 digits, such as A3220484)",
+        "found": False, "atoms": [], "schema_version": 1, "tool_version": __version__,
     }  # fmt: skip
+    # The first 404 of a command was checked once against the release's sources (no key).
+    assert [(s.path, s.key_sent) for s in fake.seen] == [
+        ("/content/2099AA/CUI/C0000000", True),
+        ("/metadata/2099AA/sources", False),
+        ("/content/2099AA/AUI/A0000000", True),
+    ]
 
 
 def test_a_second_run_is_answered_from_the_cache_and_offline_works(
@@ -246,8 +269,9 @@ def test_over_a_real_socket_nothing_leaks(tmp_path: Path, caplog: pytest.LogCapt
         )
     assert result.exit_code == 0, result.stderr
     assert len(json.loads(result.stdout)["atoms"]) == 4
-    assert [s.fault for s in fake.seen] == ["reset", "html502", "429", None]
-    assert "/rest/content/current/CUI/C9000001/atoms?" in caplog.text  # urllib3 logged the URL
+    # the release probe met the faults; then the atoms
+    assert [s.fault for s in fake.seen] == ["reset", "html502", "429", None, None]
+    assert "/rest/content/2099AA/CUI/C9000001/atoms?" in caplog.text  # urllib3 logged the URL
     assert (
         find_secret(
             CANARY_KEY,
@@ -426,7 +450,8 @@ def test_an_edited_entry_is_fetched_again_and_offline_it_is_unavailable_saying_w
     )
     assert doc["message"].startswith(prefix)
     assert doc["message"].endswith(": edited or damaged)")
-    (warning,) = [r.getMessage() for r in caplog.records if r.name.endswith(".cache")]
+    warnings = [r.getMessage() for r in caplog.records if r.name.endswith(".cache")]
+    (warning,) = warnings  # said once, though the batch read it twice (its cache pass, its ask)
     assert warning.startswith(f"cache entry {entry} is corrupt (its body's SHA-256 is ")
     assert len(fake.seen) == 1
     again = run(umls_app, args, tmp_path)

@@ -1,9 +1,9 @@
 """Ctrl-C and SIGTERM with --json (issue 17 item 12, SPEC section 5): the ``interrupted`` report
 still comes on stdout, for every command that has --json, with exit 130 or 143.
 
-A real signal is sent to a real process in the middle of a run (the fake UTS answers slowly, and
-the test waits for the run's own progress line on stderr before it sends it); every other
-command is stopped in-process where its work is (the signal's ``Interrupted``), as
+A real signal is sent to a real process in the middle of a run (the fake UTS holds its answers
+until then, and the test waits for the run's own progress line on stderr before it sends it);
+every other command is stopped in-process where its work is (the signal's ``Interrupted``), as
 ``runtime.interrupts`` raises it.
 """
 
@@ -11,28 +11,24 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from helpers import GPS_FILE, MINI, MINI_MRCONSO
+from helpers import GPS_FILE, MINI, MINI_MRCONSO, HeldFake, Lines, wait_until
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import Interrupted
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
-    FakeUts,
     FakeUtsData,
     FakeUtsServer,
-    Faults,
     find_secret,
     make_invented_release,
 )
@@ -40,46 +36,6 @@ from tempmedbench_synonyms.testing import (
 HINT = "run the same command again: it goes on where this one stopped"
 
 # -- a real signal to a real run -----------------------------------------------------------------
-
-
-class Lines:
-    """The lines a process writes on ``stream``, read by a thread as they come, so that a test
-    can wait (with a deadline) for one of them."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.seen: list[str] = []
-        self._new: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self._new.put(line.rstrip("\n"))
-        self._new.put(None)
-
-    def wait_for(self, wanted: Callable[[str], bool], timeout: float = 60.0) -> str:
-        """The first line (from now on, or seen before) that ``wanted``; AssertionError if the
-        stream ends or the deadline passes first."""
-        for line in self.seen:
-            if wanted(line):
-                return line
-        while True:
-            line = self._new.get(timeout=timeout)
-            assert line is not None, f"the stream ended before the line; saw {self.seen}"
-            self.seen.append(line)
-            if wanted(line):
-                return line
-
-    def rest(self) -> list[str]:
-        """Every line, once the stream has ended."""
-        self._thread.join(timeout=60)
-        while True:
-            try:
-                line = self._new.get_nowait()
-            except queue.Empty:
-                return self.seen
-            if line is not None:
-                self.seen.append(line)
 
 
 def _processes_naming(marker: str) -> list[int]:
@@ -99,13 +55,15 @@ def _processes_naming(marker: str) -> list[int]:
 
 @pytest.fixture
 def slow_uts(tmp_path: Path) -> Iterator[tuple[FakeUtsServer, Path]]:
-    """A fake UTS that takes 0.3 s over each answer, and an invented release of 60 concepts:
-    a run lasts seconds, long enough to be stopped in the middle."""
+    """A fake UTS that answers 20 requests and holds the rest, and an invented release of 60
+    concepts: a run stays in its middle until it is stopped."""
     rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
-    fake = FakeUts(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY,
-                   faults=Faults(latency=0.3))  # fmt: skip
+    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=20)
     with FakeUtsServer(fake) as server:
-        yield server, rel.folder
+        try:
+            yield server, rel.folder
+        finally:
+            fake.release.set()
 
 
 def _start(args: list[str], base_url: str, tmp_path: Path) -> subprocess.Popen[str]:
@@ -170,12 +128,14 @@ def test_a_signal_in_the_middle_of_a_fetch_still_prints_the_interrupted_report(
 
 @pytest.fixture
 def slower_uts() -> Iterator[FakeUtsServer]:
-    """A fake UTS of the mini release that takes 2 s over each answer: the one request of
-    ``doctor`` or ``umls`` is still on its way when the signal comes."""
-    fake = FakeUts(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY,
-                   faults=Faults(latency=2.0))  # fmt: skip
+    """A fake UTS of the mini release that holds every answer: the one request of ``doctor``
+    or ``umls`` is still on its way when the signal comes."""
+    fake = HeldFake(FakeUtsData.from_mrconso(MINI_MRCONSO), api_key=CANARY_KEY, answers=0)
     with FakeUtsServer(fake) as server:
-        yield server
+        try:
+            yield server
+        finally:
+            fake.release.set()
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="looks for processes left in /proc")
@@ -194,12 +154,8 @@ def test_a_signal_while_the_one_request_is_on_its_way_still_prints_the_report(
         stderr = Lines(proc.stderr)
         if command == "doctor":  # its own progress: a line per check, the probe after api_key
             stderr.wait_for(lambda line: line.startswith("ok    api_key"))
-        # The request has reached the fake, which holds it 2 s: the signal comes in the middle.
-        pause = threading.Event()  # never set: a poll with a deadline (60 s)
-        for _ in range(6000):
-            if slower_uts.fake.seen or proc.poll() is not None:
-                break
-            pause.wait(0.01)
+        # The request has reached the fake, which holds it: the signal comes in the middle.
+        wait_until(lambda: slower_uts.fake.seen or proc.poll() is not None, "the one request")
         assert len(slower_uts.fake.seen) == 1 and proc.poll() is None
         proc.send_signal(signal.SIGINT)
         report = json.loads(proc.stdout.read())

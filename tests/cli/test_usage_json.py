@@ -34,7 +34,10 @@ def test_every_command_with_json_is_a_plain_usage_command() -> None:
     assert WITH_JSON == [
         ("cache", "clear"), ("cache", "info"), ("check",), ("demo",), ("doctor",), ("freeze",),
         ("gps", "lookup"), ("gps", "sctid"), ("gps", "validate"), ("regenerate",),
-        ("umls", "atom"), ("umls", "atoms"), ("umls", "concept"), ("umls", "source"),
+        ("umls", "atom"), ("umls", "atoms"), ("umls", "concept"), ("umls", "crosswalk"),
+        ("umls", "cuis"), ("umls", "definitions"), ("umls", "hierarchy"), ("umls", "relations"),
+        ("umls", "search"), ("umls", "semantic-types"), ("umls", "source"),
+        ("umls", "source-concept"), ("umls", "sources"),
     ]  # fmt: skip
     assert all(isinstance(cmd, PlainUsage) for _, cmd in COMMANDS)
     assert isinstance(typer.main.get_command(regenerate_app), PlainUsage)

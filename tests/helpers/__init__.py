@@ -6,13 +6,17 @@ Importable as ``helpers`` because pyproject.toml's pytest settings put ``tests/`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 import responses
 
-from tempmedbench_synonyms.testing import FakeUts, add_fake_uts
+from tempmedbench_synonyms.testing import FakeReply, FakeUts, add_fake_uts
 
 #: The repository's root, its invented fixtures, and the files tests use most.
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -34,6 +38,83 @@ ATOM_PARAMS = {
 
 #: The ``rehash`` fixture (tests/conftest.py): rewrite a release folder's MANIFEST.sha256.
 Rehash = Callable[[Path], None]
+
+
+def wait_until(condition: Callable[[], object], what: str, *, deadline: float = 60.0) -> None:
+    """Poll ``condition`` (every 10 ms) until it holds. If it still does not after ``deadline``
+    seconds, fail saying ``what`` was awaited: a deadline that only a hang reaches, never a
+    measure of speed (what is awaited takes milliseconds when nothing is wrong)."""
+    pause = threading.Event()  # never set: its wait is the poll's pause, not time.sleep
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() >= end:
+            raise AssertionError(f"still waiting, after {deadline:g} s (a hang), for {what}")
+        pause.wait(0.01)
+
+
+class HeldFake(FakeUts):
+    """The fake UTS, holding every answer after the first ``answers`` until ``release`` is set
+    (``held`` is set when it holds the first): a run stays in its middle, whatever the
+    machine's load, until the test has done what it does there (a signal, a kill)."""
+
+    def __init__(self, *args: Any, answers: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers = answers
+        self.held = threading.Event()
+        self.release = threading.Event()
+
+    def handle(self, path: str, query: Mapping[str, Sequence[str]], *, base_url: str) -> FakeReply:
+        reply = super().handle(path, query, base_url=base_url)  # (noted in ``seen``)
+        if self.count() > self.answers:
+            self.held.set()
+            self.release.wait(120)  # (a bound, should a test fail before it releases)
+        return reply
+
+
+class Lines:
+    """The lines a process writes on ``stream``, read by a thread as they come, so that a test
+    can wait (with a deadline) for one of them."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.seen: list[str] = []
+        self._new: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._new.put(line.rstrip("\n"))
+        self._new.put(None)
+
+    def wait_for(self, wanted: Callable[[str], bool], timeout: float = 60.0) -> str:
+        """The first line (from now on, or seen before) that ``wanted``; AssertionError if the
+        stream ends or the deadline (only a hang reaches it) passes first."""
+        for line in self.seen:
+            if wanted(line):
+                return line
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._new.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(
+                    f"still waiting, after {timeout:g} s (a hang), for a line; saw {self.seen}"
+                ) from None
+            assert line is not None, f"the stream ended before the line; saw {self.seen}"
+            self.seen.append(line)
+            if wanted(line):
+                return line
+
+    def rest(self) -> list[str]:
+        """Every line, once the stream has ended."""
+        self._thread.join(timeout=60)
+        while True:
+            try:
+                line = self._new.get_nowait()
+            except queue.Empty:
+                return self.seen
+            if line is not None:
+                self.seen.append(line)
 
 
 @contextmanager

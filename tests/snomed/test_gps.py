@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import signal
 import threading
 import zipfile
@@ -993,14 +994,19 @@ def test_rf2_zip_member_that_cannot_be_read(
 
 
 def test_a_trailing_blank_line_is_tolerated_on_the_fast_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def no_second_pass(*args: object) -> None:
-        raise AssertionError("the fast path should have read this file")
-
-    monkeypatch.setattr(gps_module, "_read_gps_rows_checked", no_second_pass)
+    """The file is read once: a file the fast path does not take is read again line by line,
+    and the loader says so under -v (as it does here for a bad row)."""
+    again = f"{tmp_path / GPS_NAME}: the fast GPS path saw a bad row; reading it again"
     path = write(tmp_path / GPS_NAME, f"{HEADER}\n101\t1\tA (finding)\tA\n\n")
-    index = load_gps_tsv(path)
+    with caplog.at_level(logging.DEBUG, logger="tempmedbench_synonyms.snomed.gps"):
+        index = load_gps_tsv(path)
+        assert caplog.messages == []
+        write(path, f"{HEADER}\n101\t2\tA (finding)\tA\n\n")
+        with pytest.raises(BadInputError):
+            load_gps_tsv(path)
+        assert caplog.messages == [again]
     assert index.to_dict() == {"101": ("A (finding)", "A", True)}
     assert index.notes == [f"{path}: 1 blank line(s) at the end of the file ignored"]
 
@@ -1233,58 +1239,56 @@ def test_the_line_bound_is_exact_whatever_the_reads(data: bytes, line: int) -> N
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
-def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(size: int) -> None:
-    """Lines (and a two-byte character) cut across blocks of any size are put together again;
-    the blocks are consumed."""
-    data = f"{HEADER}\r\n101\t1\tAé (finding)\tAé\r\n102\t0\tB (finding)\t\r\n103\t1\tC\tC".encode()
-    blocks = iter([data[i : i + size] for i in range(0, len(data), size)])
-    notes: list[str] = []
-    header, rows = gps_module._read_gps_rows_fast(blocks, "f", notes)
-    assert rows == {"101": "1\tAé (finding)\tAé\r", "102": "0\tB (finding)\t\r", "103": "1\tC\tC"}
-    assert (header.names, header.crlf, notes, list(blocks)) == (
-        ("ConceptID", "Active", "FSN", "USPreferredTerm"),
-        True,
-        ["f: CRLF line ends"],
-        [],
-    )
+def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, size: int
+) -> None:
+    """Lines (and a two-byte character) cut across the blocks the file is read in, of any size,
+    are put together again, on the fast path (nothing is read again)."""
+    monkeypatch.setattr(gps_module, "READ_BLOCK", size)
+    data = f"{HEADER}\r\n101\t1\tAé (finding)\tAé\r\n102\t0\tB (finding)\t\r\n103\t1\tC\tC"
+    path = tmp_path / GPS_NAME
+    path.write_bytes(data.encode())
+    with caplog.at_level(logging.DEBUG, logger="tempmedbench_synonyms.snomed.gps"):
+        index = load_gps_tsv(path)
+    assert index.to_dict() == {
+        "101": ("Aé (finding)", "Aé", True),
+        "102": ("B (finding)", "", False),
+        "103": ("C", "C", True),
+    }
+    assert (index.notes, caplog.messages) == ([f"{path}: CRLF line ends"], [])
 
 
-def test_one_crlf_note_leaves_a_single_note_and_other_notes_alone() -> None:
-    from tempmedbench_synonyms.snomed.rf2 import _one_crlf_note
-
-    assert _one_crlf_note(["a: CRLF line ends", "b: other"]) == ["a: CRLF line ends", "b: other"]
-    assert _one_crlf_note(["x", "a: CRLF line ends", "b: CRLF line ends"]) == [
-        "x",
-        "2 RF2 files: CRLF line ends (RF2's own)",
+def test_a_snapshot_with_one_crlf_file_keeps_its_own_note(tmp_path: Path) -> None:
+    """Several CRLF files are said in one note (test_rf2_us_edition_rows_of_the_us_module_are_
+    skipped); one keeps its own, and the notes of the others are left alone."""
+    folder = rf2(tmp_path / "r", [("11", "1", FSN, "Alpha (disorder)")], [])
+    concept_file = folder / RF2_FILES["concept"]
+    concept_file.write_bytes(concept_file.read_bytes().replace(b"\n", b"\r\n") + b"\r\n")
+    index = load_concept_index(folder)
+    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert index.notes == [
+        f"{concept_file}: CRLF line ends",
+        f"{concept_file}: 1 blank line(s) at the end of the file ignored",
     ]
 
 
-def test_the_background_hash_is_the_files_sha256_and_its_thread_always_ends(
+def test_the_files_hash_is_its_sha256_and_no_thread_outlives_the_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The GPS file is hashed on another thread while it is parsed; the digest is the file's,
-    checked by hand, and no thread outlives the load, whether it succeeds or fails (a thread
-    left behind would keep the MRCONSO scan from forking its workers)."""
-    blocks = [b"a" * 5000, b"", b"b" * 3]
-    with gps_module._hashing() as hasher:
-        for block in blocks:
-            hasher.update(block)
-        assert hasher.hexdigest() == hashlib.sha256(b"".join(blocks)).hexdigest()
-        assert hasher.hexdigest() == hashlib.sha256(b"a" * 5000 + b"bbb").hexdigest()
-    before = threading.active_count()
+    """The GPS file is hashed on another thread while it is parsed, in blocks; the digest is
+    the file's, checked by hand, and no thread outlives the load, whether it succeeds or fails
+    (a thread left behind would keep the MRCONSO scan from forking its workers)."""
+    before = set(threading.enumerate())
+    monkeypatch.setattr(gps_module, "READ_BLOCK", 64)  # many blocks to hash
     index = load_gps_tsv(GPS_FILE)
     assert index.sha256 == hashlib.sha256(GPS_FILE.read_bytes()).hexdigest()
-    assert threading.active_count() == before
+    assert set(threading.enumerate()) - before == set()
     monkeypatch.setattr(gps_module, "GPS_MAX_ROWS", 5)
     path = tmp_path / GPS_NAME
-    path.write_bytes(b"\n" * 6)
+    path.write_bytes(b"\n" * 6)  # found too long while it is read (and hashed)
     with pytest.raises(BadInputError):
         load_gps_tsv(path)
-    assert threading.active_count() == before
-    with pytest.raises(RuntimeError), gps_module._hashing() as hasher:
-        hasher.update(b"x" * 4096)
-        raise RuntimeError
-    assert threading.active_count() == before
+    assert set(threading.enumerate()) - before == set()
 
 
 @pytest.mark.parametrize("blocked_before", [False, True])

@@ -97,6 +97,8 @@ class HostileServer:
         self.seen: list[tuple[str, str | None]] = []
         #: how many answers were sent whole
         self.answered = 0
+        #: how many requests held in silence the client gave up on (closed or reset its end)
+        self.hung_up = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.1)
         self.base_url = f"http://127.0.0.1:{self._listener.getsockname()[1]}{prefix}"
@@ -247,9 +249,15 @@ class HostileServer:
         while time.monotonic() < end and not self._stop.is_set():
             try:
                 if not conn.recv(1024):
-                    return  # the client closed
+                    break  # the client closed
             except TimeoutError:
                 continue
+            except ConnectionResetError:
+                break
+        else:
+            return  # the server's own limit, or its stop: not the client's doing
+        with self._lock:
+            self.hung_up += 1
 
     def _surrogate(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         reply: FakeReply = self.fake.handle(path, query, base_url=self.base_url)

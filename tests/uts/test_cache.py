@@ -363,19 +363,26 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
     ]
 
 
+def save_memo(cache: ResponseCache, data: object) -> Path:
+    """Save the memo "m" of release 2099AA; the one file that wrote."""
+    before = set(cache.root.rglob("*"))
+    version = cache.release_version("2099AA")
+    assert version is not None
+    cache.save_memo("2099AA", "m", data, release_version=version)
+    (memo,) = {p for p in cache.root.rglob("*") if p.is_file()} - before
+    return memo
+
+
 def test_a_memo_or_current_that_fails_its_checksum_is_not_trusted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     now = VirtualTime(1000.0)
     cache = ResponseCache(tmp_path, BASE, clock=now.clock)
     cache.put(KEY, 200, [])
-    version = cache.release_version("2099AA")
-    assert version is not None
-    cache.save_memo("2099AA", "m", {"atoms": ["Invented fever"]}, release_version=version)
+    memo = save_memo(cache, {"atoms": ["Invented fever"]})
     cache.set_current_release("2099AA")
     assert cache.load_memo("2099AA", "m") == {"atoms": ["Invented fever"]}
     assert cache.current_release() == "2099AA"
-    memo = cache._memo_path("2099AA", "m")
     memo.write_bytes(memo.read_bytes().replace(b"fever", b"cough"))
     current = cache.folder / "current.json"
     current.write_bytes(current.read_bytes().replace(b"2099AA", b"2099AB"))
@@ -402,8 +409,7 @@ def test_a_memo_or_current_of_the_previous_format_is_quietly_replaced(
 ) -> None:
     cache = ResponseCache(tmp_path, BASE, clock=lambda: 1000.0)
     cache.put(KEY, 200, [])
-    path = cache._memo_path("2099AA", "m") if name == "memo" else cache.folder / "current.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = save_memo(cache, {}) if name == "memo" else cache.folder / "current.json"
     path.write_bytes(content)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert cache.load_memo("2099AA", "m") is None
@@ -438,10 +444,7 @@ def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
     entry = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
     entry.unlink()
     entry.mkdir()
-    version = cache.release_version("2099AA")
-    assert version is not None
-    cache.save_memo("2099AA", "m", {"x": 1}, release_version=version)
-    memo = cache._memo_path("2099AA", "m")
+    memo = save_memo(cache, {"x": 1})
     memo.unlink()
     memo.mkdir()
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):

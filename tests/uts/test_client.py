@@ -38,7 +38,7 @@ from tempmedbench_synonyms.uts.client import UtsClient, parse_model, redact
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.options import check_timeout
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter, shared_state_path
-from tempmedbench_synonyms.uts.retry import Budget, RetryPolicy, Timeouts, parse_retry_after
+from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts, parse_retry_after
 
 LINK = f"{BASE}/content/2099AA"
 
@@ -738,12 +738,24 @@ def test_check_timeout_refuses_what_is_not_a_usable_duration(value: float) -> No
     assert check_timeout(0.5) == 0.5 and check_timeout(120) == 120
 
 
+@responses.activate(registry=OrderedRegistry)
 def test_an_attempt_never_runs_past_the_retry_budget(t: VirtualTime) -> None:
-    """--timeout 30, budget 120 s: an attempt gets what is left of the budget, at least 1 s."""
-    client = make_client(t)
-    assert client._attempt_seconds(Budget(t.now, 1)) == 30.0
-    assert client._attempt_seconds(Budget(t.now - 100, 4)) == 20.0
-    assert client._attempt_seconds(Budget(t.now - 119.8, 6)) == 1.0
+    """--timeout 30, budget 120 s: an attempt gets what is left of the budget, at least 1 s,
+    as the timeouts each attempt is sent with show (connect, read: 10 and 30 s at first)."""
+    url = BASE + "/content/2099AA/CUI/C9000001"
+    for retry_after in ("50", "50", "19"):  # (waited with a little jitter)
+        responses.get(url, status=503, headers={"Retry-After": retry_after})
+    responses.get(url, json={"result": {"ui": "C9000001"}})
+    make_client(t).get_result("/content/2099AA/CUI/C9000001")
+    waits = t.sleeps
+    assert [round(w) for w in waits] == [50, 50, 19]
+    sent = [call.request.req_kwargs["timeout"] for call in responses.calls]  # type: ignore[union-attr]
+    assert sent == [
+        (10.0, 30.0),
+        (10.0, 30.0),
+        (10.0, pytest.approx(120 - waits[0] - waits[1])),  # what is left: under 20 s
+        (1.0, 1.0),  # under a second left: a second
+    ]
 
 
 def _warnings_and_infos(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
@@ -810,7 +822,7 @@ def test_eight_workers_meeting_one_outage_print_one_line(
     t: VirtualTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
-    together = threading.Barrier(8, timeout=10)
+    together = threading.Barrier(8, timeout=60)  # (a deadline only a hang reaches)
     calls: list[int] = []
     lock = threading.Lock()
 
@@ -838,17 +850,31 @@ def test_eight_workers_meeting_one_outage_print_one_line(
         for w in workers:
             w.start()
         for w in workers:
-            w.join(10)
+            w.join(60)
     warnings, infos = _warnings_and_infos(caplog)
     assert (len(warnings), len(infos), len(calls)) == (1, 7, 16)
 
 
-def test_server_text_in_a_message_is_cleaned_then_bounded(t: VirtualTime) -> None:
-    client = make_client(t)
-    assert client._clean("x" * 1500) == "x" * 1000 + " ..."
-    # Cut after redaction: a key across the cut is masked, never shown in part.
-    assert client._clean("a" * 999 + CANARY_KEY) == "a" * 999 + "* ..."
-    assert client._clean(f"Bad\x1b[31m Gateway {CANARY_KEY}", 200) == "Bad Gateway ***"
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("x" * 1500, "x" * 1000 + " ..."),
+        # Cut after redaction: a key across the cut is masked, never shown in part.
+        ("a" * 999 + CANARY_KEY, "a" * 999 + "* ..."),
+        (f"Bad\x1b[31m Gateway {CANARY_KEY}", "Bad Gateway ***"),
+    ],
+    ids=["long", "key-across-the-cut", "escapes-and-key"],
+)
+def test_server_text_in_a_message_is_cleaned_then_bounded(
+    t: VirtualTime, text: str, shown: str
+) -> None:
+    with responses.RequestsMock() as rsps:
+        rsps.get(f"{BASE}{CONCEPT_PATH}", body=requests.exceptions.ConnectionError(text))
+        with pytest.raises(UnavailableError) as info:
+            make_client(t, retry=RetryPolicy(max_attempts=1)).get_result(CONCEPT_PATH)
+    assert str(info.value) == (
+        f"UMLS could not answer {CONCEPT_PATH} after 1 attempts: ConnectionError: {shown}"
+    )
 
 
 def test_the_retry_budget_is_written_once() -> None:

@@ -6,14 +6,15 @@ import io
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import responses
 
 from helpers.uts import BASE
 from tempmedbench_synonyms.constants import MAX_WORKERS
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.options import RegenOptions
-from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.sources import build_source
 from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT
@@ -116,7 +117,11 @@ def test_factory_reads_the_key_file_before_the_environment(
     key_file.chmod(0o600)
     src = build(tmp_path, api_key_file=key_file)
     assert src.uts.client is not None
-    assert src.uts.client._key == ApiKey(CANARY_KEY)
+    with responses.RequestsMock() as rsps:
+        rsps.get(f"{BASE}/content/2099AA/CUI/C9000001", json={"result": {"ui": "C9000001"}})
+        src.uts.client.get_result("/content/2099AA/CUI/C9000001")
+        (call,) = rsps.calls
+    assert parse_qs(urlsplit(call.request.url).query)["apiKey"] == [CANARY_KEY]
 
 
 def test_a_key_file_that_cannot_be_read_says_why_and_never_quotes_it(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ def test_results_are_what_uts_sent_with_none_read_as_null(tmp_path: Path) -> Non
         k: v for k, v in sent.items() if v != "NONE" and k != "subsetMemberships"
     }
     assert got.query == "INV code 1000001"
-    assert got.message == "1 result for INV code 1000001, UMLS 2099AA"
+    assert got.message == "found INV code 1000001, UMLS 2099AA"
     (model,) = read_results(got, SourceConcept("INV", "1000001"))
     assert isinstance(model, SourceAtomCluster)
     assert (model.ui, model.name, model.obsolete, model.atom_count) == (
@@ -407,7 +407,7 @@ def test_atoms_keep_every_page_and_the_limit_cuts_the_answer(tmp_path: Path) -> 
     got = answer(make_uts(tmp_path), REL, "C9000001", Atoms("C9000001", limit=10))
     assert [r["ui"] for r in got.results] == [a["ui"] for a in atoms[:10]]
     assert got.truncated and got.message == (
-        "10 results for CUI C9000001, UMLS 2099AA; --limit 10 cut it"
+        "10 atoms of CUI C9000001, UMLS 2099AA; --limit 10 cut it"
     )
     (model, *_) = read_results(got, Atoms("C9000001"))
     assert isinstance(model, AtomRecord) and model.to_atom().cui == "C9000001"
@@ -448,7 +448,7 @@ def test_the_first_404_is_checked_once_with_metadata_sent_without_the_key(tmp_pa
     for got, cui in ((first, "C9000001"), (second, "C9000002")):
         assert (got.outcome, got.exit_code, got.results) == (Outcome.NOT_FOUND, 1, ())
         assert got.message == f"UMLS 2099AA has no definitions of CUI {cui} (404 Not Found)"
-        assert got.hint == "check the identifier, and the source it belongs to"
+        assert got.hint == "check the CUI (C and 7 digits, such as C0020538)"
     # The check and the 404s are cached: a rerun sends nothing.
     rerun = make_uts(tmp_path)
     assert answer(rerun, REL, "C9000001", Definitions("C9000001")) == first

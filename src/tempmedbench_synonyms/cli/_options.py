@@ -49,10 +49,13 @@ class Only(tuple[str, ...]):
 
 def with_options(func: _F) -> _F:
     """Give ``func`` one command-line option per field of each parameter annotated with an
-    options class, in that parameter's place, and call it with the object built from them."""
+    options class, in that parameter's place, and call it with the object built from them.
+
+    A field of several values (``tuple[str, ...]``) is an option given once or more, each time
+    with one value or several separated by commas (``--sabs LNC,MTH --sabs RXNORM``)."""
     signature = inspect.signature(func, eval_str=True)
     params: list[inspect.Parameter] = []
-    groups: dict[str, tuple[type[Any], list[str]]] = {}
+    groups: dict[str, tuple[type[Any], list[str], set[str]]] = {}
     for param in signature.parameters.values():
         cls, only = param.annotation, None
         if typing.get_origin(cls) is Annotated:
@@ -62,27 +65,36 @@ def with_options(func: _F) -> _F:
             params.append(param)
             continue
         names: list[str] = []
+        several: set[str] = set()
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             spelt = f.metadata.get("cli")
             if not isinstance(spelt, Flag) or (only is not None and f.name not in only):
                 continue
-            name = f"{param.name}__{f.name}"
+            kind, default = hints[f.name], f.default
+            if typing.get_origin(kind) is tuple:
+                kind, default = list[str] | None, None
+                several.add(f.name)
             names.append(f.name)
             params.append(
                 inspect.Parameter(
-                    name,
+                    f"{param.name}__{f.name}",
                     param.kind,
-                    default=f.default,
-                    annotation=Annotated[hints[f.name], _typer_option(spelt, f)],
+                    default=default,
+                    annotation=Annotated[kind, _typer_option(spelt, f)],
                 )
             )
-        groups[param.name] = (cls, names)
+        groups[param.name] = (cls, names, several)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        for group, (cls, names) in groups.items():
-            kwargs[group] = cls(**{n: kwargs.pop(f"{group}__{n}") for n in names})
+        for group, (cls, names, several) in groups.items():
+            values = {n: kwargs.pop(f"{group}__{n}") for n in names}
+            for n in several:
+                values[n] = tuple(
+                    part.strip() for v in values[n] or () for part in v.split(",") if part.strip()
+                )
+            kwargs[group] = cls(**values)
         return func(*args, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
@@ -118,6 +130,15 @@ def _one_of_quiet_and_verbose(ctx: typer.Context, param: Any, value: Any) -> Any
 JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),
+]
+#: ``--json`` of a command that answers each of its inputs (SPEC 11: JSON Lines).
+JsonLinesOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON object a line on stdout, one for each input, in input order.",
+        metavar=FLAG,
+    ),
 ]
 QuietOption = Annotated[
     bool,

@@ -58,7 +58,7 @@ def echo_report(text: str, *, colour: bool | None = None) -> None:
     typer.echo(text, err=True, color=colour)
 
 
-def print_json(obj: dict[str, Any]) -> None:
+def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     """Data goes to stdout, as one JSON document: every ``--json`` report passes here, and gets
     ``schema_version`` and ``tool_version`` (``jsonio.report_text``).
 
@@ -68,8 +68,10 @@ def print_json(obj: dict[str, Any]) -> None:
     stays valid JSON with its keys), and DEL and C1 controls are written as ``\\u`` escapes,
     which decode to the same text but reach no terminal. The text is written as UTF-8 bytes
     whatever the encoding of stdout (``PYTHONIOENCODING=ascii`` must not crash a report).
+    On ``one_line`` the object is one compact line (an answer of a JSON Lines stream).
     """
-    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", report_text(redact_value(obj))) + "\n"
+    text = report_text(redact_value(obj), one_line=one_line)
+    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
         return
     sys.stdout.flush()
@@ -80,6 +82,14 @@ def print_json(obj: dict[str, Any]) -> None:
         return
     buffer.write(text.encode("utf-8"))
     buffer.flush()
+
+
+def print_json_line(obj: dict[str, Any]) -> None:
+    """One line of a JSON Lines stream (``print_json`` on one line), written as it is ready."""
+    print_json(obj, one_line=True)
+
+
+_print_json = print_json
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
@@ -157,6 +167,7 @@ def exit_on_error(
     *,
     json_report: Callable[[TempMedBenchError], dict[str, Any]] | None = None,
     api_key_file: Path | None = None,
+    one_line: bool = False,
 ) -> Iterator[None]:
     """Turn a TempMedBenchError into its message on stderr and its exit code; Ctrl-C and
     SIGTERM (``runtime.interrupts``) into exit 130 and 143.
@@ -165,7 +176,12 @@ def exit_on_error(
     script reading ``--json`` always gets one object, whatever the outcome (an interruption too:
     outcome ``interrupted``). ``api_key_file`` is the command's ``--api-key-file``: a bug's
     traceback is redacted of its key too, even if the bug struck before the library read it.
+    ``one_line``: the report is one line of a JSON Lines stream (the ``umls`` commands).
     """
+
+    def print_json(report: dict[str, Any]) -> None:
+        _print_json(report, one_line=one_line)
+
     try:
         with runtime.interrupts():
             yield

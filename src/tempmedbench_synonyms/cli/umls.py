@@ -1,21 +1,33 @@
-"""The ``umls`` commands: ask the UMLS REST API for atoms and concepts, through the cache."""
+"""The ``umls`` commands (SPEC section 11): ask UMLS, through ``Umls``, one input or many.
+
+Every command takes its inputs as arguments or ``--file`` (one a line, ``SAB<TAB>CODE`` for a
+source code, ``-`` standard input), asks them at once within ``--rate`` and ``--workers`` (one
+progress bar, every answer cached, a rerun after Ctrl-C resuming), and prints a table on stdout
+(an ``INPUT`` column first when there are several), or with ``--json`` one JSON line an input
+(``lookups.Answer.to_json``). The exit code is the highest of the inputs': 0 found, 1 not found,
+2 bad input; not authorised (3), unavailable (4) and interrupted (130) end the batch at once.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.cli._options import (
-    JsonOption,
+    FLAG,
+    JsonLinesOption,
     Only,
     PlainGroup,
     PlainUsage,
     QuietOption,
+    UsageError,
     VerboseOption,
     with_options,
 )
@@ -24,70 +36,355 @@ from tempmedbench_synonyms.cli._shared import (
     echo_err,
     exit_on_error,
     failure_json,
-    print_json,
+    print_json_line,
 )
-from tempmedbench_synonyms.errors import plural
+from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
+from tempmedbench_synonyms.lookups import (
+    Answer,
+    Atom,
+    Atoms,
+    Concept,
+    Crosswalk,
+    Cuis,
+    Definitions,
+    Hierarchy,
+    Lookup,
+    Relations,
+    Search,
+    SemanticTypes,
+    SourceAtoms,
+    SourceConcept,
+    Sources,
+)
 from tempmedbench_synonyms.secret import clean_text
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
-    from tempmedbench_synonyms.uts.cached import CachedUts
-    from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
+    from tempmedbench_synonyms.uts.models import Record
 
 umls_app = typer.Typer(
     name="umls",
-    help="Ask the UMLS REST API (UTS) for atoms and concepts, through the same cache, rate "
-    "limit and retries as a regeneration. The API key comes from UMLS_API_KEY, "
-    "UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has no such thing; 2: bad input; "
-    "3: not authorised; 4: unavailable.",
+    help="Ask UMLS: search, crosswalk, definitions, relations, hierarchies, semantic types, "
+    "sources, concepts and atoms, one input or many (--file), through the same cache, rate "
+    "limit and retries as a regeneration, or from a local MRCONSO.RRF (--mrconso). The API key "
+    "comes from UMLS_API_KEY, UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has "
+    "nothing for an input; 2: bad input; 3: not authorised; 4: unavailable; 130: interrupted.",
     cls=PlainGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
-ReleaseOption = Annotated[
-    str,
-    typer.Option("--umls-release", help="UMLS release, such as 2025AB, or current."),
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """How a ``umls`` command asks: which release, from where, which inputs, or only a plan."""
+
+    umls_release: str = field(
+        default="current",
+        metadata=spelt(
+            "--umls-release",
+            "The UMLS release, such as 2025AB, or current (UTS's newest; with --mrconso, the "
+            "file's).",
+        ),
+    )
+    mrconso: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--mrconso",
+            "Answer from your own MRCONSO.RRF (as NLM ships it) instead of UTS, with no key and "
+            "no network: atoms, source, atom, crosswalk, cuis and search --search-type exact.",
+            "",
+        ),
+    )
+    file: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--file",
+            "Read the inputs from a file, one a line (for a source code, its SAB, a tab, then "
+            "the code); - is standard input; blank lines are skipped.",
+            "",
+        ),
+    )
+    dry_run: bool = field(
+        default=False,
+        metadata=spelt(
+            "--dry-run",
+            "Say how many inputs the cache answers and how long the rest take, and stop: "
+            "nothing is sent.",
+        ),
+    )
+
+
+#: ``umls sources`` asks one request: no --file, no --workers.
+OneRequest = Annotated[Asking, Only(("umls_release", "dry_run"))]
+Network = Annotated[UtsOptions, Only(UtsOptions.__dataclass_fields__)]
+OneNetwork = Annotated[
+    UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
+]
+Terms = Annotated[
+    list[str] | None, typer.Argument(metavar="TERM", show_default=False, help="Terms to find.")
+]
+Cuis_ = Annotated[
+    list[str] | None, typer.Argument(metavar="CUI", show_default=False, help="Concepts.")
+]
+Auis = Annotated[list[str] | None, typer.Argument(metavar="AUI", show_default=False, help="Atoms.")]
+SabArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="SAB", show_default=False, help="The source (root source abbreviation)."
+    ),
+]
+Codes = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="CODE", show_default=False, help="Codes of that source."),
 ]
 
 
-#: The network options of a command that sends one request at a time.
-OneAtATime = Annotated[
-    UtsOptions,
-    Only(("base_url", "cache_dir", "offline", "refresh", "rate", "timeout", "api_key_file")),
-]
+# -- one run of many inputs ------------------------------------------------------------------
 
 
-@contextmanager
-def _session(
-    options: UtsOptions, *, quiet: bool, verbose: int, as_json: bool
-) -> Iterator[CachedUts]:
-    """Configure logging, open the cached client, and turn errors into exit codes."""
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """How a command shows its answers: the table's header and one row a result."""
+
+    header: list[str]
+    rows: Callable[[Lookup, Answer], list[list[str]]]
+    #: the keys a command printed before SPEC 11, kept beside ``results`` (``extra``)
+    extra: Callable[[Lookup, Answer], dict[str, Any]] | None = None
+    #: those keys' values in the JSON line of an error that ended the batch
+    empty: dict[str, Any] = field(default_factory=dict)
+    #: how a single input is shown, if not as one of many
+    one: Shown | None = None
+
+
+def _run(
+    inputs: Callable[[], Sequence[tuple[str, Lookup]]],
+    asking: Asking,
+    uts: UtsOptions,
+    shown: Shown,
+    *,
+    json_out: bool,
+    quiet: bool,
+    verbose: int,
+) -> NoReturn:
+    """Ask every input (``inputs()``: read inside, so that a bad --file is an exit code), show
+    the answers, and end with the highest exit code."""
     verbosity = configure_logging(quiet, verbose)
+    # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
+    empty: dict[str, Any] = {
+        "input": None, "release": None, "query": None, "results": [], "truncated": False,
+    }  # fmt: skip
+    ended = partial(failure_json, **empty, **shown.empty)
     with exit_on_error(
-        json_report=partial(failure_json, found=False) if as_json else None,
-        api_key_file=options.api_key_file,
+        json_report=ended if json_out else None, api_key_file=uts.api_key_file, one_line=True
     ):
-        from tempmedbench_synonyms.uts.session import open_uts
+        items = inputs()
+        if len(items) == 1 and shown.one is not None:
+            shown = shown.one
+        if not items:
+            raise BadInputError(
+                "no input: give it as arguments, or one a line in --file PATH",
+                hint="see --help for an example",
+            )
+        from tempmedbench_synonyms.umls import Umls
 
-        uts = open_uts(options, workers=1)
-        try:
-            yield uts
-        finally:
-            uts.close()
+        # one bar for a batch, or for the pass over a local file; one request needs none
+        shows = verbosity >= 0 and (len(items) > 1 or asking.mrconso is not None)
+        umls = Umls(
+            asking.umls_release, mrconso=asking.mrconso, progress=sys.stderr if shows else False,
+            **_keywords(uts),
+        )  # fmt: skip
+        with umls:
+            if asking.dry_run:
+                _plan(umls, items, json_out=json_out, verbosity=verbosity)
+            code = 0
+            rows: list[list[str]] = []
+            many = len(items) > 1
+            for (_, lookup), answer in zip(items, umls.answer_many(items), strict=True):
+                code = max(code, answer.exit_code)
+                if shown.extra is not None:
+                    answer = replace(answer, extra=shown.extra(lookup, answer))
+                if json_out:
+                    print_json_line(answer.to_json())
+                else:
+                    found = shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
+                    rows += [[_shown(answer.input), *row] for row in found] if many else found
+                if answer.outcome is not Outcome.FOUND:
+                    _say(answer, many)  # what the table cannot show
+                elif verbosity >= 0 and not many and not json_out:
+                    _say(answer, many)
+            if rows and not json_out:
+                typer.echo(_table(rows, (["INPUT"] if many else []) + shown.header))
             if verbosity > 0:
-                counts = uts.counters()
-                sent, hits = counts.requests, counts.cache_hits
-                echo_err(f"{plural(sent, 'request')} sent, {plural(hits, 'answer')} from the cache")
+                counts = umls.session().counters() if umls.mrconso is None else None
+                if counts is not None:
+                    echo_err(
+                        f"{plural(counts.requests, 'request')} sent, "
+                        f"{plural(counts.cache_hits, 'answer')} from the cache"
+                    )
+    raise typer.Exit(code)
 
 
-def _shown(value: str | None) -> str:
-    """A server's string as it is shown (a table, ``--json``): ``clean_text``, SPEC section 8."""
-    return "" if value is None else clean_text(value)
+def _keywords(uts: UtsOptions) -> dict[str, Any]:
+    return {name: getattr(uts, name) for name in UtsOptions.__dataclass_fields__}
 
 
-def _atom_json(atom: UtsAtom) -> dict[str, Any]:
+def _say(answer: Answer, many: bool) -> None:
+    """An answer's message on stderr (its input first when there are several), and its hint
+    when it is not found or cannot be asked."""
+    where = f"{answer.input}: " if many else ""
+    error = "error: " if answer.outcome is Outcome.BAD_INPUT else ""
+    echo_err(f"{error}{where}{answer.message}")
+    if answer.hint and answer.outcome is not Outcome.FOUND and not many:
+        echo_err(f"hint: {answer.hint}")
+
+
+def _plan(
+    umls: Any, items: Sequence[tuple[str, Lookup]], *, json_out: bool, verbosity: int
+) -> NoReturn:
+    """``--dry-run``: how many inputs the cache answers, how long the rest take; exit 0."""
+    if umls.mrconso is not None:
+        line = (
+            f"{plural(len(items), 'input')}: answered from {umls.mrconso} in one pass; nothing "
+            "is sent"
+        )
+        plan: dict[str, Any] = {"inputs": len(items), "seconds": None}
+    else:
+        from tempmedbench_synonyms.uts.estimate import plan_lookups
+
+        found = plan_lookups(umls.session(), umls.release, items, rate=umls.options.rate)
+        line, plan = found.line(), found.to_json()
+    if verbosity >= 0:
+        echo_err(f"dry run: {line}")
+    if json_out:
+        print_json_line({
+            "outcome": Outcome.PLANNED.value, "exit_code": 0, "message": f"dry run: {line}",
+            "plan": plan,
+        })  # fmt: skip
+    raise typer.Exit(0)
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def _lines(file: Path | None) -> list[str]:
+    """The inputs of ``--file``: one a line, a trailing CR dropped, blank lines skipped."""
+    if file is None:
+        return []
+    from tempmedbench_synonyms.files import os_error, read_regular
+
+    try:
+        if str(file) == "-":
+            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        else:
+            raw = read_regular(file, what="--file")
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError:
+        raise BadInputError("--file is not UTF-8 text", path=file) from None
+    except OSError as err:
+        raise os_error(err, what="--file") from None
+    return [line.removesuffix("\r") for line in text.split("\n") if line.strip()]
+
+
+def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
+    """``SAB CODE...`` given as one list of arguments (a command whose arguments are SAB CODE...
+    under one flag and something else under another)."""
+    return (ids[0], list(ids[1:])) if ids else (None, [])
+
+
+Items = Callable[[], list[tuple[str, Lookup]]]
+
+
+def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
+    """Inputs that are one word each (terms, CUIs, AUIs): the arguments, then ``--file``'s,
+    each with its lookup (``make``); read when ``_run`` calls for them."""
+    return lambda: [(one, make(one)) for one in [*(args or ()), *_lines(file)]]
+
+
+def _coded(
+    sab: str | None,
+    codes: Sequence[str] | None,
+    file: Path | None,
+    make: Callable[[str, str], Lookup],
+) -> Items:
+    """Source codes: ``SAB CODE...`` (one source, many codes), then ``--file``'s lines,
+    ``SAB<TAB>CODE`` or, after a SAB argument, ``CODE``; each with its lookup (``make``)."""
+    return lambda: [(f"{s} {c}", make(s, c)) for s, c in _pairs(sab, codes, file)]
+
+
+def _pairs(
+    sab: str | None, codes: Sequence[str] | None, file: Path | None
+) -> list[tuple[str, str]]:
+    pairs = [(sab, code) for code in codes or ()] if sab is not None else []
+    for line in _lines(file):
+        if "\t" in line:
+            given, code = line.split("\t", 1)
+            pairs.append((given.strip(), code))
+        elif sab is not None:
+            pairs.append((sab, line))
+        else:
+            raise BadInputError(
+                f"--file line {line[:60]!r} is not SAB<TAB>CODE",
+                path=file,
+                hint="give each line as SAB, a tab, then the code, or the SAB as the first "
+                "argument and one code a line",
+            )
+    if sab is not None and not codes and file is None:
+        raise BadInputError(f"no code of {sab}: give SAB CODE...", hint="see --help")
+    return pairs
+
+
+# -- showing -----------------------------------------------------------------------------------
+
+
+def _shown(value: object) -> str:
+    """A server's string as a table shows it (``clean_text``, SPEC section 8)."""
+    return "" if value is None else clean_text(str(value))
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
+    from tempmedbench_synonyms.uts.models import read_results
+
+    return read_results(answer, lookup)
+
+
+def _named_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results."""
+    rows = []
+    for m in _models(lookup, answer):
+        ui = getattr(m, "code_ui", None) if getattr(m, "is_atom", False) else m.raw.get("ui")
+        row = [_shown(ui), _shown(m.raw.get("name")), _shown(m.raw.get("rootSource"))]
+        if isinstance(lookup, Hierarchy):
+            row.append(_shown(getattr(m, "aui", None)))
+        rows.append(row)
+    return rows
+
+
+def _atom_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    return [
+        [_shown(a.ui), _shown(a.root_source), _shown(a.term_type), _shown(a.language),
+         _shown(a.cui), "yes" if a.usable else "no", _shown(a.name)]
+        for a in _sorted_atoms(lookup, answer)
+    ]  # fmt: skip
+
+
+def _sorted_atoms(lookup: Lookup, answer: Answer) -> list[Any]:
+    """Atoms in a stable order (UTS sends them in none): source, term type, name, AUI."""
+    atoms: list[Any] = list(_models(lookup, answer))
+    return sorted(atoms, key=lambda a: (a.root_source, a.term_type, a.name, a.ui))
+
+
+def _atom_json(atom: Any) -> dict[str, Any]:
     return {
         "aui": _shown(atom.ui),
         "name": _shown(atom.name),
@@ -102,181 +399,365 @@ def _atom_json(atom: UtsAtom) -> dict[str, Any]:
     }
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+def _atoms_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
+    found = answer.outcome is Outcome.FOUND
+    atoms = [_atom_json(a) for a in _sorted_atoms(lookup, answer)] if found else []
+    return {"found": found, "atoms": atoms}
 
 
-def _not_found(
-    release: str, query: str, message: str, as_json: bool, empty: dict[str, Any]
-) -> NoReturn:
-    """UMLS answered 404: exit 1, with the ``--json`` document if asked (``empty`` completes it)."""
-    if as_json:
-        print_json(
-            {"outcome": "not_found", "release": release, "query": query, "found": False, **empty}
-        )
-    echo_err(f"UMLS {release} has {message} (404 Not Found)")
-    echo_err(
-        "hint: check the identifier, and the release: UTS answers 404 as well for a release it "
-        "does not serve"
+def _concept_doc(lookup: Lookup, answer: Answer) -> dict[str, Any] | None:
+    if answer.outcome is not Outcome.FOUND:
+        return None
+    (concept,) = _models(lookup, answer)[:1]
+    c: Any = concept
+    return {
+        "cui": _shown(c.ui),
+        "name": None if c.name is None else _shown(c.name),
+        "status": None if c.status is None else _shown(c.status),
+        "suppressible": c.suppressible,
+        "atom_count": c.atom_count,
+        "semantic_types": [_shown(t.name) for t in c.semantic_types if t.name],
+        "release": answer.release,  # the concrete release the answer came from
+    }
+
+
+def _concept_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    doc = _concept_doc(lookup, answer) or {}
+    return [
+        [k, "" if v is None else (", ".join(v) if isinstance(v, list) else str(v))]
+        for k, v in doc.items()
+    ]
+
+
+def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
+    return {"found": answer.outcome is Outcome.FOUND, "concept": _concept_doc(lookup, answer)}
+
+
+NO_CONCEPT = {"found": False, "concept": None}
+NAMED = Shown(["UI", "NAME", "SOURCE"], _named_rows)
+ATOMS = Shown(["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"], _atom_rows, _atoms_extra,
+              {"found": False, "atoms": []})  # fmt: skip
+
+
+# -- the commands ----------------------------------------------------------------------------
+#
+# Ten commands take their inputs alike (one word each, or SAB CODE...) and differ only in their
+# lookup, their table and their help: ``_command`` makes each from one line of ``COMMANDS``.
+# relations, hierarchy and sources take flags of their own and are written out below.
+
+
+def _command(
+    name: str,
+    lookup: Callable[..., Lookup],
+    shown: Shown,
+    doc: str,
+    *,
+    takes: tuple[str, str, str] | None = None,
+    options: bool = True,
+) -> None:
+    """Add ``umls NAME``: its inputs ``takes`` = (metavar, help, the field of ``lookup`` each
+    fills) of one word each, or ``SAB CODE...`` when ``None``;
+    ``options``: ``lookup``'s fields are options of the command (``with_options``)."""
+    params = [
+        *_arguments(takes),
+        *([_param("lookup", lookup, lookup())] if options else []),
+        _param("asking", Asking, Asking()),
+        _param("uts", Network, UtsOptions()),
+        _param("json_out", JsonLinesOption, False),
+        _param("quiet", QuietOption, False),
+        _param("verbose", VerboseOption, 0),
+    ]
+
+    def command(**given: Any) -> None:
+        asking: Asking = given["asking"]
+        base = given.get("lookup")
+        if takes is None:
+            items = _coded(given["sab"], given["codes"], asking.file,
+                           lambda s, c: _lookup(lookup, base, sab=s, code=c))  # fmt: skip
+        else:
+            field_name = takes[2]
+            items = _plain(given["ids"], asking.file,
+                           lambda one: _lookup(lookup, base, **{field_name: one}))  # fmt: skip
+        _run(items, asking, given["uts"], shown, json_out=given["json_out"],
+             quiet=given["quiet"], verbose=given["verbose"])  # fmt: skip
+
+    command.__name__ = f"{name.replace('-', '_')}_command"
+    command.__doc__ = doc
+    command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    umls_app.command(name, cls=PlainUsage)(with_options(command))
+
+
+def _arguments(takes: tuple[str, str, str] | None) -> list[inspect.Parameter]:
+    if takes is None:
+        return [_param("sab", SabArg, None), _param("codes", Codes, None)]
+    metavar, what, _ = takes
+    argument = typer.Argument(metavar=metavar, show_default=False, help=what)
+    return [_param("ids", Annotated[list[str] | None, argument], None)]
+
+
+def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
     )
-    raise typer.Exit(1)
 
 
-def _show_atoms(what: str, release: str, atoms: list[UtsAtom] | None, as_json: bool) -> None:
-    if atoms is None:
-        _not_found(release, what, f"no atoms for {what}", as_json, {"atoms": []})
-    # UTS sends atoms in no documented order: show them in a stable one.
-    ordered = sorted(atoms, key=lambda a: (a.root_source, a.term_type, a.name, a.ui))
-    if as_json:
-        print_json(
-            {
-                "outcome": "found",
-                "release": release,
-                "query": what,
-                "found": True,
-                "atoms": [_atom_json(a) for a in ordered],
-            }
-        )
-        return
-    rows = [
-        [_shown(a.ui), _shown(a.root_source), _shown(a.term_type), _shown(a.language),
-         _shown(a.cui), "yes" if a.usable else "no", _shown(a.name)]
-        for a in ordered
-    ]  # fmt: skip
-    typer.echo(_table(rows, ["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"]))
-    echo_err(f"{plural(len(ordered), 'atom')} of {what}, UMLS {release}")
+def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
+    """The lookup of one input: ``base`` (the command's options) with ``given`` filled in."""
+    found: Lookup = replace(base, **given) if base is not None else kind(**given)
+    return found
 
 
-@umls_app.command("atoms", cls=PlainUsage)
+def _definition_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    return [[_shown(m.raw.get("rootSource")), _shown(m.raw.get("value"))]
+            for m in _models(lookup, answer)]  # fmt: skip
+
+
+def _type_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    return [[_shown(getattr(m, "name", None)), _shown(getattr(m, "tui", None)),
+             _shown(getattr(m, "tree_number", None))]
+            for m in _models(lookup, answer)]  # fmt: skip
+
+
+_LINKS = ("atoms", "parents", "children", "ancestors", "descendants", "relations", "definitions",
+          "attributes", "concepts", "defaultPreferredAtom")  # fmt: skip
+
+
+def _cluster_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    rows = []
+    for m in _models(lookup, answer):
+        raw = m.raw
+        links = " ".join(name for name in _LINKS if raw.get(name))
+        obsolete: Any = getattr(m, "obsolete", None)
+        rows.append([_shown(raw.get("ui")), _shown(raw.get("name")), _shown(raw.get("rootSource")),
+                     "" if obsolete is None else ("yes" if obsolete else "no"),
+                     _shown(raw.get("atomCount")), links])  # fmt: skip
+    return rows
+
+
+def _concepts_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    doc = _concept_doc(lookup, answer) or {}
+    names = ("cui", "name", "status", "atom_count")
+    return [[*(_shown(doc.get(k)) for k in names), ", ".join(doc.get("semantic_types") or ())]]
+
+
+DEFINITIONS = Shown(["SOURCE", "DEFINITION"], _definition_rows)
+TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows)
+CLUSTERS = Shown(["UI", "NAME", "SOURCE", "OBSOLETE", "ATOMS", "LINKS"], _cluster_rows)
+ONE_CONCEPT = Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)
+CONCEPTS = Shown(["CUI", "NAME", "STATUS", "ATOMS", "TYPES"], _concepts_rows, _concept_extra,
+                 NO_CONCEPT, ONE_CONCEPT)  # fmt: skip
+TERMS = ("TERM", "Terms to find (quote a term of several words).", "string")
+CUIS = ("CUI", "Concepts.", "cui")
+AUIS = ("AUI", "Atoms.", "aui")
+
+_command("search", Search, NAMED, takes=TERMS, doc="""Search UMLS for terms: the concepts (or codes,
+    atoms...) that match, in UTS's order.
+
+    Quote a term of several words; --file reads one term a line. --mrconso answers an exact
+    search (--search-type exact) from your own MRCONSO.RRF.
+
+    Example:
+
+        tempmedbench-synonyms umls search "heart attack" --sabs SNOMEDCT_US,MSH
+    """)  # fmt: skip
+_command("cuis", Cuis, NAMED, doc="""The concepts a source code belongs to (code to CUI).
+
+    Example:
+
+        tempmedbench-synonyms umls cuis SNOMEDCT_US 22298006 44054006
+    """)  # fmt: skip
+_command("crosswalk", Crosswalk, NAMED, doc="""The codes of other sources that share a concept
+    with a code ("what is the equivalent code in Y?").
+
+    Example:
+
+        tempmedbench-synonyms umls crosswalk SNOMEDCT_US 22298006 --target-sabs ICD10CM
+    """)  # fmt: skip
+_command("definitions", Definitions, DEFINITIONS, takes=CUIS, doc="""What concepts mean: their
+    definitions, by source.
+
+    Example:
+
+        tempmedbench-synonyms umls definitions C0018787 --sabs MSH
+    """)  # fmt: skip
+
+
+def _relation_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    rows = []
+    for m in _models(lookup, answer):
+        r: Any = m
+        rows.append([_shown(r.related_from_ui), _shown(r.relation_label),
+                     _shown(r.additional_relation_label), _shown(r.related_ui),
+                     _shown(r.root_source)])  # fmt: skip
+    return rows
+
+
+@umls_app.command("relations", cls=PlainUsage)
 @with_options
-def atoms_command(
-    cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
-    sab: Annotated[
-        str | None,
-        typer.Option(
-            "--sab",
-            help="Only atoms of this source: the request of a table's route cui (without "
-            "it, atoms of every source).",
+def relations_command(
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="CUI",
+            show_default=False,
+            help="Concepts; with --source, SAB CODE...; with --aui, AUIs.",
         ),
     ] = None,
-    umls_release: ReleaseOption = "current",
-    uts: OneAtATime = UtsOptions(),
-    as_json: JsonOption = False,
+    source: Annotated[
+        bool,
+        typer.Option("--source", help="The inputs are SAB CODE... (one source).", metavar=FLAG),
+    ] = False,
+    aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
+    lookup: Relations = Relations(),  # noqa: B008
+    asking: Asking = Asking(),
+    uts: Network = UtsOptions(),
+    json_out: JsonLinesOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """The English atoms of a concept, obsolete and suppressible ones left out.
+    """The relations of concepts, source codes or atoms, as UTS gives them (never inverted):
+    FROM, LABEL (and the additional label), TO, and the source that asserts it.
+
+    Example:
+
+        tempmedbench-synonyms umls relations --source SNOMEDCT_US 22298006 --relation-labels PAR
+    """
+    if source and aui:
+        raise UsageError("--source and --aui contradict each other: pick one")
+    if source:
+        sab, codes = _sab_first(ids)
+        items = _coded(sab, codes, asking.file, lambda s, c: replace(lookup, sab=s, code=c))
+    elif aui:
+        items = _plain(ids, asking.file, lambda a: replace(lookup, aui=a))
+    else:
+        items = _plain(ids, asking.file, lambda c: replace(lookup, cui=c))
+    shown = Shown(["FROM", "LABEL", "ADDITIONAL", "TO", "SOURCE"], _relation_rows)
+    _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
+
+
+_command("semantic-types", SemanticTypes, TYPES, takes=CUIS, doc="""The semantic types of
+    concepts: name and TUI (with --details, the tree number too).
+
+    Example:
+
+        tempmedbench-synonyms umls semantic-types C0018787 --details
+    """)  # fmt: skip
+_command("source-concept", SourceConcept, CLUSTERS, doc="""Source codes: name, obsolete, atom
+    count and the links UTS gives (--json: every link).
+
+    Example:
+
+        tempmedbench-synonyms umls source-concept SNOMEDCT_US 22298006
+    """)  # fmt: skip
+
+
+@umls_app.command("hierarchy", cls=PlainUsage)
+@with_options
+def hierarchy_command(
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="SAB CODE",
+            show_default=False,
+            help="A source and its codes; with --aui, AUIs.",
+        ),
+    ] = None,
+    parents: Annotated[
+        bool, typer.Option("--parents", help="Their parents.", metavar=FLAG)
+    ] = False,
+    children: Annotated[
+        bool, typer.Option("--children", help="Their children.", metavar=FLAG)
+    ] = False,
+    ancestors: Annotated[
+        bool, typer.Option("--ancestors", help="Their ancestors.", metavar=FLAG)
+    ] = False,
+    descendants: Annotated[
+        bool, typer.Option("--descendants", help="Their descendants.", metavar=FLAG)
+    ] = False,
+    aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
+    lookup: Hierarchy = Hierarchy(),  # noqa: B008
+    asking: Asking = Asking(),
+    uts: Network = UtsOptions(),
+    json_out: JsonLinesOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """Where codes (or atoms) sit in their source's hierarchy: their parents, children,
+    ancestors or descendants (one of --parents, --children, --ancestors, --descendants).
+
+    Example:
+
+        tempmedbench-synonyms umls hierarchy SNOMEDCT_US 22298006 --parents
+    """
+    chosen = [name for name, on in (("parents", parents), ("children", children),
+              ("ancestors", ancestors), ("descendants", descendants)) if on]  # fmt: skip
+    if len(chosen) != 1:
+        raise UsageError("give one of --parents, --children, --ancestors, --descendants")
+    base = replace(lookup, direction=chosen[0])  # type: ignore[arg-type]
+    if aui:
+        items = _plain(ids, asking.file, lambda a: replace(base, aui=a))
+    else:
+        sab, codes = _sab_first(ids)
+        items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
+    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows)
+    _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
+
+
+def _source_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    rows = []
+    for m in _models(lookup, answer):
+        s: Any = m
+        rows.append([_shown(s.abbreviation), _shown(s.family), _shown(s.language),
+                     _shown(s.restriction_level)])  # fmt: skip
+    return rows
+
+
+@umls_app.command("sources", cls=PlainUsage)
+@with_options
+def sources_command(
+    asking: OneRequest = Asking(),
+    uts: OneNetwork = UtsOptions(),
+    json_out: JsonLinesOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """The sources of a release (asked with no key): abbreviation, family, language and
+    restriction level.
+
+    Example:
+
+        tempmedbench-synonyms umls sources --umls-release 2025AB
+    """
+    shown = Shown(["ABBREVIATION", "FAMILY", "LANGUAGE", "RESTRICTION"], _source_rows)
+    _run(lambda: [("sources", Sources())], asking, uts, shown, json_out=json_out, quiet=quiet,
+         verbose=verbose)  # fmt: skip
+
+
+_command("atoms", Atoms, ATOMS, takes=CUIS, doc="""The English atoms of concepts, obsolete and
+    suppressible ones left out (--preferred: the one preferred atom).
 
     Example:
 
         tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US
-    """
-    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
-        if sab:
-            release, found = client.atoms(umls_release, AtomQuery("cui", sab, cui))
-            what = f"CUI {cui} in {sab}"
-        else:
-            release, found = client.concept_atoms(umls_release, cui)
-            what = f"CUI {cui}"
-        _show_atoms(what, release, found, as_json)
-
-
-@umls_app.command("source", cls=PlainUsage)
-@with_options
-def source_command(
-    sab: Annotated[
-        str, typer.Argument(metavar="SAB", help="Root source abbreviation, such as SNOMEDCT_US.")
-    ],
-    code: Annotated[
-        str, typer.Argument(metavar="CODE", help="The source-asserted code, such as 38341003.")
-    ],
-    umls_release: ReleaseOption = "current",
-    uts: OneAtATime = UtsOptions(),
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    """The English atoms of a source-asserted code, as a table's route source asks for them.
+    """)  # fmt: skip
+_command("source", SourceAtoms, ATOMS, doc="""The English atoms of source-asserted codes, as a
+    table's route source asks for them.
 
     Example:
 
         tempmedbench-synonyms umls source SNOMEDCT_US 38341003
-    """
-    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
-        release, found = client.atoms(umls_release, AtomQuery("source", sab, code))
-        _show_atoms(f"{sab} code {code}", release, found, as_json)
-
-
-@umls_app.command("atom", cls=PlainUsage)
-@with_options
-def atom_command(
-    aui: Annotated[str, typer.Argument(metavar="AUI", help="The atom's AUI, such as A3220484.")],
-    umls_release: ReleaseOption = "current",
-    uts: OneAtATime = UtsOptions(),
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    """One atom by its AUI (the request a table's route aui sends).
+    """)  # fmt: skip
+_command("atom", Atom, ATOMS, takes=AUIS, options=False, doc="""Atoms by their AUI (the request
+    a table's route aui sends).
 
     Example:
 
         tempmedbench-synonyms umls atom A3220484 --json
-    """
-    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
-        # The sab of an aui query only scopes candidates; the request does not send it.
-        release, found = client.atoms(umls_release, AtomQuery("aui", "", aui))
-        _show_atoms(f"AUI {aui}", release, found, as_json)
-
-
-@umls_app.command("concept", cls=PlainUsage)
-@with_options
-def concept_command(
-    cui: Annotated[str, typer.Argument(metavar="CUI", help="The concept's CUI, such as C0020538.")],
-    umls_release: ReleaseOption = "current",
-    uts: OneAtATime = UtsOptions(),
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    """A concept: its name, status, atom count and semantic types (the release probe's request).
+    """)  # fmt: skip
+_command("concept", Concept, CONCEPTS, takes=CUIS, options=False, doc="""Concepts: name,
+    status, atom count and semantic types (the release probe's request).
 
     Example:
 
         tempmedbench-synonyms umls concept C0020538
-    """
-    with _session(uts, quiet=quiet, verbose=verbose, as_json=as_json) as client:
-        release, concept = client.concept(umls_release, cui)
-        _show_concept(cui, release, concept, as_json)
-
-
-def _show_concept(cui: str, release: str, concept: UtsConcept | None, as_json: bool) -> None:
-    if concept is None:
-        _not_found(release, f"CUI {cui}", f"no concept {cui}", as_json, {"concept": None})
-    doc = {
-        "cui": _shown(concept.ui),
-        "name": None if concept.name is None else _shown(concept.name),
-        "status": None if concept.status is None else _shown(concept.status),
-        "suppressible": concept.suppressible,
-        "atom_count": concept.atom_count,
-        "semantic_types": [_shown(t.name) for t in concept.semantic_types if t.name],
-        "release": release,  # the concrete release the answer came from
-    }
-    if as_json:
-        print_json(
-            {
-                "outcome": "found",
-                "release": release,
-                "query": f"CUI {cui}",
-                "found": True,
-                "concept": doc,
-            }
-        )
-        return
-    rows = [[k, "" if v is None else (", ".join(v) if isinstance(v, list) else str(v))]
-            for k, v in doc.items()]  # fmt: skip
-    typer.echo(_table(rows, ["FIELD", "VALUE"]))
+    """)  # fmt: skip

@@ -2,6 +2,7 @@
 
 Each module imports only those below it and the kernel (``tests/test_layers.py``)::
 
+    lookup.py   SPEC 11's lookups (atoms, crosswalk, exact search...) for a batch, in one pass
     source.py   MrconsoSource: one pass over the file, in worker processes or here
     worker.py   a worker process of the parallel scan (``runtime.spawn_worker``)
     scan.py     the block scan: one search a block finds the rows that can answer a query
@@ -12,4 +13,4 @@ Each module imports only those below it and the kernel (``tests/test_layers.py``
 ``rows`` is light (``re`` and the error tree): ``testing`` reads invented rows with it.
 """
 
-__all__ = ["forms", "rows", "scan", "shapes", "source", "worker"]
+__all__ = ["forms", "lookup", "rows", "scan", "shapes", "source", "worker"]

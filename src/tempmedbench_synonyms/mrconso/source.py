@@ -26,8 +26,9 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
@@ -62,6 +63,8 @@ PARALLEL_MIN_SIZE = 64 << 20
 #: The most worker processes a scan starts.
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
+#: What a worker runs on each range: (path, start, end, needs, report, first) -> its result.
+RangeScan = Callable[[str, int, int, Any, ProgressCallback | None, int], Any]
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
@@ -139,7 +142,7 @@ class MrconsoSource:
         report(0, size)
         out = ScanResult()
         if needs.sabs:
-            why_not = self._why_alone(size)
+            why_not = why_alone(size, self.workers)
             if why_not is None:
                 out = self._scan_parallel(inp.path, size, first, needs, report)
             else:
@@ -152,14 +155,6 @@ class MrconsoSource:
             warnings.append(unended_note(self.path))
         report(size, size)
         return out
-
-    def _why_alone(self, size: int) -> str | None:
-        """Why the file is scanned in this process, or ``None`` when workers scan it."""
-        if size < PARALLEL_MIN_SIZE:
-            return f"the file is under {PARALLEL_MIN_SIZE >> 20} MiB"
-        if self.workers < 2:
-            return "one core (or one worker) only"
-        return runtime.why_no_workers()
 
     def _scan_stream(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
         """A compressed file, parts, a zip or a pipe: one pass, in file order."""
@@ -175,7 +170,7 @@ class MrconsoSource:
         if total is not None:
             report(0, total)
         out = ScanResult()
-        lines_before = 0  # in a pipe, which cannot be read again (``_lines_before``)
+        lines_before = 0  # in a pipe, which cannot be read again (``lines_before_offset``)
         counting = inp.kind == "pipe"
         done = 0
         blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
@@ -192,7 +187,7 @@ class MrconsoSource:
                 offset, problem = out.bad
                 stop.set()
                 if not counting:
-                    lines_before = self._lines_before(base + start)
+                    lines_before = lines_before_offset(self.path, base + start)
                 out.bad = (lines_before + chunk.count(b"\n", start, offset - base) + 1, problem)
                 break
             if counting:
@@ -202,84 +197,111 @@ class MrconsoSource:
         report(done if total is None else total, done if total is None else total)
         return out
 
-    def _lines_before(self, offset: int) -> int:
-        """The line ends before ``offset`` of the stream, read again from the start: only to
-        name a damaged row's line (counting them in every block costs a tenth of the scan)."""
-        stop = threading.Event()
-        again = locate_mrconso(self.path)  # its own lists of the members and parts it reads
-        blocks = lines_of(again.blocks(stop), self.path, [], again.parts)
-        n = 0
-        try:
-            for _, base, chunk, start, end in blocks:
-                if base + end >= offset:
-                    return n + chunk.count(b"\n", start, max(start, offset - base))
-                n += chunk.count(b"\n", start, end)
-        finally:
-            stop.set()
-            blocks.close()
-        return n  # pragma: no cover - the stream changed since it was scanned
-
     def _scan_parallel(
         self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
     ) -> ScanResult:
-        """Cut the file into byte ranges that worker processes scan, each taking the next range
-        when it is done (a worker slowed by other load takes fewer); join in file order.
-
-        The workers are started and stopped by ``runtime`` (rule 3): on any way out but the
-        end of the work (an error, Ctrl-C, SIGTERM) every one is killed and reaped. A worker
-        that cannot start, or ends without an answer before any range is done, leaves the scan
-        to this process (said under ``-v``)."""
+        """Scan the file's byte ranges in worker processes (``scan_ranges``); join in file order."""
         n = self.workers * 4  # more ranges than workers: finer progress, balanced load
         bounds = [size * i // n for i in range(n + 1)]
-        ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
-        parts: dict[int, ScanResult] = {}
-        busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
-        done = 0
-        with runtime.WorkerGroup() as group:
-            try:
-                for i in range(min(self.workers, len(ranges))):
-                    worker = group.add(runtime.spawn_worker(_WORKER_MODULE, name=f"scan-{i}"))
-                    worker.send((str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
-                    worker.send(ranges[i])
-                    busy[worker] = ranges[i][0]
-            except (OSError, runtime.WorkerLost) as err:
-                log.info("scanning %s in this process: no worker process (%s)", path, err)
-                return scan_range(str(path), 0, size, needs, report, first)
-            log.info("scanning %s with %d worker processes", path, len(busy))
-            following = iter(ranges[len(busy) :])
-            while busy:
-                for worker in group.ready(busy):
-                    try:
-                        kind, value = worker.recv()
-                    except runtime.WorkerLost:
-                        raise BadInputError(
-                            "a worker process scanning this file ended without an answer",
-                            path=path,
-                            hint="run again; if it happens again, pass --mrconso a copy on "
-                            "a local disk",
-                        ) from None
-                    if kind == "progress":
-                        done += value
-                        report(min(done, size), size)
-                    elif kind == "error":
-                        problem, where, line, hint = value
-                        raise BadInputError(problem, path=where or path, line=line, hint=hint)
-                    else:
-                        parts[busy.pop(worker)] = value
-                        task = next(following, None)
-                        worker.send(task)
-                        if task is not None:
-                            busy[worker] = task[0]
-            group.finish()
+        parts = scan_ranges(path, itertools.pairwise(bounds), first, needs, report, self.workers)
         out = ScanResult()
-        for a in sorted(parts):
-            part = parts[a]
+        for part in parts:
             out.rows.extend(part.rows)
             out.sabs_seen |= part.sabs_seen
             out.unended |= part.unended
             if part.bad is not None and out.bad is None:
                 out.bad = part.bad
         return out
+
+
+def lines_before_offset(path: Path, offset: int) -> int:
+    """The line ends before ``offset`` of the stream, read again from the start: only to
+    name a damaged row's line (counting them in every block costs a tenth of the scan)."""
+    stop = threading.Event()
+    again = locate_mrconso(path)  # its own lists of the members and parts it reads
+    blocks = lines_of(again.blocks(stop), path, [], again.parts)
+    n = 0
+    try:
+        for _, base, chunk, start, end in blocks:
+            if base + end >= offset:
+                return n + chunk.count(b"\n", start, max(start, offset - base))
+            n += chunk.count(b"\n", start, end)
+    finally:
+        stop.set()
+        blocks.close()
+    return n  # pragma: no cover - the stream changed since it was scanned
+
+
+def why_alone(size: int, workers: int) -> str | None:
+    """Why a plain file of ``size`` bytes is scanned in this process, or ``None`` when
+    ``workers`` worker processes scan it."""
+    if size < PARALLEL_MIN_SIZE:
+        return f"the file is under {PARALLEL_MIN_SIZE >> 20} MiB"
+    if workers < 2:
+        return "one core (or one worker) only"
+    return runtime.why_no_workers()
+
+
+def scan_ranges(
+    path: Path,
+    bounds: Iterable[tuple[int, int]],
+    first: int,
+    needs: Any,
+    report: ProgressCallback,
+    workers: int,
+    run: RangeScan = scan_range,
+) -> list[Any]:
+    """``run`` on each byte range of ``path`` in worker processes, each taking the next range
+    when it is done (a worker slowed by other load takes fewer); the results in file order.
+
+    The workers are started and stopped by ``runtime`` (rule 3): on any way out but the end of
+    the work (an error, Ctrl-C, SIGTERM) every one is killed and reaped. A worker that cannot
+    start, or ends without an answer before any range is done, leaves the whole scan to this
+    process (said under ``-v``): one result then."""
+    ranges = [(a, b) for a, b in bounds if b > a]
+    if not ranges:
+        return []
+    parts: dict[int, Any] = {}
+    busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
+    done = 0
+    with runtime.WorkerGroup() as group:
+        try:
+            for i in range(min(workers, len(ranges))):
+                worker = group.add(runtime.spawn_worker(_WORKER_MODULE, name=f"scan-{i}"))
+                worker.send((run, str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
+                worker.send(ranges[i])
+                busy[worker] = ranges[i][0]
+        except (OSError, runtime.WorkerLost) as err:
+            log.info("scanning %s in this process: no worker process (%s)", path, err)
+            return [run(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
+        log.info("scanning %s with %d worker processes", path, len(busy))
+        following = iter(ranges[len(busy) :])
+        size = ranges[-1][1]
+        while busy:
+            for worker in group.ready(busy):
+                try:
+                    kind, value = worker.recv()
+                except runtime.WorkerLost:
+                    raise BadInputError(
+                        "a worker process scanning this file ended without an answer",
+                        path=path,
+                        hint="run again; if it happens again, pass --mrconso a copy on "
+                        "a local disk",
+                    ) from None
+                if kind == "progress":
+                    done += value
+                    report(min(done, size), size)
+                elif kind == "error":
+                    problem, where, line, hint = value
+                    raise BadInputError(problem, path=where or path, line=line, hint=hint)
+                else:
+                    parts[busy.pop(worker)] = value
+                    task = next(following, None)
+                    worker.send(task)
+                    if task is not None:
+                        busy[worker] = task[0]
+        group.finish()
+    return [parts[a] for a in sorted(parts)]
 
 
 def answers(

@@ -1,8 +1,9 @@
 """A worker process of the parallel MRCONSO scan, started by ``runtime.spawn_worker``.
 
-It gets the file, what to look for and the scan's limits once, then byte ranges one at a time
-until ``None``, and answers each with progress messages and the rows found (``scan.scan_range``).
-It imports only the scan and the kernel, so it starts in a few milliseconds; it ignores Ctrl-C,
+It gets the scan to run on each range (``scan.scan_range``, or ``lookup.scan_range`` for a batch of
+lookups), the file, what to look for and the scan's limits once, then byte ranges one at a time
+until ``None``, and answers each with progress messages and what the scan found. It imports only
+the scan and the kernel, so it starts in a few milliseconds; it ignores Ctrl-C,
 which the parent handles (``runtime`` rule 3), and ends when its parent's end of the channel
 closes.
 """
@@ -22,7 +23,7 @@ def main(fd: int) -> None:
     runtime.worker_setup()
     channel = runtime.worker_channel(fd)
     try:
-        path, needs, first, limits = channel.recv()
+        run, path, needs, first, limits = channel.recv()
         scan.BLOCK_SIZE, scan.MAX_LINE = limits  # as the parent scans (its tests set them)
         while (task := channel.recv()) is not None:
             start, end = task
@@ -34,7 +35,7 @@ def main(fd: int) -> None:
                     channel.send(("progress", done - last))
                     last = done
 
-            result = scan.scan_range(path, start, end, needs, report, first)
+            result = run(path, start, end, needs, report, first)
             channel.send(("progress", max(0, end - last)))
             channel.send(("result", result))
     except BadInputError as err:

@@ -182,6 +182,7 @@ class ResponseCache:
         self._release_dirs: dict[str, str] = {}
         # Why an entry read was not trusted, by key digest: the offline message says it.
         self._rejected: dict[str, str] = {}
+        self._warned: set[str] = set()  # the entries said corrupt: each is said once a run
         self._named = 0  # corrupt files named in a warning so far
         self._old_said = False  # the one warning about entries of an earlier version
         self._swept = False  # leftovers removed (before the first write)
@@ -313,10 +314,16 @@ class ResponseCache:
                 )
             return
         with self._lock:
-            self._named += 1
-            named = self._named
+            again = key is not None and key.digest() in self._warned
             if key is not None:
                 self._rejected[key.digest()] = f"its entry {path} is corrupt ({err})"
+                self._warned.add(key.digest())
+            if not again:
+                self._named += 1
+            named = self._named
+        if again:  # read twice in one run (a batch's cache pass, then its ask): said once
+            log.debug("%s %s is corrupt (%s); %s", what, path, err, instead)
+            return
         if named <= MAX_NAMED_WARNINGS:
             log.warning("%s %s is corrupt (%s); %s", what, path, err, instead)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import TextIO
 
-from tempmedbench_synonyms.secret import read_api_key
+from tempmedbench_synonyms.secret import ApiKey, read_api_key
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
@@ -20,7 +20,12 @@ from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
 def open_uts(
-    options: UtsOptions, *, workers: int | None = None, cached: bool = True, store: bool = True
+    options: UtsOptions,
+    *,
+    workers: int | None = None,
+    cached: bool = True,
+    store: bool = True,
+    key: ApiKey | None = None,
 ) -> CachedUts:
     """The cached UTS client the atom source and the ``umls`` commands share.
 
@@ -29,7 +34,8 @@ def open_uts(
     key is not an error until the network is needed (a fully
     cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3
     (``CachedUts.need_network``). ``workers`` sizes the connection pool (default: the options').
-    ``cached=False``: no cache at all, neither read nor written (``doctor``'s probe).
+    ``cached=False``: no cache at all, neither read nor written (``doctor``'s probe). ``key``: a
+    key given in Python (``Umls(api_key=...)``), instead of the ones the options name.
 
     The client and its rate limiter share one cancel event: cancelling the client (a 401, an
     error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
@@ -39,7 +45,7 @@ def open_uts(
     """
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
-    key = read_api_key(options.api_key_file)
+    key = key or read_api_key(options.api_key_file)
     checked = options.check()
     pool = checked if workers is None else workers
     url = options.url

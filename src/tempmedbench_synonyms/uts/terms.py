@@ -44,6 +44,7 @@ from tempmedbench_synonyms.lookups import (
     SourceConcept,
     Sources,
     clean,
+    describe,
     limit_of,
 )
 from tempmedbench_synonyms.uts import paths
@@ -117,54 +118,6 @@ def check(lookup: Lookup) -> None:
     if limit_of(lookup) < 0:
         raise BadInputError(f"--limit {limit_of(lookup)} is out of range: give 0 (no cap) or more")
     build_of(lookup)("current")
-
-
-def _code(sab: str | None, code: str | None, aui: str | None) -> str:
-    return f"AUI {aui}" if aui is not None else f"{sab} code {code}"
-
-
-def describe(lookup: Lookup) -> tuple[str, str]:
-    """(the request in words, what "not found" says is missing): ``("definitions of CUI
-    C0000001", "no definitions of CUI C0000001")``."""
-    if isinstance(lookup, Search):
-        where = f" in {','.join(lookup.sabs)}" if lookup.sabs else ""
-        query = f"{lookup.search_type} search for {lookup.string!r}{where}"
-        return query, f"no results for the {query}"
-    if isinstance(lookup, Cuis):
-        return f"concepts of {lookup.sab} code {lookup.code}", (
-            f"no concept of {lookup.sab} code {lookup.code}"
-        )
-    if isinstance(lookup, Crosswalk):
-        to = f" to {','.join(lookup.target_sabs)}" if lookup.target_sabs else ""
-        return f"crosswalk of {lookup.sab} code {lookup.code}{to}", (
-            f"no code{to.replace(' to', ' of')} sharing a concept with {lookup.sab} code "
-            f"{lookup.code}"
-        )
-    if isinstance(lookup, (Definitions, SemanticTypes)):
-        kind = "definitions" if isinstance(lookup, Definitions) else "semantic types"
-        return f"{kind} of CUI {lookup.cui}", f"no {kind} of CUI {lookup.cui}"
-    if isinstance(lookup, Relations):
-        whose = f"CUI {lookup.cui}" if lookup.cui is not None else ""
-        whose = whose or _code(lookup.sab, lookup.code, lookup.aui)
-        return f"relations of {whose}", f"no relations of {whose}"
-    if isinstance(lookup, SourceConcept):
-        return f"{lookup.sab} code {lookup.code}", f"no {lookup.sab} code {lookup.code}"
-    if isinstance(lookup, Hierarchy):
-        whose = _code(lookup.sab, lookup.code, lookup.aui)
-        return f"{lookup.direction} of {whose}", f"no {lookup.direction} of {whose}"
-    if isinstance(lookup, Sources):
-        return "sources", "no sources"
-    if isinstance(lookup, Concept):
-        return f"CUI {lookup.cui}", f"no concept {lookup.cui}"
-    if isinstance(lookup, (Atoms, SourceAtoms)):
-        if isinstance(lookup, Atoms):
-            what = f"CUI {lookup.cui}" + (f" in {lookup.sab}" if lookup.sab else "")
-        else:
-            what = f"{lookup.sab} code {lookup.code}"
-        if lookup.preferred:
-            return f"preferred atom of {what}", f"no preferred atom of {what}"
-        return what, f"no atoms for {what}"
-    return f"AUI {lookup.aui}", f"no atom {lookup.aui}"
 
 
 def cui_of(lookup: Lookup) -> str | None:
@@ -291,7 +244,15 @@ def _answer_in(
         return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {got.release} has {nothing}{why}",
                       hint=_hint(lookup), release=got.release, query=query)  # fmt: skip
     cut = f"; --limit {limit_of(lookup)} cut it" if truncated else ""
-    message = f"{plural(len(results), 'result')} for {query}, UMLS {got.release}{cut}"
+    if isinstance(lookup, (Concept, SourceConcept)) or getattr(lookup, "preferred", False):
+        message = f"found {query}, UMLS {got.release}"  # one object, not a list
+    elif isinstance(lookup, Sources):
+        message = f"{plural(len(results), 'source')} of UMLS {got.release}{cut}"
+    else:
+        noun, word = (
+            ("atom", "of") if isinstance(lookup, (Atoms, SourceAtoms, Atom)) else ("result", "for")
+        )
+        message = f"{plural(len(results), noun)} {word} {query}, UMLS {got.release}{cut}"
     return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
                   release=got.release, query=query, truncated=truncated)  # fmt: skip
 
@@ -341,4 +302,8 @@ def _hint(lookup: Lookup) -> str:
         )
     if isinstance(lookup, (Sources, Crosswalk)):
         return "check the source and the code; --target-sabs narrows a crosswalk to its sources"
-    return "check the identifier, and the source it belongs to"
+    if getattr(lookup, "cui", None) is not None:
+        return "check the CUI (C and 7 digits, such as C0020538)"
+    if getattr(lookup, "aui", None) is not None:
+        return "check the AUI (A and 7 to 9 digits, such as A3220484)"
+    return "check the code, and the source it belongs to"

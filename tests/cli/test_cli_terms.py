@@ -1,0 +1,541 @@
+"""The terminology commands of SPEC section 11 (``umls search``, ``cuis``, ``crosswalk``,
+``definitions``, ``relations``, ``semantic-types``, ``source-concept``, ``hierarchy``,
+``sources``, ``--preferred``), through CliRunner against the fake UTS serving the invented
+``fixtures/umls`` files: what each prints, what it sends, many inputs at once, ``--file``,
+JSON Lines, exit codes, the dry run.
+
+Every expected value is read off the invented RRF rows by hand (quoted beside it), not from the
+code under test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from helpers import BASE, FIXTURES, behind_responses
+from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+
+META = FIXTURES / "umls"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeUts]:
+    uts = FakeUts(FakeUtsData.from_meta(META, release="2099AA"), api_key=CANARY_KEY)
+    with behind_responses(uts):
+        yield uts
+
+
+def run(
+    args: list[str], tmp_path: Path, *, key: str | None = CANARY_KEY, stdin: str | None = None
+) -> Result:
+    env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "UMLS_API_KEY": key}  # fmt: skip
+    return CliRunner().invoke(umls_app, args, env=env, input=stdin)
+
+
+def sent(fake: FakeUts) -> list[tuple[str, dict[str, str]]]:
+    """What the fake was asked: each request's path and its parameters but the key."""
+    return [(s.path, {k: v for k, v in s.params if k != "apiKey"}) for s in fake.seen]
+
+
+def lines(result: Result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def table(result: Result) -> list[list[str]]:
+    """The rows of a table, each cell apart (cells are separated by two spaces or more)."""
+    import re
+
+    return [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+def test_search_prints_ui_name_and_source_in_utss_order_and_sends_pagesize_25(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    # MRCONSO.RRF: C9000001's SNOMEDCT_US PT "Zephyr fever" (A9000011, SUPPRESS N) holds both
+    # words; a search of words sends no pageCount-led paging, pageSize = the limit (25).
+    result = run(["search", "zephyr fever", "--umls-release", "2099AA"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert table(result) == [["UI", "NAME", "SOURCE"], ["C9000001", "Zephyr fever", "SNOMEDCT_US"]]
+    assert result.stderr == "1 result for words search for 'zephyr fever', UMLS 2099AA\n"
+    assert sent(fake) == [
+        ("/search/2099AA", {"string": "zephyr fever", "searchType": "words", "pageSize": "25"}),
+    ]  # fmt: skip
+
+
+def test_search_options_are_sent_under_utss_own_names(fake: FakeUts, tmp_path: Path) -> None:
+    args = ["search", "fever", "--umls-release", "2099AA", "--search-type", "exact",
+            "--input-type", "sourceUi", "--return-id-type", "code", "--sabs", "SNOMEDCT_US,MSH",
+            "--semantic-types", "T901", "--semantic-types", "T902", "--partial",
+            "--include-obsolete", "--include-suppressible", "--limit", "3", "--json"]  # fmt: skip
+    result = run(args, tmp_path)
+    assert result.exit_code == 1, result.stderr  # nothing is coded "fever"
+    (params,) = [p for _, p in sent(fake)]
+    assert params == {
+        "string": "fever", "searchType": "exact", "inputType": "sourceUi",
+        "returnIdType": "code", "sabs": "SNOMEDCT_US,MSH", "semanticTypes": "T901|T902",
+        "partialSearch": "true", "includeObsolete": "true", "includeSuppressible": "true",
+        "pageSize": "3",
+    }  # fmt: skip
+
+
+def test_many_terms_from_arguments_and_a_file_in_input_order(fake: FakeUts, tmp_path: Path) -> None:
+    terms = tmp_path / "terms.txt"
+    # a CRLF line, a blank line, a line of spaces: the CR is dropped, blank lines skipped
+    terms.write_bytes(b"wind\r\n\n   \nnosuchword\n")
+    result = run(["search", "Zephyr fever", "--file", str(terms), "--umls-release", "2099AA",
+                  "-q"], tmp_path)  # fmt: skip
+    assert result.exit_code == 1  # the highest of 0, 0, 1
+    # MRCONSO.RRF: "Wind fever" is C9000091's SNOMEDCT_US PT (A9000911)
+    assert table(result) == [
+        ["INPUT", "UI", "NAME", "SOURCE"],
+        ["Zephyr fever", "C9000001", "Zephyr fever", "SNOMEDCT_US"],
+        ["wind", "C9000091", "Wind fever", "SNOMEDCT_US"],
+    ]
+    # -q: only what the table cannot show, each line naming its input
+    assert result.stderr == (
+        "nosuchword: UMLS 2099AA has no results for the words search for 'nosuchword'\n"
+    )
+    # asked at once (on workers): in any order, each once
+    assert sorted(p["string"] for _, p in sent(fake)) == ["Zephyr fever", "nosuchword", "wind"]
+
+
+def test_json_lines_one_an_input_in_input_order_also_from_standard_input(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    result = run(["search", "--file", "-", "--umls-release", "2099AA", "--json", "-q"],
+                 tmp_path, stdin="nosuchword\nwind\n")  # fmt: skip
+    assert result.exit_code == 1
+    first, second = lines(result)
+    assert len(result.stdout.splitlines()) == 2
+    assert first == {
+        "input": "nosuchword", "outcome": "not_found", "exit_code": 1, "release": "2099AA",
+        "query": "words search for 'nosuchword'", "results": [], "truncated": False,
+        "message": "UMLS 2099AA has no results for the words search for 'nosuchword'",
+        "hint": "check the spelling, or try another --search-type (normalizedWords matches "
+        "word forms) or fewer --sabs",
+        "schema_version": 1, "tool_version": __version__,
+    }  # fmt: skip
+    assert (second["input"], second["outcome"], second["exit_code"]) == ("wind", "found", 0)
+    (hit,) = second["results"]
+    assert (hit["ui"], hit["name"], hit["rootSource"]) == ("C9000091", "Wind fever", "SNOMEDCT_US")
+
+
+def test_no_input_is_bad_input(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["search"], tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: no input: give it as arguments, or one a line in --file PATH\n"
+        "hint: see --help for an example\n"
+    )
+    assert fake.seen == []
+
+
+def test_a_file_that_is_not_utf8_or_missing_is_bad_input_and_nothing_is_sent(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes(b"fi\xe8vre\n")
+    result = run(["search", "--file", str(latin)], tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"error: {latin}: --file is not UTF-8 text\n")
+    missing = run(["search", "--file", str(tmp_path / "none.txt")], tmp_path)
+    assert missing.exit_code == 2
+    assert str(tmp_path / "none.txt") in missing.stderr.splitlines()[0]
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+
+
+# -- source codes: cuis, crosswalk, source-concept ----------------------------------------------
+
+
+def test_cuis_of_codes_given_as_sab_code_and_as_sab_tab_code_lines(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    codes = tmp_path / "codes.tsv"
+    codes.write_text("MSH\tD990091\nSNOMEDCT_US\t123\n", encoding="utf-8")
+    result = run(["cuis", "SNOMEDCT_US", "9990101009", "--file", str(codes),
+                  "--umls-release", "2099AA", "-q"], tmp_path)  # fmt: skip
+    assert result.exit_code == 1
+    # MRCONSO.RRF: SNOMEDCT_US 9990101009 is in C9000001 (PT "Zephyr fever"); MSH D990091 in
+    # C9000091 ("Wind fever"); no atom has code 123
+    assert table(result) == [
+        ["INPUT", "UI", "NAME", "SOURCE"],
+        ["SNOMEDCT_US 9990101009", "C9000001", "Zephyr fever", "SNOMEDCT_US"],
+        ["MSH D990091", "C9000091", "Wind fever", "SNOMEDCT_US"],
+    ]
+    assert result.stderr == (
+        "SNOMEDCT_US 123: UMLS 2099AA has no concept of SNOMEDCT_US code 123\n"
+    )
+    assert sent(fake)[0] == (
+        "/search/2099AA",
+        {"string": "9990101009", "inputType": "sourceUi", "searchType": "exact",
+         "sabs": "SNOMEDCT_US", "pageSize": "200"},
+    )  # fmt: skip
+
+
+def test_a_file_line_without_a_tab_needs_the_sab_argument(fake: FakeUts, tmp_path: Path) -> None:
+    codes = tmp_path / "codes.txt"
+    codes.write_text("9990101009\n", encoding="utf-8")
+    alone = run(["cuis", "--file", str(codes)], tmp_path)
+    assert alone.exit_code == 2
+    assert alone.stderr.splitlines()[0] == (
+        f"error: {codes}: --file line '9990101009' is not SAB<TAB>CODE"
+    )
+    assert fake.seen == []
+    with_sab = run(["cuis", "SNOMEDCT_US", "--file", str(codes), "--umls-release", "2099AA"],
+                   tmp_path)  # fmt: skip
+    assert with_sab.exit_code == 0, with_sab.stderr
+    assert table(with_sab)[1] == ["C9000001", "Zephyr fever", "SNOMEDCT_US"]
+
+
+def test_crosswalk_the_codes_of_other_sources_sharing_the_concept(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    # MRCONSO.RRF: C9000090 holds SNOMEDCT_US 9990191001 "Meteoric disorder", MSH D990090,
+    # NCI C990090 and SCTSPA 9990191001; --target-sabs keeps MSH and NCI
+    result = run(["crosswalk", "SNOMEDCT_US", "9990191001", "--target-sabs", "MSH,NCI",
+                  "--umls-release", "2099AA"], tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert table(result) == [
+        ["UI", "NAME", "SOURCE"],
+        ["D990090", "Meteoric Disorders", "MSH"],
+        ["C990090", "Meteoric Disorder", "NCI"],
+    ]
+    assert sent(fake) == [
+        ("/crosswalk/2099AA/source/SNOMEDCT_US/9990191001",
+         {"targetSource": "MSH,NCI", "pageSize": "200"}),
+    ]  # fmt: skip
+
+
+def test_source_concept_prints_its_name_obsolete_count_and_links(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    result = run(["source-concept", "SNOMEDCT_US", "9990101009", "--umls-release", "2099AA"],
+                 tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    # MRCONSO.RRF: 7 SNOMEDCT_US atoms of code 9990101009 (A9000011..A9000017, French one too)
+    assert table(result) == [
+        ["UI", "NAME", "SOURCE", "OBSOLETE", "ATOMS", "LINKS"],
+        ["9990101009", "Zephyr fever", "SNOMEDCT_US", "no", "7",
+         "atoms parents children ancestors descendants relations attributes concepts "
+         "defaultPreferredAtom"],
+    ]  # fmt: skip
+    assert result.stderr == "found SNOMEDCT_US code 9990101009, UMLS 2099AA\n"
+
+
+# -- concepts: definitions, relations, semantic types ---------------------------------------------
+
+
+def test_definitions_of_several_concepts(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["definitions", "C9000001", "C9000090", "--umls-release", "2099AA", "-q"],
+                 tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    # MRDEF.RRF, rows of C9000001 (MTH) and C9000090 (MSH, NCI)
+    assert table(result) == [
+        ["INPUT", "SOURCE", "DEFINITION"],
+        ["C9000001", "MTH", "An invented fever said to follow a warm west wind; it stands for no "
+         "real condition."],
+        ["C9000090", "MSH", "An invented disorder of the test data, said to follow changes in the "
+         "weather."],
+        ["C9000090", "NCI", "A made-up condition brought on by invented weather; no such disorder "
+         "exists."],
+    ]  # fmt: skip
+    assert result.stderr == ""
+    only = run(["definitions", "C9000090", "--sabs", "NCI", "--umls-release", "2099AA"],
+               tmp_path)  # fmt: skip
+    assert [row[0] for row in table(only)[1:]] == ["NCI"]
+    assert sent(fake)[-1] == (
+        "/content/2099AA/CUI/C9000090/definitions", {"sabs": "NCI", "pageSize": "200"},
+    )  # fmt: skip
+
+
+def test_relations_of_a_code_as_uts_gives_them_and_labels_sent(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    # MRREL.RRF: the SCUI row A9000911 -> A9000011 CHD isa (the inverse of the row A9000011
+    # PAR inverse_isa A9000911): 9990101009's parent is 9990192008
+    result = run(["relations", "--source", "SNOMEDCT_US", "9990101009", "--relation-labels",
+                  "CHD", "--umls-release", "2099AA"], tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert table(result) == [
+        ["FROM", "LABEL", "ADDITIONAL", "TO", "SOURCE"],
+        ["9990101009", "CHD", "isa", "9990192008", "SNOMEDCT_US"],
+    ]
+    assert sent(fake) == [
+        ("/content/2099AA/source/SNOMEDCT_US/9990101009/relations",
+         {"includeRelationLabels": "CHD", "pageSize": "200"}),
+    ]  # fmt: skip
+
+
+def test_relations_source_and_aui_together_is_a_usage_error(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["relations", "--source", "--aui", "A9000011"], tmp_path)
+    assert result.exit_code == 2
+    assert "--source and --aui contradict each other: pick one" in result.stderr
+    assert fake.seen == []
+
+
+def test_semantic_types_and_their_details(fake: FakeUts, tmp_path: Path) -> None:
+    # MRSTY.RRF: C9000001 is T901 "Invented Disorder" (B9.1) and T902 "Invented Weather
+    # Finding" (B9.1.1); without --details the tree number is not asked for
+    plain = run(["semantic-types", "C9000001", "--umls-release", "2099AA"], tmp_path)
+    assert plain.exit_code == 0, plain.stderr
+    assert table(plain) == [
+        ["NAME", "TUI", "TREE"],
+        ["Invented Disorder", "T901"],
+        ["Invented Weather Finding", "T902"],
+    ]
+    assert [p for p, _ in sent(fake)] == ["/content/2099AA/CUI/C9000001"]
+    details = run(["semantic-types", "C9000001", "--details", "--umls-release", "2099AA",
+                   "--json"], tmp_path)  # fmt: skip
+    (doc,) = lines(details)
+    assert [(t["name"], t["treeNumber"]) for t in doc["results"]] == [
+        ("Invented Disorder", "B9.1"), ("Invented Weather Finding", "B9.1.1")
+    ]  # fmt: skip
+    assert [p for p, _ in sent(fake)][1:] == [
+        "/semantic-network/2099AA/TUI/T901",
+        "/semantic-network/2099AA/TUI/T902",
+    ]  # fmt: skip  (the concept came from the cache)
+
+
+# -- hierarchy ---------------------------------------------------------------------------------
+
+
+def test_hierarchy_needs_one_direction(fake: FakeUts, tmp_path: Path) -> None:
+    for flags in ([], ["--parents", "--children"]):
+        result = run(["hierarchy", "SNOMEDCT_US", "9990101009", *flags], tmp_path)
+        assert result.exit_code == 2
+        assert "give one of --parents, --children, --ancestors, --descendants" in result.stderr
+    assert fake.seen == []
+
+
+def test_hierarchy_of_a_code_and_of_an_hl7_atom(fake: FakeUts, tmp_path: Path) -> None:
+    # MRHIER.RRF: A9000011 (9990101009) has the path A9000901.A9000911: its parent is
+    # 9990192008 "Wind fever", its ancestors that and 9990191001 "Meteoric disorder"
+    ancestors = run(["hierarchy", "SNOMEDCT_US", "9990101009", "--ancestors",
+                     "--umls-release", "2099AA"], tmp_path)  # fmt: skip
+    assert ancestors.exit_code == 0, ancestors.stderr
+    assert table(ancestors) == [
+        ["UI", "NAME", "SOURCE", "AUI"],
+        ["9990192008", "Wind fever", "SNOMEDCT_US"],
+        ["9990191001", "Meteoric disorder", "SNOMEDCT_US"],
+    ]
+    # MRHIER.RRF: the HL7V3.0 atom A9000703's parent is the atom A9000921, an Atom result
+    # named by the last segment of its code link, its AUI given too
+    hl7 = run(["hierarchy", "--aui", "A9000703", "--parents", "--umls-release", "2099AA"],
+              tmp_path)  # fmt: skip
+    assert hl7.exit_code == 0, hl7.stderr
+    assert table(hl7) == [
+        ["UI", "NAME", "SOURCE", "AUI"],
+        ["_InventedEncounterCode", "InventedEncounterCode", "HL7V3.0", "A9000921"],
+    ]
+    assert [p for p, _ in sent(fake)] == [
+        "/content/2099AA/source/SNOMEDCT_US/9990101009/ancestors",
+        "/content/2099AA/AUI/A9000703/parents",
+    ]
+
+
+# -- sources, preferred atoms ------------------------------------------------------------------
+
+
+def test_sources_are_asked_without_a_key_and_need_none(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["sources", "--umls-release", "2099AA"], tmp_path, key=None)
+    assert result.exit_code == 0, result.stderr
+    rows = table(result)
+    assert rows[0] == ["ABBREVIATION", "FAMILY", "LANGUAGE", "RESTRICTION"]
+    # MRSAB.RRF: 12 rows, one of them an older version of a source (CURVER N): 11 sources
+    assert len(rows) == 12
+    assert rows[1] == ["HL7V3.0", "HL7V3.0", "ENG", "0"]
+    assert ["SCTSPA", "SCTSPA", "SPA", "9"] in rows
+    assert result.stderr == "11 sources of UMLS 2099AA\n"
+    assert [(s.path, s.key_sent) for s in fake.seen] == [("/metadata/2099AA/sources", False)]
+
+
+def test_the_preferred_atom_sends_only_the_key(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["atoms", "C9000001", "--preferred", "--umls-release", "2099AA"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert table(result)[1][:2] == ["A9000011", "SNOMEDCT_US"]
+    assert result.stderr == "found preferred atom of CUI C9000001, UMLS 2099AA\n"
+    assert sent(fake) == [("/content/2099AA/CUI/C9000001/atoms/preferred", {})]
+    code = run(["source", "SNOMEDCT_US", "9990101009", "--preferred", "--umls-release",
+                "2099AA", "--json"], tmp_path)  # fmt: skip
+    (doc,) = lines(code)
+    assert [a["aui"] for a in doc["atoms"]] == ["A9000011"]
+    assert sent(fake)[-1] == ("/content/2099AA/source/SNOMEDCT_US/9990101009/atoms/preferred", {})
+
+
+# -- many at once: per-input bad input, the exit code, the batch-ending errors, the dry run ------
+
+
+def test_a_bad_input_among_good_ones_is_its_own_answer(fake: FakeUts, tmp_path: Path) -> None:
+    result = run(["concept", "C9000001", "XYZ", "C0000001", "--umls-release", "2099AA",
+                  "--json", "-q"], tmp_path)  # fmt: skip
+    assert result.exit_code == 2  # the highest of 0, 2, 1
+    found, bad, missing = lines(result)
+    assert (found["outcome"], found["concept"]["name"]) == ("found", "Zephyr fever")
+    assert (bad["input"], bad["outcome"], bad["exit_code"]) == ("XYZ", "bad_input", 2)
+    assert bad["message"] == (
+        "CUI 'XYZ' is not a UMLS concept identifier: expected C and 7 digits, such as C0020538"
+    )
+    assert (missing["outcome"], missing["concept"]) == ("not_found", None)
+    paths = [p for p, _ in sent(fake)]  # asked at once, on workers: in any order...
+    assert sorted(paths) == [
+        "/content/2099AA/CUI/C0000001",
+        "/content/2099AA/CUI/C9000001",
+        "/metadata/2099AA/sources",
+    ]  # fmt: skip  (XYZ was never sent)
+    # ...but the first 404 is checked after it came
+    assert paths.index("/metadata/2099AA/sources") > paths.index("/content/2099AA/CUI/C0000001")
+    assert result.stderr == (
+        "error: XYZ: CUI 'XYZ' is not a UMLS concept identifier: expected C and 7 digits, such "
+        "as C0020538\n"
+        "C0000001: UMLS 2099AA has no concept C0000001 (404 Not Found)\n"
+    )
+
+
+def test_a_refused_key_ends_the_batch_at_once_exit_3(fake: FakeUts, tmp_path: Path) -> None:
+    wrong = "not-" + CANARY_KEY
+    result = run(["definitions", "C9000001", "C9000090", "--umls-release", "2099AA", "--json",
+                  "--workers", "1"], tmp_path, key=wrong)  # fmt: skip
+    assert result.exit_code == 3
+    (doc,) = lines(result)
+    assert (doc["outcome"], doc["exit_code"], doc["input"], doc["results"]) == (
+        "not_authorised", 3, None, []
+    )  # fmt: skip
+    assert len(fake.seen) == 1  # the second input was never asked
+    assert find_secret(wrong, texts={"out": result.stdout + result.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip
+
+
+def test_dry_run_sends_and_writes_nothing_and_counts_the_cache(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    args = ["definitions", "C9000001", "C9000090", "--umls-release", "2099AA"]
+    cold = run([*args, "--dry-run"], tmp_path)
+    assert (cold.exit_code, cold.stdout) == (0, "")
+    assert cold.stderr == (
+        "dry run: 2 inputs: 0 answered by the cache, 2 to fetch, about 1 s at 15 requests a "
+        "second\n"
+    )
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "state").exists()  # no rate state either (conftest puts it there)
+    run([args[0], "C9000001", *args[3:]], tmp_path)
+    warm = run([*args, "--dry-run", "--json"], tmp_path)
+    (doc,) = lines(warm)
+    assert (doc["outcome"], doc["exit_code"]) == ("planned", 0)
+    assert (doc["plan"]["inputs"], doc["plan"]["cached"], doc["plan"]["to_fetch"]) == (2, 1, 1)
+    assert len(fake.seen) == 1
+
+
+# -- from a local MRCONSO.RRF: no key, no network, the same shapes --------------------------------
+
+MRCONSO = META / "MRCONSO.RRF"
+
+
+def test_mrconso_answers_crosswalk_search_and_atoms_with_no_key_and_no_network(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    local = ["--mrconso", str(MRCONSO), "--umls-release", "2099AA", "-q"]
+    walked = run(["crosswalk", "SNOMEDCT_US", "9990191001", *local], tmp_path, key=None)
+    assert walked.exit_code == 0, walked.stderr
+    # MRCONSO.RRF, C9000090: MSH D990090 "Meteoric Disorders", NCI C990090 "Meteoric Disorder",
+    # SCTSPA 9990191001 "Trastorno meteórico" (ordered by source, then code)
+    assert table(walked) == [
+        ["UI", "NAME", "SOURCE"],
+        ["D990090", "Meteoric Disorders", "MSH"],
+        ["C990090", "Meteoric Disorder", "NCI"],
+        ["9990191001", "Trastorno meteórico", "SCTSPA"],
+    ]
+    found = run(["search", "ZEPHYR FEVER", "--search-type", "exact", *local, "--json"], tmp_path,
+                key=None)  # fmt: skip
+    (doc,) = lines(found)
+    # the atom string "Zephyr fever" (A9000011) equals the term ignoring case
+    assert [(r["ui"], r["name"], r["rootSource"]) for r in doc["results"]] == [
+        ("C9000001", "Zephyr fever", "SNOMEDCT_US")
+    ]  # fmt: skip
+    atoms = run(["atoms", "C9000001", "--sab", "SNOMEDCT_US", *local, "--json"], tmp_path,
+                key=None)  # fmt: skip
+    (doc,) = lines(atoms)
+    # SUPPRESS N, English: A9000011 PT, A9000012 FN, A9000013 SY (not the O, E and Y ones)
+    assert sorted(a["aui"] for a in doc["atoms"]) == ["A9000011", "A9000012", "A9000013"]
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+
+
+def test_mrconso_cannot_answer_definitions_and_says_which_file_would(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    result = run(["definitions", "C9000001", "--mrconso", str(MRCONSO), "--umls-release",
+                  "2099AA"], tmp_path, key=None)  # fmt: skip
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: definitions are in MRDEF.RRF, not in MRCONSO.RRF (UTS: GET "
+        "/content/{release}/CUI/{cui}/definitions)\n"
+        "hint: ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF\n"
+    )
+    assert fake.seen == []
+
+
+def test_mrconso_release_current_needs_a_release_in_the_files_names(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    result = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO)], tmp_path, key=None)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[0] == (
+        f"error: {MRCONSO}: release current means the release the MRCONSO.RRF comes from, and "
+        "no folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
+        "umls-2025AB-metathesaurus-full.zip do)"
+    )
+    named = tmp_path / "2099AA" / "META"
+    named.mkdir(parents=True)
+    (named / "MRCONSO.RRF").write_bytes(MRCONSO.read_bytes())
+    again = run(["cuis", "MSH", "D990091", "--mrconso", str(named / "MRCONSO.RRF"), "--json"],
+                tmp_path, key=None)  # fmt: skip
+    (doc,) = lines(again)
+    assert (doc["release"], [r["ui"] for r in doc["results"]]) == ("2099AA", ["C9000091"])
+    bad = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--umls-release", "2099ab"],
+              tmp_path, key=None)  # fmt: skip
+    assert bad.exit_code == 2
+    assert "'2099ab' is not a UMLS release name" in bad.stderr
+
+
+# -- a hostile server: its strings reach no terminal raw -------------------------------------------
+
+
+def test_a_servers_escapes_in_results_are_shown_harmlessly(tmp_path: Path) -> None:
+    """(A body that echoes the key is refused whole: tests/uts/test_hostile.py.)"""
+    import responses
+
+    name = "Evil\x1b[2J\x9b31m fever"
+    body = {"pageSize": 25, "pageNumber": 1, "result": {"classType": "searchResults", "results": [
+        {"ui": "C9000001", "rootSource": "MTH\x1b]0;title\x07", "name": name,
+         "uri": f"{BASE}/content/2099AA/CUI/C9000001"},
+    ]}}  # fmt: skip
+    with responses.RequestsMock() as rsps:
+        rsps.get(f"{BASE}/search/2099AA", json=body)
+        shown = run(["search", "evil", "--umls-release", "2099AA"], tmp_path)
+        as_json = run(["search", "evil", "--umls-release", "2099AA", "--json", "--refresh"],
+                      tmp_path)  # fmt: skip
+    assert shown.exit_code == 0, shown.stderr
+    assert table(shown)[1] == ["C9000001", "Evil fever", "MTH"]  # what the escapes would show
+    (doc,) = lines(as_json)
+    # JSON keeps the text as sent, every control character written as a \\u escape
+    assert (doc["results"][0]["name"], doc["results"][0]["rootSource"]) == (
+        name, "MTH\x1b]0;title\x07"
+    )  # fmt: skip
+    for out in (shown, as_json):
+        assert not any(c in out.stdout + out.stderr for c in "\x1b\x9b\x07")
+    assert find_secret(CANARY_KEY, texts={"table": shown.stdout + shown.stderr,
+                                          "json": as_json.stdout + as_json.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip

@@ -1,0 +1,216 @@
+"""``tempmedbench_synonyms.Umls``, the terminology client in Python (SPEC section 11), against
+the fake UTS serving the invented ``fixtures/umls`` files: typed, immutable results that keep
+UTS's object; not found as a value; ``*_many`` answers in input order; the errors that raise;
+the key in no ``repr``. Expected values are read off the invented RRF rows (quoted)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from helpers import BASE, FIXTURES, behind_responses
+from tempmedbench_synonyms import (
+    Answer,
+    BadInputError,
+    NotAuthorisedError,
+    Outcome,
+    Umls,
+    UnavailableError,
+)
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
+from tempmedbench_synonyms.uts.models import (
+    AtomRecord,
+    ConceptRecord,
+    Definition,
+    HierarchyEntry,
+    Relation,
+    RootSource,
+    SearchResult,
+    SemanticTypeInfo,
+    SourceAtomCluster,
+)
+
+META = FIXTURES / "umls"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeUts]:
+    uts = FakeUts(FakeUtsData.from_meta(META, release="2099AA"), api_key=CANARY_KEY)
+    with behind_responses(uts):
+        yield uts
+
+
+@pytest.fixture
+def umls(fake: FakeUts, tmp_path: Path) -> Iterator[Umls]:
+    with Umls("2099AA", api_key=CANARY_KEY, cache_dir=tmp_path / "cache", base_url=BASE) as u:
+        yield u
+
+
+def test_each_method_returns_typed_models_that_keep_utss_object(umls: Umls) -> None:
+    (hit,) = umls.search("zephyr fever")
+    assert isinstance(hit, SearchResult)
+    # MRCONSO.RRF: C9000001's SNOMEDCT_US PT "Zephyr fever"
+    assert (hit.ui, hit.name, hit.root_source) == ("C9000001", "Zephyr fever", "SNOMEDCT_US")
+    assert hit.raw["rootSource"] == "SNOMEDCT_US"
+    with pytest.raises((TypeError, ValidationError)):
+        hit.ui = "C0000000"  # type: ignore[misc]  (immutable)
+    with pytest.raises(TypeError):
+        hit.raw["ui"] = "C0000000"  # type: ignore[index]  (a read-only view)
+
+    (cui,) = umls.cuis("MSH", "D990091")
+    assert (cui.ui, cui.name) == ("C9000091", "Wind fever")
+
+    walked = umls.crosswalk("SNOMEDCT_US", "9990191001", target_sabs=["MSH"])
+    assert [(type(c), c.ui, c.name) for c in walked] == [
+        (SourceAtomCluster, "D990090", "Meteoric Disorders")
+    ]  # fmt: skip
+
+    # MRDEF.RRF: C9000090 has an MSH and an NCI definition
+    assert [(type(d), d.root_source) for d in umls.definitions("C9000090")] == [
+        (Definition, "MSH"), (Definition, "NCI")
+    ]  # fmt: skip
+
+    # MRREL.RRF: 9990101009 CHD isa 9990192008 (SNOMEDCT_US)
+    (rel,) = umls.relations(sab="SNOMEDCT_US", code="9990101009")
+    assert isinstance(rel, Relation)
+    assert (rel.relation_label, rel.additional_relation_label, rel.root_source) == (
+        "CHD", "isa", "SNOMEDCT_US"
+    )  # fmt: skip
+
+    # MRSTY.RRF: C9000001 is T901 (B9.1) and T902 (B9.1.1)
+    types = umls.semantic_types("C9000001", details=True)
+    assert [(type(t), t.tui, t.tree_number) for t in types] == [
+        (SemanticTypeInfo, "T901", "B9.1"), (SemanticTypeInfo, "T902", "B9.1.1")
+    ]  # fmt: skip
+
+    code = umls.source_concept("SNOMEDCT_US", "9990101009")
+    assert isinstance(code, SourceAtomCluster)
+    assert (code.name, code.obsolete, code.atom_count) == ("Zephyr fever", False, 7)
+
+    # MRHIER.RRF: 9990101009's parent is 9990192008 "Wind fever"
+    (parent,) = umls.hierarchy("parents", sab="SNOMEDCT_US", code="9990101009")
+    assert isinstance(parent, HierarchyEntry)
+    assert (parent.ui, parent.name) == ("9990192008", "Wind fever")
+
+    sources = umls.sources()
+    assert all(isinstance(s, RootSource) for s in sources)
+    assert len(sources) == 11  # MRSAB.RRF: 12 rows, one an older version
+
+    concept = umls.concept("C9000001")
+    assert isinstance(concept, ConceptRecord)
+    assert (concept.ui, concept.name, concept.atom_count) == ("C9000001", "Zephyr fever", 8)
+
+    # MRCONSO.RRF: C9000001's English SNOMEDCT_US atoms with SUPPRESS N: A9000011..A9000013
+    atoms = umls.atoms("C9000001", sab="SNOMEDCT_US")
+    assert sorted(a.ui for a in atoms) == ["A9000011", "A9000012", "A9000013"]
+    assert all(isinstance(a, AtomRecord) for a in atoms)
+    (preferred,) = umls.atoms("C9000001", preferred=True)
+    assert preferred.ui == "A9000011"
+    assert [a.ui for a in umls.source_atoms("SNOMEDCT_US", "9990101009", preferred=True)] == [
+        "A9000011"
+    ]  # fmt: skip
+    atom = umls.atom("A9000011")
+    assert atom is not None and (atom.name, atom.cui) == ("Zephyr fever", "C9000001")
+
+
+def test_not_found_is_none_for_one_object_and_empty_for_a_list(umls: Umls) -> None:
+    assert umls.concept("C0000001") is None
+    assert umls.atom("A0000001") is None
+    assert umls.source_concept("SNOMEDCT_US", "123") is None
+    assert umls.search("nosuchword") == ()
+    assert umls.definitions("C9000002") == ()  # MRDEF.RRF has none for C9000002
+
+
+def test_a_lookup_that_cannot_be_asked_raises_bad_input(umls: Umls, fake: FakeUts) -> None:
+    with pytest.raises(BadInputError, match="CUI 'XYZ' is not a UMLS concept identifier"):
+        umls.concept("XYZ")
+    with pytest.raises(TypeError, match="string must be a string, not int"):
+        umls.search(42)  # type: ignore[arg-type]
+    assert fake.seen == []
+
+
+def test_many_yields_one_answer_an_input_in_input_order(umls: Umls, fake: FakeUts) -> None:
+    answers = list(umls.concept_many(["C9000002", "XYZ", "C0000001", "C9000001"]))
+    assert [(a.input, a.outcome, a.exit_code) for a in answers] == [
+        ("C9000002", Outcome.FOUND, 0),
+        ("XYZ", Outcome.BAD_INPUT, 2),
+        ("C0000001", Outcome.NOT_FOUND, 1),
+        ("C9000001", Outcome.FOUND, 0),
+    ]
+    assert all(isinstance(a, Answer) for a in answers)
+    first = answers[0].results[0]
+    assert isinstance(first, ConceptRecord)
+    assert first.name == "Glimmer pox"  # MRCONSO.RRF: C9000002's PT
+    assert answers[2].results == ()
+    assert answers[2].message == "UMLS 2099AA has no concept C0000001 (404 Not Found)"
+    cw = list(umls.crosswalk_many("SNOMEDCT_US", ["9990191001", "9990192008"]))
+    # MRCONSO.RRF: 9990192008's concept C9000091 holds MSH D990091 only besides it
+    assert [[c.ui for c in a.results] for a in cw] == [
+        ["D990090", "C990090", "9990191001"], ["D990091"]
+    ]  # fmt: skip
+
+
+def test_a_refused_key_raises_from_the_method_and_from_many(fake: FakeUts, tmp_path: Path) -> None:
+    with Umls("2099AA", api_key="wrong", cache_dir=tmp_path / "c", base_url=BASE) as umls:
+        with pytest.raises(NotAuthorisedError):
+            umls.concept("C9000001")
+        with pytest.raises(NotAuthorisedError):
+            list(umls.definitions_many(["C9000001", "C9000090"]))
+
+
+def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
+    with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
+        with pytest.raises(UnavailableError, match="--offline"):
+            umls.concept("C9000001")
+
+
+def test_the_key_is_in_no_repr_and_options_are_checked_at_once(tmp_path: Path) -> None:
+    umls = Umls(api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE)
+    assert repr(umls) == f"Umls(release='current', base_url={BASE!r})"
+    assert CANARY_KEY not in repr(umls) + str(vars(umls))
+    with pytest.raises(BadInputError, match="--rate"):
+        Umls(rate=500, cache_dir=tmp_path)
+    with pytest.raises(BadInputError, match="is not a UMLS release name"):
+        Umls("2025ab")
+    with pytest.raises(TypeError, match="release must be a string, not int"):
+        Umls(2025)  # type: ignore[arg-type]
+
+
+def test_the_examples_of_the_docstrings_run_against_the_fake(tmp_path: Path) -> None:
+    import doctest
+
+    import tempmedbench_synonyms.umls as module
+
+    fake = FakeUts(FakeUtsData.from_meta(META, release="2099AA"), api_key="invented-key")
+    with FakeUtsServer(fake) as server:
+        globs = {"fake_url": server.base_url, "cache": tmp_path / "cache"}
+        failed, tried = doctest.testmod(module, extraglobs=globs, report=True)
+    assert (failed, tried) == (0, 1)  # the Umls example (one with block)
+    assert [s.path for s in fake.seen] == [
+        "/search/2099AA",
+        "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001",
+        "/content/2099AA/source/SNOMEDCT_US/9990101009/parents",
+        "/content/2099AA/CUI/C0000001",
+        "/metadata/2099AA/sources",
+        "/content/2099AA/CUI/C9000001",
+    ]  # fmt: skip  (XYZ is never sent)
+
+
+def test_a_local_mrconso_answers_in_the_same_types_with_no_network(fake: FakeUts) -> None:
+    with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
+        walked = umls.crosswalk("SNOMEDCT_US", "9990191001", target_sabs=["MSH", "NCI"])
+        # MRCONSO.RRF, C9000090: MSH D990090 and NCI C990090
+        assert [(type(c), c.ui, c.root_source) for c in walked] == [
+            (SourceAtomCluster, "D990090", "MSH"), (SourceAtomCluster, "C990090", "NCI")
+        ]  # fmt: skip
+        answers = list(umls.atoms_many(["C9000002", "C0000001"], sab="SNOMEDCT_US"))
+        assert [(a.input, a.outcome) for a in answers] == [
+            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND)
+        ]  # fmt: skip
+        assert all(isinstance(a, AtomRecord) for a in answers[0].results)
+        with pytest.raises(BadInputError, match=r"definitions are in MRDEF\.RRF"):
+            umls.definitions("C9000001")
+    assert fake.seen == []
