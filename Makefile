@@ -32,13 +32,16 @@ test: $(STAMP)
 	$(BIN)/python -m coverage report
 
 ## The whole suite on every supported Python this machine has, one venv each in .venvs/
-## (found as pythonX.Y on PATH, else under ~/.pyenv/versions/); one that is missing is skipped
-## with a line that says so.
+## (found as pythonX.Y on PATH, else under ~/.pyenv/versions/: the first that runs, as a pyenv
+## shim of a version not selected does not); one that is missing is skipped with a line.
 test-pythons: $(STAMP)
 	@main=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
 	for v in $(PYTHONS); do \
 	  if [ "$$v" = "$$main" ]; then echo "Python $$v: the whole suite ran in make test"; continue; fi; \
-	  py=$$(command -v python$$v 2>/dev/null || ls -d $$HOME/.pyenv/versions/$$v*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+	  py=; for c in $$(command -v python$$v 2>/dev/null) \
+	                $$(ls -d $$HOME/.pyenv/versions/$$v*/bin/python 2>/dev/null | sort -V | tail -n 1); do \
+	    if $$c -c 'import sys' >/dev/null 2>&1; then py=$$c; break; fi; \
+	  done; \
 	  if [ -z "$$py" ]; then echo "Python $$v: not on this machine, skipped"; continue; fi; \
 	  venv=.venvs/py$$v; \
 	  if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \

@@ -124,6 +124,13 @@ def test_a_refused_key_is_exit_3_and_says_so(mini: Path, tmp_path: Path) -> None
         assert len(refusing.fake.seen) == 1
     assert "FAIL  uts         UMLS answered HTTP 401" in result.stderr
     assert result.stderr.splitlines()[-1] == "doctor: 1 of 7 checks failed (exit 3)"
+    # -q: only errors on stderr, the failed check and its hint
+    with FakeUtsServer(fake) as refusing:
+        quiet = doctor([str(mini), "-q"], tmp_path, refusing.base_url)
+    assert quiet.exit_code == 3
+    lines = quiet.stderr.splitlines()
+    assert lines[0].startswith("FAIL  uts         UMLS answered HTTP 401 for /content/2099AA/")
+    assert all(not line.startswith(("ok ", "doctor:")) for line in lines)
 
 
 def test_no_key_at_all_is_exit_3_and_nothing_is_sent(

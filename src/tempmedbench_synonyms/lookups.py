@@ -39,10 +39,10 @@ RETURN_ID_TYPES: tuple[str, ...] = ReturnIdType.__args__  # type: ignore[attr-de
 DIRECTIONS: tuple[str, ...] = Direction.__args__  # type: ignore[attr-defined]
 
 
-def _sabs(what: str = "results") -> Any:
+def _sabs(what: str = "results of") -> Any:
     return field(
         default=(),
-        metadata=spelt("--sabs", f"Only {what} of these sources (root source abbreviations; "
+        metadata=spelt("--sabs", f"Only {what} these sources (root source abbreviations; "
                        "repeat it or separate them with commas).", ""),
     )  # fmt: skip
 
@@ -123,7 +123,7 @@ class Definitions:
     """``umls definitions CUI``: ``/content/{release}/CUI/{cui}/definitions``."""
 
     cui: str = ""
-    sabs: tuple[str, ...] = _sabs("definitions")
+    sabs: tuple[str, ...] = _sabs("definitions of")
     limit: int | None = _limit()
 
 

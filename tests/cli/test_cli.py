@@ -309,7 +309,11 @@ def test_demo_without_its_data_says_where_to_find_it(
 
 
 def test_rest_only_options_are_ignored_with_mrconso_and_said_so(
-    mini: Path, mrconso: Path, caplog: pytest.LogCaptureFixture
+    mini: Path,
+    mrconso: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """--rate 99 is out of range for the REST API, but means nothing to a local file."""
     code, _, _ = run("regenerate", mini, "--mrconso", mrconso, "--rate", "99", "--offline")
@@ -321,6 +325,17 @@ def test_rest_only_options_are_ignored_with_mrconso_and_said_so(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == ["--workers only applies to the UMLS REST API: ignored with --mrconso"]
     caplog.clear()
+    given = ["--base-url", "http://127.0.0.1:9/rest", "--cache-dir", tmp_path / "c"]
+    assert run("regenerate", mini, "--mrconso", mrconso, *given)[0] == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "--base-url, --cache-dir only apply to the UMLS REST API: ignored with --mrconso"
+    ]
+    assert not (tmp_path / "c").exists()
+    caplog.clear()
+    # the same set for every run by the environment is no option of this run: nothing said
+    monkeypatch.setenv("UMLS_BASE_URL", "http://127.0.0.1:9/rest")
+    monkeypatch.setenv("TEMPMEDBENCH_CACHE_DIR", str(tmp_path / "c"))
     assert run("regenerate", mini, "--mrconso", mrconso)[0] == 0
     assert [r for r in caplog.records if r.levelno == logging.WARNING] == []
 

@@ -91,7 +91,7 @@ def doctor_command(
 
     def said(check: Check) -> None:
         checks.append(check)
-        if verbosity >= 0:
+        if verbosity >= 0 or not check.ok:  # -q: only the checks that failed (its errors)
             _say(check)
 
     # Ctrl-C or SIGTERM: the checks made so far, in the report of outcome "interrupted".

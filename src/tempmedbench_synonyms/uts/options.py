@@ -120,12 +120,12 @@ class UtsOptions:
         return config.resolve_cache_dir(self.cache_dir)
 
     def changed(self) -> list[str]:
-        """The flags given other values than their defaults (``--base-url`` and ``--cache-dir``
-        aside: an environment variable often sets them for every run)."""
+        """The flags given other values than their defaults (``UMLS_BASE_URL`` and
+        ``TEMPMEDBENCH_CACHE_DIR`` are not: they are read only where they are used)."""
         return [
             f.metadata["cli"].flag
             for f in dataclasses.fields(self)
-            if f.name not in ("base_url", "cache_dir") and getattr(self, f.name) != f.default
+            if getattr(self, f.name) != f.default
         ]
 
     def check(self) -> int:
