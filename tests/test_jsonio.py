@@ -241,6 +241,15 @@ def test_iter_jsonl_gives_the_same_objects_however_the_bytes_are_cut(size: int) 
     assert list(iter_jsonl([], "f.jsonl", RULES)) == []
 
 
+TWICE = "the key 'a' appears twice in one object"
+
+
+def test_iter_jsonl_reads_colons_in_strings_and_nested_objects_as_json_does() -> None:
+    lines = ['{"t": "10:30", "u": {"v": ":"}}', '{"k\\u003a": 1, "w": [{"x": 1}]}', '{"y": 2}']
+    data = "\n".join(lines).encode()
+    assert list(iter_jsonl([data], "f.jsonl", RULES)) == [json.loads(line) for line in lines]
+
+
 @pytest.mark.parametrize(
     ("data", "line", "problem", "hint"),
     [
@@ -252,6 +261,11 @@ def test_iter_jsonl_gives_the_same_objects_however_the_bytes_are_cut(size: int) 
         (b'{"a": 1}\n{"a": "\xff"}\n', 2, "not UTF-8 (invalid start byte, column 8)", "utf8 hint"),
         (b'{"a": 1}\n{"a": "' + b"x" * 60 + b'"}\n', 2, "longer than 64", "long hint"),
         (b'{"a": 1}\n{"a": 1, "a": 2}\n', 2, "the key 'a' appears twice in one object", None),
+        # Keys are counted against colons first: a colon in a string, a nested object or an
+        # escaped colon makes the counts differ, and the key check runs all the same.
+        (b'{"a": "1:2"}\n{"a": 1, "a": 2}\n', 2, TWICE, None),
+        (b'{"a": 1}\n{"b": {"a": 1, "a": 2}}\n', 2, TWICE, None),
+        (b'{"a\\u003a": 1}\n{"a": 1, "a": 2}\n', 2, TWICE, None),
         # The first line at fault is named: a BOM before bad bytes, a blank line before an
         # unfinished object.
         (b'\xef\xbb\xbf{"a": 1}\n{"a": "\xff"}\n', 1, "bom", None),

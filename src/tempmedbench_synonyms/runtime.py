@@ -30,23 +30,26 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import queue
-import selectors
 import signal
-import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tempmedbench_synonyms.errors import Interrupted
+
+# What only the REST workers and the MRCONSO worker processes need (concurrent.futures, pickle,
+# selectors, socket, subprocess) is imported where they start: ``gps validate`` and ``--help``
+# start without it.
+if TYPE_CHECKING:
+    import socket
+    import subprocess
+    from concurrent.futures import Future
 
 _T = TypeVar("_T")
 
@@ -111,6 +114,8 @@ class DaemonPool:
 
     def submit(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
         """Run ``fn(*args)`` on a worker; its future holds the result or the exception."""
+        from concurrent.futures import Future
+
         if self._closed:
             raise RuntimeError("the pool is shut down")
         future: Future[_T] = Future()
@@ -246,6 +251,8 @@ class Channel:
         return self.sock.fileno()
 
     def send(self, message: object) -> None:
+        import pickle
+
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.sock.sendall(_HEADER.pack(len(data)) + data)
@@ -253,6 +260,8 @@ class Channel:
             raise WorkerLost(f"the other end is gone ({err.strerror or err})") from None
 
     def recv(self) -> Any:
+        import pickle
+
         (size,) = _HEADER.unpack(self._exactly(_HEADER.size))
         if size > MAX_MESSAGE:
             raise WorkerLost("a damaged message")
@@ -309,6 +318,9 @@ def spawn_worker(module: str, *, name: str) -> Worker:
     """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it.
 
     Raises ``OSError`` when it cannot be started (the caller then works alone)."""
+    import socket
+    import subprocess
+
     ours, theirs = socket.socketpair()
     code = (
         f"import sys; sys.path.insert(0, {_ROOT!r}); "
@@ -336,6 +348,8 @@ def spawn_worker(module: str, *, name: str) -> Worker:
 
 def worker_channel(fd: int) -> Channel:
     """A worker's end of its channel, from the descriptor its parent passed."""
+    import socket
+
     return Channel(socket.socket(fileno=fd))
 
 
@@ -360,6 +374,8 @@ class WorkerGroup:
 
     def ready(self, among: Iterable[Worker]) -> list[Worker]:
         """The workers of ``among`` with a message to read (blocks until there is one)."""
+        import selectors
+
         with selectors.DefaultSelector() as sel:
             for w in among:
                 sel.register(w, selectors.EVENT_READ)

@@ -1049,6 +1049,19 @@ def test_identifiers_are_checked_with_columns_in_another_order(tmp_path: Path) -
     assert (err.line, err.problem) == (3, "ConceptID ' 102' is not a string of the digits 0-9")
 
 
+def test_a_file_with_columns_in_another_order_is_read_and_hashed_whole(tmp_path: Path) -> None:
+    """Over several read blocks (~1.3 MB): the fast path stops at the header, the blocks are
+    still read to their end for the digest, and the checked path reads every row."""
+    rows = [f"1\tTerm {i} (finding)\tTerm {i}\t{100000 + i}" for i in range(30_000)]
+    path = write(
+        tmp_path / GPS_NAME, "\n".join(["Active\tFSN\tUSPreferredTerm\tConceptID", *rows, ""])
+    )
+    index = load_gps_tsv(path)
+    assert index.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert len(index) == 30_000
+    assert index.get("129999") == ("Term 29999 (finding)", "Term 29999", True)
+
+
 # --------------------------------------------------------------------------------------------
 # Release dates
 
@@ -1170,6 +1183,23 @@ def test_a_gps_line_longer_than_64_kib_is_refused_with_its_line(tmp_path: Path) 
     assert (err.path, err.line, err.problem) == (
         str(path),
         4,
+        "a line longer than 65536 bytes; the GPS file has no such line",
+    )
+
+
+def test_a_long_line_of_a_zipped_gps_file_is_named_by_its_line(tmp_path: Path) -> None:
+    """Lines are counted only when one is too long, by reading the member again from its start:
+    the lines of the reads before the one that finds it count too (30,000 short rows, ~1.3 MB,
+    then a 2 MiB line, read 1 MiB at a time)."""
+    rows = [f"{100000 + i}\t1\tTerm {i} (finding)\tTerm {i}" for i in range(30_000)]
+    data = "\n".join([HEADER, *rows, "1\t1\t" + "x" * (2 << 20) + "\t", "2\t1\tB\tB"])
+    z = tmp_path / "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"SnomedCT_GPS/{GPS_NAME}", data.encode())
+    err = bad(z)
+    assert (err.path, err.line, err.problem) == (
+        f"{z}!SnomedCT_GPS/{GPS_NAME}",
+        30_002,
         "a line longer than 65536 bytes; the GPS file has no such line",
     )
 

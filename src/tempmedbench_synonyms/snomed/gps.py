@@ -4,12 +4,14 @@ The GPS is one tab-separated file, ``ConceptID  Active  FSN  USPreferredTerm`` (
 The index is one plain dict from concept identifier (a string, never a number) to the rest of the
 file's line, as read: Active, FSN and US preferred term joined by tabs (:mod:`.concepts`). One
 object kept per row instead of four (a tuple and three strings) keeps the ~380,000 concepts of the
-GPS under 100 MB. The file is read once: its blocks are scanned (line count, the tabs and line
-feeds of every row) and hashed by another thread while they are parsed in memory; the fast path
-checks all rows in bulk after its loop, and on any anomaly a second, line-by-line pass names the
-line. No pydantic per row, on purpose. Loading takes about 3.6x a bare loop that splits the file's
-lines and keeps nothing (SHA-256 and every check included; ``bench/bench_gps.py``): building the
-dict of 400,000 rows is 0.19 s of its 0.3 s.
+GPS under 100 MB. The file is read once, a block at a time: each block is hashed by another
+thread, its tabs and line feeds are kept (the width of every row), and its rows are parsed while
+it is still in the CPU's cache; the fast path checks all rows in bulk after its loop, and on any
+anomaly a second, line-by-line pass names the line. No pydantic per row, on purpose. Loading
+takes about 3x a bare loop that splits the file's lines and keeps nothing (SHA-256 and every
+check included; ``bench/bench_gps.py``): building the dict of 400,000 rows is about 0.17 s of
+its 0.28 s, most of it the dict's own stores (a hash table of 400,000 keys outgrows the CPU's
+caches).
 
 Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
 header cells, blank lines at the end of the file. Refused with ``BadInputError`` (file, line,
@@ -27,9 +29,8 @@ import queue
 import re
 import threading
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import IO
@@ -119,18 +120,58 @@ def _hashing() -> Iterator[_BackgroundHash]:
         hasher.close()
 
 
-@dataclass(frozen=True, slots=True)
 class _Scan:
-    """What one pass over the raw bytes tells: the file's tabs and line feeds."""
+    """What one pass over the raw bytes tells: the file's tabs and line feeds, gathered by
+    :meth:`blocks` as the blocks go by."""
 
-    newlines: int
-    unterminated: bool  # the last line has no LF
-    skeleton: bytes  # only the TAB and LF bytes, in file order (~4 bytes a row)
-    trailing_blank: int  # blank lines at the end of the file; -1: too many to count from the tail
+    def __init__(self) -> None:
+        self.newlines = 0
+        self.tail = b""  # the file's last bytes
+        self.skeleton: list[bytes] = []  # only the TAB and LF bytes, in file order (~4 a row)
+
+    def blocks(self, raw: IO[bytes], where: str, hasher: _BackgroundHash) -> Iterator[bytes]:
+        """The bytes of ``raw`` (blocks of ``READ_BLOCK``), each hashed (``hasher``) and its tabs
+        and line feeds kept, before it is handed on.
+
+        The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8
+        never has a 0x09 or 0x0A byte inside a multi-byte character); it costs ~1/10 of the
+        loading time.
+        """
+        for block in iter(lambda: raw.read(READ_BLOCK), b""):
+            hasher.update(block)
+            tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
+            self.newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
+            if self.newlines > GPS_MAX_ROWS:
+                raise BadInputError(
+                    f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, "
+                    "one a line",
+                    path=where,
+                    hint=SIZE_HINT,
+                )
+            self.skeleton.append(tabs_and_lfs)
+            self.tail = (self.tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+            yield block
+
+    @property
+    def unterminated(self) -> bool:
+        """Whether the last line has no LF."""
+        return bool(self.tail) and not self.tail.endswith(b"\n")
 
     @property
     def lines(self) -> int:
         return self.newlines + self.unterminated
+
+    @property
+    def trailing_blank(self) -> int:
+        """Blank lines at the end of the file; -1: too many to count from the tail."""
+        m = _TRAILING_NEWLINES.search(self.tail)
+        if m is None:
+            return 0
+        if m.start() == 0 and len(self.tail) == _TAIL_BYTES:
+            return -1  # the run of line ends may go on before the tail: the checked path counts
+        # The first line end closes the last line that has content; each further one is a
+        # blank line.
+        return m.group().count(b"\n") - (m.start() > 0)
 
     def every_line_has(self, tabs: int) -> bool:
         """Whether every line but the trailing blank ones has exactly ``tabs`` tabs: one
@@ -142,46 +183,7 @@ class _Scan:
             + b"\n" * blank
             + (line if self.unterminated else b"")
         )
-        return self.skeleton == expected
-
-
-def _scan(raw: IO[bytes], where: str, hasher: _BackgroundHash) -> tuple[_Scan, list[bytes]]:
-    """Hash a byte stream (each block handed to ``hasher``), and keep its skeleton of tabs and
-    line feeds; and its bytes, as read (blocks of ``READ_BLOCK``), which the fast path parses in
-    memory instead of reading again.
-
-    The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8 never
-    has a 0x09 or 0x0A byte inside a multi-byte character); it costs ~1/10 of the loading time.
-    """
-    newlines = 0
-    tail = b""
-    skeleton: list[bytes] = []
-    blocks: list[bytes] = []
-    for block in iter(lambda: raw.read(READ_BLOCK), b""):
-        blocks.append(block)
-        hasher.update(block)
-        tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
-        newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
-        if newlines > GPS_MAX_ROWS:
-            raise BadInputError(
-                f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a "
-                "line",
-                path=where,
-                hint=SIZE_HINT,
-            )
-        skeleton.append(tabs_and_lfs)
-        tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
-    unterminated = bool(tail) and not tail.endswith(b"\n")
-    m = _TRAILING_NEWLINES.search(tail)
-    if m is None:
-        blank = 0
-    elif m.start() == 0 and len(tail) == _TAIL_BYTES:
-        blank = -1  # the run of line ends may go on before the tail: the checked path counts it
-    else:
-        # The first line end closes the last line that has content; each further one is a
-        # blank line.
-        blank = m.group().count(b"\n") - (m.start() > 0)
-    return _Scan(newlines, unterminated, b"".join(skeleton), blank), blocks
+        return b"".join(self.skeleton) == expected
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,10 +199,7 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
         return bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
 
     with _hashing() as hasher:
-        with open_bytes() as raw:
-            scan, blocks = _scan(raw, str(p), hasher)
-        rows = _read_gps(open_bytes, str(p), notes, scan, blocks)
-        del blocks
+        rows = _read_gps(open_bytes, str(p), notes, hasher)
         digest = hasher.hexdigest()
     date = release_date(p.name, p.parent.as_posix())
     if date is None:
@@ -212,13 +211,13 @@ def _read_gps(
     open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
     where: str,
     notes: list[str],
-    scan: _Scan,
-    blocks: list[bytes],
+    hasher: _BackgroundHash,
 ) -> dict[str, str]:
-    """The rows of a GPS file under their identifiers; ``scan`` and ``blocks`` are the same
-    file's byte scan and bytes."""
+    """The rows of a GPS file under their identifiers; every byte of it handed to ``hasher``."""
+    scan = _Scan()
     try:
-        header, rows = _read_gps_rows_fast(blocks, where, notes)
+        with open_bytes() as raw:
+            header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
         if rows is None:
             # Columns in another order, or more of them: the general path reads every row.
             with open_bytes() as raw, text_stream(raw) as stream:
@@ -248,46 +247,59 @@ def _read_gps(
 
 
 def _read_gps_rows_fast(
-    blocks: list[bytes], where: str, notes: list[str]
+    blocks: Iterable[bytes], where: str, notes: list[str]
 ) -> tuple[Header, dict[str, str] | None]:
     """The hot loop of the loader: the header, and the rest of each line (without its LF) under
     its identifier; None for the rows when the header is not the GPS's own (the checked path
-    reads them).
+    reads them; the blocks are read to their end all the same).
 
-    The bytes are decoded and split into lines a block at a time (UTF-8 never has a 0x0A byte
-    inside a character, so a block cut after an LF decodes alone). Per row, one
-    ``str.partition`` and one dict store (measured faster than the same through ``map`` and
-    ``dict.update``): checking the rows is left to :func:`_fast_rows_ok`, so that this loop
-    allocates one kept string per row besides the identifier. ``blocks`` is emptied as it is
-    read.
+    The bytes are decoded and split into lines a block at a time as they are read (UTF-8 never
+    has a 0x0A byte inside a character, so a block cut after an LF decodes alone), so that one
+    block is held at a time, and is still in the CPU's cache when it is parsed. Per row, one
+    ``str.partition`` and one store in a dict of the block's rows, merged into the index at the
+    end of the block (a small dict's stores stay in the cache: measured faster than storing
+    into the index directly, or through ``map`` and ``dict.update``). Checking the rows is left
+    to :func:`_fast_rows_ok`, so that this loop allocates one kept string per row besides the
+    identifier.
     """
     rows: dict[str, str] = {}
     header: Header | None = None
-    carry = b""
-    blocks.reverse()  # taken from the end, so that each block is freed once parsed
-    while blocks:
-        block = blocks.pop()
-        end = block.rfind(b"\n") + 1 if blocks else len(block)
-        if not end:
-            carry += block  # no line ends in this block (only a short read can do that)
-            continue
-        view = memoryview(block)[:end]  # decoded with at most one copy, the carry's
-        text = str(b"".join((carry, view)) if carry else view, "utf-8")
-        carry = block[end:]
+    blocks = iter(blocks)
+    for text in _whole_lines(blocks):
         if header is None:
             first, newline, text = text.partition("\n")
             header = parse_header(first + newline, where, GPS_COLUMNS, notes)
             if header.names != GPS_COLUMNS:
+                for _ in blocks:  # read to the end: the scan and the hash need every byte
+                    pass
                 return header, None
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()  # the LF that ends the chunk ends no further line
+        block_rows = {}
         for line in lines:
             cid, _, rest = line.partition("\t")
-            rows[cid] = rest
+            block_rows[cid] = rest
+        rows.update(block_rows)
     if header is None:  # an empty file
         header = parse_header("", where, GPS_COLUMNS, notes)
     return header, rows
+
+
+def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
+    """The text of ``blocks``, decoded a run of whole lines at a time (at most one copy of the
+    bytes: the carried start of a line's); the last run may lack its LF."""
+    carry = b""
+    for block in blocks:
+        end = block.rfind(b"\n") + 1
+        if not end:
+            carry += block  # no line ends in this block (only a short read can do that)
+            continue
+        view = memoryview(block)[:end]
+        yield str(b"".join((carry, view)) if carry else view, "utf-8")
+        carry = block[end:]
+    if carry:
+        yield str(carry, "utf-8")
 
 
 def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
@@ -413,10 +425,7 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
 
     check_declared_size(path, zf, member, GPS_MAX_BYTES)
     with reading_member(path, zf, member, hint=ZIP_HINT), _hashing() as hasher:
-        with open_bytes() as raw:
-            scan, blocks = _scan(raw, where, hasher)
-        rows = _read_gps(open_bytes, where, notes, scan, blocks)
-        del blocks
+        rows = _read_gps(open_bytes, where, notes, hasher)
         member_digest = hasher.hexdigest()
     digest = sha256_file(path)
     date = release_date(member, path.name)

@@ -42,7 +42,8 @@ class Bounded(io.RawIOBase):
 
     Line lengths cost ~32 ``bytes.find`` calls a MiB, not a scan in Python: a line longer than
     ``max_line`` contains a whole window of ``max_line // 2`` bytes with no LF, and only a window
-    with none is measured exactly.
+    with none is measured exactly. Lines are not counted as they go by: the error counts the
+    ones before the long line by reading ``raw`` again from its start (it must be seekable).
     """
 
     def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
@@ -52,7 +53,6 @@ class Bounded(io.RawIOBase):
         self.max_bytes = max_bytes
         self.max_line = max_line
         self.total = 0
-        self.lines = 0  # LFs read so far
         self.run = 0  # bytes since the last LF
 
     def readable(self) -> bool:
@@ -75,20 +75,21 @@ class Bounded(io.RawIOBase):
                     path=self.where,
                     hint=SIZE_HINT,
                 )
-            self._check_lines(data)
+            self._check_lines(data, self.total - n)
             buffer[:n] = data
         return n
 
-    def _check_lines(self, data: bytes) -> None:
+    def _check_lines(self, data: bytes, base: int) -> None:
+        """Check the lines of ``data``, the bytes from offset ``base`` of the stream."""
         limit = self.max_line
         first = data.find(b"\n")
         if first < 0:
             self.run += len(data)
             if self.run > limit:
-                self._too_long(self.lines + 1)
+                self._too_long(base + len(data) - self.run)
             return
         if self.run + first > limit:
-            self._too_long(self.lines + 1)
+            self._too_long(base - self.run)
         last = data.rfind(b"\n")
         if last - first > limit:
             window = limit // 2
@@ -96,13 +97,21 @@ class Bounded(io.RawIOBase):
                 if data.find(b"\n", i, min(i + window, last)) < 0:
                     start, end = data.rfind(b"\n", 0, i), data.find(b"\n", i)
                     if end - start - 1 > limit:
-                        self._too_long(self.lines + data.count(b"\n", 0, start + 1) + 1)
-        self.lines += data.count(b"\n")
+                        self._too_long(base + start + 1)
         self.run = len(data) - last - 1
         if self.run > limit:  # the start of the next line, already too long
-            self._too_long(self.lines + 1)
+            self._too_long(base + last + 1)
 
-    def _too_long(self, line: int) -> None:
+    def _too_long(self, start: int) -> None:
+        """Refuse the line that starts at byte ``start``, naming it."""
+        self._raw.seek(0)
+        line = 1
+        while start > 0:
+            block = self._raw.read(min(READ_BLOCK, start))
+            if not block:  # pragma: no cover - the bytes were there a moment ago
+                break
+            line += block.count(b"\n")
+            start -= len(block)
         raise BadInputError(
             f"a line longer than {self.max_line} bytes; {self.what} has no such line",
             path=self.where,
