@@ -80,8 +80,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_local_lookups.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
+	$(BIN)/python bench/bench_lookups.py
 	$(BIN)/python bench/bench_uts_hostile.py
 	$(BIN)/python bench/bench_rate_shared.py
+	$(BIN)/python bench/bench_api.py
 	$(BIN)/python bench/bench_plugin_import.py
 	$(BIN)/python bench/bench_fake.py
 	$(BIN)/python bench/bench_peers.py

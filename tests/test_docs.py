@@ -235,3 +235,17 @@ def test_every_link_into_the_docs_lands_on_a_heading(doc: Path) -> None:
         target = doc if not file else (ROOT / file if file.startswith("docs/") else doc.parent
                                        / file)  # fmt: skip
         assert anchor in targets[target.resolve()], f"{doc.name}: {file}#{anchor}"
+
+
+def test_every_benchmark_is_run_by_make_bench_and_listed_in_the_readme() -> None:
+    """A script added to bench/ is run by ``make bench`` and named in the README's list, in the
+    same order; a name left for a script that is gone fails too."""
+    scripts = sorted(p.name for p in (ROOT / "bench").glob("bench_*.py"))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    make_bench = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    run = re.findall(r"bench/(bench_\w+\.py)", make_bench)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Benchmarks\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^- `(bench_\w+\.py)`", section, flags=re.MULTILINE)
+    assert sorted(run) == scripts
+    assert listed == run

@@ -153,6 +153,104 @@ def test_many_yields_one_answer_an_input_in_input_order(umls: Umls, fake: FakeUt
     ]  # fmt: skip
 
 
+#: Every ``*_many`` method beside its single method, over inputs of the invented files: at least
+#: one found, and one that is not (or cannot be asked).
+MANY = {
+    "search_many": (
+        lambda u, xs: u.search_many(xs, sabs=["SNOMEDCT_US"]),
+        lambda u, x: u.search(x, sabs=["SNOMEDCT_US"]),
+        ["zephyr fever", "nosuchword"],
+    ),
+    "cuis_many": (
+        lambda u, xs: u.cuis_many("MSH", xs),
+        lambda u, x: u.cuis("MSH", x),
+        ["D990091", "D999999"],
+    ),
+    "crosswalk_many": (
+        lambda u, xs: u.crosswalk_many("SNOMEDCT_US", xs, target_sabs=["MSH"]),
+        lambda u, x: u.crosswalk("SNOMEDCT_US", x, target_sabs=["MSH"]),
+        ["9990191001", "123"],
+    ),
+    "definitions_many": (
+        lambda u, xs: u.definitions_many(xs),
+        lambda u, x: u.definitions(x),
+        ["C9000090", "C9000002", "XYZ"],
+    ),
+    "relations_many": (
+        lambda u, xs: u.relations_many(xs),
+        lambda u, x: u.relations(x),
+        ["C9000001", "C0000001", "XYZ"],
+    ),
+    "semantic_types_many": (
+        lambda u, xs: u.semantic_types_many(xs, details=True),
+        lambda u, x: u.semantic_types(x, details=True),
+        ["C9000001", "C0000001", "XYZ"],
+    ),
+    "source_concept_many": (
+        lambda u, xs: u.source_concept_many("SNOMEDCT_US", xs),
+        lambda u, x: u.source_concept("SNOMEDCT_US", x),
+        ["9990101009", "123"],
+    ),
+    "hierarchy_many": (
+        lambda u, xs: u.hierarchy_many("parents", "SNOMEDCT_US", xs),
+        lambda u, x: u.hierarchy("parents", sab="SNOMEDCT_US", code=x),
+        ["9990101009", "123"],
+    ),
+    "concept_many": (
+        lambda u, xs: u.concept_many(xs),
+        lambda u, x: u.concept(x),
+        ["C9000001", "C0000001", "XYZ"],
+    ),
+    "atoms_many": (
+        lambda u, xs: u.atoms_many(xs, sab="SNOMEDCT_US"),
+        lambda u, x: u.atoms(x, sab="SNOMEDCT_US"),
+        ["C9000001", "C0000001", "XYZ"],
+    ),
+    "source_atoms_many": (
+        lambda u, xs: u.source_atoms_many("SNOMEDCT_US", xs, preferred=True),
+        lambda u, x: u.source_atoms("SNOMEDCT_US", x, preferred=True),
+        ["9990101009", "123"],
+    ),
+    "atom_many": (
+        lambda u, xs: u.atom_many(xs),
+        lambda u, x: u.atom(x),
+        ["A9000011", "A0000001", "XYZ"],
+    ),
+}
+
+
+def test_every_many_method_is_in_the_table() -> None:
+    # answer_many takes (input, lookup) pairs of any kind: the methods below are made of it.
+    assert sorted(MANY) == sorted(
+        n for n in dir(Umls) if n.endswith("_many") and n != "answer_many"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(MANY))
+def test_each_many_method_answers_each_input_as_its_single_method(umls: Umls, name: str) -> None:
+    """In input order; a found input's results are what the single method returns, a missing
+    one is not found (the single method's empty answer or None), one that cannot be asked is
+    bad input (the single method raises)."""
+    many, single, inputs = MANY[name]
+    answers = list(many(umls, inputs))
+    assert [a.input.rpartition(" ")[2] for a in answers] == [x.rpartition(" ")[2] for x in inputs]
+    assert [a.outcome for a in answers] == [Outcome.FOUND] + [
+        Outcome.BAD_INPUT if x == "XYZ" else Outcome.NOT_FOUND for x in inputs[1:]
+    ]
+    for answer, x in zip(answers, inputs, strict=True):
+        if answer.outcome is Outcome.BAD_INPUT:
+            with pytest.raises(BadInputError):
+                single(umls, x)
+            continue
+        expected = single(umls, x)
+        if answer.outcome is Outcome.NOT_FOUND:
+            assert expected in (None, ()) and answer.results == ()
+        else:
+            assert expected and answer.results == (
+                expected if isinstance(expected, tuple) else (expected,)
+            )
+
+
 def test_a_refused_key_raises_from_the_method_and_from_many(fake: FakeUts, tmp_path: Path) -> None:
     with Umls("2099AA", api_key="wrong", cache_dir=tmp_path / "c", base_url=BASE) as umls:
         with pytest.raises(NotAuthorisedError):

@@ -245,6 +245,7 @@ class Umls:
     def cuis_many(
         self, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
+        """``cuis`` of each code of ``sab``."""
         return self._typed((f"{sab} {c}", Cuis(sab, c, limit)) for c in codes)
 
     def crosswalk(
@@ -261,6 +262,7 @@ class Umls:
         target_sabs: Sequence[str] = (),
         limit: int | None = None,
     ) -> Iterator[Answer]:
+        """``crosswalk`` of each code of ``sab``."""
         targets = tuple(target_sabs)
         return self._typed((f"{sab} {c}", Crosswalk(sab, c, targets, limit)) for c in codes)
 
@@ -273,6 +275,7 @@ class Umls:
     def definitions_many(
         self, cuis: Iterable[str], *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Iterator[Answer]:
+        """``definitions`` of each concept."""
         return self._typed((c, Definitions(c, tuple(sabs), limit)) for c in cuis)
 
     def relations(
@@ -299,6 +302,7 @@ class Umls:
         sabs: Sequence[str] = (),
         limit: int | None = None,
     ) -> Iterator[Answer]:
+        """``relations`` of each concept."""
         labels, of = tuple(relation_labels), tuple(sabs)
         return self._typed((c, Relations(c, None, None, None, labels, of, limit)) for c in cuis)
 
@@ -309,6 +313,7 @@ class Umls:
     def semantic_types_many(
         self, cuis: Iterable[str], *, details: bool = False
     ) -> Iterator[Answer]:
+        """``semantic_types`` of each concept."""
         return self._typed((c, SemanticTypes(c, details)) for c in cuis)
 
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
@@ -319,6 +324,7 @@ class Umls:
         return found
 
     def source_concept_many(self, sab: str, codes: Iterable[str]) -> Iterator[Answer]:
+        """``source_concept`` of each code of ``sab``."""
         return self._typed((f"{sab} {c}", SourceConcept(sab, c)) for c in codes)
 
     def hierarchy(
@@ -338,6 +344,7 @@ class Umls:
     def hierarchy_many(
         self, direction: Direction, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
+        """``hierarchy`` of each code of ``sab``."""
         return self._typed((f"{sab} {c}", Hierarchy(direction, sab, c, None, limit)) for c in codes)
 
     def sources(self) -> tuple[RootSource, ...]:
@@ -350,6 +357,7 @@ class Umls:
         return found
 
     def concept_many(self, cuis: Iterable[str]) -> Iterator[Answer]:
+        """``concept`` of each concept."""
         return self._typed((c, Concept(c)) for c in cuis)
 
     def atoms(
@@ -372,6 +380,7 @@ class Umls:
         preferred: bool = False,
         limit: int | None = None,
     ) -> Iterator[Answer]:
+        """``atoms`` of each concept."""
         return self._typed((c, Atoms(c, sab, preferred, limit)) for c in cuis)
 
     def source_atoms(
@@ -388,6 +397,7 @@ class Umls:
         preferred: bool = False,
         limit: int | None = None,
     ) -> Iterator[Answer]:
+        """``source_atoms`` of each code of ``sab``."""
         return self._typed((f"{sab} {c}", SourceAtoms(sab, c, preferred, limit)) for c in codes)
 
     def atom(self, aui: str) -> AtomRecord | None:
@@ -396,6 +406,7 @@ class Umls:
         return found
 
     def atom_many(self, auis: Iterable[str]) -> Iterator[Answer]:
+        """``atom`` of each AUI."""
         return self._typed((a, Atom(a)) for a in auis)
 
 
