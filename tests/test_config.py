@@ -288,6 +288,22 @@ def test_version_never_fails_and_says_why_there_is_no_cache_folder(
     )
 
 
+def test_version_says_which_inflate_reads_compressed_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import zlib
+    from importlib import metadata
+
+    from tempmedbench_synonyms import zips
+
+    lines = version_text().splitlines()
+    assert lines[3] == f"inflate: isal {metadata.version('isal')} (ISA-L)"
+    monkeypatch.setattr(zips, "inflate", zlib)  # a platform without isal's wheels
+    assert version_text().splitlines()[3] == (
+        "inflate: zlib (the standard library; isal is not in use here)"
+    )
+
+
 def test_a_relative_home_is_no_home_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     """platformdirs takes a relative HOME for unset; without a passwd entry, no folder."""
     pwd = pytest.importorskip("pwd")

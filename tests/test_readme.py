@@ -313,7 +313,7 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
         env = {**os.environ, "TEMPMEDBENCH_CACHE_DIR": "/somewhere/cache"}
         proc = subprocess.run(argv, capture_output=True, text=True, env=env)
         assert (proc.returncode, proc.stderr) == (0, ""), argv
-        tool, python, libraries, cache = proc.stdout.splitlines()
+        tool, python, libraries, inflate, cache = proc.stdout.splitlines()
         assert tool == f"tempmedbench-synonyms {tempmedbench_synonyms.__version__}"
         assert python == (
             f"Python {platform.python_version()} ({platform.python_implementation()}) "
@@ -323,6 +323,7 @@ def test_both_scripts_and_the_module_print_the_version() -> None:
             f"{name} {metadata.version(name)}"
             for name in ("requests", "tenacity", "pydantic", "typer", "platformdirs")
         )
+        assert inflate == f"inflate: isal {metadata.version('isal')} (ISA-L)"
         assert cache == "cache folder: /somewhere/cache"
 
 

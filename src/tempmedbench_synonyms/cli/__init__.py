@@ -85,7 +85,7 @@ VersionOption = Annotated[
         "--version",
         callback=_version,
         is_eager=True,
-        help="Show the version, with Python's, the main libraries' and the cache folder.",
+        help="Show the version, with Python's, the libraries', the inflate and the cache folder.",
         metavar=FLAG,
     ),
 ]
