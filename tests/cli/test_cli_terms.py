@@ -492,10 +492,11 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
 ) -> None:
     result = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO)], tmp_path, key=None)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.splitlines()[0] == (
+    assert result.stderr == (
         f"error: {MRCONSO}: release current means the release the MRCONSO.RRF comes from, and "
         "no folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
-        "umls-2025AB-metathesaurus-full.zip do)"
+        "umls-2025AB-metathesaurus-full.zip do)\n"
+        "hint: name the release with --umls-release, such as 2025AB\n"
     )
     named = tmp_path / "2099AA" / "META"
     named.mkdir(parents=True)
