@@ -141,6 +141,24 @@ def test_no_input_is_bad_input(fake: FakeUts, tmp_path: Path) -> None:
     assert fake.seen == []
 
 
+@pytest.mark.parametrize("content", ["", "\n  \n\r\n"], ids=["empty", "blank-lines"])
+def test_a_file_without_input_says_so(fake: FakeUts, tmp_path: Path, content: str) -> None:
+    """An empty --file (a grep that found nothing, piped in) is named as the empty file, not
+    answered as if no --file had been given."""
+    empty = tmp_path / "terms.txt"
+    empty.write_text(content, encoding="utf-8")
+    for args, stdin, shown in ((["--file", str(empty)], None, str(empty)),
+                               (["--file", "-"], content, "-")):  # fmt: skip
+        result = run(["search", *args, "--json"], tmp_path, stdin=stdin)
+        message = f"{shown}: --file holds no input: it is empty, or has only blank lines"
+        hint = "give one input a line, or give them as arguments"
+        assert (result.exit_code, result.stderr) == (2, f"error: {message}\nhint: {hint}\n")
+        (doc,) = lines(result)
+        assert (doc["outcome"], doc["message"], doc["hint"]) == ("bad_input", message, hint)
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+
+
 def test_a_file_that_is_not_utf8_or_missing_is_bad_input_and_nothing_is_sent(
     fake: FakeUts, tmp_path: Path
 ) -> None:

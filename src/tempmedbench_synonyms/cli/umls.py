@@ -183,6 +183,11 @@ def _run(
         items = inputs()
         if len(items) == 1 and shown.one is not None:
             shown = shown.one
+        if not items and asking.file is not None:
+            raise BadInputError(
+                "--file holds no input: it is empty, or has only blank lines",
+                path=asking.file, hint="give one input a line, or give them as arguments",
+            )  # fmt: skip
         if not items:
             raise BadInputError(
                 "no input: give it as arguments, or one a line in --file PATH",
