@@ -204,11 +204,11 @@ def test_cuis_of_codes_given_as_sab_code_and_as_sab_tab_code_lines(
 
 def test_a_file_line_without_a_tab_needs_the_sab_argument(fake: FakeUts, tmp_path: Path) -> None:
     codes = tmp_path / "codes.txt"
-    codes.write_text("9990101009\n", encoding="utf-8")
+    codes.write_text("\n9990101009\n", encoding="utf-8")
     alone = run(["cuis", "--file", str(codes)], tmp_path)
     assert alone.exit_code == 2
     assert alone.stderr.splitlines()[0] == (
-        f"error: {codes}: --file line '9990101009' is not SAB<TAB>CODE"
+        f"error: {codes}, line 2: '9990101009' is not SAB<TAB>CODE"
     )
     assert fake.seen == []
     with_sab = run(["cuis", "SNOMEDCT_US", "--file", str(codes), "--umls-release", "2099AA"],
