@@ -159,6 +159,30 @@ def test_a_file_without_input_says_so(fake: FakeUts, tmp_path: Path, content: st
     assert not (tmp_path / "cache").exists()
 
 
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_reads_as_its_inputs(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """A file from Windows Notepad or Excel ("CSV UTF-8") starts with U+FEFF: its first input is
+    the CUI or SAB written, not one refused for a character nobody sees."""
+    content = "\ufeffC9000001\r\nC9000091\r\n"
+    cuis = tmp_path / "cuis.txt"
+    cuis.write_bytes(content.encode("utf-8"))
+    for args, stdin in ((["--file", str(cuis)], None), (["--file", "-"], content)):
+        result = run(["concept", *args, "--umls-release", "2099AA", "--json"], tmp_path,
+                     stdin=stdin)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        assert [(d["input"], d["outcome"]) for d in lines(result)] == [
+            ("C9000001", "found"), ("C9000091", "found"),
+        ]  # fmt: skip
+    codes = tmp_path / "codes.tsv"
+    codes.write_bytes("\ufeffSNOMEDCT_US\t9990101009\r\n".encode())
+    coded = run(["cuis", "--file", str(codes), "--umls-release", "2099AA", "--json"], tmp_path)
+    assert coded.exit_code == 0, coded.stderr
+    assert [(d["input"], d["outcome"]) for d in lines(coded)] == [
+        ("SNOMEDCT_US 9990101009", "found")
+    ]
+
+
 def test_a_file_that_is_not_utf8_or_missing_is_bad_input_and_nothing_is_sent(
     fake: FakeUts, tmp_path: Path
 ) -> None:

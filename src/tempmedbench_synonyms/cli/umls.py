@@ -276,7 +276,7 @@ def _plan(
 
 def _lines(file: Path | None) -> list[tuple[int, str]]:
     """The inputs of ``--file`` and their line numbers: one a line, a trailing CR dropped, blank
-    lines skipped."""
+    lines skipped, a byte order mark at the start dropped (Notepad and Excel write one)."""
     if file is None:
         return []
     from tempmedbench_synonyms.files import os_error, read_regular
@@ -286,7 +286,7 @@ def _lines(file: Path | None) -> list[tuple[int, str]]:
             raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         else:
             raw = read_regular(file, what="--file")
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = (raw.decode("utf-8") if isinstance(raw, bytes) else raw).removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise BadInputError("--file is not UTF-8 text", path=file) from None
     except OSError as err:
