@@ -225,6 +225,9 @@ def test_fetch_seconds_is_the_limiters_spacing_rounded_up() -> None:
     assert estimate_line(1, 0, 1, 3, 0.001) == (
         "1 concept: 0 answered by the cache, 1 to fetch, about 54 min at 0.001 requests a second"
     )
+    assert estimate_line(50, 0, 50, 50, 1, unit="input") == (
+        "50 inputs: 0 answered by the cache, 50 to fetch, about 54 s at 1 request a second"
+    )
 
 
 def test_a_dry_run_with_refresh_plans_every_concept_again(

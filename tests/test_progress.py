@@ -262,3 +262,29 @@ def test_a_log_line_is_printed_above_the_bar(monkeypatch: pytest.MonkeyPatch) ->
     assert [f for f in frames if f][-1].endswith(
         "2/4 concepts  -:--:-- 0 cache hits, 3 requests (1 retried)"
     )
+
+
+def test_a_message_of_the_command_is_printed_above_the_bar(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``umls search --file`` on a terminal: an input's "not found" line, said while the bar
+    runs, goes above the bar, which is redrawn below it, not into the bar's line; once the bar
+    ends, messages go to stderr again."""
+    from tempmedbench_synonyms.cli._shared import echo_err
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100, color_system=None)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="inputs", total=3, console=console,
+                     clock=lambda: 0.0, tty_interval=0.0)  # fmt: skip
+    p.update(1, hits=0, requests=1)
+    echo_err("walk term 1: UMLS 2099AA has no results")
+    p.update(2, hits=0, requests=2)
+    p.close()
+    echo_err("after the bar")
+    frames = [ANSI.sub("", f).strip() for f in re.split("[\r\n]", out.getvalue())]
+    assert [f.split("━")[0].strip() for f in frames if f] == [
+        "UMLS 2099AA", "walk term 1: UMLS 2099AA has no results", "UMLS 2099AA", "UMLS 2099AA",
+        "UMLS 2099AA",
+    ]  # fmt: skip
+    assert capsys.readouterr().err == "after the bar\n"

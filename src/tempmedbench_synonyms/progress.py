@@ -42,6 +42,9 @@ from tempmedbench_synonyms.errors import plural
 
 Unit = Literal["concepts", "bytes", "inputs"]
 
+#: the bar drawn on a terminal now, if any (``print_above`` writes above it)
+_drawn: list[StepProgress] = []
+
 
 class StepProgress:
     """The progress of one step: ``update`` it (or call it as a ``ProgressCallback(done,
@@ -143,6 +146,7 @@ class StepProgress:
             if not self._bar.live.is_started:
                 self._bar.start()  # draws
                 self._log_above()
+                _drawn.append(self)
             elif not final:
                 self._bar.refresh()  # (the final state is drawn by close)
         else:
@@ -160,6 +164,8 @@ class StepProgress:
         for handler, stream in self._handlers:
             handler.setStream(stream)
         self._handlers = []
+        if self in _drawn:
+            _drawn.remove(self)
         if self._bar.live.is_started:
             self._bar.stop()
 
@@ -195,6 +201,16 @@ class StepProgress:
             if task.time_remaining is not None:
                 parts.append(f"about {_duration(task.time_remaining)} left")
         return ", ".join(parts)
+
+
+def print_above(text: str) -> bool:
+    """Print a line above the bar drawn on a terminal now, which is redrawn below it, rather than
+    cut into it (a message of the command while its bar runs); False when no bar is drawn."""
+    if not _drawn:
+        return False
+    bar = _drawn[-1]
+    FileProxy(bar._bar.console, bar.stream).write(text + "\n")  # type: ignore[arg-type]
+    return True
 
 
 def fetch_progress(

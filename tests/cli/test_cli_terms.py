@@ -141,6 +141,48 @@ def test_no_input_is_bad_input(fake: FakeUts, tmp_path: Path) -> None:
     assert fake.seen == []
 
 
+@pytest.mark.parametrize("content", ["", "\n  \n\r\n"], ids=["empty", "blank-lines"])
+def test_a_file_without_input_says_so(fake: FakeUts, tmp_path: Path, content: str) -> None:
+    """An empty --file (a grep that found nothing, piped in) is named as the empty file, not
+    answered as if no --file had been given."""
+    empty = tmp_path / "terms.txt"
+    empty.write_text(content, encoding="utf-8")
+    for args, stdin, shown in ((["--file", str(empty)], None, str(empty)),
+                               (["--file", "-"], content, "-")):  # fmt: skip
+        result = run(["search", *args, "--json"], tmp_path, stdin=stdin)
+        message = f"{shown}: --file holds no input: it is empty, or has only blank lines"
+        hint = "give one input a line, or give them as arguments"
+        assert (result.exit_code, result.stderr) == (2, f"error: {message}\nhint: {hint}\n")
+        (doc,) = lines(result)
+        assert (doc["outcome"], doc["message"], doc["hint"]) == ("bad_input", message, hint)
+    assert fake.seen == []
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_reads_as_its_inputs(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """A file from Windows Notepad or Excel ("CSV UTF-8") starts with U+FEFF: its first input is
+    the CUI or SAB written, not one refused for a character nobody sees."""
+    content = "\ufeffC9000001\r\nC9000091\r\n"
+    cuis = tmp_path / "cuis.txt"
+    cuis.write_bytes(content.encode("utf-8"))
+    for args, stdin in ((["--file", str(cuis)], None), (["--file", "-"], content)):
+        result = run(["concept", *args, "--umls-release", "2099AA", "--json"], tmp_path,
+                     stdin=stdin)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        assert [(d["input"], d["outcome"]) for d in lines(result)] == [
+            ("C9000001", "found"), ("C9000091", "found"),
+        ]  # fmt: skip
+    codes = tmp_path / "codes.tsv"
+    codes.write_bytes("\ufeffSNOMEDCT_US\t9990101009\r\n".encode())
+    coded = run(["cuis", "--file", str(codes), "--umls-release", "2099AA", "--json"], tmp_path)
+    assert coded.exit_code == 0, coded.stderr
+    assert [(d["input"], d["outcome"]) for d in lines(coded)] == [
+        ("SNOMEDCT_US 9990101009", "found")
+    ]
+
+
 def test_a_file_that_is_not_utf8_or_missing_is_bad_input_and_nothing_is_sent(
     fake: FakeUts, tmp_path: Path
 ) -> None:
@@ -186,11 +228,11 @@ def test_cuis_of_codes_given_as_sab_code_and_as_sab_tab_code_lines(
 
 def test_a_file_line_without_a_tab_needs_the_sab_argument(fake: FakeUts, tmp_path: Path) -> None:
     codes = tmp_path / "codes.txt"
-    codes.write_text("9990101009\n", encoding="utf-8")
+    codes.write_text("\n9990101009\n", encoding="utf-8")
     alone = run(["cuis", "--file", str(codes)], tmp_path)
     assert alone.exit_code == 2
     assert alone.stderr.splitlines()[0] == (
-        f"error: {codes}: --file line '9990101009' is not SAB<TAB>CODE"
+        f"error: {codes}, line 2: '9990101009' is not SAB<TAB>CODE"
     )
     assert fake.seen == []
     with_sab = run(["cuis", "SNOMEDCT_US", "--file", str(codes), "--umls-release", "2099AA"],
@@ -492,10 +534,11 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
 ) -> None:
     result = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO)], tmp_path, key=None)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.splitlines()[0] == (
+    assert result.stderr == (
         f"error: {MRCONSO}: release current means the release the MRCONSO.RRF comes from, and "
         "no folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
-        "umls-2025AB-metathesaurus-full.zip do)"
+        "umls-2025AB-metathesaurus-full.zip do)\n"
+        "hint: name the release with --umls-release, such as 2025AB\n"
     )
     named = tmp_path / "2099AA" / "META"
     named.mkdir(parents=True)

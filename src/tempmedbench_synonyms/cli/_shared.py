@@ -30,8 +30,12 @@ def echo_err(text: str = "") -> None:
     """Human text goes to stderr; stdout is kept for data. It passes ``shown_text``: the key
     redacted, and a control character or a lone surrogate (a path byte that is not UTF-8) shown
     as its escape, so that a path is shown as it is and nothing in it reaches the terminal as a
-    command. (A server's text was cleaned where it came in, ``UtsClient._clean``.)"""
-    typer.echo(shown_text(text), err=True)
+    command. (A server's text was cleaned where it came in, ``UtsClient._clean``.) While a
+    progress bar is drawn, the text goes above it (no bar without the progress module loaded)."""
+    shown = shown_text(text)
+    progress = sys.modules.get("tempmedbench_synonyms.progress")
+    if progress is None or not progress.print_above(shown):
+        typer.echo(shown, err=True)
 
 
 #: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)

@@ -183,6 +183,11 @@ def _run(
         items = inputs()
         if len(items) == 1 and shown.one is not None:
             shown = shown.one
+        if not items and asking.file is not None:
+            raise BadInputError(
+                "--file holds no input: it is empty, or has only blank lines",
+                path=asking.file, hint="give one input a line, or give them as arguments",
+            )  # fmt: skip
         if not items:
             raise BadInputError(
                 "no input: give it as arguments, or one a line in --file PATH",
@@ -269,8 +274,9 @@ def _plan(
 # -- inputs ------------------------------------------------------------------------------------
 
 
-def _lines(file: Path | None) -> list[str]:
-    """The inputs of ``--file``: one a line, a trailing CR dropped, blank lines skipped."""
+def _lines(file: Path | None) -> list[tuple[int, str]]:
+    """The inputs of ``--file`` and their line numbers: one a line, a trailing CR dropped, blank
+    lines skipped, a byte order mark at the start dropped (Notepad and Excel write one)."""
     if file is None:
         return []
     from tempmedbench_synonyms.files import os_error, read_regular
@@ -280,12 +286,13 @@ def _lines(file: Path | None) -> list[str]:
             raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         else:
             raw = read_regular(file, what="--file")
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = (raw.decode("utf-8") if isinstance(raw, bytes) else raw).removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise BadInputError("--file is not UTF-8 text", path=file) from None
     except OSError as err:
         raise os_error(err, what="--file") from None
-    return [line.removesuffix("\r") for line in text.split("\n") if line.strip()]
+    lines = enumerate(text.split("\n"), start=1)
+    return [(n, line.removesuffix("\r")) for n, line in lines if line.strip()]
 
 
 def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
@@ -300,7 +307,7 @@ Items = Callable[[], list[tuple[str, Lookup]]]
 def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
     """Inputs that are one word each (terms, CUIs, AUIs): the arguments, then ``--file``'s,
     each with its lookup (``make``); read when ``_run`` calls for them."""
-    return lambda: [(one, make(one)) for one in [*(args or ()), *_lines(file)]]
+    return lambda: [(one, make(one)) for one in [*(args or ()), *(x for _, x in _lines(file))]]
 
 
 def _coded(
@@ -318,7 +325,7 @@ def _pairs(
     sab: str | None, codes: Sequence[str] | None, file: Path | None
 ) -> list[tuple[str, str]]:
     pairs = [(sab, code) for code in codes or ()] if sab is not None else []
-    for line in _lines(file):
+    for n, line in _lines(file):
         if "\t" in line:
             given, code = line.split("\t", 1)
             pairs.append((given.strip(), code))
@@ -326,8 +333,9 @@ def _pairs(
             pairs.append((sab, line))
         else:
             raise BadInputError(
-                f"--file line {line[:60]!r} is not SAB<TAB>CODE",
+                f"{line[:60]!r} is not SAB<TAB>CODE",
                 path=file,
+                line=n,
                 hint="give each line as SAB, a tab, then the code, or the SAB as the first "
                 "argument and one code a line",
             )

@@ -561,7 +561,7 @@ def answer_many(
                 "or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
                 "umls-2025AB-metathesaurus-full.zip do)",
                 path=path,
-                hint="name the release, such as 2025AB",
+                hint="name the release with --umls-release, such as 2025AB",
             )
         release = inp.release
     ready: dict[int, Answer] = {}

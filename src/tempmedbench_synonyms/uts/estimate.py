@@ -47,7 +47,8 @@ def estimate_line(
     7 to fetch, about 1 s at 15 requests a second" (``unit``: "input" for lookups)."""
     return (
         f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
-        f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} requests a second"
+        f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} "
+        f"request{'' if rate == 1 else 's'} a second"
     )
 
 
