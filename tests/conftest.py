@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,22 @@ def _private_rate_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     """Each test has its own shared rate state (runs it starts, subprocesses too, share it),
     never the user's (uts/ratelimit.py: one budget per machine)."""
     monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(tmp_path / "state"))
+
+
+@pytest.fixture(autouse=True)
+def _signals_left_as_found() -> Iterator[None]:
+    """A test leaves SIGINT's and SIGTERM's handlers and the main thread's signal mask as it
+    found them: one left ignored or blocked would make a later test's Ctrl-C do nothing (the
+    CLI's ``runtime.interrupts`` ignores a second Ctrl-C until the process ends). A leak fails
+    the test that made it, naming what it left, and is put right for the next one."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    yield
+    left = {s: signal.getsignal(s) for s in handlers}
+    left_mask = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    for s, handler in handlers.items():
+        signal.signal(s, handler)  # type: ignore[arg-type]
+    assert (left, left_mask) == (handlers, mask), "the test left signal handlers or the mask"
 
 
 @pytest.fixture
