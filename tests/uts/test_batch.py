@@ -118,7 +118,12 @@ def test_current_is_resolved_once_by_the_probe_of_the_first_cui(tmp_path: Path) 
     responses.get(f"{BASE}/content/current/CUI/C9000001", json=page(concept("C9000001")))
     serve_definitions()
     items: list[tuple[str, Lookup]] = [(c, Definitions(c)) for c in CUIS[:3]]
-    answers = run(make_uts(tmp_path), items, release="current")
+    said = io.StringIO()
+    answers = run(make_uts(tmp_path), items, release="current", progress=said, clock=lambda: 0.0)
+    assert said.getvalue().splitlines()[0] == (
+        "UMLS current: finding the release it stands for (the probe of a concept; "
+        "--umls-release RELEASE skips this)"
+    )
     paths = [(c.request.url or "").split("?")[0].removeprefix(BASE) for c in responses.calls]
     assert paths[0] == "/content/current/CUI/C9000001"
     assert sorted(paths[1:]) == [f"/content/2099AA/CUI/{c}/definitions" for c in CUIS[:3]]
@@ -138,7 +143,12 @@ def test_current_is_learnt_from_answers_asked_one_at_a_time_until_one_names_it(
     responses.get(f"{BASE}/crosswalk/{REL}/source/INV/3",
                   json=page([cluster("MTH", "30", "Invented three")]))  # fmt: skip
     items: list[tuple[str, Lookup]] = [(f"INV {k}", Crosswalk("INV", str(k))) for k in (1, 2, 3)]
-    answers = run(make_uts(tmp_path), items, release="current")
+    said = io.StringIO()
+    answers = run(make_uts(tmp_path), items, release="current", progress=said, clock=lambda: 0.0)
+    assert said.getvalue().splitlines()[0] == (
+        "UMLS current: finding the release it stands for (inputs asked one at a time until an "
+        "answer names it; --umls-release RELEASE skips this)"
+    )
     assert [(c.request.url or "").split("?")[0].removeprefix(BASE) for c in responses.calls] == [
         "/crosswalk/current/source/INV/1",
         "/metadata/current/sources",
@@ -152,6 +162,12 @@ def test_current_is_learnt_from_answers_asked_one_at_a_time_until_one_names_it(
     assert answers[0].message == (
         "UMLS current has no code sharing a concept with INV code 1 (404 Not Found)"
     )
+    # Said once at the start; a second batch knows current from the cache and says nothing.
+    out = io.StringIO()
+    again = run(make_uts(tmp_path), items[1:], release="current", progress=out,
+                clock=lambda: 0.0)  # fmt: skip
+    assert [a.release for a in again] == [REL, REL]
+    assert out.getvalue() == "UMLS 2099AA: 2/2 inputs, 2 cache hits, 0 requests, done in 0 s\n"
 
 
 @responses.activate

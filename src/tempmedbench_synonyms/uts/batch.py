@@ -60,6 +60,19 @@ def answer_many(
             terms.check(lookup)
         except BadInputError as err:
             answers[i] = terms.bad_answer(input, lookup, err, release)
+    if progress is not None and release == "current" and uts.known_current() is None:
+        # Said at once: without a CUI to probe, inputs go one at a time until an answer names
+        # the release, and none is cached before (a cache key names a concrete release).
+        how = (
+            "the probe of a concept"
+            if any(terms.cui_of(lookup) for _, lookup in listed)
+            else "inputs asked one at a time until an answer names it"
+        )
+        progress.write(
+            f"UMLS current: finding the release it stands for ({how}; --umls-release RELEASE "
+            "skips this)\n"
+        )
+        progress.flush()
     settled, early = terms.settle_release(uts, release, listed, skip=set(answers))
     answers.update(early)
 
