@@ -540,6 +540,10 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
         "umls-2025AB-metathesaurus-full.zip do)\n"
         "hint: name the release with --umls-release, such as 2025AB\n"
     )
+    # The dry run refuses it as the run does, and names the release it would answer in.
+    dry = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--dry-run"], tmp_path,
+              key=None)  # fmt: skip
+    assert (dry.exit_code, dry.stdout, dry.stderr) == (2, "", result.stderr)
     named = tmp_path / "2099AA" / "META"
     named.mkdir(parents=True)
     (named / "MRCONSO.RRF").write_bytes(MRCONSO.read_bytes())
@@ -547,6 +551,12 @@ def test_mrconso_release_current_needs_a_release_in_the_files_names(
                 tmp_path, key=None)  # fmt: skip
     (doc,) = lines(again)
     assert (doc["release"], [r["ui"] for r in doc["results"]]) == ("2099AA", ["C9000091"])
+    dry = run(["cuis", "MSH", "D990091", "D990090", "--mrconso", str(named / "MRCONSO.RRF"),
+               "--dry-run"], tmp_path, key=None)  # fmt: skip
+    assert (dry.exit_code, dry.stdout, dry.stderr) == (
+        0, "", f"dry run: 2 inputs: answered from {named / 'MRCONSO.RRF'} (UMLS 2099AA) in one "
+        "pass; nothing is sent\n",
+    )  # fmt: skip
     bad = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--umls-release", "2099ab"],
               tmp_path, key=None)  # fmt: skip
     assert bad.exit_code == 2

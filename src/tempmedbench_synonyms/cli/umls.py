@@ -251,9 +251,12 @@ def _plan(
 ) -> NoReturn:
     """``--dry-run``: how many inputs the cache answers, how long the rest take; exit 0."""
     if umls.mrconso is not None:
+        from tempmedbench_synonyms.mrconso.lookup import local_release
+
+        _, release = local_release(umls.mrconso, umls.release)  # refused here as in the run
         line = (
-            f"{plural(len(items), 'input')}: answered from {umls.mrconso} in one pass; nothing "
-            "is sent"
+            f"{plural(len(items), 'input')}: answered from {umls.mrconso} (UMLS {release}) in "
+            "one pass; nothing is sent"
         )
         plan: dict[str, Any] = {"inputs": len(items), "seconds": None}
     else:

@@ -534,6 +534,25 @@ def _field_pattern(words: Iterable[bytes]) -> re.Pattern[bytes]:
     return re.compile(rb"\|(?:" + scan.sab_trie(w for w in words if b"|" not in w) + rb")(?=\|)")
 
 
+def local_release(path: Path, release: str) -> tuple[MrconsoInput, str]:
+    """The MRCONSO.RRF at ``path`` located (any form of SPEC section 7), and the release its
+    answers name: ``release``, or for ``current`` (UTS's newest there) the one the file's folder
+    or file names say; ``BadInputError`` when they say none."""
+    check_release(release)
+    inp = locate_mrconso(path)
+    if release != "current":
+        return inp, release
+    if inp.release is None:
+        raise BadInputError(
+            "release current means the release the MRCONSO.RRF comes from, and no folder "
+            "or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
+            "umls-2025AB-metathesaurus-full.zip do)",
+            path=path,
+            hint="name the release with --umls-release, such as 2025AB",
+        )
+    return inp, inp.release
+
+
 def answer_many(
     path: Path,
     release: str,
@@ -551,19 +570,8 @@ def answer_many(
     plain file is scanned by (default: the usable cores, at most 4). An unreadable or damaged
     file is ``BadInputError`` for the whole batch; a lookup the file cannot answer, or an
     identifier of the wrong form, is that input's ``bad_input`` answer."""
-    check_release(release)
     path = Path(path)
-    inp = locate_mrconso(path)
-    if release == "current":  # UTS's newest there; here, the release of this file
-        if inp.release is None:
-            raise BadInputError(
-                "release current means the release the MRCONSO.RRF comes from, and no folder "
-                "or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
-                "umls-2025AB-metathesaurus-full.zip do)",
-                path=path,
-                hint="name the release with --umls-release, such as 2025AB",
-            )
-        release = inp.release
+    inp, release = local_release(path, release)
     ready: dict[int, Answer] = {}
     asked: list[tuple[int, Lookup]] = []
     for n, (given, lookup) in enumerate(items):
