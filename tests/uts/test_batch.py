@@ -11,7 +11,9 @@ import _thread
 import io
 import itertools
 import json
+import signal
 import threading
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -196,7 +198,19 @@ def test_an_unavailable_release_ends_the_batch(tmp_path: Path) -> None:
         run(make_uts(tmp_path), items, release="2000AA")
 
 
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """Python's own SIGINT handler, for ``_thread.interrupt_main`` (which does nothing when
+    SIGINT is ignored, as it is in a job a non-interactive shell started with ``&``)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @responses.activate
+@pytest.mark.usefixtures("sigint_handled")
 def test_a_batch_stopped_by_ctrl_c_resumes_from_the_cache(tmp_path: Path) -> None:
     """Ctrl-C at the 10th request: the requests after it wait for the cancel, which ends them;
     what was complete is cached, and a rerun asks only the rest."""
