@@ -243,6 +243,19 @@ def test_lists_come_in_pages_of_page_size_and_a_page_past_the_last_is_404(fake: 
     )  # fmt: skip
 
 
+def test_an_atom_says_absent_links_both_ways_nlms_sample_does(fake: FakeUts) -> None:
+    """NLM's sample atom sends ``"NONE"`` for absent parents, children, source concept... and
+    null for absent ancestors and descendants: a user's code meets both."""
+    status, doc = get(fake, "/content/2099AA/AUI/A9000012")  # no row of MRHIER.RRF
+    atom = doc["result"]
+    assert status == 200 and (atom["classType"], atom["ui"]) == ("Atom", "A9000012")
+    assert [atom[k] for k in ("parents", "children", "ancestors", "descendants")] == [
+        "NONE", "NONE", None, None,
+    ]  # fmt: skip
+    assert (atom["obsolete"], atom["suppressible"]) == ("false", "false")  # strings on atoms
+    assert atom["sourceDescriptor"] == "NONE"
+
+
 def test_a_source_code_is_a_source_atom_cluster_named_by_its_pt(fake: FakeUts) -> None:
     status, doc = get(fake, "/content/2099AA/source/SNOMEDCT_US/9990101009")
     cluster = doc["result"]
@@ -450,13 +463,16 @@ def test_hl7_codes_and_atoms_have_atoms_for_relatives(fake: FakeUts) -> None:
     assert ui(fake, "/content/2099AA/AUI/A9000901/descendants") == [
         "A9000021", "A9000911", "A9000011",
     ]  # fmt: skip
-    # an atom links its relatives when the fake has them, else "NONE"
+    # an atom links its relatives when the fake has them, else as NLM's sample atom: "NONE"
+    # for parents and children, null for ancestors and descendants
     atom = get(fake, "/content/2099AA/AUI/A9000011")[1]["result"]
     assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
-        f"{C}/AUI/A9000011/parents", f"{C}/AUI/A9000011/ancestors", "NONE", "NONE",
+        f"{C}/AUI/A9000011/parents", f"{C}/AUI/A9000011/ancestors", "NONE", None,
     ]  # fmt: skip
     atom = get(fake, "/content/2099AA/AUI/A9000013")[1]["result"]
-    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == ["NONE"] * 4
+    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
+        "NONE", None, "NONE", None,
+    ]  # fmt: skip
 
 
 def test_a_cycle_in_mrhier_ends(tmp_path: Path) -> None:
