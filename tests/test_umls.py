@@ -277,6 +277,38 @@ def test_the_key_is_in_no_repr_and_options_are_checked_at_once(tmp_path: Path) -
         Umls(2025)  # type: ignore[arg-type]
 
 
+def test_the_signature_is_spec_11s() -> None:
+    """``Umls(release="current", *, api_key=None, ...)``: SPEC 11's names and defaults (a
+    ``progress`` keyword added), and every method mirroring a command."""
+    import inspect
+
+    params = inspect.signature(Umls).parameters
+    assert [(p.name, p.kind, p.default) for p in params.values()] == [
+        ("release", inspect.Parameter.POSITIONAL_OR_KEYWORD, "current"),
+        *((name, inspect.Parameter.KEYWORD_ONLY, default) for name, default in (
+            ("api_key", None), ("api_key_file", None), ("mrconso", None), ("cache_dir", None),
+            ("rate", 15), ("workers", 8), ("timeout", 30), ("offline", False),
+            ("refresh", False), ("base_url", None), ("progress", False),
+        )),
+    ]  # fmt: skip
+    methods = ("search", "cuis", "crosswalk", "definitions", "relations", "semantic_types",
+               "source_concept", "hierarchy", "sources", "concept", "atoms", "source_atoms",
+               "atom")  # fmt: skip
+    assert all(callable(getattr(Umls, m, None)) for m in methods)
+    assert [f for f in Answer.__dataclass_fields__][:4] == ["input", "outcome", "results",
+                                                            "message"]  # fmt: skip
+
+
+def test_semantic_types_have_a_tui_and_no_tree_number_without_details(umls: Umls) -> None:
+    # MRSTY.RRF: C9000001 is T901 "Invented Disorder" (B9.1) and T902 (B9.1.1)
+    plain = umls.semantic_types("C9000001")
+    assert [(t.name, t.tui, t.tree_number) for t in plain] == [
+        ("Invented Disorder", "T901", None), ("Invented Weather Finding", "T902", None),
+    ]  # fmt: skip
+    detailed = umls.semantic_types("C9000001", details=True)
+    assert [(t.tui, t.tree_number) for t in detailed] == [("T901", "B9.1"), ("T902", "B9.1.1")]
+
+
 def test_the_examples_of_the_docstrings_run_against_the_fake(tmp_path: Path) -> None:
     import doctest
 

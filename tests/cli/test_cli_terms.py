@@ -592,3 +592,122 @@ def test_a_servers_escapes_in_results_are_shown_harmlessly(tmp_path: Path) -> No
     assert find_secret(CANARY_KEY, texts={"table": shown.stdout + shown.stderr,
                                           "json": as_json.stdout + as_json.stderr},
                        folders=[tmp_path]) == []  # fmt: skip
+
+
+# -- the review of SPEC 11: rules that no test above held ------------------------------------------
+
+
+def test_the_release_is_current_unless_given_resolved_once_before_the_inputs(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """A command on CUIs resolves ``current`` by section 3's probe of the first CUI; one on
+    codes from the links of its first answer; every answer names the concrete release."""
+    result = run(["definitions", "C9000001", "C9000090", "--json", "-q"], tmp_path / "a")
+    assert result.exit_code == 0, result.stderr
+    assert [(d["input"], d["release"]) for d in lines(result)] == [
+        ("C9000001", "2099AA"), ("C9000090", "2099AA"),
+    ]  # fmt: skip
+    paths = [p for p, _ in sent(fake)]
+    assert paths[0] == "/content/current/CUI/C9000001"  # the probe, before the inputs
+    assert sorted(paths[1:]) == [
+        "/content/2099AA/CUI/C9000001/definitions",
+        "/content/2099AA/CUI/C9000090/definitions",
+    ]
+    fake.seen.clear()
+    walked = run(["crosswalk", "SNOMEDCT_US", "9990191001", "9990192008", "--json", "-q"],
+                 tmp_path / "b")  # fmt: skip
+    assert walked.exit_code == 0, walked.stderr
+    assert [d["release"] for d in lines(walked)] == ["2099AA", "2099AA"]
+    assert [p for p, _ in sent(fake)] == [
+        "/crosswalk/current/source/SNOMEDCT_US/9990191001",  # its links name 2099AA
+        "/crosswalk/2099AA/source/SNOMEDCT_US/9990192008",
+    ]
+
+
+def test_a_release_uts_does_not_serve_is_unavailable_exit_4_and_nothing_is_cached(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    result = run(["definitions", "C9000001", "--umls-release", "2000AA", "--json"], tmp_path)
+    assert result.exit_code == 4
+    (doc,) = lines(result)
+    assert (doc["input"], doc["outcome"], doc["exit_code"], doc["results"]) == (
+        None, "unavailable", 4, [],
+    )  # fmt: skip
+    assert doc["message"] == (
+        f"UMLS release 2000AA is not served at {BASE}: a request answered 404 Not Found, and so "
+        "did /metadata/2000AA/sources"
+    )
+    assert doc["hint"].startswith("check --umls-release: UTS serves only some releases")
+    assert [(s.path, s.key_sent) for s in fake.seen] == [
+        ("/content/2000AA/CUI/C9000001/definitions", True),
+        ("/metadata/2000AA/sources", False),  # the one request sent without the key
+    ]
+    assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_cut_answer_says_truncated_and_limit_0_is_no_cap(fake: FakeUts, tmp_path: Path) -> None:
+    # MRCONSO.RRF: "fever" is a word of C9000001's and C9000091's atoms
+    cut = run(["search", "fever", "--limit", "1", "--umls-release", "2099AA", "--json"], tmp_path)
+    assert cut.exit_code == 0, cut.stderr
+    (doc,) = lines(cut)
+    assert ([r["ui"] for r in doc["results"]], doc["truncated"]) == (["C9000001"], True)
+    assert doc["message"] == (
+        "1 result for words search for 'fever', UMLS 2099AA; --limit 1 cut it"
+    )
+    whole = run(["search", "fever", "--limit", "0", "--umls-release", "2099AA", "--json"],
+                tmp_path)  # fmt: skip
+    (doc,) = lines(whole)
+    assert ([r["ui"] for r in doc["results"]], doc["truncated"]) == (
+        ["C9000001", "C9000091"], False,
+    )  # fmt: skip
+    assert [p["pageSize"] for _, p in sent(fake)] == ["1", "200"]
+
+
+def test_json_results_are_utss_objects_while_the_table_shows_last_segments(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """SPEC 11 reading: ``results`` keep UTS's objects, links as UTS sent them (only ``"NONE"``
+    becomes null); the table names each end by the last segment of its link, and an Atom of a
+    hierarchy by its code, its AUI beside it."""
+    args = ["relations", "--source", "SNOMEDCT_US", "9990101009", "--relation-labels", "CHD",
+            "--umls-release", "2099AA", "--json"]  # fmt: skip
+    (doc,) = lines(run(args, tmp_path))
+    (rel,) = doc["results"]
+    code = f"{BASE}/content/2099AA/source/SNOMEDCT_US"
+    assert (rel["relatedFromId"], rel["relationLabel"], rel["additionalRelationLabel"],
+            rel["relatedId"], rel["rootSource"]) == (
+        f"{code}/9990101009", "CHD", "isa", f"{code}/9990192008", "SNOMEDCT_US",
+    )  # fmt: skip
+    hl7 = run(["hierarchy", "--aui", "A9000703", "--parents", "--umls-release", "2099AA",
+               "--json"], tmp_path)  # fmt: skip
+    (doc,) = lines(hl7)
+    (parent,) = doc["results"]
+    assert (parent["classType"], parent["ui"], parent["rootSource"]) == (
+        "Atom", "A9000921", "HL7V3.0",
+    )  # fmt: skip
+    assert parent["code"] == f"{BASE}/content/2099AA/source/HL7V3.0/_InventedEncounterCode"
+    assert parent["parents"] is None  # UTS's "NONE"
+    types = run(["semantic-types", "C9000001", "--umls-release", "2099AA", "--json"], tmp_path)
+    (doc,) = lines(types)
+    net = f"{BASE}/semantic-network/2099AA/TUI"
+    assert doc["results"] == [
+        {"name": "Invented Disorder", "uri": f"{net}/T901"},
+        {"name": "Invented Weather Finding", "uri": f"{net}/T902"},
+    ]  # the concept's semanticTypes as UTS lists them: no tree number without --details
+
+
+def test_a_dry_run_from_a_local_mrconso_reads_and_sends_nothing(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    args = ["crosswalk", "SNOMEDCT_US", "9990191001", "9990192008", "--mrconso", str(MRCONSO),
+            "--umls-release", "2099AA", "--dry-run", "--json"]  # fmt: skip
+    result = run(args, tmp_path, key=None)
+    assert result.exit_code == 0, result.stderr
+    line = f"dry run: 2 inputs: answered from {MRCONSO} in one pass; nothing is sent"
+    assert lines(result) == [{
+        "outcome": "planned", "exit_code": 0, "message": line,
+        "plan": {"inputs": 2, "seconds": None},
+        "schema_version": 1, "tool_version": __version__,
+    }]  # fmt: skip
+    assert result.stderr == line + "\n"
+    assert fake.seen == [] and not (tmp_path / "cache").exists()

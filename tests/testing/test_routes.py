@@ -221,6 +221,41 @@ def test_crosswalk_gives_the_other_sources_codes_of_the_concept(fake: FakeUts) -
         assert get(fake, missing.pop("path", path), **missing)[0] == 404
 
 
+def test_lists_come_in_pages_of_page_size_and_a_page_past_the_last_is_404(fake: FakeUts) -> None:
+    """As UTS pages a list (NLM's own paging loops stop at the first answer that is not 200):
+    ``pageSize``, ``pageNumber`` and ``pageCount`` on every page, a 404 past the last one."""
+    path = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"  # 3 clusters (above)
+    pages = [get(fake, path, pageSize="2", pageNumber=n) for n in ("1", "2")]
+    assert [(s, d["pageSize"], d["pageNumber"], d["pageCount"]) for s, d in pages] == [
+        (200, 2, 1, 2), (200, 2, 2, 2),
+    ]  # fmt: skip
+    assert [c["ui"] for _, d in pages for c in d["result"]] == ["D990090", "C990090", "9990191001"]
+    assert get(fake, path, pageSize="2", pageNumber="3") == (
+        404, {"status": 404, "error": "No codes share a concept with SNOMEDCT_US 9990191001"},
+    )  # fmt: skip
+    # atoms too: C9000001 has 3 English SNOMEDCT_US atoms that count (A9000011-A9000013)
+    atoms = "/content/2099AA/CUI/C9000001/atoms"
+    status, doc = get(fake, atoms, sabs="SNOMEDCT_US", language="ENG", pageSize="2",
+                      pageNumber="2")  # fmt: skip
+    assert (status, doc["pageNumber"], doc["pageCount"], len(doc["result"])) == (200, 2, 2, 1)
+    assert get(fake, atoms, sabs="SNOMEDCT_US", language="ENG", pageSize="2", pageNumber="3") == (
+        404, {"status": 404, "error": "No results"},
+    )  # fmt: skip
+
+
+def test_an_atom_says_absent_links_both_ways_nlms_sample_does(fake: FakeUts) -> None:
+    """NLM's sample atom sends ``"NONE"`` for absent parents, children, source concept... and
+    null for absent ancestors and descendants: a user's code meets both."""
+    status, doc = get(fake, "/content/2099AA/AUI/A9000012")  # no row of MRHIER.RRF
+    atom = doc["result"]
+    assert status == 200 and (atom["classType"], atom["ui"]) == ("Atom", "A9000012")
+    assert [atom[k] for k in ("parents", "children", "ancestors", "descendants")] == [
+        "NONE", "NONE", None, None,
+    ]  # fmt: skip
+    assert (atom["obsolete"], atom["suppressible"]) == ("false", "false")  # strings on atoms
+    assert atom["sourceDescriptor"] == "NONE"
+
+
 def test_a_source_code_is_a_source_atom_cluster_named_by_its_pt(fake: FakeUts) -> None:
     status, doc = get(fake, "/content/2099AA/source/SNOMEDCT_US/9990101009")
     cluster = doc["result"]
@@ -428,13 +463,16 @@ def test_hl7_codes_and_atoms_have_atoms_for_relatives(fake: FakeUts) -> None:
     assert ui(fake, "/content/2099AA/AUI/A9000901/descendants") == [
         "A9000021", "A9000911", "A9000011",
     ]  # fmt: skip
-    # an atom links its relatives when the fake has them, else "NONE"
+    # an atom links its relatives when the fake has them, else as NLM's sample atom: "NONE"
+    # for parents and children, null for ancestors and descendants
     atom = get(fake, "/content/2099AA/AUI/A9000011")[1]["result"]
     assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
-        f"{C}/AUI/A9000011/parents", f"{C}/AUI/A9000011/ancestors", "NONE", "NONE",
+        f"{C}/AUI/A9000011/parents", f"{C}/AUI/A9000011/ancestors", "NONE", None,
     ]  # fmt: skip
     atom = get(fake, "/content/2099AA/AUI/A9000013")[1]["result"]
-    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == ["NONE"] * 4
+    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
+        "NONE", None, "NONE", None,
+    ]  # fmt: skip
 
 
 def test_a_cycle_in_mrhier_ends(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -213,12 +214,23 @@ def test_an_unavailable_release_ends_the_batch(tmp_path: Path) -> None:
         run(make_uts(tmp_path), items, release="2000AA")
 
 
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """Python's own SIGINT handler, for the SIGINT a test sends itself (which does nothing where
+    SIGINT is ignored, as it is in a job a non-interactive shell started with ``&``)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @responses.activate
+@pytest.mark.usefixtures("sigint_handled")
 def test_a_batch_stopped_by_ctrl_c_resumes_from_the_cache(tmp_path: Path) -> None:
     """Ctrl-C at the 10th request: the requests after it wait for the cancel, which ends them;
     what was complete is cached, and a rerun asks only the rest. The SIGINT is a real one, sent
-    to the process as a terminal does, so that it also wakes a main thread blocked in a wait
-    (``_thread.interrupt_main`` would only set a flag for the main thread's next bytecode)."""
+    to the process as a terminal does."""
     uts = make_uts(tmp_path)
     assert uts.client is not None
     cancelled = uts.client.cancel_event

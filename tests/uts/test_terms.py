@@ -264,6 +264,17 @@ def test_the_default_limit_of_a_search_is_25_in_one_page(tmp_path: Path) -> None
 
 
 @responses.activate
+def test_a_full_page_that_meets_the_limit_is_truncated_as_more_may_follow(tmp_path: Path) -> None:
+    """SPEC 11 reading: a search has no ``pageCount``, so a full page that gives the limit its
+    last result cannot tell whether more follow; it says ``truncated`` rather than ask a page
+    more (which ``pageSize`` = the limit would not even answer)."""
+    server = SearchServer(rows(25))
+    got = search(tmp_path, server, Search("invented"))
+    assert [(q["pageSize"], q.get("pageNumber")) for q in server.asked] == [("25", None)]
+    assert len(got.results) == 25 and got.truncated
+
+
+@responses.activate
 def test_a_limit_met_by_a_short_page_is_not_truncated(tmp_path: Path) -> None:
     server = SearchServer(rows(24))
     got = search(tmp_path, server, Search("invented"))

@@ -104,9 +104,9 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
         "sourceDescriptor": links.code(sab, fields[_SDUI]) if fields[_SDUI] else NONE,
         "attributes": f"{aui}/attributes",
         "parents": NONE,
-        "ancestors": NONE,
+        "ancestors": None,  # NLM's sample atom: "NONE" here and there, null for these two
         "children": NONE,
-        "descendants": NONE,
+        "descendants": None,
         "relations": f"{aui}/relations",
         "definitions": NONE,
         "name": fields[_STR],

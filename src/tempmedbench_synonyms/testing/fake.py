@@ -6,13 +6,12 @@ MRSTY, MRHIER and MRSAB rows (``FakeUtsData.from_meta``), with UTS's quirks: ``o
 ``suppressible`` as the strings "true"/"false" on atoms, ``"NONE"`` for absent links, the CUI and
 the code only inside link URLs, pages of ``pageSize`` (default 25) with ``pageCount`` (search has
 none, and ends with a ``NONE`` row), atoms in a shuffled (but per-query stable) order, 401 for a
-missing or wrong ``apiKey`` (``/metadata/{release}/sources`` needs none), and 404 for an unknown id
-or an empty list. It can also misbehave on purpose (``Faults``, on every route): latency, 429
-with ``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON, stalls past the
-client's read timeout, a rate limit, and a key revoked mid-run. ``seen`` logs every request
-(whether a key was sent and whether it was right, never the key). ``testing.server`` puts it on
-a socket or behind ``responses``.
-"""
+missing or wrong ``apiKey`` (``/metadata/{release}/sources`` needs none), and 404 for an unknown
+id, an empty list or a page past the last. It can also misbehave on purpose (``Faults``, on every
+route): latency, 429 with ``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON,
+stalls past the client's read timeout, a rate limit, and a key revoked mid-run. ``seen`` logs every
+request (whether a key was sent and whether it was right, never the key). ``testing.server`` puts
+it on a socket or behind ``responses``."""
 
 from __future__ import annotations
 

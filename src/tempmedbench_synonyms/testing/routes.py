@@ -17,12 +17,12 @@ documented samples (atoms and clusters built by ``mrconso.shapes``)::
     /semantic-network/{release}/TUI/{tui}                  a SemanticType (MRSTY)
     /metadata/{release}/sources                            RootSources (MRSAB), no key needed
 
-Lists come in pages of ``pageSize`` (default 25) with ``pageCount``; an unknown id or an empty
-list is a 404. Search has no ``pageCount``: after the last result comes a page holding only
-``{"ui": "NONE", "name": "NO RESULTS"}`` (or an empty list, ``search_empty="list"``), also the
-whole answer when nothing matches. Relations are read as MRREL writes them: REL and RELA are the
-relationship of the row's second id to its first, so the relations of an id are the rows whose
-second id it is, that id as ``relatedFromId`` and the first as ``relatedId``.
+Lists come in pages of ``pageSize`` (default 25) with ``pageCount``; an unknown id, an empty list
+or a page past the last is a 404. Search has no ``pageCount``: after the last result comes a page
+holding only ``{"ui": "NONE", "name": "NO RESULTS"}`` (or an empty list, ``search_empty="list"``),
+also the whole answer when nothing matches. Relations are read as MRREL writes them: REL and RELA
+are the relationship of the row's second id to its first, so the relations of an id are the rows
+whose second id it is, that id as ``relatedFromId`` and the first as ``relatedId``.
 
 Search only approximates UTS's ranking and normalisation, on the invented rows: ``exact`` is the
 whole string ignoring case; ``words`` every word of the term is a word of the atom (``\\w+``,
@@ -209,9 +209,9 @@ class Routes:
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
-        if not items:
+        count = math.ceil(len(items) / size)
+        if number > count:  # nothing, or a page past the last: 404, as UTS answers
             return error(404, missing)
-        count = max(1, math.ceil(len(items) / size))
         return 200, page(list(items[(number - 1) * size : number * size]), number, count, size)
 
     # -- names and objects ---------------------------------------------------------------------
@@ -363,12 +363,12 @@ class Routes:
             and (language is None or r.lat == language)
             and self._kept(r.suppress)
         ]
-        if not kept:
+        count = math.ceil(len(kept) / size)
+        if number > count:  # no atom, or a page past the last: 404, as UTS answers
             return error(404, "No results")
         # Atoms come in no documented order: shuffle, the same way for every page of one query.
         query = "&".join(f"{k}={v}" for k, v in sorted(self.params.items()) if k != "pageNumber")
         random.Random(stable_hash(self.shuffle_seed, f"{self.path}?{query}")).shuffle(kept)
-        count = max(1, math.ceil(len(kept) / size))
         shown = [self._atom(r) for r in kept[(number - 1) * size : number * size]]
         return 200, page(shown, number, count, size)
 
