@@ -703,7 +703,7 @@ def test_a_dry_run_from_a_local_mrconso_reads_and_sends_nothing(
             "--umls-release", "2099AA", "--dry-run", "--json"]  # fmt: skip
     result = run(args, tmp_path, key=None)
     assert result.exit_code == 0, result.stderr
-    line = f"dry run: 2 inputs: answered from {MRCONSO} in one pass; nothing is sent"
+    line = f"dry run: 2 inputs: answered from {MRCONSO} (UMLS 2099AA) in one pass; nothing is sent"
     assert lines(result) == [{
         "outcome": "planned", "exit_code": 0, "message": line,
         "plan": {"inputs": 2, "seconds": None},
