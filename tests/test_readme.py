@@ -260,8 +260,10 @@ def test_the_readme_api_example_runs(tmp_path: Path) -> None:
 
 def test_the_readme_python_example_runs_against_the_fake(tmp_path: Path) -> None:
     [code] = [block for block in readme_python() if "FakeUtsServer" in block]
-    proc = readme_script(code, tmp_path)
+    users = tmp_path / "users-state"  # the rate state of the user who runs the example
+    proc = readme_script(code, tmp_path, TEMPMEDBENCH_STATE_DIR=str(users))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "11 requests\n", "")
+    assert not users.exists()  # the fake's port gets no rate state file among the user's
     # 10 concepts in the mini release, and the probe of its UMLS release
     table = json.loads((ROOT / "fixtures/tempmedbench-mini/synonyms/synonym_table_kept.json")
                        .read_text(encoding="utf-8"))  # fmt: skip
