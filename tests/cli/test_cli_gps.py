@@ -160,7 +160,7 @@ def test_validate_missing_artifact_exits_2(tmp_path: Path) -> None:
     (root / "artifacts" / "questions.jsonl").unlink()
     code, out, err = run("validate", root, "--gps", GPS_FILE)
     assert (code, out) == (2, "")
-    assert err.splitlines()[0] == "error: artifacts/questions.jsonl: the file is missing"
+    assert err.splitlines()[0] == f"error: {root}/artifacts/questions.jsonl: the file is missing"
 
 
 def test_validate_malformed_line_exits_2(tmp_path: Path) -> None:

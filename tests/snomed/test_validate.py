@@ -665,7 +665,7 @@ def test_missing_artifact_is_bad_input(tmp_path: Path) -> None:
     (root / EV).write_text("", "utf-8")
     with pytest.raises(BadInputError) as exc:
         validate_release(root, IDX)
-    assert str(exc.value) == f"{Q}: the file is missing"
+    assert str(exc.value) == f"{root / Q}: the file is missing"  # which release lacks it
 
 
 def test_release_that_is_not_a_folder(tmp_path: Path) -> None:

@@ -167,14 +167,14 @@ def iter_records(
     try:
         raw = open_regular(path, what="the artifact")
     except FileNotFoundError:
-        raise BadInputError(
+        raise BadInputError(  # the whole path: which release folder lacks it
             "the file is missing",
-            path=where,
+            path=str(path),
             hint="the release folder needs artifacts/events_canonical.jsonl and "
             "artifacts/questions.jsonl",
         ) from None
     except OSError as err:
-        raise BadInputError(f"cannot read the file: {err.strerror}", path=where) from None
+        raise BadInputError(f"cannot read the file: {err.strerror}", path=str(path)) from None
     with raw:
         yield from jsonio.iter_jsonl(iter(partial(raw.read, batch_bytes), b""), where, _RULES)
 
