@@ -459,6 +459,30 @@ def test_a_refused_key_ends_the_batch_at_once_exit_3(fake: FakeUts, tmp_path: Pa
                        folders=[tmp_path]) == []  # fmt: skip
 
 
+def test_a_batch_ended_early_still_shows_the_table_of_the_answers_before_the_end(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """C9000001 is answered from the cache; C9000090 needs a request, which the wrong key ends
+    (exit 3): the table holds the first input's rows, as --json holds its line."""
+    assert run(["definitions", "C9000001", "--umls-release", "2099AA"], tmp_path).exit_code == 0
+    wrong = "not-" + CANARY_KEY
+    result = run(["definitions", "C9000001", "C9000090", "--umls-release", "2099AA"], tmp_path,
+                 key=wrong)  # fmt: skip
+    assert result.exit_code == 3
+    # MRDEF.RRF: C9000001's one definition, from MTH
+    assert table(result) == [
+        ["INPUT", "SOURCE", "DEFINITION"],
+        ["C9000001", "MTH", "An invented fever said to follow a warm west wind; it stands for "
+         "no real condition."],
+    ]  # fmt: skip
+    assert result.stderr.splitlines()[-2] == (
+        "error: UMLS answered HTTP 401 for /content/2099AA/CUI/C9000090/definitions: the API key "
+        "is missing, invalid or expired"
+    )
+    assert find_secret(wrong, texts={"out": result.stdout + result.stderr},
+                       folders=[tmp_path]) == []  # fmt: skip
+
+
 def test_dry_run_sends_and_writes_nothing_and_counts_the_cache(
     fake: FakeUts, tmp_path: Path
 ) -> None:

@@ -207,21 +207,27 @@ def _run(
             code = 0
             rows: list[list[str]] = []
             many = len(items) > 1
-            for (_, lookup), answer in zip(items, umls.answer_many(items), strict=True):
-                code = max(code, answer.exit_code)
-                if shown.extra is not None:
-                    answer = replace(answer, extra=shown.extra(lookup, answer))
-                if json_out:
-                    print_json_line(answer.to_json())
-                else:
-                    found = shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
-                    rows += [[_shown(answer.input), *row] for row in found] if many else found
-                if answer.outcome is not Outcome.FOUND:
-                    _say(answer, many)  # what the table cannot show
-                elif verbosity >= 0 and not many and not json_out:
-                    _say(answer, many)
-            if rows and not json_out:
-                typer.echo(_table(rows, (["INPUT"] if many else []) + shown.header))
+            try:
+                for (_, lookup), answer in zip(items, umls.answer_many(items), strict=True):
+                    code = max(code, answer.exit_code)
+                    if shown.extra is not None:
+                        answer = replace(answer, extra=shown.extra(lookup, answer))
+                    if json_out:
+                        print_json_line(answer.to_json())
+                    else:
+                        found = (
+                            shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
+                        )
+                        rows += [[_shown(answer.input), *row] for row in found] if many else found
+                    if answer.outcome is not Outcome.FOUND:
+                        _say(answer, many)  # what the table cannot show
+                    elif verbosity >= 0 and not many and not json_out:
+                        _say(answer, many)
+            finally:
+                # Also when the batch ends early (Ctrl-C, a refused key): the answers before the
+                # end are shown, as --json shows their lines.
+                if rows and not json_out:
+                    typer.echo(_table(rows, (["INPUT"] if many else []) + shown.header))
             if verbosity > 0:
                 counts = umls.session().counters() if umls.mrconso is None else None
                 if counts is not None:
