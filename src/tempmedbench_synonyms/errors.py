@@ -302,6 +302,8 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(name)
         self.signum = signum
         self.name = name
+        #: what the run had done when it stopped (``TempMedBenchError.report_fields``)
+        self.report_fields: dict[str, Any] = {}
 
     @property
     def exit_code(self) -> int:

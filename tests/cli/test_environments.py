@@ -291,3 +291,61 @@ def test_a_key_in_the_base_url_of_a_fresh_process_is_never_shown(tmp_path: Path)
     assert f"error: {message}" in done.stderr.splitlines()
     assert find_secret(CANARY_KEY, texts={"stdout": done.stdout, "stderr": done.stderr},
                        folders=[tmp_path]) == []  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (
+            f"http://{CANARY_KEY}.example/rest",
+            "plain http would send the API key in clear; use https://",
+        ),
+        (
+            f"https://uts.example:{CANARY_KEY}/rest",
+            "it cannot be parsed (Port could not be cast to integer value as '***')",
+        ),
+    ],
+    ids=["host", "port"],
+)
+def test_a_key_pasted_as_the_host_or_port_of_the_base_url_is_never_shown(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, problem: str
+) -> None:
+    """A key pasted where no part of a URL can be masked by its place (the host, the port) is
+    masked because the key is read before the URL is checked: regenerate, umls and the Python
+    API checked the URL first, and printed it, key and all."""
+    env = {"UMLS_API_KEY": CANARY_KEY, "UMLS_API_KEY_FILE": None, "UMLS_BASE_URL": None,
+           "NO_COLOR": "1", "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    shown = url.replace(CANARY_KEY, "***")
+    message = f"--base-url {shown!r} is not a UTS REST root: {problem}"
+    commands = {
+        "regenerate": ["regenerate", str(mini), "--out", str(tmp_path / "out")],
+        "umls": ["umls", "atoms", "C9000001", "--umls-release", "2099AA"],
+    }
+    texts = {}
+    for name, args in commands.items():
+        for as_json in ([], ["--json"]):
+            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+            result = CliRunner().invoke(app, [*args, "--base-url", url, *as_json], env=env)
+            texts[f"{name}{as_json} stdout"] = result.stdout
+            texts[f"{name}{as_json} stderr"] = result.stderr
+            assert result.exit_code == 2, result.stderr
+            assert f"error: {message}" in result.stderr.splitlines()
+            if as_json:
+                assert json.loads(result.stdout)["message"] == message
+    from tempmedbench_synonyms import BadInputError, Umls, regenerate
+
+    for key, value in env.items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    monkeypatch.setattr(secret, "_SECRETS", set())
+    with pytest.raises(BadInputError) as raised:
+        regenerate(mini, out=tmp_path / "out", base_url=url)
+    assert str(raised.value) == message
+    monkeypatch.setattr(secret, "_SECRETS", set())
+    with pytest.raises(BadInputError) as raised:
+        Umls(base_url=url)
+    assert str(raised.value) == message
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()

@@ -103,6 +103,8 @@ def test_a_signal_in_the_middle_of_a_fetch_still_prints_the_interrupted_report(
         assert proc.stdout is not None and proc.stderr is not None
         stderr = Lines(proc.stderr)
         stderr.wait_for(_progress)  # the fetch has begun: the run is in its middle
+        # 20 answered and more held: requests sent, some answered, some still on their way
+        wait_until(lambda: len(server.fake.seen) > 20 or proc.poll() is not None, "21 requests")
         assert len(server.fake.seen) < 61  # not done yet (60 concepts and the probe)
         proc.send_signal(how)
         report = json.loads(proc.stdout.read())
@@ -118,6 +120,8 @@ def test_a_signal_in_the_middle_of_a_fetch_still_prints_the_interrupted_report(
         "command": command,
     }
     assert (report["schema_version"], report["tool_version"]) == (1, __version__)
+    # what the run did before it stopped: each request that reached the fake (the report said 0)
+    assert (report["requests"], report["cache_hits"]) == (len(server.fake.seen), 0)
     assert lines[-1] == "interrupted: nothing was left half-written; run the same command again"
     assert not any("Traceback" in line for line in lines)
     assert _processes_naming(str(release)) == []  # no process left behind

@@ -252,4 +252,5 @@ def _interrupted_error(stop: Interrupted) -> TempMedBenchError:
     )
     err.outcome = Outcome.INTERRUPTED
     err.exit_code = stop.exit_code
+    err.report_fields.update(stop.report_fields)
     return err

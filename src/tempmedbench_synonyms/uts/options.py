@@ -15,6 +15,7 @@ value of the wrong type given to the API is a ``TypeError`` naming the keyword a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
 import math
@@ -39,8 +40,8 @@ from tempmedbench_synonyms.constants import (
     MIN_RATE,
     RETRY_BUDGET,
 )
-from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.secret import redact_url
+from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.secret import read_api_key, redact, redact_url
 
 StrPath = str | os.PathLike[str]
 
@@ -131,7 +132,15 @@ class UtsOptions:
     def check(self) -> int:
         """BadInputError naming the option if a value is out of range or two contradict; else
         the number of workers to run."""
-        check_base_url(self.url)
+        try:
+            check_base_url(self.url)
+        except BadInputError:
+            # Read the key before saying so, so that the message masks a key pasted as the
+            # URL's host or port (a user name, query and fragment are masked in any case).
+            with contextlib.suppress(TempMedBenchError):
+                read_api_key(self.api_key_file)
+            check_base_url(self.url)
+            raise
         check_rate(self.rate)
         workers = check_workers(self.workers)
         check_timeout(self.timeout)
@@ -206,7 +215,7 @@ def check_base_url(url: str) -> str:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
     except ValueError as err:
-        problem = f"it cannot be parsed ({err})"
+        problem = f"it cannot be parsed ({redact(str(err))})"
     else:
         host = parts.hostname or ""
         if parts.scheme not in ("https", "http"):

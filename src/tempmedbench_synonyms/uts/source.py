@@ -35,7 +35,7 @@ from functools import partial
 from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import Interrupted, TempMedBenchError
 from tempmedbench_synonyms.progress import fetch_progress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.estimate import estimate_line
@@ -105,7 +105,7 @@ class RestAtomSource:
                 self.uts.save_memo(concrete, unique, answers)
             else:
                 self._all_from_cache(concrete, len(unique), before, began)
-        except TempMedBenchError as err:
+        except (TempMedBenchError, Interrupted) as err:
             # what the run did before it stopped (a 401 is a request): the failure's report says it
             done = self.uts.counters() - before
             err.report_fields.update(requests=done.requests, cache_hits=done.cache_hits,
