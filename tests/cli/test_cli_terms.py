@@ -124,7 +124,7 @@ def test_json_lines_one_an_input_in_input_order_also_from_standard_input(
         "message": "UMLS 2099AA has no results for the words search for 'nosuchword'",
         "hint": "check the spelling, or try another --search-type (normalizedWords matches "
         "word forms) or fewer --sabs",
-        "schema_version": 1, "tool_version": __version__,
+        "warnings": [], "schema_version": 1, "tool_version": __version__,
     }  # fmt: skip
     assert (second["input"], second["outcome"], second["exit_code"]) == ("wind", "found", 0)
     (hit,) = second["results"]
@@ -457,6 +457,31 @@ def test_a_refused_key_ends_the_batch_at_once_exit_3(fake: FakeUts, tmp_path: Pa
     assert len(fake.seen) == 1  # the second input was never asked
     assert find_secret(wrong, texts={"out": result.stdout + result.stderr},
                        folders=[tmp_path]) == []  # fmt: skip
+
+
+def test_a_batch_that_cannot_share_the_rate_budget_says_so_in_each_json_line(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17 item 12, for the umls commands: a CI job run ``-q --json`` learns that its runs
+    do not share a budget (a state folder others can write), as a regeneration's report says."""
+    state = tmp_path / "shared-state"
+    state.mkdir()
+    state.chmod(0o777)
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(state))
+    result = run(["definitions", "C9000001", "C9000090", "--umls-release", "2099AA", "--json",
+                  "-q"], tmp_path)  # fmt: skip
+    assert (result.exit_code, result.stderr) == (0, "")
+    warning = (
+        f"{state}: the rate-state folder can be written by other users (mode 0777), so what it "
+        f"holds cannot be trusted; chmod go-w {state}, or use a folder of your own "
+        "(TEMPMEDBENCH_STATE_DIR); the rate limit holds for this process only, not for other "
+        "runs on this machine"
+    )
+    assert [doc["warnings"] for doc in lines(result)] == [[warning], [warning]]
+    assert list(state.iterdir()) == []  # nothing written there
+    local = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--umls-release", "2099AA",
+                 "--json"], tmp_path, key=None)  # fmt: skip
+    assert [doc["warnings"] for doc in lines(local)] == [[]]  # no budget without a network
 
 
 def test_a_batch_ended_early_still_shows_the_table_of_the_answers_before_the_end(

@@ -213,7 +213,7 @@ def _run(
                     if shown.extra is not None:
                         answer = replace(answer, extra=shown.extra(lookup, answer))
                     if json_out:
-                        print_json_line(answer.to_json())
+                        print_json_line({**answer.to_json(), "warnings": _warnings(umls)})
                     else:
                         found = (
                             shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
@@ -236,6 +236,12 @@ def _run(
                         f"{plural(counts.cache_hits, 'answer')} from the cache"
                     )
     raise typer.Exit(code)
+
+
+def _warnings(umls: Any) -> list[str]:
+    """What a line's ``warnings`` say (as a regeneration's report): why this run does not share
+    the machine's rate budget, once that is known; none from a local file."""
+    return [] if umls.mrconso is not None else umls.session().warnings()
 
 
 def _keywords(uts: UtsOptions) -> dict[str, Any]:
