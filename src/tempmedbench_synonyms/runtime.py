@@ -364,8 +364,12 @@ class WorkerGroup:
     def __enter__(self) -> WorkerGroup:
         return self
 
-    def add(self, worker: Worker) -> Worker:
-        self.workers.append(worker)
+    def spawn(self, module: str, *, name: str) -> Worker:
+        """A worker started (``spawn_worker``) that the group stops: a Ctrl-C that comes as it
+        starts is raised once the group holds it, so it is killed with the others."""
+        with held_signals():
+            worker = spawn_worker(module, name=name)
+            self.workers.append(worker)
         return worker
 
     def finish(self) -> None:
