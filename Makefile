@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_lookups.py
 	$(BIN)/python bench/bench_uts_hostile.py
+	$(BIN)/python bench/bench_ctrlc.py
 	$(BIN)/python bench/bench_rate_shared.py
 	$(BIN)/python bench/bench_api.py
 	$(BIN)/python bench/bench_plugin_import.py

@@ -13,7 +13,8 @@ the thread switch interval, the collector and the quick exit go through this mod
 2. **Interrupts** (``interrupts``): while a command runs, the first SIGINT or SIGTERM raises
    ``errors.Interrupted`` (a ``KeyboardInterrupt``) in the main thread, and the ones after it are
    ignored, so that nothing breaks into the clean-up (workers killed, the report, exit 130 or
-   143). After the command, ``ignore_interrupts`` keeps a late Ctrl-C from the exit.
+   143). A console script holds one that comes before the command starts for it, and ignores
+   one after it (``hold_interrupts``); ``ignore_interrupts`` keeps a late Ctrl-C from the exit.
 3. **Worker processes** (``spawn_worker``) are never forked: each is a fresh interpreter running a
    small module of this package (``python -I -S``, the package's own folder first on its path),
    so a host with threads of its own (a notebook kernel, a web app) is as safe as a script, and
@@ -170,17 +171,39 @@ def _stop(signum: int, frame: object) -> None:
     raise Interrupted(signum, _NAMES.get(signum, f"signal {signum}"))
 
 
+#: The stop signal that came before the command started (``hold_interrupts``), if one did.
+_held: list[int] = []
+
+
+def _hold(signum: int, frame: object) -> None:
+    if not _held:
+        _held.append(signum)
+
+
+def hold_interrupts() -> None:
+    """A console script's first call, before the CLI's imports: until the command starts, a
+    SIGINT or SIGTERM is held for it (``interrupts`` raises it as it starts, and the command ends
+    as interrupted: not Python's traceback from the middle of an import, nor a SIGTERM's death
+    with no report); after the command, one is ignored (its report is written whole)."""
+    if _in_main_thread():
+        for s in _STOPS:
+            signal.signal(s, _hold)
+
+
 @contextmanager
 def interrupts() -> Iterator[None]:
     """While the block runs (in the main thread), SIGINT and SIGTERM raise ``Interrupted``
-    (rule 2); the handlers before it are put back after, unless one came: then they stay ignored
-    until the process exits. Elsewhere than the main thread (which alone may set handlers), the
-    block runs as it is."""
+    (rule 2), one held since the script started (``hold_interrupts``) at once; the handlers
+    before it are put back after, unless one came: then they stay ignored until the process
+    exits. Elsewhere than the main thread (which alone may set handlers), the block runs as it
+    is."""
     if not _in_main_thread():
         yield
         return
     previous = {s: signal.signal(s, _stop) for s in _STOPS}
     try:
+        if _held:
+            _stop(_held.pop(), None)
         yield
     finally:
         if all(signal.getsignal(s) is _stop for s in _STOPS):
@@ -364,8 +387,12 @@ class WorkerGroup:
     def __enter__(self) -> WorkerGroup:
         return self
 
-    def add(self, worker: Worker) -> Worker:
-        self.workers.append(worker)
+    def spawn(self, module: str, *, name: str) -> Worker:
+        """A worker started (``spawn_worker``) that the group stops: a Ctrl-C that comes as it
+        starts is raised once the group holds it, so it is killed with the others."""
+        with held_signals():
+            worker = spawn_worker(module, name=name)
+            self.workers.append(worker)
         return worker
 
     def finish(self) -> None:

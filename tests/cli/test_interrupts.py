@@ -224,3 +224,102 @@ def test_every_command_with_json_prints_the_interrupted_report(
     assert result.stderr.splitlines()[-1] == (
         "interrupted: nothing was left half-written; run the same command again"
     )
+
+
+# -- a signal before the command starts, and one after it ended ----------------------------------
+
+#: The console script as pip installs it (its entry point), in a child that sends itself ``SIG``
+#: at a chosen moment: ``imports`` as the CLI's modules start to be imported (a Ctrl-C pressed
+#: with the Enter that started the command), ``after`` as the command's work has ended and its
+#: report is still to be written.
+_SCRIPT = """
+import contextlib, os, sys
+from importlib.metadata import entry_points
+from tempmedbench_synonyms import runtime
+moment, sig, script = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+del sys.argv[1:4]
+sys.argv[0] = script
+
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == "tempmedbench_synonyms.cli":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), sig)
+        return None
+
+if moment == "imports":
+    sys.meta_path.insert(0, Hook())
+else:
+    within = runtime.interrupts
+
+    @contextlib.contextmanager
+    def then_signal():
+        try:
+            with within():
+                yield
+        finally:
+            os.kill(os.getpid(), sig)
+
+    runtime.interrupts = then_signal
+(entry,) = entry_points(group="console_scripts", name=script)
+entry.load()()
+"""
+
+
+def _script(moment: str, how: int, args: list[str], tmp_path: Path) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    env["TEMPMEDBENCH_CACHE_DIR"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, moment, str(int(how)), *args],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "how", "code"),
+    [
+        ("tempmedbench-synonyms", signal.SIGINT, 130),
+        ("tempmedbench-synonyms", signal.SIGTERM, 143),
+        ("tempmedbench-regenerate-synonyms", signal.SIGINT, 130),
+    ],
+    ids=["main-SIGINT", "main-SIGTERM", "regenerate-SIGINT"],
+)
+def test_a_signal_while_the_script_starts_is_held_for_the_command(
+    tmp_path: Path, script: str, how: int, code: int
+) -> None:
+    """A Ctrl-C in the first few tenths of a second (the CLI's imports) printed Python's
+    traceback from the middle of an import, and a SIGTERM killed the process with no report: the
+    command now starts and ends at once as interrupted."""
+    out = tmp_path / "out"
+    if script == "tempmedbench-synonyms":
+        args = [script, "check", str(MINI), "--json"]
+    else:
+        args = [script, str(MINI), "--mrconso", str(MINI_MRCONSO), "--out", str(out), "--json"]
+    returncode, stdout, stderr = _script("imports", how, args, tmp_path)
+    report = json.loads(stdout)
+    name = "Ctrl-C" if how == signal.SIGINT else "SIGTERM"
+    assert (returncode, report["outcome"], report["exit_code"], report["message"]) == (
+        code,
+        "interrupted",
+        code,
+        f"interrupted by {name}: what was fetched stays cached",
+    )
+    assert "Traceback" not in stderr
+    assert stderr.splitlines() == [
+        "interrupted: nothing was left half-written; run the same command again"
+    ]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_after_the_command_ended_changes_nothing(tmp_path: Path, how: int) -> None:
+    """The work is done and the report is being written: a SIGTERM there killed the process
+    with half a report or none, and a Ctrl-C turned the outcome into exit 130 with no report.
+    It is ignored: the whole report, and the command's own exit code."""
+    args = ["tempmedbench-synonyms", "check", str(MINI), "--json"]
+    returncode, stdout, stderr = _script("after", how, args, tmp_path)
+    report = json.loads(stdout)
+    assert (returncode, report["outcome"], report["exit_code"]) == (1, "mismatch", 1)
+    assert "Traceback" not in stderr and "interrupted" not in stderr
+    assert stderr.splitlines()[-1].startswith("hint: a rebuilt file is missing")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import os
 import signal
 from pathlib import Path
 
@@ -270,6 +271,38 @@ def test_a_stream_searched_in_pieces_gives_the_same_rows_and_lines(
     with pytest.raises(BadInputError) as info:
         answers(path)
     assert str(info.value).startswith(f"{path}, line 22: an MRCONSO.RRF row has 18 fields")
+
+
+def test_ctrl_c_as_a_worker_starts_leaves_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that comes as a worker process starts (a real SIGINT, delivered as the start
+    returns): the worker is stopped with the others, not left running outside the group (it
+    was, and a CLI run ended with it still alive)."""
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
+    path = write(tmp_path / "M.RRF", ROWS * 50)
+    started: list[runtime.Worker] = []
+    real = runtime.spawn_worker
+
+    def spawn(module: str, *, name: str) -> runtime.Worker:
+        worker = real(module, name=name)
+        started.append(worker)
+        os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C does, the moment the start returns
+        return worker
+
+    monkeypatch.setattr(runtime, "spawn_worker", spawn)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            MrconsoSource(path, workers=2).fetch("R", "C", QUERIES)
+        left = runtime.live_workers()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for worker in started:
+            worker.stop(kill=True)  # (only what a failure left)
+    assert len(started) == 1
+    assert left == 0
+    assert started[0].process.returncode == -signal.SIGKILL
 
 
 def test_ctrl_c_before_a_worker_has_its_first_range_ends_it_at_once(

@@ -26,7 +26,7 @@ import responses
 from responses import matchers
 
 import tempmedbench_synonyms
-from helpers import ATOM_PARAMS
+from helpers import ATOM_PARAMS, wait_until
 from helpers.uts import (
     BASE,
     Q_AUI,
@@ -579,7 +579,21 @@ def test_a_401_stops_every_worker_at_once(tmp_path: Path) -> None:
         f"C9{k:06d}|ENG|P|L9{k:06d}|PF|S9{k:06d}|Y|A9{k:07d}||{k}||MTH|PN|{k}|Invented {k}|0|N||"
         for k in range(1, 61)
     ]
-    fake = FakeUts(
+
+    def cached() -> int:
+        return sum(1 for p in (tmp_path / LAYOUT).rglob("*.json") if p.parent.name == REL)
+
+    class Revoked(FakeUts):
+        """Its first 401 waits until the 10 answers before it are complete (cached): one still
+        on its way when the 401 comes would be cut off by the cancel, and not cached."""
+
+        def handle(self, path: str, query: Any, *, base_url: str) -> Any:
+            reply = super().handle(path, query, base_url=base_url)
+            if reply.status == 401:
+                wait_until(lambda: cached() == 10, "the 10 answers before the 401")
+            return reply
+
+    fake = Revoked(
         FakeUtsData.from_lines(rows),
         api_key=CANARY_KEY,
         faults=Faults(revoke_after=10),
@@ -594,8 +608,7 @@ def test_a_401_stops_every_worker_at_once(tmp_path: Path) -> None:
     assert len(fake.seen) <= 10 + 4
     assert fake.count(401) >= 1
     # What was complete before the 401 is cached and will not be fetched again.
-    cached = sum(1 for p in (tmp_path / LAYOUT).rglob("*.json") if p.parent.name == REL)
-    assert cached == 10
+    assert cached() == 10
 
 
 @responses.activate
