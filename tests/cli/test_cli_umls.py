@@ -134,7 +134,8 @@ def test_not_found_exits_1(fake: FakeUts, tmp_path: Path) -> None:
         "query": "AUI A0000000", "results": [], "truncated": False,
         "message": "UMLS 2099AA has no atom A0000000 (404 Not Found)",
         "hint": "check the AUI (A and 7 to 9 digits, such as A3220484)",
-        "found": False, "atoms": [], "schema_version": 1, "tool_version": __version__,
+        "found": False, "atoms": [], "warnings": [], "schema_version": 1,
+        "tool_version": __version__,
     }  # fmt: skip
     # The first 404 of a command was checked once against the release's sources (no key).
     assert [(s.path, s.key_sent) for s in fake.seen] == [
