@@ -459,6 +459,34 @@ def test_a_refused_key_ends_the_batch_at_once_exit_3(fake: FakeUts, tmp_path: Pa
                        folders=[tmp_path]) == []  # fmt: skip
 
 
+def test_a_file_or_standard_input_larger_than_the_limit_is_refused_unread(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endless standard input (``yes | ...``) or a huge file is bad input once it passes the
+    limit (here made 100 bytes): nothing is asked, nothing cached."""
+    from tempmedbench_synonyms.cli import umls as cli_umls
+
+    monkeypatch.setattr(cli_umls, "INPUT_FILE_MAX", 100)
+    big = "C9000001\n" * 12  # 108 bytes
+    piped = run(["concept", "--file", "-", "--umls-release", "2099AA"], tmp_path, stdin=big)
+    assert (piped.exit_code, piped.stdout) == (2, "")
+    assert piped.stderr == (
+        "error: -: --file is larger than 100 bytes\nhint: split the inputs into several runs\n"
+    )
+    path = tmp_path / "cuis.txt"
+    path.write_text(big, encoding="utf-8")
+    named = run(["concept", "--file", str(path), "--umls-release", "2099AA"], tmp_path)
+    assert (named.exit_code, named.stderr) == (
+        2,
+        f"error: {path}: --file is larger than 100 bytes\n",
+    )
+    assert fake.seen == [] and not (tmp_path / "cache").exists()
+    exact = run(["concept", "--file", "-", "--umls-release", "2099AA", "-q"], tmp_path,
+                stdin="C9000001\n" * 11 + "\n")  # 100 bytes: read  # fmt: skip
+    assert exact.exit_code == 0, exact.stderr
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001"]  # 11 as one
+
+
 def test_a_batch_that_cannot_share_the_rate_budget_says_so_in_each_json_line(
     fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -289,6 +289,11 @@ def _plan(
 # -- inputs ------------------------------------------------------------------------------------
 
 
+#: The most ``--file`` holds (a million inputs take about 20 MB): a larger file, or standard
+#: input that goes on (``yes | ...``), is bad input, read no further.
+INPUT_FILE_MAX = 64 << 20
+
+
 def _lines(file: Path | None) -> list[tuple[int, str]]:
     """The inputs of ``--file`` and their line numbers: one a line, a trailing CR dropped, blank
     lines skipped, a byte order mark at the start dropped (Notepad and Excel write one)."""
@@ -298,9 +303,13 @@ def _lines(file: Path | None) -> list[tuple[int, str]]:
 
     try:
         if str(file) == "-":
-            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+            stdin = getattr(sys.stdin, "buffer", sys.stdin)
+            raw = stdin.read(INPUT_FILE_MAX + 1)
+            if len(raw) > INPUT_FILE_MAX:
+                raise BadInputError(f"--file is larger than {INPUT_FILE_MAX} bytes", path=file,
+                                    hint="split the inputs into several runs")  # fmt: skip
         else:
-            raw = read_regular(file, what="--file")
+            raw = read_regular(file, what="--file", limit=INPUT_FILE_MAX)
         text = (raw.decode("utf-8") if isinstance(raw, bytes) else raw).removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise BadInputError("--file is not UTF-8 text", path=file) from None
