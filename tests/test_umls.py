@@ -20,7 +20,13 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    invented_rows,
+)
 from tempmedbench_synonyms.uts.models import (
     AtomRecord,
     ConceptRecord,
@@ -307,6 +313,20 @@ def test_semantic_types_have_a_tui_and_no_tree_number_without_details(umls: Umls
     ]  # fmt: skip
     detailed = umls.semantic_types("C9000001", details=True)
     assert [(t.tui, t.tree_number) for t in detailed] == [("T901", "B9.1"), ("T902", "B9.1.1")]
+
+
+def test_search_loses_no_result_when_the_server_pages_smaller_than_asked(tmp_path: Path) -> None:
+    """audit-client H1, in Python: given pages of 3 (the envelope says so), every result."""
+    # invented_rows: 11 concepts C9000001-C9000011, each with a SNOMEDCT_US PT "invented ..."
+    rows = invented_rows(11, atoms_per_concept=1)
+    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY, max_page_size=3)
+    with behind_responses(fake), Umls("2099AA", api_key=CANARY_KEY, cache_dir=tmp_path / "c",
+                                      base_url=BASE) as umls:  # fmt: skip
+        every = umls.search("invented", limit=0)
+        first = umls.search("invented")  # the default limit, 25: not met
+    assert [r.ui for r in every] == [f"C90000{k:02d}" for k in range(1, 12)]
+    assert first == every
+    assert [dict(s.params).get("pageNumber") for s in fake.seen] == [None, "2", "3", "4"] * 2
 
 
 def test_the_examples_of_the_docstrings_run_against_the_fake(tmp_path: Path) -> None:

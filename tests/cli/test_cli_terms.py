@@ -20,7 +20,13 @@ from typer.testing import CliRunner, Result
 from helpers import BASE, FIXTURES, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.umls import umls_app
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    find_secret,
+    invented_rows,
+)
 
 META = FIXTURES / "umls"
 
@@ -738,6 +744,63 @@ def test_a_cut_answer_says_truncated_and_limit_0_is_no_cap(fake: FakeUts, tmp_pa
         ["C9000001", "C9000091"], False,
     )  # fmt: skip
     assert [p["pageSize"] for _, p in sent(fake)] == ["1", "200"]
+
+
+@pytest.fixture
+def clamped() -> Iterator[FakeUts]:
+    """The fake UTS paging in 3s whatever ``pageSize`` is asked (its envelope says 3), serving
+    11 invented concepts of one SNOMEDCT_US PT each (``invented_rows``: "invented ... k", plus
+    an MTH PN), C9000001 with 8 SNOMEDCT_US atoms, the last suppressible."""
+    rows = invented_rows(11, atoms_per_concept=1, atoms_of=lambda k: 8 if k == 0 else 1)
+    uts = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY, max_page_size=3)
+    with behind_responses(uts):
+        yield uts
+
+
+def test_a_server_that_pages_smaller_than_asked_loses_no_result(
+    clamped: FakeUts, tmp_path: Path
+) -> None:
+    """audit-client H1: asked 200 a page and given 3, search took page 1 for the last (3 of
+    11, not truncated). SPEC 11: full means the envelope's ``pageSize``."""
+    whole = run(["search", "invented", "--limit", "0", "--umls-release", "2099AA", "--json"],
+                tmp_path)  # fmt: skip
+    assert whole.exit_code == 0, whole.stderr
+    (doc,) = lines(whole)
+    assert ([r["ui"] for r in doc["results"]], doc["truncated"]) == (
+        [f"C90000{k:02d}" for k in range(1, 12)], False,
+    )  # fmt: skip
+    assert doc["message"] == "11 results for words search for 'invented', UMLS 2099AA"
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)] == [
+        ("200", None), ("200", "2"), ("200", "3"), ("200", "4"),  # page 4: 2 results, short
+    ]  # fmt: skip
+    # The limit still cuts, and says so: pages of 3 until 5 are had.
+    cut = run(["search", "invented", "--limit", "5", "--umls-release", "2099AA"], tmp_path)
+    assert cut.exit_code == 0, cut.stderr
+    assert [row[0] for row in table(cut)] == ["UI", *(f"C900000{k}" for k in range(1, 6))]
+    assert cut.stderr == (
+        "5 results for words search for 'invented', UMLS 2099AA; --limit 5 cut it\n"
+    )
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)[4:]] == [
+        ("5", None), ("5", "2"),
+    ]  # fmt: skip
+
+
+def test_a_list_follows_page_count_whatever_page_size_the_server_chose(
+    clamped: FakeUts, tmp_path: Path
+) -> None:
+    """Every other list follows ``pageCount``, counted in the server's own page size."""
+    # invented_rows: C9000001's 8 SNOMEDCT_US atoms A90000001-A90000008, the 8th suppressible
+    # (SUPPRESS E, left out), and its MTH PN A90000009.
+    result = run(["atoms", "C9000001", "--umls-release", "2099AA", "--json"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    (doc,) = lines(result)
+    assert sorted(a["aui"] for a in doc["atoms"]) == [
+        f"A9000000{i}" for i in (1, 2, 3, 4, 5, 6, 7, 9)
+    ]
+    assert doc["truncated"] is False
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)] == [
+        ("200", None), ("200", "2"), ("200", "3"),
+    ]  # fmt: skip
 
 
 def test_json_results_are_utss_objects_while_the_table_shows_last_segments(

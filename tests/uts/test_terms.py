@@ -14,6 +14,7 @@ import responses
 
 from helpers.terms import (
     CONTENT,
+    MISSING,
     NO_RESULTS,
     REL,
     SearchServer,
@@ -315,6 +316,60 @@ def test_a_page_larger_than_asked_is_cut_to_the_limit(tmp_path: Path) -> None:
     assert len(server.asked) == 1
     assert [r["ui"] for r in got.results] == [f"C9{i:06d}" for i in range(1, 11)]
     assert got.truncated
+
+
+@responses.activate
+def test_a_server_that_pages_smaller_than_asked_still_gives_every_result(tmp_path: Path) -> None:
+    """SPEC 11: a page is full when it holds as many results as the envelope's ``pageSize``
+    says, which may be less than asked (audit-client H1: 3 of 41 results, not truncated)."""
+    server = SearchServer(rows(41), clamp=3)
+    got = search(tmp_path, server, Search("invented", limit=0))
+    assert [(q["pageSize"], q.get("pageNumber")) for q in server.asked] == [
+        ("200", None), *(("200", str(n)) for n in range(2, 15)),  # page 14: 2 results, short
+    ]  # fmt: skip
+    assert [r["ui"] for r in got.results] == [f"C9{i:06d}" for i in range(1, 42)]
+    assert (got.outcome, got.truncated) == (Outcome.FOUND, False)
+    assert got.message == "41 results for words search for 'invented', UMLS 2099AA"
+
+
+@pytest.mark.parametrize(
+    ("limit", "pages", "kept"),
+    [(25, 9, 25), (5, 2, 5), (4, 2, 4)],
+    ids=["default-25", "limit-5", "limit-4"],
+)
+@responses.activate
+def test_a_server_that_pages_smaller_than_asked_is_paged_up_to_the_limit_and_truncated(
+    tmp_path: Path, limit: int, pages: int, kept: int
+) -> None:
+    """The limit still cuts: pages of 3 are asked until it is met, and more were sent."""
+    server = SearchServer(rows(41), clamp=3)
+    got = search(tmp_path, server, Search("invented", limit=limit))
+    assert [(q["pageSize"], q.get("pageNumber")) for q in server.asked] == [
+        (str(limit), None), *((str(limit), str(n)) for n in range(2, pages + 1)),
+    ]  # fmt: skip
+    assert [r["ui"] for r in got.results] == [f"C9{i:06d}" for i in range(1, kept + 1)]
+    assert got.truncated
+    assert got.message == (
+        f"{kept} results for words search for 'invented', UMLS 2099AA; --limit {limit} cut it"
+    )
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [MISSING, 1000, 0, -3, "3", True, None],
+    ids=["missing", "1000", "0", "-3", "str", "bool", "null"],
+)
+@responses.activate
+def test_an_envelope_page_size_larger_than_asked_or_unreadable_is_the_size_asked(
+    tmp_path: Path, echo: Any
+) -> None:
+    """Only a smaller ``pageSize`` changes what a full page is: one larger than asked (or
+    not a whole number from 1, or none) leaves it at the size asked, so that full pages of
+    200 are still followed to the end."""
+    server = SearchServer(rows(450), echo=echo)
+    got = search(tmp_path, server, Search("invented", limit=0))
+    assert [q.get("pageNumber") for q in server.asked] == [None, "2", "3"]
+    assert len(got.results) == 450 and not got.truncated
 
 
 @responses.activate
