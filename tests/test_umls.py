@@ -265,6 +265,28 @@ def test_a_refused_key_raises_from_the_method_and_from_many(fake: FakeUts, tmp_p
             list(umls.definitions_many(["C9000001", "C9000090"]))
 
 
+def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_path: Path) -> None:
+    """audit-client M1: the keyless ``/metadata`` check answered 401 behind a wrong base URL."""
+    fake = FakeUts(FakeUtsData.from_meta(META, release="2099AA"), api_key=CANARY_KEY)
+    with (
+        behind_responses(fake, base_url="https://uts.invalid"),
+        Umls(
+            api_key=CANARY_KEY, cache_dir=tmp_path / "c", base_url="https://uts.invalid/xyz"
+        ) as umls,
+    ):
+        with pytest.raises(UnavailableError) as raised:
+            umls.concept("C9000001")
+        with pytest.raises(UnavailableError) as many:
+            list(umls.definitions_many(["C9000001", "C9000090"]))
+    for err in (raised.value, many.value):
+        assert type(err) is UnavailableError and err.exit_code == 4
+        assert str(err) == (
+            "https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
+            "sent without the API key: this does not look like the UMLS REST API"
+        )
+        assert err.hint is not None and err.hint.startswith("check --base-url (or UMLS_BASE_URL)")
+
+
 def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
     with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
         with pytest.raises(UnavailableError, match="--offline"):

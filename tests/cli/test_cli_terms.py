@@ -728,6 +728,42 @@ def test_a_release_uts_does_not_serve_is_unavailable_exit_4_and_nothing_is_cache
     assert not list((tmp_path / "cache").rglob("*.json"))
 
 
+WRONG_BASE_ERROR = (
+    "error: https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
+    "sent without the API key: this does not look like the UMLS REST API\n"
+    "hint: check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+    "and a UTS base URL ends in /rest\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        (["concept", "C9000001"], "/xyz/content/current/CUI/C9000001"),
+        (["search", "invented"], "/xyz/search/current"),
+        (["sources"], None),
+    ],
+    ids=["concept", "search", "sources"],
+)
+def test_a_wrong_base_url_is_unavailable_naming_it_not_blamed_on_the_key(
+    tmp_path: Path, args: list[str], first: str | None
+) -> None:
+    """audit-client M1: behind a base URL without /rest, UTS's JSON 404 for the lookup sends
+    SPEC 11's check, ``/metadata/current/sources``, which goes without the key; its 401 was
+    "the API key is missing, invalid or expired" (exit 3). It is unavailable (exit 4)."""
+    uts = FakeUts(FakeUtsData.from_lines(invented_rows(2)), api_key=CANARY_KEY)
+    with behind_responses(uts, base_url="https://uts.invalid"):
+        result = run([*args, "--base-url", "https://uts.invalid/xyz"], tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr) == (4, "", WRONG_BASE_ERROR)
+    assert [(s.path, s.status, s.key_sent) for s in uts.seen] == [
+        *([(first, 404, True)] if first else []),
+        ("/xyz/metadata/current/sources", 401, False),  # the key is never sent there
+    ]
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    texts = {"stdout": result.stdout, "stderr": result.stderr}
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+
+
 def test_a_cut_answer_says_truncated_and_limit_0_is_no_cap(fake: FakeUts, tmp_path: Path) -> None:
     # MRCONSO.RRF: "fever" is a word of C9000001's and C9000091's atoms
     cut = run(["search", "fever", "--limit", "1", "--umls-release", "2099AA", "--json"], tmp_path)

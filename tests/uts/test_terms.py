@@ -549,6 +549,29 @@ def test_a_release_that_is_not_served_is_unavailable_and_its_404_is_not_cached(
     assert len(responses.calls) == 4
 
 
+@pytest.mark.parametrize("status", [400, 401, 403])
+@responses.activate
+def test_a_refused_metadata_check_is_unavailable_naming_the_base_url(
+    tmp_path: Path, status: int
+) -> None:
+    """The check goes without the key: a refusal of it is neither the key's fault (exit 3) nor
+    the input's (bad input), but not the UMLS REST API at the base URL (audit-client M1)."""
+    responses.get(f"{CONTENT}/CUI/C9000001/definitions", status=404, json={"error": "none"})
+    responses.get(METADATA, status=status, json={"error": "refused"})
+    with pytest.raises(UnavailableError) as info:
+        answer(make_uts(tmp_path), REL, "C9000001", Definitions("C9000001"))
+    assert str(info.value) == (
+        f"https://uts.invalid/rest answered HTTP {status} for /metadata/2099AA/sources, a "
+        "request sent without the API key: this does not look like the UMLS REST API"
+    )
+    assert info.value.hint == (
+        "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+        "and a UTS base URL ends in /rest"
+    )
+    assert len(responses.calls) == 2 and entries(tmp_path) == []
+    assert "apiKey" not in query_of(responses.calls[1].request)
+
+
 @responses.activate
 def test_a_404_that_is_not_uts_json_is_unavailable_naming_the_base_url(tmp_path: Path) -> None:
     responses.get(f"{CONTENT}/CUI/C9000001/definitions", status=404, body="<html>Not Found</html>",
