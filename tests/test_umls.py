@@ -287,6 +287,19 @@ def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_pa
         assert err.hint is not None and err.hint.startswith("check --base-url (or UMLS_BASE_URL)")
 
 
+def test_an_unknown_cui_in_current_is_none_after_two_requests(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """audit-client L13: the probe's 404 is the concept's answer; each call asks anew."""
+    with Umls(api_key=CANARY_KEY, cache_dir=tmp_path / "c", base_url=BASE) as umls:
+        assert umls.concept("C9999999") is None
+        assert umls.semantic_types("C9999999") == ()
+    assert [s.path for s in fake.seen] == [
+        "/content/current/CUI/C9999999", "/metadata/current/sources",
+        "/content/current/CUI/C9999999",  # the second call asks again (current is served)
+    ]  # fmt: skip
+
+
 def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
     with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
         with pytest.raises(UnavailableError, match="--offline"):

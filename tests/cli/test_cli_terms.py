@@ -707,6 +707,30 @@ def test_the_release_is_current_unless_given_resolved_once_before_the_inputs(
     ]
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["concept"], "UMLS current has no concept C9999999 (404 Not Found)"),
+        (["semantic-types"], "UMLS current has no semantic types of CUI C9999999 (404 Not Found)"),
+        (["semantic-types", "--details"],
+         "UMLS current has no semantic types of CUI C9999999 (404 Not Found)"),
+    ],
+    ids=["concept", "semantic-types", "details"],
+)  # fmt: skip
+def test_an_unknown_cui_in_current_is_asked_once_not_again_after_its_probe(
+    fake: FakeUts, tmp_path: Path, args: list[str], message: str
+) -> None:
+    """audit-client L13: with a fresh cache, the probe of C9999999 is the concept's own
+    request; its 404 (checked by /metadata) is the answer, not asked a second time."""
+    result = run([*args, "C9999999"], tmp_path)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"{message}\nhint: check the CUI (C and 7 digits, such as C0020538)\n"
+    assert [(s.path, s.status) for s in fake.seen] == [
+        ("/content/current/CUI/C9999999", 404),
+        ("/metadata/current/sources", 200),
+    ]
+
+
 def test_a_release_uts_does_not_serve_is_unavailable_exit_4_and_nothing_is_cached(
     fake: FakeUts, tmp_path: Path
 ) -> None:

@@ -229,6 +229,10 @@ class CachedUts:
         self._check_lock = threading.Lock()
         #: releases UMLS has shown it serves (the probe or ``/metadata`` answered)
         self._served: set[str] = set()
+        #: requests of ``current`` UMLS answered 404 (checked) since ``resume``: a 404 of
+        #: ``current`` is not stored (it names no release), and without this a lookup whose
+        #: request is its own probe (``umls concept``) would send that request twice
+        self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
         #: False: answers are read from the cache but never written to it, nor what ``current``
         #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
@@ -260,7 +264,10 @@ class CachedUts:
             return Counters(requests, retries, self.cache_hits)
 
     def resume(self) -> None:
-        """Undo a ``cancel`` of an earlier fetch, before a new one."""
+        """Undo a ``cancel`` of an earlier fetch, before a new one; and forget the 404s of
+        ``current`` the last one saw (``_current_404``: UMLS is asked again)."""
+        with self._lock:
+            self._current_404.clear()
         if self.client is not None:
             self.client.resume()
 
@@ -450,17 +457,25 @@ class CachedUts:
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release,
         nor is an answer without links, nor ``/metadata/current/sources``, which ``umls
-        sources`` shows as ``current``).
+        sources`` shows as ``current``). A checked "not found" for ``current`` is remembered
+        until ``resume`` (``_current_404``), so that a lookup whose request was its own probe
+        is not sent twice.
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
             known = None if request.keyless else self._known_current()
             if known is None:
+                asked = _key(umls_release, request)
+                with self._lock:
+                    if asked in self._current_404:  # already answered 404 (and checked)
+                        return "current", None, None
                 what = "which concrete release 'current' is"
                 client = self.need_network(what, keyless=request.keyless)
                 found = self._ask(client, request)
                 if found is None and check and not request.keyless:
                     self.check_served(umls_release)
+                    with self._lock:
+                        self._current_404.add(asked)
                 concrete = None
                 if not request.keyless:
                     concrete = _release_in(request.kind, found, client.base_url)
