@@ -20,7 +20,13 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    FakeUtsServer,
+    invented_rows,
+)
 from tempmedbench_synonyms.uts.models import (
     AtomRecord,
     ConceptRecord,
@@ -259,6 +265,41 @@ def test_a_refused_key_raises_from_the_method_and_from_many(fake: FakeUts, tmp_p
             list(umls.definitions_many(["C9000001", "C9000090"]))
 
 
+def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_path: Path) -> None:
+    """audit-client M1: the keyless ``/metadata`` check answered 401 behind a wrong base URL."""
+    fake = FakeUts(FakeUtsData.from_meta(META, release="2099AA"), api_key=CANARY_KEY)
+    with (
+        behind_responses(fake, base_url="https://uts.invalid"),
+        Umls(
+            api_key=CANARY_KEY, cache_dir=tmp_path / "c", base_url="https://uts.invalid/xyz"
+        ) as umls,
+    ):
+        with pytest.raises(UnavailableError) as raised:
+            umls.concept("C9000001")
+        with pytest.raises(UnavailableError) as many:
+            list(umls.definitions_many(["C9000001", "C9000090"]))
+    for err in (raised.value, many.value):
+        assert type(err) is UnavailableError and err.exit_code == 4
+        assert str(err) == (
+            "https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
+            "sent without the API key: this does not look like the UMLS REST API"
+        )
+        assert err.hint is not None and err.hint.startswith("check --base-url (or UMLS_BASE_URL)")
+
+
+def test_an_unknown_cui_in_current_is_none_after_two_requests(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """audit-client L13: the probe's 404 is the concept's answer; each call asks anew."""
+    with Umls(api_key=CANARY_KEY, cache_dir=tmp_path / "c", base_url=BASE) as umls:
+        assert umls.concept("C9999999") is None
+        assert umls.semantic_types("C9999999") == ()
+    assert [s.path for s in fake.seen] == [
+        "/content/current/CUI/C9999999", "/metadata/current/sources",
+        "/content/current/CUI/C9999999",  # the second call asks again (current is served)
+    ]  # fmt: skip
+
+
 def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
     with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
         with pytest.raises(UnavailableError, match="--offline"):
@@ -307,6 +348,20 @@ def test_semantic_types_have_a_tui_and_no_tree_number_without_details(umls: Umls
     ]  # fmt: skip
     detailed = umls.semantic_types("C9000001", details=True)
     assert [(t.tui, t.tree_number) for t in detailed] == [("T901", "B9.1"), ("T902", "B9.1.1")]
+
+
+def test_search_loses_no_result_when_the_server_pages_smaller_than_asked(tmp_path: Path) -> None:
+    """audit-client H1, in Python: given pages of 3 (the envelope says so), every result."""
+    # invented_rows: 11 concepts C9000001-C9000011, each with a SNOMEDCT_US PT "invented ..."
+    rows = invented_rows(11, atoms_per_concept=1)
+    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY, max_page_size=3)
+    with behind_responses(fake), Umls("2099AA", api_key=CANARY_KEY, cache_dir=tmp_path / "c",
+                                      base_url=BASE) as umls:  # fmt: skip
+        every = umls.search("invented", limit=0)
+        first = umls.search("invented")  # the default limit, 25: not met
+    assert [r.ui for r in every] == [f"C90000{k:02d}" for k in range(1, 12)]
+    assert first == every
+    assert [dict(s.params).get("pageNumber") for s in fake.seen] == [None, "2", "3", "4"] * 2
 
 
 def test_the_examples_of_the_docstrings_run_against_the_fake(tmp_path: Path) -> None:

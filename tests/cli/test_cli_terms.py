@@ -20,7 +20,13 @@ from typer.testing import CliRunner, Result
 from helpers import BASE, FIXTURES, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.umls import umls_app
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
+from tempmedbench_synonyms.testing import (
+    CANARY_KEY,
+    FakeUts,
+    FakeUtsData,
+    find_secret,
+    invented_rows,
+)
 
 META = FIXTURES / "umls"
 
@@ -701,6 +707,30 @@ def test_the_release_is_current_unless_given_resolved_once_before_the_inputs(
     ]
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["concept"], "UMLS current has no concept C9999999 (404 Not Found)"),
+        (["semantic-types"], "UMLS current has no semantic types of CUI C9999999 (404 Not Found)"),
+        (["semantic-types", "--details"],
+         "UMLS current has no semantic types of CUI C9999999 (404 Not Found)"),
+    ],
+    ids=["concept", "semantic-types", "details"],
+)  # fmt: skip
+def test_an_unknown_cui_in_current_is_asked_once_not_again_after_its_probe(
+    fake: FakeUts, tmp_path: Path, args: list[str], message: str
+) -> None:
+    """audit-client L13: with a fresh cache, the probe of C9999999 is the concept's own
+    request; its 404 (checked by /metadata) is the answer, not asked a second time."""
+    result = run([*args, "C9999999"], tmp_path)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"{message}\nhint: check the CUI (C and 7 digits, such as C0020538)\n"
+    assert [(s.path, s.status) for s in fake.seen] == [
+        ("/content/current/CUI/C9999999", 404),
+        ("/metadata/current/sources", 200),
+    ]
+
+
 def test_a_release_uts_does_not_serve_is_unavailable_exit_4_and_nothing_is_cached(
     fake: FakeUts, tmp_path: Path
 ) -> None:
@@ -722,6 +752,42 @@ def test_a_release_uts_does_not_serve_is_unavailable_exit_4_and_nothing_is_cache
     assert not list((tmp_path / "cache").rglob("*.json"))
 
 
+WRONG_BASE_ERROR = (
+    "error: https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
+    "sent without the API key: this does not look like the UMLS REST API\n"
+    "hint: check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+    "and a UTS base URL ends in /rest\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        (["concept", "C9000001"], "/xyz/content/current/CUI/C9000001"),
+        (["search", "invented"], "/xyz/search/current"),
+        (["sources"], None),
+    ],
+    ids=["concept", "search", "sources"],
+)
+def test_a_wrong_base_url_is_unavailable_naming_it_not_blamed_on_the_key(
+    tmp_path: Path, args: list[str], first: str | None
+) -> None:
+    """audit-client M1: behind a base URL without /rest, UTS's JSON 404 for the lookup sends
+    SPEC 11's check, ``/metadata/current/sources``, which goes without the key; its 401 was
+    "the API key is missing, invalid or expired" (exit 3). It is unavailable (exit 4)."""
+    uts = FakeUts(FakeUtsData.from_lines(invented_rows(2)), api_key=CANARY_KEY)
+    with behind_responses(uts, base_url="https://uts.invalid"):
+        result = run([*args, "--base-url", "https://uts.invalid/xyz"], tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr) == (4, "", WRONG_BASE_ERROR)
+    assert [(s.path, s.status, s.key_sent) for s in uts.seen] == [
+        *([(first, 404, True)] if first else []),
+        ("/xyz/metadata/current/sources", 401, False),  # the key is never sent there
+    ]
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    texts = {"stdout": result.stdout, "stderr": result.stderr}
+    assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
+
+
 def test_a_cut_answer_says_truncated_and_limit_0_is_no_cap(fake: FakeUts, tmp_path: Path) -> None:
     # MRCONSO.RRF: "fever" is a word of C9000001's and C9000091's atoms
     cut = run(["search", "fever", "--limit", "1", "--umls-release", "2099AA", "--json"], tmp_path)
@@ -738,6 +804,63 @@ def test_a_cut_answer_says_truncated_and_limit_0_is_no_cap(fake: FakeUts, tmp_pa
         ["C9000001", "C9000091"], False,
     )  # fmt: skip
     assert [p["pageSize"] for _, p in sent(fake)] == ["1", "200"]
+
+
+@pytest.fixture
+def clamped() -> Iterator[FakeUts]:
+    """The fake UTS paging in 3s whatever ``pageSize`` is asked (its envelope says 3), serving
+    11 invented concepts of one SNOMEDCT_US PT each (``invented_rows``: "invented ... k", plus
+    an MTH PN), C9000001 with 8 SNOMEDCT_US atoms, the last suppressible."""
+    rows = invented_rows(11, atoms_per_concept=1, atoms_of=lambda k: 8 if k == 0 else 1)
+    uts = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY, max_page_size=3)
+    with behind_responses(uts):
+        yield uts
+
+
+def test_a_server_that_pages_smaller_than_asked_loses_no_result(
+    clamped: FakeUts, tmp_path: Path
+) -> None:
+    """audit-client H1: asked 200 a page and given 3, search took page 1 for the last (3 of
+    11, not truncated). SPEC 11: full means the envelope's ``pageSize``."""
+    whole = run(["search", "invented", "--limit", "0", "--umls-release", "2099AA", "--json"],
+                tmp_path)  # fmt: skip
+    assert whole.exit_code == 0, whole.stderr
+    (doc,) = lines(whole)
+    assert ([r["ui"] for r in doc["results"]], doc["truncated"]) == (
+        [f"C90000{k:02d}" for k in range(1, 12)], False,
+    )  # fmt: skip
+    assert doc["message"] == "11 results for words search for 'invented', UMLS 2099AA"
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)] == [
+        ("200", None), ("200", "2"), ("200", "3"), ("200", "4"),  # page 4: 2 results, short
+    ]  # fmt: skip
+    # The limit still cuts, and says so: pages of 3 until 5 are had.
+    cut = run(["search", "invented", "--limit", "5", "--umls-release", "2099AA"], tmp_path)
+    assert cut.exit_code == 0, cut.stderr
+    assert [row[0] for row in table(cut)] == ["UI", *(f"C900000{k}" for k in range(1, 6))]
+    assert cut.stderr == (
+        "5 results for words search for 'invented', UMLS 2099AA; --limit 5 cut it\n"
+    )
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)[4:]] == [
+        ("5", None), ("5", "2"),
+    ]  # fmt: skip
+
+
+def test_a_list_follows_page_count_whatever_page_size_the_server_chose(
+    clamped: FakeUts, tmp_path: Path
+) -> None:
+    """Every other list follows ``pageCount``, counted in the server's own page size."""
+    # invented_rows: C9000001's 8 SNOMEDCT_US atoms A90000001-A90000008, the 8th suppressible
+    # (SUPPRESS E, left out), and its MTH PN A90000009.
+    result = run(["atoms", "C9000001", "--umls-release", "2099AA", "--json"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    (doc,) = lines(result)
+    assert sorted(a["aui"] for a in doc["atoms"]) == [
+        f"A9000000{i}" for i in (1, 2, 3, 4, 5, 6, 7, 9)
+    ]
+    assert doc["truncated"] is False
+    assert [(p["pageSize"], p.get("pageNumber")) for _, p in sent(clamped)] == [
+        ("200", None), ("200", "2"), ("200", "3"),
+    ]  # fmt: skip
 
 
 def test_json_results_are_utss_objects_while_the_table_shows_last_segments(

@@ -179,6 +179,8 @@ def search_row(ui: str, name: str, sab: str = "MTH", *, release: str = REL) -> d
 
 
 NO_RESULTS = {"ui": "NONE", "name": "NO RESULTS"}
+#: ``SearchServer(echo=MISSING)``: an envelope without ``pageSize``.
+MISSING = object()
 
 
 def query_of(request: PreparedRequest) -> dict[str, str]:
@@ -194,6 +196,10 @@ class SearchServer:
     own), ``"list"`` (an empty list), ``"again"`` (a server that no longer pages: page 1
     again, whatever the page asked), ``"forever"`` (every page full of new results).
     ``oversize``: rows sent beyond ``pageSize`` on every page (a server that ignores it).
+    ``clamp``: the largest page sent, its size echoed in the envelope (a server that pages
+    smaller than asked, counting its pages in its own size). ``echo``: what the envelope's
+    ``pageSize`` says instead of the size sent (``MISSING``: no ``pageSize`` at all; ``...``,
+    the default: the size sent).
     ``on_page``: called with each page's number before it is answered.
     """
 
@@ -203,12 +209,16 @@ class SearchServer:
         *,
         end: str = "none",
         oversize: int = 0,
+        clamp: int | None = None,
+        echo: Any = ...,
         release: str = REL,
         on_page: Callable[[int], None] | None = None,
     ) -> None:
         self.rows = rows
         self.end = end
         self.oversize = oversize
+        self.clamp = clamp
+        self.echo = echo
         self.release = release
         self.on_page = on_page
         self.asked: list[dict[str, str]] = []
@@ -219,6 +229,8 @@ class SearchServer:
         with self._lock:
             self.asked.append(query)
         size, number = int(query["pageSize"]), int(query.get("pageNumber", "1"))
+        if self.clamp is not None:
+            size = min(size, self.clamp)
         if self.on_page is not None:
             self.on_page(number)
         if self.end == "again":
@@ -233,4 +245,8 @@ class SearchServer:
             rows = [] if self.end == "list" else [NO_RESULTS]
         body = page({"classType": "searchResults", "results": rows}, count=None, number=number,
                     size=size)  # fmt: skip
+        if self.echo is MISSING:
+            del body["pageSize"]
+        elif self.echo is not ...:
+            body["pageSize"] = self.echo
         return 200, {"Content-Type": "application/json"}, json.dumps(body)

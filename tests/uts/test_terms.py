@@ -14,6 +14,7 @@ import responses
 
 from helpers.terms import (
     CONTENT,
+    MISSING,
     NO_RESULTS,
     REL,
     SearchServer,
@@ -318,6 +319,60 @@ def test_a_page_larger_than_asked_is_cut_to_the_limit(tmp_path: Path) -> None:
 
 
 @responses.activate
+def test_a_server_that_pages_smaller_than_asked_still_gives_every_result(tmp_path: Path) -> None:
+    """SPEC 11: a page is full when it holds as many results as the envelope's ``pageSize``
+    says, which may be less than asked (audit-client H1: 3 of 41 results, not truncated)."""
+    server = SearchServer(rows(41), clamp=3)
+    got = search(tmp_path, server, Search("invented", limit=0))
+    assert [(q["pageSize"], q.get("pageNumber")) for q in server.asked] == [
+        ("200", None), *(("200", str(n)) for n in range(2, 15)),  # page 14: 2 results, short
+    ]  # fmt: skip
+    assert [r["ui"] for r in got.results] == [f"C9{i:06d}" for i in range(1, 42)]
+    assert (got.outcome, got.truncated) == (Outcome.FOUND, False)
+    assert got.message == "41 results for words search for 'invented', UMLS 2099AA"
+
+
+@pytest.mark.parametrize(
+    ("limit", "pages", "kept"),
+    [(25, 9, 25), (5, 2, 5), (4, 2, 4)],
+    ids=["default-25", "limit-5", "limit-4"],
+)
+@responses.activate
+def test_a_server_that_pages_smaller_than_asked_is_paged_up_to_the_limit_and_truncated(
+    tmp_path: Path, limit: int, pages: int, kept: int
+) -> None:
+    """The limit still cuts: pages of 3 are asked until it is met, and more were sent."""
+    server = SearchServer(rows(41), clamp=3)
+    got = search(tmp_path, server, Search("invented", limit=limit))
+    assert [(q["pageSize"], q.get("pageNumber")) for q in server.asked] == [
+        (str(limit), None), *((str(limit), str(n)) for n in range(2, pages + 1)),
+    ]  # fmt: skip
+    assert [r["ui"] for r in got.results] == [f"C9{i:06d}" for i in range(1, kept + 1)]
+    assert got.truncated
+    assert got.message == (
+        f"{kept} results for words search for 'invented', UMLS 2099AA; --limit {limit} cut it"
+    )
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [MISSING, 1000, 0, -3, "3", True, None],
+    ids=["missing", "1000", "0", "-3", "str", "bool", "null"],
+)
+@responses.activate
+def test_an_envelope_page_size_larger_than_asked_or_unreadable_is_the_size_asked(
+    tmp_path: Path, echo: Any
+) -> None:
+    """Only a smaller ``pageSize`` changes what a full page is: one larger than asked (or
+    not a whole number from 1, or none) leaves it at the size asked, so that full pages of
+    200 are still followed to the end."""
+    server = SearchServer(rows(450), echo=echo)
+    got = search(tmp_path, server, Search("invented", limit=0))
+    assert [q.get("pageNumber") for q in server.asked] == [None, "2", "3"]
+    assert len(got.results) == 450 and not got.truncated
+
+
+@responses.activate
 def test_a_none_row_among_results_is_left_out_and_ends_the_paging(tmp_path: Path) -> None:
     """So is a row without a ``ui`` (hostile: UTS sends the ``NONE`` row on its own page)."""
     mixed = [*rows(2), {"rootSource": "MTH", "name": "no ui"}, NO_RESULTS, *rows(3)[2:]]
@@ -492,6 +547,29 @@ def test_a_release_that_is_not_served_is_unavailable_and_its_404_is_not_cached(
     with pytest.raises(UnavailableError):
         answer(make_uts(tmp_path), "2000AA", "INV 1", Hierarchy("parents", sab="INV", code="1"))
     assert len(responses.calls) == 4
+
+
+@pytest.mark.parametrize("status", [400, 401, 403])
+@responses.activate
+def test_a_refused_metadata_check_is_unavailable_naming_the_base_url(
+    tmp_path: Path, status: int
+) -> None:
+    """The check goes without the key: a refusal of it is neither the key's fault (exit 3) nor
+    the input's (bad input), but not the UMLS REST API at the base URL (audit-client M1)."""
+    responses.get(f"{CONTENT}/CUI/C9000001/definitions", status=404, json={"error": "none"})
+    responses.get(METADATA, status=status, json={"error": "refused"})
+    with pytest.raises(UnavailableError) as info:
+        answer(make_uts(tmp_path), REL, "C9000001", Definitions("C9000001"))
+    assert str(info.value) == (
+        f"https://uts.invalid/rest answered HTTP {status} for /metadata/2099AA/sources, a "
+        "request sent without the API key: this does not look like the UMLS REST API"
+    )
+    assert info.value.hint == (
+        "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+        "and a UTS base URL ends in /rest"
+    )
+    assert len(responses.calls) == 2 and entries(tmp_path) == []
+    assert "apiKey" not in query_of(responses.calls[1].request)
 
 
 @responses.activate

@@ -304,14 +304,20 @@ class FakeUts:
         faults: Faults | None = None,
         shuffle_seed: int = 0,
         search_empty: str = "none",
+        max_page_size: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if search_empty not in SEARCH_EMPTY:
             raise ValueError(f"search_empty is one of {SEARCH_EMPTY}, not {search_empty!r}")
+        if max_page_size is not None and max_page_size < 1:
+            raise ValueError(f"max_page_size is at least 1, not {max_page_size!r}")
         self.data = data
         #: how a search with nothing (left) to show answers: the documented ``NONE`` row
         #: (``"none"``), or an empty list (``"list"``, as newer NLM code expects)
         self.search_empty = search_empty
+        #: the largest page sent (``None``: as large as asked); the envelope's ``pageSize``
+        #: says the size sent, as a server that pages smaller than asked does
+        self.max_page_size = max_page_size
         self._api_key = api_key
         self.faults = faults or Faults()
         self.shuffle_seed = shuffle_seed
@@ -398,6 +404,7 @@ class FakeUts:
                         base_url=base_url,
                         shuffle_seed=self.shuffle_seed,
                         search_empty=self.search_empty,
+                        max_page_size=self.max_page_size,
                     )
                 )
             if fault == "truncated":  # the whole answer promised, half of it sent

@@ -171,6 +171,7 @@ class Routes:
         *,
         shuffle_seed: int,
         search_empty: str,
+        max_page_size: int | None = None,
     ) -> None:
         self.data = data
         self.path = path
@@ -178,6 +179,7 @@ class Routes:
         self.links = links
         self.shuffle_seed = shuffle_seed
         self.search_empty = search_empty
+        self.max_page_size = max_page_size
 
     # -- parameters ----------------------------------------------------------------------------
 
@@ -189,6 +191,8 @@ class Routes:
             raise _Refused(error(400, "pageSize and pageNumber are whole numbers")) from None
         if size < 1 or number < 1:
             raise _Refused(error(400, "pageSize and pageNumber start at 1"))
+        if self.max_page_size is not None:  # a server that pages smaller than asked
+            size = min(size, self.max_page_size)
         return size, number
 
     def _set(self, name: str, sep: str = ",") -> set[str] | None:
@@ -615,6 +619,7 @@ def answer(
     base_url: str,
     shuffle_seed: int = 0,
     search_empty: str = "none",
+    max_page_size: int | None = None,
 ) -> Doc:
     """The status and JSON document of ``GET base_url + path?params`` (``apiKey`` left out)."""
     parts = [unquote(p) for p in path.split("/") if p]
@@ -624,5 +629,6 @@ def answer(
     if release not in data.served and release != "current":
         return error(404, f"Release {release} is not available")
     links = Links(data.release if release == "current" else release, base_url)
-    routes = Routes(data, path, params, links, shuffle_seed=shuffle_seed, search_empty=search_empty)
+    routes = Routes(data, path, params, links, shuffle_seed=shuffle_seed,
+                    search_empty=search_empty, max_page_size=max_page_size)  # fmt: skip
     return routes.answer(parts)

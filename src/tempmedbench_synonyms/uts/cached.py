@@ -53,13 +53,13 @@ from tempmedbench_synonyms.atoms import (
     is_release,
 )
 from tempmedbench_synonyms.constants import CACHE_DIR_ENV
-from tempmedbench_synonyms.errors import BadInputError, UnavailableError
+from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.client import UtsClient, parse_model
+from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
 from tempmedbench_synonyms.uts.models import (
     ATOM_MAPPING,
     UtsAtom,
@@ -75,6 +75,12 @@ log = logging.getLogger(__name__)
 OFFLINE_MISS_HINT = (
     "run once without --offline to fill the cache (a regeneration can also read a local "
     "MRCONSO.RRF with --mrconso PATH)"
+)
+
+#: What to do when what answers at the base URL is not the UMLS REST API.
+BASE_URL_HINT = (
+    "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, and a "
+    "UTS base URL ends in /rest"
 )
 
 _ATOMS = TypeAdapter(list[UtsAtom])
@@ -223,6 +229,10 @@ class CachedUts:
         self._check_lock = threading.Lock()
         #: releases UMLS has shown it serves (the probe or ``/metadata`` answered)
         self._served: set[str] = set()
+        #: requests of ``current`` UMLS answered 404 (checked) since ``resume``: a 404 of
+        #: ``current`` is not stored (it names no release), and without this a lookup whose
+        #: request is its own probe (``umls concept``) would send that request twice
+        self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
         #: False: answers are read from the cache but never written to it, nor what ``current``
         #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
@@ -254,7 +264,10 @@ class CachedUts:
             return Counters(requests, retries, self.cache_hits)
 
     def resume(self) -> None:
-        """Undo a ``cancel`` of an earlier fetch, before a new one."""
+        """Undo a ``cancel`` of an earlier fetch, before a new one; and forget the 404s of
+        ``current`` the last one saw (``_current_404``: UMLS is asked again)."""
+        with self._lock:
+            self._current_404.clear()
         if self.client is not None:
             self.client.resume()
 
@@ -360,7 +373,31 @@ class CachedUts:
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
         """The answer from UMLS as it is stored: what UTS sent, checked by the client's own
-        parser (``parse_model``) so that nothing unreadable is stored."""
+        parser (``parse_model``) so that nothing unreadable is stored.
+
+        A request sent without the key (``/metadata/{release}/sources``: SPEC 11's check of a
+        404, ``umls sources``) that is refused (400, 401, 403) was not refused for the key, nor
+        for an input: what answered is not the UMLS REST API (a base URL without ``/rest``), and
+        that is unavailable, naming ``--base-url`` (SPEC 11)."""
+        if not request.keyless:
+            return CachedUts._fetch(client, request)
+        try:
+            return CachedUts._fetch(client, request)
+        except NotAuthorisedError as err:
+            if err.status is None:  # no refusal: nothing was sent
+                raise
+            status = err.status
+        except BadRequestError:
+            status = 400
+        raise UnavailableError(
+            f"{redact(client.base_url)} answered HTTP {status} for {request.path}, a request "
+            "sent without the API key: this does not look like the UMLS REST API",
+            hint=BASE_URL_HINT,
+        )
+
+    @staticmethod
+    def _fetch(client: UtsClient, request: UtsRequest) -> Any:
+        """``_ask``'s answer, as the client gives it."""
         path, params = request.path, request.param_dict
         if request.kind == "search":
             listed = client.search(path, params, limit=request.limit)
@@ -420,17 +457,25 @@ class CachedUts:
         the concrete release is read from the answer's links; the answer is then stored under
         the concrete release (a "not found" for ``current`` is not stored: it names no release,
         nor is an answer without links, nor ``/metadata/current/sources``, which ``umls
-        sources`` shows as ``current``).
+        sources`` shows as ``current``). A checked "not found" for ``current`` is remembered
+        until ``resume`` (``_current_404``), so that a lookup whose request was its own probe
+        is not sent twice.
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
             known = None if request.keyless else self._known_current()
             if known is None:
+                asked = _key(umls_release, request)
+                with self._lock:
+                    if asked in self._current_404:  # already answered 404 (and checked)
+                        return "current", None, None
                 what = "which concrete release 'current' is"
                 client = self.need_network(what, keyless=request.keyless)
                 found = self._ask(client, request)
                 if found is None and check and not request.keyless:
                     self.check_served(umls_release)
+                    with self._lock:
+                        self._current_404.add(asked)
                 concrete = None
                 if not request.keyless:
                     concrete = _release_in(request.kind, found, client.base_url)

@@ -874,7 +874,9 @@ class UtsClient:
         A search's envelope has no ``pageCount``. Every page asks ``pageSize`` = min(``limit``,
         200) (200 for no limit): the same on every page, since UTS counts pages in units of
         ``pageSize``, so a smaller last page would ask for results already had. The next page
-        is asked only while the last was full and brought a ``(rootSource, ui)`` not seen before
+        is asked only while the last was full (as many rows as the envelope's ``pageSize``
+        says, when it says fewer than asked: a server that pages in 3s counts its pages in 3s,
+        ``_page_size_sent``) and brought a ``(rootSource, ui)`` not seen before
         (a server that no longer pages sends page 1 again); a row without a ``ui`` (the
         documented end of results is one row whose ``ui`` is ``"NONE"``, on its own page) is
         never a result and ends the paging, as does an empty list. Rows seen before are left
@@ -924,14 +926,25 @@ class UtsClient:
                     cut = True
                 else:
                     results.append(row)
-            if cut or (limit and len(results) >= limit and not ended and len(rows) >= page_size):
+            full = len(rows) >= _page_size_sent(reply.body, page_size)
+            if cut or (limit and len(results) >= limit and not ended and full):
                 return Listed(results, truncated=True)
-            if ended or new == 0 or len(rows) < page_size:
+            if ended or new == 0 or not full:
                 return Listed(results)
             if number >= MAX_PAGES:
                 log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
                 return Listed(results, truncated=True)
             number += 1
+
+
+def _page_size_sent(body: Any, asked: int) -> int:
+    """The size of a full search page: the envelope's ``pageSize`` when it is a whole number
+    from 1 to ``asked`` (a server may page smaller than asked, and say so), else ``asked``
+    (one larger than asked, or none, must not end the paging after a page of ``asked``)."""
+    said = body.get("pageSize") if isinstance(body, dict) else None
+    if isinstance(said, int) and not isinstance(said, bool) and 1 <= said < asked:
+        return said
+    return asked
 
 
 def parse_model(model: type[_M], data: Any, what: str) -> _M:
