@@ -92,7 +92,7 @@ def test_the_launcher_uses_the_standard_library_only() -> None:
     }
     tops = {name.split(".")[0] for name in imported}
     assert tops - {"tempmedbench_synonyms"} <= set(sys.stdlib_module_names) | {"__future__"}
-    assert imported == {"__future__", "os", "shlex", "sys", "tempmedbench_synonyms",
+    assert imported == {"__future__", "os", "shlex", "signal", "sys", "tempmedbench_synonyms",
                         "tempmedbench_synonyms.cli"}  # fmt: skip
 
 
@@ -225,9 +225,9 @@ def test_an_old_or_broken_package_is_said_with_its_fix(
 # -- the launcher in a child that changes one thing as it runs (trust audit 26, 27, 32) ---------
 
 #: Runs the launcher by its path as ``python LAUNCHER ARGS`` would, after one change: ``signal``
-#: sends the process signal ``ARG`` as the CLI's modules start to be imported (a Ctrl-C pressed
-#: with the Enter that started it); ``missing`` makes the top-level packages ``ARG`` (commas
-#: between) fail to import, as where pip left them out.
+#: sends the process the signal ``ARG`` (``SIGNAL:MODULE``) as ``MODULE`` starts to be imported
+#: (a Ctrl-C pressed with the Enter that started it); ``missing`` makes the top-level packages
+#: ``ARG`` (commas between) fail to import, as where pip left them out.
 _CHILD = """
 import os, runpy, sys
 change, arg, launcher = sys.argv[1:4]
@@ -236,9 +236,9 @@ sys.argv[0] = launcher
 
 class Change:
     def find_spec(self, name, path=None, target=None):
-        if change == "signal" and name == "tempmedbench_synonyms.cli":
+        if change == "signal" and name == arg.split(":")[1]:
             sys.meta_path.remove(self)
-            os.kill(os.getpid(), int(arg))
+            os.kill(os.getpid(), int(arg.split(":")[0]))
         if change == "missing" and name.split(".")[0] in arg.split(","):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
@@ -260,19 +260,23 @@ def _child(
 
 
 @pytest.mark.parametrize(
-    ("how", "code", "name"),
-    [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")],
-    ids=["SIGINT", "SIGTERM"],
-)
+    ("how", "code", "name", "module"),
+    [(signal.SIGINT, 130, "Ctrl-C", "tempmedbench_synonyms.cli"),
+     (signal.SIGTERM, 143, "SIGTERM", "tempmedbench_synonyms.cli"),
+     (signal.SIGINT, 130, "Ctrl-C", "tempmedbench_synonyms.runtime"),
+     (signal.SIGTERM, 143, "SIGTERM", "tempmedbench_synonyms.runtime")],
+    ids=["SIGINT-cli", "SIGTERM-cli", "SIGINT-runtime", "SIGTERM-runtime"],
+)  # fmt: skip
 def test_a_signal_while_the_launcher_imports_is_held_for_the_command(
-    mini: Path, tmp_path: Path, how: int, code: int, name: str
+    mini: Path, tmp_path: Path, how: int, code: int, name: str, module: str
 ) -> None:
     """The launcher imported the CLI without the console scripts' hold: a Ctrl-C gave a
     KeyboardInterrupt traceback or exit 130 with no report, a SIGTERM killed it with none. The
-    command now starts and ends at once as interrupted, with its report."""
+    command now starts and ends at once as interrupted, with its report; also for a signal
+    before the package's hold (``runtime``), which the launcher holds from its start."""
     out = tmp_path / "out"
     args = ("--mrconso", MINI_MRCONSO, "--out", out, "--json")
-    proc = _child("signal", str(int(how)), mini / LAUNCHER, *args, cwd=tmp_path)
+    proc = _child("signal", f"{int(how)}:{module}", mini / LAUNCHER, *args, cwd=tmp_path)
     report = json.loads(proc.stdout)
     assert (proc.returncode, report["outcome"], report["exit_code"], report["message"]) == (
         code, "interrupted", code, f"interrupted by {name}: what was fetched stays cached",
@@ -342,3 +346,21 @@ def test_the_launcher_run_through_a_symlink_finds_its_own_release(
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert (report["outcome"], report["release"]) == ("verified", str(mini))
+
+
+def test_an_install_older_than_the_hold_still_runs(mini: Path, tmp_path: Path) -> None:
+    """A 0.1.0 installed before runtime.hold_interrupts existed: run as before, unheld."""
+    fake = tmp_path / "fake" / "tempmedbench_synonyms"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('__version__ = "0.1.0"\n', encoding="utf-8")
+    (fake / "runtime.py").write_text("", encoding="utf-8")
+    (fake / "cli.py").write_text(
+        "import sys\n\ndef script_regenerate_main():\n    print(sys.argv)\n    sys.exit(5)\n",
+        encoding="utf-8",
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(fake.parent)}
+    proc = _launch(
+        mini / LAUNCHER, "--out", "o", cwd=tmp_path, python=(sys.executable, "-S"), env=env
+    )
+    assert (proc.returncode, proc.stderr) == (5, "")
+    assert proc.stdout == f"{['tempmedbench-regenerate-synonyms', str(mini), '--out', 'o']}\n"
