@@ -193,6 +193,31 @@ def test_read_regular_bounds_the_size(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: the key is larger than 4 bytes"
 
 
+def test_read_input_bounds_a_file_that_grows_as_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size is looked at first, then ``limit + 1`` bytes at most are read: a file that grew
+    past the limit after its ``fstat`` (here: an ``fstat`` that says the size it had) is refused
+    all the same, and one at the limit is read whole."""
+    path = tmp_path / "grows"
+    path.write_bytes(b"x" * 101)
+    real = os.fstat
+
+    def before_it_grew(fd: int) -> os.stat_result:
+        st = real(fd)
+        return os.stat_result((*st[:6], 100, *st[7:10]))
+
+    monkeypatch.setattr(os, "fstat", before_it_grew)
+    with pytest.raises(BadInputError) as info:
+        files.read_input(path, what="the table", limit=100, too_large="a hint")
+    assert str(info.value) == (
+        f"{path}: grew over the limit of 100 bytes for the table as it was read"
+    )
+    assert info.value.hint == "a hint"
+    path.write_bytes(b"x" * 100)
+    assert files.read_input(path, what="the table", limit=100) == b"x" * 100
+
+
 # --- the commands, on hostile files: exit 2 at once, in a subprocess so a hang cannot stall the
 # suite (a FIFO opened for reading blocks until a writer comes)
 

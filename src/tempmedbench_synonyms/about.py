@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import platform
+import shlex
+import sys
 from importlib import metadata
 
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.config import resolve_cache_dir
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 
 #: The libraries whose versions change what the tool does (HTTP, retries, models, CLI, folders).
 MAIN_DEPENDENCIES = ("requests", "tenacity", "pydantic", "typer", "platformdirs")
@@ -25,6 +27,18 @@ def dependency_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
     return found
+
+
+def missing_module_error(err: ModuleNotFoundError) -> BadInputError:
+    """An installation without a module it needs (``pip install --no-deps``, a dependency
+    removed since): a problem of the environment, exit 2 with how to reinstall, never "a bug"
+    (SPEC section 8). From a checkout: no package index holds this package by its name."""
+    python = shlex.quote(sys.executable or "python3")
+    return BadInputError(
+        f"tempmedbench-synonyms {__version__} is installed without a module it needs: {err}",
+        hint="reinstall it with its dependencies, from a checkout of its code repository: "
+        f"{python} -m pip install --force-reinstall PATH/TO/THE/CHECKOUT",
+    )
 
 
 def inflate_text() -> str:

@@ -111,11 +111,27 @@ def read_regular(
     with open_regular(path, what=what, own=own) as f:
         if limit is None:
             return f.read()
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        data = _read_at_most(f, limit)
+    if isinstance(data, int):
         subject = f"{what} " if what else ""
         raise BadInputError(f"{subject}is larger than {limit} bytes", path=path)
     return data
+
+
+def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
+    """The bytes of the open regular file ``f``, or, if it has more than ``limit``, its size
+    (``-1`` if it grew past ``limit`` as it was read). Its size (``fstat``) is looked at first,
+    so that a larger file is not read at all; then ``limit + 1`` bytes at most are read."""
+    size = os.fstat(f.fileno()).st_size
+    if size > limit:
+        return size
+    data = f.read(limit + 1)
+    return -1 if len(data) > limit else data
+
+
+def _bytes_text(n: int) -> str:
+    """``n`` bytes in words: ``10001 bytes``, ``67108865 bytes (64 MiB)``."""
+    return f"{n} bytes ({n >> 20} MiB)" if n >= 1 << 20 else f"{n} bytes"
 
 
 def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
@@ -309,13 +325,22 @@ def leftovers_note(removed: list[Path]) -> str:
 
 
 def read_input(
-    path: Path, *, what: str, folder: Path | None = None, limit: int | None = None
+    path: Path,
+    *,
+    what: str,
+    folder: Path | None = None,
+    limit: int | None = None,
+    too_large: str | None = None,
 ) -> bytes:
     """The bytes of the regular file ``path`` (``what`` names it in messages); a missing or
-    unreadable file, or one larger than ``limit`` bytes, is BadInputError, with a hint about the
-    release ``folder`` if given."""
+    unreadable file is BadInputError, with a hint about the release ``folder`` if given.
+
+    With ``limit``, a larger file is BadInputError naming its size and the limit, with the hint
+    ``too_large``, and is read no further than ``limit + 1`` bytes (not at all when its size
+    says so): a file that grows as it is read is bounded too."""
     try:
-        return read_regular(path, what=what, limit=limit)
+        with open_regular(path, what=what) as f:
+            data = f.read() if limit is None else _read_at_most(f, limit)
     except FileNotFoundError:
         hint = None
         if folder is not None and not folder.is_dir():
@@ -326,8 +351,14 @@ def read_input(
                 "if it is, its files are incomplete: download the release again"
             )
         raise BadInputError(f"{what} is missing", path=path, hint=hint) from None
-    except OSError as err:  # a folder, a FIFO or a device is refused by read_regular itself
+    except OSError as err:  # a folder, a FIFO or a device is refused by open_regular itself
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
+    if isinstance(data, int):
+        assert limit is not None
+        over = f"over the limit of {_bytes_text(limit)} for {what}"
+        problem = f"grew {over} as it was read" if data < 0 else f"{_bytes_text(data)}, {over}"
+        raise BadInputError(problem, path=path, hint=too_large)
+    return data
 
 
 BOM_PROBLEM = "starts with a byte order mark (BOM); release files are UTF-8 without a BOM"

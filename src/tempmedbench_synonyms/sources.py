@@ -12,7 +12,6 @@ from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.mrconso.source import MrconsoSource
 from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.progress import scan_progress
-from tempmedbench_synonyms.uts.session import rest_source
 
 log = logging.getLogger(__name__)
 
@@ -32,4 +31,8 @@ def build_source(options: RegenOptions) -> AtomSource:
             )
         progress = scan_progress(options.progress, options.mrconso.name)
         return MrconsoSource(options.mrconso, progress=progress)
+    # Imported here: a local run never loads the HTTP stack (requests, urllib3, tenacity), so
+    # it runs where that is missing, and starts sooner.
+    from tempmedbench_synonyms.uts.session import rest_source
+
     return rest_source(options.uts, progress=options.progress)

@@ -128,7 +128,10 @@ def test_a_huge_manifest_is_exit_2_and_nothing_is_written(mini: Path, mrconso: P
         f.truncate((16 << 20) + 1)
     result = runner.invoke(app, ["regenerate", str(mini), "--mrconso", str(mrconso), "--json"])
     doc = json.loads(result.stdout)
-    message = f"{manifest}: the release manifest is larger than 16777216 bytes"
+    message = (
+        f"{manifest}: 16777217 bytes (16 MiB), over the limit of 16777216 bytes (16 MiB) for the "
+        "release manifest"
+    )
     assert (result.exit_code, doc["exit_code"], doc["message"]) == (2, 2, message)
     assert f"error: {message}" in result.stderr
     assert outputs(mini) == []

@@ -176,7 +176,10 @@ def test_a_manifest_larger_than_16_mib_is_bad_input_read_no_further(mini: Path) 
     for read in (lambda: read_manifest(mini), lambda: update_manifest_line(mini, TABLE, "0" * 64)):
         with pytest.raises(BadInputError) as exc:
             read()
-        assert str(exc.value) == (f"{manifest}: the release manifest is larger than 16777216 bytes")
+        assert str(exc.value) == (
+            f"{manifest}: 16777217 bytes (16 MiB), over the limit of 16777216 bytes (16 MiB) for "
+            "the release manifest"
+        )
     assert manifest.stat().st_size == MANIFEST_LIMIT + 1
 
 

@@ -13,6 +13,7 @@ import pytest
 from helpers import Rehash
 from tempmedbench_synonyms.errors import BadInputError, SpanError
 from tempmedbench_synonyms.mrconso.source import MrconsoSource
+from tempmedbench_synonyms.regen import release as release_module
 from tempmedbench_synonyms.regen.canonical import sha256_text
 from tempmedbench_synonyms.regen.freeze import freeze
 from tempmedbench_synonyms.regen.pipeline import check, regenerate
@@ -223,6 +224,21 @@ def test_check_needs_no_source_and_diagnoses(mini: Path, mrconso: Path) -> None:
     bad = check(mini)
     assert (bad.outcome, bad.changed) == ("mismatch", ["9990105000"])
     assert bad.files[FULL_TABLE].match is False and bad.files[SYNONYM_SURFACE].match is True
+
+
+def test_check_reads_a_rebuilt_full_table_over_the_limit_no_further(
+    mini: Path, mrconso: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its diagnosis reads the rebuilt full table whole: bounded like the release's files (a
+    sparse one over the lowered limit), it is a mismatch with one warning, not a MemoryError."""
+    regenerate(mini, MrconsoSource(mrconso))
+    monkeypatch.setattr(release_module, "RELEASE_FILE_LIMIT", 100_000)
+    os.truncate(mini / FULL_TABLE, 100_001)
+    report = check(mini)
+    assert (report.outcome, report.drifted, report.changed) == ("mismatch", [], [])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{mini / FULL_TABLE} cannot be read as a full table; no per-concept diagnosis"
+    ]
 
 
 def test_overridden_release_is_reported_and_the_table_keeps_its_own(

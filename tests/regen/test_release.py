@@ -1,17 +1,22 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from helpers import Rehash
+from helpers import MINI_MRCONSO, Rehash, outputs
+from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.regen import release as release_module
 from tempmedbench_synonyms.regen.release import (
     EXPECTED,
+    RELEASE_FILE_LIMIT,
     SURFACE,
     TABLE,
     load_expected,
@@ -19,6 +24,9 @@ from tempmedbench_synonyms.regen.release import (
     load_table,
     open_release,
 )
+from tempmedbench_synonyms.testing import write_manifest
+
+runner = CliRunner()
 
 
 def edit_table(folder: Path, change: Callable[[dict[str, Any]], None], rehash: Rehash) -> None:
@@ -335,3 +343,70 @@ def test_crlf_surface_lines_are_read_as_json_reads_them(mini: Path) -> None:
     # the manifest already guarantees the bytes are the authors'.
     (mini / SURFACE).write_bytes(b'{"qid": "a", "question_surface": "x"}\r\n')
     assert [(s.qid, s.text) for s in load_surface(mini)] == [("a", "x")]
+
+
+# --- sizes (SPEC section 8: a file from outside never fills the memory) ----------------------
+
+#: The hint of a release file over its limit.
+SIZE_HINT = (
+    "a release's files are a few MB: this is not the file the release shipped; download the "
+    "release again"
+)
+
+
+@pytest.mark.parametrize(
+    ("rel", "what"),
+    [(TABLE, "the synonym table"), (SURFACE, "the question surface"),
+     (EXPECTED, "the expected hashes")],
+)  # fmt: skip
+def test_a_release_file_over_its_limit_is_bad_input_and_nothing_is_written(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rel: str, what: str
+) -> None:
+    """A file its manifest lists (a forged release, an author's edit before freeze) was read
+    whole: a 1.1 GiB surface peaked at 14 GB, then MemoryError, exit 70 (trust audit 20). The
+    limit, lowered here so that the sparse file stays small, is checked before any parsing."""
+    out = tmp_path / "out"
+    args = ["regenerate", str(mini), "--mrconso", str(MINI_MRCONSO), "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    monkeypatch.setattr(release_module, "RELEASE_FILE_LIMIT", 10_000)
+    os.truncate(mini / rel, 10_001)  # sparse: no byte of it is written
+    write_manifest(mini)  # the manifest matches it
+    result = runner.invoke(app, [*args, "--json"])
+    doc = json.loads(result.stdout)
+    message = f"{mini / rel}: 10001 bytes, over the limit of 10000 bytes for {what}"
+    assert (result.exit_code, doc["outcome"], doc["message"], doc["hint"]) == (
+        2, "bad_input", message, SIZE_HINT,
+    )  # fmt: skip
+    assert result.stderr.splitlines()[-2:] == [f"error: {message}", f"hint: {SIZE_HINT}"]
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+    assert outputs(mini) == []
+
+
+def test_the_limit_refuses_a_larger_file_without_reading_it(mini: Path) -> None:
+    """64 MiB, ten times a real release's largest file; a sparse file just over it is refused
+    on its size, before a byte is read (a read of 64 MiB would take a while here)."""
+    assert RELEASE_FILE_LIMIT == 64 << 20
+    os.truncate(mini / SURFACE, RELEASE_FILE_LIMIT + 1)
+    with pytest.raises(BadInputError) as exc:
+        load_surface(mini)
+    assert str(exc.value) == (
+        f"{mini / SURFACE}: 67108865 bytes (64 MiB), over the limit of 67108864 bytes (64 MiB) "
+        "for the question surface"
+    )
+
+
+def test_freeze_refuses_previous_hashes_over_the_limit_and_writes_nothing(
+    mini: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``freeze --force`` keeps the hashes it replaces: they are read bounded too."""
+    expected = mini / EXPECTED
+    monkeypatch.setattr(release_module, "RELEASE_FILE_LIMIT", 10_000)
+    os.truncate(expected, 10_001)
+    result = runner.invoke(
+        app, ["freeze", str(mini), "--mrconso", str(MINI_MRCONSO), "--force", "--json"]
+    )
+    message = f"{expected}: 10001 bytes, over the limit of 10000 bytes for the expected hashes"
+    assert (result.exit_code, json.loads(result.stdout)["message"]) == (2, message)
+    assert expected.stat().st_size == 10_001
+    assert not expected.with_name(expected.name + ".bak").exists()

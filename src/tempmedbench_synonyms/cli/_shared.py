@@ -196,11 +196,17 @@ def exit_on_error(
         if json_report is not None:
             print_json(json_report(err))
         raise typer.Exit(err.exit_code) from None
-    except OSError as err:
+    except (OSError, ModuleNotFoundError) as err:
         # A backstop: library code turns the errors it expects into TempMedBenchError; a file
         # system that fails in another way (a folder on a path that cannot be entered, a name
         # too long) still deserves our message and a hint, never Python's "[Errno 13]" text.
-        failed = os_error(err)
+        # A dependency missing (imported where it is first needed) is the install's, not a bug.
+        if isinstance(err, OSError):
+            failed = os_error(err)
+        else:
+            from tempmedbench_synonyms.about import missing_module_error
+
+            failed = missing_module_error(err)
         echo_err(f"error: {failed}")
         if failed.hint:
             echo_err(f"hint: {failed.hint}")

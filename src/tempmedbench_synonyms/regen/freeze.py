@@ -11,11 +11,17 @@ from typing import Any
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.errors import BadInputError, Outcome
-from tempmedbench_synonyms.files import read_regular, write_atomic
+from tempmedbench_synonyms.files import write_atomic
 from tempmedbench_synonyms.regen.canonical import sha256_bytes, sha256_text, table_bytes
 from tempmedbench_synonyms.regen.manifest import MANIFEST, read_manifest, update_manifest_line
 from tempmedbench_synonyms.regen.pipeline import base_report, prepare, rebuild
-from tempmedbench_synonyms.regen.release import EXPECTED, LAUNCHER, OUTPUTS, open_release
+from tempmedbench_synonyms.regen.release import (
+    EXPECTED,
+    LAUNCHER,
+    OUTPUTS,
+    open_release,
+    read_release_file,
+)
 from tempmedbench_synonyms.regen.report import FileReport, Report
 
 BACKUP_SUFFIX = ".bak"
@@ -75,7 +81,7 @@ def freeze(
                 hint=f"move {backup.name} away (or delete it, if its hashes are no longer "
                 "needed), then rerun freeze --force",
             )
-        previous = read_regular(target, what="the previous expected hashes")
+        previous = read_release_file(target, what="the expected hashes")
     prepare(
         [target.parent, opened.folder],
         opened.warnings,

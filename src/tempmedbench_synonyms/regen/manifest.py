@@ -17,7 +17,6 @@ from tempmedbench_synonyms.errors import BadInputError, ManifestError, bounded_l
 from tempmedbench_synonyms.files import (
     decode_utf8,
     read_input,
-    read_regular,
     sha256_file,
     write_atomic,
 )
@@ -27,13 +26,24 @@ MANIFEST = "MANIFEST.sha256"
 #: A manifest lists a handful of files (about 80 bytes a line): a larger one is bad input, never
 #: read whole into memory.
 MANIFEST_LIMIT = 16 << 20
+#: The hint of a release file over its limit (``MANIFEST_LIMIT``, ``release.RELEASE_FILE_LIMIT``).
+TOO_LARGE_HINT = (
+    "a release's files are a few MB: this is not the file the release shipped; download the "
+    "release again"
+)
 _MANIFEST_LINE = re.compile(r"([0-9a-fA-F]{64}) ([ *])(.*)")
 
 
 def read_manifest(folder: Path) -> dict[str, str]:
     """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
     path = folder / MANIFEST
-    raw = read_input(path, what="the release manifest", folder=folder, limit=MANIFEST_LIMIT)
+    raw = read_input(
+        path,
+        what="the release manifest",
+        folder=folder,
+        limit=MANIFEST_LIMIT,
+        too_large=TOO_LARGE_HINT,
+    )
     text = decode_utf8(raw, path=MANIFEST)
     entries: dict[str, str] = {}
     for number, line in enumerate(text.split("\n"), start=1):
@@ -68,7 +78,9 @@ def read_manifest(folder: Path) -> dict[str, str]:
 def update_manifest_line(folder: Path, rel: str, digest: str) -> None:
     """Replace (or add) the line of ``rel`` in the manifest, keeping every other line as it is."""
     path = folder / MANIFEST
-    raw = read_regular(path, what="the release manifest", limit=MANIFEST_LIMIT)
+    raw = read_input(
+        path, what="the release manifest", limit=MANIFEST_LIMIT, too_large=TOO_LARGE_HINT
+    )
     lines = raw.decode("utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -27,7 +27,6 @@ from tempmedbench_synonyms.files import (
     file_kind,
     holds_bytes,
     leftovers_note,
-    read_regular,
     remove_leftovers,
     sha256_file,
     write_atomic,
@@ -43,6 +42,7 @@ from tempmedbench_synonyms.regen.release import (
     Release,
     load_expected,
     open_release,
+    read_release_file,
 )
 from tempmedbench_synonyms.regen.report import FileReport, Report, conclude
 from tempmedbench_synonyms.regen.selection import Choice, choose
@@ -294,7 +294,8 @@ def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
 def _names_from_full_table(path: Path) -> dict[str, str | None] | None:
     """Kept names from a rebuilt full table, for the diagnosis; None if it cannot be read."""
     try:
-        data = jsonio.parse_json(read_regular(path).decode("utf-8"), path=path)
+        raw = read_release_file(path, what="the rebuilt full table")
+        data = jsonio.parse_json(raw.decode("utf-8"), path=path)
         out: dict[str, str | None] = {}
         for key, entry in data["concepts"].items():
             syn = entry.get("synonym")

@@ -29,7 +29,7 @@ from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.atoms import CUI_PATTERN
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import BOM_PROBLEM, decode_utf8, os_error, read_input
-from tempmedbench_synonyms.regen.manifest import verify_manifest
+from tempmedbench_synonyms.regen.manifest import TOO_LARGE_HINT, verify_manifest
 from tempmedbench_synonyms.zips import folder_hint
 
 TABLE = "synonyms/synonym_table_kept.json"
@@ -42,6 +42,10 @@ FULL_TABLE = "synonyms/synonym_table_kept_full.json"
 #: The two rebuilt files, in the order reports list them.
 OUTPUTS: tuple[str, str] = (SYNONYM_SURFACE, FULL_TABLE)
 UNVERIFIED_SUFFIX = ".unverified"
+#: The most bytes a release file read whole may have (the table, the surface, the expected
+#: hashes; the rebuilt full table ``check`` reads): ten times the largest of a real release (a
+#: few MB), and small enough that parsing one costs a few hundred MB at most.
+RELEASE_FILE_LIMIT = 64 << 20
 #: What a run writes into the folder: not part of the release, so not listed in its manifest.
 RUN_FILES: tuple[str, ...] = (*OUTPUTS, *(rel + UNVERIFIED_SUFFIX for rel in OUTPUTS))
 #: The file `freeze --force` keeps: warned about like any unlisted file (SPEC section 1), with
@@ -53,6 +57,12 @@ _NOTES = {
 }
 
 # --- reading files --------------------------------------------------------------------------
+
+
+def read_release_file(path: Path, *, what: str) -> bytes:
+    """The bytes of a release file read whole, at most ``RELEASE_FILE_LIMIT`` of them: a larger
+    one is bad input naming its size, read no further (``files.read_input``)."""
+    return read_input(path, what=what, limit=RELEASE_FILE_LIMIT, too_large=TOO_LARGE_HINT)
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -177,7 +187,7 @@ def _key_path(loc: Sequence[int | str]) -> str:
 
 def _read_versioned(folder: Path, rel: str, *, what: str) -> dict[str, Any]:
     """Read a JSON object file and refuse any ``format_version`` but the integer 1 up front."""
-    text = decode_utf8(read_input(folder / rel, what=what), path=rel)
+    text = decode_utf8(read_release_file(folder / rel, what=what), path=rel)
     data = jsonio.parse_json(text, path=rel, utf8_only=True)
     if not isinstance(data, dict):
         raise BadInputError(f"{what} must be a JSON object", path=rel)
@@ -214,6 +224,9 @@ class SurfaceLine:
     line: int
 
 
+#: The bytes of the surface parsed at a time (``load_surface``).
+SURFACE_BLOCK = 1 << 20
+
 #: The surface's JSON Lines, in the words of the release files (``files.decode_utf8``).
 _SURFACE_RULES = jsonio.LineRules(
     blank="a blank line",
@@ -227,10 +240,14 @@ _SURFACE_RULES = jsonio.LineRules(
 def load_surface(folder: Path) -> list[SurfaceLine]:
     """Read the anchored surface: JSON Lines, split on "\\n" only (U+2028 and U+0085 may occur
     in a text), each line an object with a distinct ``qid`` and its ``question_surface``."""
-    raw = read_input(folder / SURFACE, what="the question surface")
+    raw = read_release_file(folder / SURFACE, what="the question surface")
     out: list[SurfaceLine] = []
     seen: dict[str, int] = {}
-    for number, obj in enumerate(jsonio.iter_jsonl((raw,), SURFACE, _SURFACE_RULES), start=1):
+    # Parsed a block at a time: the text of one block and its copy as a JSON array
+    # (``jsonio._batches``) are held, not those of the whole file (4 bytes a character where
+    # one character is beyond U+FFFF).
+    blocks = (raw[i : i + SURFACE_BLOCK] for i in range(0, len(raw), SURFACE_BLOCK))
+    for number, obj in enumerate(jsonio.iter_jsonl(blocks, SURFACE, _SURFACE_RULES), start=1):
         qid = obj.get("qid")
         if not isinstance(qid, str):
             problem = "no 'qid'" if qid is None else "'qid' is not a string"
