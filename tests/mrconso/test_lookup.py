@@ -174,11 +174,16 @@ def test_a_code_whose_atoms_are_all_obsolete_or_foreign_has_none(tmp_path: Path)
 
 def test_one_atom_is_answered_whatever_its_flags_as_get_aui_does(tmp_path: Path) -> None:
     """SPEC 11 counts only SUPPRESS N atoms; ``GET /AUI/{aui}`` (the request ``umls atom``
-    sends) answers an obsolete or foreign atom too, flagged: the file does the same."""
+    sends) answers an obsolete or foreign atom too, flagged (SPEC 12: obsolete exactly O,
+    suppressible exactly E or Y): the file does the same."""
     path = write(tmp_path / "MRCONSO.RRF", CONCEPT)
-    obsolete, foreign, unknown = ask(path, Atom(A(13)), Atom(A(16)), Atom(A(99)))
+    obsolete, foreign, unknown, hidden = ask(path, Atom(A(13)), Atom(A(16)), Atom(A(99)),
+                                             Atom(A(14)))  # fmt: skip
     assert [(r["ui"], r["obsolete"], r["suppressible"]) for r in obsolete.results] == [
-        (A(13), "true", "true")
+        (A(13), "true", "false")
+    ]
+    assert [(r["ui"], r["obsolete"], r["suppressible"]) for r in hidden.results] == [
+        (A(14), "false", "true")
     ]
     assert [(r["ui"], r["language"]) for r in foreign.results] == [(A(16), "FRE")]
     assert (unknown.outcome, unknown.message, unknown.query) == (

@@ -4,7 +4,7 @@ A local MRCONSO.RRF answers a lookup in the same shape as UTS (``mrconso.lookup`
 UTS serves its invented rows in it (``testing.fake``): both build the objects here, from a row's
 18 fields. Links are those UTS gives, under ``Links`` (a base URL and a concrete release), with
 UTS's ``"NONE"`` for a link it does not have; MRCONSO's SUPPRESS gives ``obsolete`` (``O``) and
-``suppressible`` (``O``, ``E`` or ``Y``), as the strings UTS sends on atoms.
+``suppressible`` (``E`` or ``Y``), as the strings UTS sends on atoms (SPEC 12).
 
 SPEC 11 names a source code by its first atom in ``name_order``: (SUPPRESS ``N``, LAT ``ENG``,
 TTY ``PT``, ISPREF ``Y``, TS ``P``, STT ``PF``, AUI) — real UTS names a SNOMED CT code by its PT,
@@ -94,7 +94,7 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
     return {
         "classType": "Atom",
         "ui": fields[_AUI],
-        "suppressible": "true" if suppress in ("O", "E", "Y") else "false",
+        "suppressible": "true" if suppress in ("E", "Y") else "false",
         "obsolete": "true" if suppress == "O" else "false",
         "rootSource": sab,
         "termType": fields[_TTY],
@@ -121,12 +121,13 @@ def cluster_json(
     a crosswalk's results), from its rows (at least one); named by ``name_order``."""
     ordered = sorted(rows, key=name_order)
     first = ordered[0]
+    obsolete = all(r[_SUPPRESS] == "O" for r in ordered)
     at = links.code(sab, code)
     return {
         "classType": "SourceAtomCluster",
         "ui": code,
-        "suppressible": all(r[_SUPPRESS] in ("O", "E", "Y") for r in ordered),
-        "obsolete": all(r[_SUPPRESS] == "O" for r in ordered),
+        "suppressible": not obsolete and all(r[_SUPPRESS] in ("O", "E", "Y") for r in ordered),
+        "obsolete": obsolete,
         "rootSource": sab,
         "atomCount": len(ordered),
         "cVMemberCount": 0,

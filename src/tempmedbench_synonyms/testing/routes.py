@@ -202,10 +202,13 @@ class Routes:
         return value
 
     def _kept(self, suppress: str) -> bool:
-        """UTS's default: no obsolete (``O``) or suppressible (``O``, ``E``, ``Y``) content."""
-        return (self.params.get("includeObsolete") == "true" or suppress != "O") and (
-            self.params.get("includeSuppressible") == "true" or suppress not in ("O", "E", "Y")
-        )
+        """UTS's default: no obsolete (``O``) or suppressible (``E``, ``Y``) content; each flag
+        brings back its own rows only (SPEC 12)."""
+        if suppress == "O":
+            return self.params.get("includeObsolete") == "true"
+        if suppress in ("E", "Y"):
+            return self.params.get("includeSuppressible") == "true"
+        return True
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
@@ -509,7 +512,7 @@ class Routes:
         related, related_name = self._end(rel.CUI1, rel.AUI1, rel.STYPE1)
         return {
             "ui": rel.RUI,
-            "suppressible": rel.SUPPRESS in ("O", "E", "Y"),
+            "suppressible": rel.SUPPRESS in ("E", "Y"),
             "sourceUi": rel.SRUI or NONE,
             "obsolete": rel.SUPPRESS == "O",
             "sourceOriginated": rel.SAB != "MTH",
