@@ -7,7 +7,9 @@ lookup, or an option the file cannot honour, is that input's bad input, naming t
 REST request it needs. Only atoms with SUPPRESS ``N`` count, as UTS leaves obsolete and suppressible
 atoms out by default; ``Atom`` alone answers an atom whatever its flags, as ``GET /AUI/{aui}`` does.
 A crosswalk's code is the cluster of its atoms in the concepts found (its atoms in other concepts,
-rare, are never read: one pass). ``current`` is the release the file's names say.
+rare, are never read: one pass). A concept found (``Cuis``, ``Search``) is named by SPEC 12's rule
+over all its rows, the fake UTS's own (``shapes.concept_name_row``). ``current`` is the release
+the file's names say.
 
 How one pass does it: MRCONSO.RRF is sorted by CUI (every release NLM ships is), so the rows of
 one concept are contiguous. The file is read in pieces that each hold whole concepts, and in each
@@ -767,6 +769,10 @@ def _usable(row: _Row) -> bool:
     return row[F_SUPPRESS] == "N"
 
 
+def _fields(row: _Row) -> _Row:
+    return row
+
+
 class _Index:
     """The rows read, by CUI, by source code, by AUI and by casefolded string; the answers."""
 
@@ -837,14 +843,12 @@ class _Index:
 
     def _concepts(self, hits: Sequence[_Row], limit: int) -> list[dict[str, Any]]:
         """One search result per concept of ``hits``, by CUI (one more than ``limit``, which
-        tells a cut answer): named by its English preferred row, else by its first hit."""
-        by_cui: dict[str, list[_Row]] = defaultdict(list)
-        for row in hits:
-            by_cui[row[F_CUI]].append(row)
+        tells a cut answer): named by SPEC 12's rule over all its rows (read whole, in file
+        order), the fake's own (``shapes.concept_name_row``)."""
         results = []
-        for cui in sorted(by_cui)[: limit + 1 if limit else None]:
-            preferred = [r for r in self.by_cui[cui] if _usable(r) and shapes.is_preferred(r)]
-            named = min(preferred or by_cui[cui], key=shapes.preferred_order)
+        for cui in sorted({row[F_CUI] for row in hits})[: limit + 1 if limit else None]:
+            named = shapes.concept_name_row(self.by_cui[cui], _fields)
+            assert named is not None, "a concept of a hit has that hit's row"
             results.append(
                 shapes.search_result_json(cui, named[F_STR], named[F_SAB], self.links.concept(cui))
             )
