@@ -437,6 +437,36 @@ def test_a_concept_is_named_alike_by_the_file_and_the_fake_by_spec_12s_rule(
     ]
 
 
+def test_the_preferred_atom_is_the_row_that_names_the_concept_or_code(tmp_path: Path) -> None:
+    """SPEC 12: ``atoms CUI --preferred`` is the row that names the concept, ``source SAB CODE
+    --preferred`` the one that names the code (every row counts, obsolete ones too), the same
+    atoms as the fake UTS answers; ``--sab`` plays no part, as UTS is sent none."""
+    path = write(tmp_path / "MRCONSO.RRF", NAMES)
+    fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
+    cuis = list(NAMED_BY)
+    codes = [("SNOMEDCT_US", "7"), ("MSH", "D1"), ("MDRGER", "G3")]
+    asked: list[Lookup] = [*(Atoms(c, preferred=True) for c in cuis),
+                           *(SourceAtoms(s, c, preferred=True) for s, c in codes),
+                           Atoms("C0000001", sab="MSH", preferred=True),
+                           Atoms("C0000009", preferred=True),
+                           SourceAtoms("MSH", "D9", preferred=True)]  # fmt: skip
+    answers = ask(path, *asked)
+    # SNOMEDCT_US 7: its PT is obsolete, its FN not preferred (ISPREF N): the SY
+    assert [[r["ui"] for r in a.results] for a in answers] == [
+        [A(14)], [A(23)], [A(33)], [A(24)], [A(12)], [A(31)], [A(14)], [], [],
+    ]  # fmt: skip
+    assert [a.outcome for a in answers] == [Outcome.FOUND] * 7 + [Outcome.NOT_FOUND] * 2
+    assert (answers[0].query, answers[0].message) == (
+        "preferred atom of CUI C0000001", f"1 atom for preferred atom of CUI C0000001, {path}"
+    )  # fmt: skip
+    assert answers[-1].message == f"{path} has no preferred atom of MSH code D9"
+    routes = [f"CUI/{c}" for c in cuis] + [f"source/{s}/{c}" for s, c in codes]
+    for route, answer in zip(routes, answers, strict=False):
+        reply = fake.handle(f"/content/{RELEASE}/{route}/atoms/preferred", {"apiKey": ["k"]},
+                            base_url="https://uts-ws.nlm.nih.gov/rest")  # fmt: skip
+        assert [clean(json.loads(reply.body)["result"])] == list(answer.results), route
+
+
 def test_exact_search_ignores_case_in_any_language_ordered_by_cui(tmp_path: Path) -> None:
     path = write(tmp_path / "MRCONSO.RRF", CONCEPTS)
     answer = one(path, Search("gLiMmEr PoX", search_type="exact"))
@@ -562,10 +592,6 @@ EXACT_ONLY = (
         (SourceConcept("SNOMEDCT_US", "100"), "a source concept is answered by UTS (GET "
          "/content/{release}/source/{sab}/{code}); from MRCONSO.RRF, ask for the code's atoms",
          REST),
-        (Atoms("C0000001", preferred=True), "the preferred atom is UTS's choice by MRRANK.RRF, "
-         "not in MRCONSO.RRF (UTS: GET .../atoms/preferred)", REST),
-        (SourceAtoms("MSH", "D001", preferred=True), "the preferred atom is UTS's choice by "
-         "MRRANK.RRF, not in MRCONSO.RRF (UTS: GET .../atoms/preferred)", REST),
         (Search("fever"), "search type words " + EXACT_ONLY, "use search type exact, or " + REST),
         (Search("fever", search_type="normalizedString"), "search type normalizedString "
          + EXACT_ONLY, "use search type exact, or " + REST),

@@ -2,7 +2,8 @@
 
 ``answer_many`` answers a batch in one pass over the file (any form of SPEC section 7), in the JSON
 shapes UTS sends (``shapes``): ``Atoms`` (a concept's English atoms, of every source or one),
-``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis`` and ``Search`` with search type exact. Any other
+``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis`` and ``Search`` with search type exact; the
+preferred atom of a concept or code is the row that names it (SPEC 12, of every row). Any other
 lookup, or an option the file cannot honour, is that input's bad input, naming the UMLS file or the
 REST request it needs. Only atoms with SUPPRESS ``N`` count, as UTS leaves obsolete and suppressible
 atoms out by default; ``Atom`` alone answers an atom whatever its flags, as ``GET /AUI/{aui}`` does.
@@ -420,9 +421,6 @@ def _needs_rest(lookup: Lookup) -> BadInputError | None:
     if isinstance(lookup, SourceConcept):
         return _bad("a source concept is answered by UTS (GET /content/{release}/source/{sab}/"
                     "{code}); from MRCONSO.RRF, ask for the code's atoms")  # fmt: skip
-    if isinstance(lookup, (Atoms, SourceAtoms)) and lookup.preferred:
-        return _bad("the preferred atom is UTS's choice by MRRANK.RRF, not in MRCONSO.RRF "
-                    "(UTS: GET .../atoms/preferred)")  # fmt: skip
     if isinstance(lookup, Search):
         return _search_needs_rest(lookup)
     return None
@@ -773,6 +771,10 @@ def _fields(row: _Row) -> _Row:
     return row
 
 
+def _one(row: _Row | None) -> list[_Row]:
+    return [] if row is None else [row]
+
+
 class _Index:
     """The rows read, by CUI, by source code, by AUI and by casefolded string; the answers."""
 
@@ -795,8 +797,9 @@ class _Index:
         limit = limit_of(lookup)
         cut = bool(limit) and len(results) > limit
         results = results[:limit] if cut else results
-        if not results:
-            note = "" if isinstance(lookup, Atom) else _LEFT_OUT  # (an atom: whatever its flags)
+        if not results:  # (an atom, a preferred atom: whatever their flags)
+            every = isinstance(lookup, Atom) or getattr(lookup, "preferred", False)
+            note = "" if every else _LEFT_OUT
             return Answer(given, Outcome.NOT_FOUND, message=f"{self.path} has {lacking or nothing}"
                           f"{note}", release=self.links.release, query=query)  # fmt: skip
         message = f"{plural(len(results), noun)} for {query}, {self.path}" + (
@@ -815,12 +818,17 @@ class _Index:
     def _results(self, lookup: Lookup) -> tuple[list[dict[str, Any]], str, str | None]:
         """(results, what one is called, what the file lacks if not what ``describe`` says)."""
         if isinstance(lookup, Atoms):
-            rows = [r for r in self.by_cui.get(lookup.cui, ()) if _usable(r) and r[F_LAT] == "ENG"
+            rows = self.by_cui.get(lookup.cui, [])  # the whole concept, in file order
+            if lookup.preferred:  # the row that names it, of every row (UTS is sent no sab)
+                return self._atoms(_one(shapes.concept_name_row(rows, _fields))), "atom", None
+            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"
                     and lookup.sab in (None, r[F_SAB])]  # fmt: skip
             return self._atoms(rows), "atom", None
         if isinstance(lookup, SourceAtoms):
-            rows = [r for r in self.by_code.get((lookup.sab, lookup.code), ())
-                    if _usable(r) and r[F_LAT] == "ENG"]  # fmt: skip
+            rows = self.by_code.get((lookup.sab, lookup.code), [])  # every row of the code
+            if lookup.preferred:
+                return self._atoms(_one(shapes.code_name_row(rows, _fields))), "atom", None
+            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"]
             return self._atoms(rows), "atom", None
         if isinstance(lookup, Atom):
             row = self.by_aui.get(lookup.aui)
