@@ -206,6 +206,31 @@ def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
     )
 
 
+def test_a_marker_with_faults_not_a_faults_is_a_type_error(pytester: pytest.Pytester) -> None:
+    """A ``faults`` dict was accepted, and the server then dropped every connection: the test
+    errors at its set-up instead, saying what to write, and no request is ever answered."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.fake_uts(faults={"rate": 0.3})
+        def test_dict(fake_uts):
+            raise AssertionError("never runs")
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_dict*",
+            "*TypeError: faults takes a tempmedbench_synonyms.testing.Faults, not a dict "
+            "({'rate': 0.3}): write faults=Faults(...) with those settings, such as "
+            "Faults(rate=0.3, kinds=('429',))",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*never runs*")
+
+
 #: The key of a user who keeps it in a file named by UMLS_API_KEY_FILE (invented): it must
 #: never reach a fake.
 USERS_KEY = "0a1b2c3d-0000-4000-8000-00000000beef"

@@ -28,7 +28,8 @@ Installed with the package (entry point ``pytest11``), it gives every test suite
     Serve your own MRCONSO.RRF-format rows (an iterable of lines, or the ``Path`` of a file of
     them), or the RRF files of a folder (``meta``: whichever of MRCONSO.RRF, MRDEF.RRF,
     MRREL.RRF, MRSTY.RRF, MRHIER.RRF and MRSAB.RRF it holds), for a release of your choice,
-    optionally misbehaving (``testing.Faults``).
+    optionally misbehaving (a ``testing.Faults``; anything else, a dict too, is a ``TypeError``
+    at the test's set-up).
 
 ``fake_uts_factory``
     For more than one server in a test: ``fake_uts_factory(rows=None, release=None,

@@ -174,11 +174,16 @@ def test_a_code_whose_atoms_are_all_obsolete_or_foreign_has_none(tmp_path: Path)
 
 def test_one_atom_is_answered_whatever_its_flags_as_get_aui_does(tmp_path: Path) -> None:
     """SPEC 11 counts only SUPPRESS N atoms; ``GET /AUI/{aui}`` (the request ``umls atom``
-    sends) answers an obsolete or foreign atom too, flagged: the file does the same."""
+    sends) answers an obsolete or foreign atom too, flagged (SPEC 12: obsolete exactly O,
+    suppressible exactly E or Y): the file does the same."""
     path = write(tmp_path / "MRCONSO.RRF", CONCEPT)
-    obsolete, foreign, unknown = ask(path, Atom(A(13)), Atom(A(16)), Atom(A(99)))
+    obsolete, foreign, unknown, hidden = ask(path, Atom(A(13)), Atom(A(16)), Atom(A(99)),
+                                             Atom(A(14)))  # fmt: skip
     assert [(r["ui"], r["obsolete"], r["suppressible"]) for r in obsolete.results] == [
-        (A(13), "true", "true")
+        (A(13), "true", "false")
+    ]
+    assert [(r["ui"], r["obsolete"], r["suppressible"]) for r in hidden.results] == [
+        (A(14), "false", "true")
     ]
     assert [(r["ui"], r["language"]) for r in foreign.results] == [(A(16), "FRE")]
     assert (unknown.outcome, unknown.message, unknown.query) == (
@@ -333,13 +338,14 @@ CONCEPTS = [
 def test_cuis_are_the_concepts_of_the_codes_atoms_named_by_their_preferred_row(
     tmp_path: Path,
 ) -> None:
-    """A concept is named by its English preferred row (LAT ENG, TS P, STT PF, ISPREF Y), else by
-    the code's own atom; C0000004 holds the code by a suppressible atom only."""
+    """A concept is named by its English preferred row (LAT ENG, TS P, STT PF, ISPREF Y) among
+    all its rows, an obsolete one too (SPEC 12); C0000004 holds the code by a suppressible atom
+    only."""
     path = write(tmp_path / "MRCONSO.RRF", CONCEPTS)
     answer = one(path, Cuis("SNOMEDCT_US", "7"))
     assert uis(answer) == [
         ("C0000001", "Glimmer pox, preferred", "MTH"),
-        ("C0000002", "glimmer pox", "SNOMEDCT_US"),
+        ("C0000002", "Obsolete preferred", "MTH"),
     ]
     assert answer.results[0] == {
         "ui": "C0000001",
@@ -356,13 +362,118 @@ def test_cuis_are_the_concepts_of_the_codes_atoms_named_by_their_preferred_row(
     )  # fmt: skip
 
 
+#: Concepts whose name SPEC 12's rule gives where a lowest-AUI rule, or one over the atoms that
+#: count, gives another: several English preferred rows in no AUI order, an obsolete one first,
+#: after one without STT PF (C0000001), none with STT PF (C0000002), none in English (C0000003).
+NAMES = [
+    row("C0000001", A(15), "NCI", "N1", "Glimmer, variant", stt="VO"),  # STT PF comes first
+    row("C0000001", A(14), "SNOMEDCT_US", "7", "Glimmer pox", suppress="O"),
+    row("C0000001", A(12), "MSH", "D1", "Glimmer pox, MeSH", tty="MH"),
+    row("C0000001", A(11), "MTH", "NOCODE", "Glimmer, obsolete", suppress="O"),
+    row("C0000001", A(13), "SNOMEDCT_US", "7", "Glimmer pox (disorder)", tty="FN", ispref="N"),
+    row("C0000002", A(24), "SNOMEDCT_US", "7", "Pox, synonym", tty="SY", ts="S"),
+    row("C0000002", A(23), "MSH", "D2", "Pox second", tty="MH", stt="VO"),
+    row("C0000002", A(22), "NCI", "N2", "Pox third", stt="VO"),
+    row("C0000002", A(21), "MTH", "NOCODE", "Pox not preferred", ispref="N"),
+    row("C0000003", A(33), "MDRSPA", "S3", "Viruela", lat="SPA", ts="S"),
+    row("C0000003", A(31), "MDRGER", "G3", "Pocken", lat="GER"),
+]
+#: C0000001's relations (MRREL: the second CUI's): from C0000002, from C0000003
+NAMES_MRREL = [
+    "C0000002||CUI|RO|C0000001||CUI||R0000001||MTH|MTH|||N||",
+    "C0000003||CUI|RN|C0000001||CUI||R0000002||MTH|MTH|||N||",
+]
+#: (ui, name, rootSource) of each concept, and the AUI of its preferred atom
+NAMED_BY = {
+    "C0000001": ("C0000001", "Glimmer pox", "SNOMEDCT_US", A(14)),
+    "C0000002": ("C0000002", "Pox second", "MSH", A(23)),
+    "C0000003": ("C0000003", "Viruela", "MDRSPA", A(33)),
+}
+
+
+def test_a_concept_is_named_alike_by_the_file_and_the_fake_by_spec_12s_rule(
+    tmp_path: Path,
+) -> None:
+    """Among all its rows in file order: the first English preferred row (LAT ENG, TS P, STT PF,
+    ISPREF Y), obsolete or not; else the first with LAT ENG, TS P and ISPREF Y; else its first
+    row. The file's cuis and exact searches and the fake's searches, concepts, relations and
+    preferred atoms all name a concept by that row, and its SAB is the rootSource."""
+    write(tmp_path / "MRCONSO.RRF", NAMES)
+    (tmp_path / "MRREL.RRF").write_text("".join(r + "\n" for r in NAMES_MRREL), "utf-8")
+    one_, two, three = (NAMED_BY[c][:3] for c in ("C0000001", "C0000002", "C0000003"))
+    asked: list[tuple[Lookup, dict[str, str], list[tuple[str, str, str]]]] = [
+        (Cuis("SNOMEDCT_US", "7"),
+         {"string": "7", "inputType": "sourceUi", "searchType": "exact", "sabs": "SNOMEDCT_US"},
+         [one_, two]),
+        (Search("glimmer pox, mesh", search_type="exact"), {"string": "glimmer pox, mesh"},
+         [one_]),
+        (Search("POX THIRD", search_type="exact"), {"string": "POX THIRD"}, [two]),
+        (Search("pocken", search_type="exact"), {"string": "pocken"}, [three]),
+    ]  # fmt: skip
+    local = ask(tmp_path / "MRCONSO.RRF", *(q for q, _, _ in asked))
+    fake = FakeUts(FakeUtsData.from_meta(tmp_path, release=RELEASE), api_key="k")
+
+    def get(route: str, **params: str) -> Any:
+        query = {k: [v] for k, v in {**params, "apiKey": "k"}.items()}
+        reply = fake.handle(route, query, base_url="https://uts-ws.nlm.nih.gov/rest")
+        assert reply.status == 200, reply.body
+        return json.loads(reply.body)["result"]
+
+    for (query, params, expected), answer in zip(asked, local, strict=True):
+        assert uis(answer) == expected, query
+        theirs = get(f"/search/{RELEASE}", **{"searchType": "exact", **params})["results"]
+        assert [clean(r) for r in theirs] == list(answer.results), query
+    for cui, (_, name, sab, aui) in NAMED_BY.items():
+        assert get(f"/content/{RELEASE}/CUI/{cui}")["name"] == name
+        assert get(f"/content/{RELEASE}/CUI/{cui}/atoms/preferred")["ui"] == aui
+        found = get(f"/search/{RELEASE}", string=name, searchType="exact", includeObsolete="true")
+        assert found["results"] == [
+            {"ui": cui, "rootSource": sab, "uri": f"{CONTENT}/CUI/{cui}", "name": name}
+        ]
+    relations = get(f"/content/{RELEASE}/CUI/C0000001/relations")
+    assert [(r["relatedFromIdName"], r["relatedIdName"]) for r in relations] == [
+        ("Glimmer pox", "Pox second"),
+        ("Glimmer pox", "Viruela"),
+    ]
+
+
+def test_the_preferred_atom_is_the_row_that_names_the_concept_or_code(tmp_path: Path) -> None:
+    """SPEC 12: ``atoms CUI --preferred`` is the row that names the concept, ``source SAB CODE
+    --preferred`` the one that names the code (every row counts, obsolete ones too), the same
+    atoms as the fake UTS answers; ``--sab`` plays no part, as UTS is sent none."""
+    path = write(tmp_path / "MRCONSO.RRF", NAMES)
+    fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
+    cuis = list(NAMED_BY)
+    codes = [("SNOMEDCT_US", "7"), ("MSH", "D1"), ("MDRGER", "G3")]
+    asked: list[Lookup] = [*(Atoms(c, preferred=True) for c in cuis),
+                           *(SourceAtoms(s, c, preferred=True) for s, c in codes),
+                           Atoms("C0000001", sab="MSH", preferred=True),
+                           Atoms("C0000009", preferred=True),
+                           SourceAtoms("MSH", "D9", preferred=True)]  # fmt: skip
+    answers = ask(path, *asked)
+    # SNOMEDCT_US 7: its PT is obsolete, its FN not preferred (ISPREF N): the SY
+    assert [[r["ui"] for r in a.results] for a in answers] == [
+        [A(14)], [A(23)], [A(33)], [A(24)], [A(12)], [A(31)], [A(14)], [], [],
+    ]  # fmt: skip
+    assert [a.outcome for a in answers] == [Outcome.FOUND] * 7 + [Outcome.NOT_FOUND] * 2
+    assert (answers[0].query, answers[0].message) == (
+        "preferred atom of CUI C0000001", f"1 atom for preferred atom of CUI C0000001, {path}"
+    )  # fmt: skip
+    assert answers[-1].message == f"{path} has no preferred atom of MSH code D9"
+    routes = [f"CUI/{c}" for c in cuis] + [f"source/{s}/{c}" for s, c in codes]
+    for route, answer in zip(routes, answers, strict=False):
+        reply = fake.handle(f"/content/{RELEASE}/{route}/atoms/preferred", {"apiKey": ["k"]},
+                            base_url="https://uts-ws.nlm.nih.gov/rest")  # fmt: skip
+        assert [clean(json.loads(reply.body)["result"])] == list(answer.results), route
+
+
 def test_exact_search_ignores_case_in_any_language_ordered_by_cui(tmp_path: Path) -> None:
     path = write(tmp_path / "MRCONSO.RRF", CONCEPTS)
     answer = one(path, Search("gLiMmEr PoX", search_type="exact"))
     assert uis(answer) == [
         ("C0000001", "Glimmer pox, preferred", "MTH"),
-        ("C0000002", "glimmer pox", "SNOMEDCT_US"),  # no preferred row that counts: the match
-        ("C0000003", "Glimmer Pox", "MSH"),
+        ("C0000002", "Obsolete preferred", "MTH"),  # named by every row, obsolete ones too
+        ("C0000003", "Glimmer Pox", "MSH"),  # no English preferred row: its first row
     ]
     assert (answer.message, answer.query) == (
         f"3 concepts for exact search for 'gLiMmEr PoX', {path}", "exact search for 'gLiMmEr PoX'"
@@ -379,8 +490,8 @@ def test_sources_and_language_narrow_a_search(tmp_path: Path) -> None:
         Search("glimmer pox", search_type="exact", sabs=("MDRFRE",), language="ENG"),
     )
     assert [r["ui"] for r in msh.results] == ["C0000001", "C0000003"]
-    # C0000002 has no English preferred row that counts: the atom matched names it
-    assert uis(french) == uis(both) == [("C0000002", "Glimmer pox", "MDRFRE")]
+    # the French atom finds C0000002, named by its English preferred row (obsolete as it is)
+    assert uis(french) == uis(both) == [("C0000002", "Obsolete preferred", "MTH")]
     assert both.query == "exact search for 'glimmer pox' in MDRFRE in language FRE"
     assert (none.outcome, none.message) == (
         Outcome.NOT_FOUND,
@@ -481,10 +592,6 @@ EXACT_ONLY = (
         (SourceConcept("SNOMEDCT_US", "100"), "a source concept is answered by UTS (GET "
          "/content/{release}/source/{sab}/{code}); from MRCONSO.RRF, ask for the code's atoms",
          REST),
-        (Atoms("C0000001", preferred=True), "the preferred atom is UTS's choice by MRRANK.RRF, "
-         "not in MRCONSO.RRF (UTS: GET .../atoms/preferred)", REST),
-        (SourceAtoms("MSH", "D001", preferred=True), "the preferred atom is UTS's choice by "
-         "MRRANK.RRF, not in MRCONSO.RRF (UTS: GET .../atoms/preferred)", REST),
         (Search("fever"), "search type words " + EXACT_ONLY, "use search type exact, or " + REST),
         (Search("fever", search_type="normalizedString"), "search type normalizedString "
          + EXACT_ONLY, "use search type exact, or " + REST),
@@ -716,6 +823,9 @@ def test_a_file_out_of_cui_order_is_read_twice_with_a_warning_and_answers_the_sa
     expected = ask(write(tmp_path / "sorted.RRF", CROSSWALK), *BATCH)
     rows = CROSSWALK[:]
     random.Random(4).shuffle(rows)
+    # the concepts' rows mixed, each concept's in its order (the first of them may name it)
+    of_cui = {r[:8]: iter([s for s in CROSSWALK if s[:8] == r[:8]]) for r in rows}
+    rows = [next(of_cui[r[:8]]) for r in rows]
     path = write(tmp_path / "MRCONSO.RRF", rows)
     size = path.stat().st_size
     seen: list[tuple[int, int]] = []
@@ -998,10 +1108,13 @@ def reference(rows: Sequence[str], asked: Lookup) -> list[dict[str, Any]]:
         ]
     got = []
     for cui in sorted({f[0] for f in hits}):
-        preferred = [f for f in english if f[0] == cui and (f[2], f[4], f[6]) == ("P", "PF", "Y")]
-        named = min(
-            preferred or [f for f in hits if f[0] == cui],
-            key=lambda f: (f[1] != "ENG", f[2] != "P", f[4] != "PF", f[6] != "Y", f[7]),
+        mine = [f for f in every if f[0] == cui]  # every row, in file order (SPEC 12)
+        named = next(
+            itertools.chain(
+                (f for f in mine if (f[1], f[2], f[4], f[6]) == ("ENG", "P", "PF", "Y")),
+                (f for f in mine if (f[1], f[2], f[6]) == ("ENG", "P", "Y")),
+                mine,
+            )
         )
         got.append(shapes.search_result_json(cui, named[14], named[11], links.concept(cui)))
     return [clean(g) for g in got]
@@ -1080,8 +1193,8 @@ def test_codes_of_many_sources_are_found_as_those_of_one(tmp_path: Path) -> None
 def test_the_fake_uts_answers_the_invented_release_as_the_file_does() -> None:
     """Every code, concept, atom and string of the invented MRCONSO.RRF, asked of the file and
     of the fake UTS built from it: the same results (atoms in no order: UTS gives none). Where
-    the two read SPEC 11 apart (a concept without an English preferred row that counts, a code
-    with atoms in other concepts) this file has none."""
+    the two read SPEC 11 apart (a code with atoms in other concepts, which one pass never
+    reads) this file has none."""
     path = FIXTURES / "umls" / "MRCONSO.RRF"
     fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
     rows = [line.split("|") for line in path.read_text(encoding="utf-8").splitlines()]
@@ -1118,6 +1231,36 @@ def test_the_fake_uts_answers_the_invented_release_as_the_file_does() -> None:
             assert sorted_results(answer) == sorted(theirs, key=lambda r: r["ui"]), query
         else:
             assert list(answer.results) == theirs, query
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fake_uts_names_every_concept_as_the_file_does(tmp_path: Path, seed: int) -> None:
+    """Random invented rows (several English preferred rows a concept, obsolete ones, none,
+    other languages): every code's concepts and every exact search, asked of the file and of
+    the fake UTS built from it, give the same results, names and rootSources included (one
+    rule, ``shapes.concept_name_row``; before it, half of them differed)."""
+    rng = random.Random(seed)
+    rows = invented(rng, concepts=12)
+    path = write(tmp_path / "MRCONSO.RRF", rows)
+    fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
+    fields = [r.split("|") for r in rows]
+    asked: list[tuple[Lookup, dict[str, str]]] = [
+        (Cuis(f[11], f[13], limit=0),
+         {"string": f[13], "inputType": "sourceUi", "searchType": "exact", "sabs": f[11]})
+        for f in fields if f[13] != "NOCODE"
+    ]  # fmt: skip
+    asked += [(Search(f[14], search_type="exact", limit=0),
+               {"string": f[14], "searchType": "exact"}) for f in fields]  # fmt: skip
+    local = ask(path, *(q for q, _ in asked), workers=1)
+    assert sum(a.outcome == Outcome.FOUND for a in local) > len(asked) // 2
+    for (query, params), answer in zip(asked, local, strict=True):
+        reply = fake.handle(
+            f"/search/{RELEASE}",
+            {k: [v] for k, v in {**params, "apiKey": "k", "pageSize": "200"}.items()},
+            base_url="https://uts-ws.nlm.nih.gov/rest",
+        )
+        theirs = [r for r in json.loads(reply.body)["result"]["results"] if r["ui"] != "NONE"]
+        assert list(answer.results) == [clean(r) for r in theirs], query
 
 
 @pytest.mark.parametrize("form", ["plain", "gzip", "workers"])

@@ -170,11 +170,12 @@ def test_search_filters(fake: FakeUts) -> None:
         "C9000091",
     ]  # a tree number takes the types below it
     assert ui(fake, "/search/2099AA", string="fever", semanticTypes="A9") == ["NONE"]
-    # an obsolete atom counts only with both flags (it is obsolete and suppressible)
-    both = {"includeObsolete": "true", "includeSuppressible": "true"}
+    # an obsolete atom (SUPPRESS O) counts with includeObsolete alone, a suppressible one (E)
+    # with includeSuppressible alone (SPEC 12)
     assert ui(fake, "/search/2099AA", string="aardvark") == ["NONE"]
-    assert ui(fake, "/search/2099AA", string="aardvark", includeObsolete="true") == ["NONE"]
-    assert ui(fake, "/search/2099AA", string="aardvark", **both) == ["C9000001"]
+    assert ui(fake, "/search/2099AA", string="aardvark", includeSuppressible="true") == ["NONE"]
+    assert ui(fake, "/search/2099AA", string="aardvark", includeObsolete="true") == ["C9000001"]
+    assert ui(fake, "/search/2099AA", string="breeze", includeObsolete="true") == ["NONE"]
     assert ui(fake, "/search/2099AA", string="breeze", includeSuppressible="true") == ["C9000001"]
 
 
@@ -611,3 +612,51 @@ def test_a_relation_to_an_atom_the_fake_does_not_have_names_nothing(tmp_path: Pa
     found = results(fake, "/content/2099AA/source/MSH/D1/relations", "relatedFromIdName",
                     "relatedId", "relatedIdName")  # fmt: skip
     assert found == [("Invented fever", "NONE", "NONE")]
+
+
+def test_obsolete_is_exactly_suppress_o_and_suppressible_exactly_e_or_y() -> None:
+    """SPEC 12: ``includeObsolete=true`` alone brings back the ``O`` atoms (an obsolete atom is
+    not also suppressible), ``includeSuppressible=true`` alone the ``E`` and ``Y`` ones."""
+    rows = [
+        mrconso_row("C9100001", "A91000001", "MSH", "MH", "D1", "Gust ache"),
+        mrconso_row("C9100001", "A91000002", "MSH", "EN", "D1", "Gust aches", suppress="O"),
+        mrconso_row("C9100001", "A91000003", "MSH", "EN", "D1", "Ache of gust", suppress="E"),
+        mrconso_row("C9100001", "A91000004", "MSH", "EN", "D1", "Gusty ache", suppress="Y"),
+        mrconso_row("C9100002", "A91000005", "MSH", "MH", "D2", "Old gust", suppress="O"),
+        mrconso_row("C9100003", "A91000006", "MSH", "MH", "D3", "Hid gust", suppress="O"),
+        mrconso_row("C9100003", "A91000007", "MSH", "EN", "D3", "Hid gusts", suppress="E"),
+    ]
+    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
+
+    def atoms(**params: str) -> list[tuple[Any, ...]]:
+        path = "/content/2099AA/CUI/C9100001/atoms"
+        return sorted(results(fake, path, "ui", "obsolete", "suppressible", **params))
+
+    n, o = ("A91000001", "false", "false"), ("A91000002", "true", "false")
+    e, y = ("A91000003", "false", "true"), ("A91000004", "false", "true")
+    assert atoms() == [n]
+    assert atoms(includeObsolete="true") == [n, o]
+    assert atoms(includeSuppressible="true") == [n, e, y]
+    assert atoms(includeObsolete="true", includeSuppressible="true") == [n, o, e, y]
+    exact = {"string": "gust aches", "searchType": "exact"}
+    assert ui(fake, "/search/2099AA", **exact) == ["NONE"]
+    assert ui(fake, "/search/2099AA", includeSuppressible="true", **exact) == ["NONE"]
+    assert ui(fake, "/search/2099AA", includeObsolete="true", **exact) == ["C9100001"]
+    # a code whose every atom is obsolete is obsolete, not suppressible; one with no N atom
+    # and not every atom obsolete is suppressible
+    cluster = {c: get(fake, f"/content/2099AA/source/MSH/{c}")[1]["result"] for c in ("D2", "D3")}
+    assert (cluster["D2"]["obsolete"], cluster["D2"]["suppressible"]) == (True, False)
+    assert (cluster["D3"]["obsolete"], cluster["D3"]["suppressible"]) == (False, True)
+
+
+@pytest.mark.parametrize("faults", [{"rate": 0.3}, "429", ["reset"]])
+def test_faults_that_are_not_a_faults_are_a_type_error(meta: FakeUtsData, faults: Any) -> None:
+    """A dict (or anything else) where a ``Faults`` belongs was accepted, and every request
+    then failed on it inside the server: it is refused where it is given."""
+    with pytest.raises(TypeError) as raised:
+        FakeUts(meta, api_key=CANARY_KEY, faults=faults)
+    assert str(raised.value) == (
+        f"faults takes a tempmedbench_synonyms.testing.Faults, not a {type(faults).__name__} "
+        f"({faults!r}): write faults=Faults(...) with those settings, such as "
+        "Faults(rate=0.3, kinds=('429',))"
+    )

@@ -2,12 +2,15 @@
 
 ``answer_many`` answers a batch in one pass over the file (any form of SPEC section 7), in the JSON
 shapes UTS sends (``shapes``): ``Atoms`` (a concept's English atoms, of every source or one),
-``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis`` and ``Search`` with search type exact. Any other
+``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis`` and ``Search`` with search type exact; the
+preferred atom of a concept or code is the row that names it (SPEC 12, of every row). Any other
 lookup, or an option the file cannot honour, is that input's bad input, naming the UMLS file or the
 REST request it needs. Only atoms with SUPPRESS ``N`` count, as UTS leaves obsolete and suppressible
 atoms out by default; ``Atom`` alone answers an atom whatever its flags, as ``GET /AUI/{aui}`` does.
 A crosswalk's code is the cluster of its atoms in the concepts found (its atoms in other concepts,
-rare, are never read: one pass). ``current`` is the release the file's names say.
+rare, are never read: one pass). A concept found (``Cuis``, ``Search``) is named by SPEC 12's rule
+over all its rows, the fake UTS's own (``shapes.concept_name_row``). ``current`` is the release
+the file's names say.
 
 How one pass does it: MRCONSO.RRF is sorted by CUI (every release NLM ships is), so the rows of
 one concept are contiguous. The file is read in pieces that each hold whole concepts, and in each
@@ -418,9 +421,6 @@ def _needs_rest(lookup: Lookup) -> BadInputError | None:
     if isinstance(lookup, SourceConcept):
         return _bad("a source concept is answered by UTS (GET /content/{release}/source/{sab}/"
                     "{code}); from MRCONSO.RRF, ask for the code's atoms")  # fmt: skip
-    if isinstance(lookup, (Atoms, SourceAtoms)) and lookup.preferred:
-        return _bad("the preferred atom is UTS's choice by MRRANK.RRF, not in MRCONSO.RRF "
-                    "(UTS: GET .../atoms/preferred)")  # fmt: skip
     if isinstance(lookup, Search):
         return _search_needs_rest(lookup)
     return None
@@ -767,6 +767,14 @@ def _usable(row: _Row) -> bool:
     return row[F_SUPPRESS] == "N"
 
 
+def _fields(row: _Row) -> _Row:
+    return row
+
+
+def _one(row: _Row | None) -> list[_Row]:
+    return [] if row is None else [row]
+
+
 class _Index:
     """The rows read, by CUI, by source code, by AUI and by casefolded string; the answers."""
 
@@ -789,8 +797,9 @@ class _Index:
         limit = limit_of(lookup)
         cut = bool(limit) and len(results) > limit
         results = results[:limit] if cut else results
-        if not results:
-            note = "" if isinstance(lookup, Atom) else _LEFT_OUT  # (an atom: whatever its flags)
+        if not results:  # (an atom, a preferred atom: whatever their flags)
+            every = isinstance(lookup, Atom) or getattr(lookup, "preferred", False)
+            note = "" if every else _LEFT_OUT
             return Answer(given, Outcome.NOT_FOUND, message=f"{self.path} has {lacking or nothing}"
                           f"{note}", release=self.links.release, query=query)  # fmt: skip
         message = f"{plural(len(results), noun)} for {query}, {self.path}" + (
@@ -809,12 +818,17 @@ class _Index:
     def _results(self, lookup: Lookup) -> tuple[list[dict[str, Any]], str, str | None]:
         """(results, what one is called, what the file lacks if not what ``describe`` says)."""
         if isinstance(lookup, Atoms):
-            rows = [r for r in self.by_cui.get(lookup.cui, ()) if _usable(r) and r[F_LAT] == "ENG"
+            rows = self.by_cui.get(lookup.cui, [])  # the whole concept, in file order
+            if lookup.preferred:  # the row that names it, of every row (UTS is sent no sab)
+                return self._atoms(_one(shapes.concept_name_row(rows, _fields))), "atom", None
+            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"
                     and lookup.sab in (None, r[F_SAB])]  # fmt: skip
             return self._atoms(rows), "atom", None
         if isinstance(lookup, SourceAtoms):
-            rows = [r for r in self.by_code.get((lookup.sab, lookup.code), ())
-                    if _usable(r) and r[F_LAT] == "ENG"]  # fmt: skip
+            rows = self.by_code.get((lookup.sab, lookup.code), [])  # every row of the code
+            if lookup.preferred:
+                return self._atoms(_one(shapes.code_name_row(rows, _fields))), "atom", None
+            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"]
             return self._atoms(rows), "atom", None
         if isinstance(lookup, Atom):
             row = self.by_aui.get(lookup.aui)
@@ -837,14 +851,12 @@ class _Index:
 
     def _concepts(self, hits: Sequence[_Row], limit: int) -> list[dict[str, Any]]:
         """One search result per concept of ``hits``, by CUI (one more than ``limit``, which
-        tells a cut answer): named by its English preferred row, else by its first hit."""
-        by_cui: dict[str, list[_Row]] = defaultdict(list)
-        for row in hits:
-            by_cui[row[F_CUI]].append(row)
+        tells a cut answer): named by SPEC 12's rule over all its rows (read whole, in file
+        order), the fake's own (``shapes.concept_name_row``)."""
         results = []
-        for cui in sorted(by_cui)[: limit + 1 if limit else None]:
-            preferred = [r for r in self.by_cui[cui] if _usable(r) and shapes.is_preferred(r)]
-            named = min(preferred or by_cui[cui], key=shapes.preferred_order)
+        for cui in sorted({row[F_CUI] for row in hits})[: limit + 1 if limit else None]:
+            named = shapes.concept_name_row(self.by_cui[cui], _fields)
+            assert named is not None, "a concept of a hit has that hit's row"
             results.append(
                 shapes.search_result_json(cui, named[F_STR], named[F_SAB], self.links.concept(cui))
             )

@@ -4,18 +4,20 @@ A local MRCONSO.RRF answers a lookup in the same shape as UTS (``mrconso.lookup`
 UTS serves its invented rows in it (``testing.fake``): both build the objects here, from a row's
 18 fields. Links are those UTS gives, under ``Links`` (a base URL and a concrete release), with
 UTS's ``"NONE"`` for a link it does not have; MRCONSO's SUPPRESS gives ``obsolete`` (``O``) and
-``suppressible`` (``O``, ``E`` or ``Y``), as the strings UTS sends on atoms.
+``suppressible`` (``E`` or ``Y``), as the strings UTS sends on atoms (SPEC 12).
 
-SPEC 11 names a source code by its first atom in ``name_order``: (SUPPRESS ``N``, LAT ``ENG``,
-TTY ``PT``, ISPREF ``Y``, TS ``P``, STT ``PF``, AUI) — real UTS names a SNOMED CT code by its PT,
-not its FN — and a concept by its English preferred row (``preferred_order``).
+The two naming rules of SPEC 12 are here, once, for the local lookups and the fake alike: a
+source code is named by the first of all its rows in ``name_order`` (SUPPRESS ``N``, LAT ``ENG``,
+TTY ``PT``, ISPREF ``Y``, TS ``P``, STT ``PF``, AUI; real UTS names a SNOMED CT code by its PT,
+not its FN), ``code_name_row``; a concept by ``concept_name_row``, a rule of file order (UMLS has
+one English preferred row a concept; invented rows may have several, or none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from tempmedbench_synonyms.constants import DEFAULT_BASE_URL
@@ -44,21 +46,33 @@ def name_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
     )
 
 
-def preferred_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
-    """The sort key that puts first a concept's English preferred row (LAT ``ENG``, TS ``P``,
-    STT ``PF``, ISPREF ``Y``; SPEC 11's local search), then by AUI."""
-    return (
-        fields[_LAT] != "ENG",
-        fields[_TS] != "P",
-        fields[_STT] != "PF",
-        fields[_ISPREF] != "Y",
-        fields[_AUI],
-    )
+_Row = TypeVar("_Row")
 
 
-def is_preferred(fields: Sequence[str]) -> bool:
-    """Whether a row is its concept's English preferred row."""
-    return not any(preferred_order(fields)[:4])
+def code_name_row(rows: Iterable[_Row], fields: Callable[[_Row], Sequence[str]]) -> _Row | None:
+    """The row that names a source code (or an SCUI, an SDUI), ``None`` for no rows: the first
+    of all its ``rows`` in ``name_order`` (SPEC 12); ``fields`` gives a row's 18 fields."""
+    return min(rows, key=lambda r: name_order(fields(r)), default=None)
+
+
+def concept_name_row(rows: Iterable[_Row], fields: Callable[[_Row], Sequence[str]]) -> _Row | None:
+    """The row that names a concept, ``None`` for no rows (SPEC 12): among all its ``rows``, in
+    file order and whatever their SUPPRESS, the first with LAT ``ENG``, TS ``P``, STT ``PF`` and
+    ISPREF ``Y``; else the first with LAT ``ENG``, TS ``P`` and ISPREF ``Y``; else the first.
+    It names the concept in a concept, a search and a relation, gives their ``rootSource``, and
+    is the concept's preferred atom; ``fields`` gives a row's 18 fields."""
+    first: _Row | None = None
+    preferred: _Row | None = None  # the first English preferred row without STT PF
+    for row in rows:
+        f = fields(row)
+        if (f[_LAT], f[_TS], f[_ISPREF]) == ("ENG", "P", "Y"):
+            if f[_STT] == "PF":
+                return row
+            if preferred is None:
+                preferred = row
+        if first is None:
+            first = row
+    return preferred if preferred is not None else first
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +108,7 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
     return {
         "classType": "Atom",
         "ui": fields[_AUI],
-        "suppressible": "true" if suppress in ("O", "E", "Y") else "false",
+        "suppressible": "true" if suppress in ("E", "Y") else "false",
         "obsolete": "true" if suppress == "O" else "false",
         "rootSource": sab,
         "termType": fields[_TTY],
@@ -118,15 +132,17 @@ def cluster_json(
     sab: str, code: str, rows: Iterable[Sequence[str]], links: Links
 ) -> dict[str, Any]:
     """A source code as UTS's ``SourceAtomCluster`` object (``/content/.../source/{sab}/{code}``,
-    a crosswalk's results), from its rows (at least one); named by ``name_order``."""
-    ordered = sorted(rows, key=name_order)
-    first = ordered[0]
+    a crosswalk's results), from its rows (at least one); named by ``code_name_row``."""
+    ordered = list(rows)
+    first = code_name_row(ordered, _fields)
+    assert first is not None, "a source code has at least one row"
+    obsolete = all(r[_SUPPRESS] == "O" for r in ordered)
     at = links.code(sab, code)
     return {
         "classType": "SourceAtomCluster",
         "ui": code,
-        "suppressible": all(r[_SUPPRESS] in ("O", "E", "Y") for r in ordered),
-        "obsolete": all(r[_SUPPRESS] == "O" for r in ordered),
+        "suppressible": not obsolete and all(r[_SUPPRESS] in ("O", "E", "Y") for r in ordered),
+        "obsolete": obsolete,
         "rootSource": sab,
         "atomCount": len(ordered),
         "cVMemberCount": 0,
@@ -142,6 +158,10 @@ def cluster_json(
         "defaultPreferredAtom": f"{at}/atoms/preferred",
         "name": first[_STR],
     }
+
+
+def _fields(row: Sequence[str]) -> Sequence[str]:
+    return row
 
 
 def search_result_json(ui: str, name: str, root_source: str, uri: str | None) -> dict[str, Any]:

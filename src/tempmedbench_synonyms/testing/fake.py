@@ -110,9 +110,9 @@ class FakeRow:
 
     @property
     def suppressible(self) -> bool:
-        """SUPPRESS is ``O``, ``E`` or ``Y``: UTS reports the atom as suppressible."""
+        """SUPPRESS is ``E`` or ``Y``: UTS reports the atom as suppressible (SPEC 12)."""
         # MRCONSO SUPPRESS: O obsolete, E suppressed by NLM editors, Y by the source, N not.
-        return self.suppress in ("O", "E", "Y")
+        return self.suppress in ("E", "Y")
 
 
 class FakeUtsData:
@@ -307,6 +307,13 @@ class FakeUts:
         max_page_size: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if faults is not None and not isinstance(faults, Faults):
+            # checked here, not at the first request, where it would drop every connection
+            raise TypeError(
+                f"faults takes a tempmedbench_synonyms.testing.Faults, not a "
+                f"{type(faults).__name__} ({faults!r:.60}): write faults=Faults(...) with those "
+                "settings, such as Faults(rate=0.3, kinds=('429',))"
+            )
         if search_empty not in SEARCH_EMPTY:
             raise ValueError(f"search_empty is one of {SEARCH_EMPTY}, not {search_empty!r}")
         if max_page_size is not None and max_page_size < 1:

@@ -32,6 +32,10 @@ norm); ``leftTruncation``/``rightTruncation`` every word of the term ends/starts
 atom; ``partialSearch=true`` any word is enough; the deprecated ``approximate`` is a partial
 ``normalizedWords``. Results are unique by (``rootSource``, ``ui``): those with an atom equal to
 the term (ignoring case) first, then by ``ui``.
+
+Names follow SPEC 12 with the local lookups' own functions (``mrconso.shapes``): a concept is
+named by ``concept_name_row`` (in a concept, a search, a relation, its preferred atom), a source
+code by ``code_name_row``.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ from tempmedbench_synonyms.mrconso.shapes import (
     Links,
     atom_json,
     cluster_json,
-    name_order,
-    preferred_order,
+    code_name_row,
+    concept_name_row,
     search_result_json,
 )
 
@@ -206,10 +210,13 @@ class Routes:
         return value
 
     def _kept(self, suppress: str) -> bool:
-        """UTS's default: no obsolete (``O``) or suppressible (``O``, ``E``, ``Y``) content."""
-        return (self.params.get("includeObsolete") == "true" or suppress != "O") and (
-            self.params.get("includeSuppressible") == "true" or suppress not in ("O", "E", "Y")
-        )
+        """UTS's default: no obsolete (``O``) or suppressible (``E``, ``Y``) content; each flag
+        brings back its own rows only (SPEC 12)."""
+        if suppress == "O":
+            return self.params.get("includeObsolete") == "true"
+        if suppress in ("E", "Y"):
+            return self.params.get("includeSuppressible") == "true"
+        return True
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
@@ -220,9 +227,13 @@ class Routes:
 
     # -- names and objects ---------------------------------------------------------------------
 
+    def _concept_row(self, cui: str) -> FakeRow | None:
+        """The row that names a concept (SPEC 12's rule, the local lookups' own)."""
+        return concept_name_row(self.data.by_cui.get(cui, ()), _fields)
+
     def _concept_name(self, cui: str) -> str:
-        rows = self.data.by_cui.get(cui)
-        return min((r.fields for r in rows), key=preferred_order)[COLUMN["STR"]] if rows else NONE
+        row = self._concept_row(cui)
+        return row.name if row is not None else NONE
 
     def _code_rows(self, sab: str, field: str, ident: str) -> list[FakeRow]:
         if field == "CODE":
@@ -230,8 +241,8 @@ class Routes:
         return [r for r in self.data.rows if r.sab == sab and r.fields[COLUMN[field]] == ident]
 
     def _code_name(self, sab: str, field: str, ident: str) -> str:
-        rows = self._code_rows(sab, field, ident)
-        return min((r.fields for r in rows), key=name_order)[COLUMN["STR"]] if rows else NONE
+        row = code_name_row(self._code_rows(sab, field, ident), _fields)
+        return row.name if row is not None else NONE
 
     def _aui_link(self, aui: str) -> str:
         return f"{self.links.content}/AUI/{aui}"
@@ -304,8 +315,8 @@ class Routes:
             return 200, page(self._concept(cui, rows))
         if tail == ["atoms"]:
             return self.atoms(rows)
-        if tail == ["atoms", "preferred"] and rows:
-            return 200, page(self._atom(min(rows, key=lambda r: preferred_order(r.fields))))
+        if tail == ["atoms", "preferred"] and (named := self._concept_row(cui)) is not None:
+            return 200, page(self._atom(named))
         if tail == ["definitions"]:
             sabs = self._set("sabs")
             found = [
@@ -341,8 +352,8 @@ class Routes:
             return 200, page(cluster_json(sab, code, [r.fields for r in rows], self.links))
         if tail == ["atoms"]:
             return self.atoms(rows)
-        if tail == ["atoms", "preferred"] and rows:
-            return 200, page(self._atom(min(rows, key=lambda r: name_order(r.fields))))
+        if tail == ["atoms", "preferred"] and (named := code_name_row(rows, _fields)) is not None:
+            return 200, page(self._atom(named))
         if tail == ["relations"]:
             found = [
                 rel
@@ -435,11 +446,8 @@ class Routes:
 
     def _search_results(self, row: FakeRow, return_type: str) -> Iterator[dict[str, Any]]:
         if return_type == "concept":
-            rows = self.data.by_cui[row.cui]
-            best = min((r.fields for r in rows), key=preferred_order)
-            yield search_result_json(
-                row.cui, best[COLUMN["STR"]], best[COLUMN["SAB"]], self.links.concept(row.cui)
-            )
+            named = self._concept_row(row.cui) or row  # (never None: ``row`` is one of them)
+            yield search_result_json(row.cui, named.name, named.sab, self.links.concept(row.cui))
         elif return_type == "aui":
             yield search_result_json(row.aui, row.name, row.sab, self._aui_link(row.aui))
         else:
@@ -513,7 +521,7 @@ class Routes:
         related, related_name = self._end(rel.CUI1, rel.AUI1, rel.STYPE1)
         return {
             "ui": rel.RUI,
-            "suppressible": rel.SUPPRESS in ("O", "E", "Y"),
+            "suppressible": rel.SUPPRESS in ("E", "Y"),
             "sourceUi": rel.SRUI or NONE,
             "obsolete": rel.SUPPRESS == "O",
             "sourceOriginated": rel.SAB != "MTH",
@@ -609,6 +617,10 @@ class Routes:
             for s in sorted(self.data.sources, key=lambda s: s.RSAB)
         ]
         return 200, page(found, 1, 1, len(found))
+
+
+def _fields(row: FakeRow) -> Sequence[str]:
+    return row.fields
 
 
 def answer(
