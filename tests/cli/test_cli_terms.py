@@ -190,7 +190,10 @@ def test_a_file_that_is_not_utf8_or_missing_is_bad_input_and_nothing_is_sent(
     latin.write_bytes(b"fi\xe8vre\n")
     result = run(["search", "--file", str(latin)], tmp_path)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.startswith(f"error: {latin}: --file is not UTF-8 text\n")
+    assert result.stderr == (
+        f"error: {latin}, line 1: the line is not UTF-8 text (byte 0xe8 at byte 3)\n"
+        "hint: save the file as UTF-8 (in Excel: CSV UTF-8)\n"
+    )  # (a file of several lines: tests/cli/test_cli_umls_file.py)
     missing = run(["search", "--file", str(tmp_path / "none.txt")], tmp_path)
     assert missing.exit_code == 2
     assert str(tmp_path / "none.txt") in missing.stderr.splitlines()[0]
