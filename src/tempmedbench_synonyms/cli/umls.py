@@ -160,6 +160,8 @@ class Shown:
     empty: dict[str, Any] = field(default_factory=dict)
     #: how a single input is shown, if not as one of many
     one: Shown | None = None
+    #: columns left out when empty in every row (a tree number asked only with --details)
+    optional: frozenset[str] = frozenset()
 
 
 def _run(
@@ -216,21 +218,27 @@ def _run(
                     if shown.extra is not None:
                         answer = replace(answer, extra=shown.extra(lookup, answer))
                     if json_out:
-                        print_json_line({**answer.to_json(), "warnings": _warnings(umls)})
+                        line = {**answer.to_json(), "warnings": _warnings(umls)}
+                        # ``input`` stays exact (a script joins on it); the query is words
+                        line["query"] = _cut(answer.query, QUERY_SHOWN)
+                        print_json_line(line)
                     else:
                         found = (
                             shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
                         )
                         rows += [[_shown(answer.input), *row] for row in found] if many else found
-                    if answer.outcome is not Outcome.FOUND:
-                        _say(answer, many)  # what the table cannot show
+                    if answer.outcome is Outcome.BAD_INPUT or (
+                        answer.outcome is not Outcome.FOUND and verbosity >= 0
+                    ):
+                        _say(answer, many)  # what the table cannot show (-q: errors only)
                     elif verbosity >= 0 and not many and not json_out:
                         _say(answer, many)
             finally:
                 # Also when the batch ends early (Ctrl-C, a refused key): the answers before the
                 # end are shown, as --json shows their lines.
                 if rows and not json_out:
-                    typer.echo(_table(rows, (["INPUT"] if many else []) + shown.header))
+                    header = (["INPUT"] if many else []) + shown.header
+                    typer.echo(_table(rows, header, optional=shown.optional))
             if verbosity > 0:
                 counts = umls.session().counters() if umls.mrconso is None else None
                 if counts is not None:
@@ -272,7 +280,7 @@ def _keywords(uts: UtsOptions) -> dict[str, Any]:
 def _say(answer: Answer, many: bool) -> None:
     """An answer's message on stderr (its input first when there are several), and its hint
     when it is not found or cannot be asked."""
-    where = f"{answer.input}: " if many else ""
+    where = f"{_label(answer.input)}: " if many else ""
     error = "error: " if answer.outcome is Outcome.BAD_INPUT else ""
     echo_err(f"{error}{where}{answer.message}")
     if answer.hint and answer.outcome is not Outcome.FOUND and not many:
@@ -450,9 +458,22 @@ def _pairs(
 # -- showing -----------------------------------------------------------------------------------
 
 
-def _cut(text: str, most: int = 60) -> str:
+#: The most characters of an input that a line of stderr names it by, and of a JSON ``query``.
+LABEL_SHOWN = 60
+QUERY_SHOWN = 80
+
+
+def _cut(text: str, most: int = LABEL_SHOWN) -> str:
     """``text`` cut to ``most`` characters (a message stays bounded, SPEC section 8)."""
     return text if len(text) <= most else text[:most] + "..."
+
+
+def _label(text: str) -> str:
+    """An input as a line of stderr names it: cut (``_cut``), and each character a terminal
+    would not print as itself (a control, a right-to-left override, a line separator) written
+    as its escape, as the message's ``repr`` of it is (a bidi override would reorder the rest of
+    the line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
 
 
 def _shown(value: object) -> str:
@@ -460,12 +481,21 @@ def _shown(value: object) -> str:
     return "" if value is None else clean_text(str(value))
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+def _table(
+    rows: list[list[str]], header: list[str], *, optional: frozenset[str] = frozenset()
+) -> str:
+    """The rows under ``header``, aligned in the columns a terminal shows (a wide character, such
+    as an emoji or a CJK one, takes two; a combining mark none); a column of ``optional``
+    empty in every row is left out."""
+    from rich.cells import cell_len
+
+    kept = [i for i, name in enumerate(header) if name not in optional or any(r[i] for r in rows)]
+    table = [[row[i] for i in kept] for row in [header, *rows]]
+    widths = [max(cell_len(r[i]) for r in table) for i in range(len(kept))]
+    return "\n".join(
+        "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in table
+    )
 
 
 def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
@@ -539,10 +569,17 @@ def _concept_doc(lookup: Lookup, answer: Answer) -> dict[str, Any] | None:
 
 def _concept_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
     doc = _concept_doc(lookup, answer) or {}
-    return [
-        [k, "" if v is None else (", ".join(v) if isinstance(v, list) else str(v))]
-        for k, v in doc.items()
-    ]
+    return [[k, _cell(v)] for k, v in doc.items()]
+
+
+def _cell(value: Any) -> str:
+    """A value as a table cell: ``yes``/``no`` for a flag (as every table says it), a list
+    joined."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(value)
+    return "" if value is None else str(value)
 
 
 def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
@@ -657,7 +694,7 @@ def _concepts_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
 
 
 DEFINITIONS = Shown(["SOURCE", "DEFINITION"], _definition_rows)
-TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows)
+TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows, optional=frozenset({"TREE"}))
 CLUSTERS = Shown(["UI", "NAME", "SOURCE", "OBSOLETE", "ATOMS", "LINKS"], _cluster_rows)
 ONE_CONCEPT = Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)
 CONCEPTS = Shown(["CUI", "NAME", "STATUS", "ATOMS", "TYPES"], _concepts_rows, _concept_extra,
@@ -807,15 +844,19 @@ def hierarchy_command(
     """
     chosen = [name for name, on in (("parents", parents), ("children", children),
               ("ancestors", ancestors), ("descendants", descendants)) if on]  # fmt: skip
-    if len(chosen) != 1:
-        raise UsageError("give one of --parents, --children, --ancestors, --descendants")
+    directions = "--parents, --children, --ancestors, --descendants"
+    if not chosen:
+        raise UsageError(f"give one of {directions}")
+    if len(chosen) > 1:
+        given = ", ".join(f"--{name}" for name in chosen)
+        raise UsageError(f"give only one of {directions} (given: {given})")
     base = replace(lookup, direction=chosen[0])  # type: ignore[arg-type]
     if aui:
         items = _plain(ids, asking.file, lambda a: replace(base, aui=a))
     else:
         sab, codes = _sab_first(ids)
         items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
-    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows)
+    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows, optional=frozenset({"AUI"}))
     _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
 
 
