@@ -254,7 +254,8 @@ def _answering(args: list[str], top: Any, info_name: str | None) -> Iterator[Non
         _near_options_only(err)
         if json_given(args, chain):
             try:
-                print_json(usage_error_json(err.format_message(), command), one_line=_lines(chain))  # type: ignore[attr-defined]
+                message = err.format_message()  # type: ignore[attr-defined]
+                print_json(usage_error_json(message, command), one_line=_json_lines(chain[0]))
             except OSError:  # stdout's reader is gone: the usage message and exit 2 follow
                 pass
         raise
@@ -272,15 +273,15 @@ def _near_options_only(err: Exception) -> None:
     ``--limit``, for ``--timeout``)."""
     unknown, possible = getattr(err, "option_name", None), getattr(err, "possibilities", None)
     if isinstance(unknown, str) and possible:
-        err.possibilities = difflib.get_close_matches(unknown, possible, cutoff=_NEAR_OPTION)  # type: ignore[attr-defined]
+        near = difflib.get_close_matches(unknown, possible, cutoff=_NEAR_OPTION)
+        setattr(err, "possibilities", near)  # noqa: B010 (click's NoSuchOption, untyped here)
 
 
-def _lines(chain: Sequence[Any]) -> bool:
-    """Whether the refused command prints JSON Lines (``JsonLinesOption``): its refusal is
-    then one line too."""
+def _json_lines(command: Any) -> bool:
+    """Whether ``command`` (the one whose command line was refused) prints JSON Lines
+    (``JsonLinesOption``): its refusal is then one line too."""
     return any(
         "--json" in getattr(p, "opts", ()) and getattr(p, "help", None) == JSON_LINES_HELP
-        for command in chain[:1]
         for p in getattr(command, "params", ())
     )
 
