@@ -60,10 +60,11 @@ def info_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) -> 
         )
         for release, count in sorted(ns.releases.items()):
             typer.echo(f"    {release}: {count}")
-    if info.temporary_files:
+    leftovers = info.temporary_files
+    if leftovers:
         echo_err(
-            f"note: {plural(info.temporary_files, 'temporary file')} left by an interrupted run; "
-            "the next run that writes to this cache removes them"
+            f"note: {plural(leftovers, 'temporary file')} left by an interrupted run; "
+            f"the next run that writes to this cache removes {'it' if leftovers == 1 else 'them'}"
         )
 
 
