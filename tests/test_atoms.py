@@ -23,7 +23,7 @@ RELEASE_HINT = (
 
 
 def _table_hint(field: str) -> str:
-    return f'in a release, it is the concept\'s "{field}" in synonyms/synonym_table_kept.json'
+    return f'give it as UMLS lists it (in a release table, the concept\'s "{field}")'
 
 
 @pytest.mark.parametrize("good", ["2025AA", "2025AB", "1999AB", "2099AA", "current"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -378,6 +379,21 @@ def test_a_key_file_of_two_words_fails_with_a_fix_and_a_loose_one_passes_with_on
         f"found in --api-key-file {loose}, but other users can read the file",
         f"chmod 600 {loose}",
     )
+
+
+def test_a_loose_key_file_is_warned_of_once(
+    mini_uts: FakeUtsServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """doctor reads the key for its own check and again for the probe: one warning, not one a
+    reading."""
+    loose = tmp_path / "loose"
+    loose.write_text(f"{UUID_KEY}\n")
+    loose.chmod(0o644)
+    result = doctor(["--api-key-file", str(loose)], tmp_path, mini_uts.base_url)
+    assert result.exit_code == 3  # the fake knows only the canary key: the probe is refused
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == [f"the API key file {loose} can be read by other users; chmod 600 it"]
+    assert len(mini_uts.fake.seen) == 1
 
 
 def test_without_a_release_a_probe_uts_refuses_names_what_doctor_can_do(

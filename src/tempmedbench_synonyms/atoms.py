@@ -126,7 +126,14 @@ _ALIASES = {
 #: How alike (difflib's ratio) a malformed SAB must be to one of the table's to be its guess.
 _NEAR = 0.8
 
-_TABLE_HINT = 'in a release, it is the concept\'s "{field}" in synonyms/synonym_table_kept.json'
+#: The hint of a malformed identifier, for a user of the umls commands and of a release alike.
+_TABLE_HINT = 'give it as UMLS lists it (in a release table, the concept\'s "{field}")'
+
+
+def _cut(value: str) -> str:
+    """An input as a message quotes it: its first 40 characters (SPEC section 8: a message
+    stays bounded, however long the input)."""
+    return value if len(value) <= 40 else value[:40] + "..."
 
 
 def is_release(umls_release: str) -> bool:
@@ -139,8 +146,8 @@ def check_release(umls_release: str) -> str:
     if is_release(umls_release):
         return umls_release
     raise BadInputError(
-        f"{umls_release!r} is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
-        "release of that year, such as 2025AB), or current",
+        f"{_cut(umls_release)!r} is not a UMLS release name: expected YYYYAA or YYYYAB (the year "
+        "and the release of that year, such as 2025AB), or current",
         hint="the release comes from --umls-release, or else from umls_release in "
         "synonyms/synonym_table_kept.json",
     )
@@ -151,7 +158,8 @@ def check_cui(cui: str) -> str:
     if _CUI.fullmatch(cui):
         return cui
     raise BadInputError(
-        f"CUI {cui!r} is not a UMLS concept identifier: expected C and 7 digits, such as C0020538",
+        f"CUI {_cut(cui)!r} is not a UMLS concept identifier: expected C and 7 digits, such as "
+        "C0020538",
         hint="check the CUI: " + _TABLE_HINT.format(field="cui"),
     )
 
@@ -161,7 +169,7 @@ def check_aui(aui: str) -> str:
     if _AUI.fullmatch(aui):
         return aui
     raise BadInputError(
-        f"AUI {aui!r} is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
+        f"AUI {_cut(aui)!r} is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
         "A3220484",
         hint="check the AUI: " + _TABLE_HINT.format(field="aui"),
     )
@@ -180,11 +188,11 @@ def check_sab(sab: str, *, also: Iterable[str] = ()) -> str:
         return sab
     if _SAB.fullmatch(sab):
         guess: str | None = alias
-        problem = f"SAB {sab!r} is not a UMLS source abbreviation, only close to {alias}"
+        problem = f"SAB {_cut(sab)!r} is not a UMLS source abbreviation, only close to {alias}"
     else:
         guess = alias or _near(sab, {s for s in also if _SAB.fullmatch(s)})
         problem = (
-            f"SAB {sab!r} is not a UMLS source abbreviation: expected upper-case letters, "
+            f"SAB {_cut(sab)!r} is not a UMLS source abbreviation: expected upper-case letters, "
             "digits, '_', '.' and '-', such as SNOMEDCT_US"
         )
     fix = f"did you mean {guess}? " if guess else ""
@@ -220,8 +228,7 @@ def check_code(code: str, *, field: str = "code") -> str:
             problem = f"it contains {kind} character U+{ord(bad):04X}"
     if problem is None:
         return code
-    shown = code if len(code) <= 40 else code[:40] + "..."
     raise BadInputError(
-        f"{field} {shown!r} cannot be sent to UMLS: {problem}",
+        f"{field} {_cut(code)!r} cannot be sent to UMLS: {problem}",
         hint=f"check the {field}: " + _TABLE_HINT.format(field=field),
     )

@@ -27,6 +27,7 @@ without creating or writing it, and the writable checks leave nothing.
 
 from __future__ import annotations
 
+import logging
 import platform
 import threading
 from collections.abc import Callable
@@ -285,6 +286,40 @@ def run_checks(
     say: Callable[[Check], None] | None = None,
 ) -> list[Check]:
     """Every check, in order; ``say`` is called with each as soon as it is made."""
+    # The key is read by the api_key check and again by the probe: a warning about it (a key
+    # file others can read) is said once.
+    secret_log = logging.getLogger("tempmedbench_synonyms.secret")
+    once = _Once()
+    secret_log.addFilter(once)
+    try:
+        return _run_checks(release_dir, options, mrconso=mrconso, out=out, say=say)
+    finally:
+        secret_log.removeFilter(once)
+
+
+class _Once(logging.Filter):
+    """Lets each distinct message through once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.said:
+            return False
+        self.said.add(message)
+        return True
+
+
+def _run_checks(
+    release_dir: Path | None,
+    options: UtsOptions,
+    *,
+    mrconso: Path | None,
+    out: Path | None,
+    say: Callable[[Check], None] | None,
+) -> list[Check]:
     checks: list[Check] = []
 
     def add(check: Check) -> None:

@@ -220,8 +220,8 @@ def test_a_dot_segment_code_is_bad_input_and_sends_nothing(fake: FakeUts, tmp_pa
         "error: code '..' cannot be sent to UMLS: it is made only of dots, which "
         "HTTP clients remove from a URL path (RFC 3986, section 5.2.4), so another resource "
         "would be asked for\n"
-        'hint: check the code: in a release, it is the concept\'s "code" in '
-        "synonyms/synonym_table_kept.json\n"
+        "hint: check the code: give it as UMLS lists it (in a release table, the concept's "
+        '"code")\n'
     )
     assert fake.seen == []
 
@@ -336,9 +336,7 @@ def test_cache_dir_option_beats_the_environment(tmp_path: Path) -> None:
 
 # -- identifiers are checked before anything is sent or cached (uts.identifiers) -----------------
 
-SAB_HINT = (
-    'check the SAB: in a release, it is the concept\'s "sab" in synonyms/synonym_table_kept.json'
-)
+SAB_HINT = 'check the SAB: give it as UMLS lists it (in a release table, the concept\'s "sab")'
 
 
 @pytest.mark.parametrize(
@@ -346,16 +344,16 @@ SAB_HINT = (
     [
         (["concept", "XYZ"],
          "error: CUI 'XYZ' is not a UMLS concept identifier: expected C and 7 digits, such as "
-         "C0020538\nhint: check the CUI: in a release, it is the concept's \"cui\" in "
-         "synonyms/synonym_table_kept.json\n"),
+         "C0020538\nhint: check the CUI: give it as UMLS lists it (in a release "
+         "table, the concept's \"cui\")\n"),
         (["atoms", "C12345678"],
          "error: CUI 'C12345678' is not a UMLS concept identifier: expected C and 7 digits, such "
-         "as C0020538\nhint: check the CUI: in a release, it is the concept's \"cui\" in "
-         "synonyms/synonym_table_kept.json\n"),
+         "as C0020538\nhint: check the CUI: give it as UMLS lists it (in a release "
+         "table, the concept's \"cui\")\n"),
         (["atom", "A1"],
          "error: AUI 'A1' is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
-         "A3220484\nhint: check the AUI: in a release, it is the concept's \"aui\" in "
-         "synonyms/synonym_table_kept.json\n"),
+         "A3220484\nhint: check the AUI: give it as UMLS lists it (in a release "
+         "table, the concept's \"aui\")\n"),
         (["source", "SNOMEDCT", "38341003"],
          "error: SAB 'SNOMEDCT' is not a UMLS source abbreviation, only close to SNOMEDCT_US\n"
          f"hint: did you mean SNOMEDCT_US? {SAB_HINT}\n"),
@@ -368,8 +366,8 @@ SAB_HINT = (
          f"hint: did you mean LNC? {SAB_HINT}\n"),
         (["source", "SNOMEDCT_US", "1\x1b[2J"],
          "error: code '1\\x1b[2J' cannot be sent to UMLS: it contains the control character "
-         "U+001B\nhint: check the code: in a release, it is the concept's \"code\" in "
-         "synonyms/synonym_table_kept.json\n"),
+         "U+001B\nhint: check the code: give it as UMLS lists it (in a release "
+         "table, the concept's \"code\")\n"),
         (["concept", "C9000001", "--umls-release", "foo"],
          "error: 'foo' is not a UMLS release name: expected YYYYAA or YYYYAB (the year and the "
          "release of that year, such as 2025AB), or current\nhint: the release comes from "

@@ -646,8 +646,8 @@ def test_cache_info_says_the_next_run_removes_leftovers(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["cache", "info", "--cache-dir", str(tmp_path)])
     assert (result.exit_code, result.stderr) == (
         0,
-        "note: 1 temporary files left by an interrupted run; the next run that writes to this "
-        "cache removes them\n",
+        "note: 1 temporary file left by an interrupted run; the next run that writes to this "
+        "cache removes it\n",
     )
 
 

@@ -767,27 +767,36 @@ def _warnings_and_infos(caplog: pytest.LogCaptureFixture) -> tuple[list[str], li
 
 
 @responses.activate(registry=OrderedRegistry)
-def test_one_retry_line_per_wave_of_failures(
+def test_one_retry_line_every_timeout_also_when_answers_come_between(
     t: VirtualTime, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A flaky server (failures with answers between them) gets no more lines than a stalled
+    one: at most one every --timeout seconds (here 30), however many waves of failures; the
+    rest are -v's (info)."""
     caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
     url = BASE + "/content/2099AA/CUI/C9000001"
-    for status in (503, 502, 200, 503, 200):
+    for status in (503, 502, 200, 503, 200, 503, 200):
         responses.get(url, status=status, json={"result": {"ui": "C9000001"}})
     client = make_client(t)
-    client.get_result("/content/2099AA/CUI/C9000001")  # a wave of two failures, then an answer
-    client.get_result("/content/2099AA/CUI/C9000001")  # a new wave: one failure
+    for _ in range(3):  # three waves of failures within a few seconds
+        client.get_result("/content/2099AA/CUI/C9000001")
+    t.sleep(30)  # then a failure --timeout seconds after the line: a line again
+    responses.get(url, status=503)
+    responses.get(url, status=200, json={"result": {"ui": "C9000001"}})
+    client.get_result("/content/2099AA/CUI/C9000001")
     warnings, infos = _warnings_and_infos(caplog)
     assert [re.sub(r"in \d\.\d s", "in X s", w) for w in warnings] == [
         "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 503 Service Unavailable "
         "(5 attempts left)",
+    ] * 2
+    assert [re.sub(r"in \d\.\d s", "in X s", i) for i in infos] == [
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 502 Bad Gateway (4 attempts left)",
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 503 Service Unavailable "
+        "(5 attempts left)",
         "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 503 Service Unavailable "
         "(5 attempts left)",
     ]
-    assert [re.sub(r"in \d\.\d s", "in X s", i) for i in infos] == [
-        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 502 Bad Gateway (4 attempts left)",
-    ]
-    assert client.stats.retries == 3
+    assert client.stats.retries == 5
 
 
 @responses.activate(registry=OrderedRegistry)

@@ -95,7 +95,7 @@ def test_an_identifier_that_cannot_be_sent_is_bad_input(query: AtomQuery, messag
     field = "sab" if query.sab == ".." else {"source": "code"}.get(query.route, query.route)
     assert info.value.hint is not None
     assert info.value.hint.endswith(
-        f'in a release, it is the concept\'s "{field}" in synonyms/synonym_table_kept.json'
+        f'give it as UMLS lists it (in a release table, the concept\'s "{field}")'
     )
 
 

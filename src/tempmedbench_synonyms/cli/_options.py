@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import inspect
 import re
@@ -132,11 +133,12 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),
 ]
 #: ``--json`` of a command that answers each of its inputs (SPEC 11: JSON Lines).
+JSON_LINES_HELP = "Print one JSON object a line on stdout, one for each input, in input order."
 JsonLinesOption = Annotated[
     bool,
     typer.Option(
         "--json",
-        help="Print one JSON object a line on stdout, one for each input, in input order.",
+        help=JSON_LINES_HELP,
         metavar=FLAG,
     ),
 ]
@@ -249,15 +251,39 @@ def _answering(args: list[str], top: Any, info_name: str | None) -> Iterator[Non
             command = err_ctx.command_path
         else:
             chain, command = [top], str(info_name)
+        _near_options_only(err)
         if json_given(args, chain):
             try:
-                print_json(usage_error_json(err.format_message(), command))  # type: ignore[attr-defined]
+                message = err.format_message()  # type: ignore[attr-defined]
+                print_json(usage_error_json(message, command), one_line=_json_lines(chain[0]))
             except OSError:  # stdout's reader is gone: the usage message and exit 2 follow
                 pass
         raise
 
 
 _ARGS = "tempmedbench_synonyms.args"
+
+#: How alike (difflib's ratio) an unknown option must be to one of the command's to be
+#: suggested: click suggests at 0.6, so that ``--limit`` got "(Possible options: --timeout)".
+_NEAR_OPTION = 0.8
+
+
+def _near_options_only(err: Exception) -> None:
+    """Keep only the near misses among an unknown option's suggestions (``--timout``, not
+    ``--limit``, for ``--timeout``)."""
+    unknown, possible = getattr(err, "option_name", None), getattr(err, "possibilities", None)
+    if isinstance(unknown, str) and possible:
+        near = difflib.get_close_matches(unknown, possible, cutoff=_NEAR_OPTION)
+        setattr(err, "possibilities", near)  # noqa: B010 (click's NoSuchOption, untyped here)
+
+
+def _json_lines(command: Any) -> bool:
+    """Whether ``command`` (the one whose command line was refused) prints JSON Lines
+    (``JsonLinesOption``): its refusal is then one line too."""
+    return any(
+        "--json" in getattr(p, "opts", ()) and getattr(p, "help", None) == JSON_LINES_HELP
+        for p in getattr(command, "params", ())
+    )
 
 
 def _lineage(ctx: Any) -> Iterator[Any]:

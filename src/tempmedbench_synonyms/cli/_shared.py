@@ -39,8 +39,10 @@ def echo_err(text: str = "") -> None:
 
 
 #: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)
-#: but a terminal may take for commands (U+009B is CSI).
-_C1 = re.compile("[\x7f-\x9f]")
+#: but a terminal may take for commands (U+009B is CSI); and the line and paragraph separators,
+#: at which a reader that splits lines as Python's ``str.splitlines`` does would cut a line of
+#: JSON Lines in two.
+_C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 #: the words of the final report coloured on a terminal: the state of a file, the outcome

@@ -14,6 +14,7 @@ from tempmedbench_synonyms.cli._options import (
     with_options,
 )
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
+from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 #: The one network option the cache commands take.
@@ -52,15 +53,18 @@ def info_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) -> 
         return
     from tempmedbench_synonyms.progress import format_size
 
-    typer.echo(f"{info.entries} answers, {format_size(info.bytes)}")
+    typer.echo(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
     for ns in info.namespaces:
-        typer.echo(f"  {ns.base_url or ns.folder}: {ns.entries} answers, {format_size(ns.bytes)}")
+        typer.echo(
+            f"  {ns.base_url or ns.folder}: {plural(ns.entries, 'answer')}, {format_size(ns.bytes)}"
+        )
         for release, count in sorted(ns.releases.items()):
             typer.echo(f"    {release}: {count}")
-    if info.temporary_files:
+    leftovers = info.temporary_files
+    if leftovers:
         echo_err(
-            f"note: {info.temporary_files} temporary files left by an interrupted run; "
-            "the next run that writes to this cache removes them"
+            f"note: {plural(leftovers, 'temporary file')} left by an interrupted run; "
+            f"the next run that writes to this cache removes {'it' if leftovers == 1 else 'them'}"
         )
 
 
@@ -83,6 +87,6 @@ def clear_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) ->
     if as_json:
         print_json({"root": str(root), "removed": cleared.removed, "warnings": cleared.notes})
         return
-    echo_err(f"removed {cleared.removed} cached answers from {root}")
+    echo_err(f"removed {plural(cleared.removed, 'cached answer')} from {root}")
     for note in cleared.notes:
         echo_err(f"note: {note}")

@@ -10,9 +10,12 @@ progress bar, every answer cached, a rerun after Ctrl-C resuming), and prints a 
 
 from __future__ import annotations
 
+import codecs
 import inspect
+import io
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -157,10 +160,12 @@ class Shown:
     empty: dict[str, Any] = field(default_factory=dict)
     #: how a single input is shown, if not as one of many
     one: Shown | None = None
+    #: columns left out when empty in every row (a tree number asked only with --details)
+    optional: frozenset[str] = frozenset()
 
 
 def _run(
-    inputs: Callable[[], Sequence[tuple[str, Lookup]]],
+    inputs: Items,
     asking: Asking,
     uts: UtsOptions,
     shown: Shown,
@@ -208,26 +213,32 @@ def _run(
             rows: list[list[str]] = []
             many = len(items) > 1
             try:
-                for (_, lookup), answer in zip(items, umls.answer_many(items), strict=True):
+                for (_, lookup), answer in _answers(umls, items):
                     code = max(code, answer.exit_code)
                     if shown.extra is not None:
                         answer = replace(answer, extra=shown.extra(lookup, answer))
                     if json_out:
-                        print_json_line({**answer.to_json(), "warnings": _warnings(umls)})
+                        line = {**answer.to_json(), "warnings": _warnings(umls)}
+                        # ``input`` stays exact (a script joins on it); the query is words
+                        line["query"] = _cut(answer.query, QUERY_SHOWN)
+                        print_json_line(line)
                     else:
                         found = (
                             shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
                         )
                         rows += [[_shown(answer.input), *row] for row in found] if many else found
-                    if answer.outcome is not Outcome.FOUND:
-                        _say(answer, many)  # what the table cannot show
+                    if answer.outcome is Outcome.BAD_INPUT or (
+                        answer.outcome is not Outcome.FOUND and verbosity >= 0
+                    ):
+                        _say(answer, many)  # what the table cannot show (-q: errors only)
                     elif verbosity >= 0 and not many and not json_out:
                         _say(answer, many)
             finally:
                 # Also when the batch ends early (Ctrl-C, a refused key): the answers before the
                 # end are shown, as --json shows their lines.
                 if rows and not json_out:
-                    typer.echo(_table(rows, (["INPUT"] if many else []) + shown.header))
+                    header = (["INPUT"] if many else []) + shown.header
+                    typer.echo(_table(rows, header, optional=shown.optional))
             if verbosity > 0:
                 counts = umls.session().counters() if umls.mrconso is None else None
                 if counts is not None:
@@ -236,6 +247,24 @@ def _run(
                         f"{plural(counts.cache_hits, 'answer')} from the cache"
                     )
     raise typer.Exit(code)
+
+
+def _answers(umls: Any, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
+    """Each input with its answer, in input order: those that can be asked by ``umls``, and
+    the bad input of a line that could not be read (asked by none)."""
+    with closing(umls.answer_many(_askable(items))) as asked:
+        for input, lookup in items:
+            if isinstance(lookup, BadInputError):
+                bad = Answer(input, Outcome.BAD_INPUT, message=str(lookup), hint=lookup.hint,
+                             release=umls.release)  # fmt: skip
+                # the lookup is only read for a found answer: any will do
+                yield (input, Search(string="")), bad
+            else:
+                yield (input, lookup), next(asked)
+
+
+def _askable(items: Sequence[Item]) -> list[tuple[str, Lookup]]:
+    return [(input, lookup) for input, lookup in items if not isinstance(lookup, BadInputError)]
 
 
 def _warnings(umls: Any) -> list[str]:
@@ -251,16 +280,14 @@ def _keywords(uts: UtsOptions) -> dict[str, Any]:
 def _say(answer: Answer, many: bool) -> None:
     """An answer's message on stderr (its input first when there are several), and its hint
     when it is not found or cannot be asked."""
-    where = f"{answer.input}: " if many else ""
+    where = f"{_label(answer.input)}: " if many else ""
     error = "error: " if answer.outcome is Outcome.BAD_INPUT else ""
     echo_err(f"{error}{where}{answer.message}")
     if answer.hint and answer.outcome is not Outcome.FOUND and not many:
         echo_err(f"hint: {answer.hint}")
 
 
-def _plan(
-    umls: Any, items: Sequence[tuple[str, Lookup]], *, json_out: bool, verbosity: int
-) -> NoReturn:
+def _plan(umls: Any, items: Sequence[Item], *, json_out: bool, verbosity: int) -> NoReturn:
     """``--dry-run``: how many inputs the cache answers, how long the rest take; exit 0."""
     if umls.mrconso is not None:
         from tempmedbench_synonyms.mrconso.lookup import local_release
@@ -274,7 +301,10 @@ def _plan(
     else:
         from tempmedbench_synonyms.uts.estimate import plan_lookups
 
-        found = plan_lookups(umls.session(), umls.release, items, rate=umls.options.rate)
+        askable = _askable(items)
+        found = plan_lookups(umls.session(), umls.release, askable, rate=umls.options.rate)
+        unread = len(items) - len(askable)  # lines that could not be read: bad input too
+        found = replace(found, inputs=found.inputs + unread, bad=found.bad + unread)
         line, plan = found.line(), found.to_json()
     if verbosity >= 0:
         echo_err(f"dry run: {line}")
@@ -289,34 +319,71 @@ def _plan(
 # -- inputs ------------------------------------------------------------------------------------
 
 
-#: The most ``--file`` holds (a million inputs take about 20 MB): a larger file, or standard
-#: input that goes on (``yes | ...``), is bad input, read no further.
+#: The most bytes ``--file`` holds: a larger file, or standard input that goes on
+#: (``yes | ...``), is bad input, read no further.
 INPUT_FILE_MAX = 64 << 20
+#: The most inputs ``--file`` holds: 64 MiB of short lines would be ten million inputs, several
+#: GB of lookups (a dry run of a million short terms peaks under 500 MB); counted as the lines
+#: are read, so that a longer file is refused before any lookup is made.
+INPUT_COUNT_MAX = 1_000_000
+
+#: A line of ``--file``: its number, its text, and the error that spoils it (not UTF-8).
+Line = tuple[int, str, BadInputError | None]
 
 
-def _lines(file: Path | None) -> list[tuple[int, str]]:
+def _lines(file: Path | None) -> list[Line]:
     """The inputs of ``--file`` and their line numbers: one a line, a trailing CR dropped, blank
-    lines skipped, a byte order mark at the start dropped (Notepad and Excel write one)."""
+    lines skipped, a byte order mark at the start dropped (Notepad and Excel write one). A line
+    that is not UTF-8 is given with its error (one bad input, the other lines answered)."""
     if file is None:
         return []
+    raw = _read_file(file)
+    found: list[Line] = []
+    # Line by line from the bytes (never one list of every line): past INPUT_COUNT_MAX the file
+    # is refused before the rest is split, decoded or made into lookups.
+    for n, data in enumerate(io.BytesIO(raw), start=1):
+        data = data.removesuffix(b"\n").removesuffix(b"\r")
+        if n == 1:
+            data = data.removeprefix(codecs.BOM_UTF8)
+        try:
+            line, spoilt = data.decode("utf-8"), None
+        except UnicodeDecodeError as err:
+            line = data.decode("utf-8", "backslashreplace")
+            spoilt = BadInputError(
+                f"the line is not UTF-8 text (byte {data[err.start]:#04x} at byte "
+                f"{err.start + 1})", path=file, line=n,
+                hint="save the file as UTF-8 (in Excel: CSV UTF-8)",
+            )  # fmt: skip
+        if not line.strip():
+            continue
+        if len(found) == INPUT_COUNT_MAX:
+            raise BadInputError(f"--file holds more than {INPUT_COUNT_MAX} inputs", path=file,
+                                line=n, hint="split the inputs into several runs")  # fmt: skip
+        found.append((n, line, spoilt))
+    return found
+
+
+def _read_file(file: Path) -> bytes:
+    """The bytes of ``--file`` (``-``: standard input), at most ``INPUT_FILE_MAX``."""
     from tempmedbench_synonyms.files import os_error, read_regular
 
     try:
-        if str(file) == "-":
-            stdin = getattr(sys.stdin, "buffer", sys.stdin)
-            raw = stdin.read(INPUT_FILE_MAX + 1)
-            if len(raw) > INPUT_FILE_MAX:
-                raise BadInputError(f"--file is larger than {INPUT_FILE_MAX} bytes", path=file,
-                                    hint="split the inputs into several runs")  # fmt: skip
-        else:
-            raw = read_regular(file, what="--file", limit=INPUT_FILE_MAX)
-        text = (raw.decode("utf-8") if isinstance(raw, bytes) else raw).removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise BadInputError("--file is not UTF-8 text", path=file) from None
+        if str(file) != "-":
+            return read_regular(file, what="--file", limit=INPUT_FILE_MAX)
+        if sys.stdin is None:  # started with it closed (cron, nohup ... <&-)
+            raise BadInputError(
+                "standard input is closed: --file - has nothing to read", path=file,
+                hint="give the inputs in a file (--file PATH), or pipe them in",
+            )  # fmt: skip
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        raw = stdin.read(INPUT_FILE_MAX + 1)
     except OSError as err:
         raise os_error(err, what="--file") from None
-    lines = enumerate(text.split("\n"), start=1)
-    return [(n, line.removesuffix("\r")) for n, line in lines if line.strip()]
+    raw = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+    if len(raw) > INPUT_FILE_MAX:
+        raise BadInputError(f"--file is larger than {INPUT_FILE_MAX} bytes", path=file,
+                            hint="split the inputs into several runs")  # fmt: skip
+    return raw
 
 
 def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
@@ -325,13 +392,20 @@ def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
     return (ids[0], list(ids[1:])) if ids else (None, [])
 
 
-Items = Callable[[], list[tuple[str, Lookup]]]
+#: An input and its lookup, or the error that keeps it from being asked (a line not UTF-8).
+Item = tuple[str, "Lookup | BadInputError"]
+Items = Callable[[], list[Item]]
 
 
 def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
     """Inputs that are one word each (terms, CUIs, AUIs): the arguments, then ``--file``'s,
     each with its lookup (``make``); read when ``_run`` calls for them."""
-    return lambda: [(one, make(one)) for one in [*(args or ()), *(x for _, x in _lines(file))]]
+
+    def items() -> list[Item]:
+        given: list[Item] = [(one, make(one)) for one in args or ()]
+        return given + [(line, spoilt or make(line)) for _, line, spoilt in _lines(file)]
+
+    return items
 
 
 def _coded(
@@ -342,19 +416,32 @@ def _coded(
 ) -> Items:
     """Source codes: ``SAB CODE...`` (one source, many codes), then ``--file``'s lines,
     ``SAB<TAB>CODE`` or, after a SAB argument, ``CODE``; each with its lookup (``make``)."""
-    return lambda: [(f"{s} {c}", make(s, c)) for s, c in _pairs(sab, codes, file)]
+    return lambda: [(f"{s} {c}", spoilt or make(s, c)) for s, c, spoilt in _pairs(sab, codes, file)]
 
 
 def _pairs(
     sab: str | None, codes: Sequence[str] | None, file: Path | None
-) -> list[tuple[str, str]]:
-    pairs = [(sab, code) for code in codes or ()] if sab is not None else []
-    for n, line in _lines(file):
+) -> list[tuple[str, str, BadInputError | None]]:
+    """(SAB, code, the error that spoils its line) of each input."""
+    pairs: list[tuple[str, str, BadInputError | None]] = []
+    if sab is not None:
+        pairs += [(sab, code, None) for code in codes or ()]
+    for n, line, spoilt in _lines(file):
         if "\t" in line:
             given, code = line.split("\t", 1)
-            pairs.append((given.strip(), code))
+            given = given.strip()
+            if sab is not None and not codes and given != sab and spoilt is None:
+                # A SAB argument without codes is there for the file's codes: which source
+                # was meant? Asking either would answer another question.
+                raise BadInputError(
+                    f"the line's SAB {_cut(given)} is not the SAB argument {_cut(sab)}",
+                    path=file, line=n,
+                    hint="give SAB<TAB>CODE lines and no SAB argument, or the SAB argument and "
+                    "one code a line",
+                )  # fmt: skip
+            pairs.append((given, code, spoilt))
         elif sab is not None:
-            pairs.append((sab, line))
+            pairs.append((sab, line, spoilt))
         else:
             raise BadInputError(
                 f"{line[:60]!r} is not SAB<TAB>CODE",
@@ -371,17 +458,44 @@ def _pairs(
 # -- showing -----------------------------------------------------------------------------------
 
 
+#: The most characters of an input that a line of stderr names it by, and of a JSON ``query``.
+LABEL_SHOWN = 60
+QUERY_SHOWN = 80
+
+
+def _cut(text: str, most: int = LABEL_SHOWN) -> str:
+    """``text`` cut to ``most`` characters (a message stays bounded, SPEC section 8)."""
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def _label(text: str) -> str:
+    """An input as a line of stderr names it: cut (``_cut``), and each character a terminal
+    would not print as itself (a control, a right-to-left override, a line separator) written
+    as its escape, as the message's ``repr`` of it is (a bidi override would reorder the rest of
+    the line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
+
+
 def _shown(value: object) -> str:
     """A server's string as a table shows it (``clean_text``, SPEC section 8)."""
     return "" if value is None else clean_text(str(value))
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+def _table(
+    rows: list[list[str]], header: list[str], *, optional: frozenset[str] = frozenset()
+) -> str:
+    """The rows under ``header``, aligned in the columns a terminal shows (a wide character, such
+    as an emoji or a CJK one, takes two; a combining mark none); a column of ``optional``
+    empty in every row is left out."""
+    from rich.cells import cell_len
+
+    kept = [i for i, name in enumerate(header) if name not in optional or any(r[i] for r in rows)]
+    table = [[row[i] for i in kept] for row in [header, *rows]]
+    widths = [max(cell_len(r[i]) for r in table) for i in range(len(kept))]
+    return "\n".join(
+        "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in table
+    )
 
 
 def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
@@ -455,10 +569,17 @@ def _concept_doc(lookup: Lookup, answer: Answer) -> dict[str, Any] | None:
 
 def _concept_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
     doc = _concept_doc(lookup, answer) or {}
-    return [
-        [k, "" if v is None else (", ".join(v) if isinstance(v, list) else str(v))]
-        for k, v in doc.items()
-    ]
+    return [[k, _cell(v)] for k, v in doc.items()]
+
+
+def _cell(value: Any) -> str:
+    """A value as a table cell: ``yes``/``no`` for a flag (as every table says it), a list
+    joined."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(value)
+    return "" if value is None else str(value)
 
 
 def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
@@ -573,7 +694,7 @@ def _concepts_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
 
 
 DEFINITIONS = Shown(["SOURCE", "DEFINITION"], _definition_rows)
-TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows)
+TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows, optional=frozenset({"TREE"}))
 CLUSTERS = Shown(["UI", "NAME", "SOURCE", "OBSOLETE", "ATOMS", "LINKS"], _cluster_rows)
 ONE_CONCEPT = Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)
 CONCEPTS = Shown(["CUI", "NAME", "STATUS", "ATOMS", "TYPES"], _concepts_rows, _concept_extra,
@@ -723,15 +844,19 @@ def hierarchy_command(
     """
     chosen = [name for name, on in (("parents", parents), ("children", children),
               ("ancestors", ancestors), ("descendants", descendants)) if on]  # fmt: skip
-    if len(chosen) != 1:
-        raise UsageError("give one of --parents, --children, --ancestors, --descendants")
+    directions = "--parents, --children, --ancestors, --descendants"
+    if not chosen:
+        raise UsageError(f"give one of {directions}")
+    if len(chosen) > 1:
+        given = ", ".join(f"--{name}" for name in chosen)
+        raise UsageError(f"give only one of {directions} (given: {given})")
     base = replace(lookup, direction=chosen[0])  # type: ignore[arg-type]
     if aui:
         items = _plain(ids, asking.file, lambda a: replace(base, aui=a))
     else:
         sab, codes = _sab_first(ids)
         items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
-    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows)
+    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows, optional=frozenset({"AUI"}))
     _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
 
 

@@ -329,11 +329,10 @@ class UtsClient:
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
         self.stats = ClientStats()
-        # Retry lines (``_announce``): a wave of failures starts when a request fails after the
-        # last one ended well; one line says so, and then one at most every ``attempt`` seconds.
+        # Retry lines (``_announce``): one at most every ``attempt`` seconds, answers between
+        # failures or not (a flaky server must not print a line a failure).
         self._wave_lock = threading.Lock()
-        self._wave_open = False
-        self._last_line = 0.0
+        self._last_line: float | None = None
 
     def __repr__(self) -> str:
         return f"UtsClient(base_url={redact(self.base_url, self._key)!r}, api_key=***)"
@@ -643,7 +642,6 @@ class UtsClient:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
-            self._calm()
             return Reply(200, body, len(raw))
         if status == 404:
             # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
@@ -664,7 +662,6 @@ class UtsClient:
                     "https://uts-ws.nlm.nih.gov/rest, and a UTS base URL ends in /rest",
                 )
             self.limiter.reward()
-            self._calm()
             return Reply(404, None)
         if status in (401, 403):
             self.cancel()
@@ -748,10 +745,10 @@ class UtsClient:
             exc = retry_state.outcome.exception() if retry_state.outcome else None
             left = self.retry.max_attempts - retry_state.attempt_number
             # Shown by default (a warning), like pip's "Retrying (Retry(total=4...)) after
-            # connection broken by ...": once when a wave of failures starts, then at most once
-            # every --timeout seconds while it lasts, so that eight workers meeting one outage
-            # print one line, and a stalled server is never silent for long. -q hides them; -v
-            # shows every retry.
+            # connection broken by ...": the first failure, then at most one every --timeout
+            # seconds, so that eight workers meeting one outage, or a flaky server, print one
+            # line, and a stalled server is never silent for long. -q hides them; -v shows
+            # every retry.
             log.log(
                 logging.WARNING if self._announce() else logging.INFO,
                 "retrying %s in %.1f s after %s (%d attempt%s left)",
@@ -765,21 +762,15 @@ class UtsClient:
         return hook
 
     def _announce(self) -> bool:
-        """Whether this failure's retry line is shown: the first of a wave, or the first
+        """Whether this failure's retry line is shown: the first, or the first
         ``timeouts.attempt`` seconds after the last one shown."""
         now = self._clock()
         with self._wave_lock:
-            loud = not self._wave_open or now - self._last_line >= self.timeouts.attempt
-            self._wave_open = True
+            last = self._last_line
+            loud = last is None or now - last >= self.timeouts.attempt
             if loud:
                 self._last_line = now
             return loud
-
-    def _calm(self) -> None:
-        """A request ended well: the wave of failures, if any, is over."""
-        if self._wave_open:
-            with self._wave_lock:
-                self._wave_open = False
 
     # -- public methods ------------------------------------------------------------------------
 
