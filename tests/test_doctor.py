@@ -352,7 +352,7 @@ def test_a_missing_library_fails_the_versions_check(monkeypatch: pytest.MonkeyPa
     assert (check.ok, check.exit_code) == (False, 2)
     assert check.message.endswith(", requests not installed, typer 0.1")
     assert check.hint == (
-        "requests: reinstall it: pip install --force-reinstall tempmedbench-synonyms"
+        "requests: reinstall it: pip install --force-reinstall PATH/TO/THE/CHECKOUT"
     )
 
 

@@ -76,7 +76,8 @@ _UNREAD_TABLE_HINT = (
     f"with no table read, {_CURRENT_PROBE}; fix the release check for a probe of the release "
     "its table uses"
 )
-_PYTHON_HINT = "reinstall it: pip install --force-reinstall tempmedbench-synonyms"
+#: no package index holds this package by its name (about.missing_module_error): from a checkout
+_PYTHON_HINT = "reinstall it: pip install --force-reinstall PATH/TO/THE/CHECKOUT"
 
 
 @dataclass(frozen=True, slots=True)
