@@ -20,6 +20,7 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
+from tempmedbench_synonyms.lookups import Concept
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -398,4 +399,82 @@ def test_a_local_mrconso_answers_in_the_same_types_with_no_network(fake: FakeUts
         assert all(isinstance(a, AtomRecord) for a in answers[0].results)
         with pytest.raises(BadInputError, match=r"definitions are in MRDEF\.RRF"):
             umls.definitions("C9000001")
+    assert fake.seen == []
+
+
+# -- streaming: a bounded look-ahead (issue 22 item 3) -----------------------------------------
+
+
+def _counting(values: Iterator[str], most: int) -> tuple[Iterator[str], list[int]]:
+    """``values`` as a generator that counts how many were pulled (``pulled[0]``) and fails
+    when pulled past ``most`` (so that reading it whole fails, and does not hang)."""
+    pulled = [0]
+
+    def gen() -> Iterator[str]:
+        for value in values:
+            pulled[0] += 1
+            if pulled[0] > most:
+                raise AssertionError(f"read past the look-ahead of {most}")
+            yield value
+
+    return gen(), pulled
+
+
+def test_many_answers_an_endless_generator_after_one_chunk(umls: Umls, fake: FakeUts) -> None:
+    import itertools
+
+    from tempmedbench_synonyms.umls import MANY_AHEAD
+
+    # every input the same CUI: asked once, the rest of the chunk from the same answer
+    endless, pulled = _counting(itertools.repeat("C9000001"), MANY_AHEAD)
+    many = umls.concept_many(endless)
+    first = next(many)
+    assert (first.input, first.outcome) == ("C9000001", Outcome.FOUND)
+    assert pulled[0] == MANY_AHEAD  # the look-ahead, not the (endless) whole
+    many.close()
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001"]
+
+    counted, pulled = _counting((f"XYZ{n}" for n in itertools.count()), MANY_AHEAD)
+    asked = umls.answer_many((c, Concept(c)) for c in counted)
+    assert next(asked).input == "XYZ0"
+    assert pulled[0] == MANY_AHEAD
+    asked.close()
+
+
+def test_many_streams_in_chunks_in_order_the_cache_shared_across_them(
+    umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempmedbench_synonyms.umls as module
+
+    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+    inputs = ["C9000001", "C9000002", "C9000001", "XYZ", "C9000002"]
+    answers = list(umls.concept_many(iter(inputs)))
+    assert [(a.input, a.outcome) for a in answers] == [
+        ("C9000001", Outcome.FOUND), ("C9000002", Outcome.FOUND), ("C9000001", Outcome.FOUND),
+        ("XYZ", Outcome.BAD_INPUT), ("C9000002", Outcome.FOUND),
+    ]  # fmt: skip
+    # a later chunk's repeats come from the cache: each CUI asked once
+    assert sorted(s.path for s in fake.seen) == [
+        "/content/2099AA/CUI/C9000001", "/content/2099AA/CUI/C9000002"
+    ]  # fmt: skip
+
+
+def test_a_local_many_reads_a_bounded_chunk_a_pass(
+    fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import itertools
+
+    import tempmedbench_synonyms.umls as module
+
+    assert module.LOCAL_MANY_AHEAD >= module.MANY_AHEAD
+    monkeypatch.setattr(module, "LOCAL_MANY_AHEAD", 3)
+    endless, pulled = _counting(itertools.cycle(["C9000002", "C0000001"]), 6)
+    with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
+        many = umls.atoms_many(endless, sab="SNOMEDCT_US")
+        assert [(a.input, a.outcome) for a in itertools.islice(many, 4)] == [
+            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
+            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
+        ]  # fmt: skip
+        assert pulled[0] == 6  # two chunks of 3
+        many.close()
     assert fake.seen == []

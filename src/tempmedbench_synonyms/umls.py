@@ -22,9 +22,10 @@ results typed; bad input and not found are answers, the rest raise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -71,6 +72,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["Answer", "Umls"]
+
+#: The inputs a ``*_many`` reads ahead of its answers from UTS: each chunk is one batch (asked
+#: concurrently, identical lookups once), so that an endless iterable is answered as it goes.
+MANY_AHEAD = 500
+#: The same from a local MRCONSO.RRF, where each chunk costs one pass over the file.
+LOCAL_MANY_AHEAD = 100_000
 
 
 class Umls:
@@ -157,9 +164,29 @@ class Umls:
 
     def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Iterator[Answer]:
         """One ``Answer`` per ``(input, lookup)`` (``lookups``), in input order, its results as
-        UTS sent them (``lookups.clean``): what every method and command is made of."""
+        UTS sent them (``lookups.clean``): what every method and command is made of.
+
+        A list or tuple is one batch; any other iterable is read ``MANY_AHEAD`` inputs at a
+        time (``LOCAL_MANY_AHEAD`` from a local file), each chunk a batch of its own."""
+        for chunk in self._chunks(items):
+            yield from self._batch(chunk)
+
+    def _chunks(self, items: Iterable[Any]) -> Iterator[Sequence[Any]]:
+        """``items`` in chunks of a bounded size: a list or tuple (already in memory) whole."""
+        if isinstance(items, (list, tuple)):
+            if items:
+                yield items
+            return
+        ahead = MANY_AHEAD if self.mrconso is None else LOCAL_MANY_AHEAD
+        it = iter(items)
+        while chunk := list(islice(it, ahead)):
+            yield chunk
+
+    def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
+        """The answers of one chunk: from a local file in one pass, else from UTS as one batch
+        (``uts.batch``: concurrent, identical lookups asked once, one progress bar)."""
         if self.mrconso is not None:
-            yield from self._local(list(items))
+            yield from self._local(items)
             return
         from tempmedbench_synonyms.uts import batch
         from tempmedbench_synonyms.uts.options import check_workers
@@ -180,7 +207,7 @@ class Umls:
             self._uts = open_uts(self.options, key=self._key)
         return self._uts
 
-    def _local(self, items: list[tuple[str, Lookup]]) -> Iterator[Answer]:
+    def _local(self, items: Sequence[tuple[str, Lookup]]) -> Iterator[Answer]:
         """The answers of a local MRCONSO.RRF: one pass for the whole batch (``current``: the
         release the file's names say)."""
         from tempmedbench_synonyms.mrconso.lookup import answer_many
@@ -198,8 +225,10 @@ class Umls:
         """``answer_many`` with each answer's results as typed models."""
         from tempmedbench_synonyms.uts.models import read_results
 
-        for (_, lookup), found in _paired(items, self.answer_many):
-            yield replace(found, results=read_results(found, lookup))
+        for chunk in self._chunks(items):
+            with closing(self._batch(chunk)) as answers:  # stopped early: its workers stop too
+                for (_, lookup), found in zip(chunk, answers, strict=True):
+                    yield replace(found, results=read_results(found, lookup))
 
     def _one(self, input: str, lookup: Lookup) -> tuple[Any, ...]:
         """The typed results of one lookup: ``()`` when not found; BadInputError if it cannot
@@ -450,11 +479,3 @@ def _input_of(lookup: Relations | Hierarchy) -> str:
 
 def _first(results: tuple[Any, ...]) -> Any:
     return results[0] if results else None
-
-
-def _paired(
-    items: Iterable[tuple[str, Lookup]], answer: Any
-) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
-    """Each item with its answer (``answer`` yields one per item, in order)."""
-    listed = list(items)
-    yield from zip(listed, answer(listed), strict=True)
