@@ -478,3 +478,70 @@ def test_a_local_many_reads_a_bounded_chunk_a_pass(
         assert pulled[0] == 6  # two chunks of 3
         many.close()
     assert fake.seen == []
+
+
+# -- identifiers, not links: one rule for the typed models and the table (issue 22 item 7) ------
+
+
+def test_an_atom_shaped_hierarchy_entry_is_its_code_as_the_table_shows_it(
+    umls: Umls, fake: FakeUts, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from tempmedbench_synonyms.cli.umls import umls_app
+
+    # MRHIER.RRF: HL7V3.0 AMB (A9000703)'s parent is A9000921, code _InventedEncounterCode
+    (parent,) = umls.hierarchy("parents", sab="HL7V3.0", code="AMB")
+    assert parent.class_type == "Atom"
+    assert (parent.ui, parent.aui, parent.name, parent.root_source) == (
+        "_InventedEncounterCode", "A9000921", "InventedEncounterCode", "HL7V3.0",
+    )  # fmt: skip
+    env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cli-cache"),
+           "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
+    args = ["hierarchy", "HL7V3.0", "AMB", "--parents", "--umls-release", "2099AA"]
+    result = CliRunner().invoke(umls_app, args, env=env)
+    assert result.exit_code == 0, result.stderr
+    assert [line.split() for line in result.stdout.splitlines()] == [
+        ["UI", "NAME", "SOURCE", "AUI"],
+        [parent.ui, parent.name, parent.root_source, parent.aui],
+    ]
+
+
+def test_relation_ends_and_semantic_types_are_identifiers(umls: Umls) -> None:
+    # MRREL.RRF: 9990101009 CHD isa 9990192008 (SNOMEDCT_US)
+    (rel,) = umls.relations(sab="SNOMEDCT_US", code="9990101009")
+    assert (rel.related_from_id, rel.related_id) == ("9990101009", "9990192008")
+    # MRSTY.RRF: C9000001 is T901 and T902; without details the TUI is read off the uri
+    assert [t.ui for t in umls.semantic_types("C9000001")] == ["T901", "T902"]
+
+
+def test_the_table_and_the_model_name_every_entry_shape_alike() -> None:
+    from tempmedbench_synonyms.cli.umls import _named_rows
+    from tempmedbench_synonyms.lookups import Hierarchy
+    from tempmedbench_synonyms.uts.models import read_results
+
+    link = "https://uts.invalid/rest/content/2099AA/source"
+    results = (
+        {"classType": "Atom", "ui": "A9000921", "name": "Invented", "rootSource": "HL7V3.0",
+         "code": f"{link}/HL7V3.0/AMB%2F9%20%25x", "concept": "NONE"},
+        {"classType": "SourceAtomCluster", "ui": "9990192008", "name": "Wind fever",
+         "rootSource": "SNOMEDCT_US"},
+        # before 2016: a relation whose relatedConcept is the code (its own ui is no code)
+        {"classType": "AtomClusterAtomClusterRelation", "ui": "R0123abcd", "rootSource": "INV",
+         "relatedConcept": f"{link}/INV/1000000", "relatedConceptName": "Invented root"},
+    )  # fmt: skip
+    lookup = Hierarchy("parents", "INV", "1")
+    answer = Answer("INV 1", Outcome.FOUND, results)
+    models = read_results(answer, lookup)
+    assert (
+        _named_rows(lookup, answer)
+        == [
+            [m.ui or "", m.name or "", m.root_source or "", m.aui or ""]  # type: ignore[attr-defined]
+            for m in models
+        ]
+        == [
+            ["AMB/9 %x", "Invented", "HL7V3.0", "A9000921"],
+            ["9990192008", "Wind fever", "SNOMEDCT_US", ""],
+            ["1000000", "Invented root", "INV", ""],
+        ]
+    )

@@ -505,14 +505,15 @@ def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
 
 
 def _named_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results."""
+    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results (a
+    hierarchy's ``ui`` and ``aui`` as ``HierarchyEntry`` reads them: ``models.entry_ids``)."""
     rows = []
     for m in _models(lookup, answer):
-        ui = getattr(m, "code_ui", None) if getattr(m, "is_atom", False) else m.raw.get("ui")
-        row = [_shown(ui), _shown(m.raw.get("name")), _shown(m.raw.get("rootSource"))]
         if isinstance(lookup, Hierarchy):
-            row.append(_shown(getattr(m, "aui", None)))
-        rows.append(row)
+            e: Any = m
+            rows.append([_shown(e.ui), _shown(e.name), _shown(e.root_source), _shown(e.aui)])
+        else:
+            rows.append([_shown(m.raw.get(k)) for k in ("ui", "name", "rootSource")])
     return rows
 
 
