@@ -303,7 +303,7 @@ def test_an_unknown_cui_in_current_is_none_after_two_requests(
 
 def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
     with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
-        with pytest.raises(UnavailableError, match="--offline"):
+        with pytest.raises(UnavailableError, match=r"^offline=True, and the cache does not"):
             umls.concept("C9000001")
 
 
@@ -311,7 +311,7 @@ def test_the_key_is_in_no_repr_and_options_are_checked_at_once(tmp_path: Path) -
     umls = Umls(api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE)
     assert repr(umls) == f"Umls(release='current', base_url={BASE!r})"
     assert CANARY_KEY not in repr(umls) + str(vars(umls))
-    with pytest.raises(BadInputError, match="--rate"):
+    with pytest.raises(BadInputError, match=r"^rate=500 is out of range"):
         Umls(rate=500, cache_dir=tmp_path)
     with pytest.raises(BadInputError, match="is not a UMLS release name"):
         Umls("2025ab")
@@ -545,3 +545,169 @@ def test_the_table_and_the_model_name_every_entry_shape_alike() -> None:
             ["1000000", "Invented root", "INV", ""],
         ]
     )
+
+
+# -- the Python API's own words and types (issue 22 item 13) -------------------------------------
+
+#: Each ``*_many`` method called with one str where its inputs go, and the argument it names.
+STR_INPUTS = {
+    "search_many": ("strings", lambda u: u.search_many("zephyr")),
+    "cuis_many": ("codes", lambda u: u.cuis_many("MSH", "D990091")),
+    "crosswalk_many": ("codes", lambda u: u.crosswalk_many("SNOMEDCT_US", "9990191001")),
+    "definitions_many": ("cuis", lambda u: u.definitions_many("C9000090")),
+    "relations_many": ("cuis", lambda u: u.relations_many("C9000001")),
+    "semantic_types_many": ("cuis", lambda u: u.semantic_types_many("C9000001")),
+    "source_concept_many": ("codes", lambda u: u.source_concept_many("SNOMEDCT_US", "1")),
+    "hierarchy_many": ("codes", lambda u: u.hierarchy_many("parents", "SNOMEDCT_US", "1")),
+    "concept_many": ("cuis", lambda u: u.concept_many("C9000001")),
+    "atoms_many": ("cuis", lambda u: u.atoms_many("C9000001")),
+    "source_atoms_many": ("codes", lambda u: u.source_atoms_many("SNOMEDCT_US", "1")),
+    "atom_many": ("auis", lambda u: u.atom_many("A9000011")),
+}
+
+
+@pytest.mark.parametrize("method", sorted(STR_INPUTS))
+def test_a_str_as_the_inputs_of_many_is_refused_naming_the_argument(
+    umls: Umls, fake: FakeUts, method: str
+) -> None:
+    name, call = STR_INPUTS[method]
+    with pytest.raises(TypeError) as raised:
+        call(umls)  # at the call, before any answer is asked for
+    assert str(raised.value) == (
+        f"{name} must be an iterable of strings, not one str (read letter by letter): "
+        f"put it in a list"
+    )
+    assert fake.seen == []
+    assert sorted(STR_INPUTS) == sorted(MANY)
+
+
+def test_a_str_where_sources_or_labels_go_is_one_of_them(umls: Umls, fake: FakeUts) -> None:
+    walked = umls.crosswalk("SNOMEDCT_US", "9990191001", target_sabs="MSH")
+    assert [c.ui for c in walked] == ["D990090"]
+    assert [dict(s.params)["targetSource"] for s in fake.seen] == ["MSH"]
+    assert [d.root_source for d in umls.definitions("C9000090", sabs="NCI")] == ["NCI"]
+    many = umls.crosswalk_many("SNOMEDCT_US", ["9990191001"], target_sabs="MSH")
+    assert [[c.ui for c in a.results] for a in many] == [["D990090"]]
+
+
+def test_a_value_of_the_wrong_type_is_a_type_error_naming_the_argument(
+    umls: Umls, fake: FakeUts
+) -> None:
+    calls = [
+        (lambda: umls.atom(123), "aui must be a string, not int"),
+        (lambda: umls.cuis("SNOMEDCT_US", 22298006), "code must be a string, not int"),
+        (lambda: umls.crosswalk("LNC", 91915), "code must be a string, not int"),
+        (lambda: umls.concept(None), "cui must be a string, not NoneType"),
+        (lambda: umls.cuis_many(None, ["1"]), "sab must be a string, not NoneType"),
+        (lambda: umls.search("zephyr", limit="5"), "limit must be a whole number or None, not str"),
+        (lambda: umls.search("zephyr", limit=True),
+         "limit must be a whole number or None, not bool"),
+        (lambda: umls.concept_many(5), "cuis must be an iterable of strings, not int"),
+        (lambda: umls.crosswalk("SNOMEDCT_US", "1", target_sabs=[1]),
+         "target_sabs must hold strings, not int"),
+        (lambda: umls.atoms_many(["C9000001"], limit=2.5),
+         "limit must be a whole number or None, not float"),
+    ]  # fmt: skip
+    for call, message in calls:
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == message
+    assert fake.seen == []
+
+
+def test_a_non_string_inside_many_is_one_bad_input_answer(umls: Umls, fake: FakeUts) -> None:
+    answers = list(umls.concept_many(["C9000001", None, 7, "XYZ"]))
+    assert [(a.input, a.outcome, a.exit_code) for a in answers] == [
+        ("C9000001", Outcome.FOUND, 0), ("None", Outcome.BAD_INPUT, 2),
+        ("7", Outcome.BAD_INPUT, 2), ("XYZ", Outcome.BAD_INPUT, 2),
+    ]  # fmt: skip
+    assert [a.message for a in answers[1:3]] == [
+        "cuis holds None, not a string: each input must be a string",
+        "cuis holds 7, not a string: each input must be a string",
+    ]
+    (code,) = umls.cuis_many("MSH", [None])
+    assert (code.input, code.outcome) == ("MSH None", Outcome.BAD_INPUT)
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001"]
+
+
+def test_messages_name_the_python_arguments_not_the_flags(umls: Umls, tmp_path: Path) -> None:
+    with pytest.raises(BadInputError) as raised:
+        Umls(rate=500, cache_dir=tmp_path)
+    assert str(raised.value).startswith("rate=500 is out of range: it is above 20 requests")
+    assert raised.value.hint == (
+        "use rate=20 or less (the default, 15, leaves room for other UTS clients)"
+    )
+    with pytest.raises(BadInputError) as raised:
+        Umls(offline=True, refresh=True, cache_dir=tmp_path)
+    assert str(raised.value) == (
+        "offline=True and refresh=True contradict each other: refresh=True fetches again, "
+        "offline=True never fetches"
+    )
+    with pytest.raises(BadInputError) as raised:
+        umls.search("zephyr", limit=-1)
+    assert str(raised.value) == "limit=-1 is out of range: give 0 (no cap) or more"
+    (cut,) = umls.search_many(["fever"], limit=1)
+    assert cut.message == "1 result for words search for 'fever', UMLS 2099AA; limit=1 cut it"
+    # an input's own text is left as it is: only the flags of the messages are renamed
+    (none,) = umls.search_many(["--offline nothing"])
+    assert none.message == (
+        "UMLS 2099AA has no results for the words search for '--offline nothing'"
+    )
+    assert none.hint == (
+        "check the spelling, or try another search_type (normalizedWords matches word forms) "
+        "or fewer sabs"
+    )
+    with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as offline:
+        with pytest.raises(UnavailableError) as missed:
+            offline.concept("C9000002")
+        assert str(missed.value) == (
+            "offline=True, and the cache does not hold the answer to /content/2099AA/CUI/C9000002"
+        )
+        assert missed.value.hint == (
+            "run once without offline=True to fill the cache (a regeneration can also read a "
+            "local MRCONSO.RRF with mrconso=PATH)"
+        )
+
+
+def test_a_list_says_whether_the_limit_cut_it(umls: Umls) -> None:
+    # MRCONSO.RRF: "fever" is in Zephyr fever (C9000001) and Wind fever (C9000091)
+    cut = umls.search("fever", limit=1)
+    assert ([h.ui for h in cut], cut.truncated) == (["C9000001"], True)
+    whole = umls.search("fever")
+    assert ([h.ui for h in whole], whole.truncated) == (["C9000001", "C9000091"], False)
+    assert isinstance(whole, tuple) and whole == tuple(whole)
+    none = umls.definitions("C9000002")
+    assert (none, none.truncated) == ((), False)
+
+
+def test_an_empty_api_key_is_refused_before_any_request(fake: FakeUts, tmp_path: Path) -> None:
+    for empty in ("", "  \n"):
+        with pytest.raises(BadInputError) as raised:
+            Umls("2099AA", api_key=empty, cache_dir=tmp_path, base_url=BASE)
+        assert str(raised.value) == "api_key is empty"
+        assert raised.value.hint == (
+            "give your UMLS API key (https://uts.nlm.nih.gov/uts/profile), or leave api_key "
+            "out to read UMLS_API_KEY or UMLS_API_KEY_FILE"
+        )
+    assert fake.seen == []
+    assert not (tmp_path / "rate").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_progress_stream_is_bad_input_naming_progress(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    import io
+
+    closed = io.StringIO()
+    closed.close()
+    with pytest.raises(BadInputError) as raised:
+        Umls("2099AA", progress=closed, cache_dir=tmp_path, base_url=BASE)
+    assert str(raised.value) == "progress is a closed stream"
+    assert raised.value.hint == "give an open text stream, True (stderr) or False (none)"
+    stream = io.StringIO()
+    with Umls("2099AA", api_key=CANARY_KEY, progress=stream, cache_dir=tmp_path,
+              base_url=BASE) as umls:  # fmt: skip
+        stream.close()  # closed after: said at the next batch, before anything is asked
+        with pytest.raises(BadInputError, match=r"^progress is a closed stream$"):
+            list(umls.concept_many(["C9000001", "C9000002"]))
+    assert fake.seen == []

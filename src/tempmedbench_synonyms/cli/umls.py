@@ -198,11 +198,11 @@ def _run(
                 "no input: give it as arguments, or one a line in --file PATH",
                 hint="see --help for an example",
             )
-        from tempmedbench_synonyms.umls import Umls
+        from tempmedbench_synonyms.umls import CommandUmls
 
         # one bar for a batch, or for the pass over a local file; one request needs none
         shows = verbosity >= 0 and (len(items) > 1 or asking.mrconso is not None)
-        umls = Umls(
+        umls = CommandUmls(
             asking.umls_release, mrconso=asking.mrconso, progress=sys.stderr if shows else False,
             **_keywords(uts),
         )  # fmt: skip
