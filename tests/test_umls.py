@@ -711,3 +711,16 @@ def test_a_closed_progress_stream_is_bad_input_naming_progress(
         with pytest.raises(BadInputError, match=r"^progress is a closed stream$"):
             list(umls.concept_many(["C9000001", "C9000002"]))
     assert fake.seen == []
+
+
+def test_many_ends_each_batch_with_its_last_progress_line(fake: FakeUts, tmp_path: Path) -> None:
+    import io
+
+    stream = io.StringIO()
+    with Umls("2099AA", api_key=CANARY_KEY, progress=stream, cache_dir=tmp_path,
+              base_url=BASE) as umls:  # fmt: skip
+        answers = list(umls.concept_many(["C9000001", None, "C9000002"]))
+    assert [a.outcome for a in answers] == [Outcome.FOUND, Outcome.BAD_INPUT, Outcome.FOUND]
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("UMLS 2099AA: 2/2 inputs, 0 cache hits, 2 requests, done in ")
+    assert CANARY_KEY not in stream.getvalue()

@@ -252,15 +252,17 @@ class Umls:
             for chunk in self._chunks(items):
                 asked = [item for item in chunk if not isinstance(item, Answer)]
                 with closing(self._batch(asked)) as answers:  # stopped early: its workers too
+                    paired = zip(asked, answers, strict=True)
                     for item in chunk:
                         if isinstance(item, Answer):
                             yield item
                             continue
-                        found = next(answers)
+                        (_, lookup), found = next(paired)
                         yield replace(
-                            _answer_in_python_words(found),
-                            results=read_results(found, item[1]),
+                            _answer_in_python_words(found), results=read_results(found, lookup)
                         )
+                    if asked:
+                        next(paired, None)  # the batch runs to its end: its last progress line
 
     def _one(self, input: str, lookup: Lookup) -> Results[Any]:
         """The typed results of one lookup: ``()`` when not found; BadInputError if it cannot
