@@ -724,3 +724,22 @@ def test_many_ends_each_batch_with_its_last_progress_line(fake: FakeUts, tmp_pat
     last = stream.getvalue().splitlines()[-1]
     assert last.startswith("UMLS 2099AA: 2/2 inputs, 0 cache hits, 2 requests, done in ")
     assert CANARY_KEY not in stream.getvalue()
+
+
+def test_ctrl_c_while_reading_the_inputs_ends_the_stream_after_the_answers_before(
+    umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempmedbench_synonyms.umls as module
+
+    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+
+    def inputs() -> Iterator[str]:
+        yield from ("C9000001", "C9000002", "C9000090")
+        raise KeyboardInterrupt  # Ctrl-C while the caller reads its next input
+
+    given = []
+    with pytest.raises(KeyboardInterrupt):
+        for answer in umls.concept_many(inputs()):
+            given.append((answer.input, answer.outcome))
+    assert given == [("C9000001", Outcome.FOUND), ("C9000002", Outcome.FOUND)]
+    assert len(fake.seen) == 2  # the third input's chunk was never asked
