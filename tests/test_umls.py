@@ -285,7 +285,7 @@ def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_pa
             "https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
             "sent without the API key: this does not look like the UMLS REST API"
         )
-        assert err.hint is not None and err.hint.startswith("check --base-url (or UMLS_BASE_URL)")
+        assert err.hint is not None and err.hint.startswith("check base_url (or UMLS_BASE_URL)")
 
 
 def test_an_unknown_cui_in_current_is_none_after_two_requests(
