@@ -261,6 +261,7 @@ def _answers(umls: Any, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Look
                 yield (input, Search(string="")), bad
             else:
                 yield (input, lookup), next(asked)
+        next(asked, None)  # the batch runs to its end: its last progress line ("done in")
 
 
 def _askable(items: Sequence[Item]) -> list[tuple[str, Lookup]]:
