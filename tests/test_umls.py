@@ -20,6 +20,7 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
+from tempmedbench_synonyms.lookups import Concept
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -284,7 +285,7 @@ def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_pa
             "https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
             "sent without the API key: this does not look like the UMLS REST API"
         )
-        assert err.hint is not None and err.hint.startswith("check --base-url (or UMLS_BASE_URL)")
+        assert err.hint is not None and err.hint.startswith("check base_url (or UMLS_BASE_URL)")
 
 
 def test_an_unknown_cui_in_current_is_none_after_two_requests(
@@ -302,7 +303,7 @@ def test_an_unknown_cui_in_current_is_none_after_two_requests(
 
 def test_offline_without_the_answer_cached_is_unavailable(tmp_path: Path) -> None:
     with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as umls:
-        with pytest.raises(UnavailableError, match="--offline"):
+        with pytest.raises(UnavailableError, match=r"^offline=True, and the cache does not"):
             umls.concept("C9000001")
 
 
@@ -310,7 +311,7 @@ def test_the_key_is_in_no_repr_and_options_are_checked_at_once(tmp_path: Path) -
     umls = Umls(api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE)
     assert repr(umls) == f"Umls(release='current', base_url={BASE!r})"
     assert CANARY_KEY not in repr(umls) + str(vars(umls))
-    with pytest.raises(BadInputError, match="--rate"):
+    with pytest.raises(BadInputError, match=r"^rate=500 is out of range"):
         Umls(rate=500, cache_dir=tmp_path)
     with pytest.raises(BadInputError, match="is not a UMLS release name"):
         Umls("2025ab")
@@ -399,3 +400,346 @@ def test_a_local_mrconso_answers_in_the_same_types_with_no_network(fake: FakeUts
         with pytest.raises(BadInputError, match=r"definitions are in MRDEF\.RRF"):
             umls.definitions("C9000001")
     assert fake.seen == []
+
+
+# -- streaming: a bounded look-ahead (issue 22 item 3) -----------------------------------------
+
+
+def _counting(values: Iterator[str], most: int) -> tuple[Iterator[str], list[int]]:
+    """``values`` as a generator that counts how many were pulled (``pulled[0]``) and fails
+    when pulled past ``most`` (so that reading it whole fails, and does not hang)."""
+    pulled = [0]
+
+    def gen() -> Iterator[str]:
+        for value in values:
+            pulled[0] += 1
+            if pulled[0] > most:
+                raise AssertionError(f"read past the look-ahead of {most}")
+            yield value
+
+    return gen(), pulled
+
+
+def test_many_answers_an_endless_generator_after_one_chunk(umls: Umls, fake: FakeUts) -> None:
+    import itertools
+
+    from tempmedbench_synonyms.umls import MANY_AHEAD
+
+    # every input the same CUI: asked once, the rest of the chunk from the same answer
+    endless, pulled = _counting(itertools.repeat("C9000001"), MANY_AHEAD)
+    many = umls.concept_many(endless)
+    first = next(many)
+    assert (first.input, first.outcome) == ("C9000001", Outcome.FOUND)
+    assert pulled[0] == MANY_AHEAD  # the look-ahead, not the (endless) whole
+    many.close()
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001"]
+
+    counted, pulled = _counting((f"XYZ{n}" for n in itertools.count()), MANY_AHEAD)
+    asked = umls.answer_many((c, Concept(c)) for c in counted)
+    assert next(asked).input == "XYZ0"
+    assert pulled[0] == MANY_AHEAD
+    asked.close()
+
+
+def test_many_streams_in_chunks_in_order_the_cache_shared_across_them(
+    umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempmedbench_synonyms.umls as module
+
+    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+    inputs = ["C9000001", "C9000002", "C9000001", "XYZ", "C9000002"]
+    answers = list(umls.concept_many(iter(inputs)))
+    assert [(a.input, a.outcome) for a in answers] == [
+        ("C9000001", Outcome.FOUND), ("C9000002", Outcome.FOUND), ("C9000001", Outcome.FOUND),
+        ("XYZ", Outcome.BAD_INPUT), ("C9000002", Outcome.FOUND),
+    ]  # fmt: skip
+    # a later chunk's repeats come from the cache: each CUI asked once
+    assert sorted(s.path for s in fake.seen) == [
+        "/content/2099AA/CUI/C9000001", "/content/2099AA/CUI/C9000002"
+    ]  # fmt: skip
+
+
+def test_a_local_many_reads_a_bounded_chunk_a_pass(
+    fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import itertools
+
+    import tempmedbench_synonyms.umls as module
+
+    assert module.LOCAL_MANY_AHEAD >= module.MANY_AHEAD
+    monkeypatch.setattr(module, "LOCAL_MANY_AHEAD", 3)
+    endless, pulled = _counting(itertools.cycle(["C9000002", "C0000001"]), 6)
+    with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
+        many = umls.atoms_many(endless, sab="SNOMEDCT_US")
+        assert [(a.input, a.outcome) for a in itertools.islice(many, 4)] == [
+            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
+            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
+        ]  # fmt: skip
+        assert pulled[0] == 6  # two chunks of 3
+        many.close()
+    assert fake.seen == []
+
+
+# -- identifiers, not links: one rule for the typed models and the table (issue 22 item 7) ------
+
+
+def test_an_atom_shaped_hierarchy_entry_is_its_code_as_the_table_shows_it(
+    umls: Umls, fake: FakeUts, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from tempmedbench_synonyms.cli.umls import umls_app
+
+    # MRHIER.RRF: HL7V3.0 AMB (A9000703)'s parent is A9000921, code _InventedEncounterCode
+    (parent,) = umls.hierarchy("parents", sab="HL7V3.0", code="AMB")
+    assert parent.class_type == "Atom"
+    assert (parent.ui, parent.aui, parent.name, parent.root_source) == (
+        "_InventedEncounterCode", "A9000921", "InventedEncounterCode", "HL7V3.0",
+    )  # fmt: skip
+    env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cli-cache"),
+           "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
+    args = ["hierarchy", "HL7V3.0", "AMB", "--parents", "--umls-release", "2099AA"]
+    result = CliRunner().invoke(umls_app, args, env=env)
+    assert result.exit_code == 0, result.stderr
+    assert [line.split() for line in result.stdout.splitlines()] == [
+        ["UI", "NAME", "SOURCE", "AUI"],
+        [parent.ui, parent.name, parent.root_source, parent.aui],
+    ]
+
+
+def test_relation_ends_and_semantic_types_are_identifiers(umls: Umls) -> None:
+    # MRREL.RRF: 9990101009 CHD isa 9990192008 (SNOMEDCT_US)
+    (rel,) = umls.relations(sab="SNOMEDCT_US", code="9990101009")
+    assert (rel.related_from_id, rel.related_id) == ("9990101009", "9990192008")
+    # MRSTY.RRF: C9000001 is T901 and T902; without details the TUI is read off the uri
+    assert [t.ui for t in umls.semantic_types("C9000001")] == ["T901", "T902"]
+
+
+def test_the_table_and_the_model_name_every_entry_shape_alike() -> None:
+    from tempmedbench_synonyms.cli.umls import _named_rows
+    from tempmedbench_synonyms.lookups import Hierarchy
+    from tempmedbench_synonyms.uts.models import read_results
+
+    link = "https://uts.invalid/rest/content/2099AA/source"
+    results = (
+        {"classType": "Atom", "ui": "A9000921", "name": "Invented", "rootSource": "HL7V3.0",
+         "code": f"{link}/HL7V3.0/AMB%2F9%20%25x", "concept": "NONE"},
+        {"classType": "SourceAtomCluster", "ui": "9990192008", "name": "Wind fever",
+         "rootSource": "SNOMEDCT_US"},
+        # before 2016: a relation whose relatedConcept is the code (its own ui is no code)
+        {"classType": "AtomClusterAtomClusterRelation", "ui": "R0123abcd", "rootSource": "INV",
+         "relatedConcept": f"{link}/INV/1000000", "relatedConceptName": "Invented root"},
+    )  # fmt: skip
+    lookup = Hierarchy("parents", "INV", "1")
+    answer = Answer("INV 1", Outcome.FOUND, results)
+    models = read_results(answer, lookup)
+    assert (
+        _named_rows(lookup, answer)
+        == [
+            [m.ui or "", m.name or "", m.root_source or "", m.aui or ""]  # type: ignore[attr-defined]
+            for m in models
+        ]
+        == [
+            ["AMB/9 %x", "Invented", "HL7V3.0", "A9000921"],
+            ["9990192008", "Wind fever", "SNOMEDCT_US", ""],
+            ["1000000", "Invented root", "INV", ""],
+        ]
+    )
+
+
+# -- the Python API's own words and types (issue 22 item 13) -------------------------------------
+
+#: Each ``*_many`` method called with one str where its inputs go, and the argument it names.
+STR_INPUTS = {
+    "search_many": ("strings", lambda u: u.search_many("zephyr")),
+    "cuis_many": ("codes", lambda u: u.cuis_many("MSH", "D990091")),
+    "crosswalk_many": ("codes", lambda u: u.crosswalk_many("SNOMEDCT_US", "9990191001")),
+    "definitions_many": ("cuis", lambda u: u.definitions_many("C9000090")),
+    "relations_many": ("cuis", lambda u: u.relations_many("C9000001")),
+    "semantic_types_many": ("cuis", lambda u: u.semantic_types_many("C9000001")),
+    "source_concept_many": ("codes", lambda u: u.source_concept_many("SNOMEDCT_US", "1")),
+    "hierarchy_many": ("codes", lambda u: u.hierarchy_many("parents", "SNOMEDCT_US", "1")),
+    "concept_many": ("cuis", lambda u: u.concept_many("C9000001")),
+    "atoms_many": ("cuis", lambda u: u.atoms_many("C9000001")),
+    "source_atoms_many": ("codes", lambda u: u.source_atoms_many("SNOMEDCT_US", "1")),
+    "atom_many": ("auis", lambda u: u.atom_many("A9000011")),
+}
+
+
+@pytest.mark.parametrize("method", sorted(STR_INPUTS))
+def test_a_str_as_the_inputs_of_many_is_refused_naming_the_argument(
+    umls: Umls, fake: FakeUts, method: str
+) -> None:
+    name, call = STR_INPUTS[method]
+    with pytest.raises(TypeError) as raised:
+        call(umls)  # at the call, before any answer is asked for
+    assert str(raised.value) == (
+        f"{name} must be an iterable of strings, not one str (read letter by letter): "
+        f"put it in a list"
+    )
+    assert fake.seen == []
+    assert sorted(STR_INPUTS) == sorted(MANY)
+
+
+def test_a_str_where_sources_or_labels_go_is_one_of_them(umls: Umls, fake: FakeUts) -> None:
+    walked = umls.crosswalk("SNOMEDCT_US", "9990191001", target_sabs="MSH")
+    assert [c.ui for c in walked] == ["D990090"]
+    assert [dict(s.params)["targetSource"] for s in fake.seen] == ["MSH"]
+    assert [d.root_source for d in umls.definitions("C9000090", sabs="NCI")] == ["NCI"]
+    many = umls.crosswalk_many("SNOMEDCT_US", ["9990191001"], target_sabs="MSH")
+    assert [[c.ui for c in a.results] for a in many] == [["D990090"]]
+
+
+def test_a_value_of_the_wrong_type_is_a_type_error_naming_the_argument(
+    umls: Umls, fake: FakeUts
+) -> None:
+    calls = [
+        (lambda: umls.atom(123), "aui must be a string, not int"),
+        (lambda: umls.cuis("SNOMEDCT_US", 22298006), "code must be a string, not int"),
+        (lambda: umls.crosswalk("LNC", 91915), "code must be a string, not int"),
+        (lambda: umls.concept(None), "cui must be a string, not NoneType"),
+        (lambda: umls.cuis_many(None, ["1"]), "sab must be a string, not NoneType"),
+        (lambda: umls.search("zephyr", limit="5"), "limit must be a whole number or None, not str"),
+        (lambda: umls.search("zephyr", limit=True),
+         "limit must be a whole number or None, not bool"),
+        (lambda: umls.concept_many(5), "cuis must be an iterable of strings, not int"),
+        (lambda: umls.crosswalk("SNOMEDCT_US", "1", target_sabs=[1]),
+         "target_sabs must hold strings, not int"),
+        (lambda: umls.atoms_many(["C9000001"], limit=2.5),
+         "limit must be a whole number or None, not float"),
+    ]  # fmt: skip
+    for call, message in calls:
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == message
+    assert fake.seen == []
+
+
+def test_a_non_string_inside_many_is_one_bad_input_answer(umls: Umls, fake: FakeUts) -> None:
+    answers = list(umls.concept_many(["C9000001", None, 7, "XYZ"]))
+    assert [(a.input, a.outcome, a.exit_code) for a in answers] == [
+        ("C9000001", Outcome.FOUND, 0), ("None", Outcome.BAD_INPUT, 2),
+        ("7", Outcome.BAD_INPUT, 2), ("XYZ", Outcome.BAD_INPUT, 2),
+    ]  # fmt: skip
+    assert [a.message for a in answers[1:3]] == [
+        "cuis holds None, not a string: each input must be a string",
+        "cuis holds 7, not a string: each input must be a string",
+    ]
+    (code,) = umls.cuis_many("MSH", [None])
+    assert (code.input, code.outcome) == ("MSH None", Outcome.BAD_INPUT)
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001"]
+
+
+def test_messages_name_the_python_arguments_not_the_flags(umls: Umls, tmp_path: Path) -> None:
+    with pytest.raises(BadInputError) as raised:
+        Umls(rate=500, cache_dir=tmp_path)
+    assert str(raised.value).startswith("rate=500 is out of range: it is above 20 requests")
+    assert raised.value.hint == (
+        "use rate=20 or less (the default, 15, leaves room for other UTS clients)"
+    )
+    with pytest.raises(BadInputError) as raised:
+        Umls(offline=True, refresh=True, cache_dir=tmp_path)
+    assert str(raised.value) == (
+        "offline=True and refresh=True contradict each other: refresh=True fetches again, "
+        "offline=True never fetches"
+    )
+    with pytest.raises(BadInputError) as raised:
+        umls.search("zephyr", limit=-1)
+    assert str(raised.value) == "limit=-1 is out of range: give 0 (no cap) or more"
+    (cut,) = umls.search_many(["fever"], limit=1)
+    assert cut.message == "1 result for words search for 'fever', UMLS 2099AA; limit=1 cut it"
+    # an input's own text is left as it is: only the flags of the messages are renamed
+    (none,) = umls.search_many(["--offline nothing"])
+    assert none.message == (
+        "UMLS 2099AA has no results for the words search for '--offline nothing'"
+    )
+    assert none.hint == (
+        "check the spelling, or try another search_type (normalizedWords matches word forms) "
+        "or fewer sabs"
+    )
+    with Umls("2099AA", offline=True, cache_dir=tmp_path / "c", base_url=BASE) as offline:
+        with pytest.raises(UnavailableError) as missed:
+            offline.concept("C9000002")
+        assert str(missed.value) == (
+            "offline=True, and the cache does not hold the answer to /content/2099AA/CUI/C9000002"
+        )
+        assert missed.value.hint == (
+            "run once without offline=True to fill the cache (a regeneration can also read a "
+            "local MRCONSO.RRF with mrconso=PATH)"
+        )
+
+
+def test_a_list_says_whether_the_limit_cut_it(umls: Umls) -> None:
+    # MRCONSO.RRF: "fever" is in Zephyr fever (C9000001) and Wind fever (C9000091)
+    cut = umls.search("fever", limit=1)
+    assert ([h.ui for h in cut], cut.truncated) == (["C9000001"], True)
+    whole = umls.search("fever")
+    assert ([h.ui for h in whole], whole.truncated) == (["C9000001", "C9000091"], False)
+    assert isinstance(whole, tuple) and whole == tuple(whole)
+    none = umls.definitions("C9000002")
+    assert (none, none.truncated) == ((), False)
+
+
+def test_an_empty_api_key_is_refused_before_any_request(fake: FakeUts, tmp_path: Path) -> None:
+    for empty in ("", "  \n"):
+        with pytest.raises(BadInputError) as raised:
+            Umls("2099AA", api_key=empty, cache_dir=tmp_path, base_url=BASE)
+        assert str(raised.value) == "api_key is empty"
+        assert raised.value.hint == (
+            "give your UMLS API key (https://uts.nlm.nih.gov/uts/profile), or leave api_key "
+            "out to read UMLS_API_KEY or UMLS_API_KEY_FILE"
+        )
+    assert fake.seen == []
+    assert not (tmp_path / "rate").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_progress_stream_is_bad_input_naming_progress(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    import io
+
+    closed = io.StringIO()
+    closed.close()
+    with pytest.raises(BadInputError) as raised:
+        Umls("2099AA", progress=closed, cache_dir=tmp_path, base_url=BASE)
+    assert str(raised.value) == "progress is a closed stream"
+    assert raised.value.hint == "give an open text stream, True (stderr) or False (none)"
+    stream = io.StringIO()
+    with Umls("2099AA", api_key=CANARY_KEY, progress=stream, cache_dir=tmp_path,
+              base_url=BASE) as umls:  # fmt: skip
+        stream.close()  # closed after: said at the next batch, before anything is asked
+        with pytest.raises(BadInputError, match=r"^progress is a closed stream$"):
+            list(umls.concept_many(["C9000001", "C9000002"]))
+    assert fake.seen == []
+
+
+def test_many_ends_each_batch_with_its_last_progress_line(fake: FakeUts, tmp_path: Path) -> None:
+    import io
+
+    stream = io.StringIO()
+    with Umls("2099AA", api_key=CANARY_KEY, progress=stream, cache_dir=tmp_path,
+              base_url=BASE) as umls:  # fmt: skip
+        answers = list(umls.concept_many(["C9000001", None, "C9000002"]))
+    assert [a.outcome for a in answers] == [Outcome.FOUND, Outcome.BAD_INPUT, Outcome.FOUND]
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("UMLS 2099AA: 2/2 inputs, 0 cache hits, 2 requests, done in ")
+    assert CANARY_KEY not in stream.getvalue()
+
+
+def test_ctrl_c_while_reading_the_inputs_ends_the_stream_after_the_answers_before(
+    umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempmedbench_synonyms.umls as module
+
+    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+
+    def inputs() -> Iterator[str]:
+        yield from ("C9000001", "C9000002", "C9000090")
+        raise KeyboardInterrupt  # Ctrl-C while the caller reads its next input
+
+    given = []
+    with pytest.raises(KeyboardInterrupt):
+        for answer in umls.concept_many(inputs()):
+            given.append((answer.input, answer.outcome))
+    assert given == [("C9000001", Outcome.FOUND), ("C9000002", Outcome.FOUND)]
+    assert len(fake.seen) == 2  # the third input's chunk was never asked

@@ -13,24 +13,38 @@ the key never shown); with ``mrconso=PATH`` the lookups a local MRCONSO.RRF can 
 from the file, in one pass for a whole ``*_many`` batch, with no key and no network.
 
 Answers are typed, immutable models (``uts.models``) that keep the object UTS sent (``raw``).
-Not found is a value: ``None`` for one object, ``()`` for a list. A lookup that cannot be asked
-raises ``BadInputError``; not authorised (``NotAuthorisedError``), unavailable
-(``UnavailableError``) and Ctrl-C raise from every method. Each ``*_many`` takes an iterable
+Not found is a value: ``None`` for one object, ``()`` for a list (``Results``, a tuple that says
+whether ``limit`` cut it: ``truncated``). A lookup that cannot be asked raises ``BadInputError``
+(a value of the wrong type ``TypeError``, naming the argument); not authorised
+(``NotAuthorisedError``), unavailable (``UnavailableError``) and Ctrl-C raise from every method.
+Each ``*_many`` takes an iterable (read ``MANY_AHEAD`` inputs ahead, so that it may be endless)
 and yields one ``Answer(input, outcome, results, message, ...)`` per input, in input order, its
-results typed; bad input and not found are answers, the rest raise.
+results typed; bad input (an input that is no string too) and not found are answers, the rest
+raise. Messages name the Python arguments (``limit=-1``, ``offline=True``), not the flags.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import closing
-from dataclasses import replace
+import re
+import reprlib
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import fields, replace
+from functools import cache
+from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO, TypeVar, get_args
 
 from tempmedbench_synonyms.atoms import check_release
-from tempmedbench_synonyms.constants import DEFAULT_RATE, DEFAULT_TIMEOUT, DEFAULT_WORKERS
-from tempmedbench_synonyms.errors import BadInputError, Outcome
+from tempmedbench_synonyms.constants import (
+    API_KEY_ENV,
+    API_KEY_FILE_ENV,
+    DEFAULT_RATE,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WORKERS,
+    PROFILE_URL,
+)
+from tempmedbench_synonyms.errors import BadInputError, Outcome, TempMedBenchError
 from tempmedbench_synonyms.lookups import (
     Answer,
     Atom,
@@ -70,7 +84,15 @@ if TYPE_CHECKING:
         SourceAtomCluster,
     )
 
-__all__ = ["Answer", "Umls"]
+__all__ = ["Answer", "Results", "Umls"]
+
+_T = TypeVar("_T")
+
+#: The inputs a ``*_many`` reads ahead of its answers from UTS: each chunk is one batch (asked
+#: concurrently, identical lookups once), so that an endless iterable is answered as it goes.
+MANY_AHEAD = 500
+#: The same from a local MRCONSO.RRF, where each chunk costs one pass over the file.
+LOCAL_MANY_AHEAD = 100_000
 
 
 class Umls:
@@ -99,6 +121,10 @@ class Umls:
     [('C9000001', 'found'), ('XYZ', 'bad_input')]
     """
 
+    #: Messages name the Python arguments (``rate=500``, ``offline=True``), not the command
+    #: line's flags, which the shared layers name (``CommandUmls`` keeps the flags).
+    python_words: ClassVar[bool] = True
+
     def __init__(
         self,
         release: str = "current",
@@ -119,17 +145,18 @@ class Umls:
             raise TypeError(f"release must be a string, not {type(release).__name__}")
         if api_key is not None and type(api_key) is not str:
             raise TypeError(f"api_key must be a string, not {type(api_key).__name__}")
-        self.release = check_release(release)
-        self.mrconso: Path | None = as_path("mrconso", mrconso, optional=True)
-        self.options = UtsOptions.of(
-            api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
-            timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
-        )  # fmt: skip
-        self._progress = stream_of(progress)
-        self._key = _key(api_key)
-        self._uts: CachedUts | None = None
-        if self.mrconso is None:
-            self.options.check()  # an option out of range: BadInputError now, not at the first ask
+        with _in_python_words(self.python_words):
+            self.release = check_release(release)
+            self.mrconso: Path | None = as_path("mrconso", mrconso, optional=True)
+            self.options = UtsOptions.of(
+                api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
+                timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
+            )  # fmt: skip
+            self._progress = _open(stream_of(progress))
+            self._key = _key(api_key)
+            self._uts: CachedUts | None = None
+            if self.mrconso is None:
+                self.options.check()  # out of range: BadInputError now, not at the first ask
 
     def __repr__(self) -> str:
         where = f"mrconso={str(self.mrconso)!r}" if self.mrconso else f"base_url={self.url!r}"
@@ -157,9 +184,30 @@ class Umls:
 
     def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Iterator[Answer]:
         """One ``Answer`` per ``(input, lookup)`` (``lookups``), in input order, its results as
-        UTS sent them (``lookups.clean``): what every method and command is made of."""
+        UTS sent them (``lookups.clean``): what every method and command is made of.
+
+        A list or tuple is one batch; any other iterable is read ``MANY_AHEAD`` inputs at a
+        time (``LOCAL_MANY_AHEAD`` from a local file), each chunk a batch of its own."""
+        for chunk in self._chunks(items):
+            yield from self._batch(chunk)
+
+    def _chunks(self, items: Iterable[Any]) -> Iterator[Sequence[Any]]:
+        """``items`` in chunks of a bounded size: a list or tuple (already in memory) whole."""
+        if isinstance(items, (list, tuple)):
+            if items:
+                yield items
+            return
+        ahead = MANY_AHEAD if self.mrconso is None else LOCAL_MANY_AHEAD
+        it = iter(items)
+        while chunk := list(islice(it, ahead)):
+            yield chunk
+
+    def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
+        """The answers of one chunk: from a local file in one pass, else from UTS as one batch
+        (``uts.batch``: concurrent, identical lookups asked once, one progress bar)."""
+        _open(self._progress)  # closed since: said before anything is asked
         if self.mrconso is not None:
-            yield from self._local(list(items))
+            yield from self._local(items)
             return
         from tempmedbench_synonyms.uts import batch
         from tempmedbench_synonyms.uts.options import check_workers
@@ -180,7 +228,7 @@ class Umls:
             self._uts = open_uts(self.options, key=self._key)
         return self._uts
 
-    def _local(self, items: list[tuple[str, Lookup]]) -> Iterator[Answer]:
+    def _local(self, items: Sequence[tuple[str, Lookup]]) -> Iterator[Answer]:
         """The answers of a local MRCONSO.RRF: one pass for the whole batch (``current``: the
         release the file's names say)."""
         from tempmedbench_synonyms.mrconso.lookup import answer_many
@@ -194,20 +242,67 @@ class Umls:
             progress.close()
         yield from answers
 
-    def _typed(self, items: Iterable[tuple[str, Lookup]]) -> Iterator[Answer]:
-        """``answer_many`` with each answer's results as typed models."""
+    def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
+        """``answer_many`` with each answer's results as typed models and its words Python's
+        (``_python_words``); an ``Answer`` among ``items`` (an input that is no string) is
+        given as it is."""
         from tempmedbench_synonyms.uts.models import read_results
 
-        for (_, lookup), found in _paired(items, self.answer_many):
-            yield replace(found, results=read_results(found, lookup))
+        with _in_python_words():
+            for chunk in self._chunks(items):
+                asked = [item for item in chunk if not isinstance(item, Answer)]
+                with closing(self._batch(asked)) as answers:  # stopped early: its workers too
+                    paired = zip(asked, answers, strict=True)
+                    for item in chunk:
+                        if isinstance(item, Answer):
+                            yield item
+                            continue
+                        (_, lookup), found = next(paired)
+                        yield replace(
+                            _answer_in_python_words(found), results=read_results(found, lookup)
+                        )
+                    if asked:
+                        next(paired, None)  # the batch runs to its end: its last progress line
 
-    def _one(self, input: str, lookup: Lookup) -> tuple[Any, ...]:
+    def _one(self, input: str, lookup: Lookup) -> Results[Any]:
         """The typed results of one lookup: ``()`` when not found; BadInputError if it cannot
         be asked."""
         (found,) = self._typed([(input, lookup)])
         if found.outcome is Outcome.BAD_INPUT:
             raise BadInputError(found.message, hint=found.hint)
-        return found.results
+        return Results(found.results, truncated=found.truncated)
+
+    def _each(
+        self, name: str, values: Iterable[Any], ask: Callable[[str], Lookup], sab: str = ""
+    ) -> Iterable[tuple[str, Lookup] | Answer]:
+        """The ``(input, lookup)`` of each of ``values`` (named ``name``), its input ``SAB
+        CODE`` if ``sab``; a value that is no string is its own ``bad_input`` answer. A str
+        where the iterable goes is a TypeError (not its letters), raised at once."""
+        if isinstance(values, (str, bytes)):
+            raise TypeError(
+                f"{name} must be an iterable of strings, not one {type(values).__name__} (read "
+                "letter by letter): put it in a list"
+            )
+        try:
+            iter(values)
+        except TypeError:
+            kind = type(values).__name__
+            raise TypeError(f"{name} must be an iterable of strings, not {kind}") from None
+        where = f"{sab} " if sab else ""
+
+        def each() -> Iterator[tuple[str, Lookup] | Answer]:
+            for value in values:
+                if isinstance(value, str):
+                    yield f"{where}{value}", ask(value)
+                    continue
+                shown = reprlib.repr(value)  # bounded, whatever the object
+                yield Answer(
+                    f"{where}{shown}", Outcome.BAD_INPUT, release=self.release,
+                    message=f"{name} holds {shown}, not a string: each input must be a string",
+                )  # fmt: skip
+
+        # a list or tuple stays one batch (answer_many); any other iterable is read as it goes
+        return list(each()) if isinstance(values, (list, tuple)) else each()
 
     # -- the lookups ---------------------------------------------------------------------------
 
@@ -225,34 +320,42 @@ class Umls:
         include_suppressible: bool = False,
         language: str | None = None,
         limit: int | None = None,
-    ) -> tuple[SearchResult, ...]:
+    ) -> Results[SearchResult]:
         """``/search/{release}?string=...``: the results in UTS's order (at most ``limit``,
-        25 by default, 0 for all)."""
-        return self._one(string, self._search(string, **_without(locals(), "string")))
+        25 by default, 0 for all; ``truncated`` says whether it cut them)."""
+        lookup = self._search(**_without(locals(), "string"))
+        return self._one(string, replace(lookup, string=_text("string", string)))
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
         """``search`` of each string (the same keywords)."""
-        return self._typed((s, self._search(s, **options)) for s in strings)
+        lookup = self._search(**options)
+        return self._typed(self._each("strings", strings, lambda s: replace(lookup, string=s)))
 
     @staticmethod
-    def _search(string: str, **options: Any) -> Search:
-        return Search(_text("string", string), **_tuples(options, "sabs", "semantic_types"))
+    def _search(**options: Any) -> Search:
+        if "limit" in options:
+            options["limit"] = _limit(options["limit"])
+        return Search("", **_tuples(options, "sabs", "semantic_types"))
 
-    def cuis(self, sab: str, code: str, *, limit: int | None = None) -> tuple[SearchResult, ...]:
+    def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:
         """The concepts a source code belongs to (code to CUI)."""
-        return self._one(f"{sab} {code}", Cuis(sab, code, limit))
+        sab, code = _text("sab", sab), _text("code", code)
+        return self._one(f"{sab} {code}", Cuis(sab, code, _limit(limit)))
 
     def cuis_many(
         self, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``cuis`` of each code of ``sab``."""
-        return self._typed((f"{sab} {c}", Cuis(sab, c, limit)) for c in codes)
+        sab, most = _text("sab", sab), _limit(limit)
+        return self._typed(self._each("codes", codes, lambda c: Cuis(sab, c, most), sab))
 
     def crosswalk(
         self, sab: str, code: str, *, target_sabs: Sequence[str] = (), limit: int | None = None
-    ) -> tuple[SourceAtomCluster, ...]:
+    ) -> Results[SourceAtomCluster]:
         """The codes of other sources (of ``target_sabs``) that share a concept with a code."""
-        return self._one(f"{sab} {code}", Crosswalk(sab, code, tuple(target_sabs), limit))
+        sab, code = _text("sab", sab), _text("code", code)
+        targets = _names("target_sabs", target_sabs)
+        return self._one(f"{sab} {code}", Crosswalk(sab, code, targets, _limit(limit)))
 
     def crosswalk_many(
         self,
@@ -263,20 +366,25 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``crosswalk`` of each code of ``sab``."""
-        targets = tuple(target_sabs)
-        return self._typed((f"{sab} {c}", Crosswalk(sab, c, targets, limit)) for c in codes)
+        sab, most = _text("sab", sab), _limit(limit)
+        targets = _names("target_sabs", target_sabs)
+        return self._typed(
+            self._each("codes", codes, lambda c: Crosswalk(sab, c, targets, most), sab)
+        )
 
     def definitions(
         self, cui: str, *, sabs: Sequence[str] = (), limit: int | None = None
-    ) -> tuple[Definition, ...]:
+    ) -> Results[Definition]:
         """A concept's definitions (of ``sabs``)."""
-        return self._one(cui, Definitions(cui, tuple(sabs), limit))
+        cui = _text("cui", cui)
+        return self._one(cui, Definitions(cui, _names("sabs", sabs), _limit(limit)))
 
     def definitions_many(
         self, cuis: Iterable[str], *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Iterator[Answer]:
         """``definitions`` of each concept."""
-        return self._typed((c, Definitions(c, tuple(sabs), limit)) for c in cuis)
+        of, most = _names("sabs", sabs), _limit(limit)
+        return self._typed(self._each("cuis", cuis, lambda c: Definitions(c, of, most)))
 
     def relations(
         self,
@@ -288,10 +396,14 @@ class Umls:
         relation_labels: Sequence[str] = (),
         sabs: Sequence[str] = (),
         limit: int | None = None,
-    ) -> tuple[Relation, ...]:
+    ) -> Results[Relation]:
         """The relations of a concept, a source code (``sab`` and ``code``) or an atom
         (``aui``), as UTS gives them (never inverted)."""
-        lookup = Relations(cui, sab, code, aui, tuple(relation_labels), tuple(sabs), limit)
+        lookup = Relations(
+            _maybe_text("cui", cui), _maybe_text("sab", sab), _maybe_text("code", code),
+            _maybe_text("aui", aui), _names("relation_labels", relation_labels),
+            _names("sabs", sabs), _limit(limit),
+        )  # fmt: skip
         return self._one(_input_of(lookup), lookup)
 
     def relations_many(
@@ -303,21 +415,24 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``relations`` of each concept."""
-        labels, of = tuple(relation_labels), tuple(sabs)
-        return self._typed((c, Relations(c, None, None, None, labels, of, limit)) for c in cuis)
+        lookup = Relations(None, None, None, None, _names("relation_labels", relation_labels),
+                           _names("sabs", sabs), _limit(limit))  # fmt: skip
+        return self._typed(self._each("cuis", cuis, lambda c: replace(lookup, cui=c)))
 
-    def semantic_types(self, cui: str, *, details: bool = False) -> tuple[SemanticTypeInfo, ...]:
+    def semantic_types(self, cui: str, *, details: bool = False) -> Results[SemanticTypeInfo]:
         """A concept's semantic types; with ``details``, each one's tree number too."""
+        cui = _text("cui", cui)
         return self._one(cui, SemanticTypes(cui, details))
 
     def semantic_types_many(
         self, cuis: Iterable[str], *, details: bool = False
     ) -> Iterator[Answer]:
         """``semantic_types`` of each concept."""
-        return self._typed((c, SemanticTypes(c, details)) for c in cuis)
+        return self._typed(self._each("cuis", cuis, lambda c: SemanticTypes(c, details)))
 
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
         """A source code: its name, whether it is obsolete, its atom count and links."""
+        sab, code = _text("sab", sab), _text("code", code)
         found: SourceAtomCluster | None = _first(
             self._one(f"{sab} {code}", SourceConcept(sab, code))
         )
@@ -325,7 +440,8 @@ class Umls:
 
     def source_concept_many(self, sab: str, codes: Iterable[str]) -> Iterator[Answer]:
         """``source_concept`` of each code of ``sab``."""
-        return self._typed((f"{sab} {c}", SourceConcept(sab, c)) for c in codes)
+        sab = _text("sab", sab)
+        return self._typed(self._each("codes", codes, lambda c: SourceConcept(sab, c), sab))
 
     def hierarchy(
         self,
@@ -335,30 +451,37 @@ class Umls:
         code: str | None = None,
         aui: str | None = None,
         limit: int | None = None,
-    ) -> tuple[HierarchyEntry, ...]:
+    ) -> Results[HierarchyEntry]:
         """The ``parents``, ``children``, ``ancestors`` or ``descendants`` of a source code or
         of an atom."""
-        lookup = Hierarchy(direction, sab, code, aui, limit)
+        lookup = Hierarchy(
+            direction, _maybe_text("sab", sab), _maybe_text("code", code),
+            _maybe_text("aui", aui), _limit(limit),
+        )  # fmt: skip
         return self._one(_input_of(lookup), lookup)
 
     def hierarchy_many(
         self, direction: Direction, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``hierarchy`` of each code of ``sab``."""
-        return self._typed((f"{sab} {c}", Hierarchy(direction, sab, c, None, limit)) for c in codes)
+        sab, most = _text("sab", sab), _limit(limit)
+        return self._typed(
+            self._each("codes", codes, lambda c: Hierarchy(direction, sab, c, None, most), sab)
+        )
 
-    def sources(self) -> tuple[RootSource, ...]:
+    def sources(self) -> Results[RootSource]:
         """``/metadata/{release}/sources``: the sources of the release (asked with no key)."""
         return self._one("sources", Sources())
 
     def concept(self, cui: str) -> ConceptRecord | None:
         """A concept: its name, status, atom count and semantic types."""
+        cui = _text("cui", cui)
         found: ConceptRecord | None = _first(self._one(cui, Concept(cui)))
         return found
 
     def concept_many(self, cuis: Iterable[str]) -> Iterator[Answer]:
         """``concept`` of each concept."""
-        return self._typed((c, Concept(c)) for c in cuis)
+        return self._typed(self._each("cuis", cuis, Concept))
 
     def atoms(
         self,
@@ -367,10 +490,11 @@ class Umls:
         sab: str | None = None,
         preferred: bool = False,
         limit: int | None = None,
-    ) -> tuple[AtomRecord, ...]:
+    ) -> Results[AtomRecord]:
         """A concept's English atoms, obsolete and suppressible ones left out (of ``sab``);
         with ``preferred``, its one preferred atom."""
-        return self._one(cui, Atoms(cui, sab, preferred, limit))
+        cui = _text("cui", cui)
+        return self._one(cui, Atoms(cui, _maybe_text("sab", sab), preferred, _limit(limit)))
 
     def atoms_many(
         self,
@@ -381,13 +505,15 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``atoms`` of each concept."""
-        return self._typed((c, Atoms(c, sab, preferred, limit)) for c in cuis)
+        of, most = _maybe_text("sab", sab), _limit(limit)
+        return self._typed(self._each("cuis", cuis, lambda c: Atoms(c, of, preferred, most)))
 
     def source_atoms(
         self, sab: str, code: str, *, preferred: bool = False, limit: int | None = None
-    ) -> tuple[AtomRecord, ...]:
+    ) -> Results[AtomRecord]:
         """A source code's English atoms (``preferred``: as for ``atoms``)."""
-        return self._one(f"{sab} {code}", SourceAtoms(sab, code, preferred, limit))
+        sab, code = _text("sab", sab), _text("code", code)
+        return self._one(f"{sab} {code}", SourceAtoms(sab, code, preferred, _limit(limit)))
 
     def source_atoms_many(
         self,
@@ -398,16 +524,43 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``source_atoms`` of each code of ``sab``."""
-        return self._typed((f"{sab} {c}", SourceAtoms(sab, c, preferred, limit)) for c in codes)
+        sab, most = _text("sab", sab), _limit(limit)
+        return self._typed(
+            self._each("codes", codes, lambda c: SourceAtoms(sab, c, preferred, most), sab)
+        )
 
     def atom(self, aui: str) -> AtomRecord | None:
         """One atom by its AUI."""
+        aui = _text("aui", aui)
         found: AtomRecord | None = _first(self._one(aui, Atom(aui)))
         return found
 
     def atom_many(self, auis: Iterable[str]) -> Iterator[Answer]:
         """``atom`` of each AUI."""
-        return self._typed((a, Atom(a)) for a in auis)
+        return self._typed(self._each("auis", auis, Atom))
+
+
+class CommandUmls(Umls):
+    """``Umls`` as the ``umls`` commands use it (``cli.umls``): messages name their flags."""
+
+    python_words = False
+
+
+class Results(tuple[_T, ...]):
+    """The results of one lookup: a tuple (``()`` when not found) that also says whether
+    ``limit`` cut them (``truncated``, as a ``*_many`` answer says it)."""
+
+    _truncated: bool
+
+    def __new__(cls, items: Iterable[_T] = (), *, truncated: bool = False) -> Results[_T]:
+        new = super().__new__(cls, items)
+        new._truncated = truncated
+        return new
+
+    @property
+    def truncated(self) -> bool:
+        """Whether ``limit`` cut the results (there are more)."""
+        return self._truncated
 
 
 def _key(api_key: str | None) -> ApiKey | None:
@@ -415,13 +568,57 @@ def _key(api_key: str | None) -> ApiKey | None:
         return None
     from tempmedbench_synonyms.secret import ApiKey
 
+    if not api_key.strip():  # sent, it would be refused by UTS with a 401: say so before
+        raise BadInputError(
+            "api_key is empty",
+            key="api_key",
+            hint=f"give your UMLS API key ({PROFILE_URL}), or leave api_key out to read "
+            f"{API_KEY_ENV} or {API_KEY_FILE_ENV}",
+        )
     return ApiKey(api_key.strip())
 
 
+def _open(stream: TextIO | None) -> TextIO | None:
+    """``stream``, unless it is closed (BadInputError naming ``progress``)."""
+    if stream is not None and getattr(stream, "closed", False) is True:
+        raise BadInputError(
+            "progress is a closed stream",
+            key="progress",
+            hint="give an open text stream, True (stderr) or False (none)",
+        )
+    return stream
+
+
 def _text(name: str, value: Any) -> str:
-    if type(value) is not str:
+    if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     return value
+
+
+def _maybe_text(name: str, value: Any) -> str | None:
+    return None if value is None else _text(name, value)
+
+
+def _limit(value: Any) -> int | None:
+    """``limit``: ``None`` or a whole number (a bool is no number of results)."""
+    if value is None or type(value) is int:
+        return value
+    raise TypeError(f"limit must be a whole number or None, not {type(value).__name__}")
+
+
+def _names(name: str, value: Any) -> tuple[str, ...]:
+    """Sources or labels as a tuple: a ``str`` is one of them, not its letters."""
+    if isinstance(value, str):
+        return (value,)
+    try:
+        values = tuple(value)
+    except TypeError:
+        kind = type(value).__name__
+        raise TypeError(f"{name} must be a string or an iterable of strings, not {kind}") from None
+    for item in values:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold strings, not {type(item).__name__}")
+    return values
 
 
 def _without(values: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -429,14 +626,8 @@ def _without(values: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 def _tuples(options: dict[str, Any], *names: str) -> dict[str, Any]:
-    """``options`` with the values of ``names`` as tuples (a ``str`` is one value, not its
-    letters)."""
-    out = dict(options)
-    for name in names:
-        if name in out:
-            value = out[name]
-            out[name] = (value,) if isinstance(value, str) else tuple(value)
-    return out
+    """``options`` with the values of ``names`` as tuples (``_names``)."""
+    return {k: _names(k, v) if k in names else v for k, v in options.items()}
 
 
 def _input_of(lookup: Relations | Hierarchy) -> str:
@@ -452,9 +643,68 @@ def _first(results: tuple[Any, ...]) -> Any:
     return results[0] if results else None
 
 
-def _paired(
-    items: Iterable[tuple[str, Lookup]], answer: Any
-) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
-    """Each item with its answer (``answer`` yields one per item, in order)."""
-    listed = list(items)
-    yield from zip(listed, answer(listed), strict=True)
+# -- Python's words ----------------------------------------------------------------------------
+
+#: A flag in a message (``--limit``), with the value after it if any (``--rate 500``,
+#: ``--mrconso PATH``); a quoted span (an input, as ``repr`` shows it) is matched to be kept.
+_FLAG = re.compile(
+    r"""(?<!\w)'[^'\n]*'(?!\w)|(?<!\w)"[^"\n]*"(?!\w)"""
+    r"|(?<![\w-])(--[a-z][a-z-]*[a-z])(?: (-?\d[\w.]*|[A-Z][A-Z_]*\b))?"
+)
+
+
+@cache
+def _flag_names() -> dict[str, str]:
+    """Each flag the shared layers' messages name, as the Python argument it stands for:
+    ``--limit`` -> ``limit``, ``--umls-release`` -> ``release``; a switch as it is set,
+    ``--offline`` -> ``offline=True``."""
+    names = {"--umls-release": "release", "--mrconso": "mrconso"}
+    for kind in (UtsOptions, *get_args(Lookup)):
+        for f in fields(kind):
+            spelt = f.metadata.get("cli")
+            if spelt is not None:
+                names[spelt.flag] = f"{f.name}=True" if f.default is False else f.name
+    return names
+
+
+def _python_words(text: str) -> str:
+    """``text`` with the flags it names as Python's arguments (``_flag_names``): ``--rate 500
+    is out of range`` -> ``rate=500 is out of range``. Quoted text is left as it is."""
+    names = _flag_names()
+
+    def swap(found: re.Match[str]) -> str:
+        flag, value = found.group(1), found.group(2)
+        if flag not in names:
+            return found.group(0)
+        name = names[flag]
+        if value is None:
+            return name
+        return f"{name} {value}" if name.endswith("=True") else f"{name}={value}"
+
+    return _FLAG.sub(swap, text)
+
+
+def _answer_in_python_words(answer: Answer) -> Answer:
+    """``answer`` with its message and hint in Python's words; its message is left as it is
+    when its input holds ``--`` (an input's own text is never rewritten)."""
+    message = answer.message if "--" in answer.input else _python_words(answer.message)
+    hint = None if answer.hint is None else _python_words(answer.hint)
+    return replace(answer, message=message, hint=hint)
+
+
+@contextmanager
+def _in_python_words(python: bool = True) -> Iterator[None]:
+    """An error raised inside says its message and hint in Python's words (the shared layers
+    name the command line's flags); as it is if not ``python``."""
+    try:
+        yield
+    except TempMedBenchError as err:
+        if not python:
+            raise
+        err.message = _python_words(err.message)
+        err.args = (err.message,)
+        err.hint = None if err.hint is None else _python_words(err.hint)
+        if isinstance(err, BadInputError):
+            err.problem = _python_words(err.problem)
+            err.key = None if err.key is None else _flag_names().get(err.key, err.key)
+        raise

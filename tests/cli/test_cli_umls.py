@@ -516,3 +516,14 @@ def test_a_cache_folder_others_can_write_is_bad_input_with_the_fix(
         "TEMPMEDBENCH_CACHE_DIR)\n"
     )
     assert fake.seen == [] and list(cache.iterdir()) == []
+
+
+def test_a_batch_ends_with_its_last_progress_line(fake: FakeUts, tmp_path: Path) -> None:
+    """The answers are pulled one an input: the batch must still run to its end, which says
+    how it went ("done in")."""
+    result = run(umls_app, ["concept", "C9000001", "C9000002", "--umls-release", "2099AA"],
+                 tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("UMLS 2099AA: 2/2 inputs, 0 cache hits, 2 requests, done in ")
+    assert len(fake.seen) == 2

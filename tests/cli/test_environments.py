@@ -346,6 +346,6 @@ def test_a_key_pasted_as_the_host_or_port_of_the_base_url_is_never_shown(
     monkeypatch.setattr(secret, "_SECRETS", set())
     with pytest.raises(BadInputError) as raised:
         Umls(base_url=url)
-    assert str(raised.value) == message
+    assert str(raised.value) == message.replace("--base-url", "base_url")  # Python's words
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()

@@ -279,3 +279,37 @@ def test_the_release_of_any_answer_is_read_from_its_first_link(
     from tempmedbench_synonyms.uts.models import release_in
 
     assert release_in(value, base) == release
+
+
+def test_link_ids_are_the_last_segment_decoded_and_a_bare_id_is_kept() -> None:
+    from tempmedbench_synonyms.uts.models import (
+        HierarchyEntry,
+        Relation,
+        SemanticTypeInfo,
+        link_id,
+    )
+
+    hl7 = f"{BASE}/source/HL7V3.0/AMB%2F9%20%25x"
+    assert (link_id(hl7), link_id("AMB/9 %x"), link_id("NONE"), link_id(None)) == (
+        "AMB/9 %x", "AMB/9 %x", None, None,
+    )  # fmt: skip
+    rel = Relation.read({"relatedFromId": f"{BASE}/CUI/C9000001", "relatedId": hl7})
+    assert (rel.related_from_id, rel.related_id) == ("C9000001", "AMB/9 %x")
+    assert (rel.related_from_ui, rel.related_ui) == ("C9000001", "AMB/9 %x")
+    assert rel.raw["relatedId"] == hl7  # UTS's own object is kept as sent
+    old = Relation.read({"relatedConcept": f"{BASE}/CUI/C9000002"})
+    assert (old.related_id, old.related_from_id) == ("C9000002", None)
+
+    atom = HierarchyEntry.read({
+        "classType": "Atom", "ui": "A94462368", "name": "Invented HL7 parent",
+        "rootSource": "HL7V3.0", "code": hl7, "concept": f"{BASE}/CUI/C9000003",
+    })  # fmt: skip
+    assert (atom.ui, atom.aui, atom.code_ui, atom.is_atom) == (
+        "AMB/9 %x", "A94462368", "AMB/9 %x", True,
+    )  # fmt: skip
+    cluster = HierarchyEntry.read({"classType": "SourceAtomCluster", "ui": "AMB/9 %x"})
+    assert (cluster.ui, cluster.aui) == ("AMB/9 %x", None)
+
+    tui = SemanticTypeInfo.read({"name": "Invented", "uri": f"{BASE}/semantic-network/X/TUI/T901"})
+    assert (tui.ui, tui.tui) == ("T901", "T901")
+    assert SemanticTypeInfo.read({"name": "Invented"}).ui is None

@@ -198,11 +198,11 @@ def _run(
                 "no input: give it as arguments, or one a line in --file PATH",
                 hint="see --help for an example",
             )
-        from tempmedbench_synonyms.umls import Umls
+        from tempmedbench_synonyms.umls import CommandUmls
 
         # one bar for a batch, or for the pass over a local file; one request needs none
         shows = verbosity >= 0 and (len(items) > 1 or asking.mrconso is not None)
-        umls = Umls(
+        umls = CommandUmls(
             asking.umls_release, mrconso=asking.mrconso, progress=sys.stderr if shows else False,
             **_keywords(uts),
         )  # fmt: skip
@@ -261,6 +261,7 @@ def _answers(umls: Any, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Look
                 yield (input, Search(string="")), bad
             else:
                 yield (input, lookup), next(asked)
+        next(asked, None)  # the batch runs to its end: its last progress line ("done in")
 
 
 def _askable(items: Sequence[Item]) -> list[tuple[str, Lookup]]:
@@ -505,14 +506,15 @@ def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
 
 
 def _named_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results."""
+    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results (a
+    hierarchy's ``ui`` and ``aui`` as ``HierarchyEntry`` reads them: ``models.entry_ids``)."""
     rows = []
     for m in _models(lookup, answer):
-        ui = getattr(m, "code_ui", None) if getattr(m, "is_atom", False) else m.raw.get("ui")
-        row = [_shown(ui), _shown(m.raw.get("name")), _shown(m.raw.get("rootSource"))]
         if isinstance(lookup, Hierarchy):
-            row.append(_shown(getattr(m, "aui", None)))
-        rows.append(row)
+            e: Any = m
+            rows.append([_shown(e.ui), _shown(e.name), _shown(e.root_source), _shown(e.aui)])
+        else:
+            rows.append([_shown(m.raw.get(k)) for k in ("ui", "name", "rootSource")])
     return rows
 
 

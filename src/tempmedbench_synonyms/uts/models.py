@@ -84,6 +84,16 @@ def last_segment(link: str | None) -> str:
     return unquote(last) if "%" in last else last
 
 
+def link_id(value: object) -> str | None:
+    """The identifier a link names: the last path segment of a URL, decoded
+    (``.../source/HL7V3.0/AMB%2F9%20%25x`` -> ``AMB/9 %x``); a value that is no URL is the
+    identifier itself; no link (``"NONE"``, ``null``, ``""``) is ``None``."""
+    link = _link(value)
+    if link is None or "://" not in link:
+        return link
+    return last_segment(link) or None
+
+
 #: The route word that follows the version in every content link we read (``CUI``, ``AUI``,
 #: ``source``): how the version segment is told from a ``content`` in the base URL's own path.
 _CONTENT_ROUTES = frozenset({"CUI", "AUI", "source"})
@@ -260,6 +270,8 @@ def _count(value: object) -> int | None:
 
 Text = Annotated[str | None, BeforeValidator(_text)]
 Count = Annotated[int | None, BeforeValidator(_count)]
+#: An identifier UTS sends as a link (``link_id``): ``relatedId`` is a CUI, a code or an AUI.
+LinkId = Annotated[str | None, BeforeValidator(link_id)]
 
 
 class Record(UtsModel):
@@ -338,15 +350,16 @@ def _relation(value: object) -> object:
 
 class Relation(Record):
     """One relation, as UTS gives it (never inverted): ``relatedFromId`` (the near end, absent
-    before 2022) ``relationLabel`` / ``additionalRelationLabel`` ``relatedId``."""
+    before 2022) ``relationLabel`` / ``additionalRelationLabel`` ``relatedId``; each end is its
+    identifier (``link_id``: a CUI, a code, an AUI), the links as sent are in ``raw``."""
 
     ui: Text = None
     root_source: Text = Field(default=None, alias="rootSource")
     relation_label: Text = Field(default=None, alias="relationLabel")
     additional_relation_label: Text = Field(default=None, alias="additionalRelationLabel")
-    related_id: Link = Field(default=None, alias="relatedId")
+    related_id: LinkId = Field(default=None, alias="relatedId")
     related_id_name: Text = Field(default=None, alias="relatedIdName")
-    related_from_id: Link = Field(default=None, alias="relatedFromId")
+    related_from_id: LinkId = Field(default=None, alias="relatedFromId")
     related_from_id_name: Text = Field(default=None, alias="relatedFromIdName")
     obsolete: Flag = None
     suppressible: Flag = None
@@ -359,18 +372,19 @@ class Relation(Record):
 
     @property
     def related_ui(self) -> str | None:
-        """The other end: the last segment of ``relatedId`` (a CUI, a code, an AUI)."""
-        return last_segment(self.related_id) or None
+        """The other end: ``related_id`` (an older name)."""
+        return self.related_id
 
     @property
     def related_from_ui(self) -> str | None:
-        """The near end: the last segment of ``relatedFromId``."""
-        return last_segment(self.related_from_id) or None
+        """The near end: ``related_from_id`` (an older name)."""
+        return self.related_from_id
 
 
 class SemanticTypeInfo(Record):
-    """A semantic type: as a concept lists it (``name``, ``uri``) and, with its details from
-    ``/semantic-network/{release}/TUI/{tui}``, its ``ui`` (the TUI) and ``treeNumber``."""
+    """A semantic type: as a concept lists it (``name``, ``uri``; ``ui``, the TUI, is the last
+    segment of ``uri``) and, with its details from ``/semantic-network/{release}/TUI/{tui}``,
+    its ``treeNumber``, ``abbreviation`` and ``definition`` too."""
 
     name: Text = None
     uri: Link = None
@@ -379,10 +393,17 @@ class SemanticTypeInfo(Record):
     definition: Text = None
     tree_number: Text = Field(default=None, alias="treeNumber")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _tui(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _text(data.get("ui")) is None:
+            return {**data, "ui": link_id(data.get("uri"))}
+        return data
+
     @property
     def tui(self) -> str | None:
-        """The TUI: ``ui``, else the last segment of ``uri``."""
-        return self.ui or last_segment(self.uri) or None
+        """The TUI: ``ui`` (an older name)."""
+        return self.ui
 
 
 def _language(value: object) -> object:
@@ -402,29 +423,47 @@ class RootSource(Record):
     preferred_name: Text = Field(default=None, alias="preferredName")
 
 
+def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """SPEC section 11's rule for a hierarchy result, ``(ui, aui)``: a ``SourceAtomCluster`` is
+    its ``ui`` (the code); an ``Atom`` (HL7 sources, the hierarchy of an AUI) is named by its
+    ``code`` link's last segment, its own ``ui`` being its AUI; an entry before 2016 (a
+    relation) by its ``relatedId`` (or ``relatedConcept``). ``HierarchyEntry`` and the
+    ``umls hierarchy`` table both read it."""
+    kind = str(value.get("classType", ""))
+    if kind == "Atom":
+        return link_id(value.get("code")), _text(value.get("ui"))
+    if kind.endswith("Relation"):
+        related = _relation(dict(value))
+        assert isinstance(related, dict)
+        return link_id(related.get("relatedId")), None
+    return _text(value.get("ui")), None
+
+
 def _entry(value: object) -> object:
-    """A hierarchy entry before 2016 was a relation whose ``relatedConcept`` is the code."""
-    if not isinstance(value, dict) or not str(value.get("classType", "")).endswith("Relation"):
+    """A hierarchy entry with ``ui`` and ``aui`` by ``entry_ids``; one before 2016 was a
+    relation whose ``relatedConcept`` is the code, and ``relatedConceptName`` its name."""
+    if not isinstance(value, dict):
         return value
-    related = _relation(value)
-    assert isinstance(related, dict)
-    return {
-        **related,
-        "ui": last_segment(_link(related.get("relatedId"))) or None,
-        "name": related.get("relatedIdName"),
-    }
+    ui, aui = entry_ids(value)
+    out = {**value, "ui": ui, "aui": aui}
+    if str(value.get("classType", "")).endswith("Relation"):
+        related = _relation(value)
+        assert isinstance(related, dict)
+        out["name"] = related.get("relatedIdName")
+    return out
 
 
 class HierarchyEntry(Record):
-    """A parent, child, ancestor or descendant: a ``SourceAtomCluster``, or an ``Atom`` (HL7
-    sources, the hierarchy of an AUI), which is named by the last segment of its ``code``."""
+    """A parent, child, ancestor or descendant, as the ``umls hierarchy`` table shows it
+    (``entry_ids``): ``ui`` is the code, also of an entry UTS gives as an ``Atom`` (HL7
+    sources, the hierarchy of an AUI), whose AUI is ``aui`` (``None`` for a code); its links
+    are in ``raw``."""
 
     class_type: Text = Field(default=None, alias="classType")
     ui: Text = None
+    aui: Text = None
     name: Text = None
     root_source: Text = Field(default=None, alias="rootSource")
-    code: Link = None
-    concept: Link = None
     obsolete: Flag = None
     suppressible: Flag = None
 
@@ -439,13 +478,8 @@ class HierarchyEntry(Record):
 
     @property
     def code_ui(self) -> str | None:
-        """The code: ``ui`` of a cluster, the last segment of an atom's ``code`` link."""
-        return (last_segment(self.code) or None) if self.is_atom else self.ui
-
-    @property
-    def aui(self) -> str | None:
-        """An atom's AUI (``None`` for a cluster)."""
-        return self.ui if self.is_atom else None
+        """The code: ``ui`` (an older name)."""
+        return self.ui
 
 
 class AtomRecord(UtsAtom, Record):
