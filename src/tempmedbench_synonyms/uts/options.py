@@ -224,7 +224,7 @@ def check_base_url(url: str) -> str:
             problem = "it has no host"
         elif parts.query or parts.fragment or parts.username is not None:
             problem = "it must not hold a query, a fragment or a user name"
-        elif parts.scheme == "http" and not _is_loopback(host):
+        elif parts.scheme == "http" and not is_loopback(host):
             problem = "plain http would send the API key in clear; use https://"
     if problem is None:
         return url
@@ -236,8 +236,10 @@ def check_base_url(url: str) -> str:
     )
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's host name, as ``urlsplit`` gives it) is this machine:
+    ``localhost``, 127.0.0.0/8 or ::1. Plain http may go there, and no proxy ever does."""
+    if host.lower().rstrip(".") == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
