@@ -1036,3 +1036,35 @@ def test_a_slow_real_process_gets_its_turns_while_a_fast_one_runs(senders: Sende
     senders.stop.touch()
     assert fast.wait(timeout=60) == 0
     assert senders.count("fast") >= 20
+
+
+@pytest.mark.parametrize("dangling", ["state", "state/rate"])
+@pytest.mark.parametrize("read_only", [False, True], ids=["run", "read-only"])
+def test_a_dangling_symlink_on_the_state_path_falls_back_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, dangling: str, read_only: bool
+) -> None:
+    """trust 24: a state folder (or its rate/) that is a symlink to a missing folder was taken
+    for "not made yet" and answered with a fresh state each start, in silence: two runs at 20
+    made 38 starts in one second. Now the fallback warning, as for every unusable state."""
+    vt = VirtualTime()
+    state = shared_state_path("https://uts.invalid/rest", tmp_path / "state")
+    link = tmp_path / dangling
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(tmp_path / "missing")
+    a, b = (
+        RateLimiter(20, clock=vt.clock, sleep=vt.sleep, wall_clock=vt.clock, shared_state=state,
+                    read_only=read_only)
+        for _ in range(2)
+    )  # fmt: skip
+    warning = (
+        f"cannot use the shared rate state {state}: {link} is a symbolic link to "
+        f"{tmp_path / 'missing'}, which does not exist; the rate limit holds for this process "
+        "only, not for other runs on this machine"
+    )
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a, b] * 3)
+    assert [r.getMessage() for r in caplog.records] == [warning, warning]  # once a run
+    assert (a.fallback_warning, b.fallback_warning) == (warning, warning)
+    # each keeps its own limit, and nothing was made where the link points
+    assert starts == pytest.approx([0, 0, 0.054, 0.054, 0.108, 0.108])
+    assert not (tmp_path / "missing").exists()

@@ -47,8 +47,8 @@ Processes share no monotonic clock, so the file holds wall time: a start more th
 later than that, is a clock that went back (or an edit) and is dropped, so that no wait is ever
 longer than a pause, or one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no
 ``fcntl`` on this platform, a folder that cannot be written, a state path that is not a regular
-file, a lock held past ``LOCK_TIMEOUT``, a folder or file that is not the user's own: SPEC section
-8, "Shared folders") the limiter says so in one warning (``fallback_warning``, which the run's
+file, a folder on its way that is a symlink to nothing, a lock held past ``LOCK_TIMEOUT``, a
+folder or file that is not the user's own: SPEC section 8, "Shared folders") the limiter says so in one warning (``fallback_warning``, which the run's
 report carries too) and keeps the per-process limit; a corrupt state (unreadable, over
 ``MAX_STATE_BYTES``) is said once and started afresh, one of an earlier version quietly. A
 ``read_only`` limiter (``doctor``, ``--dry-run``) looks at the file, never creates or writes it.
@@ -265,6 +265,25 @@ class _State:
         self.runs = {run: (rate, until) for until, run, rate in counting[: MAX_RUNS - 1]}
 
 
+def _dangling_link(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` (its parent, upwards) that is a symbolic link to
+    nothing, or ``None``."""
+    for folder in path.parents:
+        try:
+            if folder.is_symlink() and not folder.exists():
+                return folder
+        except OSError:  # a folder that cannot be looked at: its own error is said
+            return None
+    return None
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # (removed meanwhile)
+        return "a missing path"
+
+
 class SharedBudget:
     """The request budget that every process of the user shares for one UTS host: a small state
     file, locked (``flock``) while one process reads and writes it.
@@ -317,8 +336,20 @@ class SharedBudget:
             return None
         try:
             fd = self._open()
-        except FileNotFoundError:  # read_only, and no run has made it: nothing to honour
-            state = _State()
+        except FileNotFoundError as err:
+            link = _dangling_link(self.path)
+            if link is not None:
+                # A folder on the way is a symlink to nothing: no run can share the state
+                # there, and a fresh one at every start would share nothing, in silence.
+                self._give_up(
+                    f"cannot use the shared rate state {self.path}: {link} is a symbolic link "
+                    f"to {_target(link)}, which does not exist"
+                )
+                return None
+            if not self.read_only:  # (a folder removed while it was made)
+                self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror})")
+                return None
+            state = _State()  # read_only, and no run has made it: nothing to honour
             step(state, self._wall())
             return state
         except UntrustedError as err:  # a folder or file that is not the user's own
