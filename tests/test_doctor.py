@@ -30,6 +30,7 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     mrconso_row,
 )
+from tempmedbench_synonyms.uts.ratelimit import shared_state_path
 
 #: What doctor says of a key that is not a UUID, as the canary key.
 NOT_A_UUID = (
@@ -258,6 +259,25 @@ def test_a_rate_state_that_cannot_be_used_is_exit_2_with_the_fallback_explained(
         "set TEMPMEDBENCH_STATE_DIR to a local folder of your own that you can write in, or run "
         "one at a time"
     )
+
+
+def test_a_dangling_symlink_as_the_state_folder_is_named_as_such(
+    heart: FakeUtsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trust 24: doctor failed rate_state, but "(Not a directory)"."""
+    link = tmp_path / "state"
+    link.symlink_to(tmp_path / "missing")
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(link))
+    result = doctor(["--json"], tmp_path, heart.base_url)
+    assert result.exit_code == 2
+    check = checks_of(result)["rate_state"]
+    state = shared_state_path(heart.base_url, link)
+    assert check["message"] == (
+        f"cannot use the shared rate state {state}: {link} is a symbolic link to "
+        f"{tmp_path / 'missing'}, which does not exist: runs would each keep their own --rate "
+        "but not share one budget, so two runs at once could exceed the UTS limit together"
+    )
+    assert not (tmp_path / "missing").exists()
 
 
 def test_a_rate_state_that_is_not_the_users_own_fails_its_check_and_is_left_as_it_is(

@@ -10,6 +10,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -27,6 +28,7 @@ from tempmedbench_synonyms.testing import (
     FakeUtsData,
     FakeUtsServer,
     Faults,
+    RunningFakeUts,
     add_fake_uts,
     find_secret,
     invented_rows,
@@ -327,3 +329,23 @@ def test_invented_rows_are_mrconso_format() -> None:
     assert len(lines) == 8  # 3 atoms + 1 MTH atom per concept
     assert all(line.endswith("|\n") and line.count("|") == 18 for line in lines)
     assert lines[0].startswith("C9000001|ENG|P|")
+
+
+def test_the_env_of_a_running_fake_keeps_every_proxy_away_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trust 21: requests honours HTTP_PROXY for 127.0.0.1 too unless NO_PROXY names it, and a
+    proxy is another host. Both spellings name this machine, and the user's own entries stay."""
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "corp.invalid, 127.0.0.1")
+    monkeypatch.setenv("no_proxy", ".intranet.invalid")
+    server = RunningFakeUts(FakeUts(data(), api_key=CANARY_KEY), tmp_path)
+    with server:
+        env = server.env
+    bypass = "corp.invalid,127.0.0.1,.intranet.invalid,localhost,::1"
+    assert (env["NO_PROXY"], env["no_proxy"]) == (bypass, bypass)
+    assert env["HTTP_PROXY"] == "http://proxy.invalid:3128"  # other hosts keep the proxy
+    monkeypatch.delenv("NO_PROXY")
+    monkeypatch.delenv("no_proxy")
+    with server:
+        assert server.env["NO_PROXY"] == server.env["no_proxy"] == "127.0.0.1,localhost,::1"

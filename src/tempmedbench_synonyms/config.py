@@ -14,7 +14,7 @@ This is the only module that reads the environment (``os.environ``; the names ar
 - the log level (``TEMPMEDBENCH_LOG_LEVEL``), the GPS input (``TEMPMEDBENCH_GPS``) and
   ``NO_COLOR``;
 - every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable set (``tool_variables``), which the fake UTS's
-  environment leaves aside.
+  environment leaves aside, and ``NO_PROXY``, to which it adds this machine.
 
 Every function takes an optional ``environ`` mapping (tests); by default the process's own.
 """
@@ -37,7 +37,9 @@ from tempmedbench_synonyms.constants import (
     GPS_ENV,
     HOME_ENV,
     LOG_LEVEL_ENV,
+    LOOPBACK_HOSTS,
     NO_COLOR_ENV,
+    NO_PROXY_VARS,
     STATE_DIR_ENV,
 )
 from tempmedbench_synonyms.errors import BadInputError
@@ -62,6 +64,16 @@ def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[
     """The environment less every variable ``tool_variables`` names: for a child process whose
     every setting of this tool is given by its caller."""
     return {k: v for k, v in _env(environ).items() if not k.startswith(ENV_PREFIXES)}
+
+
+def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
+    """The hosts ``NO_PROXY`` and ``no_proxy`` name, together, and this machine's names
+    (``LOOPBACK_HOSTS``): what a child process that talks to a server on 127.0.0.1 is given for
+    both spellings, so that no proxy sees its requests (``testing.RunningFakeUts.env``)."""
+    names = [
+        name.strip() for var in NO_PROXY_VARS for name in variable(var, environ=environ).split(",")
+    ]
+    return ",".join(dict.fromkeys(name for name in [*names, *LOOPBACK_HOSTS] if name))
 
 
 def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:

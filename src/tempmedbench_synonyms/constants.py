@@ -44,6 +44,11 @@ ENV_VARS = (
 #: The families of the tool's variables (every name of ``ENV_VARS``, and any a later version or a
 #: typo adds): a fake UTS's environment holds none of the user's (``config.tool_variables``).
 ENV_PREFIXES = ("UMLS_", "TEMPMEDBENCH_")
+#: The variables (both spellings) that name the hosts requests reaches without a proxy: a fake
+#: UTS's environment adds this machine to them (``config.no_proxy_with_loopback``).
+NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+#: This machine's names, which no proxy should ever see a request for.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 # -- UTS ----------------------------------------------------------------------------------------
 

@@ -141,7 +141,8 @@ def fake_uts_factory(
         if len(started) == 1:
             for name in config.tool_variables():
                 monkeypatch.delenv(name)
-            for name, value in server.variables.items():
+            # and NO_PROXY naming this machine: no proxy sees the fake's requests
+            for name, value in {**server.variables, **server.no_proxy}.items():
                 monkeypatch.setenv(name, value)
         return server
 

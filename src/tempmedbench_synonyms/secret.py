@@ -10,6 +10,7 @@ value on the command line ends up in shell history and ``ps`` output). Once read
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -207,13 +208,30 @@ MIN_SECRET_LENGTH = 8
 
 def redact(text: str, key: ApiKey | None = None) -> str:
     """``text`` with every ``apiKey=...`` value, and every key read so far of at least
-    ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), replaced
-    by ``***``."""
+    ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), in any
+    case, replaced by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
+    pattern = _secrets_pattern(frozenset(secret_forms(key)))
+    return out if pattern is None else pattern.sub("***", out)
+
+
+def holds_secret(text: str, key: ApiKey | None = None) -> bool:
+    """Whether ``text`` holds a key ``redact`` masks (in any case): a base URL or a lookup's
+    input that holds it is refused, as it would become a host name, a file name or a line of
+    the cache."""
+    pattern = _secrets_pattern(frozenset(secret_forms(key)))
+    return pattern is not None and pattern.search(text) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
+    """One pattern for ``forms``, in any case: a host name comes back lower-cased (urllib3,
+    DNS), and the hex digits of a UUID key may be written either way."""
+    if not forms:
+        return None
     # Longest first: a key that holds another must not be left half-masked.
-    for form in sorted(secret_forms(key), key=len, reverse=True):
-        out = out.replace(form, "***")
-    return out
+    alternatives = (re.escape(form) for form in sorted(forms, key=lambda f: (-len(f), f)))
+    return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
 def secret_forms(key: ApiKey | None = None) -> set[str]:

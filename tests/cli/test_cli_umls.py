@@ -27,6 +27,7 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     invented_rows,
 )
+from tempmedbench_synonyms.uts.ratelimit import shared_state_path
 
 
 @pytest.fixture
@@ -211,6 +212,24 @@ def test_bad_rates_exit_2(tmp_path: Path, args: list[str], message: str) -> None
     result = run(umls_app, ["concept", "C9000001", *args], tmp_path)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_a_dangling_state_folder_symlink_is_said_in_json_warnings(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trust 24: ``warnings: []``, and the budget was shared with no one, in silence."""
+    link = tmp_path / "state"
+    link.symlink_to(tmp_path / "missing")
+    monkeypatch.setenv("TEMPMEDBENCH_STATE_DIR", str(link))
+    result = run(umls_app, ["concept", "C9000001", "--umls-release", "2099AA", "--json"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["warnings"] == [
+        f"cannot use the shared rate state {shared_state_path(BASE, link)}: {link} is a symbolic "
+        f"link to {tmp_path / 'missing'}, which does not exist; the rate limit holds for this "
+        "process only, not for other runs on this machine"
+    ]
+    assert len(fake.seen) == 1
+    assert not (tmp_path / "missing").exists()
 
 
 def test_a_dot_segment_code_is_bad_input_and_sends_nothing(fake: FakeUts, tmp_path: Path) -> None:

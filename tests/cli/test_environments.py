@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -349,3 +350,105 @@ def test_a_key_pasted_as_the_host_or_port_of_the_base_url_is_never_shown(
     assert str(raised.value) == message.replace("--base-url", "base_url")  # Python's words
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def _key_anywhere(texts: dict[str, str], folder: Path) -> list[str]:
+    """Where the canary key shows, in any case (a host name comes back lower-cased): the labels
+    of ``texts`` and the files (names and bytes) under ``folder`` that hold it."""
+    key = CANARY_KEY.lower()
+    found = [label for label, text in texts.items() if key in text.lower()]
+    for path in sorted(folder.rglob("*")):
+        if key in str(path).lower() or (
+            path.is_file() and key.encode() in path.read_bytes().lower()
+        ):
+            found.append(str(path))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"https://{CANARY_KEY}/rest", "https://***/rest"),
+        (f"https://{CANARY_KEY.lower()}.uts.example/rest", "https://***.uts.example/rest"),
+        (
+            f"https://uts.{CANARY_KEY.upper()}.example:8443/rest",
+            "https://uts.***.example:8443/rest",
+        ),
+    ],
+    ids=["host", "label-lower", "label-upper"],
+)
+def test_a_key_pasted_as_the_https_host_is_refused_before_a_name_is_resolved(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, shown: str
+) -> None:
+    """trust 22: it became a rate-state file name and a DNS lookup, and was shown lower-cased
+    (masking was case-sensitive). Now bad input, masked in any case, before a state path is
+    made or a name is looked up."""
+    looked_up: list[object] = []
+
+    def no_lookup(host: object, *args: object, **kwargs: object) -> object:
+        looked_up.append(host)
+        raise OSError("no name is looked up in this test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    env = {"UMLS_API_KEY": CANARY_KEY, "UMLS_API_KEY_FILE": None, "UMLS_BASE_URL": None,
+           "NO_COLOR": "1", "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "TEMPMEDBENCH_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    message = f"--base-url {shown!r} is not a UTS REST root: it holds the API key"
+    commands = {
+        "regenerate": ["regenerate", str(mini), "--out", str(tmp_path / "out")],
+        "umls": ["umls", "concept", "C9000001", "--umls-release", "2099AA"],
+    }
+    texts = {}
+    for name, args in commands.items():
+        for as_json in ([], ["--json"]):
+            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+            result = CliRunner().invoke(app, [*args, "--base-url", url, *as_json], env=env)
+            texts[f"{name}{as_json} stdout"] = result.stdout
+            texts[f"{name}{as_json} stderr"] = result.stderr
+            assert result.exit_code == 2, result.stderr
+            assert f"error: {message}" in result.stderr.splitlines()
+            if as_json:
+                assert json.loads(result.stdout)["message"] == message
+    doctor = CliRunner().invoke(app, ["doctor", "--base-url", url, "--json"], env=env)
+    texts["doctor"] = doctor.stdout + doctor.stderr
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert (checks["uts"]["ok"], checks["uts"]["message"]) == (False, message)
+    assert (checks["rate_state"]["ok"], checks["rate_state"]["message"]) == (False, message)
+    assert looked_up == []
+    assert _key_anywhere(texts, tmp_path) == []
+    assert not (tmp_path / "state").exists() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", CANARY_KEY],
+        ["search", f"my {CANARY_KEY.lower()} term"],
+        ["cuis", "SNOMEDCT_US", CANARY_KEY],
+        ["source", "SNOMEDCT_US", CANARY_KEY.upper()],
+    ],
+    ids=["term", "in-a-term-lower", "code", "source-code-upper"],
+)
+def test_a_lookup_input_holding_the_key_is_bad_input_never_sent_nor_cached(
+    mini_uts: FakeUtsServer, tmp_path: Path, args: list[str]
+) -> None:
+    """trust 23, client I1: the output masked it, but the cache entry's header held it in plain
+    text. Now the input's own bad input, masked, before anything is asked or cached."""
+    env = {"UMLS_API_KEY": CANARY_KEY, "UMLS_API_KEY_FILE": None, "NO_COLOR": "1",
+           "UMLS_BASE_URL": mini_uts.base_url, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "TEMPMEDBENCH_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    result = CliRunner().invoke(app, ["umls", *args, "--umls-release", "2099AA", "--json"],
+                                env=env)  # fmt: skip
+    assert result.exit_code == 2, result.stderr
+    answer = json.loads(result.stdout)
+    assert (answer["outcome"], answer["message"]) == (
+        "bad_input",
+        "the input holds the API key, which this tool never sends as a term or code nor "
+        "stores in its cache",
+    )
+    assert answer["hint"] == (
+        "give the term or code itself; the key belongs in UMLS_API_KEY or a key file "
+        "(--api-key-file)"
+    )
+    assert mini_uts.fake.count() == 0
+    assert _key_anywhere({"stdout": result.stdout, "stderr": result.stderr}, tmp_path) == []

@@ -26,6 +26,7 @@ from tempmedbench_synonyms.uts.ratelimit import (
     MARGIN,
     MAX_PAUSE,
     MAX_RATE,
+    MIN_FRACTION,
     RateLimiter,
     SharedBudget,
     fair_share,
@@ -166,12 +167,45 @@ def test_the_rate_is_earned_back_step_by_step_and_never_above_the_setting() -> N
     limiter = RateLimiter(10)
     limiter.penalise(0.0)
     assert limiter.current_rate == 5.0
-    for _ in range(5):
+    for _ in range(2):
         limiter.reward()
-    assert limiter.current_rate == pytest.approx(7.5)
+    assert limiter.current_rate == 7.0  # one request a second a success, whatever the rate
     for _ in range(50):
         limiter.reward()
     assert limiter.current_rate == 10.0
+
+
+@pytest.mark.parametrize(("rate", "after"), [(1, 1.0), (2.5, 1.3125), (20, 3.5)])
+def test_every_rate_earns_back_one_request_a_second_a_success(rate: float, after: float) -> None:
+    limiter = RateLimiter(rate)
+    for _ in range(3):
+        limiter.penalise(0.0)
+    assert limiter.current_rate == rate / 8
+    limiter.reward()
+    assert limiter.current_rate == after  # rate / 8 + 1, never above the rate
+
+
+def test_after_shared_429s_a_slow_run_is_not_starved_by_a_fast_one(tmp_path: Path) -> None:
+    """trust 25: a run at 20 and one at 1 share a budget, and the fast one meets a 429 before
+    each of the slow one's requests (a pause of 1 s for both, and one more 429 to slow down
+    for). Each success earned back 1/20 of the run's own rate: 0.05 a second for the slow run,
+    which sank to its floor of 1/16 and took 56.5 s for 10 requests. Now each success earns
+    back one request a second, as for the fast run: back to 1 at every success, its turns
+    spaced by the pauses and its fair share of a budget that the 429s lowered."""
+    vt, fast, slow, _ = two_processes(tmp_path, rate_a=20, rate_b=1)
+    t0 = vt.now
+    rates, starts = [], []
+    for _ in range(10):
+        fast.acquire()
+        fast.penalise(None)
+        slow.acquire()
+        starts.append(round(vt.now - t0, 6))
+        rates.append(slow.current_rate)  # halved by the fast run's 429, seen at its turn
+        slow.reward()
+        rates.append(slow.current_rate)
+    assert rates == [1.0, 1.0] + [0.5, 1.0] * 9
+    assert starts == [1.0, 2.08, 3.16, 4.24, 6.4, 8.56, 10.72, 12.88, 15.04, 17.2]
+    assert fast.current_rate == 20 * MIN_FRACTION  # the fast run, which got every 429, at its floor
 
 
 def test_repeated_429s_never_stop_requests_altogether() -> None:
@@ -1036,3 +1070,35 @@ def test_a_slow_real_process_gets_its_turns_while_a_fast_one_runs(senders: Sende
     senders.stop.touch()
     assert fast.wait(timeout=60) == 0
     assert senders.count("fast") >= 20
+
+
+@pytest.mark.parametrize("dangling", ["state", "state/rate"])
+@pytest.mark.parametrize("read_only", [False, True], ids=["run", "read-only"])
+def test_a_dangling_symlink_on_the_state_path_falls_back_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, dangling: str, read_only: bool
+) -> None:
+    """trust 24: a state folder (or its rate/) that is a symlink to a missing folder was taken
+    for "not made yet" and answered with a fresh state each start, in silence: two runs at 20
+    made 38 starts in one second. Now the fallback warning, as for every unusable state."""
+    vt = VirtualTime()
+    state = shared_state_path("https://uts.invalid/rest", tmp_path / "state")
+    link = tmp_path / dangling
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(tmp_path / "missing")
+    a, b = (
+        RateLimiter(20, clock=vt.clock, sleep=vt.sleep, wall_clock=vt.clock, shared_state=state,
+                    read_only=read_only)
+        for _ in range(2)
+    )  # fmt: skip
+    warning = (
+        f"cannot use the shared rate state {state}: {link} is a symbolic link to "
+        f"{tmp_path / 'missing'}, which does not exist; the rate limit holds for this process "
+        "only, not for other runs on this machine"
+    )
+    with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts = starts_of(vt, [a, b] * 3)
+    assert [r.getMessage() for r in caplog.records] == [warning, warning]  # once a run
+    assert (a.fallback_warning, b.fallback_warning) == (warning, warning)
+    # each keeps its own limit, and nothing was made where the link points
+    assert starts == pytest.approx([0, 0, 0.054, 0.054, 0.108, 0.108])
+    assert not (tmp_path / "missing").exists()

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from tempmedbench_synonyms import config, runtime
-from tempmedbench_synonyms.constants import API_KEY_ENV, BASE_URL_ENV, CACHE_DIR_ENV, STATE_DIR_ENV
+from tempmedbench_synonyms.constants import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    CACHE_DIR_ENV,
+    NO_PROXY_VARS,
+    STATE_DIR_ENV,
+)
 from tempmedbench_synonyms.testing.fake import FakeReply, FakeUts
 
 if TYPE_CHECKING:
@@ -186,13 +192,22 @@ class RunningFakeUts(FakeUtsServer):
         }
 
     @property
+    def no_proxy(self) -> dict[str, str]:
+        """``NO_PROXY`` and ``no_proxy``, each naming yours and this machine (127.0.0.1,
+        localhost, ::1): requests honours ``HTTP_PROXY`` for 127.0.0.1 too unless told, and a
+        proxy, another host, would see the fake's requests (the tool's client never sends
+        them there; any other client, yours too, would)."""
+        hosts = config.no_proxy_with_loopback()
+        return {name: hosts for name in NO_PROXY_VARS}
+
+    @property
     def env(self) -> dict[str, str]:
         """The whole environment for a run of the tool in a subprocess
         (``subprocess.run(..., env=fake_uts.env)``): this process's, less every ``UMLS_*`` and
         ``TEMPMEDBENCH_*`` variable (your key file, base URL, cache folder...), plus
-        ``variables``. Your key is never sent to the fake, and a run leaves nothing in your
-        folders."""
-        return {**config.without_tool_variables(), **self.variables}
+        ``variables`` and ``no_proxy``. Your key is never sent to the fake, nor the fake's
+        requests to a proxy, and a run leaves nothing in your folders."""
+        return {**config.without_tool_variables(), **self.variables, **self.no_proxy}
 
 
 # -- the responses helper --------------------------------------------------------------------

@@ -54,12 +54,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 import requests.adapters
 import requests.auth
 import urllib3.connection
 import urllib3.connectionpool
+import urllib3.exceptions
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -74,6 +76,7 @@ from tempmedbench_synonyms.errors import (
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
 from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
+from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.retry import (
     MIN_ATTEMPT,
@@ -273,7 +276,24 @@ class _TrackedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
 
 
 class _Adapter(requests.adapters.HTTPAdapter):
-    """requests' adapter, with connections that a watchdog can cut off (``Watchdog``)."""
+    """requests' adapter, with connections that a watchdog can cut off (``Watchdog``), and
+    never a proxy to this machine."""
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: dict[str, str] | None = None,
+    ) -> requests.Response:
+        # requests takes HTTP_PROXY (and its kin) for 127.0.0.1 too, unless NO_PROXY names it;
+        # a proxy is another host, and plain http to this machine would carry the key to it in
+        # clear. Decided here, where every request passes, whatever requests merged before.
+        if proxies and is_loopback(urlsplit(request.url or "").hostname or ""):
+            proxies = {}
+        return super().send(request, stream, timeout, verify, cert, proxies)
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -435,6 +455,11 @@ class UtsClient:
                     "with a lower --rate: everything fetched so far is cached and will not be "
                     "fetched again"
                 )
+            elif failure.kind == "proxy":
+                hint = (
+                    "the proxy that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not be "
+                    "used: check it, or name the UMLS host in NO_PROXY to go there without it"
+                )
             else:
                 hint = (
                     "UMLS may be down or unreachable from here; run again later: everything "
@@ -515,7 +540,16 @@ class UtsClient:
                 requests.exceptions.ChunkedEncodingError,
                 requests.exceptions.ContentDecodingError,
             ) as exc:
-                problem = Transient("connection", f"{type(exc).__name__}: {self._clean(str(exc))}")
+                # Said in a few words where the exceptions chained say why (requests' own text
+                # is urllib3's reprs of pools and connections, some 400 characters).
+                words = unreached(exc, self.base_url)
+                proxy = isinstance(exc, requests.exceptions.ProxyError)
+                problem = Transient(
+                    "proxy" if proxy else "connection",
+                    self._clean(words, 300)
+                    if words
+                    else f"{type(exc).__name__}: {self._clean(str(exc))}",
+                )
             except Exception as exc:  # the boundary: nothing leaves with the URL in it
                 problem = UnavailableError(
                     f"request for {where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
@@ -530,7 +564,7 @@ class UtsClient:
             and (
                 problem.kind == "cut"
                 or (
-                    problem.kind in ("timeout", "connection")
+                    problem.kind in ("timeout", "connection", "proxy")
                     and time.monotonic() >= flight.deadline
                 )
             )
@@ -936,6 +970,58 @@ def _page_size_sent(body: Any, asked: int) -> int:
     if isinstance(said, int) and not isinstance(said, bool) and 1 <= said < asked:
         return said
     return asked
+
+
+def unreached(exc: BaseException, base_url: str) -> str | None:
+    """A connection error in a few words, from the exceptions that requests and urllib3 chain:
+    "cannot connect to HOST:PORT: connection refused", "cannot find the host HOST: ...", the
+    same of "the proxy", or "the connection to HOST:PORT was lost: connection reset by peer";
+    ``None`` when no exception of the chain says why (the caller keeps the text it has)."""
+    proxy = resolving = False
+    conn: Any = None
+    reason = ""
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo and len(seen) < 32:  # a bound, whatever the chain holds
+        err = todo.pop(0)
+        if id(err) in seen:
+            continue
+        seen.add(id(err))
+        proxy = proxy or isinstance(
+            err, (requests.exceptions.ProxyError, urllib3.exceptions.ProxyError)
+        )
+        if isinstance(err, urllib3.exceptions.NewConnectionError) and conn is None:
+            conn = getattr(err, "conn", None)
+            resolving = isinstance(err, urllib3.exceptions.NameResolutionError)
+        if (
+            not reason
+            and isinstance(err, OSError)
+            and not isinstance(err, requests.exceptions.RequestException)
+        ):
+            # the socket's own words: "Connection refused", "Name or service not known"
+            reason = err.strerror or (str(err.args[0]) if err.args else "")
+        links = [*err.args, getattr(err, "reason", None), err.__cause__, err.__context__]
+        todo.extend(e for e in links if isinstance(e, BaseException))
+    if not reason:
+        return None
+    reason = reason[:1].lower() + reason[1:]
+    what = "the proxy " if proxy else ""
+    host, port = getattr(conn, "host", None), getattr(conn, "port", None)
+    if not isinstance(host, str) or not host:
+        if proxy:
+            return f"the proxy failed: {reason}"
+        parts = urlsplit(base_url)
+        host = parts.hostname or "?"
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"the connection to {_host_port(host, port)} was lost: {reason}"
+    if resolving:
+        return f"cannot find the {'proxy host' if proxy else 'host'} {host}: {reason}"
+    return f"cannot connect to {what}{_host_port(host, port)}: {reason}"
+
+
+def _host_port(host: str, port: object) -> str:
+    host = f"[{host}]" if ":" in host else host
+    return host if port is None else f"{host}:{port}"
 
 
 def parse_model(model: type[_M], data: Any, what: str) -> _M:

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.constants import (
+    API_KEY_ENV,
     BASE_URL_ENV,
     CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
@@ -41,7 +42,7 @@ from tempmedbench_synonyms.constants import (
     RETRY_BUDGET,
 )
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
-from tempmedbench_synonyms.secret import read_api_key, redact, redact_url
+from tempmedbench_synonyms.secret import holds_secret, read_api_key, redact, redact_url
 
 StrPath = str | os.PathLike[str]
 
@@ -208,9 +209,15 @@ def check_base_url(url: str) -> str:
     """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``.
 
     It must be ``https`` with a host, and no query, fragment or user name. Plain ``http`` is
-    allowed only to this machine (a test server): elsewhere it would send the key in clear.
+    allowed only to this machine (a test server): elsewhere it would send the key in clear. It
+    must not hold a key read so far (in any case): pasted as the host, it would be looked up in
+    the DNS and become the name of the rate state's file.
     """
     problem = None
+    hint = (
+        f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "
+        "(127.0.0.1), for a test server"
+    )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
@@ -224,20 +231,27 @@ def check_base_url(url: str) -> str:
             problem = "it has no host"
         elif parts.query or parts.fragment or parts.username is not None:
             problem = "it must not hold a query, a fragment or a user name"
-        elif parts.scheme == "http" and not _is_loopback(host):
+        elif parts.scheme == "http" and not is_loopback(host):
             problem = "plain http would send the API key in clear; use https://"
+        elif holds_secret(url):
+            problem = "it holds the API key"
+            hint = (
+                f"the key belongs in {API_KEY_ENV} or a key file (--api-key-file), never in "
+                f"the URL; the default is {DEFAULT_BASE_URL}"
+            )
     if problem is None:
         return url
     raise BadInputError(
         f"--base-url {redact_url(url)!r} is not a UTS REST root: {problem}",
         key="--base-url",
-        hint=f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "
-        "(127.0.0.1), for a test server",
+        hint=hint,
     )
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's host name, as ``urlsplit`` gives it) is this machine:
+    ``localhost``, 127.0.0.0/8 or ::1. Plain http may go there, and no proxy ever does."""
+    if host.lower().rstrip(".") == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

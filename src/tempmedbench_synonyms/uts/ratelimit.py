@@ -14,7 +14,8 @@ one waits for it).
 
 On a 429 (Too Many Requests) every worker slows down, not only the one that got it: the limiter
 pauses all starts until the server's ``Retry-After`` has passed and halves its rate, then earns the
-configured rate back a little with every success (additive increase, multiplicative decrease).
+configured rate back with every success, by one request a second whatever its rate (additive
+increase, multiplicative decrease: runs at different rates recover alike, SPEC section 8).
 The client asks for a pause only when the request that got the 429 will be tried again within its
 retry budget, and no pause is ever longer than ``MAX_PAUSE``: a longer ``Retry-After`` fails that
 request instead of stopping the whole run for it.
@@ -47,11 +48,12 @@ Processes share no monotonic clock, so the file holds wall time: a start more th
 later than that, is a clock that went back (or an edit) and is dropped, so that no wait is ever
 longer than a pause, or one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no
 ``fcntl`` on this platform, a folder that cannot be written, a state path that is not a regular
-file, a lock held past ``LOCK_TIMEOUT``, a folder or file that is not the user's own: SPEC section
-8, "Shared folders") the limiter says so in one warning (``fallback_warning``, which the run's
-report carries too) and keeps the per-process limit; a corrupt state (unreadable, over
-``MAX_STATE_BYTES``) is said once and started afresh, one of an earlier version quietly. A
-``read_only`` limiter (``doctor``, ``--dry-run``) looks at the file, never creates or writes it.
+file, a folder on its way that is a symlink to nothing, a lock held past ``LOCK_TIMEOUT``, a
+folder or file that is not the user's own: SPEC section 8, "Shared folders") the limiter says
+so in one warning (``fallback_warning``, which the run's report carries too) and keeps the
+per-process limit; a corrupt state (unreadable, over ``MAX_STATE_BYTES``) is said once and
+started afresh, one of an earlier version quietly. A ``read_only`` limiter (``doctor``,
+``--dry-run``) looks at the file, never creates or writes it.
 
 The clock and the sleep are injected so that tests never wait. An injected sleep should return
 early once ``cancel_event`` is set, as ``Event.wait`` does; whatever it does, the limiter looks at
@@ -80,7 +82,8 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import config, files
 from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import Cancelled, UntrustedError
-from tempmedbench_synonyms.uts.options import check_rate
+from tempmedbench_synonyms.secret import holds_secret
+from tempmedbench_synonyms.uts.options import check_base_url, check_rate
 
 fcntl: ModuleType | None
 try:
@@ -100,8 +103,12 @@ MARGIN = 0.08
 HEADROOM = 1.0 + MARGIN
 #: After a 429 the rate never drops below this fraction of the configured rate.
 MIN_FRACTION = 1.0 / 16.0
-#: Each successful request earns back this fraction of the configured rate.
-RECOVERY_STEP = 1.0 / 20.0
+#: Each successful request earns back this many requests a second (a twentieth of the UTS limit),
+#: up to the configured rate: the same for every run, whatever its rate. A step in proportion to
+#: the run's own rate let a run at 1 beside one at 20 climb back 20 times slower after the 429s
+#: they shared (84 s for 10 requests, 10 s alone); an equal step is what shares fairly (additive
+#: increase, multiplicative decrease: each halving narrows the gap, each step keeps it).
+RECOVERY_STEP = MAX_RATE / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
 #: The longest pause a 429 may impose on every worker: the retry budget (the client never asks
@@ -174,7 +181,11 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
 
     By host, not by base URL: UTS counts requests per IP address, whatever path they ask for.
+    A base URL that holds the API key is refused (``check_base_url``): the key would become
+    the file's name.
     """
+    if holds_secret(base_url):
+        check_base_url(base_url)  # raises BadInputError, the key masked
     parts = urlsplit(base_url.strip())
     host = (parts.hostname or "local").lower()
     try:
@@ -260,6 +271,25 @@ class _State:
         self.runs = {run: (rate, until) for until, run, rate in counting[: MAX_RUNS - 1]}
 
 
+def _dangling_link(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` (its parent, upwards) that is a symbolic link to
+    nothing, or ``None``."""
+    for folder in path.parents:
+        try:
+            if folder.is_symlink() and not folder.exists():
+                return folder
+        except OSError:  # a folder that cannot be looked at: its own error is said
+            return None
+    return None
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # (removed meanwhile)
+        return "a missing path"
+
+
 class SharedBudget:
     """The request budget that every process of the user shares for one UTS host: a small state
     file, locked (``flock``) while one process reads and writes it.
@@ -312,8 +342,20 @@ class SharedBudget:
             return None
         try:
             fd = self._open()
-        except FileNotFoundError:  # read_only, and no run has made it: nothing to honour
-            state = _State()
+        except FileNotFoundError as err:
+            link = _dangling_link(self.path)
+            if link is not None:
+                # A folder on the way is a symlink to nothing: no run can share the state
+                # there, and a fresh one at every start would share nothing, in silence.
+                self._give_up(
+                    f"cannot use the shared rate state {self.path}: {link} is a symbolic link "
+                    f"to {_target(link)}, which does not exist"
+                )
+                return None
+            if not self.read_only:  # (a folder removed while it was made)
+                self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror})")
+                return None
+            state = _State()  # read_only, and no run has made it: nothing to honour
             step(state, self._wall())
             return state
         except UntrustedError as err:  # a folder or file that is not the user's own
@@ -595,7 +637,8 @@ class RateLimiter:
         return self._current
 
     def reward(self) -> None:
-        """A request succeeded: earn back a step of the configured rate."""
+        """A request succeeded: earn back ``RECOVERY_STEP`` requests a second, up to the
+        configured rate."""
         with self._lock:
             if self._current < self.rate:
-                self._current = min(self.rate, self._current + self.rate * RECOVERY_STEP)
+                self._current = min(self.rate, self._current + RECOVERY_STEP)
