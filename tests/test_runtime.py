@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import ast
+import http.client
 import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from helpers import FIXTURES, GPS_FILE
+from helpers.uts import ROWS
 from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, FakeUtsServer
 
 
 class _Exited(Exception):
@@ -188,7 +194,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "tempmedbench_synonym
 
 #: What only runtime.py may do (docs/architecture.md, "The runtime contract").
 FORBIDDEN = {
-    "a thread started": re.compile(r"\bThread\("),
+    # and the standard library's own thread starters: a server that answers each request on a
+    # thread of its own (socketserver's ThreadingMixIn: non-daemon, signals unblocked), a pool,
+    # a timer
+    "a thread started": re.compile(
+        r"\bThread\(|\bThreading\w*(?:Server|MixIn)\b|\bThreadPoolExecutor\b|\bTimer\("
+        r"|\bstart_new_thread\("
+    ),
     "a signal handler or mask": re.compile(r"\bimport signal\b|\bsignal\.\w+"),
     "a fork": re.compile(r"\bos\.fork\b|\bos\.forkpty\b"),
     "a multiprocessing context": re.compile(r"\bmultiprocessing\b|\bget_context\("),
@@ -246,3 +258,51 @@ def test_the_contract_test_sees_what_it_forbids(tmp_path: Path) -> None:
         assert FORBIDDEN[rule].search(_code(path)), rule
         path.write_text(f'"""{code}"""\nx = 1  # {code}\n')
         assert not FORBIDDEN[rule].search(_code(path)), rule
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "class Server(ThreadingHTTPServer):\n    pass",
+        "class Server(socketserver.ThreadingMixIn, HTTPServer):\n    pass",
+        "server = socketserver.ThreadingTCPServer(address, Handler)",
+        "from concurrent.futures import ThreadPoolExecutor",
+        "threading.Timer(1.0, f).start()",
+        "_thread.start_new_thread(f, ())",
+    ],
+)
+def test_the_contract_test_sees_the_standard_librarys_thread_starters(
+    tmp_path: Path, code: str
+) -> None:
+    """Each starts threads with no ``Thread(`` in the source (the fake UTS server's requests ran
+    on ThreadingHTTPServer's non-daemon threads unseen)."""
+    path = tmp_path / "m.py"
+    path.write_text(f"{code}\n", encoding="utf-8")
+    assert FORBIDDEN["a thread started"].search(_code(path))
+
+
+def test_the_fake_servers_requests_are_answered_on_helper_threads() -> None:
+    """Rule 1 holds in the fake UTS server (testing/server.py) too: each request is answered on
+    a daemon thread with SIGINT and SIGTERM blocked, and ``stop`` returns once it has ended."""
+    seen: list[tuple[bool, set[signal.Signals], threading.Thread]] = []
+
+    class Recording(FakeUts):
+        def handle(self, *args: Any, **kwargs: Any) -> Any:
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+            stops = {signal.SIGINT, signal.SIGTERM} & blocked
+            seen.append((threading.current_thread().daemon, stops, threading.current_thread()))
+            return super().handle(*args, **kwargs)
+
+    fake = Recording(FakeUtsData.from_lines(ROWS), api_key=CANARY_KEY)
+    with FakeUtsServer(fake) as server:
+        split = urlsplit(server.base_url)
+        conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=10)
+        try:
+            conn.request("GET", f"{split.path}/content/2099AA/CUI/C9000001?apiKey={CANARY_KEY}")
+            assert conn.getresponse().status == 200
+        finally:
+            conn.close()
+    assert [(daemon, stops) for daemon, stops, _ in seen] == [
+        (True, {signal.SIGINT, signal.SIGTERM})
+    ]
+    assert not seen[0][2].is_alive()

@@ -11,8 +11,6 @@ cheap as it was for the CLI and the pytest plugin, which need none of them.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 # Not ``typing.TYPE_CHECKING``: importing typing would double the import time of this module
 # (mypy reads any ``TYPE_CHECKING`` name as true).
 TYPE_CHECKING = False
@@ -27,6 +25,7 @@ if TYPE_CHECKING:
         regenerate,
         validate_gps,
     )
+    from tempmedbench_synonyms.constants import __version__
     from tempmedbench_synonyms.errors import (
         BadInputError,
         MismatchError,
@@ -39,8 +38,10 @@ if TYPE_CHECKING:
     from tempmedbench_synonyms.regen.report import Report
     from tempmedbench_synonyms.umls import Umls
 
-#: Each public name and the module it comes from.
+#: Each public name and the module it comes from. ``__version__`` lives in ``constants`` (a leaf
+#: of the kernel, where the build reads it), so that no module of the package imports this face.
 _WHERE = {
+    "__version__": "constants",
     "check": "api",
     "ensure_synonyms": "api",
     "regenerate": "api",

@@ -10,8 +10,8 @@ import shlex
 import sys
 from importlib import metadata
 
-from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.config import resolve_cache_dir
+from tempmedbench_synonyms.constants import __version__
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 
 #: The libraries whose versions change what the tool does (HTTP, retries, models, CLI, folders).

@@ -7,6 +7,10 @@ importing the UTS client.
 
 from __future__ import annotations
 
+#: The package's version (the build reads it here: pyproject.toml's ``[tool.hatch.version]``);
+#: the package face re-exports it, and the modules import it from here, never from the face.
+__version__ = "0.1.0"
+
 #: The name of the app: its folders (platformdirs), its User-Agent, its messages.
 APP_NAME = "tempmedbench-synonyms"
 

@@ -35,10 +35,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.about import dependency_versions
 from tempmedbench_synonyms.config import api_key_source, key_file, resolve_cache_dir
-from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV, PROFILE_URL, STATE_DIR_ENV
+from tempmedbench_synonyms.constants import (
+    API_KEY_ENV,
+    CACHE_DIR_ENV,
+    PROFILE_URL,
+    STATE_DIR_ENV,
+    __version__,
+)
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempmedbench_synonyms import __version__
+from tempmedbench_synonyms.constants import __version__
 from tempmedbench_synonyms.errors import BadInputError
 
 #: The version of the layout of every ``--json`` report; raised when a key changes meaning.

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import responses
 
-import tempmedbench_synonyms
 from helpers.uts import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, fake_uts, make_uts
+from tempmedbench_synonyms import constants
 from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime, add_fake_uts, find_secret
@@ -85,7 +85,7 @@ def test_a_memo_of_another_version_is_not_used(
     monkeypatch.setattr(
         UtsAtom, "to_atom", lambda self: replace(real(self), name=self.name.upper())
     )
-    monkeypatch.setattr(tempmedbench_synonyms, "__version__", "99.0.0")
+    monkeypatch.setattr(constants, "__version__", "99.0.0")
     warm = source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_AUI])
     assert warm.atoms[Q_AUI] == (
         Atom("A90000009", "INVENTED COUGH", "PT", "SNOMEDCT_US", "ENG", "C9000003", True),

@@ -9,7 +9,7 @@ import os
 import socket
 import struct
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -82,9 +82,10 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
+class _Server(HTTPServer):
+    """Each request answered on a thread of its own, a helper thread (``runtime.start_thread``:
+    a daemon, SIGINT and SIGTERM blocked; socketserver's ThreadingMixIn starts neither), which
+    ``server_close`` joins."""
 
     def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
         self.fake = fake
@@ -92,18 +93,40 @@ class _Server(ThreadingHTTPServer):
         #: set by ``FakeUtsServer.stop``: every latency or stall still waiting ends at once
         self.stopping = threading.Event()
         self._live: set[socket.socket] = set()
+        self._threads: list[threading.Thread] = []
         self._live_lock = threading.Lock()
         super().__init__((host, port), _Handler)
         self.base_url = f"http://{host}:{self.server_address[1]}{prefix}"
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # the connection is live before its thread starts, so a stop that comes meanwhile
+        # drops it too
         with self._live_lock:
             self._live.add(request)
+        thread = runtime.start_thread(
+            self._answer, name="fake-uts-request", args=(request, client_address)
+        )
+        with self._live_lock:
+            # the ended ones dropped, so a long-lived server keeps no list of every request
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+
+    def _answer(self, request: Any, client_address: Any) -> None:
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
+            self.shutdown_request(request)
             with self._live_lock:
                 self._live.discard(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self._live_lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("fake UTS: a connection from %s ended badly", client_address)
@@ -160,7 +183,7 @@ class FakeUtsServer:
         server.stopping.set()
         server.shutdown()
         server.drop_connections()
-        server.server_close()  # joins the handler threads (block_on_close)
+        server.server_close()  # joins the request threads
         thread.join()
 
     def __enter__(self) -> FakeUtsServer:

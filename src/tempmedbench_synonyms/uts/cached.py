@@ -43,7 +43,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-import tempmedbench_synonyms
+from tempmedbench_synonyms import constants
 from tempmedbench_synonyms.atoms import (
     Atom,
     AtomQuery,
@@ -764,7 +764,7 @@ def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputErr
 def _memo_version() -> str:
     """What a memo depends on besides the entries: the package and its mapping of UTS atoms
     (a memo holds ``Atom`` values already mapped by ``UtsAtom.to_atom``)."""
-    return f"{tempmedbench_synonyms.__version__}+atoms{ATOM_MAPPING}"
+    return f"{constants.__version__}+atoms{ATOM_MAPPING}"
 
 
 def _memo_name(umls_release: str, queries: Sequence[AtomQuery]) -> str:

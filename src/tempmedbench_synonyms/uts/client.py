@@ -65,7 +65,8 @@ import urllib3.exceptions
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from tempmedbench_synonyms import __version__, jsonio
+from tempmedbench_synonyms import jsonio
+from tempmedbench_synonyms.constants import __version__
 from tempmedbench_synonyms.errors import (
     BadInputError,
     Cancelled,
