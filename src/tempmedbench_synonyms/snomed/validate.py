@@ -514,24 +514,6 @@ def _valid_string_id(value: Any) -> bool:
     return type(value) is str and not concept_id_problems(value)
 
 
-def check_events(
-    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = EVENTS_PATH
-) -> list[Finding]:
-    """The findings of the events (record ``i`` on line ``i + 1``)."""
-    checker = _Checker(index, file)
-    checker.events(records)
-    return checker.findings
-
-
-def check_questions(
-    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = QUESTIONS_PATH
-) -> list[Finding]:
-    """The findings of the questions (record ``i`` on line ``i + 1``)."""
-    checker = _Checker(index, file)
-    checker.questions(records)
-    return checker.findings
-
-
 def check_events_file(
     path: Path,
     index: ConceptIndex,

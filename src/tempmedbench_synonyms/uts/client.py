@@ -76,7 +76,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
 from tempmedbench_synonyms.uts import paths
-from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
+from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.retry import (
@@ -815,13 +815,6 @@ class UtsClient:
         if not reply.found:
             return None
         return reply.body["result"]
-
-    def get_atoms(self, path: str, params: Mapping[str, str] | None = None) -> list[UtsAtom] | None:
-        """Every atom of an ``/atoms`` route, all pages; ``None`` if the first page is a 404."""
-        items = self.get_list(path, params)
-        if items is None:
-            return None
-        return [parse_model(UtsAtom, item, "atom") for item in items]
 
     def get_list(self, path: str, params: Mapping[str, str] | None = None) -> list[Any] | None:
         """The raw items of every page of a list route; ``None`` if the first page is a 404."""
