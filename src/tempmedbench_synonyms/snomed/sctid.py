@@ -1,17 +1,8 @@
 """SNOMED CT identifiers (SCTIDs): format, partition, namespace and Verhoeff check digit.
 
-An SCTID is read right to left (SNOMED CT Technical Implementation Guide, "SCTID data structure"):
-
-    ... item identifier ... [7-digit namespace] [partition: 2 digits] [check digit: 1 digit]
-
-The first partition digit says the format: ``0`` short (International Edition, no namespace),
-``1`` long (an extension, with the 7-digit namespace just left of the partition). The second says
-the component: ``0`` concept, ``1`` description, ``2`` relationship. The check digit is Verhoeff's
-dihedral-group check (J. Verhoeff, "Error detecting decimal codes", 1969), which catches every
-single-digit error and every swap of two adjacent digits.
-
-Identifiers are always handled as strings: an SCTID has up to 18 digits, and a JSON reader that
-turns it into a float would silently change it.
+Read right to left (SNOMED CT Technical Implementation Guide, "SCTID data structure"): item
+identifier, [7-digit namespace], partition (2 digits), check digit. Always handled as strings:
+an SCTID has up to 18 digits, which a float would change.
 """
 
 from __future__ import annotations
