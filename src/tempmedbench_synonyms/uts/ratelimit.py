@@ -428,12 +428,6 @@ class RateLimiter:
         self._wait_said = False
 
     @property
-    def current_rate(self) -> float:
-        """The rate in force now: the configured one, or less after a 429."""
-        with self._lock:
-            return self._current
-
-    @property
     def fallback_warning(self) -> str | None:
         """The warning said when the shared state could not be used (the runs on this machine
         then do not share this run's budget), for the run's report; ``None`` if it could."""
