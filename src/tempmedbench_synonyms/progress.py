@@ -236,12 +236,6 @@ def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
     return StepProgress(stream, label=f"scanning {name}", unit="bytes")
 
 
-def close_progress(progress: object) -> None:
-    """Close ``progress`` if it is a ``StepProgress`` (a source's callback may be any callable)."""
-    if isinstance(progress, StepProgress):
-        progress.close()
-
-
 class _RateColumn(ProgressColumn):
     """Concepts or bytes a second; blank until known (rich's own column counts bytes only, and
     shows "?")."""

@@ -69,10 +69,6 @@ class ConceptIndex:
         row = self.rows.get(concept_id)
         return None if row is None else decode_row(row)
 
-    def to_dict(self) -> dict[str, Concept]:
-        """Every concept, decoded (for tests and small releases; the index itself stays lean)."""
-        return {cid: decode_row(row) for cid, row in self.rows.items()}
-
     def summary(self) -> dict[str, object]:
         """A JSON-ready description of the source, for reports."""
         # Each row starts with its status: one C pass over them, no Python code per row.

@@ -74,14 +74,6 @@ def verhoeff_check_digit(payload: str) -> str:
     return str(_INV[c])
 
 
-def verhoeff_is_valid(digits: str) -> bool:
-    """Whether ``digits`` (a payload of one digit or more, then its check digit) passes the
-    Verhoeff check."""
-    if len(digits) < 2 or not _is_digits(digits):
-        return False
-    return verhoeff_check_digit(digits[:-1]) == digits[-1]
-
-
 def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:
     """Build a valid SCTID from an item identifier, a partition and (long format) a namespace.
 
