@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from tempmedbench_synonyms import progress
-from tempmedbench_synonyms.progress import StepProgress, close_progress, fetch_progress
+from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 
 REL = "2099AA"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -211,13 +211,6 @@ def test_quiet_shows_nothing() -> None:
     p.update(4, hits=0, requests=4, final=True)
     p.close()
     assert not p.is_tty and p.stream is None
-
-
-def test_close_progress_ignores_other_callbacks() -> None:
-    seen: list[tuple[int, int]] = []
-    close_progress(lambda done, total: seen.append((done, total)))
-    close_progress(None)
-    assert seen == []
 
 
 def test_sizes_and_durations() -> None:

@@ -190,8 +190,8 @@ def client_for(server: FakeUtsServer, **retry: Any) -> UtsClient:
 def test_each_fault_is_retried_by_the_client(kind: str) -> None:
     fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(script=[kind, kind], stall=0.6))
     with FakeUtsServer(fake) as server, client_for(server) as client:
-        atoms = client.get_atoms("/content/2099AA/source/SNOMEDCT_US/1000001/atoms", ATOM_PARAMS)
-    assert sorted(a.ui for a in atoms or []) == ["A90000006", "A90000007", "A90000008"]
+        atoms = client.get_list("/content/2099AA/source/SNOMEDCT_US/1000001/atoms", ATOM_PARAMS)
+    assert sorted(a["ui"] for a in atoms or []) == ["A90000006", "A90000007", "A90000008"]
     assert client.stats.requests == 3
     assert client.stats.retries == 2
     assert [s.fault for s in fake.seen] == [kind, kind, None]

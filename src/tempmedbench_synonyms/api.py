@@ -1,26 +1,8 @@
 """The Python API: what the CLI does, as functions that return typed reports (SPEC section 9).
 
-    regenerate(release, *, mrconso=None, out=None, ...) -> Report     rebuild, verify, write
-    check(release, *, out=None) -> Report                             verify files already rebuilt
-    validate_gps(release, gps) -> GpsReport                           SNOMED CT fields vs the GPS
-    ensure_synonyms(release, *, mrconso=None, out=None, ...) -> Paths the two verified files,
-                                                                      regenerated only if needed
-
-A finished run is a report, whatever its outcome: ``report.outcome`` is ``verified`` or
-``mismatch`` and ``report.to_json()`` is the CLI's ``--json``. A run that cannot finish raises an
-error of the one tree in ``errors`` (``BadInputError``, ``NotAuthorisedError``,
-``UnavailableError``, ...), whose ``outcome`` and ``exit_code`` are the CLI's.
-``ensure_synonyms`` hands back verified files or nothing, so it raises ``MismatchError`` (with the
-report attached) where the others return a mismatch. Nothing here prints, exits or configures
-logging; progress goes where ``progress`` says (nowhere by default).
-
-The keywords of ``regenerate`` and ``ensure_synonyms`` are the command's options, typed once
-(``options.RunKeywords``): ``mrconso``, ``out``, ``umls_release``, ``progress`` and the network
-options ``base_url``, ``cache_dir``, ``offline``, ``refresh``, ``rate``, ``workers``, ``timeout``
-and ``api_key_file``. A value of the wrong type is a ``TypeError`` naming it; an out-of-range one
-is a ``BadInputError``, as on the command line. The same environment variables as the CLI's apply:
-``UMLS_API_KEY`` or ``UMLS_API_KEY_FILE`` for the key, ``UMLS_BASE_URL`` when ``base_url`` is not
-given, ``TEMPMEDBENCH_CACHE_DIR`` when ``cache_dir`` is not given.
+A finished run is a report, whatever its outcome; a run that cannot finish raises an error of
+``errors``, whose ``outcome`` and ``exit_code`` are the CLI's. Nothing here prints, exits or
+configures logging. The keywords: ``options.RunKeywords``; users' guide: README.md, "From Python".
 """
 
 from __future__ import annotations

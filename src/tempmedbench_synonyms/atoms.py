@@ -1,23 +1,6 @@
-"""The types both atom sources share, and the one check of each identifier they are asked for.
-
-Both sources (a local MRCONSO.RRF, ``mrconso``, and the UTS REST API, ``uts``) answer the same
-``AtomQuery`` values with the same ``Atom`` values (SPEC section 3), so the synonym choice
-(``regen``) never knows where its atoms came from.
-
-Each identifier has one check (SPEC sections 2 and 3), raising ``BadInputError`` that names the
-value and the form expected, before anything is sent, read or cached:
-
-- a release: ``YYYYAA`` or ``YYYYAB`` (UMLS has two releases a year, such as 2025AB), or
-  ``current``;
-- a CUI: ``C`` and 7 digits (C0020538); an AUI: ``A`` and 7 to 9 digits (A3220484: UMLS AUIs
-  have 7 or 8 digits today, 9 leaves room to grow);
-- a SAB, a root source abbreviation: upper-case letters, digits, ``_``, ``.`` and ``-``
-  (SNOMEDCT_US, HL7V3.0, ICF-CY); a name people type for a source UMLS abbreviates otherwise
-  (``SNOMEDCT``, ``LOINC``) is refused with a "did you mean" hint, any other SAB of the right
-  shape is sent as it is (UMLS adds sources every release);
-- a source code: any text UTS can take in one path segment: not empty, no control character, not
-  only dots (which HTTP clients remove from a path, RFC 3986 section 5.2.4), valid Unicode, at
-  most ``MAX_CODE_LENGTH`` characters.
+"""The types both atom sources share (``AtomQuery``, ``Atom``, ``AtomSource``: SPEC section 3), and
+the one check of each identifier they are asked for, made before anything is sent, read or
+cached (the forms: docs/reference.md, "Retries and timeouts").
 """
 
 from __future__ import annotations

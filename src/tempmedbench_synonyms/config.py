@@ -1,22 +1,8 @@
 """Where each setting comes from: a flag, else an environment variable, else a platform folder.
 
-This is the only module that reads the environment (``os.environ``; the names are in
-``constants``), so that the CLI and the Python API resolve every setting the same way, once:
-
-- the API key's source: ``--api-key-file PATH``, else the file ``UMLS_API_KEY_FILE`` names, else
-  ``UMLS_API_KEY`` (read and checked by ``secret.read_api_key``);
-- the UTS base URL: ``--base-url``, else ``UMLS_BASE_URL``, else the UTS REST root;
-- the cache folder: ``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platform's user
-  cache folder for the app (``platformdirs``, as ``pooch`` and ``pip-audit`` do);
-- the rate-state folder: ``TEMPMEDBENCH_STATE_DIR``, else the platform's user state folder
-  (both platform folders are under the home folder: without one, no ``HOME`` and no passwd entry
-  as under ``docker run --user N``, each is bad input naming the variables that fix it);
-- the log level (``TEMPMEDBENCH_LOG_LEVEL``), the GPS input (``TEMPMEDBENCH_GPS``) and
-  ``NO_COLOR``;
-- every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable set (``tool_variables``), which the fake UTS's
-  environment leaves aside, and ``NO_PROXY``, to which it adds this machine.
-
-Every function takes an optional ``environ`` mapping (tests); by default the process's own.
+The only module that reads the environment (docs/architecture.md, "The environment"); the
+variables: docs/reference.md, "Environment variables". Every function takes an optional
+``environ`` mapping (tests); by default the process's own.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The bundled demo: an invented release, its invented MRCONSO.RRF and GPS file, found wherever
-they live.
-
-An installed wheel carries them as package data (``tempmedbench_synonyms/_demo``); a source
-checkout has them in ``fixtures/``. Nothing in them is UMLS or SNOMED CT content (see the
-READMEs).
+"""The bundled demo: an invented release, its invented MRCONSO.RRF and GPS file, as package data
+(``_demo``) or in a checkout's ``fixtures/``. Nothing in them is UMLS or SNOMED CT content.
 """
 
 from __future__ import annotations

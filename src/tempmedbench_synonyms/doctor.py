@@ -1,28 +1,7 @@
 """``doctor``: a user's set-up checked in one pass, each check with a fix (SPEC section 7).
 
-Each check gives a ``Check``: its name, whether it passed, what it found and, when it failed,
-what to do and the exit code of its kind of failure (2 bad input, 3 not authorised, 4
-unavailable). The checks, in their order:
-
-``versions``      Python and the main libraries (``about``);
-``release``       the release folder against its manifest, its table and spans (given RELEASE);
-``api_key``       a key is found, and where: ``--api-key-file``, ``UMLS_API_KEY_FILE``,
-                  ``UMLS_API_KEY`` (``secret.read_api_key``); it says when the key does not
-                  look like a UTS key (a UUID), or its file is readable by others;
-``uts``           one probe request, always sent (a cached answer proves nothing about the key):
-                  the concept of the table's probe CUI in its ``umls_release``, or of
-                  ``KNOWN_CUI`` in ``current`` without RELEASE. It shows the key accepted, UTS
-                  reachable at ``--base-url`` and serving the release; its answer is not cached;
-``cache``         the cache folder is writable (``files.check_writable``: nothing left behind);
-``out``           the folder the rebuilt files go to (``--out``, else the release) is writable;
-``rate_state``    the shared rate state is the user's own and can be locked, or its folder can be
-                  made (``uts.ratelimit``, read only);
-``mrconso``       an ``--mrconso`` file reads as MRCONSO.RRF: found and its first rows sniffed,
-                  not scanned (a scan reads gigabytes; the run itself names any source of the
-                  table the file holds no row of).
-
-Nothing is written: the probe's answer is not cached, the probe honours the shared rate state
-without creating or writing it, and the writable checks leave nothing.
+Each check gives a ``Check``; the checks, their order and what they write (nothing):
+docs/reference.md, ``doctor``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
     TempMedBenchError                 base; ``exit_code`` and ``outcome`` say how a run ends
     ├── MismatchError                 1  mismatch: the files were rebuilt but do not verify
-    │                                    (raised by ``ensure_synonyms`` only; the other calls
-    │                                    return a report with that outcome)
+    │                                    (raised by ``ensure_synonyms`` only)
     ├── BadInputError                 2  bad_input: unusable release folder, file, option
     │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
     │   ├── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
@@ -13,17 +12,12 @@
     ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
     │                                    or an offline run missing data
     ├── Cancelled                     4  a request not sent because the run was stopping
-    └── InternalError                70  internal_error: a bug (an exception nobody expected);
-                                         70 is EX_SOFTWARE, so that a crash never reads as the
-                                         1 of a mismatch
+    └── InternalError                70  internal_error: a bug (EX_SOFTWARE, never the 1 of a
+                                         mismatch)
 
     Interrupted (a KeyboardInterrupt) 130 Ctrl-C, 143 SIGTERM: outcome interrupted
 
-``Outcome`` names how a run ends (SPEC section 5) and ``EXIT_CODES`` gives each its exit code.
-Library code raises these errors; only the CLI turns them into exit codes (in one place).
-Messages are built from structured fields when the error is made, and say the problem, the
-evidence and what to do.
-No message may contain the UMLS API key: code that builds one from a URL must redact it first.
+Only the CLI turns them into exit codes (docs/architecture.md, "Errors").
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Files in and out: regular files only are read, and nothing is ever half-written.
-
-Reading (SPEC section 8): every file the tool reads where a file is expected (the release
-folder's files, the artifacts, the GPS or RF2 input, a key file) is opened by
-:func:`open_regular`, which refuses a FIFO, a device, a socket or a folder at once: a FIFO would
-block the read forever and ``/dev/zero`` would fill the memory. The type is taken from the opened
-descriptor (``fstat``), so that a file swapped between a check and the open cannot slip through;
-the open itself does not block on a FIFO (``O_NONBLOCK``).
-
-Writing: a temporary file in the same folder, then ``os.replace``. A run killed mid-write leaves
-its temporary file (``.NAME.<12 hex>.tmp``); :func:`remove_leftovers` takes them away later.
-
-Shared folders (SPEC section 8): what the tool keeps for itself (the cache, the rate state) is
-trusted only when it is the user's own (:func:`check_own`), and the folders it makes for it are
-0700 whatever the umask (:func:`make_folders`).
+"""Files in and out: regular files only are read (``open_regular``), nothing is ever half-written
+(a temporary file, then ``os.replace``), and what the tool keeps for itself is trusted only when
+it is the user's own (``check_own``, ``make_folders``): docs/architecture.md, "Files".
 """
 
 from __future__ import annotations

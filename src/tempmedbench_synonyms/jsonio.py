@@ -1,24 +1,9 @@
-"""JSON in and out: the one strict reader of JSON from outside, and the text of ``--json`` reports.
+r"""JSON in and out: the one strict reader of JSON from outside (SPEC section 8), and the text of
+``--json`` reports (SPEC section 7).
 
-Reading (SPEC section 8): every JSON the tool reads from a file (the release's table, surface and
-expected hashes, the GPS artifacts) goes through :data:`DECODER`, which refuses what Python's
-``json`` module accepts beyond RFC 8259 or would change silently:
-
-- ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON; written back they would make invalid JSON);
-- a number too large for a float (``1e99999`` would become ``inf``, written back as
-  ``Infinity``);
-- a key twice in one object (``json`` keeps the last one without a word).
-
-:func:`parse_json` turns every such problem into ``BadInputError`` naming the file and the line,
-and :func:`iter_jsonl` reads JSON Lines (the question surface, the GPS validator's artifacts) with
-it, under the :class:`LineRules` of each kind of file.
-
-Writing: :func:`report_text` is the text of every ``--json`` report, with ``schema_version`` and
-``tool_version`` added (SPEC section 7). It is valid JSON whatever the report holds: a string
-that UTF-8 cannot encode (a lone surrogate read from an artifact's ``\\ud800`` escape, or a path
-byte that is not UTF-8, which Python keeps as a ``\\udcXX`` surrogate) is written as its
-``\\uXXXX`` escape, which RFC 8259 (section 7) allows, and which ``json.loads`` reads back as
-the same string.
+``parse_json`` refuses what Python's ``json`` accepts beyond RFC 8259 or would change silently
+(``NaN``, a number too large for a float, a key twice) as ``BadInputError`` naming the file and
+line; ``report_text`` writes a string UTF-8 cannot encode as its ``\uXXXX`` escape.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A regeneration's options, defined once: one object, built once, handed down.
-
-The CLI builds ``RegenOptions`` from what it parsed (``cli``), the Python API from its keywords
-(``RunKeywords``, checked by ``RegenOptions.of``); both then hand the one object to
-``sources.build_source``, ``plan`` and the pipeline. Its network options are one
-``uts.options.UtsOptions``.
+"""A regeneration's options, defined once: one ``RegenOptions``, built once (by the CLI, or from
+the API's ``RunKeywords``) and handed down (docs/architecture.md, "Options are built once").
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""Progress on stderr, one shape for every long step: the UMLS fetch and the MRCONSO scan.
+"""Progress on stderr for the long steps (the UMLS fetch, the MRCONSO scan): a rich bar on a
+terminal, plain lines elsewhere (docs/reference.md, "Progress and colours").
 
-On a terminal, a ``rich.progress`` bar: the step, the bar, the counts (concepts done of total, or
-bytes read of the file's size), the rate, the time left, and for the fetch the cache hits, the
-requests and the retries. Elsewhere (a log file, a pipe, CI), the same facts as plain lines, the
-first at once, then one every ``plain_interval`` seconds at most (every 1/30 of the time elapsed
-once that is longer: a 50-minute fetch writes about 120 lines, not 600), and the last when the
-step ends;
-no escape sequence is ever written there. ``NO_COLOR`` takes the colours off the bar (rich reads
-it); quiet (``stream`` is ``None``) shows nothing.
-
-The bar is redrawn by the step itself, never by a thread of rich's (``auto_refresh=False``): the
-fetch reports every 0.2 s at least, the scan at every block, both from the main thread, so a
-Ctrl-C leaves no thread behind and the MRCONSO scan may still fork its workers (it forks only
-while no other thread runs). ``close`` ends the bar (its line, the cursor) on every path out.
+The bar is redrawn by the step itself from the main thread, never by a thread of rich's
+(``auto_refresh=False``), so a Ctrl-C leaves no thread behind; ``close`` ends it on every path.
 """
 
 from __future__ import annotations
@@ -244,12 +234,6 @@ def lookup_progress(
 def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
     """The progress of a scan of a local file ``name``: bytes (compressed bytes when packed)."""
     return StepProgress(stream, label=f"scanning {name}", unit="bytes")
-
-
-def close_progress(progress: object) -> None:
-    """Close ``progress`` if it is a ``StepProgress`` (a source's callback may be any callable)."""
-    if isinstance(progress, StepProgress):
-        progress.close()
 
 
 class _RateColumn(ProgressColumn):

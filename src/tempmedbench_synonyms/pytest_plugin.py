@@ -1,45 +1,6 @@
-"""The pytest plugin: a fake UMLS REST API on 127.0.0.1 for your own tests, with no set-up code.
-
-Installed with the package (entry point ``pytest11``), it gives every test suite three things:
-
-``fake_uts``
-    A running ``FakeUtsServer`` that serves the invented demo rows (release ``2099AA``: the
-    MRCONSO, MRDEF, MRREL, MRSTY, MRHIER and MRSAB rows of its ``umls`` folder), or the rows of
-    the test's ``fake_uts`` marker. Its ``variables`` are ``UMLS_BASE_URL``,
-    ``UMLS_API_KEY`` and a fresh cache and rate-state folder for the test
-    (``TEMPMEDBENCH_CACHE_DIR``, ``TEMPMEDBENCH_STATE_DIR``); its ``env`` is the whole
-    environment for a subprocess: yours less every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable,
-    plus those::
-
-        def test_regenerates(fake_uts, tmp_path):
-            done = subprocess.run(
-                ["tempmedbench-regenerate-synonyms", "my-release", "--out", str(tmp_path)],
-                env=fake_uts.env,
-            )
-            assert done.returncode == 0
-            assert fake_uts.fake.count() == 4
-
-    For the test's own process too (the Python API called in the test), the fixture removes
-    every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable and sets its ``variables`` while the test
-    runs (as ``monkeypatch`` does), and puts yours back after: your key is never sent to the
-    fake, and nothing lands in your cache or rate-state folders.
-
-``@pytest.mark.fake_uts(rows=..., meta=..., release=..., faults=...)``
-    Serve your own MRCONSO.RRF-format rows (an iterable of lines, or the ``Path`` of a file of
-    them), or the RRF files of a folder (``meta``: whichever of MRCONSO.RRF, MRDEF.RRF,
-    MRREL.RRF, MRSTY.RRF, MRHIER.RRF and MRSAB.RRF it holds), for a release of your choice,
-    optionally misbehaving (a ``testing.Faults``; anything else, a dict too, is a ``TypeError``
-    at the test's set-up).
-
-``fake_uts_factory``
-    For more than one server in a test: ``fake_uts_factory(rows=None, release=None,
-    faults=None, meta=None)`` starts another one; all are stopped when the test ends (a request
-    still waiting out a ``stall`` fault ends unanswered). The first server a test starts
-    (``fake_uts``, when the test asks for it) is the one whose ``variables`` are set in the
-    test's process.
-
-The key is ``testing.CANARY_KEY``: grep what your code leaves behind for it with
-``testing.find_secret``. Nothing here reaches the network: the servers listen on 127.0.0.1 only.
+"""The pytest plugin: the ``fake_uts`` and ``fake_uts_factory`` fixtures and the ``fake_uts``
+marker, a fake UMLS REST API on 127.0.0.1 for your own tests (README.md, "Testing your own code
+offline"). Registered by the ``pytest11`` entry point; it imports nothing heavy until a test asks.
 """
 
 from __future__ import annotations
@@ -119,7 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def fake_uts_factory(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeUtsFactory]:
-    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends.
+    """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends (a
+    request still waiting out a ``stall`` fault ends unanswered).
     The first one's variables replace every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this
     process until then (``monkeypatch``: the test's own changes are undone in the right order)."""
     from tempmedbench_synonyms import config
@@ -155,7 +117,10 @@ def fake_uts_factory(
 
 @pytest.fixture
 def fake_uts(request: pytest.FixtureRequest, fake_uts_factory: FakeUtsFactory) -> RunningFakeUts:
-    """A fake UTS on 127.0.0.1 serving the demo rows, or those of the ``fake_uts`` marker."""
+    """A fake UTS on 127.0.0.1 serving the demo rows (release 2099AA), or what the
+    ``fake_uts(rows=..., meta=..., release=..., faults=...)`` marker names (``faults``: a
+    ``testing.Faults``, anything else a ``TypeError``); its key is ``testing.CANARY_KEY``, its
+    ``env`` the environment for a subprocess, its ``variables`` set in this process meanwhile."""
     marker = request.node.get_closest_marker("fake_uts")
     kwargs: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:

@@ -1,30 +1,6 @@
 """The process-wide rules, in one place: helper threads, Ctrl-C and SIGTERM, worker processes, the
-exit.
-
-Every thread the package starts, every change to a signal handler or mask, every child process,
-the thread switch interval, the collector and the quick exit go through this module;
-``tests/test_runtime.py`` reads the rest of the source for them. The rules (docs/architecture.md):
-
-1. **Helper threads** (``start_thread``, ``DaemonPool``) are daemons, started with SIGINT and
-   SIGTERM blocked in the starting thread and restored after: a Ctrl-C can never strike inside
-   ``Thread.start`` (where it could leave the thread running, or break the threading module's own
-   lock), and the new thread inherits the blocked mask for life, so the kernel delivers both
-   signals to the main thread, whose blocking call they interrupt at once.
-2. **Interrupts** (``interrupts``): while a command runs, the first SIGINT or SIGTERM raises
-   ``errors.Interrupted`` (a ``KeyboardInterrupt``) in the main thread, and the ones after it are
-   ignored, so that nothing breaks into the clean-up (workers killed, the report, exit 130 or
-   143). A console script holds one that comes before the command starts for it, and ignores
-   one after it (``hold_interrupts``); ``ignore_interrupts`` keeps a late Ctrl-C from the exit.
-3. **Worker processes** (``spawn_worker``) are never forked: each is a fresh interpreter running a
-   small module of this package (``python -I -S``, the package's own folder first on its path),
-   so a host with threads of its own (a notebook kernel, a web app) is as safe as a script, and
-   no guard of the caller's main module is needed. A worker ignores SIGINT (the terminal sends it
-   to the whole process group): the parent decides, and kills every worker on its way out
-   (``WorkerGroup``); a worker whose parent died reads the end of its socket and exits.
-4. **The exit** (``quick_exit``): a console script ends at once with ``os._exit`` once its output
-   is flushed, when no other thread and no worker runs.
-5. **Process knobs**: the thread switch interval (``fast_thread_switching``) and the cyclic
-   collector (``collector_paused``) are set here, for a block, and put back.
+exit, the process knobs (docs/architecture.md, "The runtime contract"; held by
+tests/test_runtime.py).
 """
 
 from __future__ import annotations

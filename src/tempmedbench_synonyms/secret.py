@@ -1,11 +1,7 @@
 """The UMLS API key, which nothing may show, and text made fit to show: redacted, escaped.
 
-The key comes from ``--api-key-file PATH``, else a file named by the ``UMLS_API_KEY_FILE``
-environment variable (its twin, so that a key file need not be typed each time), else the
-``UMLS_API_KEY`` environment variable (``config`` says which), never from a command-line value (a
-value on the command line ends up in shell history and ``ps`` output). Once read it is an
-``ApiKey``, whose ``repr`` hides it, and every text that leaves the tool passes ``redact``,
-``clean_text`` (a server's text) or ``shown_text`` (our own).
+Where the key comes from: docs/reference.md, "The API key"; the rule for every text that leaves
+the tool: docs/architecture.md, "The key".
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Zip members that cannot be read, said as bad input naming the zip and the member; the inflate
-of the MRCONSO forms.
-
-Every reader of a zip member (the GPS and RF2 readers, ``--mrconso``) wraps its ``zf.open`` and
-reads in :func:`reading_member`: an encrypted member, a compression method Python's ``zipfile``
-lacks (Deflate64, as Windows Explorer writes beyond 4 GiB), a damaged or truncated archive are
-exit 2 with what to do, never a traceback.
-
-``inflate`` is ISA-L's inflate (python-isal, zlib's interface) where its wheels install: 2 to 3
-times as fast as the standard library's zlib, which it falls back to.
+"""Zip members that cannot be read, said as bad input naming the zip and the member
+(``reading_member``); the inflate of the MRCONSO forms (ISA-L's where it installs, else zlib).
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ BAD_INPUT: list[tuple[str, str, str, str]] = [
      "name enclosed in double quotes (column 20)"),
     (TABLE, '"route": "cui"', '"route": "snomed"',
      "error: synonyms/synonym_table_kept.json: concepts[\"zorbatrex 50 mg oral tablet\"].route: "
-     "Input should be 'source', 'cui' or 'aui' (found \"snomed\")"),
+     "must be 'source', 'cui' or 'aui' (found \"snomed\")"),
     (TABLE, "[\n            18,\n            31\n          ]", "[18, 99]",
      "error: synonyms/synonym_table_kept.json: qid 'dev-0009': span out of range for a question "
      "of 64 characters (a span is [start, end) with 0 <= start < end <= length): "

@@ -13,7 +13,7 @@ from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faul
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
-from tempmedbench_synonyms.uts.ratelimit import RateLimiter
+from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
 from tempmedbench_synonyms.uts.retry import RetryPolicy
 
 REL = "2099AA"
@@ -48,6 +48,17 @@ def virtual_limiter() -> RateLimiter:
     """The real limiter on virtual time: every wait is kept, none is waited."""
     vt = VirtualTime()
     return RateLimiter(20, clock=vt.clock, sleep=vt.sleep)
+
+
+def rate_in_force(limiter: RateLimiter, vt: VirtualTime) -> float:
+    """The rate a limiter on ``vt`` now holds to, as its requests show it: after an idle while
+    (every pause over), two starts are ``HEADROOM / rate`` apart. Exact for a rate of 2 or more,
+    or of 1 or less; between, no more than one start in ``HEADROOM`` seconds shows as 1."""
+    vt.now += 1_000.0
+    limiter.acquire()
+    first = vt.now
+    limiter.acquire()
+    return HEADROOM / (vt.now - first)
 
 
 def fake_uts(**faults: Any) -> FakeUts:

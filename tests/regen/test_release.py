@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,20 +89,20 @@ Q = "9990101009"
          "synonyms/synonym_table_kept.json: format_version is true; this tool "
          "reads format_version 1"),
         (_set(["concepts", Q, "route"], "code"),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].route: Input should be "
-         "'source', 'cui' or 'aui' (found \"code\")"),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].route: must be 'source', "
+         "'cui' or 'aui' (found \"code\")"),
         (_set(["concepts", Q, "cui"], "C123"),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].cui: String should match "
-         "pattern '^C[0-9]{7}$' (found \"C123\")"),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].cui: must be a CUI, C and 7 "
+         "ASCII digits (found \"C123\")"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, True]]),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0][1]: "
-         "Input should be a valid integer (found true)"),
+         "must be an integer (found true)"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12.0]]),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0][1]: "
-         "Input should be a valid integer (found 12.0)"),
+         "must be an integer (found 12.0)"),
         (_set(["concepts", Q, "spans", "dev-0001"], [[0, 12, 13]]),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].spans[\"dev-0001\"][0]: "
-         "List should have at most 2 items after validation, not 3 (found [0, 12, 13])"),
+         "must hold at most 2 items (found [0, 12, 13])"),
         (_set(["concepts", Q, "code"], None),
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: route 'source' needs "
          "'code', a non-empty JSON string (found null)"),
@@ -116,19 +115,17 @@ Q = "9990101009"
          "synonyms/synonym_table_kept.json: concepts[\"9990101009\"]: 'aui' must be a non-empty "
          "string or null"),
         (_set(["umls_release"], ""),
-         "synonyms/synonym_table_kept.json: umls_release: String should have at least 1 "
-         "character (found \"\")"),
+         "synonyms/synonym_table_kept.json: umls_release: must not be empty (found \"\")"),
         (_set(["concepts"], None),
-         "synonyms/synonym_table_kept.json: concepts: Input should be a valid dictionary (found "
-         "null)"),
+         "synonyms/synonym_table_kept.json: concepts: must be a JSON object (found null)"),
         (_set(["concepts", "quillon level", "aui"], None),
          "synonyms/synonym_table_kept.json: concepts[\"quillon level\"]: route 'aui' needs "
          "'aui', a non-empty string"),
         (_set(["language"], "FRE"),
-         "synonyms/synonym_table_kept.json: language: Input should be 'ENG' (found \"FRE\")"),
+         "synonyms/synonym_table_kept.json: language: must be 'ENG' (found \"FRE\")"),
         (_set(["concepts", Q, "sab"], ""),
-         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].sab: String should have at "
-         "least 1 character (found \"\")"),
+         "synonyms/synonym_table_kept.json: concepts[\"9990101009\"].sab: must not be empty "
+         "(found \"\")"),
     ],
 )  # fmt: skip
 def test_invalid_tables_name_the_key_and_the_problem(
@@ -248,8 +245,8 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
          "['question_surface/question_surface_synonym.jsonl']"),
         (lambda d: d["files"].update({"synonyms/synonym_table_kept_full.json": "AB" * 32}),
          "synonym_regeneration/expected_sha256.json: "
-         "files[\"synonyms/synonym_table_kept_full.json\"]: String should match pattern "
-         "'^[0-9a-f]{64}$' (found \"" + "AB" * 32 + "\")"),
+         "files[\"synonyms/synonym_table_kept_full.json\"]: must be a SHA-256, 64 lower-case "
+         "hexadecimal digits (found \"" + "AB" * 32 + "\")"),
         # a path beyond the two outputs is refused too, not ignored
         (lambda d: d["files"].update({"extra/path": "0" * 64}),
          "synonym_regeneration/expected_sha256.json: 'files' must list exactly "
@@ -281,20 +278,15 @@ def test_invalid_expected_hashes(
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize(
-    "value,message",
-    [
-        ("C0000001\n", "String should match pattern '^C[0-9]{7}$'"),
-        ("C000000\u0661", "String should match pattern '^C[0-9]{7}$'"),
-        ("c0000001", "String should match pattern '^C[0-9]{7}$'"),
-    ],
-)
-def test_cui_is_c_and_seven_ascii_digits(
-    mini: Path, rehash: Rehash, value: str, message: str
-) -> None:
+@pytest.mark.parametrize("value", ["C0000001\n", "C000000\u0661", "c0000001"])
+def test_cui_is_c_and_seven_ascii_digits(mini: Path, rehash: Rehash, value: str) -> None:
     edit_table(mini, _set(["concepts", Q, "cui"], value), rehash)
-    with pytest.raises(BadInputError, match=re.escape(message)):
+    with pytest.raises(BadInputError) as info:
         load_table(mini)
+    found = json.dumps(value, ensure_ascii=False)
+    assert str(info.value) == (
+        f'{TABLE}: concepts["{Q}"].cui: must be a CUI, C and 7 ASCII digits (found {found})'
+    )
 
 
 def test_a_non_string_aui_on_route_cui_is_refused(mini: Path, rehash: Rehash) -> None:

@@ -17,7 +17,7 @@ from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.snomed import gps as gps_module
 from tempmedbench_synonyms.snomed import rf2 as rf2_module
 from tempmedbench_synonyms.snomed import tables
-from tempmedbench_synonyms.snomed.concepts import ConceptIndex
+from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
 from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.validate import validate_release
@@ -51,6 +51,11 @@ EXPECTED_SOME = {
 }
 
 
+def concepts_of(index: ConceptIndex) -> dict[str, Concept | None]:
+    """Every concept of an index, as ``get`` gives it (``gps lookup``, the validator)."""
+    return {cid: index.get(cid) for cid in index.rows}
+
+
 def write(path: Path, text: str, *, bom: bool = False) -> Path:
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
     return path
@@ -66,7 +71,7 @@ def gps(tmp_path: Path, *rows: str, header: str = HEADER, name: str = GPS_NAME) 
 
 def test_gps_fixture_rows_and_source() -> None:
     index = load_concept_index(GPS_FILE)
-    concepts = index.to_dict()
+    concepts = concepts_of(index)
     assert len(concepts) == 19
     for cid, row in EXPECTED_SOME.items():
         assert concepts[cid] == row
@@ -81,9 +86,9 @@ def test_gps_fixture_rows_and_source() -> None:
 
 
 def test_rf2_folder_gives_the_same_index_as_the_gps_file() -> None:
-    from_gps = load_concept_index(GPS_FILE).to_dict()
+    from_gps = concepts_of(load_concept_index(GPS_FILE))
     from_rf2 = load_concept_index(RF2_DIR)
-    assert from_rf2.to_dict() == from_gps
+    assert concepts_of(from_rf2) == from_gps
     assert from_rf2.kind == "rf2-folder"
     assert from_rf2.release_date == "20990101"
     assert from_rf2.sha256 is None  # a folder: each file's hash is in files
@@ -121,7 +126,7 @@ def test_rf2_zip_with_nested_folders_and_decoys(tmp_path: Path) -> None:
         zf.writestr(f"{root}/Delta/Terminology/sct2_Description_Delta-en_INT_20990101.txt", "x\n")
     index = load_concept_index(z)
     assert index.kind == "rf2-zip"
-    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
+    assert concepts_of(index) == concepts_of(load_concept_index(GPS_FILE))
     assert index.sha256 == hashlib.sha256(z.read_bytes()).hexdigest()
     assert index.files[1].member == f"{root}/Snapshot/Terminology/{RF2_NAMES[0]}"
 
@@ -134,7 +139,7 @@ def test_gps_zip_member_in_a_subfolder(tmp_path: Path) -> None:
         zf.write(GPS_FILE, member)
     index = load_concept_index(z)
     assert index.kind == "gps-zip"
-    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
+    assert concepts_of(index) == concepts_of(load_concept_index(GPS_FILE))
     assert index.release_date == "20990101"
     assert index.sha256 == hashlib.sha256(z.read_bytes()).hexdigest()
     assert [(f.member, f.sha256) for f in index.files] == [
@@ -184,7 +189,7 @@ def test_crlf_bom_and_trailing_header_cell_are_tolerated_and_noted(tmp_path: Pat
     text = "\r\n".join([HEADER + "\t", *rows]) + "\r\n"
     path = write(tmp_path / "gps.txt", text, bom=True)
     index = load_gps_tsv(path)
-    assert index.to_dict() == {
+    assert concepts_of(index) == {
         "101": ("Alpha (disorder)", "Alpha", True),
         "102": ("Beta (disorder)", "", False),
     }
@@ -199,7 +204,7 @@ def test_crlf_bom_and_trailing_header_cell_are_tolerated_and_noted(tmp_path: Pat
 
 def test_rows_may_or_may_not_repeat_the_trailing_empty_cell(tmp_path: Path) -> None:
     path = gps(tmp_path, "101\t1\tA (finding)\tA", "102\t1\tB (finding)\tB\t", header=HEADER + "\t")
-    assert load_gps_tsv(path).to_dict() == {
+    assert concepts_of(load_gps_tsv(path)) == {
         "101": ("A (finding)", "A", True),
         "102": ("B (finding)", "B", True),
     }
@@ -224,7 +229,7 @@ def test_columns_are_found_by_name(tmp_path: Path) -> None:
         "\tBeta (disorder)\t102\t\t0",
         header="USPreferredTerm\tFSN\tConceptID\tSemanticTag\tActive",
     )
-    assert load_gps_tsv(path).to_dict() == {
+    assert concepts_of(load_gps_tsv(path)) == {
         "101": ("Alpha (disorder)", "Alpha", True),
         "102": ("Beta (disorder)", "", False),
     }
@@ -232,7 +237,7 @@ def test_columns_are_found_by_name(tmp_path: Path) -> None:
 
 def test_quotes_are_ordinary_characters(tmp_path: Path) -> None:
     path = gps(tmp_path, '101\t1\t"Quoted" start (finding)\t"Quoted\'s" "end', '102\t1\ta"b\tc')
-    assert load_gps_tsv(path).to_dict() == {
+    assert concepts_of(load_gps_tsv(path)) == {
         "101": ('"Quoted" start (finding)', '"Quoted\'s" "end', True),
         "102": ('a"b', "c", True),
     }
@@ -240,7 +245,7 @@ def test_quotes_are_ordinary_characters(tmp_path: Path) -> None:
 
 def test_a_last_line_without_newline_is_read(tmp_path: Path) -> None:
     path = write(tmp_path / "g.txt", f"{HEADER}\n101\t1\tA (finding)\tA")
-    assert load_gps_tsv(path).to_dict() == {"101": ("A (finding)", "A", True)}
+    assert concepts_of(load_gps_tsv(path)) == {"101": ("A (finding)", "A", True)}
 
 
 def test_a_header_only_file_is_refused(tmp_path: Path) -> None:
@@ -452,7 +457,8 @@ def test_rf2_minimal_us_only(tmp_path: Path) -> None:
             ("1", US, "14", PREF),
         ],
     )
-    assert load_concept_index(folder).to_dict() == {"101": ("Alpha (disorder)", "Alpha US", True)}
+    index = load_concept_index(folder)
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "Alpha US", True)}
 
 
 def test_rf2_two_us_preferred_synonyms_are_refused(tmp_path: Path) -> None:
@@ -514,7 +520,7 @@ def test_rf2_two_active_fsns_are_decided_by_the_rule_in_any_row_order(
         langs[::-1] if reverse else langs,
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {
+    assert concepts_of(index) == {
         "101": (fsn, "Alpha", True),
         "202": ("Beta (finding)", "", True),
     }
@@ -613,7 +619,7 @@ def test_rf2_description_listed_twice_the_latest_row_counts(
         [l_row("u1", "1", US, "11", PREF), l_row("u2", "1", US, "13", PREF)],
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "Alpha", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["description"], 2, 2)]
 
 
@@ -633,7 +639,7 @@ def test_rf2_inactivated_fsn_is_not_a_second_fsn(tmp_path: Path, newer_first: bo
         ],
         [l_row("u1", "1", US, "13", PREF)],
     )
-    assert load_concept_index(folder).to_dict() == {"101": ("Alpha (finding)", "Alpha", True)}
+    assert concepts_of(load_concept_index(folder)) == {"101": ("Alpha (finding)", "Alpha", True)}
 
 
 @ORDERS
@@ -663,7 +669,7 @@ def test_rf2_refset_member_changed_later_is_read_as_changed(
         ],
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", True)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "Alpha", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["language"], 1, 1)]
 
 
@@ -678,7 +684,7 @@ def test_rf2_concept_listed_twice_takes_its_latest_status(
         [l_row("u1", "1", US, "13", PREF)],
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "Alpha", False)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "Alpha", False)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
 
@@ -695,7 +701,7 @@ def test_rf2_zip_with_a_repeated_component_is_read_twice(tmp_path: Path) -> None
         for name in RF2_FILES.values():
             zf.write(folder / name, f"Snapshot/{name}")
     index = load_concept_index(z)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "", False)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "", False)}
     assert index.notes == [repeated_note(Path(f"{z}!Snapshot/{RF2_FILES['concept']}"), 1, 1)]
 
 
@@ -707,7 +713,7 @@ def test_rf2_a_row_repeated_as_it_is_is_read_once(tmp_path: Path) -> None:
         [],
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
 
@@ -733,7 +739,7 @@ def test_rf2_effective_time_of_a_repeated_component_must_be_a_date(tmp_path: Pat
 def test_rf2_effective_time_of_a_component_listed_once_is_not_read(tmp_path: Path) -> None:
     """A choice (rf2.py's docstring): only a repeated identifier needs its effectiveTime."""
     folder = rf2_files(tmp_path / "r", [c_row("101", "1", "not-a-date")], [], [])
-    assert load_concept_index(folder).to_dict() == {"101": ("", "", True)}
+    assert concepts_of(load_concept_index(folder)) == {"101": ("", "", True)}
 
 
 def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -741,7 +747,7 @@ def test_rf2_hash_twins_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     # identifiers themselves, finds none repeated, and gives the same index without a note.
     monkeypatch.setattr(rf2_module, "hash", lambda _: 7, raising=False)
     index = load_concept_index(RF2_DIR)
-    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
+    assert concepts_of(index) == concepts_of(load_concept_index(GPS_FILE))
     assert index.notes == ["3 RF2 files: CRLF line ends (RF2's own)"]
 
 
@@ -750,7 +756,7 @@ def test_rf2_blank_lines_at_the_end_are_noted(tmp_path: Path) -> None:
     concept_file = folder / RF2_FILES["concept"]
     concept_file.write_text(concept_file.read_text("utf-8") + "\n\n", "utf-8")
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "", True)}
     assert index.notes == [f"{concept_file}: 2 blank line(s) at the end of the file ignored"]
 
 
@@ -800,7 +806,7 @@ def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> Non
     folder = us_edition(tmp_path / "us")
     index = load_concept_index(folder)
     assert EXT not in index
-    assert index.to_dict() == load_concept_index(GPS_FILE).to_dict()
+    assert concepts_of(index) == concepts_of(load_concept_index(GPS_FILE))
     assert index.release_date == "20990301"
     lang, desc, concept = (folder / US_EDITION[k] for k in ("language", "description", "concept"))
     assert index.notes == [
@@ -850,7 +856,7 @@ def test_rf2_module_is_read_from_the_latest_row(tmp_path: Path, newer_first: boo
         [],
     )
     index = load_concept_index(folder)
-    assert index.to_dict() == {promoted: ("Promoted plan (regime/therapy)", "", True)}
+    assert concepts_of(index) == {promoted: ("Promoted plan (regime/therapy)", "", True)}
     assert index.notes == [repeated_note(folder / RF2_FILES["concept"], 1, 1)]
 
 
@@ -1007,7 +1013,7 @@ def test_a_trailing_blank_line_is_tolerated_on_the_fast_path(
         with pytest.raises(BadInputError):
             load_gps_tsv(path)
         assert caplog.messages == [again]
-    assert index.to_dict() == {"101": ("A (finding)", "A", True)}
+    assert concepts_of(index) == {"101": ("A (finding)", "A", True)}
     assert index.notes == [f"{path}: 1 blank line(s) at the end of the file ignored"]
 
 
@@ -1027,7 +1033,7 @@ def test_trailing_blank_lines_are_tolerated_and_noted(
 ) -> None:
     path = write(tmp_path / GPS_NAME, text)
     index = load_gps_tsv(path)
-    assert index.to_dict() == {"101": ("A (finding)", "A", True)}
+    assert concepts_of(index) == {"101": ("A (finding)", "A", True)}
     expected = [
         f"{path}: {n} line(s) at the end of the file ignored"
         if n.endswith("blank")
@@ -1250,7 +1256,7 @@ def test_the_fast_path_reads_the_same_rows_whatever_the_blocks(
     path.write_bytes(data.encode())
     with caplog.at_level(logging.DEBUG, logger="tempmedbench_synonyms.snomed.gps"):
         index = load_gps_tsv(path)
-    assert index.to_dict() == {
+    assert concepts_of(index) == {
         "101": ("Aé (finding)", "Aé", True),
         "102": ("B (finding)", "", False),
         "103": ("C", "C", True),
@@ -1265,7 +1271,7 @@ def test_a_snapshot_with_one_crlf_file_keeps_its_own_note(tmp_path: Path) -> Non
     concept_file = folder / RF2_FILES["concept"]
     concept_file.write_bytes(concept_file.read_bytes().replace(b"\n", b"\r\n") + b"\r\n")
     index = load_concept_index(folder)
-    assert index.to_dict() == {"101": ("Alpha (disorder)", "", True)}
+    assert concepts_of(index) == {"101": ("Alpha (disorder)", "", True)}
     assert index.notes == [
         f"{concept_file}: CRLF line ends",
         f"{concept_file}: 1 blank line(s) at the end of the file ignored",

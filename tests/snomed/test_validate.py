@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,8 @@ from tempmedbench_synonyms.snomed.validate import (
     ARTIFACT_LINE_MAX,
     EVENTS_PATH,
     QUESTIONS_PATH,
-    check_events,
+    Finding,
     check_events_file,
-    check_questions,
     iter_records,
     validate_release,
 )
@@ -516,6 +517,24 @@ def write_release(root: Path, events: str, questions: str = "") -> Path:
     (root / EV).write_text(events, "utf-8", newline="")
     (root / Q).write_text(questions, "utf-8", newline="")
     return root
+
+
+def findings_of(
+    index: ConceptIndex, events: Iterable[Any] = (), questions: Iterable[Any] = ()
+) -> list[Finding]:
+    """The findings of a release holding these records, one a line, as ``validate_release``
+    (what ``gps validate`` runs) gives them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        jsonl = ["".join(json.dumps(r) + "\n" for r in rs) for rs in (events, questions)]
+        return validate_release(write_release(Path(tmp), *jsonl), index).findings
+
+
+def check_events(records: Iterable[Any], index: ConceptIndex) -> list[Finding]:
+    return findings_of(index, events=records)
+
+
+def check_questions(records: Iterable[Any], index: ConceptIndex) -> list[Finding]:
+    return findings_of(index, questions=records)
 
 
 def test_line_numbers_survive_batches(tmp_path: Path) -> None:

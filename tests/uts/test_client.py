@@ -25,6 +25,7 @@ from responses.registries import OrderedRegistry
 
 import tempmedbench_synonyms
 from helpers import ATOM_PARAMS, BASE
+from helpers.uts import rate_in_force
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     BadInputError,
@@ -88,6 +89,15 @@ def params(**extra: str) -> Any:
 
 
 SOURCE_PATH = "/content/2099AA/source/SNOMEDCT_US/1000001/atoms"
+
+
+def get_atoms(client: UtsClient, path: str, query: dict[str, str]) -> list[UtsAtom] | None:
+    """The atoms of an ``/atoms`` route as the cached client reads them: every page's items,
+    each parsed with ``parse_model``; ``None`` on a 404."""
+    items = client.get_list(path, query)
+    return None if items is None else [parse_model(UtsAtom, item, "atom") for item in items]
+
+
 CONCEPT_PATH = "/content/2099AA/CUI/C9000001"
 
 
@@ -119,7 +129,7 @@ def test_one_page_of_atoms_is_one_request_with_exact_parameters(t: VirtualTime) 
         match=[params(**ATOM_PARAMS)],
     )
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
     assert client.stats.requests == 1
     assert t.sleeps == []  # the first request waits for nothing
@@ -135,7 +145,7 @@ def test_pages_are_followed_to_page_count_with_page_numbers_from_2(t: VirtualTim
             match=[params(**ATOM_PARAMS, **extra)],
         )
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001", "A90000002", "A90000003"]
     assert client.stats.requests == 3
     assert len(responses.calls) == 3
@@ -152,7 +162,7 @@ def test_a_transient_error_on_page_two_is_retried_never_truncating(t: VirtualTim
         match=[params(**ATOM_PARAMS, pageNumber="2")],
     )
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
     assert (client.stats.requests, client.stats.retries) == (3, 1)
 
@@ -162,7 +172,7 @@ def test_a_404_on_a_later_page_fails_the_whole_list(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")], count=2))
     responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
     with pytest.raises(UnavailableError, match="404 for page 2 of 2"):
-        make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(make_client(t), SOURCE_PATH, ATOM_PARAMS)
 
 
 @responses.activate
@@ -180,7 +190,7 @@ def test_atoms_the_models_cannot_read_name_the_fields(t: VirtualTime) -> None:
     del broken["termType"]
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001"), broken]))
     with pytest.raises(UnavailableError) as info:
-        make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(make_client(t), SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
     assert info.value.hint == "the UTS response format may have changed; please report it"
 
@@ -192,7 +202,7 @@ def test_atoms_the_models_cannot_read_name_the_fields(t: VirtualTime) -> None:
 def test_404_is_a_value_not_an_error_and_is_not_retried(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=404, json={"status": 404, "error": "No results"})
     client = make_client(t)
-    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
+    assert get_atoms(client, SOURCE_PATH, ATOM_PARAMS) is None
     assert client.stats.requests == 1
 
 
@@ -202,7 +212,7 @@ def test_401_and_403_stop_at_once_with_not_authorised(t: VirtualTime, status: in
     responses.get(BASE + SOURCE_PATH, status=status)
     client = make_client(t)
     with pytest.raises(NotAuthorisedError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     err = info.value
     assert (err.exit_code, err.outcome, err.status) == (3, "not_authorised", status)
     assert str(err) == (
@@ -212,7 +222,7 @@ def test_401_and_403_stop_at_once_with_not_authorised(t: VirtualTime, status: in
     assert client.stats.requests == 1  # never retried
     assert client.cancelled  # every other worker stops too
     with pytest.raises(Cancelled):
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert client.stats.requests == 1
 
 
@@ -232,7 +242,7 @@ def test_a_redirect_is_not_followed(t: VirtualTime) -> None:
     )
     client = make_client(t)
     with pytest.raises(UnavailableError, match="redirects are not followed"):
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert len(responses.calls) == 1
 
 
@@ -245,7 +255,7 @@ def test_429_then_503_then_200(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=503)
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001"]
     assert (client.stats.requests, client.stats.retries) == (3, 2)
     assert [c.response.status_code for c in responses.calls] == [429, 503, 200]  # type: ignore[union-attr]
@@ -254,7 +264,7 @@ def test_429_then_503_then_200(t: VirtualTime) -> None:
     retry_sleeps = [s for s in t.sleeps if s > 0.2]
     assert 2.0 <= retry_sleeps[0] <= 2.25
     assert 0.5 <= retry_sleeps[1] <= 1.0
-    assert client.limiter.current_rate == pytest.approx(10.0 + 20 / 20)  # halved, then +1 step
+    assert rate_in_force(client.limiter, t) == pytest.approx(10.0 + 20 / 20)  # halved, +1 step
 
 
 @responses.activate(registry=OrderedRegistry)
@@ -263,7 +273,7 @@ def test_retry_after_as_an_http_date_is_honoured(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429,
                   headers={"Retry-After": format_datetime(when, usegmt=True)})  # fmt: skip
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
-    make_client(t).get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    get_atoms(make_client(t), SOURCE_PATH, ATOM_PARAMS)
     # one wait: the 7 s the date is ahead of "now", plus at most 0.25 s of jitter
     assert len(t.sleeps) == 1 and 7.0 <= t.sleeps[0] <= 7.25, t.sleeps
 
@@ -273,9 +283,9 @@ def test_503_with_retry_after_is_honoured(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=503, headers={"Retry-After": "4"})
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
-    client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [s for s in t.sleeps if s >= 1] and 4.0 <= max(t.sleeps) <= 4.25
-    assert client.limiter.current_rate == 20.0  # a 503 is not a rate-limit signal
+    assert rate_in_force(client.limiter, t) == pytest.approx(20.0)  # a 503 is no rate signal
 
 
 @pytest.mark.parametrize(
@@ -302,7 +312,7 @@ def test_transient_failures_are_retried(t: VirtualTime, failure: dict[str, Any])
     responses.get(BASE + SOURCE_PATH, **failure)
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001"]
     assert (client.stats.requests, client.stats.retries) == (2, 1)
 
@@ -312,7 +322,7 @@ def test_retries_are_bounded_in_attempts(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=503)
     client = make_client(t, retry=RetryPolicy(max_attempts=4, max_total=1e9))
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"UMLS could not answer {SOURCE_PATH} after 4 attempts: HTTP 503 Service Unavailable"
     )
@@ -325,7 +335,7 @@ def test_retries_are_bounded_in_total_time(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "8"})
     client = make_client(t, retry=RetryPolicy(max_attempts=100, max_total=20.0))
     with pytest.raises(UnavailableError, match="after 3 attempts"):
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     # 0 s, ~8 s, ~16 s: a third wait would end after 20 s, so no fourth attempt.
     assert client.stats.requests == 3
 
@@ -335,7 +345,7 @@ def test_a_retry_after_beyond_the_budget_is_not_waited_for(t: VirtualTime) -> No
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "3600"})
     client = make_client(t)
     with pytest.raises(UnavailableError, match="after 1 attempts: HTTP 429"):
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert client.stats.requests == 1
     assert all(s < 3600 for s in t.sleeps)
 
@@ -345,7 +355,7 @@ def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: Virt
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "150"})
     client = make_client(t)  # the default budget: 120 s for one request
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests "
         "with Retry-After 150 s, beyond the 120 s this tool waits for one request"
@@ -358,10 +368,10 @@ def test_a_retry_after_beyond_the_budget_fails_at_once_and_pauses_no_one(t: Virt
     assert t.sleeps == []
     # The next request of any worker waits out the spacing after the last start, not 150 s,
     # at the halved rate.
-    assert client.limiter.current_rate == 10.0
     assert client.limiter.acquire() == pytest.approx(HEADROOM / 10.0)
     assert client.limiter.acquire() == pytest.approx(HEADROOM / 10.0)
     assert t.sleeps == [pytest.approx(HEADROOM / 10.0)] * 2
+    assert rate_in_force(client.limiter, t) == pytest.approx(10.0)
 
 
 @responses.activate(registry=OrderedRegistry)
@@ -393,7 +403,7 @@ def test_waiting_for_a_turn_is_not_counted_against_the_retry_budget(
         rng=random.Random(7),
     )
     start = t.now
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001"]
     assert (client.stats.requests, client.stats.retries) == (3, 2)
     assert t.now - start > 120.0
@@ -405,7 +415,7 @@ def test_a_retry_after_that_fits_the_budget_pauses_everyone(t: VirtualTime) -> N
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
     start = t.now
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001"]
     assert client.stats.requests == 2
     assert 100.0 <= t.now - start <= 100.25  # the retry waited out the Retry-After, once
@@ -416,7 +426,7 @@ def test_a_429_on_the_last_attempt_pauses_no_one(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, status=429, headers={"Retry-After": "5"})
     client = make_client(t, retry=RetryPolicy(max_attempts=1))
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests"
     )
@@ -429,7 +439,7 @@ def test_a_429_without_retry_after_beyond_the_budget_pauses_no_one(t: VirtualTim
     # The first backoff may be 0.5 s; the budget is 0.3 s: no retry, so no 1 s pause either.
     client = make_client(t, retry=RetryPolicy(max_total=0.3))
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"UMLS could not answer {SOURCE_PATH} after 1 attempts: HTTP 429 Too Many Requests, "
         "beyond the 0.3 s this tool waits for one request"
@@ -469,7 +479,7 @@ def test_a_200_with_no_result_is_retried_not_taken_for_an_empty_list(
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000001")]))
     client = make_client(t)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.client"):
-        atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001"]
     assert (client.stats.requests, client.stats.retries) == (2, 1)
     assert [r.getMessage() for r in caplog.records] == [
@@ -503,7 +513,7 @@ def test_a_later_page_without_items_is_retried_never_shortening_the_list(
     responses.get(BASE + SOURCE_PATH, json=page([atom("A90000002")], number=2, count=2),
                   match=two)  # fmt: skip
     client = make_client(t)
-    atoms = client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+    atoms = get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert [a.ui for a in atoms or []] == ["A90000001", "A90000002"]
     assert (client.stats.requests, client.stats.retries) == (3, 1)
     # And if it never comes right, the list fails whole, naming what was wrong.
@@ -514,7 +524,7 @@ def test_a_later_page_without_items_is_retried_never_shortening_the_list(
         responses.get(BASE + SOURCE_PATH, json=later_page, match=two)
     failing = make_client(t, retry=RetryPolicy(max_attempts=4))
     with pytest.raises(UnavailableError) as info:
-        failing.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(failing, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"UMLS could not answer {SOURCE_PATH} after 4 attempts: HTTP 200 with {problem}"
     )
@@ -524,7 +534,7 @@ def test_a_later_page_without_items_is_retried_never_shortening_the_list(
 def test_an_empty_first_page_is_an_empty_list(t: VirtualTime) -> None:
     responses.get(BASE + SOURCE_PATH, json=page([]))
     client = make_client(t)
-    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) == []
+    assert get_atoms(client, SOURCE_PATH, ATOM_PARAMS) == []
     assert client.stats.requests == 1
 
 
@@ -563,7 +573,7 @@ def test_a_404_without_a_json_body_is_not_uts_saying_not_found(
     responses.add(response)
     client = make_client(t)
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"{BASE} answered HTTP 404 for {SOURCE_PATH} with a {shown} body, not the JSON the UMLS "
         "REST API sends: this does not look like the UMLS REST API"
@@ -591,7 +601,7 @@ def test_once_told_uts_answered_any_404_is_not_found(
         responses.add(response)
     client = make_client(t)
     client.any_404_is_not_found = True
-    assert client.get_atoms(SOURCE_PATH, ATOM_PARAMS) is None
+    assert get_atoms(client, SOURCE_PATH, ATOM_PARAMS) is None
     assert client.get_result(CONCEPT_PATH) is None
     assert (client.stats.requests, client.stats.retries) == (2, 0)
 
@@ -633,7 +643,7 @@ def test_the_key_is_redacted_from_errors_tracebacks_and_logs(
     responses.get(BASE + SOURCE_PATH, json={}, match=[params(other="x")])
     client = make_client(t, retry=RetryPolicy(max_attempts=2))
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     text = "".join(traceback.format_exception(info.value))
     assert f"{SOURCE_PATH}?language=ENG" in str(info.value)  # the URL is still there...
     assert "apiKey=***" in str(info.value)  # ...with the key redacted in it
@@ -652,7 +662,7 @@ def test_an_unexpected_exception_is_translated_without_the_key(t: VirtualTime) -
     responses.get(BASE + SOURCE_PATH, body=ValueError(f"odd failure for ?apiKey={CANARY_KEY}"))
     client = make_client(t)
     with pytest.raises(UnavailableError) as info:
-        client.get_atoms(SOURCE_PATH, ATOM_PARAMS)
+        get_atoms(client, SOURCE_PATH, ATOM_PARAMS)
     assert str(info.value) == (
         f"request for {SOURCE_PATH} failed: ValueError: odd failure for ?apiKey=***"
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import wait_until
+from helpers.uts import rate_in_force
 from tempmedbench_synonyms.config import state_folder
 from tempmedbench_synonyms.errors import BadInputError, Cancelled
 from tempmedbench_synonyms.testing import VirtualTime
@@ -141,12 +142,15 @@ def test_rate_of_exactly_20_is_allowed() -> None:
     assert check_rate(0.1) == 0.1
 
 
-def test_a_429_pauses_every_thread_and_halves_the_rate() -> None:
+def test_a_429_pauses_every_thread_and_halves_the_rate(caplog: pytest.LogCaptureFixture) -> None:
     t = VirtualTime()
     limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.acquire()
     limiter.penalise(3.0)
-    assert limiter.current_rate == 5.0
+    assert [r.getMessage() for r in caplog.records] == [
+        "UMLS answered 429 Too Many Requests: pausing all requests for 3.0 s, then 5.00 requests "
+        "a second"
+    ]
     before = t.now
     limiter.acquire()
     assert t.now == pytest.approx(before + 3.0)  # waited out the Retry-After
@@ -164,28 +168,33 @@ def test_a_429_without_retry_after_pauses_one_second() -> None:
 
 
 def test_the_rate_is_earned_back_step_by_step_and_never_above_the_setting() -> None:
-    limiter = RateLimiter(10)
+    t = VirtualTime()
+    limiter = RateLimiter(10, clock=t.clock, sleep=t.sleep)
     limiter.penalise(0.0)
-    assert limiter.current_rate == 5.0
+    assert rate_in_force(limiter, t) == pytest.approx(5.0)
     for _ in range(2):
         limiter.reward()
-    assert limiter.current_rate == 7.0  # one request a second a success, whatever the rate
+    assert rate_in_force(limiter, t) == pytest.approx(7.0)  # one a second a success, any rate
     for _ in range(50):
         limiter.reward()
-    assert limiter.current_rate == 10.0
+    assert rate_in_force(limiter, t) == pytest.approx(10.0)
 
 
-@pytest.mark.parametrize(("rate", "after"), [(1, 1.0), (2.5, 1.3125), (20, 3.5)])
+# (Rates between 1 and 2 show as 1 in the spacing, one start in HEADROOM seconds: not here.)
+@pytest.mark.parametrize(("rate", "after"), [(1, 1.0), (16, 3.0), (20, 3.5)])
 def test_every_rate_earns_back_one_request_a_second_a_success(rate: float, after: float) -> None:
-    limiter = RateLimiter(rate)
+    t = VirtualTime()
+    limiter = RateLimiter(rate, clock=t.clock, sleep=t.sleep)
     for _ in range(3):
         limiter.penalise(0.0)
-    assert limiter.current_rate == rate / 8
+    assert rate_in_force(limiter, t) == pytest.approx(rate / 8)
     limiter.reward()
-    assert limiter.current_rate == after  # rate / 8 + 1, never above the rate
+    assert rate_in_force(limiter, t) == pytest.approx(after)  # rate / 8 + 1, at most the rate
 
 
-def test_after_shared_429s_a_slow_run_is_not_starved_by_a_fast_one(tmp_path: Path) -> None:
+def test_after_shared_429s_a_slow_run_is_not_starved_by_a_fast_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """trust 25: a run at 20 and one at 1 share a budget, and the fast one meets a 429 before
     each of the slow one's requests (a pause of 1 s for both, and one more 429 to slow down
     for). Each success earned back 1/20 of the run's own rate: 0.05 a second for the slow run,
@@ -194,25 +203,35 @@ def test_after_shared_429s_a_slow_run_is_not_starved_by_a_fast_one(tmp_path: Pat
     spaced by the pauses and its fair share of a budget that the 429s lowered."""
     vt, fast, slow, _ = two_processes(tmp_path, rate_a=20, rate_b=1)
     t0 = vt.now
-    rates, starts = [], []
-    for _ in range(10):
-        fast.acquire()
-        fast.penalise(None)
-        slow.acquire()
-        starts.append(round(vt.now - t0, 6))
-        rates.append(slow.current_rate)  # halved by the fast run's 429, seen at its turn
-        slow.reward()
-        rates.append(slow.current_rate)
-    assert rates == [1.0, 1.0] + [0.5, 1.0] * 9
+    starts = []
+    with caplog.at_level(logging.INFO, logger="tempmedbench_synonyms.uts.ratelimit"):
+        for _ in range(10):
+            fast.acquire()
+            fast.penalise(None)
+            slow.acquire()  # halved by the fast run's 429, seen at its turn
+            starts.append(round(vt.now - t0, 6))
+            slow.reward()
+    said = [r.getMessage() for r in caplog.records]
+    # halved from 1 to 0.5 at each turn but the first: each success brought it back to 1
+    assert [m for m in said if m.startswith("another run")] == [
+        "another run got 429 Too Many Requests from this UTS host: 0.50 requests a second from "
+        "now on"
+    ] * 9
+    assert rate_in_force(slow, vt) == pytest.approx(1.0)
     assert starts == [1.0, 2.08, 3.16, 4.24, 6.4, 8.56, 10.72, 12.88, 15.04, 17.2]
-    assert fast.current_rate == 20 * MIN_FRACTION  # the fast run, which got every 429, at its floor
+    # the fast run, which got every 429, at its floor
+    assert [m for m in said if m.startswith("UMLS answered 429")][-2:] == [
+        "UMLS answered 429 Too Many Requests: pausing all requests for 1.0 s, then "
+        f"{20 * MIN_FRACTION:.2f} requests a second"
+    ] * 2
 
 
 def test_repeated_429s_never_stop_requests_altogether() -> None:
-    limiter = RateLimiter(16)
+    t = VirtualTime()
+    limiter = RateLimiter(16, clock=t.clock, sleep=t.sleep)
     for _ in range(40):
         limiter.penalise(0.0)
-    assert limiter.current_rate == 1.0  # floor: 1/16 of the configured rate
+    assert rate_in_force(limiter, t) == pytest.approx(1.0)  # floor: 1/16 of the configured rate
 
 
 def test_a_thread_asleep_when_a_429_arrives_waits_for_the_pause() -> None:
@@ -608,20 +627,25 @@ def test_a_429_in_one_process_pauses_and_slows_the_other(
     with caplog.at_level(logging.INFO, logger="tempmedbench_synonyms.uts.ratelimit"):
         a.penalise(3.0)
         b.acquire()
-    assert vt.now == pytest.approx(t + 3.0)  # b waited for a's pause, on the shared clock
-    assert (a.current_rate, b.current_rate) == (5.0, 5.0)
-    assert [r.getMessage() for r in caplog.records][-2:] == [
-        "another run got 429 Too Many Requests from this UTS host: 5.00 requests a second "
-        "from now on",
-        "waiting for a turn: other runs on this machine share this UMLS host's request budget "
-        "(this run's fair share: 5.00 requests a second now); time spent waiting does not "
-        "count against a request's retries",
+        assert vt.now == pytest.approx(t + 3.0)  # b waited for a's pause, on the shared clock
+        assert [r.getMessage() for r in caplog.records] == [
+            "UMLS answered 429 Too Many Requests: pausing all requests for 3.0 s, then 5.00 "
+            "requests a second",
+            "another run got 429 Too Many Requests from this UTS host: 5.00 requests a second "
+            "from now on",
+            "waiting for a turn: other runs on this machine share this UMLS host's request budget "
+            "(this run's fair share: 5.00 requests a second now); time spent waiting does not "
+            "count against a request's retries",
+        ]
+        caplog.clear()
+        a.acquire()
+        assert caplog.records == []  # a does not halve again for its own 429
+        assert a.slow_down() == 2.5  # a 429 with no retry left: no pause, but the other slows
+        b.acquire()
+    assert [r.getMessage() for r in caplog.records] == [
+        "another run got 429 Too Many Requests from this UTS host: 2.50 requests a second "
+        "from now on"
     ]
-    a.acquire()  # a does not halve again for its own 429
-    assert a.current_rate == 5.0
-    a.slow_down()  # a 429 with no retry left: no pause, but the other slows down
-    b.acquire()
-    assert (a.current_rate, b.current_rate) == (2.5, 2.5)
 
 
 def test_a_wait_for_a_turn_is_said_once_and_only_when_over_a_second(
@@ -660,22 +684,29 @@ def test_a_slow_rate_of_its_own_is_not_said_but_a_share_lowered_by_others_is(
     ]
 
 
-def test_a_deleted_or_reset_state_halves_no_one(tmp_path: Path) -> None:
+def test_a_deleted_or_reset_state_halves_no_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Issue 17 item 3: the count of 429s seen going down (the file deleted, or started afresh
     after a corruption) is no 429: only a count that goes up halves the rate."""
     vt, a, b, state = two_processes(tmp_path, rate_a=10, rate_b=10)
-    starts_of(vt, [a, b])
-    b.slow_down()
-    starts_of(vt, [a])
-    assert a.current_rate == 5.0  # b's 429 reached a
-    state.unlink()
-    starts_of(vt, [a, b, a])
-    state.write_text("tempmedbench-rate-v2 0 0\n", "ascii")
-    starts_of(vt, [b, a])
-    assert (a.current_rate, b.current_rate) == (5.0, 5.0)
-    b.slow_down()  # 1 again, but up from 0: a 429
-    starts_of(vt, [a])
-    assert (a.current_rate, b.current_rate) == (2.5, 2.5)
+    halved = (
+        "another run got 429 Too Many Requests from this UTS host: {} requests a second from now on"
+    )
+    with caplog.at_level(logging.INFO, logger="tempmedbench_synonyms.uts.ratelimit"):
+        starts_of(vt, [a, b])
+        assert b.slow_down() == 5.0
+        starts_of(vt, [a])
+        assert [r.getMessage() for r in caplog.records] == [halved.format("5.00")]
+        caplog.clear()  # b's 429 reached a
+        state.unlink()
+        starts_of(vt, [a, b, a])
+        state.write_text("tempmedbench-rate-v2 0 0\n", "ascii")
+        starts_of(vt, [b, a])
+        assert caplog.records == []  # neither halved: both still at 5
+        assert b.slow_down() == 2.5  # 1 again, but up from 0: a 429
+        starts_of(vt, [a])
+    assert [r.getMessage() for r in caplog.records] == [halved.format("2.50")]
 
 
 @pytest.mark.parametrize(
@@ -918,7 +949,10 @@ def test_a_lock_held_too_long_falls_back_and_a_cancel_ends_the_wait(
         th.join(60)
         assert not th.is_alive(), "the cancel did not end the wait for the lock"
         assert [type(e) for e in outcome] == [Cancelled]
-        assert c.current_rate == 2.5
+        assert caplog.records[-1].getMessage() == (  # c halved its rate all the same
+            "UMLS answered 429 Too Many Requests: pausing all requests for 1.0 s, then 2.50 "
+            "requests a second"
+        )
         assert c.fallback_warning is None  # cancelled, not given up: the state is still shared
     finally:
         os.close(holder)

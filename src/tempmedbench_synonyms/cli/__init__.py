@@ -1,9 +1,7 @@
 """The command line: ``tempmedbench-synonyms`` and ``tempmedbench-regenerate-synonyms``.
 
-Commands parse options, call the library and render its report: human text on stderr, the
-``--json`` report on stdout. ``regenerate``, ``check``, ``demo`` and ``gps validate`` call the
-Python API (``api``), as a user's code would; ``freeze`` calls the pipeline with the atom source
-``sources`` builds. Errors become exit codes in ``_shared.exit_on_error`` only.
+Commands parse options, call the library (the Python API, as a user's code would) and render its
+report; errors become exit codes in ``_shared.exit_on_error`` only.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""The options several commands share, defined once, and the command and group classes.
-
-* ``with_options``: a command that takes a parameter annotated with an options class (a
-  dataclass whose fields carry a ``config.Flag``, such as ``uts.options.UtsOptions``) gets one
-  command-line option per field, and the object, built once from what was parsed.
-* ``JsonOption``, ``QuietOption``, ``VerboseOption``...: the options every command spells alike.
-* ``PlainUsage`` / ``PlainGroup``: every command and group of the tool. A command line refused
-  by the parser (an unknown option or command, a bad value, a missing argument) still gets its
-  JSON object on stdout when ``--json`` was given (SPEC section 7: a script that reads stdout
-  always reads JSON), besides the usage message on stderr: the top-level command answers every
-  such refusal in one place (``_UsageJson``).
+"""The options several commands share, defined once (``with_options``, ``JsonOption``...), and the
+command and group classes: a command line the parser refuses still gets its JSON object on
+stdout when ``--json`` was given (SPEC section 7).
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
-"""The files NLM ships MRCONSO.RRF in, found and read as one stream of bytes, never unpacked.
+"""The files NLM ships MRCONSO.RRF in, found (``locate_mrconso``) and read as one stream of bytes
+(``MrconsoInput.blocks``), never unpacked, and the release their names say.
 
-Forms (SPEC section 7), each located by ``locate_mrconso`` and read by ``MrconsoInput.blocks``:
-
-    MRCONSO.RRF                            the plain file (seekable: the scan may cut it in ranges)
-    MRCONSO.RRF.gz                         gzip
-    MRCONSO.RRF.aa.gz, .ab.gz, ...         split parts, read in name order as one stream (a part
-                                           may end mid-line); name any part or their folder
-    META/ (or a folder holding META/)      whichever of the above it holds
-    umls-2025AB-metathesaurus-full.zip     a zip holding 2025AB/META/MRCONSO.RRF (or its parts)
-    2025ab-1-meta.nlm                      a zip holding 2025AB/META/MRCONSO.RRF.aa.gz, ...
-    umls-2025AB-full.zip                   a zip holding 2025AB-full/2025ab-1-meta.nlm: the inner
-                                           zip is read from its local headers, in one pass
-    a pipe (``<(unzip -p ...)``)           read once, as it comes (plain or gzip)
-
-The release a file comes from is read from its names where NLM puts it (``MrconsoInput.release``:
-``2025AB/META/MRCONSO.RRF``, ``umls-2025AB-metathesaurus-full.zip``, ``2025ab-1-meta.nlm``), so
-that ``--umls-release current`` means the release of the file given, as it means UTS's newest.
-
-Decompression (``zips.inflate``: ISA-L's where isal installs, else zlib; both release the GIL)
-runs in a reader thread that hands blocks over a bounded queue, so it overlaps the scan and memory
-stays a few blocks whatever the form.
+The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form is inflated
+(``zips.inflate``) in a reader thread that hands blocks over a bounded queue.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
-"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, keeping what is needed.
+"""The MRCONSO.RRF atom source: one streaming pass over the user's own file, answering as UTS would.
 
-A real MRCONSO.RRF is several GB and about 16 million lines, so it is never loaded whole, and its
-cost grows with the file, not with the file times the number of concepts. It is read as NLM ships
-it (``forms``: plain, gzip, split parts, zips), refused at once when its first rows are not
-MRCONSO rows (``rows.sniff``), and searched block by block (``scan``).
-
-A plain file of some size is cut into byte ranges that worker processes scan at once (started by
-``runtime``, never forked: a host with threads of its own keeps both cores); their rows are joined
-in file order, so the outcome never depends on the number of workers. Where workers cannot run,
-the file is scanned here, and ``-v`` says why. Compressed forms are read by a thread that
-decompresses (zlib releases the GIL) while this one scans.
-
-The answers are those the UTS REST API gives for the same queries (SPEC section 3; the contract
-suite, ``tests/test_atom_sources.py``, runs both): routes ``source`` and ``cui`` keep the English
-atoms that are neither obsolete nor suppressible (``SUPPRESS`` ``N``), as a request with
-``language=ENG``, ``includeObsolete=false`` and ``includeSuppressible=false`` does; route ``aui``
-keeps its atom whatever its flags, as ``GET /AUI/{aui}`` does. ``current``, UTS's newest release
-there, is here the release the file's names say (``forms.named_release``), refused when they say
-none. One shortcut, without effect on the outcome: rows of a SAB that no entry names are never
-read, since their atoms could never be candidates (a candidate's SAB is its entry's SAB).
+Its answers are those SPEC section 3 gives the REST API (tests/test_atom_sources.py runs both);
+how the file is read: docs/reference.md, "MRCONSO.RRF as NLM ships it". Rows of a SAB that no
+entry names are never read: their atoms could never be candidates.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""A worker process of the parallel MRCONSO scan, started by ``runtime.spawn_worker``.
-
-It gets the scan to run on each range (``scan.scan_range``, or ``lookup.scan_range`` for a batch of
-lookups), the file, what to look for and the scan's limits once, then byte ranges one at a time
-until ``None``, and answers each with progress messages and what the scan found. It imports only
-the scan and the kernel, so it starts in a few milliseconds; it ignores Ctrl-C,
-which the parent handles (``runtime`` rule 3), and ends when its parent's end of the channel
-closes.
+"""A worker process of the parallel MRCONSO scan, started by ``runtime.spawn_worker`` (runtime
+rule 3): it scans the byte ranges it is sent, one at a time, and imports only the scan and the
+kernel, so it starts in a few milliseconds.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The release's gate (SPEC section 1): ``MANIFEST.sha256``, read strictly and checked file by file.
-
-Every line is ``<sha256>  <relative path>`` (``sha256sum`` format; ``*`` binary mode accepted);
-paths must stay inside the folder. Every listed file is hashed and every bad one named in one
-error, as ``sha256sum -c`` does; a file not listed is a warning. ``freeze --update-manifest``
-rewrites one line (``update_manifest_line``).
+"""The release's gate (SPEC section 1): ``MANIFEST.sha256``, read strictly and checked file by file,
+every bad file named in one error, as ``sha256sum -c`` does.
 """
 
 from __future__ import annotations

@@ -71,6 +71,25 @@ Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
 Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
 
+# A problem pydantic found, said in our words (its ``type`` and ``ctx``); another keeps its own.
+_PROBLEMS = {
+    "missing": "a required key is missing",
+    "literal_error": "must be {expected}",
+    "int_type": "must be an integer",
+    "string_type": "must be a string",
+    "string_too_short": "must not be empty",
+    "too_long": "must hold at most {max_length} items",
+    "too_short": "must hold at least {min_length} items",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "list_type": "must be a JSON list",
+    "string_pattern_mismatch": "must match {pattern}",
+}
+_PATTERNS = {
+    f"^{CUI_PATTERN}$": "must be a CUI, C and 7 ASCII digits",
+    r"^[0-9a-f]{64}$": "must be a SHA-256, 64 lower-case hexadecimal digits",
+}
+
 
 class ConceptEntry(BaseModel):
     """One entry of ``concepts`` (SPEC section 2). Unknown keys are allowed and kept as read."""
@@ -147,11 +166,13 @@ def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
         first = err.errors(include_url=False)[0]
         key = _key_path(first["loc"])
         more = err.error_count() - 1
-        msg = first["msg"]
-        if first["type"] == "missing":
-            msg = "a required key is missing"
-        elif first["type"] == "value_error":
-            msg = msg.removeprefix("Value error, ")
+        ctx = first.get("ctx", {})
+        msg = _PATTERNS.get(ctx.get("pattern", ""), "")
+        if first["type"] == "value_error":  # ours, from a model validator
+            msg = first["msg"].removeprefix("Value error, ")
+        elif not msg:
+            own = _PROBLEMS.get(first["type"])
+            msg = first["msg"] if own is None else own.format(**ctx)
         if first["type"] not in ("missing",) and "input" in first:
             shown = json.dumps(first["input"], ensure_ascii=False)
             if len(shown) <= 80 and first["type"] != "value_error":

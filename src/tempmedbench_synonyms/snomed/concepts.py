@@ -1,9 +1,6 @@
-"""The concept index every SNOMED CT reader gives: one string a concept, decoded on demand.
-
-The index is one plain dict from concept identifier (a string, never a number) to one string:
-Active, FSN and US preferred term joined by tabs. :meth:`ConceptIndex.get` splits it into the
-named tuple ``Concept(fsn, us_pt, active)`` when a concept is asked for ("" means "no term"): one
-object a concept instead of four keeps the GPS's ~380,000 concepts small.
+"""The concept index every SNOMED CT reader gives: one string a concept (Active, FSN and US
+preferred term joined by tabs: one object a concept, not four), decoded on demand into a
+``Concept``.
 """
 
 from __future__ import annotations
@@ -71,10 +68,6 @@ class ConceptIndex:
         """The concept's ``(fsn, us_pt, active)``, or None when the release does not hold it."""
         row = self.rows.get(concept_id)
         return None if row is None else decode_row(row)
-
-    def to_dict(self) -> dict[str, Concept]:
-        """Every concept, decoded (for tests and small releases; the index itself stays lean)."""
-        return {cid: decode_row(row) for cid, row in self.rows.items()}
 
     def summary(self) -> dict[str, object]:
         """A JSON-ready description of the source, for reports."""

@@ -1,23 +1,9 @@
 """The SNOMED CT Global Patient Set file (``*GPSRelease*.txt``), alone or zipped, as a lean index.
 
-The GPS is one tab-separated file, ``ConceptID  Active  FSN  USPreferredTerm`` (SPEC section 6).
-The index is one plain dict from concept identifier (a string, never a number) to the rest of the
-file's line, as read: Active, FSN and US preferred term joined by tabs (:mod:`.concepts`). One
-object kept per row instead of four (a tuple and three strings) keeps the ~380,000 concepts of the
-GPS under 100 MB. The file is read once, a block at a time: each block is hashed by another
-thread, its tabs and line feeds are kept (the width of every row), and its rows are parsed while
-it is still in the CPU's cache; the fast path checks all rows in bulk after its loop, and on any
-anomaly a second, line-by-line pass names the line. No pydantic per row, on purpose. Loading
-takes about 3x a bare loop that splits the file's lines and keeps nothing (SHA-256 and every
-check included; ``bench/bench_gps.py``): building the dict of 400,000 rows is about 0.17 s of
-its 0.28 s, most of it the dict's own stores (a hash table of 400,000 keys outgrows the CPU's
-caches).
-
-Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
-header cells, blank lines at the end of the file. Refused with ``BadInputError`` (file, line,
-problem): a missing column, a row of the wrong width, an ``Active`` other than ``0``/``1``, a
-``ConceptID`` that is not ASCII digits, a duplicate identifier, a file with no concept row, bytes
-that are not UTF-8. There is no CSV quoting: a ``"`` in a term is an ordinary character.
+Read once, a block at a time, hashed on a helper thread; rows are checked in bulk, and on any
+anomaly a line-by-line pass names the line (no pydantic per row, on purpose: the GPS has
+~380,000). What it accepts and refuses: docs/reference.md,
+``gps validate``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Which reader a ``--gps`` path needs: the GPS file or zip, or an RF2 snapshot folder or zip.
-
-Four sources give the same :class:`~.concepts.ConceptIndex` (SPEC section 6), told apart by what
-the path is, then by what a zip holds:
-
-    gps-tsv     the GPS file itself: ConceptID, Active, FSN, USPreferredTerm (:mod:`.gps`)
-    gps-zip     the GPS zip: its member whose name contains "GPSRelease" and ends in ".txt"
-    rf2-folder  an International Edition RF2 release folder: its Concept, Description and
-                Language refset snapshot files, wherever they sit inside (:mod:`.rf2`)
-    rf2-zip     the same, zipped
+"""Which reader a ``--gps`` path needs: the GPS file or zip (:mod:`.gps`), or an International
+Edition RF2 snapshot folder or zip (:mod:`.rf2`); each gives the same ``ConceptIndex``.
 """
 
 from __future__ import annotations

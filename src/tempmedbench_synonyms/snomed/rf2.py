@@ -1,40 +1,8 @@
 """An International Edition RF2 snapshot (folder or zip) as the same lean index as the GPS.
 
-The Concept, Description and Language refset snapshot files are found wherever they sit inside the
-folder or zip (SPEC section 6: FSN = active description of type 900000000000003001; US preferred
-term = active synonym whose US English language refset row is active and preferred).
-
-RF2 rows are read in three steps, in this order (SNOMED CT Release File Specifications, "Snapshot"
-and "Component versioning"):
-
-1. per component identifier (concept ``id``, description ``id``, language refset member ``id``),
-   only the row with the greatest ``effectiveTime`` counts: a snapshot may hold several versions;
-2. only rows of the International Edition's modules (core and model component) count: a US
-   Edition snapshot holds the International rows and the US extension's, and the GPS is
-   International only; the rows of other modules are counted in ``notes``;
-3. then the filters of SPEC section 6 (active, description type, US English refset, preferred).
-
-Step 1 costs no memory for the row versions when every identifier is listed once (the usual
-snapshot): the rows are read once, and a 64-bit hash of each identifier is kept (8 bytes a row, in
-256 buckets) to prove it. Only when an identifier repeats is the file read a second time, keeping
-the rows of the repeated identifiers until their latest version is known. Exactness costs time:
-hashing every row (and checking every row's module) makes the RF2 load 20-45% slower than a
-reader that ignores versions and modules (measured with ``bench/bench_gps.py``'s RF2 snapshot).
-``effectiveTime`` is read, and checked to be a YYYYMMDD date, only for an identifier that
-repeats: nothing else uses it, and checking it on millions of rows would only cost time.
-
-The files are read concepts first, then the language refset (the set of US preferred description
-identifiers), then descriptions. The concepts' dict becomes the index in place: each description
-kept is written into its concept's value (one string for both terms), so that no dict of terms
-and no copy of a concept identifier per description row is held; for the International Edition's
-size (380,000 concepts, 1.9 million descriptions, 3.8 million refset rows) the peak is 220-240
-MiB resident, interpreter included, ~190 MiB of it Python allocations (``bench/bench_gps.py``).
-
-Tolerated, and reported in ``notes``: CRLF line ends, a UTF-8 byte order mark, trailing empty
-header cells, blank lines at the end of a file, rows of other modules, components listed more than
-once. Refused with ``BadInputError`` (file, line, problem): a missing column, a row of the wrong
-width, an ``active`` other than ``0``/``1``, a release with no concept row, bytes that are not
-UTF-8, and a zip member that cannot be read.
+What is read, kept and refused: docs/reference.md, ``gps validate``. Only the latest version of
+a component counts, and only the International Edition's modules; the versions are sorted out
+only for an identifier that repeats (``_IdKeys``), so a usual snapshot is read once.
 """
 
 from __future__ import annotations

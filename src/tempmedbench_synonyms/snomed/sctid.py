@@ -1,17 +1,8 @@
 """SNOMED CT identifiers (SCTIDs): format, partition, namespace and Verhoeff check digit.
 
-An SCTID is read right to left (SNOMED CT Technical Implementation Guide, "SCTID data structure"):
-
-    ... item identifier ... [7-digit namespace] [partition: 2 digits] [check digit: 1 digit]
-
-The first partition digit says the format: ``0`` short (International Edition, no namespace),
-``1`` long (an extension, with the 7-digit namespace just left of the partition). The second says
-the component: ``0`` concept, ``1`` description, ``2`` relationship. The check digit is Verhoeff's
-dihedral-group check (J. Verhoeff, "Error detecting decimal codes", 1969), which catches every
-single-digit error and every swap of two adjacent digits.
-
-Identifiers are always handled as strings: an SCTID has up to 18 digits, and a JSON reader that
-turns it into a float would silently change it.
+Read right to left (SNOMED CT Technical Implementation Guide, "SCTID data structure"): item
+identifier, [7-digit namespace], partition (2 digits), check digit. Always handled as strings:
+an SCTID has up to 18 digits, which a float would change.
 """
 
 from __future__ import annotations
@@ -81,14 +72,6 @@ def verhoeff_check_digit(payload: str) -> str:
     for i, ch in enumerate(reversed(payload), start=1):
         c = _D[c][_P[i % 8][ord(ch) - 48]]
     return str(_INV[c])
-
-
-def verhoeff_is_valid(digits: str) -> bool:
-    """Whether ``digits`` (a payload of one digit or more, then its check digit) passes the
-    Verhoeff check."""
-    if len(digits) < 2 or not _is_digits(digits):
-        return False
-    return verhoeff_check_digit(digits[:-1]) == digits[-1]
 
 
 def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:

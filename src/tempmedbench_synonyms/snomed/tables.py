@@ -1,10 +1,5 @@
-"""Shared helpers of the SNOMED CT readers: bounded reads, zip members, headers, widths, UTF-8.
-
-The GPS reader (:mod:`.gps`) and the RF2 reader (:mod:`.rf2`) read tab-separated UTF-8 files,
-alone or as zip members. What both need lives here: a byte stream bounded in size and line length
-(SPEC section 8), the errors of a zip member that cannot be read, the header (columns found by
-name), the errors of a row of the wrong width or a blank line, the first line that is not UTF-8,
-and the release date in a file name.
+"""Shared helpers of the SNOMED CT readers: bounded reads, zip members, headers, widths, UTF-8, and
+the release date in a file name.
 """
 
 from __future__ import annotations

@@ -1,43 +1,7 @@
 """Check the SNOMED CT fields of a release's events and questions against the GPS (SPEC section 6).
 
-Only ``artifacts/events_canonical.jsonl`` and ``artifacts/questions.jsonl`` are read, and no
-``MANIFEST.sha256`` is needed, so authors can run this before a release is frozen. Every difference
-is a :class:`Finding` (data, not an exception); only unusable input raises ``BadInputError``.
-
-How one concept reference (a code field and its term fields) is checked, in order, stopping at
-the first step that fails:
-
-1. no code: for an event that must carry one (``event_type`` condition, procedure or careplan:
-   the dataset card's "SNOMED CT fields"), ``NOT_IN_RELEASE`` on ``snomed_code`` with ``found``
-   null, and its terms are not looked at (the code is what is missing); anywhere else, any term
-   field present is ``UNEXPECTED_TERM`` (no concept can back it);
-2. the code is not a string, or fails a check of :mod:`tempmedbench_synonyms.snomed.sctid`:
-   ``SCTID_FORMAT`` / ``SCTID_PARTITION`` / ``SCTID_CHECKDIGIT``;
-3. the release does not hold it: for an extension identifier (partition 10) every term field
-   present is ``UNEXPECTED_TERM`` (it ships as a code only), otherwise ``NOT_IN_RELEASE``. The rule
-   follows the source: a partition-10 concept that the International source does hold (one
-   promoted from an extension keeps its identifier) is checked like any other;
-4. the release holds it inactive: ``INACTIVE_IN_RELEASE`` (its terms are not compared: the concept
-   itself has to be replaced);
-5. each term field must equal the release's term exactly: ``FSN_MISMATCH``, ``PT_MISMATCH``, and
-   for the related condition ``RELATED_CONDITION_MISMATCH``; a procedure's ``label`` must be the
-   FSN or the US preferred term (``LABEL_MISMATCH``).
-
-A question's ``predicate.concept`` is an identifier when it is not a string or when it is ASCII
-digits once surrounding whitespace is stripped (``"22298006 "`` is a malformed identifier, not a
-label); otherwise it is a label, decided from ``predicate.concept`` alone, as SPEC section 6 reads:
-a label with a ``concept_snomed_code`` is ``LABEL_CONCEPT_HAS_SNOMED_FIELD``, whose message also
-names the other fix (the identifier in ``predicate.concept``).
-``concept_snomed_code`` is compared with it (``CODE_MISMATCH``) only when it is a valid identifier:
-"expected" would otherwise be the malformed value.
-
-A key whose value is null counts as absent; a missing term field of a concept the release holds is
-a mismatch whose ``found`` is null. A JSON line with NaN or Infinity (not JSON, RFC 8259), a float
-out of range, a repeated key, or nesting too deep for the parser is bad input (:mod:`jsonio`, the
-one strict reader), since the ``--json`` report could not carry its values.
-In every finding ``found`` is the field's value as read (any JSON value, or null) and ``expected``
-the value it should have (a list when two are accepted), or, for rules with no single right value,
-a short statement of the rule.
+Every difference is a :class:`Finding` (data, not an exception); only unusable input raises
+``BadInputError``. The order of the checks and the codes: docs/reference.md, ``gps validate``.
 """
 
 from __future__ import annotations
@@ -512,24 +476,6 @@ def _is_identifier(value: Any) -> bool:
 
 def _valid_string_id(value: Any) -> bool:
     return type(value) is str and not concept_id_problems(value)
-
-
-def check_events(
-    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = EVENTS_PATH
-) -> list[Finding]:
-    """The findings of the events (record ``i`` on line ``i + 1``)."""
-    checker = _Checker(index, file)
-    checker.events(records)
-    return checker.findings
-
-
-def check_questions(
-    records: Iterable[dict[str, Any]], index: ConceptIndex, file: str = QUESTIONS_PATH
-) -> list[Finding]:
-    """The findings of the questions (record ``i`` on line ``i + 1``)."""
-    checker = _Checker(index, file)
-    checker.questions(records)
-    return checker.findings
 
 
 def check_events_file(

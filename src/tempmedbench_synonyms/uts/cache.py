@@ -1,39 +1,5 @@
-"""The persistent cache of UTS answers: one file per complete answer, written atomically.
-
-Layout under the cache folder (``--cache-dir``, ``TEMPMEDBENCH_CACHE_DIR`` or platformdirs)::
-
-    uts-v1/                              layout version: a new layout gets a new folder
-      <host>-<hash of base URL>/         one namespace per UTS base URL, so that answers from a
-        base.json                        mirror or a test server never stand in for the real UTS
-        current.json                     which concrete release ``current`` stood for, and when
-        <release>/<sha256 of key>.json   one complete answer (every page), or "not found" (404)
-        <release>/.generation            a random token, replaced after every entry written
-        .memo/<release>/<name>.json      a whole run's answers in one file, valid only while the
-                                         release folder is unchanged (see ``load_memo``)
-
-A key is the concrete release, the route path and the query parameters (never ``apiKey``, as
-``requests-cache`` strips auth parameters from its keys; never ``pageNumber``, since an entry holds
-all pages). Every write goes to a temporary file in the same folder and then ``os.replace``
-(``pip-audit``'s ``_SafeFileCache``), so a reader sees a whole entry or none, even if the process
-is killed; the data is fsynced before the rename (``files.write_atomic``), so a power cut leaves
-an entry whole or absent. Files are created readable by the user only (0600, folders 0700
-whatever the umask, also when a concurrent ``cache clear`` took them away): the answers are
-licensed UMLS content.
-
-A cache is the user's own (SPEC section 8, "Shared folders"): a folder from the root down, or a
-file, that another user owns or that group or others can write is not trusted: ``UntrustedError``
-(bad input, exit 2) naming it and the fix (``files.check_own``), never a silent miss, since an
-entry planted there would be shown as UMLS content and frozen.
-
-Entries check themselves (SPEC section 8). Every entry, memo and ``current.json`` is two lines:
-a header, one JSON object holding ``"format": 2``, what the file is for (the key, the status, the
-memo's name...), the body's ``size`` in bytes and its ``sha256``; then the body, the compact JSON
-of the answer. A file whose body does not hash to its header's ``sha256`` (edited by hand, torn by
-a disk fault), that is not strict JSON (``NaN``, ``Infinity``, a duplicate key), larger than
-``MAX_FILE_BYTES`` or not a regular file is corrupt: never trusted, a miss plus one warning naming
-it (at most ``MAX_NAMED_WARNINGS`` are named per cache; ``rejection`` tells the offline message
-why). An entry written by an earlier version (``"format": 1``, one JSON object without a
-checksum) is a miss too, and is fetched again and rewritten: nothing shows that it was not edited.
+"""The persistent cache of UTS answers: one file per complete answer, written atomically, each
+checked by its own SHA-256, trusted only when the user's own (docs/reference.md, "The cache").
 """
 
 from __future__ import annotations

@@ -1,48 +1,9 @@
-"""The UMLS Terminology Services (UTS) REST client: the only module that imports requests.
+"""The UTS REST client: the only module that imports requests (docs/architecture.md, "HTTP").
 
-Every request passes through one private method, ``UtsClient._request`` (as ``pystow``'s
-``_request_github`` and ``pip-audit``'s ``PyPIService.query`` do). It
-
-* builds the URL from the base URL, and adds ``apiKey`` through a requests auth hook, so the key
-  lives only inside the prepared request and never in our own variables, messages or cache keys;
-* waits on the shared ``RateLimiter``, and bounds each attempt (SPEC section 8): ``--timeout``
-  seconds from connect to last byte, however slowly the bytes come (a watchdog thread shuts the
-  socket down at the deadline, ``Watchdog``), and a body of at most ``MAX_BODY`` (16 MiB) after
-  decoding, counted while it streams, so an endless body or a gzip bomb costs at most that;
-  ``cancel`` cuts the attempts on the wire at once (Ctrl-C, a 401);
-* retries with tenacity on connection errors, resets, timeouts, 408, 425, 429, 5xx, bodies over
-  the cap, and 200s whose body is not the JSON asked for (an HTML error page from a proxy,
-  cut-short JSON, no list in ``result``, a body that is not UTF-8 or not strict JSON, a string
-  that holds a lone surrogate or the API key: ``_parse``), with
-  jittered exponential backoff, honouring ``Retry-After`` (delay-seconds or an
-  HTTP-date, RFC 9110 section 10.2.3), and bounded both in attempts and in total time; never on
-  400, 401, 403 or 404;
-* on a 429, pauses every worker (``RateLimiter.penalise``) only when the request will be tried
-  again within its retry budget; a ``Retry-After`` beyond the budget fails that request at once
-  and pauses no one;
-* translates every outcome into a value or one of our errors, with the key redacted::
-
-      200 with the JSON asked for -> Reply(200, parsed JSON)
-      404 with a JSON body        -> Reply(404, None): "not found" is a value, not a crash
-      404 without one             -> UnavailableError: not the UMLS REST API (check --base-url),
-                                     until told that the release probe answered: then also
-                                     Reply(404, None) (``any_404_is_not_found``, SPEC section 3)
-      401, 403                    -> NotAuthorisedError at once (the run stops; check the key)
-      400                         -> BadInputError (the release name or an identifier is malformed)
-      transient, after the last retry -> UnavailableError
-      anything else               -> UnavailableError
-
-requests puts the full URL, query string and all, in its exception texts, and urllib3 logs it at
-DEBUG level; so no requests exception is ever re-raised or chained (we raise our own, outside the
-``except`` block), and a logging filter cleans urllib3's records. Every text a server sends (a
-reason phrase, a Content-Type, an exception's text quoting a status line) passes
-``secret.clean_text`` (key redacted, escape sequences and control characters removed) and a length
-bound before it reaches a message. A retry is said on stderr (a warning) once when a wave of
-failures starts and then at most once every ``--timeout`` seconds while it lasts (``_announce``).
-
-Public methods return tolerant pydantic models (``uts.models``), never a ``Response``; a list
-follows ``pageCount`` to the last page, and a transient error on any page fails the whole list
-rather than truncating it, and all its pages together are at most ``MAX_ANSWER`` (32 MiB).
+Every request passes ``UtsClient._request``: the key added by an auth hook, a turn of the rate
+limiter, one bounded attempt at a time (``watchdog``), retries (``retry``), and every outcome
+turned into a value or one of our errors, with the key redacted. What users see of it:
+docs/reference.md, "Retries and timeouts", "Limits" and "Security model".
 """
 
 from __future__ import annotations
@@ -76,7 +37,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
 from tempmedbench_synonyms.uts import paths
-from tempmedbench_synonyms.uts.models import UtsAtom, UtsModel, UtsPage
+from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.retry import (
@@ -815,13 +776,6 @@ class UtsClient:
         if not reply.found:
             return None
         return reply.body["result"]
-
-    def get_atoms(self, path: str, params: Mapping[str, str] | None = None) -> list[UtsAtom] | None:
-        """Every atom of an ``/atoms`` route, all pages; ``None`` if the first page is a 404."""
-        items = self.get_list(path, params)
-        if items is None:
-            return None
-        return [parse_model(UtsAtom, item, "atom") for item in items]
 
     def get_list(self, path: str, params: Mapping[str, str] | None = None) -> list[Any] | None:
         """The raw items of every page of a list route; ``None`` if the first page is a 404."""

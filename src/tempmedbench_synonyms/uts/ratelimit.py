@@ -1,65 +1,9 @@
-"""The one rate limiter that every UTS request of a run waits on, whatever thread sends it.
+"""The request budget every UTS request waits on, one per machine (SPEC sections 3 and 8).
 
-The UMLS Terminology Services terms of use allow at most 20 requests a second from one IP address
-(https://documentation.uts.nlm.nih.gov/terms-of-service.html); we default to 15 and refuse more
-than 20.
-
-**One admission rule** (``next_start``), for this process's starts and for every process's: a
-start comes at least one interval (``(1 + MARGIN) / rate``) after the one before, with no burst
-however many worker threads share the limiter, and never within ``1 + MARGIN`` seconds of the
-``floor(rate)``-th start before it, so that the server never sees more than ``floor(rate)``
-requests in any one second, even with the jitter between our clock and the server's. The
-limiter records when each request really started (a thread woken late starts late, and the next
-one waits for it).
-
-On a 429 (Too Many Requests) every worker slows down, not only the one that got it: the limiter
-pauses all starts until the server's ``Retry-After`` has passed and halves its rate, then earns the
-configured rate back with every success, by one request a second whatever its rate (additive
-increase, multiplicative decrease: runs at different rates recover alike, SPEC section 8).
-The client asks for a pause only when the request that got the 429 will be tried again within its
-retry budget, and no pause is ever longer than ``MAX_PAUSE``: a longer ``Retry-After`` fails that
-request instead of stopping the whole run for it.
-
-Every wait ends at once when the run is cancelled (a 401, a fatal error in another worker,
-Ctrl-C): the limiter sleeps with ``cancel_event.wait(delay)``, the event the client shares, and
-``acquire`` then raises ``Cancelled`` instead of starting a request.
-
-**One budget per machine** (SPEC section 3): UTS counts requests per IP address, so the runs of
-the user (two terminals, two CI jobs) must together stay within ``--rate``. Given a state file
-(``shared_state_path``: one per UTS host and port, under the user's state folder, whatever
-``--cache-dir`` each run uses), every start also takes a slot there, locked with ``flock`` while
-it is read and written (``SharedBudget``). The file holds the wall-clock times of the latest
-starts of every run, each run that is waiting or sending (an id, its rate in force, until when
-it counts), the end of a 429 pause and a count of 429s; nothing else (never the key).
-
-**Waiting is not failing** (SPEC section 8). The runs share the larger of their rates: the starts
-of all of them keep the window of that rate, and each run spaces its own starts at its fair share
-of it (``fair_share``: a run that asks less than an equal part gets all it asks, the others split
-the rest equally), so a slower run finds its turn in every window beside a faster one, and
-together they never exceed the larger rate. A run counts while it waits for a turn, not only when
-it starts, and until a second after it said it would be back (a run that ended frees its share
-then). A wait for a turn that other runs cause is said once, when it passes a second; the client
-never counts it against a request's retry budget. A 429 seen by one run pauses the others until
-its pause ends and halves their rate too; a count of 429s that goes down (the file deleted or
-reset) halves nothing.
-
-Processes share no monotonic clock, so the file holds wall time: a start more than
-``CLOCK_SLACK`` in the future, a pause longer than ``MAX_PAUSE`` or a run that says it is back
-later than that, is a clock that went back (or an edit) and is dropped, so that no wait is ever
-longer than a pause, or one interval, plus ``CLOCK_SLACK``. Where the file cannot be used (no
-``fcntl`` on this platform, a folder that cannot be written, a state path that is not a regular
-file, a folder on its way that is a symlink to nothing, a lock held past ``LOCK_TIMEOUT``, a
-folder or file that is not the user's own: SPEC section 8, "Shared folders") the limiter says
-so in one warning (``fallback_warning``, which the run's report carries too) and keeps the
-per-process limit; a corrupt state (unreadable, over ``MAX_STATE_BYTES``) is said once and
-started afresh, one of an earlier version quietly. A ``read_only`` limiter (``doctor``,
-``--dry-run``) looks at the file, never creates or writes it.
-
-The clock and the sleep are injected so that tests never wait. An injected sleep should return
-early once ``cancel_event`` is set, as ``Event.wait`` does; whatever it does, the limiter looks at
-the event before every start and after every sleep. The shared state's wall clock is injected
-too (``wall_clock``): two limiters on one ``testing.VirtualTime`` and one state file play two
-processes.
+``RateLimiter`` spaces this run's starts (``next_start``), pauses and halves on a 429 and earns
+the rate back; ``SharedBudget`` shares the budget between the runs of the machine through a small
+state file, locked while read and written. The rules and their numbers: docs/reference.md, "The
+rate budget" and "Limits".
 """
 
 from __future__ import annotations
@@ -446,6 +390,8 @@ class RateLimiter:
     ``shared_state`` (a file, see ``shared_state_path``) makes the budget one per machine:
     every start also takes a slot there, read on ``wall_clock``; ``read_only``: the file is
     honoured but never written (``doctor``, ``--dry-run``: its starts are not known to others).
+    An injected ``sleep`` should return early once the cancel event is set, as ``Event.wait``
+    does; whatever it does, the event is looked at before every start and after every sleep.
     """
 
     def __init__(
@@ -480,12 +426,6 @@ class RateLimiter:
         self._id = secrets.token_hex(8)  # this run in the shared state
         self._seen_slowdowns: int | None = None  # the shared count of 429s last seen
         self._wait_said = False
-
-    @property
-    def current_rate(self) -> float:
-        """The rate in force now: the configured one, or less after a 429."""
-        with self._lock:
-            return self._current
 
     @property
     def fallback_warning(self) -> str | None:

@@ -1,10 +1,5 @@
-"""How long an attempt may take and how often a request is tried again: the UTS retry policy.
-
-``UtsClient._request`` (``client``) drives tenacity with these: ``RetryPolicy`` (attempts, total
-time, backoff with full jitter), ``Transient`` (a failure worth another try), ``Budget`` (what is
-left of one request's retries), ``StopAfterTotal`` (tenacity's stop on our injectable clock) and
-``parse_retry_after`` (RFC 9110, section 10.2.3). ``Timeouts`` and ``check_timeout`` bound one
-attempt (``--timeout``).
+"""How long an attempt may take and how often a request is tried again: the UTS retry policy that
+``UtsClient._request`` drives tenacity with (docs/reference.md, "Retries and timeouts").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The watchdog: every UTS attempt on the wire is cut off at its deadline, or at once on cancel.
 
-A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the attempt:
-a server trickling a byte every few seconds would hold it for ever. So each attempt registers
-(``Watchdog.flight``), its connections register themselves when they send (``track``, from the
-client's connection classes), and a helper thread (``runtime.start_thread``) shuts their sockets
-down at the attempt's deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread);
-``cancel`` does the same at once for one client's attempts (Ctrl-C, a 401). The thread exits as
-soon as no attempt is on the wire, and never keeps the process alive.
+A socket timeout bounds one read, not the attempt, so a helper thread shuts the attempt's
+sockets down at its deadline (``socket.shutdown`` wakes a blocked ``recv``); it exits as soon as
+no attempt is on the wire.
 """
 
 from __future__ import annotations
