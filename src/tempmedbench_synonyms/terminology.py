@@ -30,32 +30,25 @@ Items = Sequence[tuple[str, Lookup]]
 
 
 class Terminology(Protocol):
-    """A source of answers to SPEC 11's lookups, for one release (``release``: as asked)."""
+    """A source of answers to SPEC 11's lookups in one release: what ``Umls`` asks."""
 
     #: how many inputs one batch takes (``Umls`` reads an endless iterable this many at a time)
     ahead: ClassVar[int]
 
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
-        """One ``Answer`` per ``(input, lookup)``, in order; use it closed (``closing``), so
-        that stopping early stops its work too."""
-        ...
+        """One ``Answer`` per ``(input, lookup)``, in order (closed early: its work stops)."""
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        """``--dry-run``: what answering ``items`` (and ``unread`` more inputs, bad input)
-        would take, as a line and as JSON; nothing is asked or written."""
-        ...
+        """``--dry-run`` of ``items`` and ``unread`` more bad inputs: a line and its JSON."""
 
     def warnings(self) -> list[str]:
         """What a report says besides the log (``--json``'s ``warnings``)."""
-        ...
 
     def summary(self) -> str | None:
         """What was asked so far, in a line (``-v``), if anything was."""
-        ...
 
     def close(self) -> None:
-        """Let go of what is held open (connections); it opens again on the next ask."""
-        ...
+        """Let go of the connections; they open again on the next ask."""
 
 
 class UtsTerminology:
