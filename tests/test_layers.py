@@ -34,8 +34,8 @@ KERNEL = LEAVES | {
     "runtime", "config", "secret", "files", "jsonio", "zips", "atoms", "lookups", "progress",
 }  # fmt: skip
 DOMAINS = {"mrconso", "uts", "snomed"}
-APP = {"api", "umls", "cli", "plan", "doctor", "options", "sources", "about", "demo",
-       "pytest_plugin", "__main__"}  # fmt: skip
+APP = {"api", "umls", "terminology", "cli", "plan", "doctor", "options", "sources", "about",
+       "demo", "pytest_plugin", "__main__"}  # fmt: skip
 
 
 def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:

@@ -20,7 +20,7 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
-from tempmedbench_synonyms.lookups import Concept
+from tempmedbench_synonyms.lookups import Atoms, Concept
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -423,7 +423,7 @@ def _counting(values: Iterator[str], most: int) -> tuple[Iterator[str], list[int
 def test_many_answers_an_endless_generator_after_one_chunk(umls: Umls, fake: FakeUts) -> None:
     import itertools
 
-    from tempmedbench_synonyms.umls import MANY_AHEAD
+    from tempmedbench_synonyms.terminology import MANY_AHEAD
 
     # every input the same CUI: asked once, the rest of the chunk from the same answer
     endless, pulled = _counting(itertools.repeat("C9000001"), MANY_AHEAD)
@@ -444,9 +444,9 @@ def test_many_answers_an_endless_generator_after_one_chunk(umls: Umls, fake: Fak
 def test_many_streams_in_chunks_in_order_the_cache_shared_across_them(
     umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tempmedbench_synonyms.umls as module
+    from tempmedbench_synonyms.terminology import UtsTerminology
 
-    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+    monkeypatch.setattr(UtsTerminology, "ahead", 2)
     inputs = ["C9000001", "C9000002", "C9000001", "XYZ", "C9000002"]
     answers = list(umls.concept_many(iter(inputs)))
     assert [(a.input, a.outcome) for a in answers] == [
@@ -464,10 +464,10 @@ def test_a_local_many_reads_a_bounded_chunk_a_pass(
 ) -> None:
     import itertools
 
-    import tempmedbench_synonyms.umls as module
+    from tempmedbench_synonyms.terminology import LocalTerminology, UtsTerminology
 
-    assert module.LOCAL_MANY_AHEAD >= module.MANY_AHEAD
-    monkeypatch.setattr(module, "LOCAL_MANY_AHEAD", 3)
+    assert LocalTerminology.ahead >= UtsTerminology.ahead
+    monkeypatch.setattr(LocalTerminology, "ahead", 3)
     endless, pulled = _counting(itertools.cycle(["C9000002", "C0000001"]), 6)
     with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
         many = umls.atoms_many(endless, sab="SNOMEDCT_US")
@@ -729,9 +729,9 @@ def test_many_ends_each_batch_with_its_last_progress_line(fake: FakeUts, tmp_pat
 def test_ctrl_c_while_reading_the_inputs_ends_the_stream_after_the_answers_before(
     umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tempmedbench_synonyms.umls as module
+    from tempmedbench_synonyms.terminology import UtsTerminology
 
-    monkeypatch.setattr(module, "MANY_AHEAD", 2)
+    monkeypatch.setattr(UtsTerminology, "ahead", 2)
 
     def inputs() -> Iterator[str]:
         yield from ("C9000001", "C9000002", "C9000090")
@@ -743,3 +743,27 @@ def test_ctrl_c_while_reading_the_inputs_ends_the_stream_after_the_answers_befor
             given.append((answer.input, answer.outcome))
     assert given == [("C9000001", Outcome.FOUND), ("C9000002", Outcome.FOUND)]
     assert len(fake.seen) == 2  # the third input's chunk was never asked
+
+
+def test_a_command_hands_its_options_whole_and_its_messages_name_the_flags(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """``Umls.of``: the options a command parsed, taken as they are (``cli.umls``); its
+    messages name the command line's flags, where ``Umls(...)``'s name the keywords."""
+    from tempmedbench_synonyms.uts.options import UtsOptions
+
+    options = UtsOptions(base_url=BASE, cache_dir=tmp_path / "c", offline=True)
+    with Umls.of(options, "2099AA") as umls:
+        assert (umls.options, umls.release) == (options, "2099AA")
+        assert umls.options is options
+        with pytest.raises(UnavailableError, match=r"^--offline, and the cache does not hold"):
+            list(umls.answer_many([("C9000002", Concept("C9000002"))]))
+        assert umls.summary() == "0 requests sent, 0 answers from the cache"
+        assert umls.warnings() == []
+    with pytest.raises(BadInputError) as raised:
+        Umls.of(UtsOptions(rate=500, cache_dir=tmp_path))
+    assert str(raised.value).startswith("--rate 500 is out of range: it is above 20 requests")
+    with Umls.of(UtsOptions(rate=500), "2099AA", mrconso=META / "MRCONSO.RRF") as local:
+        (found,) = local.answer_many([("C9000001", Atoms("C9000001", "SNOMEDCT_US"))])
+        assert (found.outcome, local.summary(), local.warnings()) == (Outcome.FOUND, None, [])
+    assert fake.seen == []

@@ -33,7 +33,7 @@ from dataclasses import fields, replace
 from functools import cache
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TextIO, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.constants import (
@@ -67,11 +67,11 @@ from tempmedbench_synonyms.lookups import (
     Sources,
 )
 from tempmedbench_synonyms.options import as_path, stream_of
+from tempmedbench_synonyms.terminology import LocalTerminology, Terminology, UtsTerminology
 from tempmedbench_synonyms.uts.options import StrPath, UtsOptions
 
 if TYPE_CHECKING:
     from tempmedbench_synonyms.secret import ApiKey
-    from tempmedbench_synonyms.uts.cached import CachedUts
     from tempmedbench_synonyms.uts.models import (
         AtomRecord,
         ConceptRecord,
@@ -87,12 +87,6 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "Results", "Umls"]
 
 _T = TypeVar("_T")
-
-#: The inputs a ``*_many`` reads ahead of its answers from UTS: each chunk is one batch (asked
-#: concurrently, identical lookups once), so that an endless iterable is answered as it goes.
-MANY_AHEAD = 500
-#: The same from a local MRCONSO.RRF, where each chunk costs one pass over the file.
-LOCAL_MANY_AHEAD = 100_000
 
 
 class Umls:
@@ -121,10 +115,6 @@ class Umls:
     [('C9000001', 'found'), ('XYZ', 'bad_input')]
     """
 
-    #: Messages name the Python arguments (``rate=500``, ``offline=True``), not the command
-    #: line's flags, which the shared layers name (``CommandUmls`` keeps the flags).
-    python_words: ClassVar[bool] = True
-
     def __init__(
         self,
         release: str = "current",
@@ -145,18 +135,47 @@ class Umls:
             raise TypeError(f"release must be a string, not {type(release).__name__}")
         if api_key is not None and type(api_key) is not str:
             raise TypeError(f"api_key must be a string, not {type(api_key).__name__}")
-        with _in_python_words(self.python_words):
-            self.release = check_release(release)
-            self.mrconso: Path | None = as_path("mrconso", mrconso, optional=True)
-            self.options = UtsOptions.of(
+        with _in_python_words():
+            release = check_release(release)
+            path = as_path("mrconso", mrconso, optional=True)
+            options = UtsOptions.of(
                 api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
                 timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
             )  # fmt: skip
-            self._progress = _open(stream_of(progress))
-            self._key = _key(api_key)
-            self._uts: CachedUts | None = None
-            if self.mrconso is None:
-                self.options.check()  # out of range: BadInputError now, not at the first ask
+            self._start(release, path, options, progress, api_key)
+
+    @classmethod
+    def of(
+        cls,
+        options: UtsOptions,
+        release: str = "current",
+        *,
+        mrconso: Path | None = None,
+        progress: bool | TextIO = False,
+    ) -> Umls:
+        """A session on the options a command parsed (``cli.umls``), taken whole; its
+        messages name the command line's flags (``--rate``), as the shared layers say them."""
+        umls = cls.__new__(cls)
+        umls._start(check_release(release), mrconso, options, progress, None)
+        return umls
+
+    def _start(
+        self,
+        release: str,
+        mrconso: Path | None,
+        options: UtsOptions,
+        progress: bool | TextIO,
+        api_key: str | None,
+    ) -> None:
+        """Take the checked release and options; the backend is a local file's or UTS's (its
+        options checked at once: ``terminology``)."""
+        self.release, self.mrconso, self.options = release, mrconso, options
+        self._progress = _open(stream_of(progress))
+        key = _key(api_key)
+        self._backend: Terminology = (
+            UtsTerminology(options, release, key) if mrconso is None
+            else LocalTerminology(mrconso, release)
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         where = f"mrconso={str(self.mrconso)!r}" if self.mrconso else f"base_url={self.url!r}"
@@ -177,17 +196,34 @@ class Umls:
 
     def close(self) -> None:
         """Close the connections (they open again if the session is used again)."""
-        if self._uts is not None:
-            self._uts.close()
+        self._backend.close()
+
+    def warnings(self) -> list[str]:
+        """What a report says besides the log (``--json``'s ``warnings``): why this run does
+        not share the machine's rate budget, once that is known; none from a local file."""
+        return self._backend.warnings()
+
+    def summary(self) -> str | None:
+        """The requests sent and the answers from the cache so far, in a line; ``None`` from a
+        local file."""
+        return self._backend.summary()
+
+    def plan(
+        self, items: Sequence[tuple[str, Lookup]], *, unread: int = 0
+    ) -> tuple[str, dict[str, Any]]:
+        """The dry run of ``answer_many(items)`` (with ``unread`` more inputs that are bad
+        input): what it would take, as a line and as JSON; nothing is sent or written."""
+        return self._backend.plan(items, unread=unread)
 
     # -- many at once ------------------------------------------------------------------------
 
-    def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Iterator[Answer]:
+    def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
         """One ``Answer`` per ``(input, lookup)`` (``lookups``), in input order, its results as
         UTS sent them (``lookups.clean``): what every method and command is made of.
 
-        A list or tuple is one batch; any other iterable is read ``MANY_AHEAD`` inputs at a
-        time (``LOCAL_MANY_AHEAD`` from a local file), each chunk a batch of its own."""
+        A list or tuple is one batch; any other iterable is read ``terminology.MANY_AHEAD``
+        inputs at a time (``LOCAL_MANY_AHEAD`` from a local file), each chunk a batch of its
+        own."""
         for chunk in self._chunks(items):
             yield from self._batch(chunk)
 
@@ -197,50 +233,15 @@ class Umls:
             if items:
                 yield items
             return
-        ahead = MANY_AHEAD if self.mrconso is None else LOCAL_MANY_AHEAD
         it = iter(items)
-        while chunk := list(islice(it, ahead)):
+        while chunk := list(islice(it, self._backend.ahead)):
             yield chunk
 
     def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
-        """The answers of one chunk: from a local file in one pass, else from UTS as one batch
-        (``uts.batch``: concurrent, identical lookups asked once, one progress bar)."""
+        """The answers of one chunk, from the backend (``terminology``)."""
         _open(self._progress)  # closed since: said before anything is asked
-        if self.mrconso is not None:
-            yield from self._local(items)
-            return
-        from tempmedbench_synonyms.uts import batch
-        from tempmedbench_synonyms.uts.options import check_workers
-
-        uts = self.session()
-        many = batch.answer_many(
-            uts, self.release, items, workers=check_workers(self.options.workers),
-            progress=self._progress,
-        )  # fmt: skip
-        with closing(many):
-            yield from many
-
-    def session(self) -> CachedUts:
-        """The cached UTS client, opened on first use (``uts.session.open_uts``)."""
-        if self._uts is None:
-            from tempmedbench_synonyms.uts.session import open_uts
-
-            self._uts = open_uts(self.options, key=self._key)
-        return self._uts
-
-    def _local(self, items: Sequence[tuple[str, Lookup]]) -> Iterator[Answer]:
-        """The answers of a local MRCONSO.RRF: one pass for the whole batch (``current``: the
-        release the file's names say)."""
-        from tempmedbench_synonyms.mrconso.lookup import answer_many
-        from tempmedbench_synonyms.progress import scan_progress
-
-        assert self.mrconso is not None
-        progress = scan_progress(self._progress, self.mrconso.name)
-        try:
-            answers = answer_many(self.mrconso, self.release, items, progress=progress)
-        finally:
-            progress.close()
-        yield from answers
+        with closing(self._backend.answer(items, self._progress)) as answers:
+            yield from answers
 
     def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
         """``answer_many`` with each answer's results as typed models and its words Python's
@@ -540,12 +541,6 @@ class Umls:
         return self._typed(self._each("auis", auis, Atom))
 
 
-class CommandUmls(Umls):
-    """``Umls`` as the ``umls`` commands use it (``cli.umls``): messages name their flags."""
-
-    python_words = False
-
-
 class Results(tuple[_T, ...]):
     """The results of one lookup: a tuple (``()`` when not found) that also says whether
     ``limit`` cut them (``truncated``, as a ``*_many`` answer says it)."""
@@ -693,14 +688,12 @@ def _answer_in_python_words(answer: Answer) -> Answer:
 
 
 @contextmanager
-def _in_python_words(python: bool = True) -> Iterator[None]:
+def _in_python_words() -> Iterator[None]:
     """An error raised inside says its message and hint in Python's words (the shared layers
-    name the command line's flags); as it is if not ``python``."""
+    name the command line's flags)."""
     try:
         yield
     except TempMedBenchError as err:
-        if not python:
-            raise
         err.message = _python_words(err.message)
         err.args = (err.message,)
         err.hint = None if err.hint is None else _python_words(err.hint)

@@ -546,3 +546,25 @@ def test_a_batch_ends_with_its_last_progress_line(fake: FakeUts, tmp_path: Path)
     last = result.stderr.splitlines()[-1]
     assert last.startswith("UMLS 2099AA: 2/2 inputs, 0 cache hits, 2 requests, done in ")
     assert len(fake.seen) == 2
+
+
+def test_one_run_builds_its_network_options_once_and_hands_them_down(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The options object the command parsed is the one the run uses (STYLE, "Options: built
+    once"): never unpacked to keywords and built again."""
+    from tempmedbench_synonyms.uts.options import UtsOptions
+
+    built: list[UtsOptions] = []
+    init = UtsOptions.__init__
+
+    def counted(self: UtsOptions, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self)
+
+    monkeypatch.setattr(UtsOptions, "__init__", counted)
+    result = run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA", "--rate", "9"],
+                 tmp_path)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert [options.rate for options in built] == [9.0]
+    assert len(fake.seen) == 1

@@ -42,7 +42,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json_line,
 )
 from tempmedbench_synonyms.config import spelt
-from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
+from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
     Answer,
     Atom,
@@ -64,6 +64,7 @@ from tempmedbench_synonyms.secret import clean_text
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
+    from tempmedbench_synonyms.umls import Umls
     from tempmedbench_synonyms.uts.models import Record
 
 umls_app = typer.Typer(
@@ -198,14 +199,12 @@ def _run(
                 "no input: give it as arguments, or one a line in --file PATH",
                 hint="see --help for an example",
             )
-        from tempmedbench_synonyms.umls import CommandUmls
+        from tempmedbench_synonyms.umls import Umls
 
         # one bar for a batch, or for the pass over a local file; one request needs none
         shows = verbosity >= 0 and (len(items) > 1 or asking.mrconso is not None)
-        umls = CommandUmls(
-            asking.umls_release, mrconso=asking.mrconso, progress=sys.stderr if shows else False,
-            **_keywords(uts),
-        )  # fmt: skip
+        umls = Umls.of(uts, asking.umls_release, mrconso=asking.mrconso,
+                       progress=sys.stderr if shows else False)  # fmt: skip
         with umls:
             if asking.dry_run:
                 _plan(umls, items, json_out=json_out, verbosity=verbosity)
@@ -218,7 +217,7 @@ def _run(
                     if shown.extra is not None:
                         answer = replace(answer, extra=shown.extra(lookup, answer))
                     if json_out:
-                        line = {**answer.to_json(), "warnings": _warnings(umls)}
+                        line = {**answer.to_json(), "warnings": umls.warnings()}
                         # ``input`` stays exact (a script joins on it); the query is words
                         line["query"] = _cut(answer.query, QUERY_SHOWN)
                         print_json_line(line)
@@ -239,17 +238,13 @@ def _run(
                 if rows and not json_out:
                     header = (["INPUT"] if many else []) + shown.header
                     typer.echo(_table(rows, header, optional=shown.optional))
-            if verbosity > 0:
-                counts = umls.session().counters() if umls.mrconso is None else None
-                if counts is not None:
-                    echo_err(
-                        f"{plural(counts.requests, 'request')} sent, "
-                        f"{plural(counts.cache_hits, 'answer')} from the cache"
-                    )
+            said = umls.summary() if verbosity > 0 else None
+            if said is not None:
+                echo_err(said)
     raise typer.Exit(code)
 
 
-def _answers(umls: Any, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
+def _answers(umls: Umls, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
     """Each input with its answer, in input order: those that can be asked by ``umls``, and
     the bad input of a line that could not be read (asked by none)."""
     with closing(umls.answer_many(_askable(items))) as asked:
@@ -268,16 +263,6 @@ def _askable(items: Sequence[Item]) -> list[tuple[str, Lookup]]:
     return [(input, lookup) for input, lookup in items if not isinstance(lookup, BadInputError)]
 
 
-def _warnings(umls: Any) -> list[str]:
-    """What a line's ``warnings`` say (as a regeneration's report): why this run does not share
-    the machine's rate budget, once that is known; none from a local file."""
-    return [] if umls.mrconso is not None else umls.session().warnings()
-
-
-def _keywords(uts: UtsOptions) -> dict[str, Any]:
-    return {name: getattr(uts, name) for name in UtsOptions.__dataclass_fields__}
-
-
 def _say(answer: Answer, many: bool) -> None:
     """An answer's message on stderr (its input first when there are several), and its hint
     when it is not found or cannot be asked."""
@@ -288,25 +273,11 @@ def _say(answer: Answer, many: bool) -> None:
         echo_err(f"hint: {answer.hint}")
 
 
-def _plan(umls: Any, items: Sequence[Item], *, json_out: bool, verbosity: int) -> NoReturn:
+def _plan(umls: Umls, items: Sequence[Item], *, json_out: bool, verbosity: int) -> NoReturn:
     """``--dry-run``: how many inputs the cache answers, how long the rest take; exit 0."""
-    if umls.mrconso is not None:
-        from tempmedbench_synonyms.mrconso.lookup import local_release
-
-        _, release = local_release(umls.mrconso, umls.release)  # refused here as in the run
-        line = (
-            f"{plural(len(items), 'input')}: answered from {umls.mrconso} (UMLS {release}) in "
-            "one pass; nothing is sent"
-        )
-        plan: dict[str, Any] = {"inputs": len(items), "seconds": None}
-    else:
-        from tempmedbench_synonyms.uts.estimate import plan_lookups
-
-        askable = _askable(items)
-        found = plan_lookups(umls.session(), umls.release, askable, rate=umls.options.rate)
-        unread = len(items) - len(askable)  # lines that could not be read: bad input too
-        found = replace(found, inputs=found.inputs + unread, bad=found.bad + unread)
-        line, plan = found.line(), found.to_json()
+    askable = _askable(items)
+    # lines that could not be read: bad input too
+    line, plan = umls.plan(askable, unread=len(items) - len(askable))
     if verbosity >= 0:
         echo_err(f"dry run: {line}")
     if json_out:

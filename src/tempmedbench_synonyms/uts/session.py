@@ -22,7 +22,6 @@ from tempmedbench_synonyms.uts.source import RestAtomSource
 def open_uts(
     options: UtsOptions,
     *,
-    workers: int | None = None,
     cached: bool = True,
     store: bool = True,
     key: ApiKey | None = None,
@@ -31,9 +30,8 @@ def open_uts(
 
     The key is read first (so that every message masks it), then the options are checked
     (``UtsOptions.check``). The key comes from ``--api-key-file`` or ``UMLS_API_KEY``; a missing
-    key is not an error until the network is needed (a fully
-    cached or ``--offline`` run needs none), and then it is ``ApiKeyMissingError``, exit 3
-    (``CachedUts.need_network``). ``workers`` sizes the connection pool (default: the options').
+    key is not an error until the network is needed (a fully cached or ``--offline`` run needs
+    none), and then it is ``ApiKeyMissingError``, exit 3 (``CachedUts.need_network``).
     ``cached=False``: no cache at all, neither read nor written (``doctor``'s probe). ``key``: a
     key given in Python (``Umls(api_key=...)``), instead of the ones the options name.
 
@@ -46,8 +44,7 @@ def open_uts(
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
     key = key or read_api_key(options.api_key_file)
-    checked = options.check()
-    pool = checked if workers is None else workers
+    pool = options.check()  # the number of workers
     url = options.url
     cache = ResponseCache(options.cache_folder, url) if cached else None
     client = None
