@@ -832,7 +832,7 @@ def test_a_concept_whose_semantic_types_are_none_has_none(tmp_path: Path) -> Non
 def test_a_cache_entry_of_the_wrong_shape_is_a_miss_and_is_fetched_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tempmedbench_synonyms.uts import paths
+    from tempmedbench_synonyms import paths
     from tempmedbench_synonyms.uts.cache import CacheKey, ResponseCache
 
     responses.get(f"{CONTENT}/CUI/C9000001/definitions", json=page([definition("INV", "d")]))

@@ -18,7 +18,6 @@ The way of one answer, top to bottom (each module imports only those below it, a
   (``watchdog``) and turns every failure into ours.
 - ``ratelimit``: the request budget shared by every worker and every process of the machine
   (UTS allows 20 requests a second per IP address), through a lock-protected state file.
-- ``paths``: every request path and its parameters (SPEC sections 3 and 11), built in one place.
 - ``models``: tolerant pydantic models of UTS payloads, and of SPEC 11's answers.
 - ``options``: the network options, defined once (flags, help, checks), light enough for the
   CLI to import at start.
@@ -32,7 +31,6 @@ __all__ = [
     "estimate",
     "models",
     "options",
-    "paths",
     "ratelimit",
     "retry",
     "session",

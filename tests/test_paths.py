@@ -1,13 +1,13 @@
-"""uts.paths: every request SPEC section 3 names, built in one place from checked identifiers."""
+"""paths: every request SPEC section 3 names, built in one place from checked identifiers."""
 
 from __future__ import annotations
 
 import pytest
 
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.uts import paths
-from tempmedbench_synonyms.uts.paths import UtsRequest
+from tempmedbench_synonyms.paths import UtsRequest
 
 ATOMS = (
     ("language", "ENG"),

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from tempmedbench_synonyms.atoms import (
     AtomQuery,
@@ -40,7 +40,18 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
 )
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.lookups import DIRECTIONS, INPUT_TYPES, RETURN_ID_TYPES, SEARCH_TYPES
+
+SearchType = Literal[
+    "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation"
+]
+InputType = Literal["atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty"]
+ReturnIdType = Literal["aui", "concept", "code", "sourceConcept", "sourceDescriptor", "sourceUi"]
+Direction = Literal["parents", "children", "ancestors", "descendants"]
+
+SEARCH_TYPES: tuple[str, ...] = SearchType.__args__  # type: ignore[attr-defined]
+INPUT_TYPES: tuple[str, ...] = InputType.__args__  # type: ignore[attr-defined]
+RETURN_ID_TYPES: tuple[str, ...] = ReturnIdType.__args__  # type: ignore[attr-defined]
+DIRECTIONS: tuple[str, ...] = Direction.__args__  # type: ignore[attr-defined]
 
 #: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
 PAGE_SIZE = 200
@@ -84,6 +95,11 @@ class UtsRequest:
     @property
     def param_dict(self) -> dict[str, str]:
         return dict(self.params)
+
+
+#: A request given its release (``concept`` would be ``partial(concept, cui=...)``): how a
+#: lookup hands its request to the cache, which asks it in the release it settles on.
+Build = Callable[[str], UtsRequest]
 
 
 def _content(umls_release: str) -> str:
@@ -341,6 +357,19 @@ def preferred_atom(
     """``.../atoms/preferred`` of a concept or a source code: only ``apiKey`` is sent (UTS then
     includes obsolete and suppressible atoms)."""
     return UtsRequest("atom", _subject(umls_release, cui, sab, code, None) + "/atoms/preferred")
+
+
+def last_segment(link: str | None) -> str:
+    """The last path segment of a link, decoded: the CUI of a ``concept`` link, for example."""
+    if not link:
+        return ""
+    # The same as link_segments(link)[-1], without a full URL parse for every atom of a warm run.
+    path = link.partition("?")[0].partition("#")[0].rstrip("/")
+    _, scheme, rest = path.partition("://")
+    if scheme and "/" not in rest:  # "https://host" has no path segment
+        return ""
+    last = path.rsplit("/", 1)[-1]
+    return unquote(last) if "%" in last else last
 
 
 def url(base_url: str, path: str) -> str:
