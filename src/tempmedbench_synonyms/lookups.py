@@ -15,21 +15,28 @@ means no cap; an answer cut short says ``truncated``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
 from tempmedbench_synonyms import paths
-from tempmedbench_synonyms.atoms import AtomQuery, check_code
+from tempmedbench_synonyms.atoms import AtomQuery, check_code, check_cui, check_sab
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.errors import EXIT_CODES, BadInputError, Outcome, plural
 from tempmedbench_synonyms.paths import (
+    DIRECTIONS,
+    INPUT_TYPES,
+    PAGED,
+    RETURN_ID_TYPES,
+    SEARCH_TYPES,
     Build,
     Direction,
     InputType,
     ReturnIdType,
     SearchType,
     UtsRequest,
+    seg,
 )
 
 #: ``--limit``'s default: 25 results for a search, 1,000 for every other list (SPEC 11).
@@ -84,6 +91,10 @@ ATOM_ORDER = ("root_source", "term_type", "name", "ui")
 _ONE = "found {query}, UMLS {release}"
 _ATOMS_SAID = "{count} of {query}, UMLS {release}{cut}"
 _CUIS = ("CUI", "Concepts.")
+#: A relation label (MRREL's REL: RO, PAR, CHD...).
+_LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
+#: A value of ``semanticTypes``: a TUI (T047), a tree number (A2.2) or a type's name.
+_SEMANTIC_TYPE = re.compile(r"[A-Za-z0-9_.,' -]{1,80}")
 _CUI_HINT = "check the CUI (C and 7 digits, such as C0020538)"
 
 
@@ -126,6 +137,11 @@ class Lookup:
     def rows(self) -> Rows:
         """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
         return self.rows_rule
+
+    def _list(self, path: str, *params: tuple[str, str]) -> UtsRequest:
+        """A list that follows ``pageCount``, cut at the kind's limit."""
+        return UtsRequest("list", path, (*PAGED, *params),
+                          limit=paths.check_limit(self.limit_or_default()))  # fmt: skip
 
     def limit_or_default(self) -> int:
         given = getattr(self, "limit", None)
@@ -244,13 +260,28 @@ class Search(Lookup):
                 "UTS search has no language filter: --language reads a local MRCONSO.RRF "
                 "(--mrconso PATH)"
             )
-        return paths.search(
-            release, self.string, search_type=self.search_type, input_type=self.input_type,
-            return_id_type=self.return_id_type, sabs=self.sabs,
-            semantic_types=self.semantic_types, partial=self.partial,
-            include_obsolete=self.include_obsolete,
-            include_suppressible=self.include_suppressible, limit=self.limit_or_default(),
-        )  # fmt: skip
+        for value, allowed, flag in (
+            (self.search_type, SEARCH_TYPES, "--search-type"),
+            (self.input_type, INPUT_TYPES, "--input-type"),
+            (self.return_id_type, RETURN_ID_TYPES, "--return-id-type"),
+        ):
+            if value is not None and value not in allowed:
+                raise BadInputError(f"{flag} {value[:40]!r} is not one UTS knows: expected one "
+                                    "of " + ", ".join(allowed))  # fmt: skip
+        # every option under UTS's own name, sent only when given (searchType always)
+        given = [("string", paths.check_term(self.string)), ("searchType", self.search_type),
+                 ("inputType", self.input_type or ""), ("returnIdType", self.return_id_type or ""),
+                 ("sabs", paths.sab_list(self.sabs))]  # fmt: skip
+        if self.semantic_types:
+            what = "a semantic type: a TUI (T047), a tree number (A2.2) or a name"
+            types = paths.joined(self.semantic_types, _SEMANTIC_TYPE, what, "|")
+            given.append(("semanticTypes", types))
+        given += [(name, "true") for name, on in (("partialSearch", self.partial),
+                  ("includeObsolete", self.include_obsolete),
+                  ("includeSuppressible", self.include_suppressible)) if on]  # fmt: skip
+        params = tuple((name, value) for name, value in given if value)
+        return UtsRequest("search", paths.route("search", release), params,
+                          limit=paths.check_limit(self.limit_or_default()))  # fmt: skip
 
     def words(self) -> tuple[str, str]:
         where = f" in {','.join(self.sabs)}" if self.sabs else ""
@@ -281,9 +312,9 @@ class Cuis(Lookup):
     limit: int | None = _limit()
 
     def request(self, release: str) -> UtsRequest:
-        return paths.search(release, check_code(self.code), search_type="exact",
-                            input_type="sourceUi", sabs=(self.sab,),
-                            limit=self.limit_or_default())  # fmt: skip
+        search = Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
+                        limit=self.limit_or_default())  # fmt: skip
+        return search.request(release)
 
     def words(self) -> tuple[str, str]:
         code = f"{self.sab} code {self.code}"
@@ -316,8 +347,9 @@ class Crosswalk(Lookup):
     limit: int | None = _limit()
 
     def request(self, release: str) -> UtsRequest:
-        return paths.crosswalk(release, self.sab, self.code, target_sabs=self.target_sabs,
-                               limit=self.limit_or_default())  # fmt: skip
+        sab, code = seg(check_sab(self.sab)), seg(check_code(self.code))
+        targets = [("targetSource", paths.sab_list(self.target_sabs))] if self.target_sabs else []
+        return self._list(f"{paths.route('crosswalk', release)}/source/{sab}/{code}", *targets)
 
     def words(self) -> tuple[str, str]:
         to = f" to {','.join(self.target_sabs)}" if self.target_sabs else ""
@@ -347,7 +379,9 @@ class Definitions(Lookup):
     limit: int | None = _limit()
 
     def request(self, release: str) -> UtsRequest:
-        return paths.definitions(release, self.cui, sabs=self.sabs, limit=self.limit_or_default())
+        sabs = [("sabs", paths.sab_list(self.sabs))] if self.sabs else []
+        path = f"{paths.content(release)}/CUI/{seg(check_cui(self.cui))}/definitions"
+        return self._list(path, *sabs)
 
     def words(self) -> tuple[str, str]:
         return f"definitions of CUI {self.cui}", f"no definitions of CUI {self.cui}"
@@ -387,9 +421,13 @@ class Relations(Lookup):
     limit: int | None = _limit()
 
     def request(self, release: str) -> UtsRequest:
-        return paths.relations(release, cui=self.cui, sab=self.sab, code=self.code, aui=self.aui,
-                               relation_labels=self.relation_labels, sabs=self.sabs,
-                               limit=self.limit_or_default())  # fmt: skip
+        path = paths.subject(release, self.cui, self.sab, self.code, self.aui) + "/relations"
+        what = "a relation label, such as RO, PAR or CHD"
+        labels = (
+            paths.joined(self.relation_labels, _LABEL, what, ",") if self.relation_labels else ""
+        )
+        given = (("includeRelationLabels", labels), ("sabs", paths.sab_list(self.sabs)))
+        return self._list(path, *((name, value) for name, value in given if value))
 
     def words(self) -> tuple[str, str]:
         whose = f"CUI {self.cui}" if self.cui is not None else _whose(self.sab, self.code, self.aui)
@@ -463,7 +501,7 @@ class SourceConcept(Lookup):
     code: str = ""
 
     def request(self, release: str) -> UtsRequest:
-        return paths.source_concept(release, self.sab, self.code)
+        return UtsRequest("object", paths.code_path(release, self.sab, self.code))
 
     def words(self) -> tuple[str, str]:
         return f"{self.sab} code {self.code}", f"no {self.sab} code {self.code}"
@@ -491,8 +529,13 @@ class Hierarchy(Lookup):
     limit: int | None = _limit()
 
     def request(self, release: str) -> UtsRequest:
-        return paths.hierarchy(release, self.direction, sab=self.sab, code=self.code,
-                               aui=self.aui, limit=self.limit_or_default())  # fmt: skip
+        if self.direction not in DIRECTIONS:
+            raise BadInputError(f"{self.direction[:40]!r} is not a direction of a hierarchy: "
+                                "expected one of " + ", ".join(DIRECTIONS))  # fmt: skip
+        if self.sab is None and self.code is None and self.aui is None:
+            raise BadInputError("give a source and its code, or an AUI")
+        return self._list(paths.subject(release, None, self.sab, self.code, self.aui)
+                          + f"/{self.direction}")  # fmt: skip
 
     def words(self) -> tuple[str, str]:
         whose = _whose(self.sab, self.code, self.aui)
@@ -585,7 +628,7 @@ class Atoms(Lookup):
 
     def request(self, release: str) -> UtsRequest:
         if self.preferred:
-            return paths.preferred_atom(release, cui=self.cui)
+            return _preferred_atom(paths.subject(release, self.cui, None, None, None))
         if self.sab:
             return paths.for_query(release, AtomQuery("cui", self.sab, self.cui))
         return paths.concept_atoms(release, self.cui)
@@ -623,7 +666,7 @@ class SourceAtoms(Lookup):
 
     def request(self, release: str) -> UtsRequest:
         if self.preferred:
-            return paths.preferred_atom(release, sab=self.sab, code=self.code)
+            return _preferred_atom(paths.subject(release, None, self.sab, self.code, None))
         return paths.for_query(release, AtomQuery("source", self.sab, self.code))
 
     def words(self) -> tuple[str, str]:
@@ -658,6 +701,12 @@ class Atom(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"AUI {self.aui}", f"no atom {self.aui}"
+
+
+def _preferred_atom(subject: str) -> UtsRequest:
+    """``.../atoms/preferred``: only ``apiKey`` is sent (UTS then counts obsolete and
+    suppressible atoms too)."""
+    return UtsRequest("atom", subject + "/atoms/preferred")
 
 
 def _atom_words(what: str, preferred: bool) -> tuple[str, str]:

@@ -12,13 +12,10 @@ path-encodes them (``quote(value, safe="")``), so nothing malformed is sent or c
 Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
 ``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
 
-SPEC section 11's requests (``umls search``, ``crosswalk``...) are built by ``search``,
-``crosswalk``, ``definitions``, ``relations``, ``semantic_type``, ``source_concept``,
-``hierarchy``, ``sources`` and ``preferred_atom``, each option under UTS's own name
-(``targetSource``, ``includeRelationLabels``, ``partialSearch=true``, ``semanticTypes`` joined
-with ``|``, ``includeObsolete``/``includeSuppressible``; lists of sources or labels joined with
-a comma). Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search
-gets its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
+SPEC section 11's requests are built by each lookup kind (``lookups``, ``request``) from the
+parts below (``route``, ``subject``, ``check_term``, ``joined``...), each option under UTS's own
+name. Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search gets
+its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
 ``sources`` is the one request sent without the key (``UtsRequest.keyless``).
 """
 
@@ -71,10 +68,6 @@ Kind = Literal["concept", "atom", "atoms", "object", "list", "search"]
 MAX_TERM_LENGTH = 500
 #: A TUI, a semantic type's identifier: T and 3 digits (T047).
 _TUI = re.compile(r"T[0-9]{3}")
-#: A relation label (MRREL's REL: RO, PAR, CHD...).
-_LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
-#: A value of ``semanticTypes``: a TUI (T047), a tree number (A2.2) or a type's name.
-_SEMANTIC_TYPE = re.compile(r"[A-Za-z0-9_.,' -]{1,80}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +95,18 @@ class UtsRequest:
 Build = Callable[[str], UtsRequest]
 
 
-def _content(umls_release: str) -> str:
-    return f"/content/{quote(check_release(umls_release), safe='')}"
+def route(name: str, umls_release: str) -> str:
+    """``/{name}/{release}``: the start of a request's path (``content``, ``search``...)."""
+    return f"/{name}/{quote(check_release(umls_release), safe='')}"
 
 
-def _seg(value: str) -> str:
+def content(umls_release: str) -> str:
+    """``/content/{release}``."""
+    return route("content", umls_release)
+
+
+def seg(value: str) -> str:
+    """``value`` as one path segment (``quote(value, safe="")``)."""
     return quote(value, safe="")
 
 
@@ -115,12 +115,12 @@ _ATOMS = tuple(ATOMS_PARAMS.items())
 
 def concept(umls_release: str, cui: str) -> UtsRequest:
     """The concept ``cui`` (the release probe, ``umls concept``)."""
-    return UtsRequest("concept", f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}")
+    return UtsRequest("concept", f"{content(umls_release)}/CUI/{seg(check_cui(cui))}")
 
 
 def concept_atoms(umls_release: str, cui: str) -> UtsRequest:
     """The atoms of concept ``cui`` in every source (``umls atoms`` without ``--sab``)."""
-    return UtsRequest("atoms", f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}/atoms", _ATOMS)
+    return UtsRequest("atoms", f"{content(umls_release)}/CUI/{seg(check_cui(cui))}/atoms", _ATOMS)
 
 
 def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
@@ -129,21 +129,21 @@ def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) 
     ``sabs``, the other SABs of the same table, may be named in a "did you mean" hint. Route
     ``aui`` sends no SAB, so its ``sab`` is not checked.
     """
-    content = _content(umls_release)
+    where = content(umls_release)
     if query.route == "source":
-        sab, code = _seg(check_sab(query.sab, also=sabs)), _seg(check_code(query.ident))
-        return UtsRequest("atoms", f"{content}/source/{sab}/{code}/atoms", _ATOMS)
+        sab, code = seg(check_sab(query.sab, also=sabs)), seg(check_code(query.ident))
+        return UtsRequest("atoms", f"{where}/source/{sab}/{code}/atoms", _ATOMS)
     if query.route == "cui":
         params = (*_ATOMS, ("sabs", check_sab(query.sab, also=sabs)))
-        return UtsRequest("atoms", f"{content}/CUI/{_seg(check_cui(query.ident))}/atoms", params)
+        return UtsRequest("atoms", f"{where}/CUI/{seg(check_cui(query.ident))}/atoms", params)
     if query.route == "aui":
-        return UtsRequest("atom", f"{content}/AUI/{_seg(check_aui(query.ident))}")
+        return UtsRequest("atom", f"{where}/AUI/{seg(check_aui(query.ident))}")
     raise BadInputError(f"unknown route {query.route!r}")
 
 
-# -- SPEC section 11 ---------------------------------------------------------------------------
+# -- SPEC section 11: the parts of the requests the lookup kinds build (``lookups``) ----------
 
-_PAGED = (("pageSize", str(PAGE_SIZE)),)
+PAGED = (("pageSize", str(PAGE_SIZE)),)
 
 
 def check_term(term: str) -> str:
@@ -184,7 +184,7 @@ def check_tui(tui: str) -> str:
     )
 
 
-def _joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str) -> str:
+def joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str) -> str:
     """``values`` joined with ``sep``, each checked against ``pattern`` (``what``: its words)."""
     for value in values:
         if not pattern.fullmatch(value) or sep in value:
@@ -192,86 +192,23 @@ def _joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str
     return sep.join(values)
 
 
-def _sabs(sabs: Sequence[str]) -> str:
+def sab_list(sabs: Sequence[str]) -> str:
+    """Sources joined with a comma, each checked."""
     return ",".join(check_sab(s) for s in sabs)
 
 
-def _limit(limit: int) -> int:
+def check_limit(limit: int) -> int:
     if limit < 0:
         raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
     return limit
 
 
-def _code_path(umls_release: str, sab: str, code: str) -> str:
-    return f"{_content(umls_release)}/source/{_seg(check_sab(sab))}/{_seg(check_code(code))}"
+def code_path(umls_release: str, sab: str, code: str) -> str:
+    """``/content/{release}/source/{sab}/{code}``."""
+    return f"{content(umls_release)}/source/{seg(check_sab(sab))}/{seg(check_code(code))}"
 
 
-def search(
-    umls_release: str,
-    string: str,
-    *,
-    search_type: str = "words",
-    input_type: str | None = None,
-    return_id_type: str | None = None,
-    sabs: Sequence[str] = (),
-    semantic_types: Sequence[str] = (),
-    partial: bool = False,
-    include_obsolete: bool = False,
-    include_suppressible: bool = False,
-    limit: int = 0,
-) -> UtsRequest:
-    """``/search/{release}?string=...``: every option under UTS's own name, sent only when
-    given (``searchType`` always); ``pageSize`` and ``pageNumber`` are the client's."""
-    for value, allowed, flag in (
-        (search_type, SEARCH_TYPES, "--search-type"),
-        (input_type, INPUT_TYPES, "--input-type"),
-        (return_id_type, RETURN_ID_TYPES, "--return-id-type"),
-    ):
-        if value is not None and value not in allowed:
-            raise BadInputError(
-                f"{flag} {value[:40]!r} is not one UTS knows: expected one of " + ", ".join(allowed)
-            )
-    params = [("string", check_term(string)), ("searchType", search_type)]
-    if input_type:
-        params.append(("inputType", input_type))
-    if return_id_type:
-        params.append(("returnIdType", return_id_type))
-    if sabs:
-        params.append(("sabs", _sabs(sabs)))
-    if semantic_types:
-        what = "a semantic type: a TUI (T047), a tree number (A2.2) or a name"
-        params.append(("semanticTypes", _joined(semantic_types, _SEMANTIC_TYPE, what, "|")))
-    if partial:
-        params.append(("partialSearch", "true"))
-    if include_obsolete:
-        params.append(("includeObsolete", "true"))
-    if include_suppressible:
-        params.append(("includeSuppressible", "true"))
-    release = quote(check_release(umls_release), safe="")
-    return UtsRequest("search", f"/search/{release}", tuple(params), limit=_limit(limit))
-
-
-def crosswalk(
-    umls_release: str, sab: str, code: str, *, target_sabs: Sequence[str] = (), limit: int = 0
-) -> UtsRequest:
-    """``/crosswalk/{release}/source/{sab}/{code}``, ``targetSource`` the target SABs."""
-    sab_seg, code_seg = _seg(check_sab(sab)), _seg(check_code(code))
-    params = [*_PAGED] + ([("targetSource", _sabs(target_sabs))] if target_sabs else [])
-    release = quote(check_release(umls_release), safe="")
-    path = f"/crosswalk/{release}/source/{sab_seg}/{code_seg}"
-    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
-
-
-def definitions(
-    umls_release: str, cui: str, *, sabs: Sequence[str] = (), limit: int = 0
-) -> UtsRequest:
-    """``/content/{release}/CUI/{cui}/definitions``, ``sabs`` joined with a comma."""
-    params = [*_PAGED] + ([("sabs", _sabs(sabs))] if sabs else [])
-    path = f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}/definitions"
-    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
-
-
-def _subject(
+def subject(
     umls_release: str, cui: str | None, sab: str | None, code: str | None, aui: str | None
 ) -> str:
     """The path of a concept, a source code or an atom: exactly one of them is given."""
@@ -279,84 +216,24 @@ def _subject(
     if sum(given) != 1:
         raise BadInputError("give exactly one of a CUI, a source and its code, or an AUI")
     if cui is not None:
-        return f"{_content(umls_release)}/CUI/{_seg(check_cui(cui))}"
+        return f"{content(umls_release)}/CUI/{seg(check_cui(cui))}"
     if aui is not None:
-        return f"{_content(umls_release)}/AUI/{_seg(check_aui(aui))}"
+        return f"{content(umls_release)}/AUI/{seg(check_aui(aui))}"
     if sab is None or code is None:
         raise BadInputError("a source code needs both its SAB and its code")
-    return _code_path(umls_release, sab, code)
-
-
-def relations(
-    umls_release: str,
-    *,
-    cui: str | None = None,
-    sab: str | None = None,
-    code: str | None = None,
-    aui: str | None = None,
-    relation_labels: Sequence[str] = (),
-    sabs: Sequence[str] = (),
-    limit: int = 0,
-) -> UtsRequest:
-    """``.../relations`` of a concept, a source code or an atom (``includeRelationLabels`` and
-    ``sabs`` joined with a comma)."""
-    path = _subject(umls_release, cui, sab, code, aui) + "/relations"
-    params = [*_PAGED]
-    if relation_labels:
-        what = "a relation label, such as RO, PAR or CHD"
-        params.append(("includeRelationLabels", _joined(relation_labels, _LABEL, what, ",")))
-    if sabs:
-        params.append(("sabs", _sabs(sabs)))
-    return UtsRequest("list", path, tuple(params), limit=_limit(limit))
+    return code_path(umls_release, sab, code)
 
 
 def semantic_type(umls_release: str, tui: str) -> UtsRequest:
     """``/semantic-network/{release}/TUI/{tui}``: one semantic type's details."""
-    release = quote(check_release(umls_release), safe="")
-    return UtsRequest("object", f"/semantic-network/{release}/TUI/{_seg(check_tui(tui))}")
-
-
-def source_concept(umls_release: str, sab: str, code: str) -> UtsRequest:
-    """``/content/{release}/source/{sab}/{code}``: the code as a ``SourceAtomCluster``."""
-    return UtsRequest("object", _code_path(umls_release, sab, code))
-
-
-def hierarchy(
-    umls_release: str,
-    direction: str,
-    *,
-    sab: str | None = None,
-    code: str | None = None,
-    aui: str | None = None,
-    limit: int = 0,
-) -> UtsRequest:
-    """``.../parents`` (``children``, ``ancestors``, ``descendants``) of a source code or an
-    atom."""
-    if direction not in DIRECTIONS:
-        raise BadInputError(
-            f"{direction[:40]!r} is not a direction of a hierarchy: expected one of "
-            + ", ".join(DIRECTIONS)
-        )
-    if sab is None and code is None and aui is None:
-        raise BadInputError("give a source and its code, or an AUI")
-    path = _subject(umls_release, None, sab, code, aui) + f"/{direction}"
-    return UtsRequest("list", path, _PAGED, limit=_limit(limit))
+    return UtsRequest("object", f"{route('semantic-network', umls_release)}/TUI/"
+                      f"{seg(check_tui(tui))}")  # fmt: skip
 
 
 def sources(umls_release: str, *, limit: int = 0) -> UtsRequest:
     """``/metadata/{release}/sources``: every source of a release; sent without the key."""
-    release = quote(check_release(umls_release), safe="")
-    return UtsRequest(
-        "list", f"/metadata/{release}/sources", _PAGED, keyless=True, limit=_limit(limit)
-    )
-
-
-def preferred_atom(
-    umls_release: str, *, cui: str | None = None, sab: str | None = None, code: str | None = None
-) -> UtsRequest:
-    """``.../atoms/preferred`` of a concept or a source code: only ``apiKey`` is sent (UTS then
-    includes obsolete and suppressible atoms)."""
-    return UtsRequest("atom", _subject(umls_release, cui, sab, code, None) + "/atoms/preferred")
+    return UtsRequest("list", f"{route('metadata', umls_release)}/sources", PAGED, keyless=True,
+                      limit=check_limit(limit))  # fmt: skip
 
 
 def last_segment(link: str | None) -> str:
