@@ -8,7 +8,7 @@
     mrconso/   uts/   snomed/     the three domains: the kernel and their own package only;
                inside uts/ and mrconso/ each module imports only those below it (``ORDER``)
     kernel     constants, errors (leaves), runtime, config, secret, files, jsonio, zips, atoms,
-               lookups, progress
+               paths, lookups, progress
 
 Every import counts, in a function too; those under ``if TYPE_CHECKING:`` (types only) do not.
 """
@@ -31,7 +31,8 @@ TOP = "tempmedbench_synonyms"
 
 LEAVES = {"constants", "errors"}
 KERNEL = LEAVES | {
-    "runtime", "config", "secret", "files", "jsonio", "zips", "atoms", "lookups", "progress",
+    "runtime", "config", "secret", "files", "jsonio", "zips", "atoms", "paths", "lookups",
+    "progress",
 }  # fmt: skip
 DOMAINS = {"mrconso", "uts", "snomed"}
 APP = {"api", "umls", "terminology", "cli", "plan", "doctor", "options", "sources", "about",
@@ -54,7 +55,7 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def imports_of(path: Path) -> set[str]:
     """The package's modules that a file imports at run time, named as ``modules()`` names them
-    (``uts.paths``, ``uts.__init__``; the package's own ``__init__`` is ``__init__``)."""
+    (``uts.models``, ``uts.__init__``; the package's own ``__init__`` is ``__init__``)."""
     found: set[str] = set()
     for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -62,7 +63,7 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}: a relative import"
             module = node.module or ""
-            # `from tempmedbench_synonyms.uts import paths` imports the module uts.paths; a name
+            # `from tempmedbench_synonyms.uts import models` imports the module uts.models; a name
             # that is no module (``__version__``) comes from the package's __init__
             names = [_module_or_init(module, a.name) for a in node.names]
         else:
@@ -118,7 +119,7 @@ ALLOWED = {
 ORDER = {
     "uts": [
         "__init__", "session", "source", "batch", "estimate", "terms", "workers", "cached",
-        "cache", "client", "ratelimit", "retry", "watchdog", "paths", "models", "options",
+        "cache", "client", "ratelimit", "retry", "watchdog", "models", "options",
     ],
     "mrconso": ["__init__", "lookup", "source", "worker", "scan", "forms", "shapes", "rows"],
 }  # fmt: skip
@@ -156,9 +157,9 @@ def test_each_module_imports_only_what_its_layer_may(module: str) -> None:
         ("def f():\n    from tempmedbench_synonyms import Umls", {"__init__"}),
         ("from tempmedbench_synonyms import jsonio, __version__", {"jsonio", "__init__"}),
         ("from tempmedbench_synonyms import jsonio", {"jsonio"}),
-        ("from tempmedbench_synonyms.uts import paths", {"uts.paths"}),
+        ("from tempmedbench_synonyms.uts import models", {"uts.models"}),
         ("from tempmedbench_synonyms import uts", {"uts.__init__"}),
-        ("from tempmedbench_synonyms.uts.paths import UtsRequest", {"uts.paths"}),
+        ("from tempmedbench_synonyms.uts.models import UtsAtom", {"uts.models"}),
     ],
 )
 def test_the_layer_test_sees_an_import_of_the_package_face(
@@ -215,7 +216,7 @@ def test_inside_uts_and_mrconso_each_module_imports_only_those_below_it(package:
 
 
 def test_the_order_test_sees_an_import_up_the_order() -> None:
-    assert upward_imports("uts", {"paths": {"uts.cached", "errors"}}) == ["paths -> uts.cached"]
+    assert upward_imports("uts", {"models": {"uts.cached", "errors"}}) == ["models -> uts.cached"]
     assert upward_imports("uts", {"cached": {"uts.cached"}}) == ["cached -> uts.cached"]
     assert upward_imports("mrconso", {"rows": {"mrconso.__init__"}}) == ["rows -> mrconso.__init__"]
     assert upward_imports("mrconso", {"lookup": {"mrconso.rows", "uts.paths"}}) == []

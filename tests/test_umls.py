@@ -516,7 +516,7 @@ def test_relation_ends_and_semantic_types_are_identifiers(umls: Umls) -> None:
 
 
 def test_the_table_and_the_model_name_every_entry_shape_alike() -> None:
-    from tempmedbench_synonyms.cli.umls import _named_rows
+    from tempmedbench_synonyms.cli.umls import _rows
     from tempmedbench_synonyms.lookups import Hierarchy
     from tempmedbench_synonyms.uts.models import read_results
 
@@ -534,7 +534,7 @@ def test_the_table_and_the_model_name_every_entry_shape_alike() -> None:
     answer = Answer("INV 1", Outcome.FOUND, results)
     models = read_results(answer, lookup)
     assert (
-        _named_rows(lookup, answer)
+        _rows(lookup, answer)
         == [
             [m.ui or "", m.name or "", m.root_source or "", m.aui or ""]  # type: ignore[attr-defined]
             for m in models

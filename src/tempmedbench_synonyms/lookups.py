@@ -1,42 +1,175 @@
-"""What a terminology lookup asks and what it answers (SPEC section 11), whoever answers it.
+"""Each lookup kind of SPEC section 11, defined once, and what a lookup answers (``Answer``).
 
-Each ``umls`` command (and each method of ``Umls``) asks one kind of lookup per input: a frozen
-dataclass below, the same whether UTS answers it (``uts.terms``) or a local MRCONSO.RRF does
-(``mrconso.lookup``). Every lookup gets one ``Answer``: its outcome, and its results as the JSON
-objects UTS sends, with UTS's own field names and ``"NONE"`` read as ``None`` (``clean``), so that
-``--json`` prints them as they are and ``Umls`` reads them into typed models.
+A kind is a frozen dataclass: its fields are its input (the command's arguments, ``inputs``) and
+its options (each carries its flag and help, ``config.spelt``); its docstring is its command's
+help. The class carries the rest of its behaviour, which the UTS pipeline (``uts.terms``), the
+typed conversion (``uts.models.read_results``), the CLI (``cli.umls``) and the local answers
+read instead of branching on types: its request (``request``, built by ``paths``, which checks
+every identifier), its words (``words``, ``hint``, ``said``), its rows rule (``rows``: SPEC 12's
+"which rows count"), its results' model (``model``, a class of ``uts.models`` by name) and its
+table (``columns``, ``order``). ``KINDS`` lists them; a new kind is one class here.
 
-``limit`` caps an input's results: ``None`` takes the command's default (``DEFAULT_LIMIT``), 0
+``limit`` caps an input's results: ``None`` takes the kind's default (``default_limit``), 0
 means no cap; an answer cut short says ``truncated``.
-
-A field that is an option of its command carries its flag and help (``config.spelt``, which
-``cli._options.with_options`` turns into the command's options); the fields that name the input
-(the term, the CUI, the code...) are the command's arguments, and default to empty.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import partial
+from typing import Any, ClassVar
 
+from tempmedbench_synonyms import paths
+from tempmedbench_synonyms.atoms import AtomQuery, check_code, check_cui, check_sab
 from tempmedbench_synonyms.config import spelt
-from tempmedbench_synonyms.errors import EXIT_CODES, Outcome
+from tempmedbench_synonyms.errors import EXIT_CODES, BadInputError, Outcome, plural
+from tempmedbench_synonyms.paths import (
+    DIRECTIONS,
+    INPUT_TYPES,
+    PAGED,
+    RETURN_ID_TYPES,
+    SEARCH_TYPES,
+    Build,
+    Direction,
+    InputType,
+    ReturnIdType,
+    SearchType,
+    UtsRequest,
+    seg,
+)
 
 #: ``--limit``'s default: 25 results for a search, 1,000 for every other list (SPEC 11).
 SEARCH_LIMIT = 25
 DEFAULT_LIMIT = 1000
 
-SearchType = Literal[
-    "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation"
-]
-InputType = Literal["atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty"]
-ReturnIdType = Literal["aui", "concept", "code", "sourceConcept", "sourceDescriptor", "sourceUi"]
-Direction = Literal["parents", "children", "ancestors", "descendants"]
 
-SEARCH_TYPES: tuple[str, ...] = SearchType.__args__  # type: ignore[attr-defined]
-INPUT_TYPES: tuple[str, ...] = InputType.__args__  # type: ignore[attr-defined]
-RETURN_ID_TYPES: tuple[str, ...] = ReturnIdType.__args__  # type: ignore[attr-defined]
-DIRECTIONS: tuple[str, ...] = Direction.__args__  # type: ignore[attr-defined]
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Which MRCONSO rows a lookup answers from (SPEC 12, "Which rows count"): the SUPPRESS
+    values that count (``None``: every row, whatever its flags; a value other than O, E and Y
+    counts as N) and whether only English rows (LAT ENG)."""
+
+    suppress: frozenset[str] | None = frozenset({"N"})
+    english: bool = False
+
+    def counts(self, suppress: str, lat: str) -> bool:
+        """Whether a row with this SUPPRESS and LAT is one the lookup answers from."""
+        flag = suppress if suppress in ("O", "E", "Y") else "N"
+        kept = self.suppress is None or flag in self.suppress
+        return kept and (not self.english or lat == "ENG")
+
+
+EVERY_ROW = Rows(None)
+COUNTED = Rows()
+
+
+def _counted(obsolete: bool, suppressible: bool) -> Rows:
+    """``N`` rows, and ``O`` with ``--include-obsolete``, ``E`` and ``Y`` with
+    ``--include-suppressible``."""
+    return Rows(frozenset("N" + "O" * obsolete + "EY" * suppressible))
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a kind's table: its header, the attribute of the result's model it shows,
+    and whether it is left out when empty in every row."""
+
+    header: str
+    attribute: str
+    optional: bool = False
+
+
+NAMED = (Column("UI", "ui"), Column("NAME", "name"), Column("SOURCE", "root_source"))
+ATOM_COLUMNS = (
+    Column("AUI", "ui"), Column("SAB", "root_source"), Column("TTY", "term_type"),
+    Column("LAT", "language"), Column("CUI", "cui"), Column("USABLE", "usable"),
+    Column("NAME", "name"),
+)  # fmt: skip
+#: atoms in a stable order (UTS sends them in none): source, term type, name, AUI
+ATOM_ORDER = ("root_source", "term_type", "name", "ui")
+_ONE = "found {query}, UMLS {release}"
+_ATOMS_SAID = "{count} of {query}, UMLS {release}{cut}"
+_CUIS = ("CUI", "Concepts.")
+#: A relation label (MRREL's REL: RO, PAR, CHD...).
+_LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
+#: A value of ``semanticTypes``: a TUI (T047), a tree number (A2.2) or a type's name.
+_SEMANTIC_TYPE = re.compile(r"[A-Za-z0-9_.,' -]{1,80}")
+_CUI_HINT = "check the CUI (C and 7 digits, such as C0020538)"
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """What every kind carries (the module docstring); the kinds below fill it in."""
+
+    #: the ``umls`` command that asks it (the kind's docstring is its help)
+    command: ClassVar[str]
+    #: the fields that name one input: the command's arguments (``sab`` and ``code``: SAB CODE...)
+    inputs: ClassVar[tuple[str, ...]]
+    #: the metavar and help of the argument of a kind whose input is one field
+    argument: ClassVar[tuple[str, str]] = ("", "")
+    #: the class of ``uts.models`` each result is read as (by name: the kernel has no pydantic)
+    model: ClassVar[str]
+    #: the table ``umls COMMAND`` prints, one row a result, sorted by the attributes ``order``
+    columns: ClassVar[tuple[Column, ...]] = NAMED
+    order: ClassVar[tuple[str, ...]] = ()
+    default_limit: ClassVar[int] = DEFAULT_LIMIT
+    #: a found answer's message: ``{count}`` the results (counted by ``noun``), ``{query}``,
+    #: ``{release}``, ``{cut}`` (what ``--limit`` cut)
+    said: ClassVar[str] = "{count} for {query}, UMLS {release}{cut}"
+    noun: ClassVar[str] = "result"
+    #: the hint of a not-found answer, if not the one of its identifier (``hint``)
+    hint_text: ClassVar[str] = ""
+    #: which MRCONSO rows it answers from, unless its flags say (``rows``)
+    rows_rule: ClassVar[Rows] = EVERY_ROW
+    #: asked in ``current`` as it is (its answer names no release to settle it by)
+    as_current: ClassVar[bool] = False
+
+    def request(self, release: str) -> UtsRequest:
+        """The request it sends in ``release``; BadInputError if it cannot be sent."""
+        raise NotImplementedError
+
+    def words(self) -> tuple[str, str]:
+        """(the request in words, what "not found" says is missing): ``("definitions of CUI
+        C0000001", "no definitions of CUI C0000001")``."""
+        raise NotImplementedError
+
+    def rows(self) -> Rows:
+        """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
+        return self.rows_rule
+
+    def _list(self, path: str, *params: tuple[str, str]) -> UtsRequest:
+        """A list that follows ``pageCount``, cut at the kind's limit."""
+        return UtsRequest("list", path, (*PAGED, *params),
+                          limit=paths.check_limit(self.limit_or_default()))  # fmt: skip
+
+    def limit_or_default(self) -> int:
+        given = getattr(self, "limit", None)
+        return self.default_limit if given is None else int(given)
+
+    def results(self, value: Any) -> list[dict[str, Any]]:
+        """The result objects of what UTS sent: a list's items, or the one object."""
+        if isinstance(value, list):
+            return [v for v in value if isinstance(v, dict)]
+        return [value] if isinstance(value, dict) else []
+
+    def more(self, result: dict[str, Any]) -> Build | None:
+        """The request whose answer completes ``result`` (merged into it), if any."""
+        return None
+
+    def found_message(self, count: int, query: str, release: str, cut: str) -> str:
+        said = _ONE if getattr(self, "preferred", False) else self.said
+        return said.format(count=plural(count, self.noun), query=query, release=release, cut=cut)
+
+    def hint(self) -> str:
+        """What a not-found answer suggests."""
+        if self.hint_text:
+            return self.hint_text
+        if getattr(self, "cui", None) is not None:
+            return _CUI_HINT
+        if getattr(self, "aui", None) is not None:
+            return "check the AUI (A and 7 to 9 digits, such as A3220484)"
+        return "check the code, and the source it belongs to"
 
 
 def _sabs(what: str = "results of") -> Any:
@@ -55,9 +188,37 @@ def _limit(default: int = DEFAULT_LIMIT) -> Any:
     )  # fmt: skip
 
 
+def _preferred() -> Any:
+    return field(
+        default=False,
+        metadata=spelt("--preferred", "Only the preferred atom (UTS then counts obsolete and "
+                       "suppressible atoms too)."),
+    )  # fmt: skip
+
+
+def _whose(sab: str | None, code: str | None, aui: str | None) -> str:
+    return f"AUI {aui}" if aui is not None else f"{sab} code {code}"
+
+
 @dataclass(frozen=True, slots=True)
-class Search:
-    """``umls search TERM``: ``/search/{release}?string=TERM``."""
+class Search(Lookup):
+    """Search UMLS for terms: the concepts (or codes, atoms...) that match, in UTS's order.
+
+    Quote a term of several words; --file reads one term a line. --mrconso answers an exact
+    search (--search-type exact) from your own MRCONSO.RRF.
+
+    Example:
+
+        tempmedbench-synonyms umls search "heart attack" --sabs SNOMEDCT_US,MSH
+    """
+
+    command = "search"
+    inputs = ("string",)
+    argument = ("TERM", "Terms to find (quote a term of several words).")
+    model = "SearchResult"
+    default_limit = SEARCH_LIMIT
+    hint_text = ("check the spelling, or try another --search-type (normalizedWords matches word "
+                 "forms) or fewer --sabs")  # fmt: skip
 
     string: str = ""
     search_type: SearchType = field(
@@ -93,20 +254,88 @@ class Search:
     )  # fmt: skip
     limit: int | None = _limit(SEARCH_LIMIT)
 
+    def request(self, release: str) -> UtsRequest:
+        if self.language is not None:
+            raise BadInputError(
+                "UTS search has no language filter: --language reads a local MRCONSO.RRF "
+                "(--mrconso PATH)"
+            )
+        for value, allowed, flag in (
+            (self.search_type, SEARCH_TYPES, "--search-type"),
+            (self.input_type, INPUT_TYPES, "--input-type"),
+            (self.return_id_type, RETURN_ID_TYPES, "--return-id-type"),
+        ):
+            if value is not None and value not in allowed:
+                raise BadInputError(f"{flag} {value[:40]!r} is not one UTS knows: expected one "
+                                    "of " + ", ".join(allowed))  # fmt: skip
+        # every option under UTS's own name, sent only when given (searchType always)
+        given = [("string", paths.check_term(self.string)), ("searchType", self.search_type),
+                 ("inputType", self.input_type or ""), ("returnIdType", self.return_id_type or ""),
+                 ("sabs", paths.sab_list(self.sabs))]  # fmt: skip
+        if self.semantic_types:
+            what = "a semantic type: a TUI (T047), a tree number (A2.2) or a name"
+            types = paths.joined(self.semantic_types, _SEMANTIC_TYPE, what, "|")
+            given.append(("semanticTypes", types))
+        given += [(name, "true") for name, on in (("partialSearch", self.partial),
+                  ("includeObsolete", self.include_obsolete),
+                  ("includeSuppressible", self.include_suppressible)) if on]  # fmt: skip
+        params = tuple((name, value) for name, value in given if value)
+        return UtsRequest("search", paths.route("search", release), params,
+                          limit=paths.check_limit(self.limit_or_default()))  # fmt: skip
+
+    def words(self) -> tuple[str, str]:
+        where = f" in {','.join(self.sabs)}" if self.sabs else ""
+        where += f" in language {self.language}" if self.language else ""
+        query = f"{self.search_type} search for {self.string!r}{where}"
+        return query, f"no results for the {query}"
+
+    def rows(self) -> Rows:
+        return _counted(self.include_obsolete, self.include_suppressible)
+
 
 @dataclass(frozen=True, slots=True)
-class Cuis:
-    """``umls cuis SAB CODE``: the concepts a source code belongs to (a ``sourceUi`` exact
-    search)."""
+class Cuis(Lookup):
+    """The concepts a source code belongs to (code to CUI).
+
+    Example:
+
+        tempmedbench-synonyms umls cuis SNOMEDCT_US 22298006 44054006
+    """
+
+    command = "cuis"
+    inputs = ("sab", "code")
+    model = "SearchResult"
+    rows_rule = COUNTED
 
     sab: str = ""
     code: str = ""
     limit: int | None = _limit()
 
+    def request(self, release: str) -> UtsRequest:
+        search = Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
+                        limit=self.limit_or_default())  # fmt: skip
+        return search.request(release)
+
+    def words(self) -> tuple[str, str]:
+        code = f"{self.sab} code {self.code}"
+        return f"concepts of {code}", f"no concept of {code}"
+
 
 @dataclass(frozen=True, slots=True)
-class Crosswalk:
-    """``umls crosswalk SAB CODE``: ``/crosswalk/{release}/source/{sab}/{code}``."""
+class Crosswalk(Lookup):
+    """The codes of other sources that share a concept with a code ("what is the
+    equivalent code in Y?").
+
+    Example:
+
+        tempmedbench-synonyms umls crosswalk SNOMEDCT_US 22298006 --target-sabs ICD10CM
+    """
+
+    command = "crosswalk"
+    inputs = ("sab", "code")
+    model = "SourceAtomCluster"
+    rows_rule = COUNTED
+    hint_text = "check the source and the code; --target-sabs narrows a crosswalk to its sources"
 
     sab: str = ""
     code: str = ""
@@ -117,20 +346,67 @@ class Crosswalk:
     )  # fmt: skip
     limit: int | None = _limit()
 
+    def request(self, release: str) -> UtsRequest:
+        sab, code = seg(check_sab(self.sab)), seg(check_code(self.code))
+        targets = [("targetSource", paths.sab_list(self.target_sabs))] if self.target_sabs else []
+        return self._list(f"{paths.route('crosswalk', release)}/source/{sab}/{code}", *targets)
+
+    def words(self) -> tuple[str, str]:
+        to = f" to {','.join(self.target_sabs)}" if self.target_sabs else ""
+        return f"crosswalk of {self.sab} code {self.code}{to}", (
+            f"no code{to.replace(' to', ' of')} sharing a concept with {self.sab} code {self.code}"
+        )
+
 
 @dataclass(frozen=True, slots=True)
-class Definitions:
-    """``umls definitions CUI``: ``/content/{release}/CUI/{cui}/definitions``."""
+class Definitions(Lookup):
+    """What concepts mean: their definitions, by source.
+
+    Example:
+
+        tempmedbench-synonyms umls definitions C0018787 --sabs MSH
+    """
+
+    command = "definitions"
+    inputs = ("cui",)
+    argument = _CUIS
+    model = "Definition"
+    rows_rule = COUNTED
+    columns = (Column("SOURCE", "root_source"), Column("DEFINITION", "value"))
 
     cui: str = ""
     sabs: tuple[str, ...] = _sabs("definitions of")
     limit: int | None = _limit()
 
+    def request(self, release: str) -> UtsRequest:
+        sabs = [("sabs", paths.sab_list(self.sabs))] if self.sabs else []
+        path = f"{paths.content(release)}/CUI/{seg(check_cui(self.cui))}/definitions"
+        return self._list(path, *sabs)
+
+    def words(self) -> tuple[str, str]:
+        return f"definitions of CUI {self.cui}", f"no definitions of CUI {self.cui}"
+
 
 @dataclass(frozen=True, slots=True)
-class Relations:
-    """``umls relations``: of a concept (``cui``), a source code (``sab`` and ``code``) or an
-    atom (``aui``): exactly one of the three is given."""
+class Relations(Lookup):
+    """The relations of concepts, source codes or atoms, as UTS gives them (never inverted):
+    FROM, LABEL (and the additional label), TO, and the source that asserts it.
+
+    Example:
+
+        tempmedbench-synonyms umls relations --source SNOMEDCT_US 22298006 --relation-labels PAR
+    """
+
+    command = "relations"
+    inputs = ("cui",)
+    argument = _CUIS
+    model = "Relation"
+    rows_rule = COUNTED
+    columns = (
+        Column("FROM", "related_from_ui"), Column("LABEL", "relation_label"),
+        Column("ADDITIONAL", "additional_relation_label"), Column("TO", "related_ui"),
+        Column("SOURCE", "root_source"),
+    )  # fmt: skip
 
     cui: str | None = None
     sab: str | None = None
@@ -144,11 +420,34 @@ class Relations:
     sabs: tuple[str, ...] = _sabs("relations asserted by")
     limit: int | None = _limit()
 
+    def request(self, release: str) -> UtsRequest:
+        path = paths.subject(release, self.cui, self.sab, self.code, self.aui) + "/relations"
+        what = "a relation label, such as RO, PAR or CHD"
+        labels = (
+            paths.joined(self.relation_labels, _LABEL, what, ",") if self.relation_labels else ""
+        )
+        given = (("includeRelationLabels", labels), ("sabs", paths.sab_list(self.sabs)))
+        return self._list(path, *((name, value) for name, value in given if value))
+
+    def words(self) -> tuple[str, str]:
+        whose = f"CUI {self.cui}" if self.cui is not None else _whose(self.sab, self.code, self.aui)
+        return f"relations of {whose}", f"no relations of {whose}"
+
 
 @dataclass(frozen=True, slots=True)
-class SemanticTypes:
-    """``umls semantic-types CUI``: the concept's semantic types; with ``details`` each TUI's
-    ``/semantic-network/{release}/TUI/{tui}`` too."""
+class SemanticTypes(Lookup):
+    """The semantic types of concepts: name and TUI (with --details, the tree number too).
+
+    Example:
+
+        tempmedbench-synonyms umls semantic-types C0018787 --details
+    """
+
+    command = "semantic-types"
+    inputs = ("cui",)
+    argument = _CUIS
+    model = "SemanticTypeInfo"
+    columns = (Column("NAME", "name"), Column("TUI", "tui"), Column("TREE", "tree_number", True))
 
     cui: str = ""
     details: bool = field(
@@ -157,19 +456,71 @@ class SemanticTypes:
                        "request a type)."),
     )  # fmt: skip
 
+    def request(self, release: str) -> UtsRequest:
+        return paths.concept(release, self.cui)
+
+    def words(self) -> tuple[str, str]:
+        return f"semantic types of CUI {self.cui}", f"no semantic types of CUI {self.cui}"
+
+    def results(self, value: Any) -> list[dict[str, Any]]:
+        """The concept's semantic types as UTS lists them (an old release lists bare names)."""
+        listed = value.get("semanticTypes") if isinstance(value, dict) else None
+        if not isinstance(listed, list):
+            return []
+        return [{"name": t} if isinstance(t, str) else t for t in listed
+                if isinstance(t, (str, dict))]  # fmt: skip
+
+    def more(self, result: dict[str, Any]) -> Build | None:
+        """With ``details``: ``/semantic-network/{release}/TUI/{tui}`` of a type that links to
+        a TUI (an old release's bare name is kept as it is)."""
+        uri = result.get("uri")
+        tui = result.get("ui") or (paths.last_segment(uri) if isinstance(uri, str) else "")
+        if not self.details or not (isinstance(tui, str) and paths.is_tui(tui)):
+            return None
+        return partial(paths.semantic_type, tui=tui)
+
 
 @dataclass(frozen=True, slots=True)
-class SourceConcept:
-    """``umls source-concept SAB CODE``: ``/content/{release}/source/{sab}/{code}``."""
+class SourceConcept(Lookup):
+    """Source codes: name, obsolete, atom count and the links UTS gives (--json: every
+    link).
+
+    Example:
+
+        tempmedbench-synonyms umls source-concept SNOMEDCT_US 22298006
+    """
+
+    command = "source-concept"
+    inputs = ("sab", "code")
+    model = "SourceAtomCluster"
+    columns = (*NAMED, Column("OBSOLETE", "obsolete"), Column("ATOMS", "atom_count"),
+               Column("LINKS", "link_names"))  # fmt: skip
+    said = _ONE
 
     sab: str = ""
     code: str = ""
 
+    def request(self, release: str) -> UtsRequest:
+        return UtsRequest("object", paths.code_path(release, self.sab, self.code))
+
+    def words(self) -> tuple[str, str]:
+        return f"{self.sab} code {self.code}", f"no {self.sab} code {self.code}"
+
 
 @dataclass(frozen=True, slots=True)
-class Hierarchy:
-    """``umls hierarchy``: the parents, children, ancestors or descendants of a source code
-    (``sab`` and ``code``) or of an atom (``aui``)."""
+class Hierarchy(Lookup):
+    """Where codes (or atoms) sit in their source's hierarchy: their parents, children,
+    ancestors or descendants (one of --parents, --children, --ancestors, --descendants).
+
+    Example:
+
+        tempmedbench-synonyms umls hierarchy SNOMEDCT_US 22298006 --parents
+    """
+
+    command = "hierarchy"
+    inputs = ("sab", "code")
+    model = "HierarchyEntry"
+    columns = (*NAMED, Column("AUI", "aui", True))
 
     direction: Direction = "parents"
     sab: str | None = None
@@ -177,24 +528,94 @@ class Hierarchy:
     aui: str | None = None
     limit: int | None = _limit()
 
+    def request(self, release: str) -> UtsRequest:
+        if self.direction not in DIRECTIONS:
+            raise BadInputError(f"{self.direction[:40]!r} is not a direction of a hierarchy: "
+                                "expected one of " + ", ".join(DIRECTIONS))  # fmt: skip
+        if self.sab is None and self.code is None and self.aui is None:
+            raise BadInputError("give a source and its code, or an AUI")
+        return self._list(paths.subject(release, None, self.sab, self.code, self.aui)
+                          + f"/{self.direction}")  # fmt: skip
+
+    def words(self) -> tuple[str, str]:
+        whose = _whose(self.sab, self.code, self.aui)
+        return f"{self.direction} of {whose}", f"no {self.direction} of {whose}"
+
 
 @dataclass(frozen=True, slots=True)
-class Sources:
-    """``umls sources``: ``/metadata/{release}/sources``, sent with no key."""
+class Sources(Lookup):
+    """The sources of a release (asked with no key): abbreviation, family, language and
+    restriction level.
+
+    Example:
+
+        tempmedbench-synonyms umls sources --umls-release 2025AB
+    """
+
+    command = "sources"
+    inputs = ()
+    model = "RootSource"
+    columns = (
+        Column("ABBREVIATION", "abbreviation"), Column("FAMILY", "family"),
+        Column("LANGUAGE", "language"), Column("RESTRICTION", "restriction_level"),
+    )  # fmt: skip
+    said = "{count} of UMLS {release}{cut}"
+    noun = "source"
+    hint_text = Crosswalk.hint_text
+    as_current = True
+
+    def request(self, release: str) -> UtsRequest:
+        return paths.sources(release, limit=self.limit_or_default())
+
+    def words(self) -> tuple[str, str]:
+        return "sources", "no sources"
 
 
 @dataclass(frozen=True, slots=True)
-class Concept:
-    """``umls concept CUI``: ``/content/{release}/CUI/{cui}``."""
+class Concept(Lookup):
+    """Concepts: name, status, atom count and semantic types (the release probe's
+    request).
+
+    Example:
+
+        tempmedbench-synonyms umls concept C0020538
+    """
+
+    command = "concept"
+    inputs = ("cui",)
+    argument = _CUIS
+    model = "ConceptRecord"
+    columns = (Column("CUI", "ui"), Column("NAME", "name"), Column("STATUS", "status"),
+               Column("ATOMS", "atom_count"), Column("TYPES", "type_names"))  # fmt: skip
+    said = _ONE
 
     cui: str = ""
 
+    def request(self, release: str) -> UtsRequest:
+        return paths.concept(release, self.cui)
+
+    def words(self) -> tuple[str, str]:
+        return f"CUI {self.cui}", f"no concept {self.cui}"
+
 
 @dataclass(frozen=True, slots=True)
-class Atoms:
-    """``umls atoms CUI``: the English atoms of a concept, obsolete and suppressible ones left
-    out, of one source if ``sab``; with ``preferred``, the one preferred atom
-    (``.../atoms/preferred``, only ``apiKey`` sent)."""
+class Atoms(Lookup):
+    """The English atoms of concepts, obsolete and suppressible ones left out
+    (--preferred: the one preferred atom).
+
+    Example:
+
+        tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US
+    """
+
+    command = "atoms"
+    inputs = ("cui",)
+    argument = _CUIS
+    model = "AtomRecord"
+    columns = ATOM_COLUMNS
+    order = ATOM_ORDER
+    said = _ATOMS_SAID
+    noun = "atom"
 
     cui: str = ""
     sab: str | None = field(
@@ -202,97 +623,113 @@ class Atoms:
         metadata=spelt("--sab", "Only atoms of this source: the request of a table's route cui "
                        "(without it, atoms of every source).", ""),
     )  # fmt: skip
-    preferred: bool = field(
-        default=False,
-        metadata=spelt("--preferred", "Only the preferred atom (UTS then counts obsolete and "
-                       "suppressible atoms too)."),
-    )  # fmt: skip
+    preferred: bool = _preferred()
     limit: int | None = _limit()
+
+    def request(self, release: str) -> UtsRequest:
+        if self.preferred:
+            return _preferred_atom(paths.subject(release, self.cui, None, None, None))
+        if self.sab:
+            return paths.for_query(release, AtomQuery("cui", self.sab, self.cui))
+        return paths.concept_atoms(release, self.cui)
+
+    def words(self) -> tuple[str, str]:
+        return _atom_words(f"CUI {self.cui}" + (f" in {self.sab}" if self.sab else ""),
+                           self.preferred)  # fmt: skip
+
+    def rows(self) -> Rows:
+        return EVERY_ROW if self.preferred else Rows(english=True)
 
 
 @dataclass(frozen=True, slots=True)
-class SourceAtoms:
-    """``umls source SAB CODE``: the English atoms of a source code (``preferred``: as for
-    ``Atoms``)."""
+class SourceAtoms(Lookup):
+    """The English atoms of source-asserted codes, as a table's route source asks for
+    them.
+
+    Example:
+
+        tempmedbench-synonyms umls source SNOMEDCT_US 38341003
+    """
+
+    command = "source"
+    inputs = ("sab", "code")
+    model = "AtomRecord"
+    columns = ATOM_COLUMNS
+    order = ATOM_ORDER
+    said = _ATOMS_SAID
+    noun = "atom"
 
     sab: str = ""
     code: str = ""
-    preferred: bool = field(
-        default=False,
-        metadata=spelt("--preferred", "Only the preferred atom (UTS then counts obsolete and "
-                       "suppressible atoms too)."),
-    )  # fmt: skip
+    preferred: bool = _preferred()
     limit: int | None = _limit()
+
+    def request(self, release: str) -> UtsRequest:
+        if self.preferred:
+            return _preferred_atom(paths.subject(release, None, self.sab, self.code, None))
+        return paths.for_query(release, AtomQuery("source", self.sab, self.code))
+
+    def words(self) -> tuple[str, str]:
+        return _atom_words(f"{self.sab} code {self.code}", self.preferred)
+
+    def rows(self) -> Rows:
+        return EVERY_ROW if self.preferred else Rows(english=True)
 
 
 @dataclass(frozen=True, slots=True)
-class Atom:
-    """``umls atom AUI``: ``/content/{release}/AUI/{aui}``."""
+class Atom(Lookup):
+    """Atoms by their AUI (the request a table's route aui sends).
+
+    Example:
+
+        tempmedbench-synonyms umls atom A3220484 --json
+    """
+
+    command = "atom"
+    inputs = ("aui",)
+    argument = ("AUI", "Atoms.")
+    model = "AtomRecord"
+    columns = ATOM_COLUMNS
+    order = ATOM_ORDER
+    said = _ATOMS_SAID
+    noun = "atom"
 
     aui: str = ""
 
+    def request(self, release: str) -> UtsRequest:
+        return paths.for_query(release, AtomQuery("aui", "", self.aui))
 
-Lookup = (
-    Search | Cuis | Crosswalk | Definitions | Relations | SemanticTypes | SourceConcept
-    | Hierarchy | Sources | Concept | Atoms | SourceAtoms | Atom
+    def words(self) -> tuple[str, str]:
+        return f"AUI {self.aui}", f"no atom {self.aui}"
+
+
+def _preferred_atom(subject: str) -> UtsRequest:
+    """``.../atoms/preferred``: only ``apiKey`` is sent (UTS then counts obsolete and
+    suppressible atoms too)."""
+    return UtsRequest("atom", subject + "/atoms/preferred")
+
+
+def _atom_words(what: str, preferred: bool) -> tuple[str, str]:
+    if preferred:
+        return f"preferred atom of {what}", f"no preferred atom of {what}"
+    return what, f"no atoms for {what}"
+
+
+#: Every kind, in the order the ``umls`` commands are listed.
+KINDS: tuple[type[Lookup], ...] = (
+    Search, Cuis, Crosswalk, Definitions, Relations, SemanticTypes, SourceConcept, Hierarchy,
+    Sources, Atoms, SourceAtoms, Atom, Concept,
 )  # fmt: skip
 
 
 def limit_of(lookup: Lookup) -> int:
     """The most results the lookup keeps (0: no cap)."""
-    given = getattr(lookup, "limit", None)
-    if given is not None:
-        return int(given)
-    return SEARCH_LIMIT if isinstance(lookup, Search) else DEFAULT_LIMIT
-
-
-def _code(sab: str | None, code: str | None, aui: str | None) -> str:
-    return f"AUI {aui}" if aui is not None else f"{sab} code {code}"
+    return lookup.limit_or_default()
 
 
 def describe(lookup: Lookup) -> tuple[str, str]:
-    """(the request in words, what "not found" says is missing): ``("definitions of CUI
-    C0000001", "no definitions of CUI C0000001")``."""
-    if isinstance(lookup, Search):
-        where = f" in {','.join(lookup.sabs)}" if lookup.sabs else ""
-        where += f" in language {lookup.language}" if lookup.language else ""
-        query = f"{lookup.search_type} search for {lookup.string!r}{where}"
-        return query, f"no results for the {query}"
-    if isinstance(lookup, Cuis):
-        return f"concepts of {lookup.sab} code {lookup.code}", (
-            f"no concept of {lookup.sab} code {lookup.code}"
-        )
-    if isinstance(lookup, Crosswalk):
-        to = f" to {','.join(lookup.target_sabs)}" if lookup.target_sabs else ""
-        return f"crosswalk of {lookup.sab} code {lookup.code}{to}", (
-            f"no code{to.replace(' to', ' of')} sharing a concept with {lookup.sab} code "
-            f"{lookup.code}"
-        )
-    if isinstance(lookup, (Definitions, SemanticTypes)):
-        kind = "definitions" if isinstance(lookup, Definitions) else "semantic types"
-        return f"{kind} of CUI {lookup.cui}", f"no {kind} of CUI {lookup.cui}"
-    if isinstance(lookup, Relations):
-        whose = f"CUI {lookup.cui}" if lookup.cui is not None else ""
-        whose = whose or _code(lookup.sab, lookup.code, lookup.aui)
-        return f"relations of {whose}", f"no relations of {whose}"
-    if isinstance(lookup, SourceConcept):
-        return f"{lookup.sab} code {lookup.code}", f"no {lookup.sab} code {lookup.code}"
-    if isinstance(lookup, Hierarchy):
-        whose = _code(lookup.sab, lookup.code, lookup.aui)
-        return f"{lookup.direction} of {whose}", f"no {lookup.direction} of {whose}"
-    if isinstance(lookup, Sources):
-        return "sources", "no sources"
-    if isinstance(lookup, Concept):
-        return f"CUI {lookup.cui}", f"no concept {lookup.cui}"
-    if isinstance(lookup, (Atoms, SourceAtoms)):
-        if isinstance(lookup, Atoms):
-            what = f"CUI {lookup.cui}" + (f" in {lookup.sab}" if lookup.sab else "")
-        else:
-            what = f"{lookup.sab} code {lookup.code}"
-        if lookup.preferred:
-            return f"preferred atom of {what}", f"no preferred atom of {what}"
-        return what, f"no atoms for {what}"
-    return f"AUI {lookup.aui}", f"no atom {lookup.aui}"
+    """``lookup.words()``: the request in words, what "not found" says is missing."""
+    return lookup.words()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from dataclasses import fields, replace
 from functools import cache
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.constants import (
@@ -46,6 +46,7 @@ from tempmedbench_synonyms.constants import (
 )
 from tempmedbench_synonyms.errors import BadInputError, Outcome, TempMedBenchError
 from tempmedbench_synonyms.lookups import (
+    KINDS,
     Answer,
     Atom,
     Atoms,
@@ -53,20 +54,17 @@ from tempmedbench_synonyms.lookups import (
     Crosswalk,
     Cuis,
     Definitions,
-    Direction,
     Hierarchy,
-    InputType,
     Lookup,
     Relations,
-    ReturnIdType,
     Search,
-    SearchType,
     SemanticTypes,
     SourceAtoms,
     SourceConcept,
     Sources,
 )
 from tempmedbench_synonyms.options import as_path, stream_of
+from tempmedbench_synonyms.paths import Direction, InputType, ReturnIdType, SearchType
 from tempmedbench_synonyms.terminology import LocalTerminology, Terminology, UtsTerminology
 from tempmedbench_synonyms.uts.options import StrPath, UtsOptions
 
@@ -627,8 +625,9 @@ def _tuples(options: dict[str, Any], *names: str) -> dict[str, Any]:
 
 def _input_of(lookup: Relations | Hierarchy) -> str:
     """What names the input of a lookup that takes a CUI, a source code or an AUI."""
-    if isinstance(lookup, Relations) and lookup.cui is not None:
-        return lookup.cui
+    cui = getattr(lookup, "cui", None)
+    if cui is not None:
+        return str(cui)
     if lookup.aui is not None:
         return lookup.aui
     return f"{lookup.sab} {lookup.code}"
@@ -654,11 +653,10 @@ def _flag_names() -> dict[str, str]:
     ``--limit`` -> ``limit``, ``--umls-release`` -> ``release``; a switch as it is set,
     ``--offline`` -> ``offline=True``."""
     names = {"--umls-release": "release", "--mrconso": "mrconso"}
-    for kind in (UtsOptions, *get_args(Lookup)):
-        for f in fields(kind):
-            spelt = f.metadata.get("cli")
-            if spelt is not None:
-                names[spelt.flag] = f"{f.name}=True" if f.default is False else f.name
+    for f in (*fields(UtsOptions), *(f for kind in KINDS for f in fields(kind))):
+        spelt = f.metadata.get("cli")
+        if spelt is not None:
+            names[spelt.flag] = f"{f.name}=True" if f.default is False else f.name
     return names
 
 

@@ -19,11 +19,11 @@ from helpers.uts import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, f
 from tempmedbench_synonyms import constants
 from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
+from tempmedbench_synonyms.paths import for_query
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime, add_fake_uts, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts, Counters
 from tempmedbench_synonyms.uts.models import UtsAtom
-from tempmedbench_synonyms.uts.paths import for_query
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 

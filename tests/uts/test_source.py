@@ -39,6 +39,7 @@ from helpers.uts import (
     make_uts,
     virtual_limiter,
 )
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
@@ -56,7 +57,6 @@ from tempmedbench_synonyms.testing import (
     add_fake_uts,
     find_secret,
 )
-from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
@@ -703,7 +703,6 @@ def test_the_source_talks_only_to_the_cached_layer() -> None:
     assert sorted(m for m in modules if m and m.startswith("tempmedbench_synonyms.uts")) == [
         "tempmedbench_synonyms.uts.cached",
         "tempmedbench_synonyms.uts.estimate",  # the line it says before it fetches
-        "tempmedbench_synonyms.uts.paths",
         "tempmedbench_synonyms.uts.workers",  # the worker threads, shared with uts.batch
     ]
     reached = {

@@ -832,12 +832,11 @@ def test_a_concept_whose_semantic_types_are_none_has_none(tmp_path: Path) -> Non
 def test_a_cache_entry_of_the_wrong_shape_is_a_miss_and_is_fetched_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tempmedbench_synonyms.uts import paths
     from tempmedbench_synonyms.uts.cache import CacheKey, ResponseCache
 
     responses.get(f"{CONTENT}/CUI/C9000001/definitions", json=page([definition("INV", "d")]))
     cache = ResponseCache(tmp_path, BASE)
-    request = paths.definitions(REL, "C9000001", limit=1000)
+    request = Definitions("C9000001").request(REL)
     key = CacheKey.make(REL, request.path, {**request.param_dict, "limit": "1000"})
     for stored in ([{"value": "a list, not items"}], {"items": ["x"], "truncated": False},
                    {"items": [], "truncated": "no"}):  # fmt: skip

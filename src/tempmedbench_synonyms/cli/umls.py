@@ -16,7 +16,7 @@ import io
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -44,20 +44,12 @@ from tempmedbench_synonyms.cli._shared import (
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
+    KINDS,
     Answer,
-    Atom,
-    Atoms,
-    Concept,
-    Crosswalk,
-    Cuis,
-    Definitions,
     Hierarchy,
     Lookup,
     Relations,
     Search,
-    SemanticTypes,
-    SourceAtoms,
-    SourceConcept,
     Sources,
 )
 from tempmedbench_synonyms.secret import clean_text
@@ -65,7 +57,6 @@ from tempmedbench_synonyms.uts.options import UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
     from tempmedbench_synonyms.umls import Umls
-    from tempmedbench_synonyms.uts.models import Record
 
 umls_app = typer.Typer(
     name="umls",
@@ -470,37 +461,30 @@ def _table(
     )
 
 
-def _models(lookup: Lookup, answer: Answer) -> tuple[Record, ...]:
+def _models(lookup: Lookup, answer: Answer) -> list[Any]:
+    """The results as the models of the lookup's kind, in its table's ``order``."""
     from tempmedbench_synonyms.uts.models import read_results
 
-    return read_results(answer, lookup)
+    models: list[Any] = list(read_results(answer, lookup))
+    if lookup.order:
+        models.sort(key=lambda m: tuple(getattr(m, name) for name in lookup.order))
+    return models
 
 
-def _named_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    """``ui``, ``name``, ``rootSource``: a search's, a crosswalk's, a hierarchy's results (a
-    hierarchy's ``ui`` and ``aui`` as ``HierarchyEntry`` reads them: ``models.entry_ids``)."""
-    rows = []
-    for m in _models(lookup, answer):
-        if isinstance(lookup, Hierarchy):
-            e: Any = m
-            rows.append([_shown(e.ui), _shown(e.name), _shown(e.root_source), _shown(e.aui)])
-        else:
-            rows.append([_shown(m.raw.get(k)) for k in ("ui", "name", "rootSource")])
-    return rows
+def _rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
+    """One row a result: the kind's ``columns``, each an attribute of the result's model."""
+    return [[_cell(getattr(m, c.attribute)) for c in lookup.columns]
+            for m in _models(lookup, answer)]  # fmt: skip
 
 
-def _atom_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    return [
-        [_shown(a.ui), _shown(a.root_source), _shown(a.term_type), _shown(a.language),
-         _shown(a.cui), "yes" if a.usable else "no", _shown(a.name)]
-        for a in _sorted_atoms(lookup, answer)
-    ]  # fmt: skip
-
-
-def _sorted_atoms(lookup: Lookup, answer: Answer) -> list[Any]:
-    """Atoms in a stable order (UTS sends them in none): source, term type, name, AUI."""
-    atoms: list[Any] = list(_models(lookup, answer))
-    return sorted(atoms, key=lambda a: (a.root_source, a.term_type, a.name, a.ui))
+def _cell(value: Any) -> str:
+    """A value as a table cell: ``yes``/``no`` for a flag (as every table says it), a list
+    joined, a server's string as ``_shown``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_shown(v) for v in value)
+    return _shown(value)
 
 
 def _atom_json(atom: Any) -> dict[str, Any]:
@@ -520,22 +504,21 @@ def _atom_json(atom: Any) -> dict[str, Any]:
 
 def _atoms_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
     found = answer.outcome is Outcome.FOUND
-    atoms = [_atom_json(a) for a in _sorted_atoms(lookup, answer)] if found else []
+    atoms = [_atom_json(a) for a in _models(lookup, answer)] if found else []
     return {"found": found, "atoms": atoms}
 
 
 def _concept_doc(lookup: Lookup, answer: Answer) -> dict[str, Any] | None:
     if answer.outcome is not Outcome.FOUND:
         return None
-    (concept,) = _models(lookup, answer)[:1]
-    c: Any = concept
+    c: Any = _models(lookup, answer)[0]
     return {
         "cui": _shown(c.ui),
         "name": None if c.name is None else _shown(c.name),
         "status": None if c.status is None else _shown(c.status),
         "suppressible": c.suppressible,
         "atom_count": c.atom_count,
-        "semantic_types": [_shown(t.name) for t in c.semantic_types if t.name],
+        "semantic_types": [_shown(name) for name in c.type_names],
         "release": answer.release,  # the concrete release the answer came from
     }
 
@@ -545,48 +528,43 @@ def _concept_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
     return [[k, _cell(v)] for k, v in doc.items()]
 
 
-def _cell(value: Any) -> str:
-    """A value as a table cell: ``yes``/``no`` for a flag (as every table says it), a list
-    joined."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(value)
-    return "" if value is None else str(value)
-
-
 def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
     return {"found": answer.outcome is Outcome.FOUND, "concept": _concept_doc(lookup, answer)}
 
 
 NO_CONCEPT = {"found": False, "concept": None}
-NAMED = Shown(["UI", "NAME", "SOURCE"], _named_rows)
-ATOMS = Shown(["AUI", "SAB", "TTY", "LAT", "CUI", "USABLE", "NAME"], _atom_rows, _atoms_extra,
-              {"found": False, "atoms": []})  # fmt: skip
+_ATOMS_KEYS = {"extra": _atoms_extra, "empty": {"found": False, "atoms": []}}
+#: The keys the commands that came before SPEC 11 print beside ``results`` (kept: section 7),
+#: and the one concept ``umls concept`` shows as FIELD VALUE.
+_BEFORE: dict[str, dict[str, Any]] = {
+    "atoms": _ATOMS_KEYS, "source": _ATOMS_KEYS, "atom": _ATOMS_KEYS,
+    "concept": {"extra": _concept_extra, "empty": NO_CONCEPT,
+                "one": Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)},
+}  # fmt: skip
+
+
+def _shown_of(kind: type[Lookup]) -> Shown:
+    """How a kind's answers are shown: its ``columns``."""
+    optional = frozenset(c.header for c in kind.columns if c.optional)
+    return Shown([c.header for c in kind.columns], _rows, optional=optional,
+                 **_BEFORE.get(kind.command, {}))  # fmt: skip
 
 
 # -- the commands ----------------------------------------------------------------------------
 #
-# Ten commands take their inputs alike (one word each, or SAB CODE...) and differ only in their
-# lookup, their table and their help: ``_command`` makes each from one line of ``COMMANDS``.
-# relations, hierarchy and sources take flags of their own and are written out below.
+# Every kind of ``lookups.KINDS`` is one command, its inputs one word each (a term, a CUI, an
+# AUI) or SAB CODE..., its options the kind's fields, its help the kind's; relations, hierarchy
+# and sources take inputs of their own and are written out below.
 
 
-def _command(
-    name: str,
-    lookup: Callable[..., Lookup],
-    shown: Shown,
-    doc: str,
-    *,
-    takes: tuple[str, str, str] | None = None,
-    options: bool = True,
-) -> None:
-    """Add ``umls NAME``: its inputs ``takes`` = (metavar, help, the field of ``lookup`` each
-    fills) of one word each, or ``SAB CODE...`` when ``None``;
-    ``options``: ``lookup``'s fields are options of the command (``with_options``)."""
+def _command(kind: type[Lookup]) -> Callable[..., None]:
+    """``umls COMMAND`` of ``kind``: its inputs one word each (``argument``), or ``SAB
+    CODE...``; the kind's fields that carry a flag are its options (``with_options``)."""
+    coded = kind.inputs == ("sab", "code")
+    options = any(f.metadata.get("cli") for f in fields(kind))
     params = [
-        *_arguments(takes),
-        *([_param("lookup", lookup, lookup())] if options else []),
+        *_arguments(None if coded else (*kind.argument, kind.inputs[0])),
+        *([_param("lookup", kind, kind())] if options else []),
         _param("asking", Asking, Asking()),
         _param("uts", Network, UtsOptions()),
         _param("json_out", JsonLinesOption, False),
@@ -597,20 +575,18 @@ def _command(
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
         base = given.get("lookup")
-        if takes is None:
+        if coded:
             items = _coded(given["sab"], given["codes"], asking.file,
-                           lambda s, c: _lookup(lookup, base, sab=s, code=c))  # fmt: skip
+                           lambda s, c: _lookup(kind, base, sab=s, code=c))  # fmt: skip
         else:
-            field_name = takes[2]
             items = _plain(given["ids"], asking.file,
-                           lambda one: _lookup(lookup, base, **{field_name: one}))  # fmt: skip
-        _run(items, asking, given["uts"], shown, json_out=given["json_out"],
+                           lambda one: _lookup(kind, base, **{kind.inputs[0]: one}))  # fmt: skip
+        _run(items, asking, given["uts"], _shown_of(kind), json_out=given["json_out"],
              quiet=given["quiet"], verbose=given["verbose"])  # fmt: skip
 
-    command.__name__ = f"{name.replace('-', '_')}_command"
-    command.__doc__ = doc
+    command.__name__ = f"{kind.command.replace('-', '_')}_command"
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
-    umls_app.command(name, cls=PlainUsage)(with_options(command))
+    return command
 
 
 def _arguments(takes: tuple[str, str, str] | None) -> list[inspect.Parameter]:
@@ -633,93 +609,6 @@ def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
     return found
 
 
-def _definition_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    return [[_shown(m.raw.get("rootSource")), _shown(m.raw.get("value"))]
-            for m in _models(lookup, answer)]  # fmt: skip
-
-
-def _type_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    return [[_shown(getattr(m, "name", None)), _shown(getattr(m, "tui", None)),
-             _shown(getattr(m, "tree_number", None))]
-            for m in _models(lookup, answer)]  # fmt: skip
-
-
-_LINKS = ("atoms", "parents", "children", "ancestors", "descendants", "relations", "definitions",
-          "attributes", "concepts", "defaultPreferredAtom")  # fmt: skip
-
-
-def _cluster_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    rows = []
-    for m in _models(lookup, answer):
-        raw = m.raw
-        links = " ".join(name for name in _LINKS if raw.get(name))
-        obsolete: Any = getattr(m, "obsolete", None)
-        rows.append([_shown(raw.get("ui")), _shown(raw.get("name")), _shown(raw.get("rootSource")),
-                     "" if obsolete is None else ("yes" if obsolete else "no"),
-                     _shown(raw.get("atomCount")), links])  # fmt: skip
-    return rows
-
-
-def _concepts_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    doc = _concept_doc(lookup, answer) or {}
-    names = ("cui", "name", "status", "atom_count")
-    return [[*(_shown(doc.get(k)) for k in names), ", ".join(doc.get("semantic_types") or ())]]
-
-
-DEFINITIONS = Shown(["SOURCE", "DEFINITION"], _definition_rows)
-TYPES = Shown(["NAME", "TUI", "TREE"], _type_rows, optional=frozenset({"TREE"}))
-CLUSTERS = Shown(["UI", "NAME", "SOURCE", "OBSOLETE", "ATOMS", "LINKS"], _cluster_rows)
-ONE_CONCEPT = Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)
-CONCEPTS = Shown(["CUI", "NAME", "STATUS", "ATOMS", "TYPES"], _concepts_rows, _concept_extra,
-                 NO_CONCEPT, ONE_CONCEPT)  # fmt: skip
-TERMS = ("TERM", "Terms to find (quote a term of several words).", "string")
-CUIS = ("CUI", "Concepts.", "cui")
-AUIS = ("AUI", "Atoms.", "aui")
-
-_command("search", Search, NAMED, takes=TERMS, doc="""Search UMLS for terms: the concepts (or codes,
-    atoms...) that match, in UTS's order.
-
-    Quote a term of several words; --file reads one term a line. --mrconso answers an exact
-    search (--search-type exact) from your own MRCONSO.RRF.
-
-    Example:
-
-        tempmedbench-synonyms umls search "heart attack" --sabs SNOMEDCT_US,MSH
-    """)  # fmt: skip
-_command("cuis", Cuis, NAMED, doc="""The concepts a source code belongs to (code to CUI).
-
-    Example:
-
-        tempmedbench-synonyms umls cuis SNOMEDCT_US 22298006 44054006
-    """)  # fmt: skip
-_command("crosswalk", Crosswalk, NAMED, doc="""The codes of other sources that share a concept
-    with a code ("what is the equivalent code in Y?").
-
-    Example:
-
-        tempmedbench-synonyms umls crosswalk SNOMEDCT_US 22298006 --target-sabs ICD10CM
-    """)  # fmt: skip
-_command("definitions", Definitions, DEFINITIONS, takes=CUIS, doc="""What concepts mean: their
-    definitions, by source.
-
-    Example:
-
-        tempmedbench-synonyms umls definitions C0018787 --sabs MSH
-    """)  # fmt: skip
-
-
-def _relation_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    rows = []
-    for m in _models(lookup, answer):
-        r: Any = m
-        rows.append([_shown(r.related_from_ui), _shown(r.relation_label),
-                     _shown(r.additional_relation_label), _shown(r.related_ui),
-                     _shown(r.root_source)])  # fmt: skip
-    return rows
-
-
-@umls_app.command("relations", cls=PlainUsage)
-@with_options
 def relations_command(
     ids: Annotated[
         list[str] | None,
@@ -741,13 +630,6 @@ def relations_command(
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """The relations of concepts, source codes or atoms, as UTS gives them (never inverted):
-    FROM, LABEL (and the additional label), TO, and the source that asserts it.
-
-    Example:
-
-        tempmedbench-synonyms umls relations --source SNOMEDCT_US 22298006 --relation-labels PAR
-    """
     if source and aui:
         raise UsageError("--source and --aui contradict each other: pick one")
     if source:
@@ -757,28 +639,9 @@ def relations_command(
         items = _plain(ids, asking.file, lambda a: replace(lookup, aui=a))
     else:
         items = _plain(ids, asking.file, lambda c: replace(lookup, cui=c))
-    shown = Shown(["FROM", "LABEL", "ADDITIONAL", "TO", "SOURCE"], _relation_rows)
-    _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
+    _run(items, asking, uts, _shown_of(Relations), json_out=json_out, quiet=quiet, verbose=verbose)
 
 
-_command("semantic-types", SemanticTypes, TYPES, takes=CUIS, doc="""The semantic types of
-    concepts: name and TUI (with --details, the tree number too).
-
-    Example:
-
-        tempmedbench-synonyms umls semantic-types C0018787 --details
-    """)  # fmt: skip
-_command("source-concept", SourceConcept, CLUSTERS, doc="""Source codes: name, obsolete, atom
-    count and the links UTS gives (--json: every link).
-
-    Example:
-
-        tempmedbench-synonyms umls source-concept SNOMEDCT_US 22298006
-    """)  # fmt: skip
-
-
-@umls_app.command("hierarchy", cls=PlainUsage)
-@with_options
 def hierarchy_command(
     ids: Annotated[
         list[str] | None,
@@ -808,13 +671,6 @@ def hierarchy_command(
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Where codes (or atoms) sit in their source's hierarchy: their parents, children,
-    ancestors or descendants (one of --parents, --children, --ancestors, --descendants).
-
-    Example:
-
-        tempmedbench-synonyms umls hierarchy SNOMEDCT_US 22298006 --parents
-    """
     chosen = [name for name, on in (("parents", parents), ("children", children),
               ("ancestors", ancestors), ("descendants", descendants)) if on]  # fmt: skip
     directions = "--parents, --children, --ancestors, --descendants"
@@ -829,21 +685,9 @@ def hierarchy_command(
     else:
         sab, codes = _sab_first(ids)
         items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
-    shown = Shown(["UI", "NAME", "SOURCE", "AUI"], _named_rows, optional=frozenset({"AUI"}))
-    _run(items, asking, uts, shown, json_out=json_out, quiet=quiet, verbose=verbose)
+    _run(items, asking, uts, _shown_of(Hierarchy), json_out=json_out, quiet=quiet, verbose=verbose)
 
 
-def _source_rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    rows = []
-    for m in _models(lookup, answer):
-        s: Any = m
-        rows.append([_shown(s.abbreviation), _shown(s.family), _shown(s.language),
-                     _shown(s.restriction_level)])  # fmt: skip
-    return rows
-
-
-@umls_app.command("sources", cls=PlainUsage)
-@with_options
 def sources_command(
     asking: OneRequest = Asking(),
     uts: OneNetwork = UtsOptions(),
@@ -851,43 +695,14 @@ def sources_command(
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """The sources of a release (asked with no key): abbreviation, family, language and
-    restriction level.
-
-    Example:
-
-        tempmedbench-synonyms umls sources --umls-release 2025AB
-    """
-    shown = Shown(["ABBREVIATION", "FAMILY", "LANGUAGE", "RESTRICTION"], _source_rows)
-    _run(lambda: [("sources", Sources())], asking, uts, shown, json_out=json_out, quiet=quiet,
-         verbose=verbose)  # fmt: skip
+    _run(lambda: [("sources", Sources())], asking, uts, _shown_of(Sources), json_out=json_out,
+         quiet=quiet, verbose=verbose)  # fmt: skip
 
 
-_command("atoms", Atoms, ATOMS, takes=CUIS, doc="""The English atoms of concepts, obsolete and
-    suppressible ones left out (--preferred: the one preferred atom).
-
-    Example:
-
-        tempmedbench-synonyms umls atoms C0020538 --sab SNOMEDCT_US
-    """)  # fmt: skip
-_command("source", SourceAtoms, ATOMS, doc="""The English atoms of source-asserted codes, as a
-    table's route source asks for them.
-
-    Example:
-
-        tempmedbench-synonyms umls source SNOMEDCT_US 38341003
-    """)  # fmt: skip
-_command("atom", Atom, ATOMS, takes=AUIS, options=False, doc="""Atoms by their AUI (the request
-    a table's route aui sends).
-
-    Example:
-
-        tempmedbench-synonyms umls atom A3220484 --json
-    """)  # fmt: skip
-_command("concept", Concept, CONCEPTS, takes=CUIS, options=False, doc="""Concepts: name,
-    status, atom count and semantic types (the release probe's request).
-
-    Example:
-
-        tempmedbench-synonyms umls concept C0020538
-    """)  # fmt: skip
+_WRITTEN: dict[str, Callable[..., None]] = {
+    "relations": relations_command, "hierarchy": hierarchy_command, "sources": sources_command,
+}  # fmt: skip
+for _kind in KINDS:  # in KINDS' order, as --help lists them
+    _made = _WRITTEN.get(_kind.command) or _command(_kind)
+    _made.__doc__ = _kind.__doc__
+    umls_app.command(_kind.command, cls=PlainUsage)(with_options(_made))

@@ -12,7 +12,6 @@ __all__ = [
     "estimate",
     "models",
     "options",
-    "paths",
     "ratelimit",
     "retry",
     "session",

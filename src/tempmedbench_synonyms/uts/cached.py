@@ -1,7 +1,7 @@
 """The UTS client behind the response cache: one answer at a time, and a run's memo.
 
 ``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms; for SPEC
-section 11, any request of ``uts.paths``: ``lookup``) from the response cache, else from UMLS,
+section 11, any request of ``paths``: ``lookup``) from the response cache, else from UMLS,
 and stores every complete answer at once, as UTS sent it; ``current`` is resolved to a concrete
 release before any cache key is made (SPEC section 3). It is all the atom source
 (``uts.source``), the lookups (``uts.terms``) and the ``umls`` commands talk to: they never
@@ -21,7 +21,7 @@ It owns the decisions between the two:
   file instead of one entry per query (the cache stores the file; what it holds, its name and
   when it is valid are decided here).
 
-Every request is built by ``uts.paths``, which checks its identifiers first.
+Every request is built by ``paths``, which checks its identifiers first.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from tempmedbench_synonyms import constants
+from tempmedbench_synonyms import constants, paths
 from tempmedbench_synonyms.atoms import (
     Atom,
     AtomQuery,
@@ -56,8 +56,8 @@ from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
+from tempmedbench_synonyms.paths import Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
-from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
 from tempmedbench_synonyms.uts.models import (
@@ -67,7 +67,6 @@ from tempmedbench_synonyms.uts.models import (
     release_in,
     release_of,
 )
-from tempmedbench_synonyms.uts.paths import Kind, UtsRequest
 
 log = logging.getLogger(__name__)
 
@@ -649,7 +648,7 @@ class CachedUts:
         return self._known_current()
 
     def lookup(self, umls_release: str, build: Build) -> Got:
-        """The answer to any request (``uts.paths``) as UTS sent it, from the cache, else UMLS
+        """The answer to any request (``paths``) as UTS sent it, from the cache, else UMLS
         (and cached whole, at once). A 404 from UMLS is taken for "not found" only once the
         release is known to be served (``check_served``); an empty list is "not found" too,
         for the caller to say."""

@@ -26,7 +26,7 @@ import urllib3.exceptions
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from tempmedbench_synonyms import jsonio
+from tempmedbench_synonyms import jsonio, paths
 from tempmedbench_synonyms.constants import __version__
 from tempmedbench_synonyms.errors import (
     BadInputError,
@@ -36,7 +36,6 @@ from tempmedbench_synonyms.errors import (
     UnavailableError,
 )
 from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
-from tempmedbench_synonyms.uts import paths
 from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter

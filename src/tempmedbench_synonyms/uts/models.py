@@ -18,24 +18,8 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from tempmedbench_synonyms.atoms import Atom
-from tempmedbench_synonyms.lookups import (
-    Answer,
-    Atoms,
-    Concept,
-    Crosswalk,
-    Cuis,
-    Definitions,
-    Hierarchy,
-    Lookup,
-    Relations,
-    Search,
-    SemanticTypes,
-    SourceAtoms,
-    SourceConcept,
-    Sources,
-    clean,
-)
-from tempmedbench_synonyms.lookups import Atom as AtomLookup
+from tempmedbench_synonyms.lookups import Answer, Lookup, clean
+from tempmedbench_synonyms.paths import last_segment
 
 
 def _flag(value: object) -> bool | None:
@@ -69,19 +53,6 @@ def link_segments(link: str | None) -> list[str]:
     if not link:
         return []
     return [unquote(part) for part in urlsplit(link).path.split("/") if part]
-
-
-def last_segment(link: str | None) -> str:
-    """The last path segment of a link, decoded: the CUI of a ``concept`` link, for example."""
-    if not link:
-        return ""
-    # The same as link_segments(link)[-1], without a full URL parse for every atom of a warm run.
-    path = link.partition("?")[0].partition("#")[0].rstrip("/")
-    _, scheme, rest = path.partition("://")
-    if scheme and "/" not in rest:  # "https://host" has no path segment
-        return ""
-    last = path.rsplit("/", 1)[-1]
-    return unquote(last) if "%" in last else last
 
 
 def link_id(value: object) -> str | None:
@@ -325,6 +296,15 @@ class SourceAtomCluster(Record):
     attributes: Link = None
     default_preferred_atom: Link = Field(default=None, alias="defaultPreferredAtom")
 
+    @property
+    def link_names(self) -> str:
+        """The names of the links UTS gave, as the ``umls source-concept`` table shows them."""
+        return " ".join(name for name in _LINKS if self.raw.get(name))
+
+
+_LINKS = ("atoms", "parents", "children", "ancestors", "descendants", "relations", "definitions",
+          "attributes", "concepts", "defaultPreferredAtom")  # fmt: skip
+
 
 class Definition(Record):
     """One definition of a concept: its source and its text."""
@@ -489,16 +469,17 @@ class AtomRecord(UtsAtom, Record):
 class ConceptRecord(UtsConcept, Record):
     """A concept that keeps the object UTS sent (``umls concept``)."""
 
+    @property
+    def type_names(self) -> list[str]:
+        """The names of its semantic types."""
+        return [t.name for t in self.semantic_types if t.name]
+
 
 def result_model(lookup: Lookup) -> type[Record]:
-    """The model of each result of ``lookup``'s answer."""
-    models: dict[type[Any], type[Record]] = {
-        Search: SearchResult, Cuis: SearchResult, Crosswalk: SourceAtomCluster,
-        SourceConcept: SourceAtomCluster, Definitions: Definition, Relations: Relation,
-        SemanticTypes: SemanticTypeInfo, Hierarchy: HierarchyEntry, Sources: RootSource,
-        Concept: ConceptRecord, Atoms: AtomRecord, SourceAtoms: AtomRecord, AtomLookup: AtomRecord,
-    }  # fmt: skip
-    return models[type(lookup)]
+    """The model of each result of ``lookup``'s answer: the class its kind names (``model``)."""
+    model = globals().get(lookup.model)
+    assert isinstance(model, type) and issubclass(model, Record), lookup.model
+    return model
 
 
 def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:

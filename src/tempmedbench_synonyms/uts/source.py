@@ -36,10 +36,10 @@ from typing import TextIO
 
 from tempmedbench_synonyms.atoms import AtomQuery, FetchResult
 from tempmedbench_synonyms.errors import Interrupted, TempMedBenchError
+from tempmedbench_synonyms.paths import UtsRequest
 from tempmedbench_synonyms.progress import fetch_progress
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Counters, to_atoms
 from tempmedbench_synonyms.uts.estimate import estimate_line
-from tempmedbench_synonyms.uts.paths import UtsRequest
 from tempmedbench_synonyms.uts.workers import completions
 
 log = logging.getLogger(__name__)

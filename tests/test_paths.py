@@ -1,13 +1,22 @@
-"""uts.paths: every request SPEC section 3 names, built in one place from checked identifiers."""
+"""paths: every request SPEC section 3 names, built in one place from checked identifiers."""
 
 from __future__ import annotations
 
 import pytest
 
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.atoms import AtomQuery
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.uts import paths
-from tempmedbench_synonyms.uts.paths import UtsRequest
+from tempmedbench_synonyms.lookups import (
+    Crosswalk,
+    Definitions,
+    Hierarchy,
+    Relations,
+    Search,
+    SourceAtoms,
+    SourceConcept,
+)
+from tempmedbench_synonyms.paths import UtsRequest
 
 ATOMS = (
     ("language", "ENG"),
@@ -137,13 +146,18 @@ def test_only_sources_go_without_the_key_and_a_limit_is_never_sent() -> None:
         "list", "/metadata/current/sources", (("pageSize", "200"),), keyless=True, limit=1000
     )
     others = [
-        paths.search("2099AA", "x", limit=3),
-        paths.crosswalk("2099AA", "INV", "1", limit=4),
-        paths.definitions("2099AA", "C9000001"),
-        paths.relations("2099AA", aui="A90000001"),
-        paths.hierarchy("2099AA", "descendants", sab="INV", code="a/b"),
-        paths.source_concept("2099AA", "INV", "1"),
-        paths.preferred_atom("2099AA", sab="INV", code="1"),
+        *(
+            kind.request("2099AA")
+            for kind in (
+                Search("x", limit=3),
+                Crosswalk("INV", "1", limit=4),
+                Definitions("C9000001"),
+                Relations(aui="A90000001"),
+                Hierarchy("descendants", sab="INV", code="a/b"),
+                SourceConcept("INV", "1"),
+                SourceAtoms("INV", "1", preferred=True),
+            )
+        ),
         paths.semantic_type("2099AA", "T047"),
     ]
     assert not any(r.keyless for r in others)

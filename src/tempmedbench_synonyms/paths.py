@@ -1,0 +1,254 @@
+"""Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
+
+Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
+path-encodes them (``quote(value, safe="")``), so nothing malformed is sent or cached::
+
+    concept(umls_release, cui)        GET /content/{release}/CUI/{cui}          the release probe
+    concept_atoms(umls_release, cui)  GET /content/{release}/CUI/{cui}/atoms    every source
+    for_query(umls_release, query)    route source: /content/{release}/source/{sab}/{code}/atoms
+                                      route cui:    /content/{release}/CUI/{cui}/atoms?sabs={sab}
+                                      route aui:    /content/{release}/AUI/{aui}  (apiKey only)
+
+Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
+``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
+
+SPEC section 11's requests are built by each lookup kind (``lookups``, ``request``) from the
+parts below (``route``, ``subject``, ``check_term``, ``joined``...), each option under UTS's own
+name. Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search gets
+its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
+``sources`` is the one request sent without the key (``UtsRequest.keyless``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, unquote
+
+from tempmedbench_synonyms.atoms import (
+    AtomQuery,
+    check_aui,
+    check_code,
+    check_cui,
+    check_release,
+    check_sab,
+)
+from tempmedbench_synonyms.errors import BadInputError
+
+SearchType = Literal[
+    "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation"
+]
+InputType = Literal["atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty"]
+ReturnIdType = Literal["aui", "concept", "code", "sourceConcept", "sourceDescriptor", "sourceUi"]
+Direction = Literal["parents", "children", "ancestors", "descendants"]
+
+SEARCH_TYPES: tuple[str, ...] = SearchType.__args__  # type: ignore[attr-defined]
+INPUT_TYPES: tuple[str, ...] = InputType.__args__  # type: ignore[attr-defined]
+RETURN_ID_TYPES: tuple[str, ...] = ReturnIdType.__args__  # type: ignore[attr-defined]
+DIRECTIONS: tuple[str, ...] = Direction.__args__  # type: ignore[attr-defined]
+
+#: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
+PAGE_SIZE = 200
+#: SPEC section 3: the parameters of every atoms request.
+ATOMS_PARAMS: dict[str, str] = {
+    "language": "ENG",
+    "includeObsolete": "false",
+    "includeSuppressible": "false",
+    "pageSize": str(PAGE_SIZE),
+}
+
+#: What an answer holds: a concept, one atom (route aui), or a list of atoms (every page); for
+#: SPEC 11, any one object, a list that follows ``pageCount`` up to a limit, or a search.
+Kind = Literal["concept", "atom", "atoms", "object", "list", "search"]
+
+#: The longest search term sent (a term is one query parameter; UTS matches names, not texts).
+MAX_TERM_LENGTH = 500
+#: A TUI, a semantic type's identifier: T and 3 digits (T047).
+_TUI = re.compile(r"T[0-9]{3}")
+
+
+@dataclass(frozen=True, slots=True)
+class UtsRequest:
+    """One request: what it answers, its path under the base URL and its query parameters.
+
+    ``keyless``: sent without the API key (``/metadata/{release}/sources`` only, SPEC 11).
+    ``limit``: for kinds ``list`` and ``search``, the most results kept (0: all); it is part
+    of the answer's cache key, never sent.
+    """
+
+    kind: Kind
+    path: str
+    params: tuple[tuple[str, str], ...] = ()
+    keyless: bool = False
+    limit: int = 0
+
+    @property
+    def param_dict(self) -> dict[str, str]:
+        return dict(self.params)
+
+
+#: A request given its release (``concept`` would be ``partial(concept, cui=...)``): how a
+#: lookup hands its request to the cache, which asks it in the release it settles on.
+Build = Callable[[str], UtsRequest]
+
+
+def route(name: str, umls_release: str) -> str:
+    """``/{name}/{release}``: the start of a request's path (``content``, ``search``...)."""
+    return f"/{name}/{quote(check_release(umls_release), safe='')}"
+
+
+def content(umls_release: str) -> str:
+    """``/content/{release}``."""
+    return route("content", umls_release)
+
+
+def seg(value: str) -> str:
+    """``value`` as one path segment (``quote(value, safe="")``)."""
+    return quote(value, safe="")
+
+
+_ATOMS = tuple(ATOMS_PARAMS.items())
+
+
+def concept(umls_release: str, cui: str) -> UtsRequest:
+    """The concept ``cui`` (the release probe, ``umls concept``)."""
+    return UtsRequest("concept", f"{content(umls_release)}/CUI/{seg(check_cui(cui))}")
+
+
+def concept_atoms(umls_release: str, cui: str) -> UtsRequest:
+    """The atoms of concept ``cui`` in every source (``umls atoms`` without ``--sab``)."""
+    return UtsRequest("atoms", f"{content(umls_release)}/CUI/{seg(check_cui(cui))}/atoms", _ATOMS)
+
+
+def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
+    """The request of one atom query (SPEC section 3's table).
+
+    ``sabs``, the other SABs of the same table, may be named in a "did you mean" hint. Route
+    ``aui`` sends no SAB, so its ``sab`` is not checked.
+    """
+    where = content(umls_release)
+    if query.route == "source":
+        sab, code = seg(check_sab(query.sab, also=sabs)), seg(check_code(query.ident))
+        return UtsRequest("atoms", f"{where}/source/{sab}/{code}/atoms", _ATOMS)
+    if query.route == "cui":
+        params = (*_ATOMS, ("sabs", check_sab(query.sab, also=sabs)))
+        return UtsRequest("atoms", f"{where}/CUI/{seg(check_cui(query.ident))}/atoms", params)
+    if query.route == "aui":
+        return UtsRequest("atom", f"{where}/AUI/{seg(check_aui(query.ident))}")
+    raise BadInputError(f"unknown route {query.route!r}")
+
+
+# -- SPEC section 11: the parts of the requests the lookup kinds build (``lookups``) ----------
+
+PAGED = (("pageSize", str(PAGE_SIZE)),)
+
+
+def check_term(term: str) -> str:
+    """``term`` if it can be sent as a search string: not blank, no control character, valid
+    Unicode, at most ``MAX_TERM_LENGTH`` characters; else BadInputError."""
+    problem = None
+    if not term.strip():
+        problem = "it is empty"
+    elif len(term) > MAX_TERM_LENGTH:
+        problem = f"it is {len(term)} characters long, more than the {MAX_TERM_LENGTH} allowed"
+    else:
+        bad = next((c for c in term if unicodedata.category(c) in ("Cc", "Cs")), None)
+        if bad is not None:
+            kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
+            problem = f"it contains {kind} character U+{ord(bad):04X}"
+    if problem is None:
+        return term
+    shown = term if len(term) <= 40 else term[:40] + "..."
+    raise BadInputError(
+        f"search term {shown!r} cannot be sent to UMLS: {problem}",
+        hint="give the term as one argument (quote a term of several words), or one a line "
+        "with --file",
+    )
+
+
+def is_tui(value: str) -> bool:
+    """Whether ``value`` is a TUI (``T`` and 3 digits)."""
+    return _TUI.fullmatch(value) is not None
+
+
+def check_tui(tui: str) -> str:
+    """``tui`` if it is a TUI (``T`` and 3 digits), else BadInputError."""
+    if is_tui(tui):
+        return tui
+    raise BadInputError(
+        f"TUI {tui[:40]!r} is not a UMLS semantic type identifier: expected T and 3 digits, "
+        "such as T047"
+    )
+
+
+def joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str) -> str:
+    """``values`` joined with ``sep``, each checked against ``pattern`` (``what``: its words)."""
+    for value in values:
+        if not pattern.fullmatch(value) or sep in value:
+            raise BadInputError(f"{value[:40]!r} cannot be sent to UMLS: it is not {what}")
+    return sep.join(values)
+
+
+def sab_list(sabs: Sequence[str]) -> str:
+    """Sources joined with a comma, each checked."""
+    return ",".join(check_sab(s) for s in sabs)
+
+
+def check_limit(limit: int) -> int:
+    if limit < 0:
+        raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+    return limit
+
+
+def code_path(umls_release: str, sab: str, code: str) -> str:
+    """``/content/{release}/source/{sab}/{code}``."""
+    return f"{content(umls_release)}/source/{seg(check_sab(sab))}/{seg(check_code(code))}"
+
+
+def subject(
+    umls_release: str, cui: str | None, sab: str | None, code: str | None, aui: str | None
+) -> str:
+    """The path of a concept, a source code or an atom: exactly one of them is given."""
+    given = [cui is not None, sab is not None or code is not None, aui is not None]
+    if sum(given) != 1:
+        raise BadInputError("give exactly one of a CUI, a source and its code, or an AUI")
+    if cui is not None:
+        return f"{content(umls_release)}/CUI/{seg(check_cui(cui))}"
+    if aui is not None:
+        return f"{content(umls_release)}/AUI/{seg(check_aui(aui))}"
+    if sab is None or code is None:
+        raise BadInputError("a source code needs both its SAB and its code")
+    return code_path(umls_release, sab, code)
+
+
+def semantic_type(umls_release: str, tui: str) -> UtsRequest:
+    """``/semantic-network/{release}/TUI/{tui}``: one semantic type's details."""
+    return UtsRequest("object", f"{route('semantic-network', umls_release)}/TUI/"
+                      f"{seg(check_tui(tui))}")  # fmt: skip
+
+
+def sources(umls_release: str, *, limit: int = 0) -> UtsRequest:
+    """``/metadata/{release}/sources``: every source of a release; sent without the key."""
+    return UtsRequest("list", f"{route('metadata', umls_release)}/sources", PAGED, keyless=True,
+                      limit=check_limit(limit))  # fmt: skip
+
+
+def last_segment(link: str | None) -> str:
+    """The last path segment of a link, decoded: the CUI of a ``concept`` link, for example."""
+    if not link:
+        return ""
+    # The same as link_segments(link)[-1], without a full URL parse for every atom of a warm run.
+    path = link.partition("?")[0].partition("#")[0].rstrip("/")
+    _, scheme, rest = path.partition("://")
+    if scheme and "/" not in rest:  # "https://host" has no path segment
+        return ""
+    last = path.rsplit("/", 1)[-1]
+    return unquote(last) if "%" in last else last
+
+
+def url(base_url: str, path: str) -> str:
+    """The URL of ``path`` under ``base_url`` (which may end in a slash)."""
+    return base_url.rstrip("/") + path
