@@ -43,9 +43,8 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from tempmedbench_synonyms.mrconso.rows import COLUMN
@@ -58,10 +57,8 @@ from tempmedbench_synonyms.mrconso.shapes import (
     concept_name_row,
     search_result_json,
 )
-
-if TYPE_CHECKING:
-    from tempmedbench_synonyms.testing.fake import FakeRow, FakeUtsData
-    from tempmedbench_synonyms.testing.rrf import Mrrel
+from tempmedbench_synonyms.testing.data import WORD, FakeRow, FakeUtsData, norm
+from tempmedbench_synonyms.testing.rrf import Mrrel
 
 #: A status and the JSON document to send with it.
 Doc = tuple[int, Any]
@@ -75,7 +72,6 @@ INPUT_TYPES = ("atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", 
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
 SEARCH_EMPTY = ("none", "list")
 _NO_RESULTS = {"ui": NONE, "name": "NO RESULTS"}
-WORD = re.compile(r"\w+")
 _LANGUAGES = {
     "ENG": "English", "FRE": "French", "GER": "German", "SPA": "Spanish", "DUT": "Dutch",
     "ITA": "Italian", "JPN": "Japanese", "POR": "Portuguese",
@@ -104,42 +100,10 @@ class _Refused(Exception):
         self.doc = doc
 
 
-def _norm(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
-class SearchIndex:
-    """Each row with its string casefolded and its words, and the rows of each word (as
-    ``_norm`` has it), so that a search looks only at rows that hold the term's words."""
-
-    def __init__(self, rows: Sequence[FakeRow]) -> None:
-        self.folded: list[tuple[FakeRow, str, frozenset[str]]] = []
-        self.rows_of: dict[str, set[int]] = {}
-        for n, row in enumerate(rows):
-            name = row.name.casefold()
-            words = frozenset(WORD.findall(name))
-            self.folded.append((row, name, words))
-            for word in {_norm(w) for w in words}:
-                self.rows_of.setdefault(word, set()).add(n)
-
-    def candidates(
-        self, search_type: str, term: str, partial: bool
-    ) -> list[tuple[FakeRow, str, frozenset[str]]]:
-        """The rows that may match: with one of the term's words (``partial``), or all of
-        them; every row for a truncation, or a term with no word."""
-        words = {_norm(w) for w in WORD.findall(term.casefold())}
-        if not words or search_type in ("leftTruncation", "rightTruncation"):
-            return self.folded
-        found = sorted((self.rows_of.get(w, set()) for w in words), key=len)
-        if partial or search_type == "approximate":
-            return [self.folded[n] for n in sorted(set().union(*found))]
-        return [self.folded[n] for n in sorted(found[0].intersection(*found[1:]))]
-
-
 #: Whether one word of the term is in an atom (its words), by search type.
 _WORD_TESTS: dict[str, Callable[[str, frozenset[str]], bool]] = {
     "words": lambda w, atom: w in atom,
-    "normalizedWords": lambda w, atom: w in {_norm(a) for a in atom},
+    "normalizedWords": lambda w, atom: w in {norm(a) for a in atom},
     "leftTruncation": lambda w, atom: any(a.endswith(w) for a in atom),
     "rightTruncation": lambda w, atom: any(a.startswith(w) for a in atom),
 }
@@ -152,12 +116,12 @@ def _matcher(search_type: str, term: str, partial: bool) -> Callable[[str, froze
     if search_type == "exact":
         return lambda name, _: name == folded
     if search_type == "normalizedString":
-        wanted = sorted(map(_norm, words))
-        return lambda name, _: bool(wanted) and sorted(map(_norm, WORD.findall(name))) == wanted
+        wanted = sorted(map(norm, words))
+        return lambda name, _: bool(wanted) and sorted(map(norm, WORD.findall(name))) == wanted
     if search_type == "approximate":
         search_type, partial = "normalizedWords", True
     if search_type == "normalizedWords":
-        words = [_norm(w) for w in words]
+        words = [norm(w) for w in words]
     test = _WORD_TESTS[search_type]
     combine = any if partial else all
     return lambda _, atom: bool(words) and combine(test(w, atom) for w in words)
