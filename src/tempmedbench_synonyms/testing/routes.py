@@ -55,6 +55,9 @@ from tempmedbench_synonyms.mrconso.shapes import (
     cluster_json,
     code_name_row,
     concept_name_row,
+    counts,
+    crosswalk_codes,
+    known_code,
     search_result_json,
 )
 from tempmedbench_synonyms.testing.data import WORD, FakeRow, FakeUtsData, norm
@@ -174,13 +177,12 @@ class Routes:
         return value
 
     def _kept(self, suppress: str) -> bool:
-        """UTS's default: no obsolete (``O``) or suppressible (``E``, ``Y``) content; each flag
-        brings back its own rows only (SPEC 12)."""
-        if suppress == "O":
-            return self.params.get("includeObsolete") == "true"
-        if suppress in ("E", "Y"):
-            return self.params.get("includeSuppressible") == "true"
-        return True
+        """Whether a row counts, by the request's flags (SPEC 12, ``shapes.counts``)."""
+        return counts(
+            suppress,
+            obsolete=self.params.get("includeObsolete") == "true",
+            suppressible=self.params.get("includeSuppressible") == "true",
+        )
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
@@ -309,7 +311,7 @@ class Routes:
         return error(404, "Not Found")
 
     def source_route(self, sab: str, code: str, tail: list[str]) -> Doc:
-        rows = self.data.by_code.get((sab, code), [])
+        rows = self._known_code_rows(sab, code)
         if not tail:
             if not rows:
                 return error(404, f"{sab} {code} not found")
@@ -417,31 +419,30 @@ class Routes:
         else:
             field = {"sourceConcept": "SCUI", "sourceDescriptor": "SDUI"}.get(return_type, "CODE")
             ident = row.fields[COLUMN[field]]
-            if ident and ident != "NOCODE":
+            if known_code(ident):
                 name = self._code_name(row.sab, field, ident)
                 yield search_result_json(ident, name, row.sab, self.links.code(row.sab, ident))
 
     def crosswalk(self, sab: str, code: str) -> Doc:
-        rows = [r for r in self.data.by_code.get((sab, code), []) if self._kept(r.suppress)]
-        if not rows:
+        rows = self._known_code_rows(sab, code)
+        if not any(self._kept(r.suppress) for r in rows):
             return error(404, f"{sab} {code} not found")
-        targets = self._set("targetSource")
-        codes = sorted(
-            {
-                (r.sab, r.code)
-                for cui in {row.cui for row in rows}
-                for r in self.data.by_cui[cui]
-                if r.sab != sab
-                and r.code not in ("", "NOCODE")
-                and self._kept(r.suppress)
-                and (targets is None or r.sab in targets)
-            }
+        targets = self._set("targetSource") or ()
+        codes = crosswalk_codes(
+            sab, rows, self.data.by_cui.__getitem__, _fields, targets=targets, counted=self._kept
         )
-        clusters = [
-            cluster_json(s, c, [r.fields for r in self.data.by_code[(s, c)]], self.links)
-            for s, c in codes
-        ]
+        clusters = [self._cluster(s, c) for s, c in codes]
         return self._paged(clusters, f"No codes share a concept with {sab} {code}")
+
+    def _known_code_rows(self, sab: str, code: str) -> list[FakeRow]:
+        """The rows of a source code; none for one never known (SPEC 12)."""
+        return self.data.by_code.get((sab, code), []) if known_code(code) else []
+
+    def _cluster(self, sab: str, code: str) -> dict[str, Any]:
+        """A code as a cluster of all its rows (SPEC 12)."""
+        return cluster_json(
+            sab, code, [r.fields for r in self.data.by_code[(sab, code)]], self.links
+        )
 
     # -- relations and hierarchies -------------------------------------------------------------
 
@@ -527,10 +528,7 @@ class Routes:
         if sab.startswith("HL7"):  # UTS answers for HL7 codes with their atoms
             return self._paged([self._atom(r) for r in relatives], f"No {kind} of {sab} {code}")
         codes = dict.fromkeys((r.sab, r.code) for r in relatives if (r.sab, r.code) != (sab, code))
-        clusters = [
-            cluster_json(s, c, [r.fields for r in self.data.by_code[(s, c)]], self.links)
-            for s, c in codes
-        ]
+        clusters = [self._cluster(s, c) for s, c in codes]
         return self._paged(clusters, f"No {kind} of {sab} {code}")
 
     # -- the semantic network and the sources ---------------------------------------------------
