@@ -21,14 +21,15 @@ piece, with searches that run in C:
 Only the rows taken are decoded, split and checked (a damaged one is bad input naming its line).
 A file that is not sorted by CUI is read a second time, for the rows of the concepts the first
 pass found, with a warning: answers never depend on the order. The codes the crosswalks give are
-clusters of all their rows, wherever they are (SPEC 12): one more pass finds them with the
-regeneration's block scan (``scan.scan_block``), which a pipe cannot give. A plain file of some
+clusters of all their rows, wherever they are (SPEC 12): one more pass finds them, which a pipe
+cannot give. A plain file of some
 size is cut into ranges that each start where a concept starts, scanned by worker processes
 (``source.scan_ranges``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import operator
@@ -43,7 +44,6 @@ from typing import Any
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import (
-    AtomQuery,
     ProgressCallback,
     check_aui,
     check_code,
@@ -134,26 +134,24 @@ class Wants:
     #: the first pass trusts that a piece holds a concept's rows as one run (it checks the order
     #: meanwhile); the second looks for every row of each concept in every piece
     sorted: bool = True
-    #: the pass for every row of the codes of the crosswalks found: the regeneration's block scan
-    needs: scan.Needs | None = None
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.cuis or self.code_keys or self.aui_keys or self.terms is not None or self.needs
-        )
+        return not (self.cuis or self.code_keys or self.aui_keys or self.terms is not None)
 
 
 @dataclass
-class Found(scan.ScanResult):
-    """What a pass found in a range of the file: ``rows`` (byte offset, fields), ``bad``,
-    ``unended`` as the block scan's, and the order of the concepts."""
+class Found:
+    """What a pass found in a range of the file."""
 
+    rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (byte offset, fields)
     #: the concepts of the rows found that are taken whole (the second pass reads them again)
     seeds: set[bytes] = field(default_factory=set)
     first: bytes | None = None  # the range's first CUI and its last (the order across ranges)
     last: bytes | None = None
     disorder: tuple[bytes, bytes] | None = None  # a CUI and the one after it, out of order
+    bad: tuple[int, str] | None = None  # (byte offset of the line, problem)
+    unended: bool = False  # the file's last row has no line end (``rows.last_row``)
 
 
 # -- one piece -----------------------------------------------------------------------------------
@@ -233,10 +231,7 @@ def _scan_piece(base: int, data: bytes, lo: int, hi: int, wants: Wants, out: Fou
     """Take the rows of ``data[lo:hi]`` (whole lines; whole concepts in a sorted file) that a
     lookup needs, check them exactly, and add them to ``out`` in file order (``base`` is the
     file offset of ``data[0]``)."""
-    if wants.needs is not None:
-        scan.scan_block(base, data, wants.needs, out, lo, hi)
-        return
-    runs = _runs(data, lo, hi)
+    runs = _runs(data, lo, hi) if wants.sorted or wants.cuis else []
     if wants.sorted:
         _check_order(runs, out)
     taken: dict[int, int] = {}  # start -> end of each line taken
@@ -663,8 +658,12 @@ def _code_rows(
     path: Path, inp: MrconsoInput, codes: set[tuple[str, str]], report: _Passes, workers: int
 ) -> dict[tuple[str, str], list[_Row]]:
     """Every row of each of ``codes``, the codes the crosswalks give, each a cluster of all its
-    rows (SPEC 12), in concepts the first pass did not take too: one more pass, by the
-    regeneration's block scan (``scan.scan_block``)."""
+    rows (SPEC 12), in concepts the first pass did not take too: one more pass.
+
+    Its codes are found by this module's own search, not by the regeneration's block scan
+    (``scan.scan_block``): over a 4M-row file, the codes of 1,000 crosswalks (22 sources) took
+    2.1 s of CPU here against 2.3 s there, and those of one source 0.37 s against 0.95 s
+    (measured: that scan matches every row of a source named, this search only the codes')."""
     if inp.kind == "pipe":
         raise BadInputError(
             "a crosswalk's codes are clusters of all their atoms, found in a second pass, and "
@@ -673,8 +672,8 @@ def _code_rows(
             hint="pass the file itself",
         )
     report.now, report.passes = report.passes, report.passes + 1
-    needs = scan.Needs.build(AtomQuery("source", sab, code) for sab, code in sorted(codes))
-    found = _one_pass(path, inp, Wants(sorted=False, needs=needs), report, workers)
+    wants = _wants(SourceAtoms(sab, code) for sab, code in codes)
+    found = _one_pass(path, inp, dataclasses.replace(wants, sorted=False), report, workers)
     clusters: dict[tuple[str, str], list[_Row]] = defaultdict(list)
     for _, fields in found.rows:
         clusters[(fields[F_SAB], fields[F_CODE])].append(fields)
