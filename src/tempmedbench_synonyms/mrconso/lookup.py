@@ -22,9 +22,8 @@ Only the rows taken are decoded, split and checked (a damaged one is bad input n
 A file that is not sorted by CUI is read a second time, for the rows of the concepts the first
 pass found, with a warning: answers never depend on the order. The codes the crosswalks give are
 clusters of all their rows, wherever they are (SPEC 12): one more pass finds them, which a pipe
-cannot give. A plain file of some
-size is cut into ranges that each start where a concept starts, scanned by worker processes
-(``source.scan_ranges``).
+cannot give. A plain file of some size is cut into ranges that each start where a concept
+starts, scanned by worker processes (``source.scan_ranges``).
 """
 
 from __future__ import annotations
