@@ -231,8 +231,8 @@ def test_crosswalk_is_every_other_sources_code_in_a_concept_of_the_code(tmp_path
 
 
 def test_a_crosswalk_result_is_the_source_atom_cluster_uts_sends(tmp_path: Path) -> None:
-    """A code's atoms in the concepts the crosswalk found: D001's atom in C0000003, a concept
-    without the code asked for, is not one of them (one pass; see the module docstring)."""
+    """A code is the cluster of all its atoms (SPEC 12): D001's atom in C0000003, a concept
+    without the code asked for, is one of them (read in a second pass)."""
     path = write(tmp_path / "MRCONSO.RRF", CROSSWALK)
     msh = one(path, Crosswalk("SNOMEDCT_US", "100", target_sabs=("MSH",))).results
     at = f"{CONTENT}/source/MSH/D001"
@@ -243,7 +243,7 @@ def test_a_crosswalk_result_is_the_source_atom_cluster_uts_sends(tmp_path: Path)
             "suppressible": False,
             "obsolete": False,
             "rootSource": "MSH",
-            "atomCount": 2,
+            "atomCount": 3,
             "cVMemberCount": 0,
             "attributes": f"{at}/attributes",
             "atoms": f"{at}/atoms",
@@ -290,6 +290,48 @@ def test_a_crosswalk_with_nothing_to_give_is_not_found(
     assert (answer.outcome, answer.results, answer.message) == (
         Outcome.NOT_FOUND, (), f"{path} has {message}{LEFT_OUT}"
     )  # fmt: skip
+
+
+# Where the local lookups and the fake read SPEC 12 apart before they shared one meaning of a
+# row: a code's atoms in a concept the crosswalk did not find (MSH D002's in C0000008), an empty
+# CODE (never known), a SUPPRESS that is none of N, O, E, Y (it counts as N).
+APART = [
+    row("C0000007", A(701), "SNOMEDCT_US", "700", "Quill fever"),
+    row("C0000007", A(702), "MSH", "D002", "Quill fever", tty="MH"),
+    row("C0000007", A(703), "LNC", "", "Quill titre", tty="LN"),
+    row("C0000007", A(704), "HPO", "HP7", "Quill pyrexia", suppress="X"),
+    row("C0000008", A(801), "MSH", "D002", "Fever of quills", tty="ET", suppress="O"),
+    row("C0000008", A(802), "MSH", "D002", "Quill fevers", tty="PM", ts="S"),
+    row("C0000009", A(901), "SNOMEDCT_US", "900", "Only apart", suppress="X"),
+    row("C0000009", A(902), "NCI", "N9", "Apart too"),
+]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_crosswalk_of_the_file_and_of_the_fake_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """SPEC 12: every known code of another source with a counted atom in a concept of the code,
+    each a cluster of all its rows (``atomCount`` 3 for D002, two of them in C0000008); the
+    file and the fake built from it answer exactly alike."""
+    monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
+    path = write(tmp_path / "MRCONSO.RRF", [*CROSSWALK, *APART])
+    fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
+    asked = [("SNOMEDCT_US", "700"), ("SNOMEDCT_US", "900"), ("SNOMEDCT_US", "100"),
+             ("MSH", "D002"), ("MSH", "D001")]  # fmt: skip
+    local = ask(path, *(Crosswalk(sab, code) for sab, code in asked), workers=workers)
+    theirs = []
+    for sab, code in asked:
+        reply = fake.handle(f"/crosswalk/{RELEASE}/source/{sab}/{code}",
+                            {"apiKey": ["k"], "pageSize": ["200"]},
+                            base_url="https://uts-ws.nlm.nih.gov/rest")  # fmt: skip
+        theirs.append([clean(r) for r in json.loads(reply.body)["result"]])
+    assert [list(a.results) for a in local] == theirs
+    assert [uis(a) for a in local[:2]] == [
+        [("HP7", "Quill pyrexia", "HPO"), ("D002", "Quill fever", "MSH")],
+        [("N9", "Apart too", "NCI")],
+    ]
+    assert [r["atomCount"] for r in local[0].results] == [1, 3]
 
 
 # The atoms of one code, each better than the next by one key of SPEC 11's name order:
@@ -800,17 +842,26 @@ BATCH: list[Lookup] = [
 ]
 
 
+#: BATCH but its crosswalk that gives codes, which are read in a second pass
+ONE_PASS = [q for q in BATCH if q != Crosswalk("SNOMEDCT_US", "100")]
+
+
+@pytest.mark.parametrize("passes", [1, 2])
 def test_a_sorted_file_is_read_once_and_said_done_at_its_end(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, passes: int
 ) -> None:
+    """One pass for a batch; a second for the codes its crosswalks give, each the cluster of
+    all its rows (SPEC 12), wherever they are."""
     path = write(tmp_path / "MRCONSO.RRF", CROSSWALK)
     size = path.stat().st_size
     seen: list[tuple[int, int]] = []
     caplog.set_level(logging.INFO, LOG)
-    ask(path, *BATCH, progress=lambda done, total: seen.append((done, total)))
-    assert seen[0] == (0, size) and seen[-1] == (size, size)
-    assert all(total == size and done < size for done, total in seen[:-1])
-    assert [r.getMessage() for r in caplog.records] == [
+    ask(path, *(ONE_PASS if passes == 1 else BATCH),
+        progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    assert seen[0] == (0, size) and seen[-1] == (passes * size, passes * size)
+    assert all(done < total for done, total in seen[:-1])
+    assert {total for _, total in seen} == {size * n for n in range(1, passes + 1)}
+    assert [r.getMessage() for r in caplog.records] == passes * [
         f"scanning {path} in this process: the file is under 64 MiB"
     ]
 
@@ -835,8 +886,8 @@ def test_a_file_out_of_cui_order_is_read_twice_with_a_warning_and_answers_the_sa
         f"{path} is not sorted by CUI (C0000003 comes after C0000005), as the MRCONSO.RRF NLM "
         "ships is: it is read a second time for the rows of the concepts found"
     ]
-    assert seen[-1] == (2 * size, 2 * size)
-    assert all(done < 2 * size for done, _ in seen[:-1])
+    assert seen[-1] == (3 * size, 3 * size)  # and a third for the crosswalk's codes
+    assert all(done < 3 * size for done, _ in seen[:-1])
 
 
 def test_a_concept_split_in_two_runs_is_out_of_order(
@@ -920,14 +971,27 @@ def feed_pipe(tmp_path: Path, rows: Sequence[str]) -> tuple[Path, threading.Thre
 
 
 def test_a_pipe_is_read_once(tmp_path: Path) -> None:
-    expected = ask(write(tmp_path / "plain.RRF", CROSSWALK), *BATCH)
+    expected = ask(write(tmp_path / "plain.RRF", CROSSWALK), *ONE_PASS)
     fifo, writer = feed_pipe(tmp_path, CROSSWALK)
     seen: list[tuple[int, int]] = []
-    got = ask(fifo, *BATCH, progress=lambda done, total: seen.append((done, total)))
+    got = ask(fifo, *ONE_PASS, progress=lambda done, total: seen.append((done, total)))
     writer.join()
     assert [a.results for a in got] == [a.results for a in expected]
     size = (tmp_path / "plain.RRF").stat().st_size
     assert seen == [(size, size)]
+
+
+def test_a_crosswalk_that_gives_codes_cannot_read_a_pipe_twice(tmp_path: Path) -> None:
+    """Its codes' clusters take a second pass (SPEC 12: all their rows), which a pipe has not."""
+    fifo, writer = feed_pipe(tmp_path, CROSSWALK)
+    with pytest.raises(BadInputError) as caught:
+        ask(fifo, Crosswalk("SNOMEDCT_US", "100"))
+    writer.join()
+    assert str(caught.value) == (
+        f"{fifo}: a crosswalk's codes are clusters of all their atoms, found in a second pass, "
+        "and a pipe cannot be read twice"
+    )
+    assert caught.value.hint == "pass the file itself"
 
 
 def test_a_pipe_out_of_order_cannot_be_read_twice(tmp_path: Path) -> None:
@@ -1069,11 +1133,13 @@ def reference(rows: Sequence[str], asked: Lookup) -> list[dict[str, Any]]:
     """SPEC 11's rules read the plainest way, over every row of the file."""
     links = shapes.Links(RELEASE)
     every = [r.split("|")[:18] for r in rows]
-    counted = [f for f in every if f[16] == "N"]
+    counted = [f for f in every if f[16] not in ("O", "E", "Y")]
     english = [f for f in counted if f[1] == "ENG"]
     if isinstance(asked, Atoms):
         kept = [f for f in english if f[0] == asked.cui and asked.sab in (None, f[11])]
         return [clean(shapes.atom_json(f, links)) for f in kept]
+    if isinstance(asked, (SourceAtoms, Crosswalk)) and asked.code in ("", "NOCODE"):
+        return []  # never a known code (SPEC 12)
     if isinstance(asked, SourceAtoms):
         kept = [f for f in english if (f[11], f[13]) == (asked.sab, asked.code)]
         return [clean(shapes.atom_json(f, links)) for f in kept]
@@ -1086,15 +1152,14 @@ def reference(rows: Sequence[str], asked: Lookup) -> list[dict[str, Any]]:
             for f in counted
             if f[0] in cuis
             and f[11] != asked.sab
-            and f[13] != "NOCODE"
+            and f[13] not in ("", "NOCODE")
             and (not asked.target_sabs or f[11] in asked.target_sabs)
         ]
         codes = sorted({(f[11], f[13]) for f in shared})
         return [
-            clean(shapes.cluster_json(s, c, [f for f in every if f[0] in cuis
-                                             and (f[11], f[13]) == (s, c)], links))
+            clean(shapes.cluster_json(s, c, [f for f in every if (f[11], f[13]) == (s, c)], links))
             for s, c in codes
-        ]  # fmt: skip
+        ]
     assert isinstance(asked, (Cuis, Search))
     if isinstance(asked, Cuis):
         hits = [f for f in counted if (f[11], f[13]) == (asked.sab, asked.code)]
@@ -1125,8 +1190,8 @@ def test_answers_are_those_of_spec_11s_rules_over_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Random invented files, read in blocks of many sizes, sorted or not: the answers are
-    those the rules give over every row of the file. Each crosswalk's codes are named from
-    their atoms in the concepts found, which the reference reads the same way."""
+    those the rules give over every row of the file (SPEC 12: a crosswalk's code is the cluster
+    of all its rows)."""
     rng = random.Random(seed)
     rows = invented(rng, concepts=rng.randint(5, 40))
     if seed % 2:
@@ -1192,9 +1257,7 @@ def test_codes_of_many_sources_are_found_as_those_of_one(tmp_path: Path) -> None
 
 def test_the_fake_uts_answers_the_invented_release_as_the_file_does() -> None:
     """Every code, concept, atom and string of the invented MRCONSO.RRF, asked of the file and
-    of the fake UTS built from it: the same results (atoms in no order: UTS gives none). Where
-    the two read SPEC 11 apart (a code with atoms in other concepts, which one pass never
-    reads) this file has none."""
+    of the fake UTS built from it: the same results (atoms in no order: UTS gives none)."""
     path = FIXTURES / "umls" / "MRCONSO.RRF"
     fake = FakeUts(FakeUtsData.from_mrconso(path, release=RELEASE), api_key="k")
     rows = [line.split("|") for line in path.read_text(encoding="utf-8").splitlines()]

@@ -1,16 +1,9 @@
-"""MRCONSO.RRF rows as the JSON objects UTS sends for them (SPEC sections 3 and 11).
+"""The meaning of an MRCONSO.RRF row (SPEC 12), once, for the local lookups and the fake alike.
 
-A local MRCONSO.RRF answers a lookup in the same shape as UTS (``mrconso.lookup``), and the fake
-UTS serves its invented rows in it (``testing.fake``): both build the objects here, from a row's
-18 fields. Links are those UTS gives, under ``Links`` (a base URL and a concrete release), with
-UTS's ``"NONE"`` for a link it does not have; MRCONSO's SUPPRESS gives ``obsolete`` (``O``) and
-``suppressible`` (``E`` or ``Y``), as the strings UTS sends on atoms (SPEC 12).
-
-The two naming rules of SPEC 12 are here, once, for the local lookups and the fake alike: a
-source code is named by the first of all its rows in ``name_order`` (SUPPRESS ``N``, LAT ``ENG``,
-TTY ``PT``, ISPREF ``Y``, TS ``P``, STT ``PF``, AUI; real UTS names a SNOMED CT code by its PT,
-not its FN), ``code_name_row``; a concept by ``concept_name_row``, a rule of file order (UMLS has
-one English preferred row a concept; invented rows may have several, or none).
+Which rows count (``counts``), which codes are known (``known_code``), which codes a crosswalk
+gives (``crosswalk_codes``), the row that names a code (``code_name_row``) or a concept
+(``concept_name_row``), and a row as the JSON object UTS sends for it (``atom_json``,
+``cluster_json``, ``search_result_json``), with UTS's links (``Links``).
 """
 
 from __future__ import annotations
@@ -31,6 +24,22 @@ _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SU
     )
 )  # fmt: skip
 NONE = "NONE"
+
+
+def counts(suppress: str, *, obsolete: bool = False, suppressible: bool = False) -> bool:
+    """Whether a row with this SUPPRESS counts (SPEC 12): ``O`` (obsolete) only with
+    ``obsolete``, ``E`` and ``Y`` (suppressible) only with ``suppressible``; anything else counts
+    as ``N``, always."""
+    if suppress == "O":
+        return obsolete
+    if suppress in ("E", "Y"):
+        return suppressible
+    return True
+
+
+def known_code(code: str) -> bool:
+    """Whether a CODE names a source code (SPEC 12: ``NOCODE`` and an empty CODE never do)."""
+    return code not in ("", "NOCODE")
 
 
 def name_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
@@ -73,6 +82,34 @@ def concept_name_row(rows: Iterable[_Row], fields: Callable[[_Row], Sequence[str
         if first is None:
             first = row
     return preferred if preferred is not None else first
+
+
+def crosswalk_codes(
+    sab: str,
+    rows: Iterable[_Row],
+    concept_rows: Callable[[str], Iterable[_Row]],
+    fields: Callable[[_Row], Sequence[str]],
+    *,
+    targets: Iterable[str] = (),
+    counted: Callable[[str], bool] = counts,
+) -> list[tuple[str, str]]:
+    """A crosswalk's codes (SPEC 12): every known code of another source than ``sab`` with a
+    counted atom in a concept where ``rows`` (the asked code's) have a counted atom; only those
+    of ``targets`` when given; by source, then code. ``concept_rows`` gives a concept's rows,
+    ``counted`` whether a SUPPRESS counts (default: ``N`` only)."""
+    wanted = set(targets)
+    cuis = {fields(r)[_CUI] for r in rows if counted(fields(r)[_SUPPRESS])}
+    found = (fields(r) for cui in cuis for r in concept_rows(cui))
+    return sorted(
+        {
+            (f[_SAB], f[_CODE])
+            for f in found
+            if f[_SAB] != sab
+            and known_code(f[_CODE])
+            and counted(f[_SUPPRESS])
+            and (not wanted or f[_SAB] in wanted)
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,15 +9,8 @@ how it is arranged.
 
 from tempmedbench_synonyms.testing.canary import CANARY_KEY, find_secret
 from tempmedbench_synonyms.testing.clock import VirtualTime
-from tempmedbench_synonyms.testing.fake import (
-    FAULT_KINDS,
-    FakeReply,
-    FakeRow,
-    FakeUts,
-    FakeUtsData,
-    Faults,
-    SeenRequest,
-)
+from tempmedbench_synonyms.testing.data import FakeRow, FakeUtsData
+from tempmedbench_synonyms.testing.fake import FAULT_KINDS, FakeReply, FakeUts, Faults, SeenRequest
 from tempmedbench_synonyms.testing.invented import (
     InventedRelease,
     invented_rows,

@@ -16,7 +16,7 @@ from tempmedbench_synonyms.errors import Outcome
 from tempmedbench_synonyms.files import sha256_file
 from tempmedbench_synonyms.mrconso.rows import MRCONSO_COLUMNS, split_row
 from tempmedbench_synonyms.regen.canonical import table_bytes
-from tempmedbench_synonyms.testing.fake import FakeRow
+from tempmedbench_synonyms.testing.data import FakeRow
 
 
 def invented_rows(

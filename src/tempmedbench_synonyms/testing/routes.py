@@ -43,9 +43,8 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from tempmedbench_synonyms.mrconso.rows import COLUMN
@@ -56,12 +55,13 @@ from tempmedbench_synonyms.mrconso.shapes import (
     cluster_json,
     code_name_row,
     concept_name_row,
+    counts,
+    crosswalk_codes,
+    known_code,
     search_result_json,
 )
-
-if TYPE_CHECKING:
-    from tempmedbench_synonyms.testing.fake import FakeRow, FakeUtsData
-    from tempmedbench_synonyms.testing.rrf import Mrrel
+from tempmedbench_synonyms.testing.data import WORD, FakeRow, FakeUtsData, norm
+from tempmedbench_synonyms.testing.rrf import Mrrel
 
 #: A status and the JSON document to send with it.
 Doc = tuple[int, Any]
@@ -75,7 +75,6 @@ INPUT_TYPES = ("atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", 
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
 SEARCH_EMPTY = ("none", "list")
 _NO_RESULTS = {"ui": NONE, "name": "NO RESULTS"}
-WORD = re.compile(r"\w+")
 _LANGUAGES = {
     "ENG": "English", "FRE": "French", "GER": "German", "SPA": "Spanish", "DUT": "Dutch",
     "ITA": "Italian", "JPN": "Japanese", "POR": "Portuguese",
@@ -104,42 +103,10 @@ class _Refused(Exception):
         self.doc = doc
 
 
-def _norm(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
-class SearchIndex:
-    """Each row with its string casefolded and its words, and the rows of each word (as
-    ``_norm`` has it), so that a search looks only at rows that hold the term's words."""
-
-    def __init__(self, rows: Sequence[FakeRow]) -> None:
-        self.folded: list[tuple[FakeRow, str, frozenset[str]]] = []
-        self.rows_of: dict[str, set[int]] = {}
-        for n, row in enumerate(rows):
-            name = row.name.casefold()
-            words = frozenset(WORD.findall(name))
-            self.folded.append((row, name, words))
-            for word in {_norm(w) for w in words}:
-                self.rows_of.setdefault(word, set()).add(n)
-
-    def candidates(
-        self, search_type: str, term: str, partial: bool
-    ) -> list[tuple[FakeRow, str, frozenset[str]]]:
-        """The rows that may match: with one of the term's words (``partial``), or all of
-        them; every row for a truncation, or a term with no word."""
-        words = {_norm(w) for w in WORD.findall(term.casefold())}
-        if not words or search_type in ("leftTruncation", "rightTruncation"):
-            return self.folded
-        found = sorted((self.rows_of.get(w, set()) for w in words), key=len)
-        if partial or search_type == "approximate":
-            return [self.folded[n] for n in sorted(set().union(*found))]
-        return [self.folded[n] for n in sorted(found[0].intersection(*found[1:]))]
-
-
 #: Whether one word of the term is in an atom (its words), by search type.
 _WORD_TESTS: dict[str, Callable[[str, frozenset[str]], bool]] = {
     "words": lambda w, atom: w in atom,
-    "normalizedWords": lambda w, atom: w in {_norm(a) for a in atom},
+    "normalizedWords": lambda w, atom: w in {norm(a) for a in atom},
     "leftTruncation": lambda w, atom: any(a.endswith(w) for a in atom),
     "rightTruncation": lambda w, atom: any(a.startswith(w) for a in atom),
 }
@@ -152,12 +119,12 @@ def _matcher(search_type: str, term: str, partial: bool) -> Callable[[str, froze
     if search_type == "exact":
         return lambda name, _: name == folded
     if search_type == "normalizedString":
-        wanted = sorted(map(_norm, words))
-        return lambda name, _: bool(wanted) and sorted(map(_norm, WORD.findall(name))) == wanted
+        wanted = sorted(map(norm, words))
+        return lambda name, _: bool(wanted) and sorted(map(norm, WORD.findall(name))) == wanted
     if search_type == "approximate":
         search_type, partial = "normalizedWords", True
     if search_type == "normalizedWords":
-        words = [_norm(w) for w in words]
+        words = [norm(w) for w in words]
     test = _WORD_TESTS[search_type]
     combine = any if partial else all
     return lambda _, atom: bool(words) and combine(test(w, atom) for w in words)
@@ -210,13 +177,12 @@ class Routes:
         return value
 
     def _kept(self, suppress: str) -> bool:
-        """UTS's default: no obsolete (``O``) or suppressible (``E``, ``Y``) content; each flag
-        brings back its own rows only (SPEC 12)."""
-        if suppress == "O":
-            return self.params.get("includeObsolete") == "true"
-        if suppress in ("E", "Y"):
-            return self.params.get("includeSuppressible") == "true"
-        return True
+        """Whether a row counts, by the request's flags (SPEC 12, ``shapes.counts``)."""
+        return counts(
+            suppress,
+            obsolete=self.params.get("includeObsolete") == "true",
+            suppressible=self.params.get("includeSuppressible") == "true",
+        )
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
@@ -345,7 +311,7 @@ class Routes:
         return error(404, "Not Found")
 
     def source_route(self, sab: str, code: str, tail: list[str]) -> Doc:
-        rows = self.data.by_code.get((sab, code), [])
+        rows = self._known_code_rows(sab, code)
         if not tail:
             if not rows:
                 return error(404, f"{sab} {code} not found")
@@ -453,31 +419,30 @@ class Routes:
         else:
             field = {"sourceConcept": "SCUI", "sourceDescriptor": "SDUI"}.get(return_type, "CODE")
             ident = row.fields[COLUMN[field]]
-            if ident and ident != "NOCODE":
+            if known_code(ident):
                 name = self._code_name(row.sab, field, ident)
                 yield search_result_json(ident, name, row.sab, self.links.code(row.sab, ident))
 
     def crosswalk(self, sab: str, code: str) -> Doc:
-        rows = [r for r in self.data.by_code.get((sab, code), []) if self._kept(r.suppress)]
-        if not rows:
+        rows = self._known_code_rows(sab, code)
+        if not any(self._kept(r.suppress) for r in rows):
             return error(404, f"{sab} {code} not found")
-        targets = self._set("targetSource")
-        codes = sorted(
-            {
-                (r.sab, r.code)
-                for cui in {row.cui for row in rows}
-                for r in self.data.by_cui[cui]
-                if r.sab != sab
-                and r.code not in ("", "NOCODE")
-                and self._kept(r.suppress)
-                and (targets is None or r.sab in targets)
-            }
+        targets = self._set("targetSource") or ()
+        codes = crosswalk_codes(
+            sab, rows, self.data.by_cui.__getitem__, _fields, targets=targets, counted=self._kept
         )
-        clusters = [
-            cluster_json(s, c, [r.fields for r in self.data.by_code[(s, c)]], self.links)
-            for s, c in codes
-        ]
+        clusters = [self._cluster(s, c) for s, c in codes]
         return self._paged(clusters, f"No codes share a concept with {sab} {code}")
+
+    def _known_code_rows(self, sab: str, code: str) -> list[FakeRow]:
+        """The rows of a source code; none for one never known (SPEC 12)."""
+        return self.data.by_code.get((sab, code), []) if known_code(code) else []
+
+    def _cluster(self, sab: str, code: str) -> dict[str, Any]:
+        """A code as a cluster of all its rows (SPEC 12)."""
+        return cluster_json(
+            sab, code, [r.fields for r in self.data.by_code[(sab, code)]], self.links
+        )
 
     # -- relations and hierarchies -------------------------------------------------------------
 
@@ -563,10 +528,7 @@ class Routes:
         if sab.startswith("HL7"):  # UTS answers for HL7 codes with their atoms
             return self._paged([self._atom(r) for r in relatives], f"No {kind} of {sab} {code}")
         codes = dict.fromkeys((r.sab, r.code) for r in relatives if (r.sab, r.code) != (sab, code))
-        clusters = [
-            cluster_json(s, c, [r.fields for r in self.data.by_code[(s, c)]], self.links)
-            for s, c in codes
-        ]
+        clusters = [self._cluster(s, c) for s, c in codes]
         return self._paged(clusters, f"No {kind} of {sab} {code}")
 
     # -- the semantic network and the sources ---------------------------------------------------
