@@ -8,9 +8,10 @@ of many lookups at once (SPEC 11): how many inputs the cache answers, and how lo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError
@@ -18,6 +19,8 @@ from tempmedbench_synonyms.lookups import Lookup
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 def fetch_seconds(requests: int, rate: float) -> float:
@@ -85,6 +88,18 @@ class LookupPlan:
         }
 
 
+def plan_all(
+    questions: Mapping[_K, int],
+    cached: Callable[[_K], object | None],
+    same: Callable[[_K], Hashable] | None = None,
+) -> tuple[int, list[_K], int]:
+    """The dry run of ``batch.ask_all``, reading the cache only (``cached``): (the inputs it
+    answers, the questions it misses, the requests they send: one per distinct request)."""
+    misses = [q for q in questions if cached(q) is None]
+    requests = len({q if same is None else same(q) for q in misses})
+    return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
+
+
 def plan_lookups(
     uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
 ) -> LookupPlan:
@@ -96,22 +111,21 @@ def plan_lookups(
     listed = list(items)
     check_release(release)
     concrete = release if release != "current" else uts.known_current()
-    bad = cached = 0
-    to_fetch: set[Lookup] = set()
-    takes_cui = False
-    for input, lookup in listed:
+    questions: Counter[Lookup] = Counter()
+    for _, lookup in listed:
         try:
             terms.check(lookup)
         except BadInputError:
-            bad += 1
             continue
+        questions[lookup] += 1
+
+    def cached(lookup: Lookup) -> object | None:
         asked = terms.release_for(lookup, release, concrete or "current")
-        if asked != "current" and terms.cached_answer(uts, asked, input, lookup) is not None:
-            cached += 1
-        else:
-            to_fetch.add(lookup)
-            takes_cui = takes_cui or terms.cui_of(lookup) is not None
-    fetching = len(listed) - bad - cached
-    requests = len(to_fetch) + (1 if concrete is None and takes_cui else 0)
-    return LookupPlan(len(listed), bad, cached, fetching, requests,
+        return None if asked == "current" else terms.cached_answer(uts, asked, "", lookup)
+
+    hits, misses, requests = plan_all(questions, cached)
+    if concrete is None and any(terms.cui_of(q) is not None for q in misses):
+        requests += 1  # the probe that resolves current
+    bad = len(listed) - sum(questions.values())
+    return LookupPlan(len(listed), bad, hits, len(listed) - bad - hits, requests,
                       fetch_seconds(requests, rate), rate)  # fmt: skip

@@ -133,8 +133,7 @@ def _answer_in(
         return uts.lookup(release, build)
 
     try:
-        lookup.request(release)
-        got = ask(lookup.request)
+        got = ask(lookup.request)  # identifiers checked as the request is built
         if got is None:
             return None
         results = []
