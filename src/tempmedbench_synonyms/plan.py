@@ -101,7 +101,7 @@ def plan_rest(
         try:
             hits_before = uts.counters().cache_hits
             try:
-                concrete = uts.resolve_release(wanted, probe_cui(concepts))
+                concrete = uts.probe(wanted, probe_cui(concepts), regeneration=True)
             except UnavailableError:
                 if not (uts.offline and wanted != "current"):
                     raise

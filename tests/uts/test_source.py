@@ -713,4 +713,4 @@ def test_the_source_talks_only_to_the_cached_layer() -> None:
              or (isinstance(n.value, ast.Name) and n.value.id == "uts"))
     }  # fmt: skip
     assert reached.isdisjoint({"client", "cache"})
-    assert {"resolve_release", "lookup", "lookup_cached", "need_network", "load_memo"} <= reached
+    assert {"probe", "lookup", "lookup_cached", "need_network", "load_memo"} <= reached

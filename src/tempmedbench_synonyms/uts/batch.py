@@ -141,7 +141,7 @@ def answer_many(
             terms.check(lookup)
         except BadInputError as err:
             answers[i] = terms.bad_answer(input, lookup, err, release)
-    if progress is not None and release == "current" and uts.known_current() is None:
+    if progress is not None and uts.known(release) is None:
         # Said at once: without a CUI to probe, inputs go one at a time until an answer names
         # the release, and none is cached before (a cache key names a concrete release).
         how = (

@@ -1,27 +1,20 @@
-"""The UTS client behind the response cache: one answer at a time, and a run's memo.
+"""The UTS client behind the response cache: one answer at a time, the release gate, a run's memo.
 
-``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms; for SPEC
-section 11, any request of ``paths``: ``lookup``) from the response cache, else from UMLS,
-and stores every complete answer at once, as UTS sent it; ``current`` is resolved to a concrete
-release before any cache key is made (SPEC section 3). It is all the atom source
-(``uts.source``), the lookups (``uts.terms``) and the ``umls`` commands talk to: they never
-reach the client or the cache.
+``CachedUts`` answers any request of ``paths`` (``lookup``, ``lookup_cached``) from the
+response cache, else from UMLS, and stores every complete answer at once, as UTS sent it. It is
+all ``uts.batch`` (a regeneration's fetch, many lookups) and ``uts.terms`` talk to: they never
+reach the client or the cache. It owns the decisions between the two:
 
-It owns the decisions between the two:
-
-- the one check for ``--offline`` and for a missing API key (``_network``): both are asked only
-  when an answer is not in the cache;
-- the 404 rule of SPEC section 3: once the release probe has answered (200, UTS JSON, fetched or
-  cached), the client is told that a 404 means "not found" whatever its body;
-- SPEC 11's check of a lookup's first 404 (``check_served``): ``/metadata/{release}/sources``,
-  sent without the key and cached, says whether the release is served at all; a lookup's 404
-  is stored only once it has passed;
+- the one check for ``--offline`` and for a missing API key (``need_network``), asked only when
+  an answer is not in the cache;
+- the release gate, where ``current`` is settled: ``known`` (what the cache learnt), ``probe``
+  (SPEC 3's probe and its 404 rule: once it has answered, a 404 is "not found" whatever its
+  body) and ``check_served`` (SPEC 11's check of a lookup's first 404 with
+  ``/metadata/{release}/sources``, sent without the key); ``current`` is resolved before any
+  cache key is made;
 - a list's or a search's answer is cached with the limit it was asked with (``_key``);
 - the memo of a run (``load_memo``, ``save_memo``): a warm rerun of the same queries reads one
-  file instead of one entry per query (the cache stores the file; what it holds, its name and
-  when it is valid are decided here).
-
-Every request is built by ``paths``, which checks its identifiers first.
+  file instead of one entry per query.
 """
 
 from __future__ import annotations
@@ -190,9 +183,8 @@ def _when(stored_at: float) -> str:
 class CachedUts:
     """The UTS client behind the response cache: every answer is looked up first, stored whole.
 
-    Used by the atom source and by the ``umls`` commands alike. ``client`` may be ``None`` for an
-    offline use that never needs the network. Answers are models: a ``UtsConcept``, or a list of
-    ``UtsAtom`` (one atom for route ``aui``), or ``None`` for "not found" (404).
+    ``client`` may be ``None`` for an offline use that never needs the network. An answer is a
+    ``Got``: the JSON UTS sent, ``None`` for "not found" (404).
     """
 
     def __init__(
@@ -306,14 +298,6 @@ class CachedUts:
             return ""
         more = f", and {len(every) - 1} more entries are not trusted" if len(every) > 1 else ""
         return f": {every[0]}{more}"
-
-    def _known_current(self) -> str | None:
-        """What ``current`` stood for when last learnt: within a day, or ever when offline."""
-        if self.cache is None or self.refresh:
-            return None
-        return self.cache.current_release(
-            max_age=float("inf") if self.offline else self.current_max_age
-        )
 
     # -- one answer ----------------------------------------------------------------------------
 
@@ -446,7 +430,7 @@ class CachedUts:
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
-            known = None if request.keyless else self._known_current()
+            known = None if request.keyless else self.known(umls_release)
             if known is None:
                 asked = _key(umls_release, request)
                 with self._lock:
@@ -484,29 +468,42 @@ class CachedUts:
             return _got(request, umls_release, found), None
         return _got(request, umls_release, hit.value), hit.stored_at
 
-    # -- what the source and the CLI ask ---------------------------------------------------------
+    # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
-    def resolve_release(self, umls_release: str, probe_cui: str) -> str:
-        """The concrete release to use; UnavailableError if UMLS does not serve it.
+    def known(self, umls_release: str) -> str | None:
+        """The concrete release ``umls_release`` stands for without asking UMLS: itself, or for
+        ``current`` what it stood for when last learnt (within a day, ``cache.CURRENT_MAX_AGE``,
+        or ever when offline; never with ``--refresh``); ``None`` if that is not known."""
+        if umls_release != "current":
+            return umls_release
+        if self.cache is None or self.refresh:
+            return None
+        return self.cache.current_release(
+            max_age=float("inf") if self.offline else self.current_max_age
+        )
 
-        SPEC section 3: ``current`` is resolved once, from the version segment of the links of
-        the probe concept, before any cache key is made. The resolution is remembered for a day
-        (``cache.CURRENT_MAX_AGE``), so that a warm rerun sends nothing while ``current`` still
-        follows a new UMLS release; ``--refresh`` asks again, ``--offline`` uses whatever the
-        cache last learnt.
-
-        Once the probe has answered (200 with UTS JSON), the server is UTS: from then on a 404
+    def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
+        """SPEC 3's probe, concept ``cui`` in ``umls_release``: the concrete release it stands
+        for (``current`` is read from the version segment of the concept's links, and
+        remembered: ``known``). Once it has answered, the server is UTS: from then on a 404
         means "not found" whatever its body (SPEC section 3), which the client is told.
+
+        A regeneration's probe (``regeneration``): a 404 means the release is not served, and
+        that, or a ``current`` whose links name no version, is UnavailableError. A lookup's
+        (SPEC 11): a 404 is checked (``check_served``), and ``umls_release`` is given back when
+        the concept is not found or names no release.
         """
         got, stored_at = self._answer(
-            umls_release, partial(paths.concept, cui=probe_cui), check=False
+            umls_release, partial(paths.concept, cui=cui), check=not regeneration
         )
+        if not regeneration and (got.value is None or got.release == "current"):
+            return umls_release
         if got.value is None:
-            raise self._not_served(umls_release, probe_cui, stored_at)
+            raise self._not_served(umls_release, cui, stored_at)
         if got.release == "current":
             raise UnavailableError(
                 f"UMLS did not say which release 'current' is: the links of concept "
-                f"{probe_cui} name no version",
+                f"{cui} name no version",
                 hint="give a concrete release with --umls-release, such as 2025AB",
             )
         self._served_now(got.release)
@@ -571,11 +568,6 @@ class CachedUts:
 
     # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
 
-    def known_current(self) -> str | None:
-        """The concrete release ``current`` stood for when last learnt (within a day, or ever
-        when offline; never with ``--refresh``), or ``None``."""
-        return self._known_current()
-
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
         """The answer to any request (``paths``) as UTS sent it, from the cache (not with
         ``fresh``: the caller just missed it there), else UMLS (and cached whole, at once). A
@@ -592,17 +584,6 @@ class CachedUts:
         request = build(umls_release)
         hit = self._cached(umls_release, request)
         return None if hit is None else _got(request, umls_release, hit.value)
-
-    def probe(self, cui: str) -> str | None:
-        """SPEC 11: which release ``current`` is, from the links of concept ``cui`` (section 3's
-        probe, cached as it is); ``None`` when the concept is not found (a 404 checked by
-        ``check_served``) or its links name no release."""
-        build = partial(paths.concept, cui=cui)
-        got, _ = self._answer("current", build, check=True)
-        if got.value is None or got.release == "current":
-            return None
-        self._served_now(got.release)
-        return got.release
 
     # -- the memo of a run -----------------------------------------------------------------------
 

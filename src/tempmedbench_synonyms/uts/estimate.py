@@ -109,8 +109,7 @@ def plan_lookups(
     will learn it)."""
     uts.store = False
     listed = list(items)
-    check_release(release)
-    concrete = release if release != "current" else uts.known_current()
+    concrete = uts.known(check_release(release))
     questions: Counter[Lookup] = Counter()
     for _, lookup in listed:
         try:

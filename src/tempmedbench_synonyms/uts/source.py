@@ -89,7 +89,7 @@ class RestAtomSource:
         # Bad input before the first request, not after half of them.
         check_queries(umls_release, probe_cui, unique)
         try:
-            concrete = uts.resolve_release(umls_release, probe_cui)
+            concrete = uts.probe(umls_release, probe_cui, regeneration=True)
             memo = uts.load_memo(concrete, unique)
 
             def cached(query: AtomQuery) -> Found | None:

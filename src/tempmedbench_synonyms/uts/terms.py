@@ -66,10 +66,7 @@ def settle_release(
     release; one input at a time, until one names it (``current`` if none does). Inputs in
     ``skip`` (bad input) are passed over, and so are ``sources``, asked as ``current``.
     """
-    check_release(release)
-    if release != "current":
-        return release, {}
-    known = uts.known_current()
+    known = uts.known(check_release(release))
     if known is not None:
         return known, {}
     answered: dict[int, Answer] = {}
@@ -78,11 +75,11 @@ def settle_release(
             continue
         cui = cui_of(lookup)
         if cui is not None:
-            concrete = uts.probe(cui)
+            concrete = uts.probe("current", cui)
         else:
             answered[i] = answer_in(uts, "current", input, lookup)
-            concrete = answered[i].release
-        if concrete is not None and concrete != "current":
+            concrete = answered[i].release or "current"
+        if concrete != "current":
             return concrete, answered
     return "current", answered
 
