@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
 from contextlib import closing
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 from typing import TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
@@ -163,15 +163,19 @@ def answer_many(
         if i not in answers:
             groups.setdefault(lookup, []).append(i)
 
+    # Each lookup's request is built once, for the cache pass and the ask alike.
+    builds = {lookup: cache(lookup.request) for lookup in groups}
+
     def cached(lookup: Lookup) -> Answer | None:
         asked = terms.release_for(lookup, release, settled)
         if asked == "current":
             return None
-        return terms.cached_answer(uts, asked, listed[groups[lookup][0]][0], lookup)
+        input = listed[groups[lookup][0]][0]
+        return terms.cached_answer(uts, asked, input, lookup, builds[lookup])
 
     def ask(lookup: Lookup) -> Answer:
         asked = terms.release_for(lookup, release, settled)
-        return terms.answer_in(uts, asked, listed[groups[lookup][0]][0], lookup)
+        return terms.answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
 
     following = 0
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from functools import partial
+from functools import cache, partial
 from typing import TextIO
 
 from tempmedbench_synonyms import paths
@@ -91,16 +91,17 @@ class RestAtomSource:
         try:
             concrete = uts.probe(umls_release, probe_cui, regeneration=True)
             memo = uts.load_memo(concrete, unique)
+            # Each query's request is built once, for the cache pass, the grouping and the ask.
+            builds = {q: cache(partial(paths.for_query, query=q)) for q in unique}
 
             def cached(query: AtomQuery) -> Found | None:
                 if memo is not None:
                     return (memo[query],)
-                got = uts.lookup_cached(concrete, partial(paths.for_query, query=query))
+                got = uts.lookup_cached(concrete, builds[query])
                 return None if got is None else to_atoms(got)
 
             def ask(query: AtomQuery) -> Found:
-                return to_atoms(uts.lookup(concrete, partial(paths.for_query, query=query),
-                                           fresh=True))  # fmt: skip
+                return to_atoms(uts.lookup(concrete, builds[query], fresh=True))
 
             def offline_first(misses: list[AtomQuery]) -> None:
                 shown = ", ".join(f"{q.route} {q.sab} {q.ident}" for q in sorted(misses)[:5])
@@ -114,7 +115,7 @@ class RestAtomSource:
             rounds = ask_all(uts, dict.fromkeys(unique, 1), cached=cached, ask=ask,
                              workers=self.workers, display=display,
                              progress=self.progress_stream, unit="concept", before=before,
-                             same=partial(paths.for_query, concrete),
+                             same=lambda q: builds[q](concrete),
                              before_asking=offline_first, tick=self._tick)  # fmt: skip
             answers: Answers = {}
             with closing(rounds):

@@ -105,22 +105,32 @@ def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
     return answer_in(uts, release_for(lookup, release, settled), input, lookup)
 
 
-def answer_in(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
+def answer_in(
+    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
+) -> Answer:
     """The answer of one input in ``release`` (concrete, or ``current`` unresolved), from the
-    cache, else UMLS."""
-    found = _answer_in(uts, release, input, lookup, cache_only=False)
+    cache, else UMLS; ``build``, if given, builds its request (``build_of``)."""
+    found = _answer_in(uts, release, input, lookup, build, cache_only=False)
     assert found is not None  # only the cache alone may lack an answer
     return found
 
 
-def cached_answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer | None:
+def cached_answer(
+    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
+) -> Answer | None:
     """The answer of one input from the cache alone, or ``None`` if the cache lacks any part
     of it (nothing is sent)."""
-    return _answer_in(uts, release, input, lookup, cache_only=True)
+    return _answer_in(uts, release, input, lookup, build, cache_only=True)
 
 
 def _answer_in(
-    uts: CachedUts, release: str, input: str, lookup: Lookup, *, cache_only: bool
+    uts: CachedUts,
+    release: str,
+    input: str,
+    lookup: Lookup,
+    build: Build | None,
+    *,
+    cache_only: bool,
 ) -> Answer | None:
     query, nothing = lookup.words()
 
@@ -130,7 +140,7 @@ def _answer_in(
         return uts.lookup(release, build)
 
     try:
-        got = ask(lookup.request)  # identifiers checked as the request is built
+        got = ask(build or lookup.request)  # identifiers checked as the request is built
         if got is None:
             return None
         results = []
