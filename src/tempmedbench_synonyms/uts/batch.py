@@ -1,22 +1,6 @@
-"""Many questions to UTS at once: the one batch path of a regeneration's fetch and of SPEC 11's
-lookups (``umls --file``, ``Umls.*_many``).
-
-``ask_all`` takes distinct questions (each with the number of inputs it answers) and:
-
-1. answers every question the cache holds whole, without a request;
-2. says how many are cached and how long the rest take (``estimate``), once;
-3. asks the rest on ``workers`` threads behind the client's shared rate limiter
-   (``uts.workers``), questions that send the same request once, each answer cached as soon as
-   it is complete, so that a run stopped by Ctrl-C resumes where it stopped;
-4. shows one progress bar, counted from the client's counters since ``before``.
-
-Not authorised, unavailable and interrupted end the batch at once: they are raised, after the
-answers before them were yielded. Use it closed on every way out (``contextlib.closing``), so
-that a caller who stops early stops the workers too.
-
-``answer_many`` is SPEC 11's batch on it: one ``Answer`` per input, in input order; an input
-that cannot be asked is its own ``bad_input`` answer; ``current`` is settled once, before the
-inputs are spread over the workers (``terms.settle_release``).
+"""The one batch path to UTS: ``ask_all`` (a regeneration's fetch, many lookups) and
+``answer_many``, SPEC 11's batch on it, one ``Answer`` per input in input order
+(docs/architecture.md, "UTS is asked one way").
 """
 
 from __future__ import annotations
@@ -59,7 +43,10 @@ def ask_all(
     name: str = "uts-worker",
 ) -> Generator[list[tuple[_K, _V]], None, None]:
     """Yield the ``(question, answer)`` pairs of ``questions`` (each answering as many inputs
-    as its count), the cache's first, then each round of the workers' (module docstring).
+    as its count), the cache's first, then each round of the workers': the misses are asked
+    on ``workers`` threads (``uts.workers``), each answer cached as soon as it is complete.
+    Not authorised, unavailable and interrupted end the batch (raised after the answers
+    before them); close it on every way out (``contextlib.closing``) to stop the workers.
 
     ``cached`` answers from the cache alone (``None``: a miss), ``ask`` from the cache else
     UMLS; ``same`` says which questions send one request (asked once); ``before_asking`` sees
@@ -128,8 +115,10 @@ def answer_many(
     clock: Callable[[], float] = time.monotonic,
     tick: float = 0.2,
 ) -> Generator[Answer, None, None]:
-    """One ``Answer`` per ``(input, lookup)``, in input order (module docstring); progress
-    goes to ``progress`` (``None``: nowhere)."""
+    """One ``Answer`` per ``(input, lookup)``, in input order, through ``ask_all``: an input
+    that cannot be asked is its own ``bad_input`` answer, ``current`` is settled first
+    (``terms.settle_release``), identical lookups are asked once; progress goes to
+    ``progress`` (``None``: nowhere)."""
     listed = list(items)
     check_release(release)
     uts.resume()  # an earlier batch may have stopped it

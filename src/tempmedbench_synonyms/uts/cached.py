@@ -1,20 +1,5 @@
-"""The UTS client behind the response cache: one answer at a time, the release gate, a run's memo.
-
-``CachedUts`` answers any request of ``paths`` (``lookup``, ``lookup_cached``) from the
-response cache, else from UMLS, and stores every complete answer at once, as UTS sent it. It is
-all ``uts.batch`` (a regeneration's fetch, many lookups) and ``uts.terms`` talk to: they never
-reach the client or the cache. It owns the decisions between the two:
-
-- the one check for ``--offline`` and for a missing API key (``need_network``), asked only when
-  an answer is not in the cache;
-- the release gate, where ``current`` is settled: ``known`` (what the cache learnt), ``probe``
-  (SPEC 3's probe and its 404 rule: once it has answered, a 404 is "not found" whatever its
-  body) and ``check_served`` (SPEC 11's check of a lookup's first 404 with
-  ``/metadata/{release}/sources``, sent without the key); ``current`` is resolved before any
-  cache key is made;
-- a list's or a search's answer is cached with the limit it was asked with (``_key``);
-- the memo of a run (``load_memo``, ``save_memo``): a warm rerun of the same queries reads one
-  file instead of one entry per query.
+"""The UTS client behind the response cache: one answer at a time, the release gate, a run's
+memo (docs/architecture.md, "UTS is asked one way"; docs/reference.md, "The cache").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""How long a UTS fetch takes: what ``--dry-run`` and the start of every REST run say.
-
-The limiter starts requests ``HEADROOM / rate`` apart (``ratelimit``), so ``requests`` take
-``requests * HEADROOM / rate`` seconds, rounded up to a tenth. ``plan_lookups`` is the dry run
-of many lookups at once (SPEC 11): how many inputs the cache answers, and how long the rest take.
+"""How long a batch takes at ``--rate`` (the limiter starts requests ``HEADROOM / rate``
+apart), and the dry run of one (``plan_all``; ``plan_lookups`` for SPEC 11's).
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """The UMLS REST atom source: a regeneration's atom queries (SPEC section 3) asked through the
-one batch path of every UTS lookup (``uts.batch.ask_all``), with the run's memo on top.
-
-``RestAtomSource.fetch`` checks every identifier before the first request, then:
-
-1. the probe, ``GET /content/{release}/CUI/{probe_cui}``: a 404 means the release is not served
-   (outcome ``unavailable``), and for ``current`` its links name the concrete release, which every
-   later request and cache key uses;
-2. a warm rerun of the same queries reads the run's memo (``CachedUts.load_memo``); otherwise
-   every query the cache holds is answered from it, without a socket (``--offline`` stops here:
-   a miss is ``unavailable``);
-3. the rest are asked by ``--workers`` threads sharing the client's rate limiter, queries that
-   send the same request once, each answer cached as soon as it is complete, so that an
-   interrupted run (Ctrl-C, killed) resumes on the next run and fetches nothing it already had.
-
-A 401/403, any other error that ends the run, and Ctrl-C stop every worker at once
-(``uts.workers``). The progress goes to stderr (``progress.fetch_progress``).
+one batch path (``uts.batch.ask_all``), with the release probe, the offline message and the
+run's memo on top (docs/architecture.md, "UTS is asked one way").
 """
 
 from __future__ import annotations
@@ -80,7 +66,10 @@ class RestAtomSource:
         return f"RestAtomSource(workers={self.workers}, offline={self.uts.offline})"
 
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
-        """Answer every query for ``umls_release`` (see the module docstring)."""
+        """Answer every query for ``umls_release``: every identifier checked first, then the
+        probe (``CachedUts.probe``: a 404 is unavailable; ``current`` resolved), then the
+        run's memo if a warm rerun has one, else the cache, else UMLS (``batch.ask_all``;
+        ``--offline`` is unavailable at the first miss, naming what the cache lacks)."""
         uts = self.uts
         uts.resume()  # a previous fetch may have stopped it
         began = self._clock()  # the progress counts the probe's wait for a turn too
