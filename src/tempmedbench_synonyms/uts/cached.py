@@ -12,7 +12,7 @@ import os
 import shlex
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass
 from functools import partial
@@ -27,7 +27,7 @@ from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
-from tempmedbench_synonyms.paths import Kind, UtsRequest
+from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
@@ -54,9 +54,6 @@ BASE_URL_HINT = (
 )
 
 _ATOMS = TypeAdapter(list[UtsAtom])
-
-Build = Callable[[str], UtsRequest]
-"""Given a release, the request (``current`` is resolved before the request is built again)."""
 
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
 """Atoms per query, ``None`` where UMLS said "not found"."""
