@@ -195,6 +195,8 @@ class CachedUts:
         #: request is its own probe (``umls concept``) would send that request twice
         self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
+        #: entries this version could not read, warned of once
+        self._unreadable: set[CacheKey] = set()
         #: False: answers are read from the cache but never written to it, nor what ``current``
         #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
         self.store = True
@@ -298,7 +300,10 @@ class CachedUts:
                 _parse(request.kind, entry.result)
                 found = entry.result
             except (ValidationError, TypeError, ValueError):
-                log.warning(
+                with self._lock:  # read twice in a batch (its cache pass, its ask): said once
+                    again = key in self._unreadable
+                    self._unreadable.add(key)
+                (log.debug if again else log.warning)(
                     "cache entry for %s holds something this version cannot read; "
                     "fetching it again",
                     key.describe(),

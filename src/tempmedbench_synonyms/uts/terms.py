@@ -1,6 +1,6 @@
 """One terminology lookup answered by UTS (SPEC section 11): its request, and its ``Answer``.
 
-``answer`` asks one lookup (``lookups.Search``, ``Crosswalk``...) through ``CachedUts``, which
+``answer_in`` asks one lookup (``lookups.Search``, ``Crosswalk``...) through ``CachedUts``, which
 answers from the cache or else from UMLS, caches every answer whole, and checks a command's
 first 404 (``CachedUts.check_served``). What each input gets is one ``lookups.Answer``:
 
@@ -88,21 +88,6 @@ def release_for(lookup: Lookup, release: str, settled: str) -> str:
     """The release ``lookup`` is asked in: ``settled``, but ``umls sources`` keeps ``current``
     as it is (its answer names no release)."""
     return release if lookup.as_current else settled
-
-
-def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
-    """The answer of one input (``current`` resolved as ``settle_release`` says); raises only
-    what ends a batch (not authorised, unavailable, interrupted; a malformed release)."""
-    try:
-        check(lookup)
-    except BadInputError as err:
-        check_release(release)
-        return bad_answer(input, lookup, err, release)
-    uts.resume()  # an earlier batch may have stopped it
-    settled, early = settle_release(uts, release, [(input, lookup)])
-    if 0 in early:
-        return early[0]
-    return answer_in(uts, release_for(lookup, release, settled), input, lookup)
 
 
 def answer_in(
