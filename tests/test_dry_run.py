@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner, Result
 
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.cli import app
+from tempmedbench_synonyms.paths import for_query
 from tempmedbench_synonyms.regen.pipeline import atom_queries
 from tempmedbench_synonyms.regen.release import open_release
 from tempmedbench_synonyms.secret import ApiKey
@@ -62,7 +64,7 @@ def prefill(release: Path, cache_dir: Path, base_url: str, n: int) -> int:
     queries = atom_queries(open_release(release).table.concepts)
     chosen = sorted(set(queries.values()))[:n]
     for query in chosen:
-        uts.ask_atoms("2099AA", query)
+        uts.lookup("2099AA", partial(for_query, query=query))
     uts.close()
     return sum(1 for q in queries.values() if q in chosen)
 

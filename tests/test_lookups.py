@@ -11,7 +11,7 @@ import pytest
 import responses
 
 from helpers.terms import REL, page, semantic_type
-from helpers.uts import BASE, make_uts
+from helpers.uts import BASE, answer, make_uts
 from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.cli.umls import _command, _shown_of
 from tempmedbench_synonyms.errors import Outcome
@@ -39,7 +39,6 @@ from tempmedbench_synonyms.lookups import (
 from tempmedbench_synonyms.paths import UtsRequest
 from tempmedbench_synonyms.uts import models
 from tempmedbench_synonyms.uts.models import Record, SemanticTypeInfo, read_results
-from tempmedbench_synonyms.uts.terms import answer
 
 
 @dataclass(frozen=True, slots=True)

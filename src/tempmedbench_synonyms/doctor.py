@@ -174,7 +174,7 @@ def check_uts(
         # shared rate state is honoured, not written.
         uts = open_uts(replace(options, offline=False, workers=1), cached=False, store=False)
         try:
-            concrete = uts.resolve_release(umls_release, cui)
+            concrete = uts.probe(umls_release, cui, regeneration=True)
         finally:
             uts.close()
     except TempMedBenchError as err:

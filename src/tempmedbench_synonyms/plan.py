@@ -11,10 +11,13 @@ its first rows sniffed, nothing sent. Both return the run's report, outcome ``pl
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.errors import Outcome, UnavailableError
 from tempmedbench_synonyms.mrconso.source import sniff_mrconso
 from tempmedbench_synonyms.options import RegenOptions
@@ -28,8 +31,9 @@ from tempmedbench_synonyms.regen.pipeline import (
 from tempmedbench_synonyms.regen.release import Release, load_expected, open_release
 from tempmedbench_synonyms.regen.report import Report
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.estimate import estimate_line, fetch_seconds
+from tempmedbench_synonyms.uts.estimate import estimate_line, fetch_seconds, plan_all
 from tempmedbench_synonyms.uts.session import open_uts
+from tempmedbench_synonyms.uts.source import check_queries
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +97,11 @@ def plan_rest(
     cached = requests = 0
     if concepts:
         unique = sorted(set(queries.values()))
-        uts.check_queries(wanted, probe_cui(concepts), unique)
+        check_queries(wanted, probe_cui(concepts), unique)
         try:
             hits_before = uts.counters().cache_hits
             try:
-                concrete = uts.resolve_release(wanted, probe_cui(concepts))
+                concrete = uts.probe(wanted, probe_cui(concepts), regeneration=True)
             except UnavailableError:
                 if not (uts.offline and wanted != "current"):
                     raise
@@ -105,15 +109,17 @@ def plan_rest(
                 # can still be looked up; the plan says what an offline run would lack.
                 concrete = wanted
             probe_cached = uts.counters().cache_hits > hits_before
-            missing = {q for q in unique if uts.cached_atoms(concrete, q) is None}
+            # Queries that send the same request share one fetch, as in a run.
+            cached, _, to_fetch = plan_all(
+                Counter(sorted(queries.values())),  # sorted: a stable order of reads
+                lambda q: uts.lookup_cached(concrete, partial(paths.for_query, query=q)),
+                partial(paths.for_query, concrete),
+            )
         finally:
             uts.close()
-        # Queries that send the same request share one fetch, as in a run.
-        to_fetch = {uts.same_request(concrete, q) for q in missing}
-        cached = sum(1 for q in queries.values() if q not in missing)
         # The probe is sent again by the run unless the cache held its answer (nothing of the
         # dry run's own answer is stored).
-        requests = len(to_fetch) + (0 if probe_cached else 1)
+        requests = to_fetch + (0 if probe_cached else 1)
     plan = Plan(len(concepts), cached, len(concepts) - cached, requests,
                 fetch_seconds(requests, rate))  # fmt: skip
     said = estimate_line(plan.concepts, plan.cached, plan.to_fetch, plan.requests, rate)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import random
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from helpers import BASE
 from tempmedbench_synonyms.atoms import AtomQuery
+from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, VirtualTime
+from tempmedbench_synonyms.uts.batch import answer_many
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import UtsClient
@@ -85,3 +88,11 @@ def make_uts(
         )
     cache = ResponseCache(cache_dir, BASE, **({"clock": now.clock} if now else {}))
     return CachedUts(client, cache, offline=offline, refresh=refresh)
+
+
+def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
+    """One input's answer, asked as ``umls`` and ``Umls`` ask every input: a batch of one
+    (``uts.batch.answer_many``)."""
+    with closing(answer_many(uts, release, [(input, lookup)], workers=1)) as answers:
+        (got,) = answers
+    return got

@@ -16,13 +16,13 @@ import pytest
 import responses
 
 from helpers.uts import BASE, Q_AUI, Q_CUI, Q_MISSING, Q_SOURCE, QUERIES, REL, fake_uts, make_uts
-from tempmedbench_synonyms import constants
+from tempmedbench_synonyms import Umls, constants
 from tempmedbench_synonyms.atoms import Atom
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.paths import for_query
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime, add_fake_uts, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.cached import CachedUts, Counters
+from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.models import UtsAtom
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
@@ -34,20 +34,28 @@ def source(uts: CachedUts) -> RestAtomSource:
 
 @responses.activate
 def test_a_cached_not_found_is_a_hit_and_an_unasked_query_a_miss(tmp_path: Path) -> None:
-    """``cached_atoms`` tells "the cache says 404" (``Hit(None, ...)``) from "never asked"."""
+    """The cache tells "UMLS said 404" (an answer: ``None``) from "never asked" (a miss)."""
     add_fake_uts(responses.mock, fake_uts(), base_url=BASE)
     now = VirtualTime(1_700_000_000.0)
     uts = make_uts(tmp_path, now=now)
-    assert uts.cached_atoms(REL, Q_MISSING) is None  # never asked
-    assert uts.ask_atoms(REL, Q_MISSING) is None  # UMLS: 404
-    assert uts.ask_atoms(REL, Q_AUI) is not None
+    cold = source(uts).fetch(REL, "C9000001", [Q_MISSING, Q_AUI])
+    assert cold.atoms[Q_MISSING] is None  # UMLS: 404
+    assert (cold.requests, cold.cache_hits) == (3, 0)  # the probe and the two queries
     offline = make_uts(tmp_path, offline=True)
-    missing = offline.cached_atoms(REL, Q_MISSING)
-    assert missing is not None and (missing.value, missing.stored_at) == (None, now.now)
-    found = offline.cached_atoms(REL, Q_AUI)
-    assert found is not None and [a.ui for a in found.value or []] == ["A90000009"]
-    assert offline.cached_atoms(REL, Q_CUI) is None
-    assert (offline.counters(), uts.counters()) == (Counters(0, 0, 2), Counters(2, 0, 0))
+    warm = source(offline).fetch(REL, "C9000001", [Q_AUI, Q_MISSING])  # not the cold run's memo
+    assert warm.atoms[Q_MISSING] is None
+    assert [a.aui for a in warm.atoms[Q_AUI] or ()] == ["A90000009"]
+    assert (warm.requests, warm.cache_hits) == (0, 3)
+    request = for_query(REL, Q_MISSING)
+    entry = ResponseCache(tmp_path, BASE).get(CacheKey.make(REL, request.path,
+                                                            request.param_dict))  # fmt: skip
+    assert entry is not None and (entry.status, entry.stored_at) == (404, now.now)
+    with pytest.raises(UnavailableError) as info:  # never asked: a miss
+        source(make_uts(tmp_path, offline=True)).fetch(REL, "C9000001", [Q_MISSING, Q_CUI])
+    assert str(info.value).startswith(
+        f"--offline, and the cache does not hold the atoms of 1 of 2 concepts of release {REL} "
+        "(cui RXNORM C9000002)"
+    )
 
 
 @responses.activate
@@ -56,12 +64,12 @@ def test_an_answer_the_models_cannot_read_is_unavailable_naming_the_fields(tmp_p
     broken = {"classType": "Atom", "ui": "A90000009", "name": "x", "rootSource": "SNOMEDCT_US"}
     responses.get(f"{BASE}/content/{REL}/AUI/A90000009", json={"result": broken})
     responses.get(f"{BASE}/content/{REL}/CUI/C9000001", json={"result": {"name": "no ui"}})
-    uts = make_uts(tmp_path)
+    umls = Umls(REL, api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE)
     with pytest.raises(UnavailableError) as info:
-        uts.atoms(REL, Q_AUI)
+        umls.atom("A90000009")
     assert str(info.value) == "UMLS sent an atom this tool cannot read (problem with: termType)"
     with pytest.raises(UnavailableError) as info:
-        uts.concept(REL, "C9000001")
+        umls.concept("C9000001")
     assert str(info.value) == "UMLS sent a concept this tool cannot read (problem with: ui)"
     assert info.value.hint == "the UTS response format may have changed; please report it"
     assert list((tmp_path / LAYOUT).rglob("*.json")) == []  # nothing unreadable was stored
@@ -253,15 +261,16 @@ def test_without_a_probe_a_404_that_is_not_json_is_not_uts(
     """The ``umls`` commands send no probe: nothing says the server is UTS, so a 404 without
     a JSON body is a wrong base URL, as for the probe itself, and nothing is cached."""
     _add_404(for_query(REL, Q_AUI).path, body, content_type)
-    uts = make_uts(tmp_path)
+    umls = Umls(REL, api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE)
     with pytest.raises(UnavailableError) as info:
-        uts.atoms(REL, Q_AUI)
+        umls.atom("A90000009")
     assert str(info.value) == (
         f"{BASE} answered HTTP 404 for {for_query(REL, Q_AUI).path} with a "
         f"{content_type or 'no content type'} body, not the JSON the UMLS REST API sends: this "
         "does not look like the UMLS REST API"
     )
-    assert (info.value.hint or "").startswith("check --base-url (or UMLS_BASE_URL)")
+    # (the Python API names its keyword where the CLI says --base-url)
+    assert (info.value.hint or "").startswith("check base_url (or UMLS_BASE_URL)")
     assert list((tmp_path / LAYOUT).rglob("*.json")) == []
 
 
@@ -273,9 +282,11 @@ def test_current_standing_for_a_name_that_is_no_release_is_unavailable(tmp_path:
     responses.get(f"{BASE}/content/current/CUI/C9000001",
                   json={"result": {"ui": "C9000001", "atoms": f"{link}/atoms"}})  # fmt: skip
     with pytest.raises(UnavailableError) as info:
-        make_uts(tmp_path).concept("current", "C9000001")
+        Umls("current", api_key=CANARY_KEY, cache_dir=tmp_path, base_url=BASE).concept("C9000001")
     assert str(info.value) == (
         "UMLS named '2099-XX' as the release 'current' stands for, which is not a UMLS release name"
     )
-    assert info.value.hint == "give a concrete release with --umls-release, such as 2025AB"
+    assert (
+        info.value.hint == "give a concrete release with release, such as 2025AB"
+    )  # Python's word
     assert list((tmp_path / LAYOUT).rglob("*.json")) == []

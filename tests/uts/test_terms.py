@@ -31,7 +31,7 @@ from helpers.terms import (
     semantic_ref,
     semantic_type,
 )
-from helpers.uts import BASE, make_uts
+from helpers.uts import BASE, answer, make_uts
 from tempmedbench_synonyms.errors import (
     ApiKeyMissingError,
     NotAuthorisedError,
@@ -68,7 +68,6 @@ from tempmedbench_synonyms.uts.models import (
     SourceAtomCluster,
     read_results,
 )
-from tempmedbench_synonyms.uts.terms import answer
 
 SEARCH = f"{BASE}/search/{REL}"
 METADATA = f"{BASE}/metadata/{REL}/sources"

@@ -1,40 +1,108 @@
-"""Many lookups at once (SPEC section 11): one answer per input, in input order.
-
-``answer_many`` asks every input as ``terms.answer`` would, and:
-
-1. checks every input first: one that cannot be asked is its own ``bad_input`` answer, and the
-   rest go on (a malformed release is the command's BadInputError);
-2. resolves ``current`` once, before the inputs are spread over the workers
-   (``terms.settle_release``: inputs go one at a time until then);
-3. answers every input the cache holds whole, without a request; identical lookups are asked
-   once; says how many are cached and how long the rest take (``estimate``);
-4. asks the rest on ``workers`` threads behind the client's shared rate limiter
-   (``uts.workers``, as a regeneration's fetch does), each answer cached as soon as it is
-   complete, so that a run stopped by Ctrl-C resumes where it stopped;
-5. shows one progress bar (``progress.lookup_progress``) on ``progress``.
-
-Not authorised, unavailable and interrupted end the batch at once: they are raised, after the
-answers before them were yielded. Use it closed on every way out (``contextlib.closing``), so
-that a caller who stops early stops the workers too.
+"""The one batch path to UTS: ``ask_all`` (a regeneration's fetch, many lookups) and
+``answer_many``, SPEC 11's batch on it, one ``Answer`` per input in input order
+(docs/architecture.md, "UTS is asked one way").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
 from contextlib import closing
 from dataclasses import replace
-from functools import partial
-from typing import TextIO
+from functools import cache, partial
+from typing import TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
-from tempmedbench_synonyms.progress import lookup_progress
+from tempmedbench_synonyms.progress import StepProgress, lookup_progress
 from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.cached import CachedUts, Counters
 from tempmedbench_synonyms.uts.estimate import estimate_line
 from tempmedbench_synonyms.uts.workers import completions
+
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+
+
+def ask_all(
+    uts: CachedUts,
+    questions: Mapping[_K, int],
+    *,
+    cached: Callable[[_K], _V | None],
+    ask: Callable[[_K], _V],
+    workers: int,
+    display: Callable[[], StepProgress],
+    progress: TextIO | None,
+    unit: str,
+    before: Counters,
+    answered: int = 0,
+    same: Callable[[_K], Hashable] | None = None,
+    before_asking: Callable[[list[_K]], None] | None = None,
+    tick: float = 0.2,
+    name: str = "uts-worker",
+) -> Generator[list[tuple[_K, _V]], None, None]:
+    """Yield the ``(question, answer)`` pairs of ``questions`` (each answering as many inputs
+    as its count), the cache's first, then each round of the workers': the misses are asked
+    on ``workers`` threads (``uts.workers``), each answer cached as soon as it is complete.
+    Not authorised, unavailable and interrupted end the batch (raised after the answers
+    before them); close it on every way out (``contextlib.closing``) to stop the workers.
+
+    ``cached`` answers from the cache alone (``None``: a miss), ``ask`` from the cache else
+    UMLS; ``same`` says which questions send one request (asked once); ``before_asking`` sees
+    the misses before anything is asked; ``answered`` inputs are counted done already; the
+    progress (``display``) and the estimate line (``progress``) count ``unit``s.
+    """
+    hits: list[tuple[_K, _V]] = []
+    misses: list[_K] = []
+    for question in questions:
+        found = cached(question)
+        if found is None:
+            misses.append(question)
+        else:
+            hits.append((question, found))
+    if misses and before_asking is not None:
+        before_asking(misses)
+    done = answered + sum(questions[q] for q, _ in hits)
+    shown = display()
+
+    def report(final: bool = False) -> None:
+        counted = uts.counters() - before
+        shown.update(done, hits=counted.cache_hits, requests=counted.requests,
+                     retries=counted.retries, final=final)  # fmt: skip
+
+    if not misses:  # the cache answered them all: one line says so
+        report(final=True)
+        yield hits
+        return
+    groups: dict[Hashable, list[_K]] = {}
+    for question in misses:
+        groups.setdefault(question if same is None else same(question), []).append(question)
+    asked = list(groups.values())
+    if progress is not None and uts.rate is not None:
+        to_ask = sum(questions[q] for q in misses)
+        line = estimate_line(done - answered + to_ask, done - answered, to_ask, len(asked),
+                             uts.rate, unit=unit)  # fmt: skip
+        progress.write(line + "\n")
+        progress.flush()
+    calls = [partial(ask, group[0]) for group in asked]
+    runs = completions(calls, workers=workers, cancel=uts.cancel, tick=tick, name=name)
+    try:
+        with closing(runs):
+            report()
+            yield hits
+            for finished in runs:
+                got = [(q, found) for i, found in finished for q in asked[i]]
+                done += sum(questions[q] for q, _ in got)
+                report()
+                yield got
+    except TempMedBenchError:
+        report(final=True)
+        raise
+    except BaseException:
+        shown.close()
+        raise
+    report(final=True)
 
 
 def answer_many(
@@ -47,8 +115,10 @@ def answer_many(
     clock: Callable[[], float] = time.monotonic,
     tick: float = 0.2,
 ) -> Generator[Answer, None, None]:
-    """One ``Answer`` per ``(input, lookup)``, in input order (module docstring); progress
-    goes to ``progress`` (``None``: nowhere)."""
+    """One ``Answer`` per ``(input, lookup)``, in input order, through ``ask_all``: an input
+    that cannot be asked is its own ``bad_input`` answer, ``current`` is settled first
+    (``terms.settle_release``), identical lookups are asked once; progress goes to
+    ``progress`` (``None``: nowhere)."""
     listed = list(items)
     check_release(release)
     uts.resume()  # an earlier batch may have stopped it
@@ -60,7 +130,7 @@ def answer_many(
             terms.check(lookup)
         except BadInputError as err:
             answers[i] = terms.bad_answer(input, lookup, err, release)
-    if progress is not None and release == "current" and uts.known_current() is None:
+    if progress is not None and uts.known(release) is None:
         # Said at once: without a CUI to probe, inputs go one at a time until an answer names
         # the release, and none is cached before (a cache key names a concrete release).
         how = (
@@ -76,31 +146,26 @@ def answer_many(
     settled, early = terms.settle_release(uts, release, listed, skip=set(answers))
     answers.update(early)
 
-    # Identical lookups are asked once; the cache answers what it holds whole.
+    # Identical lookups are asked once.
     groups: dict[Lookup, list[int]] = {}
     for i, (_, lookup) in enumerate(listed):
         if i not in answers:
             groups.setdefault(lookup, []).append(i)
 
-    def give(lookup: Lookup, found: Answer) -> None:
-        for i in groups[lookup]:
-            answers[i] = replace(found, input=listed[i][0])
+    # Each lookup's request is built once, for the cache pass and the ask alike.
+    builds = {lookup: cache(lookup.request) for lookup in groups}
 
-    misses: list[Lookup] = []
-    hits = 0
-    for lookup, where in groups.items():
+    def cached(lookup: Lookup) -> Answer | None:
         asked = terms.release_for(lookup, release, settled)
-        hit = None
-        if asked != "current":
-            hit = terms.cached_answer(uts, asked, listed[where[0]][0], lookup)
-        if hit is None:
-            misses.append(lookup)
-        else:
-            give(lookup, hit)
-            hits += len(where)
+        if asked == "current":
+            return None
+        input = listed[groups[lookup][0]][0]
+        return terms.cached_answer(uts, asked, input, lookup, builds[lookup])
 
-    display = lookup_progress(progress, umls_release=settled, total=len(listed), clock=clock,
-                              started=began)  # fmt: skip
+    def ask(lookup: Lookup) -> Answer:
+        asked = terms.release_for(lookup, release, settled)
+        return terms.answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
+
     following = 0
 
     def ready() -> list[Answer]:
@@ -112,40 +177,15 @@ def answer_many(
             following += 1
         return out
 
-    def report(final: bool = False) -> None:
-        done = uts.counters() - before
-        display.update(following + len(answers), hits=done.cache_hits, requests=done.requests,
-                       retries=done.retries, final=final)  # fmt: skip
-
-    if not misses:  # the cache answered them all: one line says so
-        report(final=True)
-        yield from ready()
-        return
-    if progress is not None and uts.rate is not None:
-        to_ask = sum(len(groups[lookup]) for lookup in misses)
-        line = estimate_line(hits + to_ask, hits, to_ask, len(misses), uts.rate, unit="input")
-        progress.write(line + "\n")
-        progress.flush()
-    calls = [
-        partial(terms.answer_in, uts, terms.release_for(lookup, release, settled),
-                listed[groups[lookup][0]][0], lookup)
-        for lookup in misses
-    ]  # fmt: skip
-    runs = completions(calls, workers=workers, cancel=uts.cancel, tick=tick, name="uts-lookup")
-    try:
-        with closing(runs):
-            report()
+    display = partial(lookup_progress, progress, umls_release=settled, total=len(listed),
+                      clock=clock, started=began)  # fmt: skip
+    rounds = ask_all(uts, {lookup: len(where) for lookup, where in groups.items()},
+                     cached=cached, ask=ask, workers=workers, display=display, progress=progress,
+                     unit="input", before=before, answered=len(answers), tick=tick,
+                     name="uts-lookup")  # fmt: skip
+    with closing(rounds):
+        for got in rounds:
+            for lookup, found in got:
+                for i in groups[lookup]:
+                    answers[i] = replace(found, input=listed[i][0])
             yield from ready()
-            for finished in runs:
-                for k, found in finished:
-                    give(misses[k], found)
-                report()
-                yield from ready()
-    except TempMedBenchError:
-        report(final=True)
-        raise
-    except BaseException:
-        display.close()
-        raise
-    report(final=True)
-    yield from ready()

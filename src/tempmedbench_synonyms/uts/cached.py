@@ -1,27 +1,5 @@
-"""The UTS client behind the response cache: one answer at a time, and a run's memo.
-
-``CachedUts`` answers one request at a time (a concept, an atom, a list of atoms; for SPEC
-section 11, any request of ``paths``: ``lookup``) from the response cache, else from UMLS,
-and stores every complete answer at once, as UTS sent it; ``current`` is resolved to a concrete
-release before any cache key is made (SPEC section 3). It is all the atom source
-(``uts.source``), the lookups (``uts.terms``) and the ``umls`` commands talk to: they never
-reach the client or the cache.
-
-It owns the decisions between the two:
-
-- the one check for ``--offline`` and for a missing API key (``_network``): both are asked only
-  when an answer is not in the cache;
-- the 404 rule of SPEC section 3: once the release probe has answered (200, UTS JSON, fetched or
-  cached), the client is told that a 404 means "not found" whatever its body;
-- SPEC 11's check of a lookup's first 404 (``check_served``): ``/metadata/{release}/sources``,
-  sent without the key and cached, says whether the release is served at all; a lookup's 404
-  is stored only once it has passed;
-- a list's or a search's answer is cached with the limit it was asked with (``_key``);
-- the memo of a run (``load_memo``, ``save_memo``): a warm rerun of the same queries reads one
-  file instead of one entry per query (the cache stores the file; what it holds, its name and
-  when it is valid are decided here).
-
-Every request is built by ``paths``, which checks its identifiers first.
+"""The UTS client behind the response cache: one answer at a time, the release gate, a run's
+memo (docs/architecture.md, "UTS is asked one way"; docs/reference.md, "The cache").
 """
 
 from __future__ import annotations
@@ -34,7 +12,7 @@ import os
 import shlex
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass
 from functools import partial
@@ -44,19 +22,12 @@ from typing import Any, Generic, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from tempmedbench_synonyms import constants, paths
-from tempmedbench_synonyms.atoms import (
-    Atom,
-    AtomQuery,
-    check_cui,
-    check_release,
-    check_sab,
-    is_release,
-)
+from tempmedbench_synonyms.atoms import Atom, AtomQuery, is_release
 from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
-from tempmedbench_synonyms.paths import Kind, UtsRequest
+from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
@@ -83,9 +54,6 @@ BASE_URL_HINT = (
 )
 
 _ATOMS = TypeAdapter(list[UtsAtom])
-
-Build = Callable[[str], UtsRequest]
-"""Given a release, the request (``current`` is resolved before the request is built again)."""
 
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
 """Atoms per query, ``None`` where UMLS said "not found"."""
@@ -170,8 +138,10 @@ def _key(umls_release: str, request: UtsRequest) -> CacheKey:
     return CacheKey.make(umls_release, request.path, params)
 
 
-def _got(kind: Kind, umls_release: str, found: Any) -> Got:
-    if found is not None and kind in ("list", "search"):
+def _got(request: UtsRequest, umls_release: str, found: Any) -> Got:
+    """The stored answer to ``request`` as ``Got`` (a list's or a search's is stored with
+    whether it was truncated)."""
+    if found is not None and request.kind in ("list", "search"):
         return Got(umls_release, found["items"], found["truncated"])
     return Got(umls_release, found)
 
@@ -192,19 +162,11 @@ def _when(stored_at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
 
 
-def to_atoms(found: list[UtsAtom] | None) -> tuple[Atom, ...] | None:
-    """UTS atoms as the pipeline's ``Atom`` values (SPEC section 3's mapping)."""
-    if found is None:
-        return None
-    return tuple(a.to_atom() for a in found)
-
-
 class CachedUts:
     """The UTS client behind the response cache: every answer is looked up first, stored whole.
 
-    Used by the atom source and by the ``umls`` commands alike. ``client`` may be ``None`` for an
-    offline use that never needs the network. Answers are models: a ``UtsConcept``, or a list of
-    ``UtsAtom`` (one atom for route ``aui``), or ``None`` for "not found" (404).
+    ``client`` may be ``None`` for an offline use that never needs the network. An answer is a
+    ``Got``: the JSON UTS sent, ``None`` for "not found" (404).
     """
 
     def __init__(
@@ -233,6 +195,8 @@ class CachedUts:
         #: request is its own probe (``umls concept``) would send that request twice
         self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
+        #: entries this version could not read, warned of once
+        self._unreadable: set[CacheKey] = set()
         #: False: answers are read from the cache but never written to it, nor what ``current``
         #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
         self.store = True
@@ -319,22 +283,13 @@ class CachedUts:
         more = f", and {len(every) - 1} more entries are not trusted" if len(every) > 1 else ""
         return f": {every[0]}{more}"
 
-    def _known_current(self) -> str | None:
-        """What ``current`` stood for when last learnt: within a day, or ever when offline."""
-        if self.cache is None or self.refresh:
-            return None
-        return self.cache.current_release(
-            max_age=float("inf") if self.offline else self.current_max_age
-        )
-
     # -- one answer ----------------------------------------------------------------------------
 
-    def _cached(self, umls_release: str, build: Build, *, raw: bool = False) -> Hit[Any] | None:
-        """The answer from the cache only, or ``None`` on a miss. Counts a cache hit. The
-        answer as models, or with ``raw`` as it is stored (what UTS sent, checked)."""
+    def _cached(self, umls_release: str, request: UtsRequest) -> Hit[Any] | None:
+        """The answer from the cache only, as it is stored (what UTS sent, checked), or
+        ``None`` on a miss. Counts a cache hit."""
         if self.cache is None or self.refresh:
             return None
-        request = build(umls_release)
         key = _key(umls_release, request)
         entry = self.cache.get(key)
         if entry is None:
@@ -342,11 +297,13 @@ class CachedUts:
         found: Any = None
         if entry.found:
             try:
-                found = _parse(request.kind, entry.result)
-                if raw:
-                    found = entry.result
+                _parse(request.kind, entry.result)
+                found = entry.result
             except (ValidationError, TypeError, ValueError):
-                log.warning(
+                with self._lock:  # read twice in a batch (its cache pass, its ask): said once
+                    again = key in self._unreadable
+                    self._unreadable.add(key)
+                (log.debug if again else log.warning)(
                     "cache entry for %s holds something this version cannot read; "
                     "fetching it again",
                     key.describe(),
@@ -355,10 +312,9 @@ class CachedUts:
         self.count_hits(1)
         return Hit(found, entry.stored_at)
 
-    def _ask_and_store(self, umls_release: str, build: Build, *, check: bool = False) -> Any:
+    def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
         """The answer from UMLS (every page) as it is stored, cached as soon as it is complete;
         with ``check``, a 404 is checked (``check_served``) before it is stored."""
-        request = build(umls_release)
         key = _key(umls_release, request)
         client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
         found = self._ask(client, request)
@@ -366,7 +322,7 @@ class CachedUts:
             self.check_served(umls_release)
         if found is not None or not request.keyless:
             # (a release that ``/metadata`` does not serve today may be served tomorrow)
-            self._store(umls_release, build, found)
+            self._store(umls_release, request, found)
         return found
 
     @staticmethod
@@ -423,10 +379,9 @@ class CachedUts:
             )
         return {"items": listed.items, "truncated": listed.truncated}
 
-    def _store(self, umls_release: str, build: Build, found: Any) -> None:
+    def _store(self, umls_release: str, request: UtsRequest, found: Any) -> None:
         if self.cache is None or not self.store:
             return
-        request = build(umls_release)
         key = _key(umls_release, request)
         with self._writing():
             if found is None:
@@ -445,12 +400,12 @@ class CachedUts:
             raise _cache_write_error(err, self.cache) from None
 
     def _answer(
-        self, umls_release: str, build: Build, *, raw: bool = False, check: bool = False
-    ) -> tuple[str, Any, float | None]:
-        """(concrete release, answer, when it was stored if it came from the cache), from the
-        cache, else UMLS; the answer as models, or with ``raw`` as it is stored; with
-        ``check``, a 404 from UMLS is checked (``check_served``) before it is stored or given
-        (so a stored 404 is always one of a release known to be served).
+        self, umls_release: str, build: Build, *, check: bool, fresh: bool = False
+    ) -> tuple[Got, float | None]:
+        """(the answer, when it was stored if it came from the cache), from the cache (not
+        with ``fresh``: it was just read), else UMLS; with ``check``, a 404 from UMLS is
+        checked (``check_served``) before it is stored or given (so a stored 404 is always one
+        of a release known to be served).
 
         For ``current`` with no resolution remembered, the request is sent for ``current`` and
         the concrete release is read from the answer's links; the answer is then stored under
@@ -462,12 +417,12 @@ class CachedUts:
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
-            known = None if request.keyless else self._known_current()
+            known = None if request.keyless else self.known(umls_release)
             if known is None:
                 asked = _key(umls_release, request)
                 with self._lock:
                     if asked in self._current_404:  # already answered 404 (and checked)
-                        return "current", None, None
+                        return Got("current", None), None
                 what = "which concrete release 'current' is"
                 client = self.need_network(what, keyless=request.keyless)
                 found = self._ask(client, request)
@@ -479,7 +434,7 @@ class CachedUts:
                 if not request.keyless:
                     concrete = _release_in(request.kind, found, client.base_url)
                 if concrete is None or concrete == "current":
-                    return "current", self._read(request.kind, found, raw), None
+                    return _got(request, "current", found), None
                 if not is_release(concrete):
                     raise UnavailableError(
                         f"UMLS named {concrete[:40]!r} as the release 'current' stands for, "
@@ -489,69 +444,57 @@ class CachedUts:
                 if self.cache is not None and self.store:
                     with self._writing():
                         self.cache.set_current_release(concrete)
-                self._store(concrete, build, found)
+                self._store(concrete, build(concrete), found)
                 log.info("release 'current' is %s", concrete)
-                return concrete, self._read(request.kind, found, raw), None
+                return _got(request, concrete, found), None
             umls_release = known
-        hit = self._cached(umls_release, build, raw=raw)
+            request = build(known)
+        hit = None if fresh else self._cached(umls_release, request)
         if hit is None:
-            found = self._ask_and_store(umls_release, build, check=check and not request.keyless)
-            return umls_release, self._read(request.kind, found, raw), None
-        return umls_release, hit.value, hit.stored_at
+            found = self._ask_and_store(umls_release, request, check=check and not request.keyless)
+            return _got(request, umls_release, found), None
+        return _got(request, umls_release, hit.value), hit.stored_at
 
-    @staticmethod
-    def _read(kind: Kind, found: Any, raw: bool) -> Any:
-        """A fetched answer as models (``raw``: as it is stored)."""
-        return found if raw or found is None else _parse(kind, found)
+    # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
-    # -- what the source and the CLI ask ---------------------------------------------------------
-
-    def check_queries(
-        self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]
-    ) -> None:
-        """BadInputError for the first malformed identifier among the release, the probe's CUI
-        and every query, before anything is sent (a table's SABs help a "did you mean").
-
-        The SAB of a route ``aui`` query is not sent, but it is checked too: a table entry whose
-        SAB is a near miss could only ever drift.
-        """
-        check_release(umls_release)
-        check_cui(probe_cui)
-        sabs = {q.sab for q in queries}
-        for query in queries:
-            paths.for_query(umls_release, query, sabs=sabs)
-            if query.route == "aui" and query.sab:
-                check_sab(query.sab, also=sabs)
-
-    def same_request(self, umls_release: str, query: AtomQuery) -> UtsRequest:
-        """The request ``query`` sends: queries that send the same one may share its answer."""
-        return paths.for_query(umls_release, query)
-
-    def resolve_release(self, umls_release: str, probe_cui: str) -> str:
-        """The concrete release to use; UnavailableError if UMLS does not serve it.
-
-        SPEC section 3: ``current`` is resolved once, from the version segment of the links of
-        the probe concept, before any cache key is made. The resolution is remembered for a day
-        (``cache.CURRENT_MAX_AGE``), so that a warm rerun sends nothing while ``current`` still
-        follows a new UMLS release; ``--refresh`` asks again, ``--offline`` uses whatever the
-        cache last learnt.
-
-        Once the probe has answered (200 with UTS JSON), the server is UTS: from then on a 404
-        means "not found" whatever its body (SPEC section 3), which the client is told.
-        """
-        concrete, concept, stored_at = self._answer(
-            umls_release, partial(paths.concept, cui=probe_cui)
+    def known(self, umls_release: str) -> str | None:
+        """The concrete release ``umls_release`` stands for without asking UMLS: itself, or for
+        ``current`` what it stood for when last learnt (within a day, ``cache.CURRENT_MAX_AGE``,
+        or ever when offline; never with ``--refresh``); ``None`` if that is not known."""
+        if umls_release != "current":
+            return umls_release
+        if self.cache is None or self.refresh:
+            return None
+        return self.cache.current_release(
+            max_age=float("inf") if self.offline else self.current_max_age
         )
-        if concept is None:
-            raise self._not_served(umls_release, probe_cui, stored_at)
-        if concrete == "current":
+
+    def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
+        """SPEC 3's probe, concept ``cui`` in ``umls_release``: the concrete release it stands
+        for (``current`` is read from the version segment of the concept's links, and
+        remembered: ``known``). Once it has answered, the server is UTS: from then on a 404
+        means "not found" whatever its body (SPEC section 3), which the client is told.
+
+        A regeneration's probe (``regeneration``): a 404 means the release is not served, and
+        that, or a ``current`` whose links name no version, is UnavailableError. A lookup's
+        (SPEC 11): a 404 is checked (``check_served``), and ``umls_release`` is given back when
+        the concept is not found or names no release.
+        """
+        got, stored_at = self._answer(
+            umls_release, partial(paths.concept, cui=cui), check=not regeneration
+        )
+        if not regeneration and (got.value is None or got.release == "current"):
+            return umls_release
+        if got.value is None:
+            raise self._not_served(umls_release, cui, stored_at)
+        if got.release == "current":
             raise UnavailableError(
                 f"UMLS did not say which release 'current' is: the links of concept "
-                f"{probe_cui} name no version",
+                f"{cui} name no version",
                 hint="give a concrete release with --umls-release, such as 2025AB",
             )
-        self._served_now(concrete)
-        return concrete
+        self._served_now(got.release)
+        return got.release
 
     def _served_now(self, umls_release: str) -> None:
         """UMLS has answered for ``umls_release`` (the probe, or ``/metadata``): the release is
@@ -572,8 +515,8 @@ class CachedUts:
                 if umls_release in self._served:
                     return
             build = partial(paths.sources, limit=DEFAULT_LIMIT)
-            concrete, found, _ = self._answer(umls_release, build, raw=True)
-            if found is None:
+            got, _ = self._answer(umls_release, build, check=False)
+            if got.value is None:
                 base = redact(self.client.base_url) if self.client is not None else "the cache"
                 raise UnavailableError(
                     f"UMLS release {umls_release} is not served at {base}: a request answered "
@@ -582,7 +525,7 @@ class CachedUts:
                     "https://documentation.uts.nlm.nih.gov/rest/home.html), or --base-url",
                 )
             self._served_now(umls_release)
-            self._served_now(concrete)
+            self._served_now(got.release)
 
     def _not_served(
         self, umls_release: str, probe_cui: str, stored_at: float | None
@@ -610,73 +553,24 @@ class CachedUts:
             f"UMLS again; if it still answers 404, {check}",
         )
 
-    def concept(self, umls_release: str, cui: str) -> tuple[str, UtsConcept | None]:
-        """(concrete release, concept or ``None``) for ``umls concept``."""
-        concrete, found, _ = self._answer(umls_release, partial(paths.concept, cui=cui))
-        return concrete, found
-
-    def atoms(self, umls_release: str, query: AtomQuery) -> tuple[str, list[UtsAtom] | None]:
-        """(concrete release, atoms or ``None``) of one atom query."""
-        concrete, found, _ = self._answer(umls_release, partial(paths.for_query, query=query))
-        return concrete, found
-
-    def concept_atoms(self, umls_release: str, cui: str) -> tuple[str, list[UtsAtom] | None]:
-        """(concrete release, atoms or ``None``) of a concept, every source (``umls atoms``)."""
-        concrete, found, _ = self._answer(umls_release, partial(paths.concept_atoms, cui=cui))
-        return concrete, found
-
-    def cached_atoms(self, umls_release: str, query: AtomQuery) -> Hit[list[UtsAtom] | None] | None:
-        """The query's atoms from the cache only (``None`` if it does not hold them)."""
-        hit: Hit[list[UtsAtom] | None] | None = self._cached(
-            umls_release, partial(paths.for_query, query=query)
-        )
-        return hit
-
-    def ask_atoms(self, umls_release: str, query: AtomQuery) -> list[UtsAtom] | None:
-        """The query's atoms from UMLS, cached as soon as they are complete."""
-        build = partial(paths.for_query, query=query)
-        found: list[UtsAtom] | None = self._read(
-            build(umls_release).kind, self._ask_and_store(umls_release, build), raw=False
-        )
-        return found
-
     # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
 
-    def known_current(self) -> str | None:
-        """The concrete release ``current`` stood for when last learnt (within a day, or ever
-        when offline; never with ``--refresh``), or ``None``."""
-        return self._known_current()
-
-    def lookup(self, umls_release: str, build: Build) -> Got:
-        """The answer to any request (``paths``) as UTS sent it, from the cache, else UMLS
-        (and cached whole, at once). A 404 from UMLS is taken for "not found" only once the
-        release is known to be served (``check_served``); an empty list is "not found" too,
-        for the caller to say."""
-        concrete, found, _ = self._answer(umls_release, build, raw=True, check=True)
-        return _got(build(concrete).kind, concrete, found)
+    def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
+        """The answer to any request (``paths``) as UTS sent it, from the cache (not with
+        ``fresh``: the caller just missed it there), else UMLS (and cached whole, at once). A
+        404 from UMLS is taken for "not found" only once the release is known to be served
+        (``check_served``); an empty list is "not found" too, for the caller to say."""
+        got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
+        return got
 
     def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
         """The answer to a request from the cache only (``None`` if it does not hold it, or
         for ``current`` unresolved): what a warm run and a dry run read first."""
         if umls_release == "current":
             return None
-        hit = self._cached(umls_release, build, raw=True)
-        if hit is None:
-            return None
-        return _got(build(umls_release).kind, umls_release, hit.value)
-
-    def probe(self, cui: str) -> str | None:
-        """SPEC 11: which release ``current`` is, from the links of concept ``cui`` (section 3's
-        probe, cached as it is); ``None`` when the concept is not found (a 404 checked by
-        ``check_served``) or its links name no release."""
-        build = partial(paths.concept, cui=cui)
-        concrete, found, _ = self._answer("current", build, raw=True, check=True)
-        if found is None:
-            return None
-        if concrete == "current":
-            return None
-        self._served_now(concrete)
-        return concrete
+        request = build(umls_release)
+        hit = self._cached(umls_release, request)
+        return None if hit is None else _got(request, umls_release, hit.value)
 
     # -- the memo of a run -----------------------------------------------------------------------
 

@@ -1,16 +1,14 @@
-"""How long a UTS fetch takes: what ``--dry-run`` and the start of every REST run say.
-
-The limiter starts requests ``HEADROOM / rate`` apart (``ratelimit``), so ``requests`` take
-``requests * HEADROOM / rate`` seconds, rounded up to a tenth. ``plan_lookups`` is the dry run
-of many lookups at once (SPEC 11): how many inputs the cache answers, and how long the rest take.
+"""How long a batch takes at ``--rate`` (the limiter starts requests ``HEADROOM / rate``
+apart), and the dry run of one (``plan_all``; ``plan_lookups`` for SPEC 11's).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError
@@ -18,6 +16,8 @@ from tempmedbench_synonyms.lookups import Lookup
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 def fetch_seconds(requests: int, rate: float) -> float:
@@ -85,6 +85,18 @@ class LookupPlan:
         }
 
 
+def plan_all(
+    questions: Mapping[_K, int],
+    cached: Callable[[_K], object | None],
+    same: Callable[[_K], Hashable] | None = None,
+) -> tuple[int, list[_K], int]:
+    """The dry run of ``batch.ask_all``, reading the cache only (``cached``): (the inputs it
+    answers, the questions it misses, the requests they send: one per distinct request)."""
+    misses = [q for q in questions if cached(q) is None]
+    requests = len({q if same is None else same(q) for q in misses})
+    return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
+
+
 def plan_lookups(
     uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
 ) -> LookupPlan:
@@ -94,24 +106,22 @@ def plan_lookups(
     will learn it)."""
     uts.store = False
     listed = list(items)
-    check_release(release)
-    concrete = release if release != "current" else uts.known_current()
-    bad = cached = 0
-    to_fetch: set[Lookup] = set()
-    takes_cui = False
-    for input, lookup in listed:
+    concrete = uts.known(check_release(release))
+    questions: Counter[Lookup] = Counter()
+    for _, lookup in listed:
         try:
             terms.check(lookup)
         except BadInputError:
-            bad += 1
             continue
+        questions[lookup] += 1
+
+    def cached(lookup: Lookup) -> object | None:
         asked = terms.release_for(lookup, release, concrete or "current")
-        if asked != "current" and terms.cached_answer(uts, asked, input, lookup) is not None:
-            cached += 1
-        else:
-            to_fetch.add(lookup)
-            takes_cui = takes_cui or terms.cui_of(lookup) is not None
-    fetching = len(listed) - bad - cached
-    requests = len(to_fetch) + (1 if concrete is None and takes_cui else 0)
-    return LookupPlan(len(listed), bad, cached, fetching, requests,
+        return None if asked == "current" else terms.cached_answer(uts, asked, "", lookup)
+
+    hits, misses, requests = plan_all(questions, cached)
+    if concrete is None and any(terms.cui_of(q) is not None for q in misses):
+        requests += 1  # the probe that resolves current
+    bad = len(listed) - sum(questions.values())
+    return LookupPlan(len(listed), bad, hits, len(listed) - bad - hits, requests,
                       fetch_seconds(requests, rate), rate)  # fmt: skip

@@ -1,6 +1,6 @@
 """One terminology lookup answered by UTS (SPEC section 11): its request, and its ``Answer``.
 
-``answer`` asks one lookup (``lookups.Search``, ``Crosswalk``...) through ``CachedUts``, which
+``answer_in`` asks one lookup (``lookups.Search``, ``Crosswalk``...) through ``CachedUts``, which
 answers from the cache or else from UMLS, caches every answer whole, and checks a command's
 first 404 (``CachedUts.check_served``). What each input gets is one ``lookups.Answer``:
 
@@ -66,10 +66,7 @@ def settle_release(
     release; one input at a time, until one names it (``current`` if none does). Inputs in
     ``skip`` (bad input) are passed over, and so are ``sources``, asked as ``current``.
     """
-    check_release(release)
-    if release != "current":
-        return release, {}
-    known = uts.known_current()
+    known = uts.known(check_release(release))
     if known is not None:
         return known, {}
     answered: dict[int, Answer] = {}
@@ -78,11 +75,11 @@ def settle_release(
             continue
         cui = cui_of(lookup)
         if cui is not None:
-            concrete = uts.probe(cui)
+            concrete = uts.probe("current", cui)
         else:
             answered[i] = answer_in(uts, "current", input, lookup)
-            concrete = answered[i].release
-        if concrete is not None and concrete != "current":
+            concrete = answered[i].release or "current"
+        if concrete != "current":
             return concrete, answered
     return "current", answered
 
@@ -93,37 +90,32 @@ def release_for(lookup: Lookup, release: str, settled: str) -> str:
     return release if lookup.as_current else settled
 
 
-def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
-    """The answer of one input (``current`` resolved as ``settle_release`` says); raises only
-    what ends a batch (not authorised, unavailable, interrupted; a malformed release)."""
-    try:
-        check(lookup)
-    except BadInputError as err:
-        check_release(release)
-        return bad_answer(input, lookup, err, release)
-    uts.resume()  # an earlier batch may have stopped it
-    settled, early = settle_release(uts, release, [(input, lookup)])
-    if 0 in early:
-        return early[0]
-    return answer_in(uts, release_for(lookup, release, settled), input, lookup)
-
-
-def answer_in(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:
+def answer_in(
+    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
+) -> Answer:
     """The answer of one input in ``release`` (concrete, or ``current`` unresolved), from the
-    cache, else UMLS."""
-    found = _answer_in(uts, release, input, lookup, cache_only=False)
+    cache, else UMLS; ``build``, if given, builds its request (``build_of``)."""
+    found = _answer_in(uts, release, input, lookup, build, cache_only=False)
     assert found is not None  # only the cache alone may lack an answer
     return found
 
 
-def cached_answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer | None:
+def cached_answer(
+    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
+) -> Answer | None:
     """The answer of one input from the cache alone, or ``None`` if the cache lacks any part
     of it (nothing is sent)."""
-    return _answer_in(uts, release, input, lookup, cache_only=True)
+    return _answer_in(uts, release, input, lookup, build, cache_only=True)
 
 
 def _answer_in(
-    uts: CachedUts, release: str, input: str, lookup: Lookup, *, cache_only: bool
+    uts: CachedUts,
+    release: str,
+    input: str,
+    lookup: Lookup,
+    build: Build | None,
+    *,
+    cache_only: bool,
 ) -> Answer | None:
     query, nothing = lookup.words()
 
@@ -133,8 +125,7 @@ def _answer_in(
         return uts.lookup(release, build)
 
     try:
-        lookup.request(release)
-        got = ask(lookup.request)
+        got = ask(build or lookup.request)  # identifiers checked as the request is built
         if got is None:
             return None
         results = []

@@ -1,17 +1,5 @@
-"""UTS requests on worker threads: how a fetch and a batch of lookups stop at once, together.
-
-``completions`` runs calls on a ``runtime.DaemonPool`` and yields what completes, round by round
-(at least every ``tick`` seconds, so that a progress bar moves), for both the atom source of a
-regeneration (``uts.source``) and many lookups at once (``uts.batch``). The rules, shared:
-
-- an error that ends the run (``TempMedBenchError``: not authorised, unavailable, a cache that
-  cannot be written) in any worker cancels every other (``cancel``: the client's, whose event the
-  rate limiter shares, so requests waiting, sleeping or on the wire all stop), and is raised once
-  the workers have stopped; a 401 seen in any worker is raised rather than the error seen first,
-  as it is the one the user must fix;
-- Ctrl-C, a bug, or the caller closing the iterator (use ``contextlib.closing``) cancel every
-  worker as well and wait for them ``STOP_WAIT`` seconds at most: they are daemon threads whose
-  sockets the client has cut, so the command ends at once.
+"""UTS requests on worker threads for ``uts.batch``: what completes, round by round, and every
+worker stopped at once by an error that ends the run, Ctrl-C or a caller who stops early.
 """
 
 from __future__ import annotations
@@ -39,8 +27,11 @@ def completions(
 ) -> Generator[list[tuple[int, _T]], None, None]:
     """Run every call on ``workers`` threads; yield, each round, the ``(index, result)`` of
     the calls completed since the last (an empty list when ``tick`` seconds passed without
-    one), until all are done. The first error that ends the run stops them all (module
-    docstring) and is raised."""
+    one), until all are done. The first error that ends the run (``TempMedBenchError``) in
+    any worker cancels every other (``cancel``) and is raised once they stopped, a 401 rather
+    than the error seen first (the one the user must fix); Ctrl-C, a bug or the caller closing
+    the iterator cancel them too, waiting ``STOP_WAIT`` seconds at most (daemon threads whose
+    sockets the client has cut)."""
     if not calls:
         return
     pool = DaemonPool(min(workers, len(calls)), thread_name_prefix=name)
