@@ -36,6 +36,7 @@ from tempmedbench_synonyms.lookups import (
     SourceConcept,
     Sources,
 )
+from tempmedbench_synonyms.mrconso.lookup import answer_many
 from tempmedbench_synonyms.paths import UtsRequest
 from tempmedbench_synonyms.uts import models
 from tempmedbench_synonyms.uts.models import Record, SemanticTypeInfo, read_results
@@ -50,6 +51,7 @@ class TuiInfo(Lookup):
     argument = ("TUI", "Semantic types.")
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TREE", "tree_number"))
+    files = ("MRSTY.RRF",)
 
     tui: str = ""
 
@@ -86,6 +88,19 @@ def test_a_new_kind_is_one_class_that_the_pipeline_the_models_and_the_table_read
     command = _command(TuiInfo)
     assert command.__name__ == "tui_command"
     assert list(inspect.signature(command).parameters)[:2] == ["ids", "asking"]
+    # a local MRCONSO.RRF cannot answer it: that input's bad input, naming the file and the
+    # request it needs, and the batch goes on
+    mrconso = tmp_path / "MRCONSO.RRF"
+    mrconso.write_text("C0000001|ENG|P|L1|PF|S1|Y|A0000001||||MSH|PT|D1|Fever|0|N||\n", "utf-8")
+    local, atoms = answer_many(mrconso, REL, [("T901", TuiInfo("T901")), ("C", Atoms("C0000001"))])
+    assert (local.outcome, local.message, local.hint, local.query) == (
+        Outcome.BAD_INPUT,
+        "semantic type T901 is in MRSTY.RRF, not in MRCONSO.RRF (UTS: GET "
+        "/semantic-network/2099AA/TUI/T901)",
+        "ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF",
+        "semantic type T901",
+    )
+    assert [a["ui"] for a in atoms.results] == ["A0000001"]
 
 
 def test_each_kind_says_which_rows_it_answers_from_as_spec_12_says() -> None:

@@ -6,8 +6,9 @@ help. The class carries the rest of its behaviour, which the UTS pipeline (``uts
 typed conversion (``uts.models.read_results``), the CLI (``cli.umls``) and the local answers
 read instead of branching on types: its request (``request``, built by ``paths``, which checks
 every identifier), its words (``words``, ``hint``, ``said``), its rows rule (``rows``: SPEC 12's
-"which rows count"), its results' model (``model``, a class of ``uts.models`` by name) and its
-table (``columns``, ``order``). ``KINDS`` lists them; a new kind is one class here.
+"which rows count"), how a local MRCONSO.RRF answers it (``local``, or ``elsewhere``: why not),
+its results' model (``model``, a class of ``uts.models`` by name) and its table (``columns``,
+``order``). ``KINDS`` lists them; a new kind is one class here.
 
 ``limit`` caps an input's results: ``None`` takes the kind's default (``default_limit``), 0
 means no cap; an answer cut short says ``truncated``.
@@ -53,8 +54,9 @@ class Rows:
     suppress: frozenset[str] | None = frozenset({"N"})
     english: bool = False
 
-    def counts(self, suppress: str, lat: str) -> bool:
-        """Whether a row with this SUPPRESS and LAT is one the lookup answers from."""
+    def counts(self, suppress: str, lat: str = "") -> bool:
+        """Whether a row with this SUPPRESS and LAT is one the lookup answers from (the rows of
+        MRREL.RRF have no LAT)."""
         flag = suppress if suppress in ("O", "E", "Y") else "N"
         kept = self.suppress is None or flag in self.suppress
         return kept and (not self.english or lat == "ENG")
@@ -64,9 +66,9 @@ EVERY_ROW = Rows(None)
 COUNTED = Rows()
 
 
-def _counted(obsolete: bool, suppressible: bool) -> Rows:
+def counted(obsolete: bool = False, suppressible: bool = False) -> Rows:
     """``N`` rows, and ``O`` with ``--include-obsolete``, ``E`` and ``Y`` with
-    ``--include-suppressible``."""
+    ``--include-suppressible`` (UTS's ``includeObsolete``, ``includeSuppressible``)."""
     return Rows(frozenset("N" + "O" * obsolete + "EY" * suppressible))
 
 
@@ -124,6 +126,14 @@ class Lookup:
     rows_rule: ClassVar[Rows] = EVERY_ROW
     #: asked in ``current`` as it is (its answer names no release to settle it by)
     as_current: ClassVar[bool] = False
+    #: how a local MRCONSO.RRF answers it (``mrconso.lookup``, from the rows of its ``inputs``):
+    #: "atoms" (those rows), "concepts" (their concepts) or "crosswalk" (the codes that share
+    #: their concepts); "" when it cannot (``elsewhere``)
+    local: ClassVar[str] = ""
+    #: the UMLS files that hold its answer, named when a local MRCONSO.RRF cannot give it
+    files: ClassVar[tuple[str, ...]] = ()
+    #: ``elsewhere``'s words, if not the ones it makes of ``files`` and ``request``
+    elsewhere_text: ClassVar[str] = ""
 
     def request(self, release: str) -> UtsRequest:
         """The request it sends in ``release``; BadInputError if it cannot be sent."""
@@ -137,6 +147,15 @@ class Lookup:
     def rows(self) -> Rows:
         """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
         return self.rows_rule
+
+    def elsewhere(self, release: str) -> str:
+        """Why a local MRCONSO.RRF cannot answer it: the files its answer is in, and the UTS
+        request that gives it (BadInputError if it cannot be sent)."""
+        if self.elsewhere_text:
+            return self.elsewhere_text
+        where = f"in {', '.join(self.files)}, not " if self.files else "not "
+        request = self.request(release).path
+        return f"{self.words()[0]} is {where}in MRCONSO.RRF (UTS: GET {request})"
 
     def _list(self, path: str, *params: tuple[str, str]) -> UtsRequest:
         """A list that follows ``pageCount``, cut at the kind's limit."""
@@ -217,6 +236,7 @@ class Search(Lookup):
     argument = ("TERM", "Terms to find (quote a term of several words).")
     model = "SearchResult"
     default_limit = SEARCH_LIMIT
+    local = "concepts"
     hint_text = ("check the spelling, or try another --search-type (normalizedWords matches word "
                  "forms) or fewer --sabs")  # fmt: skip
 
@@ -290,7 +310,7 @@ class Search(Lookup):
         return query, f"no results for the {query}"
 
     def rows(self) -> Rows:
-        return _counted(self.include_obsolete, self.include_suppressible)
+        return counted(self.include_obsolete, self.include_suppressible)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +326,7 @@ class Cuis(Lookup):
     inputs = ("sab", "code")
     model = "SearchResult"
     rows_rule = COUNTED
+    local = "concepts"  # a search of the CODE field (SPEC 12): NOCODE too
 
     sab: str = ""
     code: str = ""
@@ -335,6 +356,7 @@ class Crosswalk(Lookup):
     inputs = ("sab", "code")
     model = "SourceAtomCluster"
     rows_rule = COUNTED
+    local = "crosswalk"
     hint_text = "check the source and the code; --target-sabs narrows a crosswalk to its sources"
 
     sab: str = ""
@@ -372,6 +394,8 @@ class Definitions(Lookup):
     argument = _CUIS
     model = "Definition"
     rows_rule = COUNTED
+    elsewhere_text = ("definitions are in MRDEF.RRF, not in MRCONSO.RRF (UTS: GET /content/"
+                      "{release}/CUI/{cui}/definitions)")  # fmt: skip
     columns = (Column("SOURCE", "root_source"), Column("DEFINITION", "value"))
 
     cui: str = ""
@@ -402,6 +426,7 @@ class Relations(Lookup):
     argument = _CUIS
     model = "Relation"
     rows_rule = COUNTED
+    elsewhere_text = "relations are in MRREL.RRF, not in MRCONSO.RRF (UTS: GET .../relations)"
     columns = (
         Column("FROM", "related_from_ui"), Column("LABEL", "relation_label"),
         Column("ADDITIONAL", "additional_relation_label"), Column("TO", "related_ui"),
@@ -448,6 +473,8 @@ class SemanticTypes(Lookup):
     argument = _CUIS
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TUI", "tui"), Column("TREE", "tree_number", True))
+    elsewhere_text = ("semantic types are in MRSTY.RRF, not in MRCONSO.RRF (UTS: the concept's "
+                      "semanticTypes, GET /content/{release}/CUI/{cui})")  # fmt: skip
 
     cui: str = ""
     details: bool = field(
@@ -496,6 +523,8 @@ class SourceConcept(Lookup):
     columns = (*NAMED, Column("OBSOLETE", "obsolete"), Column("ATOMS", "atom_count"),
                Column("LINKS", "link_names"))  # fmt: skip
     said = _ONE
+    elsewhere_text = ("a source concept is answered by UTS (GET /content/{release}/source/{sab}/"
+                      "{code}); from MRCONSO.RRF, ask for the code's atoms")  # fmt: skip
 
     sab: str = ""
     code: str = ""
@@ -541,6 +570,10 @@ class Hierarchy(Lookup):
         whose = _whose(self.sab, self.code, self.aui)
         return f"{self.direction} of {whose}", f"no {self.direction} of {whose}"
 
+    def elsewhere(self, release: str) -> str:
+        return (f"{self.direction} are in MRHIER.RRF, not in MRCONSO.RRF (UTS: GET "
+                f".../{self.direction})")  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Sources(Lookup):
@@ -563,6 +596,8 @@ class Sources(Lookup):
     noun = "source"
     hint_text = Crosswalk.hint_text
     as_current = True
+    elsewhere_text = ("the sources of a release are in MRSAB.RRF, not in MRCONSO.RRF (UTS: GET "
+                      "/metadata/{release}/sources)")  # fmt: skip
 
     def request(self, release: str) -> UtsRequest:
         return paths.sources(release, limit=self.limit_or_default())
@@ -588,6 +623,8 @@ class Concept(Lookup):
     columns = (Column("CUI", "ui"), Column("NAME", "name"), Column("STATUS", "status"),
                Column("ATOMS", "atom_count"), Column("TYPES", "type_names"))  # fmt: skip
     said = _ONE
+    elsewhere_text = ("a concept's status and semantic types (MRSTY.RRF) are not in MRCONSO.RRF "
+                      "(UTS: GET /content/{release}/CUI/{cui})")  # fmt: skip
 
     cui: str = ""
 
@@ -616,6 +653,7 @@ class Atoms(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
+    local = "atoms"
 
     cui: str = ""
     sab: str | None = field(
@@ -658,6 +696,7 @@ class SourceAtoms(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
+    local = "atoms"
 
     sab: str = ""
     code: str = ""
@@ -693,6 +732,7 @@ class Atom(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
+    local = "atoms"
 
     aui: str = ""
 
@@ -720,16 +760,6 @@ KINDS: tuple[type[Lookup], ...] = (
     Search, Cuis, Crosswalk, Definitions, Relations, SemanticTypes, SourceConcept, Hierarchy,
     Sources, Atoms, SourceAtoms, Atom, Concept,
 )  # fmt: skip
-
-
-def limit_of(lookup: Lookup) -> int:
-    """The most results the lookup keeps (0: no cap)."""
-    return lookup.limit_or_default()
-
-
-def describe(lookup: Lookup) -> tuple[str, str]:
-    """``lookup.words()``: the request in words, what "not found" says is missing."""
-    return lookup.words()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """Terminology lookups answered from a local MRCONSO.RRF (SPEC section 11, "From a local file").
 
-``answer_many`` answers a batch in one pass over the file (any form of SPEC section 7): ``Atoms``,
-``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis`` and ``Search`` with search type exact, by the
-meaning of a row the fake UTS shares (``shapes``: which rows count, names, crosswalks, UTS's
+``answer_many`` answers a batch in one pass over the file (any form of SPEC section 7): the kinds
+whose ``local`` says how (``Atoms``, ``SourceAtoms``, ``Atom``, ``Crosswalk``, ``Cuis``, and
+``Search`` with search type exact), from the rows of their ``inputs`` that their ``rows`` rule
+counts, by the meaning of a row the fake UTS shares (``shapes``: names, crosswalks, UTS's
 objects). Any other lookup, or an option the file cannot honour, is that input's bad input,
-naming the UMLS file or REST request it needs. ``current`` is the release the file's names say.
+naming the UMLS file or REST request it needs (``Lookup.elsewhere``). ``current`` is the release
+the file's names say.
 
 How one pass does it: MRCONSO.RRF is sorted by CUI (every release NLM ships is), so the rows of
 one concept are contiguous. The file is read in pieces that each hold whole concepts, and in each
@@ -36,7 +38,7 @@ import re
 import threading
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,26 +54,7 @@ from tempmedbench_synonyms.atoms import (
 )
 from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.lookups import (
-    Answer,
-    Atom,
-    Atoms,
-    Concept,
-    Crosswalk,
-    Cuis,
-    Definitions,
-    Hierarchy,
-    Lookup,
-    Relations,
-    Search,
-    SemanticTypes,
-    SourceAtoms,
-    SourceConcept,
-    Sources,
-    clean,
-    describe,
-    limit_of,
-)
+from tempmedbench_synonyms.lookups import Answer, Lookup, Search, SourceAtoms, clean
 from tempmedbench_synonyms.mrconso import scan, shapes
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate_mrconso
 from tempmedbench_synonyms.mrconso.rows import (
@@ -395,29 +378,17 @@ def _bad(problem: str, hint: str | None = _REST_HINT) -> BadInputError:
     return BadInputError(problem, hint=hint)
 
 
-def _needs_rest(lookup: Lookup) -> BadInputError | None:
+#: the inputs a local answer finds its rows by (``_Index.rows_of``)
+_INPUTS = (("cui",), ("aui",), ("string",), ("sab", "code"))
+#: what one result of a local answer is called, by the kind's ``local``
+_NOUNS = {"atoms": "atom", "concepts": "concept", "crosswalk": "code"}
+
+
+def _refused(lookup: Lookup, release: str) -> BadInputError | None:
     """Why MRCONSO.RRF cannot answer ``lookup`` (the UMLS file or REST request it needs)."""
-    if isinstance(lookup, Definitions):
-        return _bad("definitions are in MRDEF.RRF, not in MRCONSO.RRF (UTS: GET /content/"
-                    "{release}/CUI/{cui}/definitions)")  # fmt: skip
-    if isinstance(lookup, Relations):
-        return _bad("relations are in MRREL.RRF, not in MRCONSO.RRF (UTS: GET .../relations)")
-    if isinstance(lookup, SemanticTypes):
-        return _bad("semantic types are in MRSTY.RRF, not in MRCONSO.RRF (UTS: the concept's "
-                    "semanticTypes, GET /content/{release}/CUI/{cui})")  # fmt: skip
-    if isinstance(lookup, Hierarchy):
-        return _bad(f"{lookup.direction} are in MRHIER.RRF, not in MRCONSO.RRF (UTS: GET "
-                    f".../{lookup.direction})")  # fmt: skip
-    if isinstance(lookup, Sources):
-        return _bad("the sources of a release are in MRSAB.RRF, not in MRCONSO.RRF (UTS: GET "
-                    "/metadata/{release}/sources)")  # fmt: skip
-    if isinstance(lookup, Concept):
-        return _bad("a concept's status and semantic types (MRSTY.RRF) are not in MRCONSO.RRF "
-                    "(UTS: GET /content/{release}/CUI/{cui})")  # fmt: skip
-    if isinstance(lookup, SourceConcept):
-        return _bad("a source concept is answered by UTS (GET /content/{release}/source/{sab}/"
-                    "{code}); from MRCONSO.RRF, ask for the code's atoms")  # fmt: skip
-    if isinstance(lookup, Search):
+    if lookup.local not in _NOUNS or lookup.inputs not in _INPUTS:
+        return _bad(lookup.elsewhere(release))
+    if isinstance(lookup, Search):  # the options of a search the file cannot honour
         return _search_needs_rest(lookup)
     return None
 
@@ -460,25 +431,25 @@ def _check_term(term: str) -> str:
     return term
 
 
+#: the check of each field of a lookup MRCONSO.RRF answers (``sabs``, ``target_sabs``: each SAB)
+_CHECKS: dict[str, Callable[[str], object]] = {
+    "cui": check_cui, "aui": check_aui, "sab": check_sab, "code": check_code, "string": _check_term,
+}  # fmt: skip
+
+
 def _check(lookup: Lookup) -> None:
-    """The local identifier checks of a lookup MRCONSO.RRF answers (``atoms``), its limit."""
-    if limit_of(lookup) < 0:
-        raise BadInputError(f"--limit {limit_of(lookup)} is out of range: give 0 (no cap) or more")
-    if isinstance(lookup, Atoms):
-        check_cui(lookup.cui)
-        if lookup.sab is not None:
-            check_sab(lookup.sab)
-    elif isinstance(lookup, Atom):
-        check_aui(lookup.aui)
-    elif isinstance(lookup, (SourceAtoms, Crosswalk, Cuis)):
-        check_sab(lookup.sab)
-        check_code(lookup.code)
-        for sab in getattr(lookup, "target_sabs", ()):
-            check_sab(sab)
-    elif isinstance(lookup, Search):
-        _check_term(lookup.string)
-        for sab in lookup.sabs:
-            check_sab(sab)
+    """The local checks of a lookup MRCONSO.RRF answers: its limit, then its fields in order."""
+    if lookup.limit_or_default() < 0:
+        raise BadInputError(
+            f"--limit {lookup.limit_or_default()} is out of range: give 0 (no cap) or more"
+        )
+    for name in (f.name for f in dataclasses.fields(lookup)):
+        value = getattr(lookup, name)
+        if name in ("sabs", "target_sabs"):
+            for sab in value:
+                check_sab(sab)
+        elif name in _CHECKS and value is not None:
+            _CHECKS[name](value)
 
 
 def _wants(lookups: Iterable[Lookup]) -> Wants:
@@ -488,17 +459,19 @@ def _wants(lookups: Iterable[Lookup]) -> Wants:
     auis: set[bytes] = set()
     terms: set[bytes] = set()
     for lookup in lookups:
-        if isinstance(lookup, Atoms):
-            cuis.add(lookup.cui.encode())
-        elif isinstance(lookup, Atom):
-            auis.add(lookup.aui.encode())
-        elif isinstance(lookup, (SourceAtoms, Crosswalk, Cuis)):
-            sab, code = lookup.sab.encode(), lookup.code.encode()
-            codes[sab].add(code)
-            if not isinstance(lookup, SourceAtoms):
-                whole.add((sab, code))
-        elif isinstance(lookup, Search):
-            terms.add(lookup.string.casefold().encode("utf-8", "surrogateescape"))
+        ident = _ident(lookup)
+        match lookup.inputs:
+            case ("cui",):
+                cuis.add(ident[0].encode())
+            case ("aui",):
+                auis.add(ident[0].encode())
+            case ("string",):
+                terms.add(ident[0].casefold().encode("utf-8", "surrogateescape"))
+            case _:
+                sab, code = ident[0].encode(), ident[1].encode()
+                codes[sab].add(code)
+                if lookup.local != "atoms":  # the concepts of its rows, taken whole
+                    whole.add((sab, code))
     if len(codes) > _SAB_SEARCHES:
         patterns = [_code_pattern(list(codes), (c for found in codes.values() for c in found))]
     else:
@@ -572,13 +545,13 @@ def answer_many(
     asked: list[tuple[int, Lookup]] = []
     for n, (given, lookup) in enumerate(items):
         try:
-            refused = _needs_rest(lookup)
+            refused = _refused(lookup, release)
             if refused is not None:
                 raise refused
             _check(lookup)
         except BadInputError as err:
             ready[n] = Answer(given, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
-                              release=release, query=describe(lookup)[0])  # fmt: skip
+                              release=release, query=lookup.words()[0])  # fmt: skip
             continue
         asked.append((n, lookup))
     wants = _wants(lookup for _, lookup in asked)
@@ -787,12 +760,13 @@ def _stream_pass(path: Path, inp: MrconsoInput, wants: Wants, report: _Passes) -
 _Row = list[str]
 
 
-def _usable(row: _Row) -> bool:
-    return shapes.counts(row[F_SUPPRESS])
-
-
 def _fields(row: _Row) -> _Row:
     return row
+
+
+def _ident(lookup: Lookup) -> list[str]:
+    """The fields that name the lookup's input (``inputs``): a CUI, an AUI, a string, a code."""
+    return [getattr(lookup, name) for name in lookup.inputs]
 
 
 def _one(row: _Row | None) -> list[_Row]:
@@ -818,16 +792,18 @@ class _Index:
             self.by_string[row[F_STR].casefold()].append(row)
 
     def answer(self, given: str, lookup: Lookup) -> Answer:
-        query, nothing = describe(lookup)
-        results, noun, lacking = self._results(lookup)
-        limit = limit_of(lookup)
+        query, nothing = lookup.words()
+        rule = lookup.rows()
+        rows = [r for r in self.rows_of(lookup) if rule.counts(r[F_SUPPRESS], r[F_LAT])]
+        limit = lookup.limit_or_default()
+        results, lacking = self._results(lookup, rows, limit)
         cut = bool(limit) and len(results) > limit
         results = results[:limit] if cut else results
-        if not results:  # (an atom, a preferred atom: whatever their flags)
-            every = isinstance(lookup, Atom) or getattr(lookup, "preferred", False)
-            note = "" if every else _LEFT_OUT
+        if not results:
+            note = "" if rule.suppress is None else _LEFT_OUT  # (unless it takes every row)
             return Answer(given, Outcome.NOT_FOUND, message=f"{self.path} has {lacking or nothing}"
                           f"{note}", release=self.links.release, query=query)  # fmt: skip
+        noun = _NOUNS[lookup.local]
         message = f"{plural(len(results), noun)} for {query}, {self.path}" + (
             f"; --limit {limit} cut it" if cut else ""
         )
@@ -841,56 +817,51 @@ class _Index:
             truncated=cut,
         )
 
-    def _results(self, lookup: Lookup) -> tuple[list[dict[str, Any]], str, str | None]:
-        """(results, what one is called, what the file lacks if not what ``describe`` says)."""
-        if isinstance(lookup, Atoms):
-            rows = self.by_cui.get(lookup.cui, [])  # the whole concept, in file order
-            if lookup.preferred:  # the row that names it, of every row (UTS is sent no sab)
-                return self._atoms(_one(shapes.concept_name_row(rows, _fields))), "atom", None
-            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"
-                    and lookup.sab in (None, r[F_SAB])]  # fmt: skip
-            return self._atoms(rows), "atom", None
-        if isinstance(lookup, SourceAtoms):
-            rows = self._code(lookup.sab, lookup.code)  # every row of the code
-            if lookup.preferred:
-                return self._atoms(_one(shapes.code_name_row(rows, _fields))), "atom", None
-            rows = [r for r in rows if _usable(r) and r[F_LAT] == "ENG"]
-            return self._atoms(rows), "atom", None
-        if isinstance(lookup, Atom):
-            row = self.by_aui.get(lookup.aui)
-            return self._atoms([row] if row else []), "atom", None
-        assert isinstance(lookup, (Crosswalk, Cuis, Search))
-        if isinstance(lookup, Search):
-            hits = [r for r in self.by_string.get(lookup.string.casefold(), ()) if _usable(r)
-                    and (not lookup.sabs or r[F_SAB] in lookup.sabs)
-                    and lookup.language in (None, r[F_LAT])]  # fmt: skip
-            return self._concepts(hits, limit_of(lookup)), "concept", None
-        if isinstance(lookup, Cuis):  # a search of the CODE field (SPEC 12), NOCODE too
-            rows = self.by_code.get((lookup.sab, lookup.code), [])
-        else:
-            rows = self._code(lookup.sab, lookup.code)
-        hits = [r for r in rows if _usable(r)]
-        if not hits:
-            return [], "code", f"no atom of {lookup.sab} code {lookup.code}"
-        if isinstance(lookup, Cuis):
-            return self._concepts(hits, limit_of(lookup)), "concept", None
+    def rows_of(self, lookup: Lookup) -> list[_Row]:
+        """The rows of the lookup's input (``inputs``): a concept's (in file order), an atom's,
+        a string's, or a source code's (none for one never known, SPEC 12, but in a search of
+        the CODE field, ``concepts``: NOCODE too)."""
+        ident = _ident(lookup)
+        match lookup.inputs:
+            case ("cui",):
+                return self.by_cui.get(ident[0], [])
+            case ("aui",):
+                return _one(self.by_aui.get(ident[0]))
+            case ("string",):
+                return self.by_string.get(ident[0].casefold(), [])
+        known = lookup.local == "concepts" or shapes.known_code(ident[1])
+        return self.by_code.get((ident[0], ident[1]), []) if known else []
+
+    def _results(
+        self, lookup: Lookup, rows: list[_Row], limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """(results, what the file lacks if not what ``words`` says) of the rows that count."""
+        if getattr(lookup, "preferred", False):  # the row that names it (UTS is sent no sab)
+            named = shapes.concept_name_row if lookup.inputs == ("cui",) else shapes.code_name_row
+            return self._atoms(_one(named(rows, _fields))), None
+        # its options: its sources (``sabs``, or ``sab`` as an option), its language
+        sab, sabs, lat = (getattr(lookup, name, None) for name in ("sab", "sabs", "language"))
+        rows = [r for r in rows if sab in (None, r[F_SAB]) and (not sabs or r[F_SAB] in sabs)
+                and lat in (None, r[F_LAT])]  # fmt: skip
+        if lookup.local == "atoms":
+            return self._atoms(rows), None
+        if not rows and lookup.inputs == ("sab", "code"):
+            return [], "no atom of {} code {}".format(*_ident(lookup))
+        if lookup.local == "concepts":
+            return self._concepts(rows, limit), None
         # (a SAB no row can hold is not searched for: the rows read are all there are)
         clusters = [shapes.cluster_json(sab, code, self.clusters.get((sab, code),
                     self.by_code[(sab, code)]), self.links)
                     for sab, code in self.crosswalk_codes(lookup)]  # fmt: skip
-        return clusters, "code", None
-
-    def _code(self, sab: str, code: str) -> list[_Row]:
-        """The rows of a source code; none for one never known (SPEC 12)."""
-        return self.by_code.get((sab, code), []) if shapes.known_code(code) else []
+        return clusters, None
 
     def crosswalk_codes(self, lookup: Lookup) -> list[tuple[str, str]]:
         """The codes a crosswalk gives (SPEC 12), from the concepts the pass took whole."""
-        if not isinstance(lookup, Crosswalk):
+        if lookup.local != "crosswalk":
             return []
-        rows = self._code(lookup.sab, lookup.code)
-        return shapes.crosswalk_codes(lookup.sab, rows, self.by_cui.__getitem__, _fields,
-                                      targets=lookup.target_sabs)  # fmt: skip
+        return shapes.crosswalk_codes(_ident(lookup)[0], self.rows_of(lookup),
+                                      self.by_cui.__getitem__, _fields, rule=lookup.rows(),
+                                      targets=getattr(lookup, "target_sabs", ()))  # fmt: skip
 
     def _atoms(self, rows: Iterable[_Row]) -> list[dict[str, Any]]:
         return [shapes.atom_json(r, self.links) for r in rows]

@@ -1,9 +1,9 @@
 """The meaning of an MRCONSO.RRF row (SPEC 12), once, for the local lookups and the fake alike.
 
-Which rows count (``counts``), which codes are known (``known_code``), which codes a crosswalk
-gives (``crosswalk_codes``), the row that names a code (``code_name_row``) or a concept
-(``concept_name_row``), and a row as the JSON object UTS sends for it (``atom_json``,
-``cluster_json``, ``search_result_json``), with UTS's links (``Links``).
+Which rows count is the lookup's rule (``lookups.Rows``); here: which codes are known
+(``known_code``), which codes a crosswalk gives (``crosswalk_codes``), the row that names a code
+(``code_name_row``) or a concept (``concept_name_row``), and a row as the JSON object UTS sends
+for it (``atom_json``, ``cluster_json``, ``search_result_json``), with UTS's links (``Links``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from tempmedbench_synonyms.constants import DEFAULT_BASE_URL
+from tempmedbench_synonyms.lookups import COUNTED, Rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN
 
 _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
@@ -24,17 +25,6 @@ _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SU
     )
 )  # fmt: skip
 NONE = "NONE"
-
-
-def counts(suppress: str, *, obsolete: bool = False, suppressible: bool = False) -> bool:
-    """Whether a row with this SUPPRESS counts (SPEC 12): ``O`` (obsolete) only with
-    ``obsolete``, ``E`` and ``Y`` (suppressible) only with ``suppressible``; anything else counts
-    as ``N``, always."""
-    if suppress == "O":
-        return obsolete
-    if suppress in ("E", "Y"):
-        return suppressible
-    return True
 
 
 def known_code(code: str) -> bool:
@@ -91,14 +81,14 @@ def crosswalk_codes(
     fields: Callable[[_Row], Sequence[str]],
     *,
     targets: Iterable[str] = (),
-    counted: Callable[[str], bool] = counts,
+    rule: Rows = COUNTED,
 ) -> list[tuple[str, str]]:
     """A crosswalk's codes (SPEC 12): every known code of another source than ``sab`` with a
     counted atom in a concept where ``rows`` (the asked code's) have a counted atom; only those
     of ``targets`` when given; by source, then code. ``concept_rows`` gives a concept's rows,
-    ``counted`` whether a SUPPRESS counts (default: ``N`` only)."""
+    ``rule`` which rows count (default: ``N`` only)."""
     wanted = set(targets)
-    cuis = {fields(r)[_CUI] for r in rows if counted(fields(r)[_SUPPRESS])}
+    cuis = {f[_CUI] for f in map(fields, rows) if rule.counts(f[_SUPPRESS], f[_LAT])}
     found = (fields(r) for cui in cuis for r in concept_rows(cui))
     return sorted(
         {
@@ -106,7 +96,7 @@ def crosswalk_codes(
             for f in found
             if f[_SAB] != sab
             and known_code(f[_CODE])
-            and counted(f[_SUPPRESS])
+            and rule.counts(f[_SUPPRESS], f[_LAT])
             and (not wanted or f[_SAB] in wanted)
         }
     )

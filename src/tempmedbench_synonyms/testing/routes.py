@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from tempmedbench_synonyms.lookups import counted
 from tempmedbench_synonyms.mrconso.rows import COLUMN
 from tempmedbench_synonyms.mrconso.shapes import (
     NONE,
@@ -55,7 +56,6 @@ from tempmedbench_synonyms.mrconso.shapes import (
     cluster_json,
     code_name_row,
     concept_name_row,
-    counts,
     crosswalk_codes,
     known_code,
     search_result_json,
@@ -151,6 +151,10 @@ class Routes:
         self.shuffle_seed = shuffle_seed
         self.search_empty = search_empty
         self.max_page_size = max_page_size
+        #: which rows count, by the request's flags (SPEC 12)
+        self.rule = counted(
+            params.get("includeObsolete") == "true", params.get("includeSuppressible") == "true"
+        )
 
     # -- parameters ----------------------------------------------------------------------------
 
@@ -175,14 +179,6 @@ class Routes:
         if value not in allowed:
             raise _Refused(error(400, f"{name} takes one of {', '.join(allowed)}, not {value}"))
         return value
-
-    def _kept(self, suppress: str) -> bool:
-        """Whether a row counts, by the request's flags (SPEC 12, ``shapes.counts``)."""
-        return counts(
-            suppress,
-            obsolete=self.params.get("includeObsolete") == "true",
-            suppressible=self.params.get("includeSuppressible") == "true",
-        )
 
     def _paged(self, items: Sequence[object], missing: str) -> Doc:
         size, number = self._size_number()
@@ -289,7 +285,7 @@ class Routes:
                 {"classType": "Definition", "sourceOriginated": True, "rootSource": d.SAB,
                  "value": d.DEF}
                 for d in self.data.definitions_of.get(cui, [])
-                if self._kept(d.SUPPRESS) and (sabs is None or d.SAB in sabs)
+                if self.rule.counts(d.SUPPRESS) and (sabs is None or d.SAB in sabs)
             ]  # fmt: skip
             return self._paged(found, f"No definitions of CUI {cui}")
         if tail == ["relations"]:
@@ -342,7 +338,7 @@ class Routes:
             if (sabs is None or r.sab in sabs)
             and (ttys is None or r.tty in ttys)
             and (language is None or r.lat == language)
-            and self._kept(r.suppress)
+            and self.rule.counts(r.suppress)
         ]
         count = math.ceil(len(kept) / size)
         if number > count:  # no atom, or a page past the last: 404, as UTS answers
@@ -387,7 +383,7 @@ class Routes:
             )
         found: dict[tuple[str, str], tuple[bool, dict[str, Any]]] = {}
         for row, name in candidates:
-            if not self._kept(row.suppress) or (sabs is not None and row.sab not in sabs):
+            if not self.rule.counts(row.suppress) or (sabs is not None and row.sab not in sabs):
                 continue
             if types is not None and not self._typed(row.cui, types):
                 continue
@@ -425,11 +421,11 @@ class Routes:
 
     def crosswalk(self, sab: str, code: str) -> Doc:
         rows = self._known_code_rows(sab, code)
-        if not any(self._kept(r.suppress) for r in rows):
+        if not any(self.rule.counts(r.suppress) for r in rows):
             return error(404, f"{sab} {code} not found")
         targets = self._set("targetSource") or ()
         codes = crosswalk_codes(
-            sab, rows, self.data.by_cui.__getitem__, _fields, targets=targets, counted=self._kept
+            sab, rows, self.data.by_cui.__getitem__, _fields, targets=targets, rule=self.rule
         )
         clusters = [self._cluster(s, c) for s, c in codes]
         return self._paged(clusters, f"No codes share a concept with {sab} {code}")
@@ -455,7 +451,7 @@ class Routes:
         found = [
             self._relation(rel)
             for rel in rows
-            if self._kept(rel.SUPPRESS)
+            if self.rule.counts(rel.SUPPRESS)
             and (labels is None or rel.REL in labels)
             and (extra is None or rel.RELA in extra)
             and (sabs is None or rel.SAB in sabs)
