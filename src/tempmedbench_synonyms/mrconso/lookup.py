@@ -580,8 +580,9 @@ def answer_many(
 
 
 class _Passes:
-    """The progress of one pass over the file, or of two once the second is known to be
-    needed: (bytes done, bytes in all) of every pass together, the end said by ``end`` only."""
+    """The progress of one pass over the file, or of more once they are known to be needed:
+    every pass together as a part of the file's size (a bar of a 2 GB file never says 4 GB),
+    the end said by ``end`` only."""
 
     def __init__(self, progress: ProgressCallback | None) -> None:
         self.progress = progress
@@ -591,11 +592,11 @@ class _Passes:
     def __call__(self, done: int, total: int) -> None:
         self.read = done
         if self.progress is not None:
-            whole = self.passes * total
-            self.progress(min(self.now * total + done, whole - 1), whole)
+            part = (self.now * total + done) // self.passes
+            self.progress(min(part, total - 1), total)
 
     def end(self, total: int | None) -> None:
-        whole = self.passes * total if total is not None else self.read
+        whole = total if total is not None else self.read
         if self.progress is not None:
             self.progress(whole, whole)
 
