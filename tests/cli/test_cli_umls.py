@@ -8,6 +8,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import responses
@@ -18,6 +19,7 @@ from helpers import BASE, behind_responses
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.paths import UtsRequest
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -60,6 +62,34 @@ def test_atoms_table(fake: FakeUts, tmp_path: Path) -> None:
          {"includeObsolete": "false", "includeSuppressible": "false", "language": "ENG",
           "pageSize": "200", "sabs": "SNOMEDCT_US"}),
     ]  # fmt: skip
+
+
+def test_one_answer_builds_its_request_once(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The input check's request is the one asked (issue 23: one request object per answer)."""
+    built: list[UtsRequest] = []
+    init = UtsRequest.__init__
+
+    def counted(self: UtsRequest, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        built.append(self)
+
+    monkeypatch.setattr(UtsRequest, "__init__", counted)
+    result = run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA"], tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == "4 atoms of CUI C9000001, UMLS 2099AA\n"
+    assert [r.path for r in built] == ["/content/2099AA/CUI/C9000001/atoms"]
+    assert [s.path for s in fake.seen] == ["/content/2099AA/CUI/C9000001/atoms"]
+    built.clear()  # its dry run, on the warm cache, reads the cache with the check's request
+    planned = run(umls_app, ["atoms", "C9000001", "--umls-release", "2099AA", "--dry-run"],
+                  tmp_path)  # fmt: skip
+    assert planned.exit_code == 0, planned.stderr
+    assert planned.stderr == (
+        "dry run: 1 input: 1 answered by the cache, 0 to fetch, about 0 s at 15 requests a second\n"
+    )
+    assert [r.path for r in built] == ["/content/2099AA/CUI/C9000001/atoms"]
+    assert len(fake.seen) == 1
 
 
 def test_atoms_json_every_source_current_release(fake: FakeUts, tmp_path: Path) -> None:

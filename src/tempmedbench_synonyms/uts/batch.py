@@ -15,6 +15,7 @@ from typing import TextIO, TypeVar
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
+from tempmedbench_synonyms.paths import Build
 from tempmedbench_synonyms.progress import StepProgress, lookup_progress
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts, Counters
@@ -125,9 +126,13 @@ def answer_many(
     began = clock()  # the progress counts the wait of the first request (current) too
     before = uts.counters()
     answers: dict[int, Answer] = {}
+    # Each lookup's request is built once, by its check, and kept for the cache pass and the
+    # ask (in ``current`` unresolved, the settled release's is built once more).
+    builds: dict[Lookup, Build] = {}
     for i, (input, lookup) in enumerate(listed):
+        build = builds.setdefault(lookup, cache(lookup.request))
         try:
-            terms.check(lookup)
+            terms.check(lookup, build, release)
         except BadInputError as err:
             answers[i] = terms.bad_answer(input, lookup, err, release)
     if progress is not None and uts.known(release) is None:
@@ -143,7 +148,7 @@ def answer_many(
             "skips this)\n"
         )
         progress.flush()
-    settled, early = terms.settle_release(uts, release, listed, skip=set(answers))
+    settled, early = terms.settle_release(uts, release, listed, builds, skip=set(answers))
     answers.update(early)
 
     # Identical lookups are asked once.
@@ -151,9 +156,6 @@ def answer_many(
     for i, (_, lookup) in enumerate(listed):
         if i not in answers:
             groups.setdefault(lookup, []).append(i)
-
-    # Each lookup's request is built once, for the cache pass and the ask alike.
-    builds = {lookup: cache(lookup.request) for lookup in groups}
 
     def cached(lookup: Lookup) -> Answer | None:
         asked = terms.release_for(lookup, release, settled)

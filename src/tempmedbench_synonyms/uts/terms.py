@@ -21,7 +21,7 @@ then. ``umls sources`` asks ``/metadata/current/sources`` as it is.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, Outcome
@@ -31,12 +31,13 @@ from tempmedbench_synonyms.uts.cached import CachedUts, Got
 from tempmedbench_synonyms.uts.client import BadRequestError
 
 
-def check(lookup: Lookup) -> None:
-    """BadInputError if ``lookup`` cannot be sent (before anything is)."""
+def check(lookup: Lookup, build: Build | None = None, release: str = "current") -> None:
+    """BadInputError if ``lookup`` cannot be sent (before anything is). Its request is built
+    in ``release`` (by ``build``, if given: a batch's, which keeps it for the ask)."""
     limit = lookup.limit_or_default()
     if limit < 0:
         raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
-    lookup.request("current")
+    (build or lookup.request)(release)
 
 
 def cui_of(lookup: Lookup) -> str | None:
@@ -55,6 +56,7 @@ def settle_release(
     uts: CachedUts,
     release: str,
     items: Sequence[tuple[str, Lookup]],
+    builds: Mapping[Lookup, Build],
     *,
     skip: Collection[int] = (),
 ) -> tuple[str, dict[int, Answer]]:
@@ -64,7 +66,8 @@ def settle_release(
     ``current``: what the cache learnt within a day; else, for an input that takes a CUI, the
     probe of its concept (``CachedUts.probe``); else its own answer, whose links may name the
     release; one input at a time, until one names it (``current`` if none does). Inputs in
-    ``skip`` (bad input) are passed over, and so are ``sources``, asked as ``current``.
+    ``skip`` (bad input) are passed over, and so are ``sources``, asked as ``current``;
+    ``builds`` builds each lookup's request (``answer_in``).
     """
     known = uts.known(check_release(release))
     if known is not None:
@@ -77,7 +80,7 @@ def settle_release(
         if cui is not None:
             concrete = uts.probe("current", cui)
         else:
-            answered[i] = answer_in(uts, "current", input, lookup)
+            answered[i] = answer_in(uts, "current", input, lookup, builds[lookup])
             concrete = answered[i].release or "current"
         if concrete != "current":
             return concrete, answered
