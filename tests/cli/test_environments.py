@@ -374,8 +374,14 @@ def _key_anywhere(texts: dict[str, str], folder: Path) -> list[str]:
             f"https://uts.{CANARY_KEY.upper()}.example:8443/rest",
             "https://uts.***.example:8443/rest",
         ),
+        # Percent-encoded (once, twice), full-width (NFKC) or with a soft hyphen (dropped by
+        # IDNA): requests and urllib3 resolve the decoded, IDNA-encoded name.
+        (f"https://{CANARY_KEY.replace('-', '%2d', 1)}/rest", "https://***/rest"),
+        (f"https://uts.{CANARY_KEY.replace('-', '%252D')}.example/rest", "https://***/rest"),
+        (f"https://\uff23{CANARY_KEY[1:]}/rest", "https://***/rest"),
+        (f"https://{CANARY_KEY[:3]}\u00ad{CANARY_KEY[3:]}/rest", "https://***/rest"),
     ],
-    ids=["host", "label-lower", "label-upper"],
+    ids=["host", "label-lower", "label-upper", "encoded", "encoded-twice", "nfkc", "idna"],
 )
 def test_a_key_pasted_as_the_https_host_is_refused_before_a_name_is_resolved(
     mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, shown: str

@@ -26,8 +26,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import config, files
 from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import Cancelled, UntrustedError
-from tempmedbench_synonyms.secret import holds_secret
-from tempmedbench_synonyms.uts.options import check_base_url, check_rate
+from tempmedbench_synonyms.uts.options import check_base_url, check_rate, url_holds_secret
 
 fcntl: ModuleType | None
 try:
@@ -128,7 +127,7 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     A base URL that holds the API key is refused (``check_base_url``): the key would become
     the file's name.
     """
-    if holds_secret(base_url):
+    if url_holds_secret(base_url):
         check_base_url(base_url)  # raises BadInputError, the key masked
     parts = urlsplit(base_url.strip())
     host = (parts.hostname or "local").lower()
