@@ -712,7 +712,8 @@ class UtsClient:
                 retry_after,
                 final=True,
             )
-        self.limiter.penalise(retry_after)
+        # Its line shares the retry lines' throttle: one line, not one a 429 and one a retry.
+        self.limiter.penalise(retry_after, loud=self._announce())
         raise Transient("429", "HTTP 429 Too Many Requests", retry_after)
 
     def _backoff_ceiling(self, attempt: int) -> float:
@@ -757,8 +758,8 @@ class UtsClient:
         return hook
 
     def _announce(self) -> bool:
-        """Whether this failure's retry line is shown: the first, or the first
-        ``timeouts.attempt`` seconds after the last one shown."""
+        """Whether this failure's line (a retry, or a 429's pause) is shown: the first, or the
+        first ``timeouts.attempt`` seconds after the last one shown."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line
