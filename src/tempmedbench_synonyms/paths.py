@@ -37,6 +37,7 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
 )
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.secret import check_not_secret
 
 SearchType = Literal[
     "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation"
@@ -84,6 +85,12 @@ class UtsRequest:
     params: tuple[tuple[str, str], ...] = ()
     keyless: bool = False
     limit: int = 0
+
+    def __post_init__(self) -> None:
+        # Every kind builds its request here: a term or code that holds the API key is bad
+        # input at the input check, as a malformed CUI is (never counted as cached, sent or
+        # stored), wherever it is asked from (a batch, a dry run, a regeneration).
+        check_not_secret(self.path, *(value for _, value in self.params))
 
     @property
     def param_dict(self) -> dict[str, str]:

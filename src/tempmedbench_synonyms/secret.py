@@ -219,6 +219,19 @@ def holds_secret(text: str, key: ApiKey | None = None) -> bool:
     return pattern is not None and pattern.search(text) is not None
 
 
+def check_not_secret(*texts: str) -> None:
+    """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
+    far: a term or code that holds the key (pasted into the wrong file) is that input's own bad
+    input, before it is counted, asked or cached."""
+    if any(holds_secret(text) for text in texts):
+        raise BadInputError(
+            "the input holds the API key, which this tool never sends as a term or code nor "
+            "stores in its cache",
+            hint=f"give the term or code itself; the key belongs in {API_KEY_ENV} or a key file "
+            "(--api-key-file)",
+        )
+
+
 @functools.lru_cache(maxsize=8)
 def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
     """One pattern for ``forms``, in any case: a host name comes back lower-cased (urllib3,

@@ -374,8 +374,14 @@ def _key_anywhere(texts: dict[str, str], folder: Path) -> list[str]:
             f"https://uts.{CANARY_KEY.upper()}.example:8443/rest",
             "https://uts.***.example:8443/rest",
         ),
+        # Percent-encoded (once, twice), full-width (NFKC) or with a soft hyphen (dropped by
+        # IDNA): requests and urllib3 resolve the decoded, IDNA-encoded name.
+        (f"https://{CANARY_KEY.replace('-', '%2d', 1)}/rest", "https://***/rest"),
+        (f"https://uts.{CANARY_KEY.replace('-', '%252D')}.example/rest", "https://***/rest"),
+        (f"https://\uff23{CANARY_KEY[1:]}/rest", "https://***/rest"),
+        (f"https://{CANARY_KEY[:3]}\u00ad{CANARY_KEY[3:]}/rest", "https://***/rest"),
     ],
-    ids=["host", "label-lower", "label-upper"],
+    ids=["host", "label-lower", "label-upper", "encoded", "encoded-twice", "nfkc", "idna"],
 )
 def test_a_key_pasted_as_the_https_host_is_refused_before_a_name_is_resolved(
     mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, shown: str
@@ -452,3 +458,43 @@ def test_a_lookup_input_holding_the_key_is_bad_input_never_sent_nor_cached(
     )
     assert mini_uts.fake.count() == 0
     assert _key_anywhere({"stdout": result.stdout, "stderr": result.stderr}, tmp_path) == []
+
+
+def test_a_file_line_holding_the_key_is_bad_input_in_the_plan_and_the_estimate(
+    mini_uts: FakeUtsServer, tmp_path: Path
+) -> None:
+    """review R2: a line holding the key was counted as answered by the cache (the dry run's
+    plan said cached 1 with no cache at all; a run's estimate said so too) before its answer
+    said bad input. Now it is bad input at the input check, as a malformed CUI is: in the plan,
+    the estimate and the answers, never sent nor cached."""
+    path = tmp_path / "in" / "terms.txt"  # the one file that holds the key
+    path.parent.mkdir()
+    path.write_text(f"{CANARY_KEY}\nZephyr fever\n", encoding="utf-8")
+    env = {"UMLS_API_KEY": CANARY_KEY, "UMLS_API_KEY_FILE": None, "NO_COLOR": "1",
+           "UMLS_BASE_URL": mini_uts.base_url, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "TEMPMEDBENCH_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    args = ["umls", "search", "--file", str(path), "--umls-release", "2099AA", "--json"]
+    plan = CliRunner().invoke(app, [*args, "--dry-run"], env=env)
+    assert plan.exit_code == 0, plan.stderr
+    assert json.loads(plan.stdout)["plan"] == {
+        "inputs": 2, "bad_input": 1, "cached": 0, "to_fetch": 1, "requests": 1, "seconds": 0.1,
+    }  # fmt: skip
+    assert mini_uts.fake.count() == 0
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 2, result.stderr
+    bad, found = (json.loads(line) for line in result.stdout.splitlines())
+    assert (bad["outcome"], bad["message"]) == (
+        "bad_input",
+        "the input holds the API key, which this tool never sends as a term or code nor "
+        "stores in its cache",
+    )
+    assert (found["input"], found["outcome"]) == ("Zephyr fever", "found")
+    # as for a malformed CUI: the estimate counts the inputs that can be asked
+    assert result.stderr.splitlines()[0] == (
+        "1 input: 0 answered by the cache, 1 to fetch, about 1 s at 15 requests a second"
+    )
+    assert [dict(s.params)["string"] for s in mini_uts.fake.seen] == ["Zephyr fever"]
+    texts = {"plan": plan.stdout + plan.stderr, "run": result.stdout + result.stderr}
+    assert (tmp_path / "cache").is_dir() and (tmp_path / "state").is_dir()
+    assert _key_anywhere(texts, tmp_path / "cache") == []
+    assert _key_anywhere({}, tmp_path / "state") == []

@@ -955,3 +955,46 @@ def test_a_200_whose_decoded_strings_hold_the_key_or_no_text_is_retried_then_una
     assert str(info.value) == f"UMLS could not answer {CONCEPT_PATH} after 2 attempts: {detail}"
     assert CANARY_KEY not in str(info.value)
     assert len(responses.calls) == 2
+
+
+@responses.activate(registry=OrderedRegistry)
+def test_429_lines_are_throttled_like_the_retry_lines(
+    t: VirtualTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """review R6: every 429 printed "pausing all requests" (14 lines in 32 s against a flaky
+    server). Now the 429 line and the retry lines share one throttle: one line when requests
+    start failing, then at most one every --timeout seconds (30 here); the rest are -v's."""
+    caplog.set_level(logging.INFO, logger="tempmedbench_synonyms")
+    url = BASE + "/content/2099AA/CUI/C9000001"
+    for status in (429, 200, 429, 200, 429, 200):
+        responses.get(url, status=status, json={"result": {"ui": "C9000001"}},
+                      headers={"Retry-After": "1"})  # fmt: skip
+    client = make_client(t)
+    for _ in range(3):  # three 429s within a few seconds, answers between them
+        client.get_result("/content/2099AA/CUI/C9000001")
+    t.sleep(30)  # a 429 --timeout seconds after the line: a line again
+    responses.get(url, status=429, headers={"Retry-After": "1"})
+    responses.get(url, status=200, json={"result": {"ui": "C9000001"}})
+    client.get_result("/content/2099AA/CUI/C9000001")
+    records = [r for r in caplog.records if r.name.startswith("tempmedbench_synonyms.uts.")]
+    warnings = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    infos = [r.getMessage() for r in records if r.levelno == logging.INFO]
+    pausing = "UMLS answered 429 Too Many Requests: pausing all requests for 1.0 s, then "
+    assert warnings == [
+        pausing + "10.00 requests a second",
+        pausing + "2.12 requests a second",
+    ]
+    assert [re.sub(r"in \d\.\d+ s", "in X s", i) for i in infos] == [
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 429 Too Many Requests "
+        "(5 attempts left)",
+        pausing + "5.50 requests a second",
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 429 Too Many Requests "
+        "(5 attempts left)",
+        pausing + "3.25 requests a second",
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 429 Too Many Requests "
+        "(5 attempts left)",
+        "retrying /content/2099AA/CUI/C9000001 in X s after HTTP 429 Too Many Requests "
+        "(5 attempts left)",
+    ]
+    assert (client.stats.requests, client.stats.retries) == (8, 4)
+    assert CANARY_KEY.lower() not in caplog.text.lower()

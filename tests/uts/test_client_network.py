@@ -8,13 +8,16 @@ answers nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -141,9 +144,84 @@ def test_a_proxy_that_cannot_be_reached_is_named_with_its_variables(
         f"127.0.0.1:{port}: connection refused"
     )
     assert info.value.hint == (
-        "the proxy that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not be used: check it, "
-        "or name the UMLS host in NO_PROXY to go there without it"
+        f"the proxy 127.0.0.1:{port} that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not "
+        "be used: check it, or name the UMLS host in NO_PROXY to go there without it"
     )
+
+
+@contextmanager
+def closing_proxy() -> Iterator[tuple[int, list[bytes]]]:
+    """A listener on 127.0.0.1 playing a proxy that accepts connections, reads what comes
+    (the CONNECT) and closes them unanswered: its port, and what it read. Bounded: each accept
+    and read waits at most 0.2 s, and leaving the block stops it."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    heard: list[bytes] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(0.2)
+                with contextlib.suppress(TimeoutError, ConnectionError):
+                    heard.append(conn.recv(65536))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1], heard
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+
+
+def test_a_proxy_that_closes_the_connection_is_named_with_its_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review R5: a proxy that accepts the connection and closes it raised requests'
+    ConnectionError, not ProxyError, hinted as "UMLS may be down". With a proxy in use for the
+    URL (requests' own choice from the environment), the hint names it and its variables. The
+    UMLS host is never resolved: the CONNECT goes to the proxy."""
+    looked_up: list[object] = []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def only_loopback(host: Any, *args: Any, **kwargs: Any) -> Any:
+        looked_up.append(host)
+        if host != "127.0.0.1":
+            raise OSError("no name but 127.0.0.1 is looked up in this test")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", only_loopback)
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with closing_proxy() as (port, heard):
+        monkeypatch.setenv("HTTPS_PROXY", f"http://user:pass@127.0.0.1:{port}")  # never shown
+        with client_for("https://uts.example.invalid/rest") as client:
+            with pytest.raises(UnavailableError) as info:
+                client.get_result(CONCEPT_PATH)
+    assert str(info.value) == (
+        f"UMLS could not answer {CONCEPT_PATH} after 1 attempts: the connection to "
+        "uts.example.invalid:443 was lost: remote end closed connection without response"
+    )
+    assert info.value.hint == (
+        f"the proxy 127.0.0.1:{port} that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not "
+        "be used: check it, or name the UMLS host in NO_PROXY to go there without it"
+    )
+    assert heard == [
+        b"CONNECT uts.example.invalid:443 HTTP/1.0\r\n"
+        b"Proxy-Authorization: Basic dXNlcjpwYXNz\r\n\r\n"  # user:pass, never the API key
+    ]
+    assert set(looked_up) == {"127.0.0.1"}
+    assert CANARY_KEY.lower() not in (str(info.value) + str(info.value.hint)).lower()
 
 
 def test_a_reset_connection_is_said_in_a_few_words() -> None:

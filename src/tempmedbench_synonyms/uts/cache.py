@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
 from tempmedbench_synonyms.atoms import check_release, is_release
-from tempmedbench_synonyms.constants import API_KEY_ENV, CACHE_DIR_ENV
+from tempmedbench_synonyms.constants import CACHE_DIR_ENV
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list, plural
 from tempmedbench_synonyms.jsonio import loads_utf8
-from tempmedbench_synonyms.secret import holds_secret, redact
+from tempmedbench_synonyms.secret import check_not_secret, redact
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +68,10 @@ class CacheKey:
 
     def __post_init__(self) -> None:
         canonical = _COMPACT.encode([self.umls_release, self.path, [list(p) for p in self.params]])
-        if holds_secret(canonical):
-            # A term or code that holds the key (pasted into the wrong file) would be written
-            # in plain text in the entry's header: the input's own bad input, before anything
-            # is asked (every request's key is made before it is sent: ``uts.cached``).
-            raise BadInputError(
-                "the input holds the API key, which this tool never sends as a term or code "
-                "nor stores in its cache",
-                hint=f"give the term or code itself; the key belongs in {API_KEY_ENV} or a key "
-                "file (--api-key-file)",
-            )
+        # A term or code that holds the key would be written in plain text in the entry's
+        # header. ``UtsRequest`` refuses it first; this is the second guard, for any key made
+        # another way (every request's key is made before it is sent: ``uts.cached``).
+        check_not_secret(canonical)
         object.__setattr__(self, "_canonical", canonical)
         object.__setattr__(self, "_digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
 

@@ -236,6 +236,25 @@ class _TrackedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
+class _ViaProxy(requests.exceptions.ConnectionError):
+    """A connection error of a request sent through a proxy: ``proxy`` names it (``HOST:PORT``,
+    masked); the error it stands for is its cause."""
+
+    def __init__(self, err: requests.exceptions.ConnectionError, proxy: str) -> None:
+        super().__init__(*err.args, request=err.request, response=err.response)
+        self.proxy = proxy
+
+
+def _proxy_name(proxy: str) -> str:
+    """A proxy URL as ``HOST:PORT``, fit to show: never its user name or password."""
+    try:
+        parts = urlsplit(requests.utils.prepend_scheme_if_needed(proxy, "http"))
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "?"
+    return redact(_host_port(host, port)) if host else "?"
+
+
 class _Adapter(requests.adapters.HTTPAdapter):
     """requests' adapter, with connections that a watchdog can cut off (``Watchdog``), and
     never a proxy to this machine."""
@@ -254,7 +273,16 @@ class _Adapter(requests.adapters.HTTPAdapter):
         # clear. Decided here, where every request passes, whatever requests merged before.
         if proxies and is_loopback(urlsplit(request.url or "").hostname or ""):
             proxies = {}
-        return super().send(request, stream, timeout, verify, cert, proxies)
+        # requests' own choice of proxy for this URL (HTTPS_PROXY and its kin, less NO_PROXY):
+        # a connection error on the way is the proxy's to explain, whatever urllib3 called it
+        # (a proxy that accepts and then closes raises a plain ConnectionError).
+        proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
+        try:
+            return super().send(request, stream, timeout, verify, cert, proxies)
+        except requests.exceptions.ConnectionError as err:
+            if proxy is None or isinstance(err, requests.exceptions.Timeout):
+                raise
+            raise _ViaProxy(err, _proxy_name(proxy)) from err
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -417,8 +445,9 @@ class UtsClient:
                     "fetched again"
                 )
             elif failure.kind == "proxy":
+                named = f"the proxy {failure.proxy}" if failure.proxy else "the proxy"
                 hint = (
-                    "the proxy that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not be "
+                    f"{named} that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names could not be "
                     "used: check it, or name the UMLS host in NO_PROXY to go there without it"
                 )
             else:
@@ -504,12 +533,14 @@ class UtsClient:
                 # Said in a few words where the exceptions chained say why (requests' own text
                 # is urllib3's reprs of pools and connections, some 400 characters).
                 words = unreached(exc, self.base_url)
-                proxy = isinstance(exc, requests.exceptions.ProxyError)
+                via = exc.proxy if isinstance(exc, _ViaProxy) else None
+                proxy = via is not None or isinstance(exc, requests.exceptions.ProxyError)
                 problem = Transient(
                     "proxy" if proxy else "connection",
                     self._clean(words, 300)
                     if words
                     else f"{type(exc).__name__}: {self._clean(str(exc))}",
+                    proxy=via,
                 )
             except Exception as exc:  # the boundary: nothing leaves with the URL in it
                 problem = UnavailableError(
@@ -712,7 +743,8 @@ class UtsClient:
                 retry_after,
                 final=True,
             )
-        self.limiter.penalise(retry_after)
+        # Its line shares the retry lines' throttle: one line, not one a 429 and one a retry.
+        self.limiter.penalise(retry_after, loud=self._announce())
         raise Transient("429", "HTTP 429 Too Many Requests", retry_after)
 
     def _backoff_ceiling(self, attempt: int) -> float:
@@ -757,8 +789,8 @@ class UtsClient:
         return hook
 
     def _announce(self) -> bool:
-        """Whether this failure's retry line is shown: the first, or the first
-        ``timeouts.attempt`` seconds after the last one shown."""
+        """Whether this failure's line (a retry, or a 429's pause) is shown: the first, or the
+        first ``timeouts.attempt`` seconds after the last one shown."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line

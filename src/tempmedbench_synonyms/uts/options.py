@@ -21,10 +21,13 @@ import ipaddress
 import math
 import os
 import typing
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+import idna
 
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.config import spelt
@@ -233,7 +236,7 @@ def check_base_url(url: str) -> str:
             problem = "it must not hold a query, a fragment or a user name"
         elif parts.scheme == "http" and not is_loopback(host):
             problem = "plain http would send the API key in clear; use https://"
-        elif holds_secret(url):
+        elif url_holds_secret(url):
             problem = "it holds the API key"
             hint = (
                 f"the key belongs in {API_KEY_ENV} or a key file (--api-key-file), never in "
@@ -242,10 +245,57 @@ def check_base_url(url: str) -> str:
     if problem is None:
         return url
     raise BadInputError(
-        f"--base-url {redact_url(url)!r} is not a UTS REST root: {problem}",
+        f"--base-url {_shown_url(url)!r} is not a UTS REST root: {problem}",
         key="--base-url",
         hint=hint,
     )
+
+
+#: How many times a base URL is percent-decoded at most, looking for a key (``%252d``...).
+_MAX_DECODINGS = 8
+
+
+def url_holds_secret(url: str) -> bool:
+    """Whether ``url`` holds a key read so far (``holds_secret``) as given or as a resolver would
+    see it: percent-decoded again and again until it no longer changes (at most
+    ``_MAX_DECODINGS`` times), NFKC-normalized and case-folded, and its host IDNA-encoded as
+    requests and urllib3 do (UTS 46, which also drops a soft hyphen)."""
+    return any(holds_secret(form) for form in _url_forms(url))
+
+
+def _url_forms(url: str) -> set[str]:
+    forms = {url}
+    for _ in range(_MAX_DECODINGS):
+        decoded = unquote(url)
+        if decoded == url:
+            break
+        forms.add(decoded)
+        url = decoded
+    for form in list(forms):
+        forms.add(unicodedata.normalize("NFKC", form).casefold())
+        try:
+            host = urlsplit(form).hostname or ""
+        except ValueError:
+            continue
+        with contextlib.suppress(idna.IDNAError, UnicodeError, ValueError):
+            forms.add(idna.encode(host, uts46=True).decode("ascii"))
+        with contextlib.suppress(UnicodeError, ValueError):
+            forms.add(host.encode("idna").decode("ascii"))
+    return forms
+
+
+def _shown_url(url: str) -> str:
+    """``url`` masked (``redact_url``), with its host and path each shown as ``***`` if they
+    still hold a key in a form that masking cannot see (percent-encoded, full-width...)."""
+    shown = redact_url(url)
+    if not url_holds_secret(shown):
+        return shown
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    path = "/***" if url_holds_secret(parts.path) else redact(parts.path)
+    return f"{parts.scheme}://***{path}"
 
 
 def is_loopback(host: str) -> bool:

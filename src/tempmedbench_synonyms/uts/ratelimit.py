@@ -26,8 +26,7 @@ from urllib.parse import urlsplit
 from tempmedbench_synonyms import config, files
 from tempmedbench_synonyms.constants import DEFAULT_RATE, MAX_RATE, RETRY_BUDGET, STATE_DIR_ENV
 from tempmedbench_synonyms.errors import Cancelled, UntrustedError
-from tempmedbench_synonyms.secret import holds_secret
-from tempmedbench_synonyms.uts.options import check_base_url, check_rate
+from tempmedbench_synonyms.uts.options import check_base_url, check_rate, url_holds_secret
 
 fcntl: ModuleType | None
 try:
@@ -128,7 +127,7 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     A base URL that holds the API key is refused (``check_base_url``): the key would become
     the file's name.
     """
-    if holds_secret(base_url):
+    if url_holds_secret(base_url):
         check_base_url(base_url)  # raises BadInputError, the key masked
     parts = urlsplit(base_url.strip())
     host = (parts.hostname or "local").lower()
@@ -543,11 +542,12 @@ class RateLimiter:
         if state is not None:
             self._seen_slowdowns = state.slowdowns
 
-    def penalise(self, retry_after: float | None) -> None:
+    def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
         """A 429 arrived: pause every thread for ``retry_after`` seconds and halve the rate.
 
         The pause is at most ``MAX_PAUSE`` seconds (the client asks for one only when it fits the
-        retry budget of the request that got the 429).
+        retry budget of the request that got the 429). Its line is a warning if ``loud`` (the
+        client's throttle of failure lines decides), else for ``-v`` only.
         """
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
@@ -556,7 +556,8 @@ class RateLimiter:
             self._paused_until = max(self._paused_until, now + pause)
             current = self._halve()
             self._publish_429(pause)
-        log.warning(
+        log.log(
+            logging.WARNING if loud else logging.INFO,
             "UMLS answered 429 Too Many Requests: pausing all requests for %.1f s, "
             "then %.2f requests a second",
             pause,

@@ -63,7 +63,13 @@ class Transient(Exception):
     """A failure worth another try (unless ``final``); its message is already free of the key."""
 
     def __init__(
-        self, kind: str, message: str, retry_after: float | None = None, *, final: bool = False
+        self,
+        kind: str,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        final: bool = False,
+        proxy: str | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -71,6 +77,8 @@ class Transient(Exception):
         self.retry_after = retry_after
         #: no retry can help (a Retry-After beyond the budget): fail the request now
         self.final = final
+        #: the proxy the request went through (``HOST:PORT``, masked), if it failed there
+        self.proxy = proxy
 
 
 def worth_retrying(exc: BaseException) -> bool:
