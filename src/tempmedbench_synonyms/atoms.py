@@ -192,6 +192,18 @@ def _near(sab: str, candidates: set[str]) -> str | None:
     return close[0] if close else None
 
 
+def unsendable(text: str, longest: int) -> str | None:
+    """Why ``text`` cannot be sent in a request (longer than ``longest``, a control character,
+    a lone surrogate), or None."""
+    if len(text) > longest:
+        return f"it is {len(text)} characters long, more than the {longest} allowed"
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs")), None)
+    if bad is None:
+        return None
+    kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
+    return f"it contains {kind} character U+{ord(bad):04X}"
+
+
 def check_code(code: str, *, field: str = "code") -> str:
     """``code`` if UTS can take it in one URL path segment, else BadInputError."""
     problem = None
@@ -202,13 +214,8 @@ def check_code(code: str, *, field: str = "code") -> str:
             "it is made only of dots, which HTTP clients remove from a URL path (RFC 3986, "
             "section 5.2.4), so another resource would be asked for"
         )
-    elif len(code) > MAX_CODE_LENGTH:
-        problem = f"it is {len(code)} characters long, more than the {MAX_CODE_LENGTH} allowed"
     else:
-        bad = next((c for c in code if unicodedata.category(c) in ("Cc", "Cs")), None)
-        if bad is not None:
-            kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
-            problem = f"it contains {kind} character U+{ord(bad):04X}"
+        problem = unsendable(code, MAX_CODE_LENGTH)
     if problem is None:
         return code
     raise BadInputError(

@@ -22,7 +22,6 @@ its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -35,6 +34,7 @@ from tempmedbench_synonyms.atoms import (
     check_cui,
     check_release,
     check_sab,
+    unsendable,
 )
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.secret import check_not_secret
@@ -156,16 +156,7 @@ PAGED = (("pageSize", str(PAGE_SIZE)),)
 def check_term(term: str) -> str:
     """``term`` if it can be sent as a search string: not blank, no control character, valid
     Unicode, at most ``MAX_TERM_LENGTH`` characters; else BadInputError."""
-    problem = None
-    if not term.strip():
-        problem = "it is empty"
-    elif len(term) > MAX_TERM_LENGTH:
-        problem = f"it is {len(term)} characters long, more than the {MAX_TERM_LENGTH} allowed"
-    else:
-        bad = next((c for c in term if unicodedata.category(c) in ("Cc", "Cs")), None)
-        if bad is not None:
-            kind = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the control"
-            problem = f"it contains {kind} character U+{ord(bad):04X}"
+    problem = "it is empty" if not term.strip() else unsendable(term, MAX_TERM_LENGTH)
     if problem is None:
         return term
     shown = term if len(term) <= 40 else term[:40] + "..."
