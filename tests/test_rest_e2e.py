@@ -390,17 +390,18 @@ def test_ctrl_c_during_a_429_pause_ends_the_run_promptly(tmp_path: Path) -> None
     with (
         FakeUtsServer(fake) as server,
         subprocess.Popen(
-            _mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"),
+            [*_mini_cli(server.base_url, tmp_path / "c", tmp_path / "out"), "-v"],
             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         ) as proc,
     ):  # fmt: skip
         assert proc.stdout is not None and proc.stderr is not None
         stderr = Lines(proc.stderr)
         # The client says so when it pauses every worker (from then on none may start), and
-        # the progress line counts the retry when the worker that got the 429 goes to sleep
-        # until it may ask again (its retry line shares the 429 line's throttle: -v only).
+        # when the worker that got the 429 goes to sleep until it may ask again (that retry
+        # line shares the 429 line's throttle, so it is said with -v; the progress line's
+        # "(1 retried)" would come only at its next plain line, seconds later).
         stderr.wait_for(lambda line: "pausing all requests for 110.0 s" in line)
-        stderr.wait_for(lambda line: "(1 retried)" in line)
+        stderr.wait_for(lambda line: bool(re.search(r"retrying /content/\S+ in 110\.\d s", line)))
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(timeout=60)
