@@ -322,17 +322,7 @@ def test_a_key_pasted_as_the_host_or_port_of_the_base_url_is_never_shown(
         "regenerate": ["regenerate", str(mini), "--out", str(tmp_path / "out")],
         "umls": ["umls", "atoms", "C9000001", "--umls-release", "2099AA"],
     }
-    texts = {}
-    for name, args in commands.items():
-        for as_json in ([], ["--json"]):
-            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
-            result = CliRunner().invoke(app, [*args, "--base-url", url, *as_json], env=env)
-            texts[f"{name}{as_json} stdout"] = result.stdout
-            texts[f"{name}{as_json} stderr"] = result.stderr
-            assert result.exit_code == 2, result.stderr
-            assert f"error: {message}" in result.stderr.splitlines()
-            if as_json:
-                assert json.loads(result.stdout)["message"] == message
+    texts = _refused_with_the_message(commands, url, env, message, monkeypatch)
     from tempmedbench_synonyms import BadInputError, Umls, regenerate
 
     for key, value in env.items():
@@ -404,17 +394,7 @@ def test_a_key_pasted_as_the_https_host_is_refused_before_a_name_is_resolved(
         "regenerate": ["regenerate", str(mini), "--out", str(tmp_path / "out")],
         "umls": ["umls", "concept", "C9000001", "--umls-release", "2099AA"],
     }
-    texts = {}
-    for name, args in commands.items():
-        for as_json in ([], ["--json"]):
-            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
-            result = CliRunner().invoke(app, [*args, "--base-url", url, *as_json], env=env)
-            texts[f"{name}{as_json} stdout"] = result.stdout
-            texts[f"{name}{as_json} stderr"] = result.stderr
-            assert result.exit_code == 2, result.stderr
-            assert f"error: {message}" in result.stderr.splitlines()
-            if as_json:
-                assert json.loads(result.stdout)["message"] == message
+    texts = _refused_with_the_message(commands, url, env, message, monkeypatch)
     doctor = CliRunner().invoke(app, ["doctor", "--base-url", url, "--json"], env=env)
     texts["doctor"] = doctor.stdout + doctor.stderr
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
@@ -498,3 +478,26 @@ def test_a_file_line_holding_the_key_is_bad_input_in_the_plan_and_the_estimate(
     assert (tmp_path / "cache").is_dir() and (tmp_path / "state").is_dir()
     assert _key_anywhere(texts, tmp_path / "cache") == []
     assert _key_anywhere({}, tmp_path / "state") == []
+
+
+def _refused_with_the_message(
+    commands: dict[str, list[str]],
+    url: str,
+    env: dict[str, str | None],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, str]:
+    """Each command run with ``--base-url url``, with and without ``--json``: exit 2 saying
+    ``message`` on stderr (and as the JSON message); what each printed, by command."""
+    texts = {}
+    for name, args in commands.items():
+        for as_json in ([], ["--json"]):
+            monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+            result = CliRunner().invoke(app, [*args, "--base-url", url, *as_json], env=env)
+            texts[f"{name}{as_json} stdout"] = result.stdout
+            texts[f"{name}{as_json} stderr"] = result.stderr
+            assert result.exit_code == 2, result.stderr
+            assert f"error: {message}" in result.stderr.splitlines()
+            if as_json:
+                assert json.loads(result.stdout)["message"] == message
+    return texts

@@ -402,3 +402,26 @@ def test_freeze_refuses_previous_hashes_over_the_limit_and_writes_nothing(
     assert (result.exit_code, json.loads(result.stdout)["message"]) == (2, message)
     assert expected.stat().st_size == 10_001
     assert not expected.with_name(expected.name + ".bak").exists()
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_the_surface_read_in_small_blocks_is_the_surface(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Blocks that cut lines, and UTF-8 characters of 2 to 4 bytes, anywhere: the lines are those
+    of the file, each parsed whole (``load_surface`` parses a block at a time)."""
+    lines = [
+        {"qid": "q1", "question_surface": "Fièvre — “Zephyr” 🌀 at 08:00?"},
+        {"qid": "q2", "question_surface": "a\u2028b\u0085c"},  # line ends only at "\n"
+        {"qid": "q3", "question_surface": "ß" * 50},
+    ]
+    (tmp_path / "question_surface").mkdir()
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    (tmp_path / SURFACE).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(release_module, "SURFACE_BLOCK", block)
+    got = load_surface(tmp_path)
+    assert [(s.qid, s.text, s.line) for s in got] == [
+        ("q1", "Fièvre — “Zephyr” 🌀 at 08:00?", 1),
+        ("q2", "a\u2028b\u0085c", 2),
+        ("q3", "ß" * 50, 3),
+    ]
