@@ -285,7 +285,10 @@ def test_a_wrong_base_url_raises_unavailable_naming_it_not_not_authorised(tmp_pa
             "https://uts.invalid/xyz answered HTTP 401 for /metadata/current/sources, a request "
             "sent without the API key: this does not look like the UMLS REST API"
         )
-        assert err.hint is not None and err.hint.startswith("check base_url (or UMLS_BASE_URL)")
+        assert err.hint == (
+            "check base_url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, "
+            "and a UTS base URL ends in /rest"
+        )
 
 
 def test_an_unknown_cui_in_current_is_none_after_two_requests(
@@ -633,7 +636,10 @@ def test_a_non_string_inside_many_is_one_bad_input_answer(umls: Umls, fake: Fake
 def test_messages_name_the_python_arguments_not_the_flags(umls: Umls, tmp_path: Path) -> None:
     with pytest.raises(BadInputError) as raised:
         Umls(rate=500, cache_dir=tmp_path)
-    assert str(raised.value).startswith("rate=500 is out of range: it is above 20 requests")
+    assert str(raised.value) == (
+        "rate=500 is out of range: it is above 20 requests a second, the most the UMLS "
+        "Terminology Services terms of use allow from one IP address"
+    )
     assert raised.value.hint == (
         "use rate=20 or less (the default, 15, leaves room for other UTS clients)"
     )
@@ -762,7 +768,10 @@ def test_a_command_hands_its_options_whole_and_its_messages_name_the_flags(
         assert umls.warnings() == []
     with pytest.raises(BadInputError) as raised:
         Umls.of(UtsOptions(rate=500, cache_dir=tmp_path))
-    assert str(raised.value).startswith("--rate 500 is out of range: it is above 20 requests")
+    assert str(raised.value) == (
+        "--rate 500 is out of range: it is above 20 requests a second, the most the UMLS "
+        "Terminology Services terms of use allow from one IP address"
+    )
     with Umls.of(UtsOptions(rate=500), "2099AA", mrconso=META / "MRCONSO.RRF") as local:
         (found,) = local.answer_many([("C9000001", Atoms("C9000001", "SNOMEDCT_US"))])
         assert (found.outcome, local.summary(), local.warnings()) == (Outcome.FOUND, None, [])

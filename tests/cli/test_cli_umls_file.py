@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -135,8 +136,13 @@ def test_a_code_line_that_is_not_utf8_is_one_bad_input(fake: FakeUts, tmp_path: 
 def test_file_dash_with_standard_input_closed_is_bad_input(tmp_path: Path) -> None:
     """Under cron or ``nohup ... <&-`` there is no standard input at all (``sys.stdin`` is
     None): bad input saying so, never a traceback. A fresh process, its descriptor 0 closed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UMLS_")}
-    env.update(UMLS_API_KEY=CANARY_KEY, TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    with socket.socket() as free:  # a loopback port nothing listens on: never the real UTS
+        free.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{free.getsockname()[1]}/rest"
+    env.update(UMLS_API_KEY=CANARY_KEY, UMLS_BASE_URL=nowhere,
+               TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
+               TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"))  # fmt: skip
     done = subprocess.run(
         ["sh", "-c", 'exec "$@" <&-', "sh", sys.executable, "-m", "tempmedbench_synonyms",
          "umls", "search", "--file", "-", "--umls-release", "2099AA", "--json"],
@@ -147,7 +153,7 @@ def test_file_dash_with_standard_input_closed_is_bad_input(tmp_path: Path) -> No
     assert done.stderr == (
         f"error: {message}\nhint: give the inputs in a file (--file PATH), or pipe them in\n"
     )
-    assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "state").exists()
 
 
 # -- a SAB argument beside SAB<TAB>CODE lines --------------------------------------------------

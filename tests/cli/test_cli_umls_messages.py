@@ -6,7 +6,6 @@ UTS serving the invented ``fixtures/umls`` files (the rows quoted beside each ex
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from helpers import BASE, FIXTURES, behind_responses
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.cli.cache import cache_app
 from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.constants import __version__
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 
 
@@ -32,10 +32,6 @@ def run(args: list[str], tmp_path: Path, *, command: Any = umls_app) -> Result:
     env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
            "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
     return CliRunner().invoke(command, args, env=env)
-
-
-def table(result: Result) -> list[list[str]]:
-    return [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
 
 
 def no_key(result: Result, tmp_path: Path) -> bool:
@@ -82,12 +78,20 @@ def test_an_inputs_label_on_stderr_is_escaped_and_bounded_its_json_input_exact(
 
 
 def test_a_refused_command_line_under_json_is_one_json_line(tmp_path: Path) -> None:
-    for command, args in ((umls_app, []), (app, ["umls"])):
+    for command, args, prog in (
+        (umls_app, [], "umls"),
+        (app, ["umls"], "tempmedbench-synonyms umls"),
+    ):
         result = run([*args, "search", "vivi", "--limit", "abc", "--json"], tmp_path,
                      command=command)  # fmt: skip
         assert result.exit_code == 2
         (line,) = result.stdout.splitlines()
-        assert json.loads(line)["outcome"] == "bad_input"
+        got = json.loads(line)
+        # the parser's own words after the option's name are the CLI library's, not pinned
+        assert got.pop("message").startswith("Invalid value for '--limit': ")
+        assert got == {"exit_code": 2, "hint": f"{prog} search --help lists the arguments and "
+                       "options", "outcome": "bad_input", "schema_version": 1,
+                       "tool_version": __version__}  # fmt: skip
 
 
 def test_an_option_the_command_lacks_suggests_no_unlike_one(tmp_path: Path) -> None:

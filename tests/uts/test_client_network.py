@@ -72,6 +72,22 @@ def received(listener: socket.socket) -> bytes:
                 data += chunk
 
 
+def only_loopback_lookups(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every name looked up from now on, in a list; any but 127.0.0.1 is refused (OSError), so
+    that a test whose URL names another host can never reach the network."""
+    looked_up: list[object] = []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def only_loopback(host: Any, *args: Any, **kwargs: Any) -> Any:
+        looked_up.append(host)
+        if host != "127.0.0.1":
+            raise OSError("no name but 127.0.0.1 is looked up in this test")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", only_loopback)
+    return looked_up
+
+
 def closed_port() -> int:
     """A port of 127.0.0.1 that nothing listens on (bound, then let go)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -132,6 +148,7 @@ def test_a_proxy_that_cannot_be_reached_is_named_with_its_variables(
     """trust 32: a ProxyError is no sign that UMLS is down; the hint names the variables. The
     base URL is not on this machine, so the proxy is used (and refuses: no name is resolved)."""
     port = closed_port()
+    looked_up = only_loopback_lookups(monkeypatch)
     monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
     monkeypatch.delenv("https_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
@@ -139,6 +156,7 @@ def test_a_proxy_that_cannot_be_reached_is_named_with_its_variables(
     with client_for("https://uts.invalid/rest") as client:
         with pytest.raises(UnavailableError) as info:
             client.get_result(CONCEPT_PATH)
+    assert set(looked_up) == {"127.0.0.1"}  # the proxy only: uts.invalid is never looked up
     assert str(info.value) == (
         f"UMLS could not answer {CONCEPT_PATH} after 1 attempts: cannot connect to the proxy "
         f"127.0.0.1:{port}: connection refused"
@@ -189,16 +207,7 @@ def test_a_proxy_that_closes_the_connection_is_named_with_its_variables(
     ConnectionError, not ProxyError, hinted as "UMLS may be down". With a proxy in use for the
     URL (requests' own choice from the environment), the hint names it and its variables. The
     UMLS host is never resolved: the CONNECT goes to the proxy."""
-    looked_up: list[object] = []
-    real_getaddrinfo = socket.getaddrinfo
-
-    def only_loopback(host: Any, *args: Any, **kwargs: Any) -> Any:
-        looked_up.append(host)
-        if host != "127.0.0.1":
-            raise OSError("no name but 127.0.0.1 is looked up in this test")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", only_loopback)
+    looked_up = only_loopback_lookups(monkeypatch)
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
