@@ -166,3 +166,18 @@ def test_only_sources_go_without_the_key_and_a_limit_is_never_sent() -> None:
     assert [r.kind for r in others] == [
         "search", "list", "list", "list", "list", "object", "atom", "object",
     ]  # fmt: skip
+
+
+def test_a_quoted_input_is_masked_before_it_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message quotes 40 characters of a bad input; the key in it is masked first, so the cut
+    never leaves a piece of it (one that masking would no longer know)."""
+    from tempmedbench_synonyms import secret
+    from tempmedbench_synonyms.testing import CANARY_KEY
+
+    monkeypatch.setattr(secret, "_SECRETS", {CANARY_KEY})
+    with pytest.raises(BadInputError) as info:
+        paths.check_term("a few words typed first " + CANARY_KEY + "\x01")
+    assert str(info.value) == (
+        "search term 'a few words typed first ***\\x01' cannot be sent to UMLS: it contains "
+        "the control character U+0001"
+    )

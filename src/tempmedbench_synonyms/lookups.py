@@ -39,6 +39,7 @@ from tempmedbench_synonyms.paths import (
     UtsRequest,
     seg,
 )
+from tempmedbench_synonyms.secret import shortened
 
 #: ``--limit``'s default: 25 results for a search, 1,000 for every other list (SPEC 11).
 SEARCH_LIMIT = 25
@@ -286,8 +287,8 @@ class Search(Lookup):
             (self.return_id_type, RETURN_ID_TYPES, "--return-id-type"),
         ):
             if value is not None and value not in allowed:
-                raise BadInputError(f"{flag} {value[:40]!r} is not one UTS knows: expected one "
-                                    "of " + ", ".join(allowed))  # fmt: skip
+                raise BadInputError(f"{flag} {shortened(value)!r} is not one UTS knows: "
+                                    "expected one of " + ", ".join(allowed))  # fmt: skip
         # every option under UTS's own name, sent only when given (searchType always)
         given = [("string", paths.check_term(self.string)), ("searchType", self.search_type),
                  ("inputType", self.input_type or ""), ("returnIdType", self.return_id_type or ""),
@@ -559,7 +560,7 @@ class Hierarchy(Lookup):
 
     def request(self, release: str) -> UtsRequest:
         if self.direction not in DIRECTIONS:
-            raise BadInputError(f"{self.direction[:40]!r} is not a direction of a hierarchy: "
+            raise BadInputError(f"{shortened(self.direction)!r} is not a direction of a hierarchy: "
                                 "expected one of " + ", ".join(DIRECTIONS))  # fmt: skip
         if self.sab is None and self.code is None and self.aui is None:
             raise BadInputError("give a source and its code, or an AUI")

@@ -37,7 +37,7 @@ from tempmedbench_synonyms.atoms import (
     unsendable,
 )
 from tempmedbench_synonyms.errors import BadInputError
-from tempmedbench_synonyms.secret import check_not_secret
+from tempmedbench_synonyms.secret import check_not_secret, shortened
 
 SearchType = Literal[
     "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation"
@@ -159,9 +159,8 @@ def check_term(term: str) -> str:
     problem = "it is empty" if not term.strip() else unsendable(term, MAX_TERM_LENGTH)
     if problem is None:
         return term
-    shown = term if len(term) <= 40 else term[:40] + "..."
     raise BadInputError(
-        f"search term {shown!r} cannot be sent to UMLS: {problem}",
+        f"search term {shortened(term)!r} cannot be sent to UMLS: {problem}",
         hint="give the term as one argument (quote a term of several words), or one a line "
         "with --file",
     )
@@ -177,7 +176,7 @@ def check_tui(tui: str) -> str:
     if is_tui(tui):
         return tui
     raise BadInputError(
-        f"TUI {tui[:40]!r} is not a UMLS semantic type identifier: expected T and 3 digits, "
+        f"TUI {shortened(tui)!r} is not a UMLS semantic type identifier: expected T and 3 digits, "
         "such as T047"
     )
 
@@ -186,7 +185,7 @@ def joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str)
     """``values`` joined with ``sep``, each checked against ``pattern`` (``what``: its words)."""
     for value in values:
         if not pattern.fullmatch(value) or sep in value:
-            raise BadInputError(f"{value[:40]!r} cannot be sent to UMLS: it is not {what}")
+            raise BadInputError(f"{shortened(value)!r} cannot be sent to UMLS: it is not {what}")
     return sep.join(values)
 
 

@@ -211,6 +211,14 @@ def redact(text: str, key: ApiKey | None = None) -> str:
     return out if pattern is None else pattern.sub("***", out)
 
 
+def shortened(text: str, most: int = 40) -> str:
+    """``text`` as a message quotes it: the key masked first (``redact``), then cut to ``most``
+    characters and ``...`` (SPEC section 8: a message stays bounded, and a cut never leaves part
+    of a key that ``redact`` would no longer know)."""
+    text = redact(text)
+    return text if len(text) <= most else text[:most] + "..."
+
+
 def holds_secret(text: str, key: ApiKey | None = None) -> bool:
     """Whether ``text`` holds a key ``redact`` masks (in any case): a base URL or a lookup's
     input that holds it is refused, as it would become a host name, a file name or a line of

@@ -177,3 +177,30 @@ def test_cache_clear_and_info_of_one_answer_say_it_in_the_singular(
     assert f"  {BASE}: 1 answer, " in info.stdout
     cleared = run(["clear"], tmp_path, command=cache_app)
     assert cleared.stderr == f"removed 1 cached answer from {tmp_path / 'cache'}\n"
+
+
+def test_an_input_holding_the_key_far_in_is_masked_before_it_is_cut(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """The label (60 characters), the JSON query (80) and the message's quote (40) are cut; the
+    key is masked first, so no cut leaves a piece of it that masking would no longer know."""
+    term = "w" * 50 + " " + CANARY_KEY
+    result = run(["search", term, "--umls-release", "2099AA", "--json"], tmp_path)
+    assert result.exit_code == 2
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["query"] == "words search for '" + "w" * 50 + " ***'"
+    refusal = (
+        "the input holds the API key, which this tool never sends as a term or code nor stores "
+        "in its cache"
+    )
+    assert result.stderr == (
+        f"error: {refusal}\nhint: give the term or code itself; the key belongs in UMLS_API_KEY "
+        "or a key file (--api-key-file)\n"
+    )
+    # in a batch, a line of stderr starts with the input's label, cut at 60 characters (-q: the
+    # other input's "not found" is not said)
+    batch = run(["search", term, "z" * 70, "--umls-release", "2099AA", "-q"], tmp_path)
+    assert batch.stderr == f"error: {'w' * 50} ***: {refusal}\n"
+    for piece in (CANARY_KEY[:6], CANARY_KEY[-6:]):
+        assert piece not in result.stdout + result.stderr + batch.stdout + batch.stderr
+    assert [s.params for s in fake.seen if ("string", term) in s.params] == []

@@ -23,7 +23,7 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.files import os_error
 from tempmedbench_synonyms.jsonio import report_text
-from tempmedbench_synonyms.secret import read_api_key, redact, redact_value, shown_text
+from tempmedbench_synonyms.secret import read_api_key, redact, redact_value, shortened, shown_text
 
 
 def echo_err(text: str = "") -> None:
@@ -159,7 +159,7 @@ def _env_log_level(default: int) -> int:
         return default
     level = _LOG_LEVELS.get(raw.lower())
     if level is None:
-        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        shown = shortened(raw)
         echo_err(
             f"warning: {LOG_LEVEL_ENV}={shown!r} is not a log level; use one of "
             f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"

@@ -52,7 +52,7 @@ from tempmedbench_synonyms.lookups import (
     Search,
     Sources,
 )
-from tempmedbench_synonyms.secret import clean_text
+from tempmedbench_synonyms.secret import clean_text, shortened
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
@@ -427,8 +427,8 @@ QUERY_SHOWN = 80
 
 
 def _cut(text: str, most: int = LABEL_SHOWN) -> str:
-    """``text`` cut to ``most`` characters (a message stays bounded, SPEC section 8)."""
-    return text if len(text) <= most else text[:most] + "..."
+    """``text`` as a message shows it: the key masked, then cut (``secret.shortened``)."""
+    return shortened(text, most)
 
 
 def _label(text: str) -> str:

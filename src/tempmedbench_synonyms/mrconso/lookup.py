@@ -78,6 +78,7 @@ from tempmedbench_synonyms.mrconso.source import (
     scan_ranges,
     why_alone,
 )
+from tempmedbench_synonyms.secret import shortened
 
 log = logging.getLogger(__name__)
 
@@ -425,7 +426,8 @@ def _check_term(term: str) -> str:
     if odd is not None:
         kind = "a lone surrogate" if unicodedata.category(odd) == "Cs" else "the control character"
         raise BadInputError(
-            f"term {term[:40]!r} contains {kind} U+{ord(odd):04X}, which no atom's string holds",
+            f"term {shortened(term)!r} contains {kind} U+{ord(odd):04X}, which no atom's string "
+            "holds",
             hint="check the term",
         )
     return term
