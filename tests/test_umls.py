@@ -483,6 +483,45 @@ def test_a_local_many_reads_a_bounded_chunk_a_pass(
     assert fake.seen == []
 
 
+def test_a_pipe_is_read_by_one_batch_and_a_second_is_refused_not_left_waiting(
+    fake: FakeUts, tmp_path: Path
+) -> None:
+    """A pipe can be read once: a second batch (a second call, or a generator's next chunk)
+    would open it again and wait for a writer forever. It is bad input, said at once."""
+    import os
+    import threading
+
+    fifo = tmp_path / "MRCONSO.RRF"
+    os.mkfifo(fifo)
+    rows = (META / "MRCONSO.RRF").read_bytes()
+
+    def write(data: bytes) -> None:
+        with open(fifo, "wb") as out:  # waits for the reader to open it
+            out.write(data)
+
+    writer = threading.Thread(target=write, args=(rows,), daemon=True)
+    writer.start()
+    with Umls("2099AA", mrconso=fifo) as umls:
+        assert umls.atom("A9000014") is not None
+        writer.join(timeout=10)
+        # were it opened again, an empty writer ends the wait (the test never hangs)
+        late = threading.Thread(target=write, args=(b"",), daemon=True)
+        late.start()
+        with pytest.raises(BadInputError) as info:
+            umls.atom("A9000014")
+    assert str(info.value) == (
+        f"{fifo}: is a pipe, and this Umls has read it: a pipe can be read once"
+    )
+    assert info.value.hint == (
+        "give the file itself (MRCONSO.RRF, its .gz or zip), which every batch reads again; or "
+        "ask every input in one batch (a list)"
+    )
+    with open(fifo, "rb"):  # let the late writer go
+        pass
+    late.join(timeout=10)
+    assert fake.seen == []
+
+
 # -- identifiers, not links: one rule for the typed models and the table (issue 22 item 7) ------
 
 

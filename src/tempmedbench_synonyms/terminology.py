@@ -7,12 +7,13 @@ backend only, never what is behind it (docs/architecture.md).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Generator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
 
-from tempmedbench_synonyms.errors import plural
+from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.lookups import Answer, Lookup
 
 if TYPE_CHECKING:
@@ -112,11 +113,20 @@ class LocalTerminology:
 
     def __init__(self, path: Path, release: str) -> None:
         self.path, self.release = path, release
+        self._read = False  # a pipe is read by one batch only
 
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
         from tempmedbench_synonyms.mrconso.lookup import answer_many
         from tempmedbench_synonyms.progress import scan_progress
 
+        if self._read and _is_pipe(self.path):  # its open would wait for a writer forever
+            raise BadInputError(
+                "is a pipe, and this Umls has read it: a pipe can be read once",
+                path=self.path,
+                hint="give the file itself (MRCONSO.RRF, its .gz or zip), which every batch "
+                "reads again; or ask every input in one batch (a list)",
+            )
+        self._read = True
         bar = scan_progress(progress, self.path.name)
         try:
             answers = answer_many(self.path, self.release, items, progress=bar)
@@ -143,3 +153,10 @@ class LocalTerminology:
 
     def close(self) -> None:
         pass
+
+
+def _is_pipe(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(path.stat().st_mode)
+    except OSError:  # gone: the batch says so
+        return False
