@@ -171,3 +171,20 @@ def test_clear_counts_what_it_removed_not_what_a_linked_namespace_holds(
     assert len(list(theirs.glob("2099AA/*.json"))) == 2  # still there, and not counted
     human = run(cache_app, ["clear"], elsewhere)
     assert human.stderr == f"removed 2 cached answers from {elsewhere}\n"
+
+
+def test_info_writes_a_base_url_read_from_the_cache_as_escapes(tmp_path: Path) -> None:
+    """``base.json`` is a file: a control character in it (a terminal escape) is shown as its
+    escape, never sent to the terminal (SPEC section 8)."""
+    ns = tmp_path / "cache" / LAYOUT / "ns1"
+    ns.mkdir(parents=True, mode=0o700)
+    (tmp_path / "cache").chmod(0o700)
+    (tmp_path / "cache" / LAYOUT).chmod(0o700)
+    (ns / "base.json").write_text('{"base_url": "http://x\\u001b[31m/rest"}', encoding="utf-8")
+    result = run(cache_app, ["info"], tmp_path / "cache")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1:] == [
+        "0 answers, 0 B",
+        "  http://x\\x1b[31m/rest: 0 answers, 0 B",
+    ]
+    assert "\x1b" not in result.stdout

@@ -15,6 +15,7 @@ from tempmedbench_synonyms.cli._options import (
 )
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
 from tempmedbench_synonyms.errors import plural
+from tempmedbench_synonyms.secret import shown_text
 from tempmedbench_synonyms.uts.options import UtsOptions
 
 #: The one network option the cache commands take.
@@ -56,10 +57,11 @@ def info_command(uts: CacheOnly = UtsOptions(), as_json: JsonOption = False) -> 
     typer.echo(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
     for ns in info.namespaces:
         typer.echo(
-            f"  {ns.base_url or ns.folder}: {plural(ns.entries, 'answer')}, {format_size(ns.bytes)}"
-        )
+            f"  {shown_text(ns.base_url or ns.folder)}: {plural(ns.entries, 'answer')}, "
+            f"{format_size(ns.bytes)}"
+        )  # base.json is a file, and folders are named by anyone: escapes, never control bytes
         for release, count in sorted(ns.releases.items()):
-            typer.echo(f"    {release}: {count}")
+            typer.echo(f"    {shown_text(release)}: {count}")
     leftovers = info.temporary_files
     if leftovers:
         echo_err(

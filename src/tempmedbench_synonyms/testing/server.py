@@ -19,6 +19,7 @@ from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
     BASE_URL_ENV,
     CACHE_DIR_ENV,
+    LOOPBACK_HOSTS,
     NO_PROXY_VARS,
     STATE_DIR_ENV,
 )
@@ -145,7 +146,7 @@ class FakeUtsServer:
     """``FakeUts`` over HTTP on 127.0.0.1 (only), in a background thread; a context manager."""
 
     def __init__(self, fake: FakeUts, *, host: str = "127.0.0.1", prefix: str = "/rest") -> None:
-        if host not in ("127.0.0.1", "::1", "localhost"):
+        if host not in LOOPBACK_HOSTS:
             raise ValueError("the fake UTS listens on the loopback interface only")
         self.fake = fake
         self._host = host
