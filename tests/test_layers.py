@@ -121,7 +121,7 @@ ORDER = {
         "__init__", "session", "source", "batch", "estimate", "terms", "workers", "cached",
         "cache", "client", "ratelimit", "retry", "watchdog", "models", "options",
     ],
-    "mrconso": ["__init__", "lookup", "source", "worker", "scan", "forms", "shapes", "rows"],
+    "mrconso": ["__init__", "lookup", "index", "engine", "source", "worker", "scan", "forms", "shapes", "rows"],
 }  # fmt: skip
 
 
