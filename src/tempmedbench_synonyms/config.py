@@ -22,6 +22,7 @@ from tempmedbench_synonyms.constants import (
     ENV_PREFIXES,
     GPS_ENV,
     HOME_ENV,
+    INDEX_DIR_ENV,
     LOG_LEVEL_ENV,
     LOOPBACK_HOSTS,
     NO_COLOR_ENV,
@@ -107,6 +108,23 @@ def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | No
     if from_env:
         return _expanded(from_env, CACHE_DIR_ENV)
     return _platform_folder("cache", environ=environ)
+
+
+def resolve_index_dir(
+    index_dir: Path | None,
+    cache_dir: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """Where the local UMLS's indexes live (SPEC 12): ``--index-dir``, else
+    ``TEMPMEDBENCH_INDEX_DIR``, else the folder ``index`` in the cache folder (``cache_dir``
+    resolved as ``resolve_cache_dir`` does)."""
+    if index_dir is not None:
+        return _expanded(index_dir, "--index-dir")
+    from_env = variable(INDEX_DIR_ENV, environ=environ)
+    if from_env:
+        return _expanded(from_env, INDEX_DIR_ENV)
+    return resolve_cache_dir(cache_dir, environ=environ) / "index"
 
 
 def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:

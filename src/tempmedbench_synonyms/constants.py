@@ -24,6 +24,8 @@ API_KEY_FILE_ENV = "UMLS_API_KEY_FILE"
 BASE_URL_ENV = "UMLS_BASE_URL"
 #: The cache folder (the twin of ``--cache-dir``).
 CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
+#: The local UMLS's index folder (the twin of ``--index-dir``; SPEC 12).
+INDEX_DIR_ENV = "TEMPMEDBENCH_INDEX_DIR"
 #: Where the rate state shared by every run of the machine lives (instead of platformdirs').
 STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
 #: The log level when neither ``-q`` nor ``-v`` is given (as pip-audit's PIP_AUDIT_LOGLEVEL).
@@ -41,6 +43,7 @@ ENV_VARS = (
     API_KEY_FILE_ENV,
     BASE_URL_ENV,
     CACHE_DIR_ENV,
+    INDEX_DIR_ENV,
     STATE_DIR_ENV,
     LOG_LEVEL_ENV,
     GPS_ENV,
