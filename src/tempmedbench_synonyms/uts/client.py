@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import requests
 import requests.adapters
@@ -245,11 +245,16 @@ class _ViaProxy(requests.exceptions.ConnectionError):
         self.proxy = proxy
 
 
+def _port(parts: SplitResult) -> int:
+    """A URL's port, else its scheme's (443 for https, else 80); ValueError if out of range."""
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
 def _proxy_name(proxy: str) -> str:
     """A proxy URL as ``HOST:PORT``, fit to show: never its user name or password."""
     try:
         parts = urlsplit(requests.utils.prepend_scheme_if_needed(proxy, "http"))
-        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        host, port = parts.hostname, _port(parts)
     except ValueError:
         return "?"
     return redact(_host_port(host, port)) if host else "?"
@@ -997,8 +1002,7 @@ def unreached(exc: BaseException, base_url: str) -> str | None:
         if proxy:
             return f"the proxy failed: {reason}"
         parts = urlsplit(base_url)
-        host = parts.hostname or "?"
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host, port = parts.hostname or "?", _port(parts)
         return f"the connection to {_host_port(host, port)} was lost: {reason}"
     if resolving:
         return f"cannot find the {'proxy host' if proxy else 'host'} {host}: {reason}"
