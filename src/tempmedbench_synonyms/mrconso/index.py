@@ -481,14 +481,15 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
         text = text.replace("\r\n", "\n")
     rows = [r.split("|") for r in text.split("\n")]
     for i, r in enumerate(rows):
-        if len(r) != width or r.pop():
-            n = len(r) - 1 if len(r) == width else len(r)
+        if len(r) != width or r[-1]:
+            ended = r[-1] == ""
             raise _bad(
                 f,
                 before + i + 1,
-                f"a {f.name}.RRF row has {width - 1} fields, each "
-                f"followed by '|'; this line has {n}",
+                f"a {f.name}.RRF row has {width - 1} fields, each followed by '|'; this line has "
+                f"{len(r) - 1 if ended else len(r)}{'' if ended else ' and no trailing |'}",
             )
+        del r[-1]
     return rows
 
 
