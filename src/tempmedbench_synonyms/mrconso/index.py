@@ -505,37 +505,45 @@ def _bad(f: _File, line: int, problem: str) -> BadInputError:
 def list_indexes(index_dir: Path | None = None) -> list[Part]:
     """Each part in the index folder: its file, the paths recorded, rows, size (never a pipe's
     temporary part)."""
-    folder = config.resolve_index_dir(index_dir)
     parts = []
-    for path in sorted(folder.glob(f"MR*{PART_SUFFIX}")) if folder.is_dir() else []:
+    for path in _entries(config.resolve_index_dir(index_dir)):
+        if not (path.name.startswith("MR") and path.name.endswith(PART_SUFFIX)):
+            continue
         rows: int | None = None
         paths: list[str] = []
-        with contextlib.suppress(sqlite3.Error, OSError):
+        with contextlib.suppress(sqlite3.Error, OSError, TypeError, ValueError):
             uri = f"file:{quote(str(path))}?mode=ro"
             with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
                 (rows,) = db.execute("SELECT rows FROM index_record").fetchone()
                 paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
-        parts.append(
-            Part(path.name.split(".", 1)[0], path, tuple(paths), rows, path.stat().st_size)
-        )
+        with contextlib.suppress(OSError):  # gone meanwhile: not listed
+            size = path.stat().st_size
+            parts.append(Part(path.name.split(".", 1)[0], path, tuple(paths), rows, size))
     return parts
 
 
 def remove_indexes(index_dir: Path | None = None) -> list[Path]:
     """Remove every part, lock and temporary file of the index folder; what was removed."""
-    folder = config.resolve_index_dir(index_dir)
     removed = []
-    if folder.is_dir():
-        for path in sorted(folder.iterdir()):
-            name = path.name
-            if (
-                path.is_file()
-                and name.lstrip(".").startswith("MR")
-                and (name.endswith((PART_SUFFIX, ".lock", TMP_SUFFIX)))
-            ):
+    for path in _entries(config.resolve_index_dir(index_dir)):
+        name = path.name.lstrip(".")
+        if name.startswith("MR") and name.endswith((PART_SUFFIX, ".lock", TMP_SUFFIX)):
+            try:
                 path.unlink(missing_ok=True)
-                removed.append(path)
+            except OSError as err:
+                raise os_error(err, what="an index file") from None
+            removed.append(path)
     return removed
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The files of the index folder, by name (none when it does not exist yet)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file())
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
 
 
 def describe(meta: Path, index_dir: Path | None = None) -> list[Part]:
