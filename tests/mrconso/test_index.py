@@ -250,17 +250,36 @@ def test_a_temporary_file_of_a_killed_build_is_removed_by_the_next_which_says_so
     assert not left.exists()
 
 
-def test_a_pipe_is_read_once_into_a_temporary_index_never_kept(meta: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("built_first", [False, True])
+def test_a_pipe_is_read_once_into_a_temporary_index_never_kept(
+    built_first: bool, meta: Path, tmp_path: Path
+) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     idx = tmp_path / "idx"
     writer = subprocess.Popen(["sh", "-c", f"cat '{meta / 'MRCONSO.RRF'}' > '{fifo}'"])
     try:
         ix = LocalIndex(fifo, mrconso_only=True, index_dir=idx)
+        if built_first:  # read once: the engine then opens what build read
+            assert built(ix) == {"MRCONSO": (ROWS["MRCONSO"], True)} and list_indexes(idx) == []
         db = ix.engine(["MRCONSO"], None).db  # type: ignore[arg-type]
         assert db.execute("SELECT count(*) FROM mrconso").fetchone() == (ROWS["MRCONSO"],)
         assert list(idx.iterdir()) == [] and list_indexes(idx) == []
         ix.close()
+    finally:
+        writer.wait(5)
+
+
+def test_a_pipe_built_and_closed_leaves_nothing(meta: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    idx = tmp_path / "idx"
+    writer = subprocess.Popen(["sh", "-c", f"cat '{meta / 'MRCONSO.RRF'}' > '{fifo}'"])
+    try:
+        ix = LocalIndex(fifo, mrconso_only=True, index_dir=idx)
+        ix.build()
+        ix.close()
+        assert list(idx.iterdir()) == []
     finally:
         writer.wait(5)
 

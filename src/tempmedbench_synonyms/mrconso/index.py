@@ -124,12 +124,13 @@ class LocalIndex:
         self.present: frozenset[str] = frozenset(found)
         self._db: sqlite3.Connection | None = None
         self._attached: set[str] = set()
+        self._built: dict[str, Built] = {}
         self._ready = False
 
     @property
     def where(self) -> str:
         """What ``--json``'s ``source`` names: the index."""
-        return f"index of {self.meta} in {self.index_dir}"
+        return f"index of {self.meta}"
 
     def engine(self, files: Collection[str], links: Links) -> Engine:
         """An engine over the parts of ``files`` (each one the META holds), each built first if
@@ -152,19 +153,27 @@ class LocalIndex:
         return [self._ensure(name) for name in sorted(files or self.present, key=_order)]
 
     def close(self) -> None:
+        """Close the connection; a pipe's temporary part is removed (it is never kept)."""
         if self._db is not None:
             self._db.close()
             self._db = None
             self._attached.clear()
+        for name, done in self._built.items():
+            if self._files[name].input.kind == "pipe":
+                done.path.unlink(missing_ok=True)
 
     # -- one part --------------------------------------------------------------------------------
 
     def _ensure(self, name: str) -> Built:
         """The part of ``name``: the one already built when its record holds, else built now."""
-        f = self._files[name]
+        if name not in self._built:
+            self._built[name] = self._found_or_built(self._files[name])
+        return self._built[name]
+
+    def _found_or_built(self, f: _File) -> Built:
         self._prepare()
-        if f.input.kind == "pipe":
-            tmp = self.index_dir / f".{name}.pipe.{secrets.token_hex(6)}{TMP_SUFFIX}"
+        if f.input.kind == "pipe":  # read once, into a part never kept
+            tmp = self.index_dir / f".{f.name}.pipe.{secrets.token_hex(6)}{TMP_SUFFIX}"
             return self._build(f, tmp, None)
         part = self._part(f)
         found = _record(part, f.identity)
@@ -176,7 +185,7 @@ class LocalIndex:
         rows, paths = found
         if f.source not in paths:
             _add_path(part, f.source)
-        return Built(name, rows, part.stat().st_size, 0.0, part)
+        return Built(f.name, rows, part.stat().st_size, 0.0, part)
 
     def _part(self, f: _File) -> Path:
         """Where ``f``'s part is: named by its identity (``_identity``)."""
