@@ -398,9 +398,10 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         db.execute("BEGIN")
         engine.create(db, f.name)
         rows = 0
+        done = 0
         for done, batch in _batches(f, stop):
             rows += engine.load(db, f.name, batch)
-            bar.update(done, total=f.input.size)
+            bar.update(done, total=f.input.size, rows=rows)
         engine.finish(db, f.name)
         db.execute(_RECORD)
         db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
@@ -418,7 +419,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
                 hint="check the disk, then run the command again",
             )
         db.execute("PRAGMA journal_mode=DELETE")
-        bar.update(f.input.size or 0, total=f.input.size, final=True)
+        bar.update(f.input.size or done, total=f.input.size, rows=rows, final=True)
     except sqlite3.Error as err:
         if caught:
             raise caught[0] from None
