@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from tempmedbench_synonyms import config
+from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.files import TMP_SUFFIX, check_own, make_folders, os_error
 from tempmedbench_synonyms.mrconso import engine
@@ -249,11 +249,14 @@ class LocalIndex:
         )
         started = time.monotonic()
         try:
-            rows = _fill(
-                f,
-                tmp,
-                StepProgress(self.progress, label=f"indexing {f.name}", unit="bytes", total=size),
-            )
+            with runtime.collector_paused():  # millions of rows, none in a cycle
+                rows = _fill(
+                    f,
+                    tmp,
+                    StepProgress(
+                        self.progress, label=f"indexing {f.name}", unit="bytes", total=size
+                    ),
+                )
             if final is not None:
                 os.replace(tmp, final)
                 _supersede(final, f.source)
