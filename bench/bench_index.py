@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_mrconso import generate  # noqa: E402
+from bench_mrconso import generate
 
 ROWS = {"MRCONSO": 2_000_000, "MRREL": 4_000_000, "MRSTY": 666_666, "MRDEF": 100_000,
         "MRHIER": 1_000_000}  # fmt: skip

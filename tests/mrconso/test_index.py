@@ -71,7 +71,7 @@ def test_building_says_what_how_long_and_how_much_disk(meta: Path, tmp_path: Pat
     LocalIndex(meta, index_dir=tmp_path / "idx", progress=said).build(["MRDEF"])
     first = said.getvalue().splitlines()[0]
     assert first == (
-        f"indexing MRDEF.RRF of {meta / 'MRDEF.RRF'} once: about 1 s and 898 B of disk in "
+        f"indexing MRDEF.RRF of {meta / 'MRDEF.RRF'} once: about 1 s and 1.1 kB of disk in "
         f"{tmp_path / 'idx'}"
     )
     assert said.getvalue().splitlines()[-1].startswith("indexing MRDEF: 100% (449 B of 449 B)")
@@ -215,7 +215,7 @@ def test_too_little_free_space_is_bad_input_naming_the_folder(
     with pytest.raises(BadInputError) as caught:
         LocalIndex(meta, index_dir=idx).build(["MRDEF"])
     assert (caught.value.exit_code, str(caught.value)) == (
-        2, f"{idx}: too little free space to index MRDEF.RRF: about 898 B needed, 100 B free"
+        2, f"{idx}: too little free space to index MRDEF.RRF: about 1.1 kB needed, 100 B free"
     )  # fmt: skip
     assert names(idx) == []
 
@@ -228,6 +228,15 @@ def test_an_index_folder_others_can_write_is_untrusted(meta: Path, tmp_path: Pat
         LocalIndex(meta, index_dir=idx).build(["MRDEF"])
     assert str(caught.value).startswith(f"{idx}: the index folder can be written by other users")
     assert list(idx.iterdir()) == []
+
+
+def test_a_part_others_can_write_is_untrusted(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    (b,) = LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    b.path.chmod(0o666)
+    with pytest.raises(UntrustedError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert str(caught.value).startswith(f"{b.path}: an index file can be written by other users")
 
 
 def test_a_temporary_file_of_a_killed_build_is_removed_by_the_next_which_says_so(
