@@ -279,6 +279,29 @@ def test_a_pipe_is_read_once_into_a_temporary_index_never_kept(
         writer.wait(5)
 
 
+def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
+    meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    idx.mkdir(mode=0o700)
+    dead, young, held = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abc")
+    for p in (dead, young, held):
+        p.write_bytes(b"a part")
+        if p is not young:
+            os.utime(p, (time.time() - 61, time.time() - 61))
+    fd = os.open(held, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a run that still reads its pipe
+    said = io.StringIO()
+    try:
+        LocalIndex(meta, index_dir=idx, progress=said).build(["MRDEF"])
+    finally:
+        os.close(fd)
+    assert said.getvalue().splitlines()[0] == (
+        f"removed 1 temporary file left by an interrupted run that read a pipe: {dead.name}"
+    )
+    assert (dead.exists(), young.exists(), held.exists()) == (False, True, True)
+
+
 def test_a_pipe_built_and_closed_leaves_nothing(meta: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

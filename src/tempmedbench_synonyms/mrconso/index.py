@@ -24,7 +24,13 @@ from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.errors import BadInputError, plural
-from tempmedbench_synonyms.files import TMP_SUFFIX, check_own, make_folders, os_error
+from tempmedbench_synonyms.files import (
+    LEFTOVER_AGE,
+    TMP_SUFFIX,
+    check_own,
+    make_folders,
+    os_error,
+)
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
@@ -125,6 +131,7 @@ class LocalIndex:
         self._db: sqlite3.Connection | None = None
         self._attached: set[str] = set()
         self._built: dict[str, Built] = {}
+        self._held: list[int] = []  # the locks of a pipe's temporary parts
         self._ready = False
 
     @property
@@ -161,6 +168,8 @@ class LocalIndex:
         for name, done in self._built.items():
             if self._files[name].input.kind == "pipe":
                 done.path.unlink(missing_ok=True)
+        while self._held:
+            os.close(self._held.pop())
 
     # -- one part --------------------------------------------------------------------------------
 
@@ -174,6 +183,9 @@ class LocalIndex:
         self._prepare()
         if f.input.kind == "pipe":  # read once, into a part never kept
             tmp = self.index_dir / f".{f.name}.pipe.{secrets.token_hex(6)}{TMP_SUFFIX}"
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            self._held.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held while this process lives (_prepare)
             return self._build(f, tmp, None)
         part = self._part(f)
         found = _record(part, f.identity)
@@ -208,6 +220,10 @@ class LocalIndex:
         except OSError as err:
             raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
         self._ready = True
+        gone = [p.name for p in self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}") if _dead(p)]
+        if gone:
+            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
+                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
 
     def _build(self, f: _File, tmp_stem: Path, final: Path | None) -> Built:
         """Build ``f``'s part in a temporary file beside ``tmp_stem`` and move it to ``final``
@@ -356,6 +372,25 @@ def _supersede(part: Path, path: str) -> None:
             other.path.unlink(missing_ok=True)
 
 
+def _dead(tmp: Path) -> bool:
+    """Remove a pipe's temporary part whose run is gone (its lock is free, and it is older than
+    ``files.LEFTOVER_AGE``: not one being made); whether it was."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if time.time() - os.fstat(fd).st_mtime < LEFTOVER_AGE:
+            return False
+        tmp.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def _locked(part: Path, say: Any) -> Iterator[None]:
     """The part's OS lock (released if the process dies); waiting for it is said, and a Ctrl-C
@@ -383,7 +418,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
     """Read ``f``'s rows into a new database at ``tmp`` (created 0600): tables, indexes, the
     record last, SQLite's ``quick_check``; the rows it holds. A Ctrl-C or SIGTERM that comes
     during a long statement interrupts it and is raised as it came."""
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600))
     caught: list[BaseException] = []
     ticks = _ticks(caught)
     next(ticks)
