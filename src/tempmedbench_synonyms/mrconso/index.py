@@ -6,7 +6,6 @@ the engine answers from (docs/reference.md, "The local index").
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -19,6 +18,7 @@ import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -38,6 +38,14 @@ from tempmedbench_synonyms.mrconso.shapes import Links
 from tempmedbench_synonyms.progress import StepProgress, format_size
 
 log = logging.getLogger(__name__)
+
+fcntl: ModuleType | None
+try:
+    import fcntl
+except (
+    ImportError
+):  # pragma: no cover - Windows: no flock; a rename into place is whole all the same
+    fcntl = None
 
 #: A part of the index: ``MRCONSO.<identity>.sqlite``.
 PART_SUFFIX = ".sqlite"
@@ -185,7 +193,7 @@ class LocalIndex:
             tmp = self.index_dir / f".{f.name}.pipe.{secrets.token_hex(6)}{TMP_SUFFIX}"
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             self._held.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)  # held while this process lives (_prepare)
+            _flock(fd)  # held while this process lives (_prepare)
             return self._build(f, tmp, None)
         part = self._part(f)
         found = _record(part, f.identity)
@@ -372,6 +380,13 @@ def _supersede(part: Path, path: str) -> None:
             other.path.unlink(missing_ok=True)
 
 
+def _flock(fd: int, *, wait: bool = True) -> None:
+    """An exclusive OS lock on ``fd``, released when the process dies (``BlockingIOError``
+    without ``wait`` when another holds it)."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+
+
 def _dead(tmp: Path) -> bool:
     """Remove a pipe's temporary part whose run is gone (its lock is free, and it is older than
     ``files.LEFTOVER_AGE``: not one being made); whether it was."""
@@ -380,7 +395,7 @@ def _dead(tmp: Path) -> bool:
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _flock(fd, wait=False)
         if time.time() - os.fstat(fd).st_mtime < LEFTOVER_AGE:
             return False
         tmp.unlink()
@@ -399,13 +414,13 @@ def _locked(part: Path, say: Any) -> Iterator[None]:
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(fd, wait=False)
         except BlockingIOError:
             say(
                 f"waiting for another process that is indexing {part.name.split('.')[0]}.RRF "
                 f"in {part.parent}"
             )
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd)
         yield
     finally:
         os.close(fd)
