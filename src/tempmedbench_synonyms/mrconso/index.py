@@ -42,9 +42,7 @@ log = logging.getLogger(__name__)
 fcntl: ModuleType | None
 try:
     import fcntl
-except (
-    ImportError
-):  # pragma: no cover - Windows: no flock; a rename into place is whole all the same
+except ImportError:  # pragma: no cover - Windows: no flock (a rename is whole all the same)
     fcntl = None
 
 #: A part of the index: ``MRCONSO.<identity>.sqlite``.
@@ -486,8 +484,8 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         bar.close()
         db.set_progress_handler(None, 0)
         db.close()
-        with contextlib.suppress(sqlite3.Error):  # the build's temp folder, process-wide: put back
-            sqlite3.connect(":memory:").execute("PRAGMA temp_store_directory=''").connection.close()
+        with contextlib.closing(sqlite3.connect(":memory:")) as other:
+            other.execute("PRAGMA temp_store_directory=''")  # process-wide: put back
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     return rows
