@@ -129,6 +129,17 @@ def test_a_plain_file_wins_over_parts_and_absent_files_are_absent(
     assert built(ix, ["MRREL"]) == {"MRREL": (ROWS["MRREL"], True)}
 
 
+def test_an_engine_over_a_file_the_meta_lacks_is_bad_input_naming_it(
+    meta: Path, tmp_path: Path
+) -> None:
+    (meta / "MRHIER.RRF").unlink()
+    ix = LocalIndex(meta, index_dir=tmp_path / "idx")
+    with pytest.raises(BadInputError) as caught:
+        ix.engine(["MRCONSO", "MRHIER"], None)  # type: ignore[arg-type]
+    assert str(caught.value) == f"{meta}: holds no MRHIER.RRF, which this question needs"
+    assert not (tmp_path / "idx").exists()
+
+
 def test_mrconso_only_takes_the_file_alone(meta: Path, tmp_path: Path) -> None:
     ix = LocalIndex(meta / "MRCONSO.RRF", mrconso_only=True, index_dir=tmp_path / "idx")
     assert (ix.present, ix.release) == (frozenset({"MRCONSO"}), "2099AA")
