@@ -215,7 +215,10 @@ class LocalIndex:
     def _part(self, f: _File) -> Path:
         """Where ``f``'s part is: named by its identity (``_identity``)."""
         if f.part is None:
-            f.identity = json.dumps(_identity(f), sort_keys=True)
+            try:
+                f.identity = json.dumps(_identity(f), sort_keys=True)
+            except OSError as err:
+                raise os_error(err, what=f"{f.name}.RRF") from None
             key = hashlib.sha256(f.identity.encode()).hexdigest()[:24]
             f.part = self.index_dir / f"{f.name}.{key}{PART_SUFFIX}"
             f.source = str(f.input.path.absolute())
