@@ -225,6 +225,12 @@ def test_info_lists_the_indexes_clear_keeps_them_and_clear_index_removes_them(
         ]
         == []
     )
+    other_meta = LocalIndex(meta, index_dir=other).build(["MRSAB"])[0]
+    as_json = json.loads(run(cache_app, ["clear", "--index", "--index-dir", str(other),
+                                         "--json"], cache).stdout)  # fmt: skip
+    assert (as_json["index_dir"], as_json["index_files_removed"]) == (
+        str(other), [str(other / f".{other_meta.path.name}.lock"), str(other_meta.path)]
+    )  # fmt: skip
     cleared = run(cache_app, ["clear", "--index"], cache)
     assert cleared.stderr == (
         f"removed 0 cached answers from {cache}\nremoved 2 indexes from {cache / 'index'}\n"
