@@ -554,3 +554,37 @@ def test_an_error_no_check_expects_fails_that_check_and_doctor_goes_on(
         "release", "uts", "rate_state", "mrconso"
     ]  # fmt: skip
     assert result.exit_code == 2
+
+
+def test_meta_says_whether_each_file_is_indexed_and_how_big(tmp_path: Path) -> None:
+    """SPEC 12: doctor --meta PATH builds nothing; it says which parts are there, how big."""
+    from helpers import ROOT
+    from tempmedbench_synonyms.mrconso.index import LocalIndex
+
+    meta = tmp_path / "META"
+    meta.mkdir()
+    for f in ("MRCONSO", "MRSTY"):
+        (meta / f"{f}.RRF").write_bytes((ROOT / f"fixtures/umls/{f}.RRF").read_bytes())
+    idx = tmp_path / "cache" / "index"
+    args = ["--meta", str(meta), "--json"]
+    before = doctor(args, tmp_path, "http://127.0.0.1:9/rest", key=None)
+    assert before.exit_code == 0, before.stderr
+    checks = checks_of(before)
+    assert checks["api_key"]["message"] == "none found; none is needed with --meta"
+    assert checks["meta"] == {
+        "name": "meta", "ok": True, "hint": None,
+        "message": f"{meta} is a META of 2 files, indexed in {idx}: not yet MRCONSO (7.3 kB to "
+        "read), MRSTY (723 B to read): each is built when a command first needs it",
+    }  # fmt: skip
+    assert not idx.exists()
+    (built,) = LocalIndex(meta, index_dir=idx).build(["MRCONSO"])
+    after = checks_of(doctor(args, tmp_path, "http://127.0.0.1:9/rest", key=None))
+    assert after["meta"]["message"] == (
+        f"{meta} is a META of 2 files, indexed in {idx}: MRCONSO (71 rows, "
+        f"{built.bytes / 1000:.1f} kB); not yet MRSTY (723 B to read): each is built when a "
+        "command first needs it"
+    )
+    missing = checks_of(doctor(["--meta", str(tmp_path / "none"), "--json"], tmp_path,
+                               "http://127.0.0.1:9/rest", key=None))  # fmt: skip
+    assert missing["meta"]["ok"] is False
+    assert str(missing["meta"]["message"]).startswith(f"{tmp_path / 'none'}: no such file")

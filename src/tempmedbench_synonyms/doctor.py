@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms.about import dependency_versions
-from tempmedbench_synonyms.config import api_key_source, key_file, resolve_cache_dir
+from tempmedbench_synonyms.config import (
+    api_key_source,
+    key_file,
+    resolve_cache_dir,
+    resolve_index_dir,
+)
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
     CACHE_DIR_ENV,
@@ -28,9 +33,11 @@ from tempmedbench_synonyms.errors import (
     BadInputError,
     TempMedBenchError,
     bounded_list,
+    plural,
 )
-from tempmedbench_synonyms.files import check_writable, os_error, os_fix, os_problem
+from tempmedbench_synonyms.files import check_own, check_writable, os_error, os_fix, os_problem
 from tempmedbench_synonyms.mrconso.source import sniff_mrconso
+from tempmedbench_synonyms.progress import format_size
 from tempmedbench_synonyms.regen.pipeline import probe_cui
 from tempmedbench_synonyms.regen.release import OUTPUTS, Release, open_release
 from tempmedbench_synonyms.secret import (
@@ -262,6 +269,29 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
     return _passed("mrconso", f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}")
 
 
+def check_meta(meta: Path, index_dir: Path | None) -> Check:
+    """Whether each file of ``meta`` is indexed (SPEC 12), and how big; nothing is built."""
+    from tempmedbench_synonyms.mrconso.index import describe
+
+    folder = resolve_index_dir(index_dir)
+    check_own(folder, what="the index folder", elsewhere="--index-dir or TEMPMEDBENCH_INDEX_DIR")
+    parts = describe(meta, folder)
+    done = [p for p in parts if p.rows is not None]
+    todo = [p for p in parts if p.rows is None]
+    said = [f"{p.file} ({plural(p.rows or 0, 'row')}, {format_size(p.bytes)})" for p in done]
+    if todo:
+        said.append(
+            "not yet "
+            + ", ".join(f"{p.file} ({format_size(p.bytes)} to read)" for p in todo)
+            + ": each is built when a command first needs it"
+        )
+    return _passed(
+        "meta",
+        f"{meta} is a META of {plural(len(parts), 'file')}, indexed in {folder}: "
+        + ("; ".join(said) if done else said[0]),
+    )
+
+
 def run_checks(
     release_dir: Path | None,
     options: UtsOptions,
@@ -269,6 +299,8 @@ def run_checks(
     mrconso: Path | None = None,
     out: Path | None = None,
     say: Callable[[Check], None] | None = None,
+    meta: Path | None = None,
+    index_dir: Path | None = None,
 ) -> list[Check]:
     """Every check, in order; ``say`` is called with each as soon as it is made."""
     # The key is read by the api_key check and again by the probe: a warning about it (a key
@@ -277,7 +309,9 @@ def run_checks(
     once = _Once()
     secret_log.addFilter(once)
     try:
-        return _run_checks(release_dir, options, mrconso=mrconso, out=out, say=say)
+        return _run_checks(
+            release_dir, options, mrconso=mrconso, out=out, say=say, meta=meta, index_dir=index_dir
+        )
     finally:
         secret_log.removeFilter(once)
 
@@ -304,6 +338,8 @@ def _run_checks(
     mrconso: Path | None,
     out: Path | None,
     say: Callable[[Check], None] | None,
+    meta: Path | None,
+    index_dir: Path | None,
 ) -> list[Check]:
     checks: list[Check] = []
 
@@ -318,10 +354,11 @@ def _run_checks(
         found, opened = check_release(release_dir)
         add(found)
     key = _made("api_key", lambda: check_api_key(options.api_key_file))
-    if mrconso is not None and key.exit_code == ApiKeyMissingError.exit_code:
-        # A run from a local MRCONSO.RRF sends nothing: no key is needed, so none is missing.
-        add(_passed("api_key", "none found; none is needed with --mrconso"))
-        add(_passed("uts", "not asked: a run with --mrconso sends no request"))
+    local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
+    if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
+        # A run from local files sends nothing: no key is needed, so none is missing.
+        add(_passed("api_key", f"none found; none is needed with {local}"))
+        add(_passed("uts", f"not asked: a run with {local} sends no request"))
     else:
         add(key)
         if opened is not None and opened.table.concepts:
@@ -339,6 +376,8 @@ def _run_checks(
     if mrconso is not None:
         sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
         add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
+    if meta is not None:
+        add(_made("meta", lambda: check_meta(meta, index_dir)))
     return checks
 
 

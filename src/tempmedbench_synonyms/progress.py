@@ -101,11 +101,13 @@ class StepProgress:
         hits: int | None = None,
         requests: int | None = None,
         retries: int = 0,
+        rows: int | None = None,
         final: bool = False,
     ) -> None:
         """Record ``done``; show it when ``final`` or when the last showing is old enough.
 
-        ``hits`` and ``requests`` (the fetch) are shown beside the counts, retries when any.
+        ``hits`` and ``requests`` (the fetch) are shown beside the counts, retries when any;
+        ``rows`` (an index's build) too.
         The first ``done`` is where the step starts: what the cache answered at once does not
         count in the rate, nor in the time left.
         """
@@ -121,7 +123,7 @@ class StepProgress:
             self._bar.start_task(self._task)
         else:
             self._bar.update(self._task, completed=done, total=total)
-        extra = []
+        extra = [] if rows is None else [plural(rows, "row")]
         if hits is not None:
             extra.append(plural(hits, "cache hit"))
         if requests is not None:

@@ -188,3 +188,54 @@ def test_info_writes_a_base_url_read_from_the_cache_as_escapes(tmp_path: Path) -
         "  http://x\\x1b[31m/rest: 0 answers, 0 B",
     ]
     assert "\x1b" not in result.stdout
+
+
+def test_info_lists_the_indexes_clear_keeps_them_and_clear_index_removes_them(
+    tmp_path: Path,
+) -> None:
+    """SPEC 12: the local UMLS's indexes (by default the folder ``index`` in the cache folder)."""
+    from helpers import ROOT
+    from tempmedbench_synonyms.mrconso.index import LocalIndex
+
+    cache = tmp_path / "cache"
+    meta = ROOT / "fixtures/umls"
+    (mrconso, mrsty) = LocalIndex(meta, index_dir=cache / "index").build(["MRCONSO", "MRSTY"])
+    text = run(cache_app, ["info"], cache)
+    assert (text.exit_code, text.stdout.splitlines()) == (0, [
+        f"cache folder: {cache}",
+        "empty: nothing cached yet",
+        f"index folder: {cache / 'index'}: 2 index files, "
+        f"{(mrconso.bytes + mrsty.bytes) / 1000:.1f} kB",
+        f"  MRCONSO: 71 rows, {mrconso.bytes / 1000:.1f} kB, from {meta / 'MRCONSO.RRF'}",
+        f"  MRSTY: 14 rows, {mrsty.bytes / 1000:.1f} kB, from {meta / 'MRSTY.RRF'}",
+    ])  # fmt: skip
+    doc = json.loads(run(cache_app, ["info", "--json"], cache).stdout)
+    assert (doc["index_dir"], doc["indexes"]) == (str(cache / "index"), [
+        {"file": "MRCONSO", "path": str(mrconso.path), "paths": [str(meta / "MRCONSO.RRF")],
+         "rows": 71, "bytes": mrconso.bytes},
+        {"file": "MRSTY", "path": str(mrsty.path), "paths": [str(meta / "MRSTY.RRF")],
+         "rows": 14, "bytes": mrsty.bytes},
+    ])  # fmt: skip
+    kept = run(cache_app, ["clear"], cache)
+    assert (kept.exit_code, mrconso.path.exists(), mrsty.path.exists()) == (0, True, True)
+    other = tmp_path / "elsewhere"
+    assert (
+        json.loads(run(cache_app, ["info", "--index-dir", str(other), "--json"], cache).stdout)[
+            "indexes"
+        ]
+        == []
+    )
+    other_meta = LocalIndex(meta, index_dir=other).build(["MRSAB"])[0]
+    as_json = json.loads(run(cache_app, ["clear", "--index", "--index-dir", str(other),
+                                         "--json"], cache).stdout)  # fmt: skip
+    assert (as_json["index_dir"], as_json["index_files_removed"]) == (
+        str(other), [str(other / f".{other_meta.path.name}.lock"), str(other_meta.path)]
+    )  # fmt: skip
+    cleared = run(cache_app, ["clear", "--index"], cache)
+    assert cleared.stderr == (
+        f"removed 0 cached answers from {cache}\nremoved 2 indexes from {cache / 'index'}\n"
+    )  # (and their lock files)
+    assert list((cache / "index").iterdir()) == []
+    assert run(cache_app, ["info"], cache).stdout == (
+        f"cache folder: {cache}\nempty: nothing cached yet\n"
+    )

@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 from helpers import ROOT, outputs, patch_zip_member, wait_until
 from tempmedbench_synonyms import zips
 from tempmedbench_synonyms.cli import app
-from tempmedbench_synonyms.mrconso.forms import named_release
+from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate_meta, named_release
 from tempmedbench_synonyms.regen.release import FULL_TABLE, SYNONYM_SURFACE
 
 PLAIN = (ROOT / "fixtures/umls/MRCONSO.RRF").read_bytes()
@@ -737,3 +738,56 @@ def test_a_stream_shorter_than_the_sniffed_head_is_read_whole(tmp_path: Path, mi
     assert code == 0, err
     assert "verified (exit 0): both files match expected_sha256.json" in err
     assert len(outputs(mini)) == 2
+
+
+# -- a META's other files (SPEC 12): the same reader, any of MRDEF, MRREL, MRSTY, MRHIER, MRSAB --
+
+
+def _blocks_of(inp: MrconsoInput) -> bytes:
+    return b"".join(block for _, block in inp.blocks(threading.Event()))
+
+
+def test_a_meta_folder_holds_each_file_in_its_own_form(tmp_path: Path) -> None:
+    meta = tmp_path / "META"
+    meta.mkdir()
+    (meta / "MRCONSO.RRF").write_bytes(PLAIN)
+    (meta / "MRSTY.RRF.gz").write_bytes(gz(MRSTY))
+    for suffix, part in zip(("aa", "ab"), split(FILLER, 2), strict=True):
+        (meta / f"MRREL.RRF.{suffix}.gz").write_bytes(gz(part))
+        (meta / f"MRDEF.RRF.{suffix}.gz").write_bytes(gz(b"parts lose to the plain file"))
+    (meta / "MRDEF.RRF").write_bytes(b"the plain file wins\n")
+    found = locate_meta(tmp_path)  # the folder above META will do
+    assert {k: (v.kind, v.parts) for k, v in found.items()} == {
+        "MRCONSO": ("file", []),
+        "MRDEF": ("file", []),
+        "MRREL": ("parts", ["MRREL.RRF.aa.gz", "MRREL.RRF.ab.gz"]),
+        "MRSTY": ("gzip", []),
+    }
+    assert [_blocks_of(found[f]) for f in ("MRDEF", "MRREL", "MRSTY")] == [
+        b"the plain file wins\n", FILLER, MRSTY
+    ]  # fmt: skip
+
+
+def test_a_meta_files_missing_part_is_bad_input_naming_that_file(tmp_path: Path) -> None:
+    (tmp_path / "MRCONSO.RRF").write_bytes(PLAIN)
+    (tmp_path / "MRHIER.RRF.ab.gz").write_bytes(gz(b"x"))
+    with pytest.raises(BadInputError) as caught:
+        locate_meta(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path}: the split parts of MRHIER.RRF are not complete: found MRHIER.RRF.ab.gz; "
+        "MRHIER.RRF.aa.gz is missing or out of order"
+    )
+
+
+def test_a_full_zip_holds_every_file_read_through_its_nlm(tmp_path: Path) -> None:
+    path = tmp_path / "umls-2025AB-full.zip"
+    members = {"2025AB/META/MRCONSO.RRF": PLAIN, "2025AB/META/MRSTY.RRF.gz": gz(MRSTY)}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=False))
+    found = locate_meta(path)
+    assert set(found) == {"MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"}
+    assert (found["MRSTY"].release, _blocks_of(found["MRSTY"])) == ("2025AB", MRSTY)
+    assert found["MRSTY"].members == ["2025AB-full/2025ab-1-meta.nlm", "2025AB/META/MRSTY.RRF.gz"]
+    with pytest.raises(BadInputError) as caught:
+        _blocks_of(found["MRDEF"])
+    assert str(caught.value).endswith("holds MRDEF.RRF or its parts")

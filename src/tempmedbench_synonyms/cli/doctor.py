@@ -51,6 +51,19 @@ def doctor_command(
         Path | None,
         typer.Option("--mrconso", help="Check that this file reads as MRCONSO.RRF."),
     ] = None,
+    meta: Annotated[
+        Path | None,
+        typer.Option(
+            "--meta",
+            help="Say whether this META's files are indexed for a local UMLS, and how big.",
+        ),
+    ] = None,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--index-dir", help="The index folder --meta is looked up in.", show_default=False
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Check this output folder (default: the release folder)."),
@@ -65,8 +78,8 @@ def doctor_command(
 
     Checks Python and the libraries, the release folder (manifest), the API key (found, and
     accepted by one probe request), that UTS serves the release, that the cache and output
-    folders are writable, the shared rate state, and that --mrconso reads as MRCONSO.RRF.
-    Nothing is written, and the probe's answer is not cached.
+    folders are writable, the shared rate state, that --mrconso reads as MRCONSO.RRF, and whether
+    --meta's files are indexed. Nothing is written, and the probe's answer is not cached.
 
     Exit codes: 0 every check passed, else the first failure's: 2 bad input, 3 not authorised,
     4 UMLS unavailable; 130 interrupted.
@@ -99,7 +112,8 @@ def doctor_command(
     with exit_on_error(json_report=stopped, api_key_file=uts.api_key_file):
         from tempmedbench_synonyms.doctor import exit_code, run_checks
 
-        run_checks(release_dir, uts, mrconso=mrconso, out=out, say=said)
+        run_checks(release_dir, uts, mrconso=mrconso, out=out, say=said, meta=meta,
+                   index_dir=index_dir)  # fmt: skip
     code = exit_code(checks)
     failed = [c for c in checks if not c.ok]
     if verbosity >= 0:

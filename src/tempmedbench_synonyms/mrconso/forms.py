@@ -1,5 +1,6 @@
-"""The files NLM ships MRCONSO.RRF in, found (``locate_mrconso``) and read as one stream of bytes
-(``MrconsoInput.blocks``), never unpacked, and the release their names say.
+"""The files NLM ships MRCONSO.RRF (and MRDEF, MRREL, MRSTY, MRHIER, MRSAB) in, found (``locate``,
+``locate_meta``) and read as one stream of bytes (``MrconsoInput.blocks``), never unpacked, and
+the release their names say.
 
 The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form is inflated
 (``zips.inflate``) in a reader thread that hands blocks over a bounded queue.
@@ -7,6 +8,8 @@ The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form i
 
 from __future__ import annotations
 
+import functools
+import os
 import queue
 import re
 import stat
@@ -28,8 +31,16 @@ READ_SIZE = 1 << 20
 #: Blocks waiting between the reader thread and the scan: memory is bounded by this many blocks.
 QUEUE_BLOCKS = 4
 
-_PLAIN = "MRCONSO.RRF"
-_PART = re.compile(r"MRCONSO\.RRF\.([a-z]{2,3})\.gz")
+#: The Metathesaurus files a META may hold (MRCONSO.RRF must be there).
+META_FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
+
+
+@functools.cache
+def _part(name: str) -> re.Pattern[str]:
+    """A split part of ``name``.RRF: ``MRCONSO.RRF.aa.gz``."""
+    return re.compile(rf"{name}\.RRF\.([a-z]{{2,3}})\.gz")
+
+
 _HINT = (
     "--mrconso takes MRCONSO.RRF as NLM ships it: MRCONSO.RRF, MRCONSO.RRF.gz, the parts "
     "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
@@ -85,7 +96,44 @@ class MrconsoInput:
 
 def locate_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in what the user named; bad input, with what was found, if it is not there."""
-    found = _locate(Path(path))
+    return locate(path)
+
+
+def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
+    """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
+    found = _locate(Path(path), name)
+    return _released(found)
+
+
+def locate_meta(path: Path) -> dict[str, MrconsoInput]:
+    """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
+    MRCONSO must be among them. In a full release zip the ``.nlm``'s members are read forward
+    only, so its files are taken as there (a release holds them all) until one is read."""
+    mrconso = locate(path)
+    found = {"MRCONSO": mrconso}
+    if mrconso.kind == "pipe":
+        return found
+    zipped = mrconso.kind in ("zip", "nested zip")
+    if zipped:
+        with zipfile.ZipFile(mrconso.path) as zf:
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    folder = mrconso.path if mrconso.path.is_dir() else mrconso.path.parent
+    for name in META_FILES[1:]:
+        plain = f"{name}.RRF"
+        if zipped:
+            held = mrconso.kind == "nested zip" or _members(names, name) is not None
+        else:
+            held = any(
+                n in (plain, plain + ".gz") or _part(name).fullmatch(n) for n in os.listdir(folder)
+            )
+        if held:
+            found[name] = _released(
+                _in_zip(mrconso.path, name) if zipped else _in_folder(folder, name, meta=False)
+            )
+    return found
+
+
+def _released(found: MrconsoInput) -> MrconsoInput:
     if found.release is None:  # the names nearest MRCONSO first: zip members, then the path
         found.release = named_release([*reversed(found.members), str(found.path.absolute())])
     return found
@@ -103,7 +151,7 @@ def named_release(names: Iterable[str]) -> str | None:
     return None
 
 
-def _locate(path: Path) -> MrconsoInput:
+def _locate(path: Path, name: str) -> MrconsoInput:
     try:
         st = path.stat()
     except OSError as err:  # a hint of the error's own (permissions, a name too long) first
@@ -114,7 +162,7 @@ def _locate(path: Path) -> MrconsoInput:
             hint=os_fix(err) or _HINT,
         ) from None  # fmt: skip
     if stat.S_ISDIR(st.st_mode):
-        return _in_folder(path)
+        return _in_folder(path, name)
     if stat.S_ISFIFO(st.st_mode):  # <(unzip -p ...) is a pipe too, behind /dev/fd/N
         return MrconsoInput(path, "pipe", _open=lambda: _pipe_blocks(path))
     if not stat.S_ISREG(st.st_mode):
@@ -125,9 +173,9 @@ def _locate(path: Path) -> MrconsoInput:
         )
     magic = _magic(path)
     if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
-        return _in_zip(path)
-    if _PART.fullmatch(path.name):
-        return _parts(path.parent, path)
+        return _in_zip(path, name)
+    if _part(name).fullmatch(path.name):
+        return _parts(path.parent, path, name)
     if magic.startswith(b"\x1f\x8b"):
         return MrconsoInput(
             path, "gzip", size=st.st_size, _open=lambda: _counted_gunzip(_file_reads(path))
@@ -143,28 +191,29 @@ def _magic(path: Path) -> bytes:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
 
 
-def _in_folder(folder: Path) -> MrconsoInput:
-    for where in (folder, folder / "META"):
-        if (where / _PLAIN).is_file():
-            return _locate(where / _PLAIN)
-        if (where / (_PLAIN + ".gz")).is_file():
-            return _locate(where / (_PLAIN + ".gz"))
-        if where.is_dir() and any(_PART.fullmatch(p.name) for p in where.iterdir()):
-            return _parts(where, None)
+def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
+    plain = f"{name}.RRF"
+    for where in (folder, folder / "META") if meta else (folder,):
+        if (where / plain).is_file():
+            return _locate(where / plain, name)
+        if (where / (plain + ".gz")).is_file():
+            return _locate(where / (plain + ".gz"), name)
+        if where.is_dir() and any(_part(name).fullmatch(p.name) for p in where.iterdir()):
+            return _parts(where, None, name)
     raise BadInputError(
-        "holds neither MRCONSO.RRF, MRCONSO.RRF.gz nor its parts MRCONSO.RRF.aa.gz, ... "
+        f"holds neither {plain}, {plain}.gz nor its parts {plain}.aa.gz, ... "
         "(nor does a META folder in it)",
         path=folder,
         hint=_HINT,
     )
 
 
-def _parts(folder: Path, named: Path | None) -> MrconsoInput:
+def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
     """All parts beside the one named (or in the folder), in name order, from the first."""
-    parts = sorted(p for p in folder.iterdir() if _PART.fullmatch(p.name) and p.is_file())
+    parts = sorted(p for p in folder.iterdir() if _part(name).fullmatch(p.name) and p.is_file())
     if named is not None and named not in parts:  # pragma: no cover - a part that vanished
         parts = sorted([*parts, named])
-    _check_parts([p.name for p in parts], folder)
+    _check_parts([p.name for p in parts], folder, name)
     total = sum(p.stat().st_size for p in parts)
 
     def reads() -> Iterator[tuple[int, bytes]]:
@@ -180,18 +229,18 @@ def _parts(folder: Path, named: Path | None) -> MrconsoInput:
     )  # fmt: skip
 
 
-def _check_parts(names: list[str], where: Path | str) -> None:
+def _check_parts(names: list[str], where: Path | str, name: str) -> None:
     """Parts run .aa, .ab, ... in order with none missing: a gap would join halves of two rows.
     (In a stream, the parts read so far are checked as each comes.)"""
-    suffixes = [m.group(1) for m in map(_PART.fullmatch, names) if m]
+    suffixes = [m.group(1) for m in map(_part(name).fullmatch, names) if m]
     expected = [_suffix(i, len(s)) for i, s in enumerate(suffixes)]
     if suffixes != expected:
         gap = next(e for s, e in zip([*suffixes, ""], expected, strict=False) if s != e)
         raise BadInputError(
-            f"the split parts of MRCONSO.RRF are not complete: found {bounded_list(names)}; "
-            f"MRCONSO.RRF.{gap}.gz is missing or out of order",
+            f"the split parts of {name}.RRF are not complete: found {bounded_list(names)}; "
+            f"{name}.RRF.{gap}.gz is missing or out of order",
             path=where,
-            hint="download the release again, or put every part MRCONSO.RRF.aa.gz, .ab.gz, ... "
+            hint=f"download the release again, or put every part {name}.RRF.aa.gz, .ab.gz, ... "
             "in one folder",
         )
 
@@ -207,8 +256,8 @@ def _suffix(i: int, width: int) -> str:
 # -- zips ----------------------------------------------------------------------------------------
 
 
-def _mrconso_members(names: list[str]) -> tuple[list[str], str] | None:
-    """The MRCONSO member(s) of a zip, in read order, and their form; None if there are none.
+def _members(names: list[str], file: str) -> tuple[list[str], str] | None:
+    """The ``file`` member(s) of a zip, in read order, and their form; None if there are none.
 
     A release keeps MRCONSO in a META folder: one there is preferred; in one folder the plain
     file, then the gzip, then the parts. MRCONSO in two folders of the same rank is ambiguous.
@@ -216,8 +265,8 @@ def _mrconso_members(names: list[str]) -> tuple[list[str], str] | None:
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         folder, _, base = name.rpartition("/")
-        kind = {_PLAIN: "file", _PLAIN + ".gz": "gzip"}.get(base)
-        if kind is None and _PART.fullmatch(base):
+        kind = {f"{file}.RRF": "file", f"{file}.RRF.gz": "gzip"}.get(base)
+        if kind is None and _part(file).fullmatch(base):
             kind = "parts"
         if kind is not None:
             groups.setdefault((folder, kind), []).append(name)
@@ -229,7 +278,7 @@ def _mrconso_members(names: list[str]) -> tuple[list[str], str] | None:
     if rivals:
         found = sorted(n for g in groups.values() for n in g)
         raise BadInputError(
-            f"holds MRCONSO in more than one folder ({folder}/, {bounded_list(rivals)}): "
+            f"holds {file} in more than one folder ({folder}/, {bounded_list(rivals)}): "
             f"{bounded_list(found)}",
             hint="pass the one you mean, extracted, or a zip with one release in it",
         )
@@ -240,7 +289,7 @@ def _is_meta(folder: str) -> bool:
     return folder.rsplit("/", 1)[-1] == "META"
 
 
-def _in_zip(path: Path) -> MrconsoInput:
+def _in_zip(path: Path, file: str) -> MrconsoInput:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
@@ -249,14 +298,14 @@ def _in_zip(path: Path) -> MrconsoInput:
     names = [i.filename for i in infos if not i.is_dir()]
     sizes = {i.filename: i.file_size for i in infos}
     try:
-        found = _mrconso_members(names)
+        found = _members(names, file)
     except BadInputError as err:
         raise BadInputError(err.problem, path=path, hint=err.hint) from None
     if found is not None:
         members, kind = found
         parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
         if parts:
-            _check_parts(parts, path)
+            _check_parts(parts, path, file)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
             _open=lambda: _zip_blocks(path, members, gz=kind != "file"),
@@ -267,10 +316,10 @@ def _in_zip(path: Path) -> MrconsoInput:
             path, "nested zip", size=sum(sizes[n] for n in nlms),
             release=named_release([*nlms, str(path.absolute())]),
         )  # fmt: skip
-        found_input._open = lambda: _nested_blocks(found_input, nlms)
+        found_input._open = lambda: _nested_blocks(found_input, nlms, file)
         return found_input
     raise BadInputError(
-        f"no MRCONSO.RRF, MRCONSO.RRF.gz, parts MRCONSO.RRF.aa.gz, ... nor *-meta.nlm among its "
+        f"no {file}.RRF, {file}.RRF.gz, parts {file}.RRF.aa.gz, ... nor *-meta.nlm among its "
         f"{len(names):,} members ({bounded_list(names) or 'none'})",
         path=path,
         hint=_HINT,
@@ -297,9 +346,10 @@ def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
         return open_member(zf, name)
 
 
-def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, bytes]]:
-    """MRCONSO inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
-    headers in one forward pass (the inner zip is a member of the outer one: no seeking).
+def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
+    """``file`` (MRCONSO) inside each ``*-meta.nlm`` of a full release zip, read from the inner
+    zip's local headers in one forward pass (the inner zip is a member of the outer one:
+    no seeking).
 
     The members found are added to ``found`` as they come; the parts must come in name order."""
     done_before = 0
@@ -309,17 +359,18 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, 
                 counted = _CountingReader(f, done_before)
                 for name, data in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]
-                    if not (_PART.fullmatch(base) or base in (_PLAIN, _PLAIN + ".gz")):
+                    part = _part(file).fullmatch(base)
+                    if not (part or base in (f"{file}.RRF", f"{file}.RRF.gz")):
                         for _ in data:  # another member: read through
                             pass
                         continue
-                    if _PART.fullmatch(base):
+                    if part:
                         found.parts.append(base)
-                        _check_parts(found.parts, f"{found.path} > {nlm}")
+                        _check_parts(found.parts, f"{found.path} > {nlm}", file)
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    if base == _PLAIN:
+                    if base == f"{file}.RRF":
                         for raw in data:
                             yield counted.done, raw
                     else:
@@ -328,7 +379,7 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str]) -> Iterator[tuple[int, 
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
-            f"none of its members {bounded_list(nlms)} holds MRCONSO.RRF or its parts",
+            f"none of its members {bounded_list(nlms)} holds {file}.RRF or its parts",
             path=found.path,
             hint=_HINT,
         )

@@ -1,22 +1,117 @@
-"""The local UMLS's index (SPEC 12): a META's files found, each file's part built on first need,
-found again by the files' identity, trusted only by SPEC 8's rules.
-
-STUB (the lead's): a plain folder's ``MR*.RRF`` (or one MRCONSO.RRF) loaded into memory on
-every open. The interface is the one the real index keeps.
+"""The local UMLS's index (SPEC 12): each file of a META a SQLite database of its own in the index
+folder, named by the file's identity, built on first need and attached to one connection that
+the engine answers from (docs/reference.md, "The local index").
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
 import sqlite3
-from collections.abc import Collection
+import threading
+import time
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from types import ModuleType
+from typing import Any, TextIO
+from urllib.parse import quote
 
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms import config, runtime
+from tempmedbench_synonyms.errors import BadInputError, plural
+from tempmedbench_synonyms.files import (
+    LEFTOVER_AGE,
+    TMP_SUFFIX,
+    check_own,
+    make_folders,
+    os_error,
+)
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import Engine
-from tempmedbench_synonyms.mrconso.forms import named_release
+from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
 from tempmedbench_synonyms.mrconso.shapes import Links
+from tempmedbench_synonyms.progress import StepProgress, format_size
+
+log = logging.getLogger(__name__)
+
+fcntl: ModuleType | None
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock (a rename is whole all the same)
+    fcntl = None
+
+#: A part of the index: ``MRCONSO.<identity>.sqlite``.
+PART_SUFFIX = ".sqlite"
+#: Rows handed to SQLite at a time (memory stays bounded by this and the reader's blocks).
+BATCH_ROWS = 20_000
+#: The identity reads this much of each end of a file.
+_END_BYTES = 1 << 20
+#: SQLite instructions between two looks for a Ctrl-C in a long statement.
+_TICK = 20_000
+#: Measured (bench/bench_index.py): uncompressed bytes built a second, and the index's size as a
+#: share of the file's bytes, each on the safe side; a gzip'd file holds about this many times its
+#: bytes.
+_RATE = 10e6
+_DISK = 2.5  # MRCONSO 2.4x (its FTS5 table, six indexes), MRREL less: 1.75x in all
+_GZIP_RATIO = 6
+_ELSEWHERE = "--index-dir or TEMPMEDBENCH_INDEX_DIR"
+_RECORD = "CREATE TABLE index_record (schema_version, unicode_version, identity, rows)"
+
+
+@dataclass(frozen=True)
+class Built:
+    """One part of the index, built (``seconds`` 0: it was there): ``bytes`` is its size."""
+
+    file: str
+    rows: int
+    bytes: int
+    seconds: float
+    path: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "path": str(self.path),
+        }
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part found in an index folder: its file, the paths it was built from, rows, size."""
+
+    file: str
+    path: Path
+    paths: tuple[str, ...]
+    rows: int | None  # None: no record (a part that is not trusted)
+    bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "path": str(self.path),
+            "paths": list(self.paths),
+            "rows": self.rows,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass
+class _File:
+    """A file of the META: its input, its identity and the part it goes to."""
+
+    name: str
+    input: MrconsoInput
+    identity: str = ""
+    part: Path | None = None
+    source: str = field(default="")
 
 
 class LocalIndex:
@@ -31,46 +126,510 @@ class LocalIndex:
         index_dir: Path | None = None,
         progress: TextIO | None = None,
     ) -> None:
-        self.meta, self.index_dir, self.progress = Path(meta), index_dir, progress
-        if mrconso_only:
-            self._paths = {"MRCONSO": self.meta}
-        else:
-            self._paths = {
-                f: self.meta / f"{f}.RRF"
-                for f in engine.FILES
-                if (self.meta / f"{f}.RRF").is_file()
-            }
-        if "MRCONSO" not in self._paths:
-            raise BadInputError("holds no MRCONSO.RRF", path=self.meta)
+        self.meta, self.progress = Path(meta), progress
+        self.index_dir = config.resolve_index_dir(index_dir)
+        found = {"MRCONSO": locate(self.meta)} if mrconso_only else locate_meta(self.meta)
+        self._files = {name: _File(name, inp) for name, inp in found.items()}
         #: the release the path's names say (SPEC 12, "Release"), or None
-        self.release: str | None = named_release(reversed(self.meta.resolve().parts))
+        self.release: str | None = found["MRCONSO"].release
         #: the files the META holds
-        self.present: frozenset[str] = frozenset(self._paths)
+        self.present: frozenset[str] = frozenset(found)
         self._db: sqlite3.Connection | None = None
-        self._loaded: set[str] = set()
-
-    def engine(self, files: Collection[str], links: Links) -> Engine:
-        """An engine over the parts of ``files`` (each one the META holds), each built first if
-        it is not yet (saying so, with a progress bar on ``progress``)."""
-        if self._db is None:
-            self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        for file in files:
-            if file in self._loaded:
-                continue
-            engine.create(self._db, file)
-            with open(self._paths[file], encoding="utf-8", newline="") as fh:
-                engine.load(self._db, file, (line.rstrip("\r\n").split("|")[:-1] for line in fh))
-            engine.finish(self._db, file)
-            self._loaded.add(file)
-        return Engine(self._db, self._loaded, links)
+        self._attached: set[str] = set()
+        self._built: dict[str, Built] = {}
+        self._held: list[int] = []  # the locks of a pipe's temporary parts
+        self._ready = False
 
     @property
     def where(self) -> str:
         """What ``--json``'s ``source`` names: the index."""
         return f"index of {self.meta}"
 
+    def engine(self, files: Collection[str], links: Links) -> Engine:
+        """An engine over the parts of ``files`` (each one the META holds), each built first if
+        it is not yet (saying so, with a progress bar on ``progress``)."""
+        missing = [name for name in files if name not in self.present]
+        if missing:
+            raise BadInputError(
+                f"holds no {missing[0]}.RRF, which this question needs",
+                path=self.meta,
+                hint=f"pass a META folder (or a form of it) that holds {missing[0]}.RRF",
+            )
+        if self._db is None:
+            self._db = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
+        for name in files:
+            if name in self._attached:
+                continue
+            part = self._ensure(name).path
+            uri = f"file:{quote(str(part))}?mode=ro"
+            self._db.execute(f"ATTACH DATABASE ? AS {name.lower()}", (uri,))
+            if self._files[name].input.kind == "pipe":
+                part.unlink(missing_ok=True)  # read once, never kept: open, it stays readable
+            self._attached.add(name)
+        return Engine(self._db, self._attached, links)
+
+    def build(self, files: Collection[str] | None = None) -> list[Built]:
+        """Build every part of ``files`` (default: each file the META holds) not built yet."""
+        return [self._ensure(name) for name in sorted(files or self.present, key=_order)]
+
     def close(self) -> None:
+        """Close the connection; a pipe's temporary part is removed (it is never kept)."""
         if self._db is not None:
             self._db.close()
             self._db = None
-            self._loaded.clear()
+            self._attached.clear()
+        for name, done in self._built.items():
+            if self._files[name].input.kind == "pipe":
+                done.path.unlink(missing_ok=True)
+        while self._held:
+            os.close(self._held.pop())
+
+    # -- one part --------------------------------------------------------------------------------
+
+    def _ensure(self, name: str) -> Built:
+        """The part of ``name``: the one already built when its record holds, else built now."""
+        if name not in self._built:
+            self._built[name] = self._found_or_built(self._files[name])
+        return self._built[name]
+
+    def _found_or_built(self, f: _File) -> Built:
+        self._prepare()
+        if f.input.kind == "pipe":  # read once, into a part never kept
+            tmp = self.index_dir / f".{f.name}.pipe.{secrets.token_hex(6)}{TMP_SUFFIX}"
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            self._held.append(fd)
+            _flock(fd)  # held while this process lives (_prepare)
+            return self._build(f, tmp, None)
+        part = self._part(f)
+        found = _record(part, f.identity)
+        if found is None:
+            with _locked(part, self._say):
+                found = _record(part, f.identity)  # built meanwhile by the process we waited for
+                if found is None:
+                    return self._build(f, part.with_name(f".{part.name}"), part)
+        rows, paths = found
+        if f.source not in paths:
+            _add_path(part, f.source)
+        return Built(f.name, rows, part.stat().st_size, 0.0, part)
+
+    def _part(self, f: _File) -> Path:
+        """Where ``f``'s part is: named by its identity (``_identity``)."""
+        if f.part is None:
+            try:
+                f.identity = json.dumps(_identity(f), sort_keys=True)
+            except OSError as err:
+                raise os_error(err, what=f"{f.name}.RRF") from None
+            key = hashlib.sha256(f.identity.encode()).hexdigest()[:24]
+            f.part = self.index_dir / f"{f.name}.{key}{PART_SUFFIX}"
+            f.source = str(f.input.path.absolute())
+        return f.part
+
+    def _prepare(self) -> None:
+        """The index folder made (0700) and checked: the user's own, writable."""
+        if self._ready:
+            return
+        try:
+            make_folders(self.index_dir)
+            check_own(self.index_dir, what="the index folder", elsewhere=_ELSEWHERE)
+            if not os.access(self.index_dir, os.W_OK | os.X_OK):
+                raise PermissionError(13, "Permission denied", str(self.index_dir))
+        except OSError as err:
+            raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
+        self._ready = True
+        gone = [p.name for p in self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}") if _dead(p)]
+        if gone:
+            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
+                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
+
+    def _build(self, f: _File, tmp_stem: Path, final: Path | None) -> Built:
+        """Build ``f``'s part in a temporary file beside ``tmp_stem`` and move it to ``final``
+        (None: a pipe's part, left at the temporary path for ``engine`` to open once)."""
+        folder = self.index_dir
+        left = sorted(folder.glob(f"{tmp_stem.name}.*{TMP_SUFFIX}"))
+        for old in left:  # we hold the part's lock: no build of it runs
+            old.unlink(missing_ok=True)
+        if left:
+            self._say(
+                f"removed {plural(len(left), 'temporary file')} left by an interrupted "
+                f"build of {f.name}: {', '.join(p.name for p in left)}"
+            )
+        size = f.input.size
+        packed = f.input.kind not in ("file", "pipe") and not (
+            f.input.kind == "zip" and not f.input.members[-1].endswith(".gz")
+        )
+        data = None if size is None else size * (_GZIP_RATIO if packed else 1)
+        if data is not None:
+            need = int(data * _DISK)
+            free = shutil.disk_usage(folder).free
+            if free < need:
+                raise BadInputError(
+                    f"too little free space to index {f.name}.RRF: about {format_size(need)} "
+                    f"needed, {format_size(free)} free",
+                    path=folder,
+                    hint=f"free some space, or choose a folder on another disk ({_ELSEWHERE})",
+                )
+            self._say(
+                f"indexing {f.name}.RRF of {f.input.path} once: about "
+                f"{_duration(data / _RATE)} and {format_size(need)} of disk in {folder}"
+            )
+        else:
+            self._say(f"indexing {f.name}.RRF from the pipe {f.input.path} (read once)")
+        tmp = (
+            tmp_stem
+            if final is None
+            else tmp_stem.with_name(f"{tmp_stem.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
+        )
+        started = time.monotonic()
+        try:
+            with runtime.collector_paused():  # millions of rows, none in a cycle
+                rows = _fill(
+                    f,
+                    tmp,
+                    StepProgress(
+                        self.progress, label=f"indexing {f.name}", unit="bytes", total=size
+                    ),
+                )
+            if final is not None:
+                os.replace(tmp, final)
+                _supersede(final, f.source)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        part = final or tmp
+        return Built(f.name, rows, part.stat().st_size, time.monotonic() - started, part)
+
+    def _say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.write(text + "\n")
+            self.progress.flush()
+        else:
+            log.info("%s", text)
+
+
+def _order(name: str) -> int:
+    return engine.FILES.index(name)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# -- identity and record -------------------------------------------------------------------------
+
+
+def _identity(f: _File) -> dict[str, Any]:
+    """What a part is found again by: each file's (each split part's, or the archive's) size,
+    modification time and the SHA-256 of its first and last MiB, the members read inside an
+    archive, and what the tables depend on. Never the paths (a moved META is not rebuilt)."""
+    inp = f.input
+    if inp.kind == "parts":
+        folder = inp.path if inp.path.is_dir() else inp.path.parent
+        sources = [folder / p for p in inp.parts]
+    else:
+        sources = [inp.path]
+    return {
+        "file": f.name,
+        "schema_version": engine.SCHEMA_VERSION,
+        "unicode_version": engine.UNICODE_VERSION,
+        "members": list(inp.members) if inp.kind == "zip" else [],
+        "sources": [_fingerprint(p) for p in sources],
+    }
+
+
+def _fingerprint(path: Path) -> list[Any]:
+    st = path.stat()
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        digest.update(fh.read(_END_BYTES))
+        if st.st_size > _END_BYTES:
+            fh.seek(max(_END_BYTES, st.st_size - _END_BYTES))
+            digest.update(fh.read(_END_BYTES))
+    return [st.st_size, st.st_mtime_ns, digest.hexdigest()]
+
+
+def _record(part: Path, identity: str) -> tuple[int, list[str]] | None:
+    """(rows, paths recorded) when ``part`` is there, the user's own, and its record (written last
+    by its build) says this identity, schema and Unicode version; else None (build it)."""
+    try:
+        check_own(part, what="an index file", elsewhere=_ELSEWHERE)
+        if not part.is_file():
+            return None
+        with contextlib.closing(
+            sqlite3.connect(f"file:{quote(str(part))}?mode=ro", uri=True)
+        ) as db:
+            got = db.execute(
+                "SELECT schema_version, unicode_version, identity, rows FROM index_record"
+            ).fetchall()
+            paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
+    except (sqlite3.Error, OSError):
+        return None
+    want = (engine.SCHEMA_VERSION, engine.UNICODE_VERSION, identity)
+    if len(got) != 1 or tuple(got[0][:3]) != want or not isinstance(got[0][3], int):
+        return None
+    return got[0][3], paths
+
+
+def _add_path(part: Path, path: str) -> None:
+    """Record one more path a part's file was found at (for ``cache info``); best effort."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        with contextlib.closing(sqlite3.connect(part, timeout=1.0)) as db, db:
+            db.execute("INSERT OR IGNORE INTO index_paths VALUES (?)", (path,))
+
+
+def _supersede(part: Path, path: str) -> None:
+    """Remove the other parts of the same file built from ``path``: this one replaces them."""
+    file = part.name.split(".", 1)[0]
+    for other in list_indexes(part.parent):
+        if other.file == file and other.path != part and path in other.paths:
+            other.path.unlink(missing_ok=True)
+
+
+def _flock(fd: int, *, wait: bool = True) -> None:
+    """An exclusive OS lock on ``fd``, released when the process dies (``BlockingIOError``
+    without ``wait`` when another holds it)."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+
+
+def _dead(tmp: Path) -> bool:
+    """Remove a pipe's temporary part whose run is gone (its lock is free, and it is older than
+    ``files.LEFTOVER_AGE``: not one being made); whether it was."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        _flock(fd, wait=False)
+        if time.time() - os.fstat(fd).st_mtime < LEFTOVER_AGE:
+            return False
+        tmp.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _locked(part: Path, say: Any) -> Iterator[None]:
+    """The part's OS lock (released if the process dies); waiting for it is said, and a Ctrl-C
+    ends the wait."""
+    lock = part.with_name(f".{part.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            _flock(fd, wait=False)
+        except BlockingIOError:
+            say(
+                f"waiting for another process that is indexing {part.name.split('.')[0]}.RRF "
+                f"in {part.parent}"
+            )
+            _flock(fd)
+        yield
+    finally:
+        os.close(fd)
+
+
+# -- the build -----------------------------------------------------------------------------------
+
+
+def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
+    """Read ``f``'s rows into a new database at ``tmp`` (created 0600): tables, indexes, the
+    record last, SQLite's ``quick_check``; the rows it holds. A Ctrl-C or SIGTERM that comes
+    during a long statement interrupts it and is raised as it came."""
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600))
+    caught: list[BaseException] = []
+    ticks = _ticks(caught)
+    next(ticks)
+    db = sqlite3.connect(tmp, isolation_level=None)
+    stop = threading.Event()
+    try:
+        db.set_progress_handler(ticks.__next__, _TICK)
+        for pragma in (
+            "journal_mode=OFF",
+            "synchronous=OFF",
+            "cache_size=-65536",
+            f"temp_store_directory='{str(tmp.parent).replace(chr(39), chr(39) * 2)}'",
+        ):
+            db.execute(f"PRAGMA {pragma}")
+        db.execute("BEGIN")
+        engine.create(db, f.name)
+        rows = 0
+        done = 0
+        for done, batch in _batches(f, stop):
+            rows += engine.load(db, f.name, batch)
+            bar.update(done, total=f.input.size, rows=rows)
+        engine.finish(db, f.name)
+        db.execute(_RECORD)
+        db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
+        if f.source:
+            db.execute("INSERT INTO index_paths VALUES (?)", (f.source,))
+        db.execute(
+            "INSERT INTO index_record VALUES (?, ?, ?, ?)",
+            (engine.SCHEMA_VERSION, engine.UNICODE_VERSION, f.identity, rows),
+        )
+        db.execute("COMMIT")
+        if db.execute("PRAGMA quick_check").fetchone() != ("ok",):
+            raise BadInputError(
+                "the index just built fails SQLite's quick_check",
+                path=tmp,
+                hint="check the disk, then run the command again",
+            )
+        db.execute("PRAGMA journal_mode=DELETE")
+        bar.update(f.input.size or done, total=f.input.size, rows=rows, final=True)
+    except sqlite3.Error as err:
+        if caught:
+            raise caught[0] from None
+        raise BadInputError(
+            f"cannot build the index of {f.name}.RRF: {err}",
+            path=tmp.parent,
+            hint="check the disk and the folder",
+        ) from None
+    finally:
+        stop.set()
+        bar.close()
+        db.set_progress_handler(None, 0)
+        db.close()
+        with contextlib.closing(sqlite3.connect(":memory:")) as other:
+            other.execute("PRAGMA temp_store_directory=''")  # process-wide: put back
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    return rows
+
+
+def _ticks(caught: list[BaseException]) -> Iterator[int]:
+    """SQLite's progress handler: Python runs a pending signal handler as the generator resumes
+    (inside the ``try``), and its ``Interrupted`` is kept and the statement stopped (1)."""
+    try:
+        while True:
+            yield 0
+    except KeyboardInterrupt as err:
+        caught.append(err)
+    while True:
+        yield 1
+
+
+def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[str]]]]:
+    """(bytes read so far, rows) of ``f``, split and checked: each row has the file's fields,
+    each followed by ``|`` (a CR tolerated); anything else is bad input naming the line."""
+    width = len(engine.COLUMNS[f.name]) + 1
+    carry = b""
+    line = 0
+    batch: list[list[str]] = []
+    done = 0
+    for done, block in f.input.blocks(stop):
+        if line == 0 and not carry and block.startswith(b"\xef\xbb\xbf"):
+            block = block[3:]
+        head, nl, tail = (carry + block).rpartition(b"\n")
+        if not nl:
+            carry = tail
+            continue
+        carry = tail
+        batch.extend(_split(f, head, line, width))
+        line += head.count(b"\n") + 1
+        if len(batch) >= BATCH_ROWS:
+            yield done, batch
+            batch = []
+    if carry.strip(b"\r"):
+        batch.extend(_split(f, carry, line, width))
+    yield done, batch
+
+
+def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _bad(
+            f,
+            before + data.count(b"\n", 0, err.start) + 1,
+            f"it is not UTF-8 text (byte 0x{data[err.start]:02x})",
+        ) from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    rows = [r.split("|") for r in text.split("\n")]
+    for i, r in enumerate(rows):
+        if len(r) != width or r[-1]:
+            ended = r[-1] == ""
+            raise _bad(
+                f,
+                before + i + 1,
+                f"a {f.name}.RRF row has {width - 1} fields, each followed by '|'; this line has "
+                f"{len(r) - 1 if ended else len(r)}{'' if ended else ' and no trailing |'}",
+            )
+        del r[-1]
+    return rows
+
+
+def _bad(f: _File, line: int, problem: str) -> BadInputError:
+    return BadInputError(
+        problem, path=f.input.path, line=line, hint=f"pass {f.name}.RRF as NLM ships it, whole"
+    )
+
+
+# -- the folder: cache info, cache clear --index, doctor ------------------------------------------
+
+
+def list_indexes(index_dir: Path | None = None) -> list[Part]:
+    """Each part in the index folder: its file, the paths recorded, rows, size (never a pipe's
+    temporary part)."""
+    parts = []
+    for path in _entries(config.resolve_index_dir(index_dir)):
+        if not (path.name.startswith("MR") and path.name.endswith(PART_SUFFIX)):
+            continue
+        rows: int | None = None
+        paths: list[str] = []
+        with contextlib.suppress(sqlite3.Error, OSError, TypeError, ValueError):
+            uri = f"file:{quote(str(path))}?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+                (rows,) = db.execute("SELECT rows FROM index_record").fetchone()
+                paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
+        with contextlib.suppress(OSError):  # gone meanwhile: not listed
+            size = path.stat().st_size
+            parts.append(Part(path.name.split(".", 1)[0], path, tuple(paths), rows, size))
+    return parts
+
+
+def remove_indexes(index_dir: Path | None = None) -> list[Path]:
+    """Remove every part, lock and temporary file of the index folder; what was removed."""
+    removed = []
+    for path in _entries(config.resolve_index_dir(index_dir)):
+        name = path.name.lstrip(".")
+        if name.startswith("MR") and name.endswith((PART_SUFFIX, ".lock", TMP_SUFFIX)):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as err:
+                raise os_error(err, what="an index file") from None
+            removed.append(path)
+    return removed
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The files of the index folder, by name (none when it does not exist yet)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file())
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
+
+
+def describe(meta: Path, index_dir: Path | None = None) -> list[Part]:
+    """For each file ``meta`` holds, its part: ``rows`` None when it is not indexed yet
+    (``bytes`` then the file's own size)."""
+    index = LocalIndex(meta, index_dir=index_dir)
+    out = []
+    for name in sorted(index.present, key=_order):
+        f = index._files[name]
+        if f.input.kind == "pipe":
+            continue
+        part = index._part(f)
+        found = _record(part, f.identity)
+        if found is None:
+            out.append(Part(name, part, (str(f.input.path),), None, f.input.size or 0))
+        else:
+            out.append(Part(name, part, tuple(found[1]), found[0], part.stat().st_size))
+    return out

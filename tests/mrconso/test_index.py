@@ -1,0 +1,449 @@
+"""The local UMLS's index (SPEC 12, "Input, index, release"): one SQLite part per file, found again
+by the files' identity, trusted by its record only, built once under an OS lock, interrupted
+cleanly. All data is invented (fixtures/umls, invented rows)."""
+
+from __future__ import annotations
+
+import fcntl
+import gzip
+import io
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+from tempmedbench_synonyms.errors import BadInputError, UntrustedError
+from tempmedbench_synonyms.mrconso import engine
+from tempmedbench_synonyms.mrconso.index import LocalIndex, describe, list_indexes, remove_indexes
+
+UMLS = ROOT / "fixtures/umls"
+ROWS = {
+    f: len((UMLS / f"{f}.RRF").read_bytes().splitlines()) for f in engine.FILES
+}  # MRCONSO 71, MRDEF 4, MRREL 13, MRSTY 14, MRHIER 6, MRSAB 12
+
+
+@pytest.fixture
+def meta(tmp_path: Path) -> Path:
+    """A copy of the invented META, in a folder that names its release."""
+    dest = tmp_path / "umls-2099AA" / "META"
+    shutil.copytree(UMLS, dest)
+    (dest / "README.md").unlink()
+    return dest
+
+
+def built(ix: LocalIndex, files: list[str] | None = None) -> dict[str, tuple[int, bool]]:
+    return {b.file: (b.rows, b.seconds > 0) for b in ix.build(files)}
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name.split(".")[0] + ("(tmp)" if p.name.endswith(".tmp") else "")
+                  for p in folder.iterdir() if not p.name.endswith(".lock"))  # fmt: skip
+
+
+def test_a_meta_folder_is_indexed_once_a_part_a_file(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    ix = LocalIndex(meta, index_dir=idx, progress=io.StringIO())
+    assert (ix.release, ix.present) == ("2099AA", frozenset(engine.FILES))
+    assert built(ix) == {f: (ROWS[f], True) for f in engine.FILES}
+    assert names(idx) == sorted(engine.FILES)
+    assert oct(idx.stat().st_mode & 0o777) == "0o700"
+    assert {oct(p.stat().st_mode & 0o777) for p in idx.iterdir()} == {"0o600"}
+    # found again by a new LocalIndex: nothing rebuilt
+    again = LocalIndex(meta, index_dir=idx)
+    assert built(again) == {f: (ROWS[f], False) for f in engine.FILES}
+    db = again.engine(["MRCONSO", "MRREL"], None).db  # type: ignore[arg-type]
+    assert db.execute("SELECT count(*) FROM mrconso").fetchone() == (ROWS["MRCONSO"],)
+    assert db.execute("SELECT count(*) FROM mrrel").fetchone() == (ROWS["MRREL"],)
+    assert [r[1] for r in db.execute("PRAGMA database_list")] == ["main", "mrconso", "mrrel"]
+    again.close()
+
+
+def test_building_says_what_how_long_and_how_much_disk(meta: Path, tmp_path: Path) -> None:
+    said = io.StringIO()
+    LocalIndex(meta, index_dir=tmp_path / "idx", progress=said).build(["MRDEF"])
+    first = said.getvalue().splitlines()[0]
+    assert first == (
+        f"indexing MRDEF.RRF of {meta / 'MRDEF.RRF'} once: about 1 s and 1.1 kB of disk in "
+        f"{tmp_path / 'idx'}"
+    )
+    assert (
+        said.getvalue()
+        .splitlines()[-1]
+        .startswith("indexing MRDEF: 100% (449 B of 449 B), 4 rows, done in ")
+    )
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def _parts(name: str, data: bytes) -> dict[str, bytes]:
+    half = len(data) // 2 + 7  # cut inside a row
+    return {f"{name}.RRF.aa.gz": gzip.compress(data[:half]),
+            f"{name}.RRF.ab.gz": gzip.compress(data[half:])}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", ["gzip and parts", "metathesaurus zip", "nlm"])
+def test_every_form_gives_the_same_rows(form: str, tmp_path: Path) -> None:
+    raw = {f: (UMLS / f"{f}.RRF").read_bytes() for f in engine.FILES}
+    if form == "gzip and parts":
+        path = tmp_path / "META"
+        path.mkdir()
+        for f, data in raw.items():
+            members = (
+                _parts(f, data)
+                if f in ("MRCONSO", "MRREL")
+                else {f"{f}.RRF.gz": gzip.compress(data)}
+            )
+            for n, b in members.items():
+                (path / n).write_bytes(b)
+    elif form == "metathesaurus zip":
+        path = _zip(tmp_path / "umls-2099AB-metathesaurus-full.zip",
+                    {f"2099AB/META/{f}.RRF": d for f, d in raw.items()})  # fmt: skip
+    else:
+        members = {}
+        for f, d in raw.items():
+            members.update({f"2099ab/META/{n}": b for n, b in _parts(f, d).items()})
+        path = _zip(tmp_path / "2099ab-1-meta.nlm", members)
+    ix = LocalIndex(path, index_dir=tmp_path / "idx")
+    assert ix.present == frozenset(engine.FILES)
+    assert built(ix) == {f: (ROWS[f], True) for f in engine.FILES}
+    assert ix.release == (None if form == "gzip and parts" else "2099AB")
+
+
+def test_a_plain_file_wins_over_parts_and_absent_files_are_absent(
+    meta: Path, tmp_path: Path
+) -> None:
+    for n, b in _parts("MRREL", b"C0000001|junk|\n").items():
+        (meta / n).write_bytes(b)
+    (meta / "MRDEF.RRF").unlink()
+    ix = LocalIndex(meta, index_dir=tmp_path / "idx")
+    assert ix.present == frozenset(engine.FILES) - {"MRDEF"}
+    assert built(ix, ["MRREL"]) == {"MRREL": (ROWS["MRREL"], True)}
+
+
+def test_an_engine_over_a_file_the_meta_lacks_is_bad_input_naming_it(
+    meta: Path, tmp_path: Path
+) -> None:
+    (meta / "MRHIER.RRF").unlink()
+    ix = LocalIndex(meta, index_dir=tmp_path / "idx")
+    with pytest.raises(BadInputError) as caught:
+        ix.engine(["MRCONSO", "MRHIER"], None)  # type: ignore[arg-type]
+    assert str(caught.value) == f"{meta}: holds no MRHIER.RRF, which this question needs"
+    assert not (tmp_path / "idx").exists()
+
+
+def test_mrconso_only_takes_the_file_alone(meta: Path, tmp_path: Path) -> None:
+    ix = LocalIndex(meta / "MRCONSO.RRF", mrconso_only=True, index_dir=tmp_path / "idx")
+    assert (ix.present, ix.release) == (frozenset({"MRCONSO"}), "2099AA")
+    assert built(ix) == {"MRCONSO": (ROWS["MRCONSO"], True)}
+
+
+def test_a_moved_meta_is_not_rebuilt_and_its_new_path_is_recorded(
+    meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    built(LocalIndex(meta, index_dir=idx), ["MRSTY"])
+    moved = tmp_path / "elsewhere"
+    meta.rename(moved)
+    assert built(LocalIndex(moved, index_dir=idx), ["MRSTY"]) == {"MRSTY": (ROWS["MRSTY"], False)}
+    (part,) = list_indexes(idx)
+    assert (part.file, part.rows, part.paths) == (
+        "MRSTY", ROWS["MRSTY"], (str(meta / "MRSTY.RRF"), str(moved / "MRSTY.RRF"))
+    )  # fmt: skip
+
+
+def test_a_changed_file_rebuilds_its_part_alone_and_replaces_the_old_one(
+    meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    built(LocalIndex(meta, index_dir=idx), ["MRCONSO", "MRSTY"])
+    before = {p.file: p.path for p in list_indexes(idx)}
+    with open(meta / "MRSTY.RRF", "ab") as f:
+        f.write(b"C9999999|T047|B2.2.1.2.1|Disease or Syndrome|AT99999999|256|\n")
+    assert built(LocalIndex(meta, index_dir=idx)) == {
+        **{f: (ROWS[f], True) for f in engine.FILES if f not in ("MRCONSO", "MRSTY")},
+        "MRCONSO": (ROWS["MRCONSO"], False),
+        "MRSTY": (ROWS["MRSTY"] + 1, True),
+    }
+    after = {p.file: p.path for p in list_indexes(idx)}
+    assert after["MRCONSO"] == before["MRCONSO"] and after["MRSTY"] != before["MRSTY"]
+    assert not before["MRSTY"].exists()
+
+
+@pytest.mark.parametrize("damage", ["record", "schema", "garbage", "no record"])
+def test_a_part_whose_record_fails_is_rebuilt_never_trusted(
+    damage: str, meta: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx = tmp_path / "idx"
+    (b,) = LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    if damage == "garbage":
+        b.path.write_bytes(b"not a database" * 100)
+    elif damage == "schema":
+        monkeypatch.setattr(engine, "SCHEMA_VERSION", engine.SCHEMA_VERSION + 1)
+    else:
+        with sqlite3.connect(b.path) as db:
+            db.execute("UPDATE index_record SET identity = 'x'" if damage == "record" else
+                       "DELETE FROM index_record")  # fmt: skip
+        db.close()
+    assert built(LocalIndex(meta, index_dir=idx), ["MRDEF"]) == {"MRDEF": (ROWS["MRDEF"], True)}
+
+
+@pytest.mark.parametrize(
+    ("file", "data", "line", "problem"),
+    [
+        ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Disease|256|\n", 2,
+         "a MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
+        ("MRDEF", b"C0000001|A1|AT1||MSH|def|N|256|\n\n", 2,
+         "a MRDEF.RRF row has 8 fields, each followed by '|'; this line has 0"),
+        ("MRSAB", b"x|" * 25 + b"\n" + b"\xff|" * 25 + b"\n", 2,
+         "it is not UTF-8 text (byte 0xff)"),
+    ],
+)  # fmt: skip
+def test_a_bad_row_anywhere_is_bad_input_naming_file_and_line_and_leaves_nothing(
+    file: str, data: bytes, line: int, problem: str, meta: Path, tmp_path: Path
+) -> None:
+    (meta / f"{file}.RRF").write_bytes(data)
+    idx = tmp_path / "idx"
+    with pytest.raises(BadInputError) as caught:
+        LocalIndex(meta, index_dir=idx).build([file])
+    assert str(caught.value) == f"{meta / f'{file}.RRF'}, line {line}: {problem}"
+    assert names(idx) == []
+
+
+def test_too_little_free_space_is_bad_input_naming_the_folder(
+    meta: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx = tmp_path / "idx"
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(9, 9, 100))  # type: ignore[attr-defined]
+    with pytest.raises(BadInputError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert (caught.value.exit_code, str(caught.value)) == (
+        2, f"{idx}: too little free space to index MRDEF.RRF: about 1.1 kB needed, 100 B free"
+    )  # fmt: skip
+    assert names(idx) == []
+
+
+def test_an_index_folder_others_can_write_is_untrusted(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    idx.chmod(0o777)
+    with pytest.raises(UntrustedError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert str(caught.value).startswith(f"{idx}: the index folder can be written by other users")
+    assert list(idx.iterdir()) == []
+
+
+def test_a_part_others_can_write_is_untrusted(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    (b,) = LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    b.path.chmod(0o666)
+    with pytest.raises(UntrustedError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert str(caught.value).startswith(f"{b.path}: an index file can be written by other users")
+
+
+def test_a_temporary_file_of_a_killed_build_is_removed_by_the_next_which_says_so(
+    meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    ix = LocalIndex(meta, index_dir=idx)
+    ix.build(["MRSAB"])
+    (part,) = list_indexes(idx)
+    part.path.unlink()
+    left = idx / f".{part.path.name}.0123456789ab.tmp"
+    left.write_bytes(b"half a build")
+    said = io.StringIO()
+    assert built(LocalIndex(meta, index_dir=idx, progress=said), ["MRSAB"]) == {
+        "MRSAB": (ROWS["MRSAB"], True)
+    }
+    assert said.getvalue().splitlines()[0] == (
+        f"removed 1 temporary file left by an interrupted build of MRSAB: {left.name}"
+    )
+    assert not left.exists()
+
+
+@pytest.mark.parametrize("built_first", [False, True])
+def test_a_pipe_is_read_once_into_a_temporary_index_never_kept(
+    built_first: bool, meta: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    idx = tmp_path / "idx"
+    writer = subprocess.Popen(["sh", "-c", f"cat '{meta / 'MRCONSO.RRF'}' > '{fifo}'"])
+    try:
+        ix = LocalIndex(fifo, mrconso_only=True, index_dir=idx)
+        if built_first:  # read once: the engine then opens what build read
+            assert built(ix) == {"MRCONSO": (ROWS["MRCONSO"], True)} and list_indexes(idx) == []
+        db = ix.engine(["MRCONSO"], None).db  # type: ignore[arg-type]
+        assert db.execute("SELECT count(*) FROM mrconso").fetchone() == (ROWS["MRCONSO"],)
+        assert list(idx.iterdir()) == [] and list_indexes(idx) == []
+        ix.close()
+    finally:
+        writer.wait(5)
+
+
+def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
+    meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    idx.mkdir(mode=0o700)
+    dead, young, held = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abc")
+    for p in (dead, young, held):
+        p.write_bytes(b"a part")
+        if p is not young:
+            os.utime(p, (time.time() - 61, time.time() - 61))
+    fd = os.open(held, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a run that still reads its pipe
+    said = io.StringIO()
+    try:
+        LocalIndex(meta, index_dir=idx, progress=said).build(["MRDEF"])
+    finally:
+        os.close(fd)
+    assert said.getvalue().splitlines()[0] == (
+        f"removed 1 temporary file left by an interrupted run that read a pipe: {dead.name}"
+    )
+    assert (dead.exists(), young.exists(), held.exists()) == (False, True, True)
+
+
+def test_a_pipe_built_and_closed_leaves_nothing(meta: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    idx = tmp_path / "idx"
+    writer = subprocess.Popen(["sh", "-c", f"cat '{meta / 'MRCONSO.RRF'}' > '{fifo}'"])
+    try:
+        ix = LocalIndex(fifo, mrconso_only=True, index_dir=idx)
+        ix.build()
+        ix.close()
+        assert list(idx.iterdir()) == []
+    finally:
+        writer.wait(5)
+
+
+def test_cache_listing_removal_and_describe(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    assert [(p.file, p.rows) for p in describe(meta, idx)] == [(f, None) for f in engine.FILES]
+    LocalIndex(meta, index_dir=idx).build(["MRCONSO", "MRHIER"])
+    got = {p.file: (p.rows, p.bytes > 0) for p in describe(meta, idx)}
+    assert got == {f: (ROWS[f] if f in ("MRCONSO", "MRHIER") else None, True) for f in engine.FILES}
+    assert [(p.file, p.rows) for p in list_indexes(idx)] == [("MRCONSO", 71), ("MRHIER", 6)]
+    removed = remove_indexes(idx)
+    assert sorted(p.name.lstrip(".").split(".")[0] for p in removed) == [
+        "MRCONSO",
+        "MRCONSO",
+        "MRHIER",
+        "MRHIER",
+    ]  # the parts and their lock files
+    assert list(idx.iterdir()) == [] and list_indexes(idx) == []
+    assert remove_indexes(tmp_path / "none") == []
+
+
+# -- other processes: the lock, Ctrl-C and SIGTERM ------------------------------------------------
+
+SCRIPT = """
+import sys
+from pathlib import Path
+from tempmedbench_synonyms import runtime
+from tempmedbench_synonyms.errors import Interrupted
+from tempmedbench_synonyms.mrconso import engine, index
+
+if sys.argv[3] == "endless":  # a CREATE INDEX that never ends: only an interrupt stops it
+    def finish(db, file, schema="main"):
+        print("finishing", flush=True)
+        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                   "SELECT count(*) FROM c")
+    engine.finish = finish
+with runtime.interrupts():
+    try:
+        ix = index.LocalIndex(Path(sys.argv[1]), index_dir=Path(sys.argv[2]), progress=sys.stdout)
+        print([(b.file, b.rows, b.seconds > 0) for b in ix.build(["MRDEF"])], flush=True)
+    except Interrupted as err:
+        print(f"interrupted by {err.name}", flush=True)
+        sys.exit(err.exit_code)
+"""
+
+
+def _start(meta: Path, idx: Path, mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(meta), str(idx), mode],
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _read_until(proc: subprocess.Popen[str], start: str) -> str:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(start):
+            return line
+    raise AssertionError(f"no line starting {start!r}")
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_long_statement_at_once_and_leaves_nothing(
+    sig: int, code: int, meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    proc = _start(meta, idx, "endless")
+    try:
+        _read_until(proc, "finishing")
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=5)
+        assert time.monotonic() - sent < 2
+    finally:
+        proc.kill()
+        proc.wait()
+    name = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
+    assert (proc.returncode, out.splitlines()[-1]) == (code, f"interrupted by {name}")
+    assert names(idx) == []
+
+
+def test_a_second_process_waits_for_the_lock_then_uses_the_part(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    ix = LocalIndex(meta, index_dir=idx)
+    part = ix._part(ix._files["MRDEF"])
+    ix._prepare()
+    fd = os.open(idx / f".{part.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a build in another process holds it
+    proc = _start(meta, idx, "plain")
+    try:
+        assert _read_until(proc, "waiting") == (
+            f"waiting for another process that is indexing MRDEF.RRF in {idx}\n"
+        )
+        f = ix._files["MRDEF"]  # built as the lock's holder would, under the lock we hold
+        ix._build(f, part.with_name(f".{part.name}"), part)
+        os.close(fd)
+        out, _ = proc.communicate(timeout=5)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, out) == (0, "[('MRDEF', 4, False)]\n")
+
+
+def test_the_wait_for_the_lock_is_interruptible(meta: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    ix = LocalIndex(meta, index_dir=idx)
+    part = ix._part(ix._files["MRDEF"])
+    ix._prepare()
+    fd = os.open(idx / f".{part.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = _start(meta, idx, "plain")
+    try:
+        _read_until(proc, "waiting")
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=5)
+    finally:
+        os.close(fd)
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, out) == (130, "interrupted by Ctrl-C\n")
+    assert names(idx) == []
