@@ -492,9 +492,11 @@ class Engine:
         partial: bool = False,
         language: str | None = None,
         rows: Rows = COUNTED,
+        limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """``/search/{release}``: every result (``ui``, ``rootSource``, ``uri``, ``name``), in
-        SPEC 12's order, never the ``NONE`` row (the caller pages and ends)."""
+        """``/search/{release}``: the first ``limit`` results (``None``: every one; ``ui``,
+        ``rootSource``, ``uri``, ``name``), in SPEC 12's order, never the ``NONE`` row (the
+        caller pages and ends). Only the results given are named: a cut search is cheaper."""
         folded = string.casefold()
         params: dict[str, object] = {"q": string if input_type != "atom" else folded}
         where = [_counted(rows)]
@@ -537,47 +539,50 @@ class Engine:
                 params["fts"] = fts
         found: dict[tuple[str, str], bool] = {}  # (SAB or "", ui) -> an exact match
         strings: dict[str, str] = {}  # an AUI's STR
-        for fields in self.db.execute(
-            f"SELECT {_ROW}, m.folded FROM mrconso m WHERE {' AND '.join(where)}", params
+        # ASCII words of an ASCII string are FTS5's tokens exactly: no check needed
+        trusted = search_type == "words" and input_type == "atom" and folded.isascii()
+        named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
+        for cui, sab, ident, string, name in self.db.execute(
+            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM mrconso m "
+            f"WHERE {' AND '.join(where)}",
+            params,
         ):
-            name = fields[-1]
-            if match is not None and not match(name):
-                continue
-            exact = input_type != "atom" or name == folded
             if return_id_type == "concept":
-                key = ("", fields[_CUI])
-            elif return_id_type == "aui":
-                key = (fields[_SAB], fields[_AUI])
-                strings[fields[_AUI]] = fields[_STR]
+                key = ("", cui)
+            elif known_code(ident) or return_id_type == "aui":
+                key = (sab, ident)
             else:
-                ident = fields[COLUMNS["MRCONSO"].index(_RETURN_FIELDS[return_id_type])]
-                if not known_code(ident):
-                    continue
-                key = (fields[_SAB], ident)
-            found[key] = found.get(key, False) or exact
-        return self._results(found, return_id_type, strings)
+                continue
+            exact = input_type != "atom" or name == folded  # (an exact atom matches any type)
+            if key in found:  # (the rule is checked once a result, or to find it exact)
+                found[key] = found[key] or exact
+            elif exact or match is None or (trusted and name.isascii()) or match(name):
+                found[key] = exact
+                strings[ident] = string
+        return self._results(found, return_id_type, strings, limit)
 
     def _results(
-        self, found: dict[tuple[str, str], bool], kind: str, strings: dict[str, str]
+        self,
+        found: dict[tuple[str, str], bool],
+        kind: str,
+        strings: dict[str, str],
+        limit: int | None,
     ) -> list[dict[str, Any]]:
-        """Search results, named (SPEC 12), exact matches first, then by ui and rootSource."""
-        out: list[tuple[bool, dict[str, Any]]] = []
+        """The first ``limit`` search results (SPEC 12), exact matches first, then by ui and
+        rootSource (a concept's is its own: its ui decides), named."""
+        keys = sorted(found, key=lambda k: (not found[k], k[1], k[0]))[:limit]
         if kind == "concept":
-            names = self._concept_names(ui for _, ui in found)
-            for (_, cui), exact in found.items():
-                name, sab = names[cui]
-                out.append((exact, search_result_json(cui, name, sab, self.links.concept(cui))))
-        elif kind == "aui":
-            for (sab, aui), exact in found.items():
-                out.append((exact, search_result_json(aui, strings[aui], sab, self.links.aui(aui))))
-        else:
-            field = _RETURN_FIELDS[kind]
-            codes = self._code_names(field, found)
-            for (sab, ident), exact in found.items():
-                link = self.links.code(sab, ident)
-                out.append((exact, search_result_json(ident, codes[(sab, ident)], sab, link)))
-        out.sort(key=lambda e: (not e[0], e[1]["ui"], e[1]["rootSource"]))
-        return [doc for _, doc in out]
+            names = self._concept_names(ui for _, ui in keys)
+            return [
+                search_result_json(cui, *names[cui], self.links.concept(cui)) for _, cui in keys
+            ]
+        if kind == "aui":
+            return [search_result_json(a, strings[a], sab, self.links.aui(a)) for sab, a in keys]
+        codes = self._code_names(_RETURN_FIELDS[kind], keys)
+        return [
+            search_result_json(ident, codes[(sab, ident)], sab, self.links.code(sab, ident))
+            for sab, ident in keys
+        ]
 
     # -- the other files ---------------------------------------------------------------------
 
