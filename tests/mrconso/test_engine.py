@@ -639,19 +639,25 @@ def test_hierarchy_distances_and_what_is_ignored() -> None:
         row("C1", "A1", "S", "top", "Top"), row("C2", "A2", "S", "mid", "Mid"),
         row("C3", "A3", "S", "low", "Low"), row("C3", "A4", "S", "low", "Low too"),
         row("C5", "A5", "T", "t", "Other source"), row("C6", "A6", "S", "NOCODE", "No code"),
-        row("C7", "A7", "S", "alt", "Alt"),
+        row("C7", "A7", "S", "alt", "Alt"), row("C8", "A8", "S", "solo", "Solo"),
     ]  # fmt: skip
     mrhier = [
         hier("A2", "A1", "A1"),
         hier("A3", "A2", "A9.A1.A5.A6.A4.A2"),  # A9: MRCONSO lacks it; A4: the code itself
         hier("A4", "A7", "A1.A7"),  # top at 2 here, 5 above
         hier("A7", "A1", ""),  # an empty PTR: [PAUI]
+        hier("A6", "A1", "A1"),
+        hier("A8", "A6", "A1.A6"),  # its parent has no code: its one ancestor is top
     ]
     e = build({"MRCONSO": rows, "MRHIER": mrhier})
     assert uis(e.hierarchy("parents", sab="S", code="low")) == ["alt", "mid"]
     assert uis(e.hierarchy("ancestors", sab="S", code="low")) == ["alt", "mid", "top"]
     assert uis(e.hierarchy("children", sab="S", code="top")) == ["alt", "mid"]
-    assert uis(e.hierarchy("descendants", sab="S", code="top")) == ["alt", "mid", "low"]
+    assert uis(e.hierarchy("descendants", sab="S", code="top")) == ["alt", "mid", "low", "solo"]
+    assert e.hierarchy("parents", sab="S", code="solo") == []
+    assert uis(e.hierarchy("ancestors", sab="S", code="solo")) == ["top"]
+    solo = e.cluster("S", "solo") or {}
+    assert (solo["parents"], solo["ancestors"]) == ("NONE", f"{CONTENT}/source/S/solo/ancestors")
     assert uis(e.hierarchy("descendants", sab="S", code="alt")) == ["low"]
     assert e.hierarchy("ancestors", sab="T", code="t") == []
     clusters = {c["ui"]: c for c in e.hierarchy("descendants", sab="S", code="top") or []}

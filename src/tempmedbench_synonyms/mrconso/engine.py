@@ -120,9 +120,8 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 
 #: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
 _ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
-_CUI, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SRL, _SUPPRESS = (
-    COLUMNS["MRCONSO"].index(c)
-    for c in ("CUI", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS")
+_AUI, _SAB, _CODE, _STR, _SUPPRESS = (
+    COLUMNS["MRCONSO"].index(c) for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS")
 )
 #: The row that names a concept first (SPEC 12, "A concept's name"; ``shapes.concept_name_row``).
 _CONCEPT_ORDER = (
@@ -180,6 +179,12 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
             either.append(f"{table}.suppress NOT IN ('O', 'E', 'Y')")
         kept = f"({' OR '.join(either)})" if either else "0"
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
+
+
+def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
+    """Whether a hierarchy entry's (SAB, CODE) is one of ``code``'s lists (SPEC 12): MRCONSO
+    holds it, of the same SAB, with another known code."""
+    return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
 
 
 def _json(values: Iterable[object]) -> str:
@@ -399,17 +404,25 @@ class Engine:
         if "MRHIER" in self.files:
             # descendants: those the rows one level below show (a deeper one, below children
             # that are all no entry, is not looked for: that would read the whole subtree)
-            for code, kinds in self._code_edges(code_of, deep=False).items():
-                has.setdefault(code, set()).update(k for k, found in kinds.items() if found)
+            entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
+            for kind, edges in self._edges(code_of.keys(), deep=False).items():
+                for start, entry, _ in sorted(edges, key=lambda e: e[2]):
+                    entries.setdefault((code_of[start], kind), []).append(entry)
+            # the nearest entry of each list first: it is nearly always one (a list's flag
+            # then needs no more); the others only for the lists it did not settle
+            todo = entries
+            for part in (slice(0, 1), slice(1, None)):
+                codes = self._where({a for found in todo.values() for a in found[part]})
+                for (it, kind), auis in todo.items():
+                    if any(_entry(it, codes.get(a)) for a in auis[part]):
+                        has.setdefault(it, set()).add(kind)
+                todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
         return has
 
-    def _edges(
-        self, auis: Collection[str], deep: bool
-    ) -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, tuple[str, str]]]:
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
-        distance), and the (SAB, CODE) of each entry MRCONSO holds. Descendants are read from
-        the rows below the atoms' children too only when ``deep`` (the rows reached through
-        PAUI, their distance from PTR)."""
+        distance). Descendants are read from the rows below the atoms' children too only when
+        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
         for aui, paui, ptr in self.db.execute(
@@ -431,16 +444,16 @@ class Engine:
             raw["descendants"] += [
                 (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
             ]
-        seen = {a for found in raw.values() for _, a, _ in found}
-        if not seen:
-            return raw, {}
-        codes = {
-            aui: (sab, code)
-            for aui, sab, code in self.db.execute(
-                f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(seen),)
-            )
-        }
-        return raw, codes
+        return raw
+
+    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str]]:
+        """The (SAB, CODE) of each of ``auis`` MRCONSO holds."""
+        if not auis:
+            return {}
+        found = self.db.execute(
+            f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
+        )
+        return {aui: (sab, code) for aui, sab, code in found}
 
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
@@ -448,15 +461,15 @@ class Engine:
         """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
         their smallest distance (SPEC 12: an entry of the code's SAB, with another known
         code)."""
-        raw, codes = self._edges(code_of.keys(), deep)
+        raw = self._edges(code_of.keys(), deep)
+        codes = self._where({a for found in raw.values() for _, a, _ in found})
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
         for kind, found in raw.items():
             for start, entry, n in found:
                 it, at = code_of[start], codes.get(entry)
-                if at is None or at[0] != it[0] or at == it or not known_code(at[1]):
-                    continue
-                best = out.setdefault(it, {}).setdefault(kind, {})
-                best[at] = min(n, best.get(at, n))
+                if at is not None and _entry(it, at):
+                    best = out.setdefault(it, {}).setdefault(kind, {})
+                    best[at] = min(n, best.get(at, n))
         return out
 
     def crosswalk(
@@ -710,10 +723,12 @@ class Engine:
 
     def _types(self, cui: str) -> list[tuple[str, str, str]]:
         """A concept's semantic types (TUI, STN, STY) by TUI, each once."""
-        found = self.db.execute(
+        first: dict[str, tuple[str, str, str]] = {}
+        for tui, stn, sty in self.db.execute(
             "SELECT tui, stn, sty FROM mrsty WHERE cui = ? ORDER BY tui, rowid", (cui,)
-        )
-        return list({t[0]: t for t in reversed(found.fetchall())}.values())[::-1]
+        ):
+            first.setdefault(tui, (tui, stn, sty))
+        return list(first.values())
 
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
@@ -772,7 +787,8 @@ class Engine:
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
                 return None
-            raw, codes = self._edges([aui], deep)
+            raw = self._edges([aui], deep)
+            codes = self._where({a for _, a, _ in raw[direction]})
             best: dict[str, int] = {}
             for _, entry, n in raw[direction]:
                 if entry in codes and entry != aui:
@@ -800,23 +816,16 @@ class Engine:
         else:  # (every row of MRCONSO is read)
             by_sab: dict[str, list[Any]] = {}
             for sab, lat, count, first, srl in self.db.execute(
-                "SELECT sab, lat, count(*), min(rowid), max(CAST(srl AS INTEGER)) FROM mrconso "
-                "WHERE srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*' GROUP BY sab, lat "
-                "UNION ALL SELECT sab, lat, count(*), min(rowid), NULL FROM mrconso "
-                "WHERE NOT (srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*') GROUP BY sab, lat"
+                "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
+                "srl NOT GLOB '*[^0-9]*' THEN CAST(srl AS INTEGER) END) FROM mrconso "
+                "GROUP BY sab, lat"
             ):
                 by_sab.setdefault(sab, []).append((lat, count, first, srl))
             found = []
-            for sab in sorted(by_sab):
-                langs: dict[str, list[int]] = {}
-                for lat, count, first, _ in by_sab[sab]:
-                    seen = langs.setdefault(lat, [0, first])
-                    seen[0] += count
-                    seen[1] = min(seen[1], first)
-                lat = min(langs, key=lambda x: (-langs[x][0], langs[x][1]))
-                levels = [s for *_, s in by_sab[sab] if s is not None]
-                srl = str(max(levels)) if levels else ""
-                found.append((sab, sab, sab, lat, srl, "", sab))
+            for sab, langs in sorted(by_sab.items()):  # LAT: most rows, then first seen
+                lat = min(langs, key=lambda x: (-x[1], x[2]))[0]
+                levels = [srl for *_, srl in langs if srl is not None]
+                found.append((sab, sab, sab, lat, str(max(levels)) if levels else "", "", sab))
         return [
             {
                 "classType": "RootSource",
