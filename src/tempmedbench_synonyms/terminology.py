@@ -204,9 +204,11 @@ class MetaTerminology:
                 bad += 1
                 continue
             files.update(self._files(lookup))
-        built = self._index.built
-        parts = {f"{f}.RRF": f in built for f in sorted(files)}
-        said = ", ".join(f"{f} {'indexed' if ready else 'to index'}" for f, ready in parts.items())
+        from tempmedbench_synonyms.mrconso.index import describe
+
+        built = {p.file for p in describe(self._index.meta, self._index.index_dir) if p.rows}
+        parts = {f: f in built for f in sorted(files)}
+        said = ", ".join(f"{f}.RRF {'indexed' if ok else 'to index'}" for f, ok in parts.items())
         inputs = len(items) + unread
         line = (
             f"{plural(inputs, 'input')}: answered from {self._index.where} (UMLS "

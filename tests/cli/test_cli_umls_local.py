@@ -138,6 +138,7 @@ def test_sources_are_mrsabs_and_without_it_one_a_source_of_mrconso(
 
 
 def test_one_input_says_uts_words_over_the_files(meta: Path, tmp_path: Path) -> None:
+    assert run(["concept", "C9000001", "--meta", meta, "-q"], tmp_path).exit_code == 0  # built
     missing = run(["concept", "C0000001", "--meta", meta], tmp_path)
     assert (missing.exit_code, missing.stdout) == (1, "")
     assert missing.stderr == (
@@ -244,7 +245,7 @@ def test_a_dry_run_names_the_files_and_builds_nothing(meta: Path, tmp_path: Path
     assert lines(cold) == [{
         "outcome": "planned", "exit_code": 0, "message": line,
         "plan": {"inputs": 2, "bad_input": 1, "seconds": None,
-                 "files": {"MRCONSO.RRF": False, "MRHIER.RRF": False, "MRREL.RRF": False}},
+                 "files": {"MRCONSO": False, "MRHIER": False, "MRREL": False}},
         "schema_version": 1, "tool_version": __version__,
     }]  # fmt: skip
     assert cold.stderr == line + "\n"
@@ -253,22 +254,19 @@ def test_a_dry_run_names_the_files_and_builds_nothing(meta: Path, tmp_path: Path
         == 0
     )
     warm = run(args, tmp_path)
-    assert lines(warm)[0]["plan"]["files"] == {
-        "MRCONSO.RRF": True, "MRHIER.RRF": True, "MRREL.RRF": True
-    }  # fmt: skip
+    assert lines(warm)[0]["plan"]["files"] == {"MRCONSO": True, "MRHIER": True, "MRREL": True}
 
 
 def test_umls_index_builds_every_part_ahead(meta: Path, tmp_path: Path) -> None:
     result = run(["index", meta, "--index-dir", tmp_path / "ahead", "--json"], tmp_path)
     assert result.exit_code == 0, result.stderr
-    (doc,) = lines(result)
+    doc = json.loads(result.stdout)  # one JSON object
     assert (doc["index"], doc["release"]) == (where(meta, tmp_path, "ahead"), "2099AA")
     # the rows of each invented file (wc -l)
     assert {p["file"]: p["rows"] for p in doc["parts"]} == {
-        "MRCONSO.RRF": 71, "MRDEF.RRF": 4, "MRREL.RRF": 13, "MRSTY.RRF": 14, "MRHIER.RRF": 6,
-        "MRSAB.RRF": 12,
+        "MRCONSO": 71, "MRDEF": 4, "MRREL": 13, "MRSTY": 14, "MRHIER": 6, "MRSAB": 12,
     }  # fmt: skip
     assert all(p["bytes"] > 0 and p["seconds"] >= 0 for p in doc["parts"])
     dry = run(["definitions", "C9000090", "--meta", meta, "--index-dir", tmp_path / "ahead",
                "--dry-run", "--json"], tmp_path)  # fmt: skip
-    assert lines(dry)[0]["plan"]["files"] == {"MRCONSO.RRF": True, "MRDEF.RRF": True}
+    assert lines(dry)[0]["plan"]["files"] == {"MRCONSO": True, "MRDEF": True}

@@ -734,15 +734,14 @@ def index_command(
         index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
                            progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
         try:
-            parts = [{"file": p.file, "rows": p.rows, "bytes": p.bytes, "seconds": p.seconds}
-                     for p in index.build()]  # fmt: skip
+            parts = index.build()
         finally:
             index.close()
     if json_out:
-        print_json({"index": index.where, "release": index.release, "parts": parts})
+        print_json({"index": index.where, "release": index.release,
+                    "parts": [p.to_json() for p in parts]})  # fmt: skip
         return
-    rows = [[str(p["file"]), f"{p['rows']:,}", f"{p['bytes']:,}", f"{p['seconds']:.1f}"]
-            for p in parts]  # fmt: skip
+    rows = [[f"{p.file}.RRF", f"{p.rows:,}", f"{p.bytes:,}", f"{p.seconds:.1f}"] for p in parts]
     typer.echo(_table(rows, ["FILE", "ROWS", "BYTES", "SECONDS"]))
     if verbosity >= 0:
         echo_err(f"indexed: {index.where}")
