@@ -442,6 +442,30 @@ def test_a_local_meta_answers_every_batch_from_one_index_with_no_network(
     assert fake.seen == []
 
 
+def test_a_local_umls_is_asked_from_several_threads_at_once(tmp_path: Path) -> None:
+    """One connection, one question at a time (a lock): threads sharing a ``Umls`` each get
+    their own answers."""
+    import threading
+
+    got: list[tuple[str, str]] = []
+    with Umls(meta=named_meta(tmp_path), index_dir=tmp_path / "index") as umls:
+
+        def ask(cui: str, name: str) -> None:
+            for _ in range(30):
+                concept = umls.concept(cui)
+                got.append((cui, concept.name if concept else ""))
+
+        # MRCONSO.RRF: C9000001 "Zephyr fever", C9000002 "Glimmer pox"
+        threads = [threading.Thread(target=ask, args=pair) for pair in
+                   [("C9000001", "Zephyr fever"), ("C9000002", "Glimmer pox")] * 2]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert sorted(set(got)) == [("C9000001", "Zephyr fever"), ("C9000002", "Glimmer pox")]
+    assert len(got) == 120
+
+
 def test_a_file_the_meta_lacks_is_bad_input_naming_it(tmp_path: Path) -> None:
     """``mrconso=PATH`` is a META of that MRCONSO.RRF alone (SPEC 12)."""
     mrconso = named_meta(tmp_path) / "MRCONSO.RRF"

@@ -6,6 +6,8 @@ progress bar, every answer cached, a rerun after Ctrl-C resuming), and prints a 
 (an ``INPUT`` column first when there are several), or with ``--json`` one JSON line an input
 (``lookups.Answer.to_json``). The exit code is the highest of the inputs': 0 found, 1 not found,
 2 bad input; not authorised (3), unavailable (4) and interrupted (130) end the batch at once.
+With ``--meta`` (or ``--mrconso``) every command answers from the user's own files instead
+(``terminology.MetaTerminology``); ``umls index`` builds their index ahead.
 """
 
 from __future__ import annotations
