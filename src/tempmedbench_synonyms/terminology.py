@@ -195,6 +195,8 @@ class MetaTerminology:
         return self._engines[files]
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
+        from tempmedbench_synonyms.mrconso.index import describe
+
         files: set[str] = set()
         bad = unread
         for _, lookup in items:
@@ -204,9 +206,8 @@ class MetaTerminology:
                 bad += 1
                 continue
             files.update(self._files(lookup))
-        from tempmedbench_synonyms.mrconso.index import describe
-
-        built = {p.file for p in describe(self._index.meta, self._index.index_dir) if p.rows}
+        found = describe(self._index.meta, self._index.index_dir)
+        built = {p.file for p in found if p.rows is not None}  # None: not indexed yet
         parts = {f: f in built for f in sorted(files)}
         said = ", ".join(f"{f}.RRF {'indexed' if ok else 'to index'}" for f, ok in parts.items())
         inputs = len(items) + unread
