@@ -113,7 +113,7 @@ def test_every_command_answers_found_not_found_and_bad_input_from_the_files(
     assert {(d["release"], d["source"], d["warnings"] == []) for d in docs} == {
         ("2099AA", source, True)
     }  # fmt: skip
-    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))
+    assert not (tmp_path / "cache").exists()  # nothing cached: nothing was asked of UTS
 
 
 def test_sources_are_mrsabs_and_without_it_one_a_source_of_mrconso(
@@ -270,3 +270,10 @@ def test_umls_index_builds_every_part_ahead(meta: Path, tmp_path: Path) -> None:
     dry = run(["definitions", "C9000090", "--meta", meta, "--index-dir", tmp_path / "ahead",
                "--dry-run", "--json"], tmp_path)  # fmt: skip
     assert lines(dry)[0]["plan"]["files"] == {"MRCONSO": True, "MRDEF": True}
+
+
+def test_umls_index_of_a_path_with_no_mrconso_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run(["index", tmp_path / "empty", "--json"], tmp_path)
+    assert (result.exit_code, json.loads(result.stdout)["outcome"]) == (2, "bad_input")
+    assert result.stderr.startswith(f"error: {tmp_path / 'empty'}")
