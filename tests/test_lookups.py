@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 import responses
@@ -14,7 +15,7 @@ from helpers.terms import REL, page, semantic_type
 from helpers.uts import BASE, answer, make_uts
 from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.cli.umls import _command, _shown_of
-from tempmedbench_synonyms.errors import Outcome
+from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
     COUNTED,
     EVERY_ROW,
@@ -35,8 +36,8 @@ from tempmedbench_synonyms.lookups import (
     SourceAtoms,
     SourceConcept,
     Sources,
+    counted,
 )
-from tempmedbench_synonyms.mrconso.lookup import answer_many
 from tempmedbench_synonyms.paths import UtsRequest
 from tempmedbench_synonyms.uts import models
 from tempmedbench_synonyms.uts.models import Record, SemanticTypeInfo, read_results
@@ -51,7 +52,6 @@ class TuiInfo(Lookup):
     argument = ("TUI", "Semantic types.")
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TREE", "tree_number"))
-    files = ("MRSTY.RRF",)
 
     tui: str = ""
 
@@ -60,6 +60,16 @@ class TuiInfo(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"semantic type {self.tui}", f"no semantic type {self.tui}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.semantic_type(self.tui)
+
+
+class Recorder:
+    """An engine that answers each question with the question: its method and arguments."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: [(name, args, kwargs)]
 
 
 @responses.activate
@@ -88,19 +98,8 @@ def test_a_new_kind_is_one_class_that_the_pipeline_the_models_and_the_table_read
     command = _command(TuiInfo)
     assert command.__name__ == "tui_command"
     assert list(inspect.signature(command).parameters)[:2] == ["ids", "asking"]
-    # a local MRCONSO.RRF cannot answer it: that input's bad input, naming the file and the
-    # request it needs, and the batch goes on
-    mrconso = tmp_path / "MRCONSO.RRF"
-    mrconso.write_text("C0000001|ENG|P|L1|PF|S1|Y|A0000001||||MSH|PT|D1|Fever|0|N||\n", "utf-8")
-    local, atoms = answer_many(mrconso, REL, [("T901", TuiInfo("T901")), ("C", Atoms("C0000001"))])
-    assert (local.outcome, local.message, local.hint, local.query) == (
-        Outcome.BAD_INPUT,
-        "semantic type T901 is in MRSTY.RRF, not in MRCONSO.RRF (UTS: GET "
-        "/semantic-network/2099AA/TUI/T901)",
-        "ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF",
-        "semantic type T901",
-    )
-    assert [a["ui"] for a in atoms.results] == ["A0000001"]
+    # the local engine answers it by the one method it names
+    assert TuiInfo("T901").ask(Recorder()) == [("semantic_type", ("T901",), {})]
 
 
 def test_each_kind_says_which_rows_it_answers_from_as_spec_12_says() -> None:
@@ -144,3 +143,58 @@ def test_every_kind_has_its_command_its_model_and_columns_its_model_has() -> Non
             found = column.attribute in model.model_fields
             assert found or isinstance(getattr(model, column.attribute, None), property), column
         assert set(kind.inputs) <= {f.name for f in fields(kind)}, kind
+
+
+def test_each_kind_asks_the_local_engine_its_one_method_with_its_fields() -> None:
+    """SPEC 12: each command is one question of the engine (``cuis SAB CODE`` exactly ``search
+    CODE --input-type sourceUi --search-type exact --sabs SAB``; ``--preferred`` sends no sab)."""
+    engine = Recorder()
+    english = Rows(english=True)
+    search = {"search_type": "exact", "input_type": "sourceUi", "return_id_type": "concept",
+              "sabs": ("MSH",), "semantic_types": (), "partial": False, "language": None,
+              "rows": COUNTED}  # fmt: skip
+    asked = {
+        Search("fever"): ("search", ("fever",), {
+            **search, "search_type": "words", "input_type": "atom", "sabs": ()}),
+        Search("f", "normalizedWords", "code", "aui", ("MSH",), ("T047",), True, True, False,
+               "ENG"): ("search", ("f",), {
+            **search, "search_type": "normalizedWords", "input_type": "code",
+            "return_id_type": "aui", "semantic_types": ("T047",), "partial": True,
+            "language": "ENG", "rows": counted(obsolete=True)}),
+        Cuis("MSH", "D1"): ("search", ("D1",), search),
+        Crosswalk("MSH", "D1", ("NCI",)): (
+            "crosswalk", ("MSH", "D1"), {"targets": ("NCI",), "rows": COUNTED}),
+        Definitions("C1", ("MSH",)): ("definitions", ("C1",), {"sabs": ("MSH",), "rows": COUNTED}),
+        Relations(None, "MSH", "D1", None, ("PAR",), ("MSH",)): ("relations", (), {
+            "cui": None, "sab": "MSH", "code": "D1", "aui": None, "labels": ("PAR",),
+            "sabs": ("MSH",), "rows": COUNTED}),
+        SemanticTypes("C1", True): ("semantic_types", ("C1",), {"details": True}),
+        SourceConcept("MSH", "D1"): ("cluster", ("MSH", "D1"), {}),
+        Hierarchy("ancestors", None, None, "A1"): (
+            "hierarchy", ("ancestors",), {"sab": None, "code": None, "aui": "A1"}),
+        Sources(): ("sources", (), {}),
+        Concept("C1"): ("concept", ("C1",), {}),
+        Atoms("C1", "MSH"): ("atoms", (), {"cui": "C1", "sabs": ("MSH",), "rows": english}),
+        Atoms("C1"): ("atoms", (), {"cui": "C1", "sabs": (), "rows": english}),
+        Atoms("C1", "MSH", preferred=True): ("preferred_atom", (), {"cui": "C1"}),
+        SourceAtoms("MSH", "D1"): (
+            "atoms", (), {"sab": "MSH", "code": "D1", "rows": english}),
+        SourceAtoms("MSH", "D1", True): ("preferred_atom", (), {"sab": "MSH", "code": "D1"}),
+        Atom("A1"): ("atom", ("A1",), {}),
+    }  # fmt: skip
+    assert {type(lookup) for lookup in asked} == set(KINDS)
+    for lookup, question in asked.items():
+        assert lookup.ask(engine) == [question], lookup
+
+
+def test_a_local_check_is_the_requests_but_for_the_language_a_local_search_knows() -> None:
+    Search("fever", language="ENG").check()  # over UTS, bad input (its request refuses it)
+    for lookup, message in (
+        (Search(" "), "search term ' ' cannot be sent to UMLS: it is empty"),
+        (Concept("XYZ"), "CUI 'XYZ' is not a UMLS concept identifier: expected C and 7 digits, "
+         "such as C0020538"),
+        (Atoms("C0000001", limit=-1), "--limit -1 is out of range: give 0 (no cap) or more"),
+    ):  # fmt: skip
+        with pytest.raises(BadInputError) as raised:
+            lookup.check()
+        assert str(raised.value) == message

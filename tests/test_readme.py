@@ -86,8 +86,7 @@ def run_doc_commands(tmp_path: Path) -> list[tuple[str, subprocess.CompletedProc
     key_file.parent.mkdir(parents=True)
     key_file.write_text(CANARY_KEY + "\n", encoding="utf-8")
     key_file.chmod(0o600)
-    (tmp_path / "2025AB" / "META").mkdir(parents=True)
-    shutil.copyfile(ROOT / "fixtures/umls/MRCONSO.RRF", tmp_path / "2025AB/META/MRCONSO.RRF")
+    shutil.copytree(ROOT / "fixtures/umls", tmp_path / "2025AB/META")
     with zipfile.ZipFile(tmp_path / GPS_ZIP, "w", zipfile.ZIP_DEFLATED) as z:
         gps = ROOT / "fixtures/gps/SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
         z.write(gps, f"SnomedCT_GPS/{gps.name}")
@@ -145,7 +144,7 @@ def test_every_command_of_the_docs_runs(tmp_path: Path) -> None:
     # The README teaches, and so runs, each of these.
     taught = [
         "doctor", "regenerate-synonyms", "--dry-run", "--mrconso", "umls search", "umls cuis",
-        "umls crosswalk", "--file", "--json", "gps validate",
+        "umls crosswalk", "--meta", "--file", "--json", "gps validate",
     ]  # fmt: skip
     assert [t for t in taught if not any(t in line for line, _ in ran)] == []
     # the REST run and the MRCONSO run both verified the release in place

@@ -5,8 +5,10 @@ the key in no ``repr``. Expected values are read off the invented RRF rows (quot
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -56,7 +58,28 @@ def umls(fake: FakeUts, tmp_path: Path) -> Iterator[Umls]:
         yield u
 
 
-def test_each_method_returns_typed_models_that_keep_utss_object(umls: Umls) -> None:
+def named_meta(tmp_path: Path) -> Path:
+    """The invented META copied under a folder that names its release (2099AA)."""
+    meta = tmp_path / "2099AA" / "META"
+    shutil.copytree(META, meta, ignore=shutil.ignore_patterns("README.md"))
+    return meta
+
+
+@pytest.fixture(params=["uts", "meta"])
+def either(request: pytest.FixtureRequest, fake: FakeUts, tmp_path: Path) -> Iterator[Umls]:
+    """The fake UTS, or the same invented files as a local META (SPEC 12: the same answers)."""
+    if request.param == "uts":
+        with Umls("2099AA", api_key=CANARY_KEY, cache_dir=tmp_path / "cache",
+                  base_url=BASE) as u:  # fmt: skip
+            yield u
+        return
+    with Umls(meta=named_meta(tmp_path), index_dir=tmp_path / "index") as u:
+        yield u
+    assert fake.seen == []
+
+
+def test_each_method_returns_typed_models_that_keep_utss_object(either: Umls) -> None:
+    umls = either
     (hit,) = umls.search("zephyr fever")
     assert isinstance(hit, SearchResult)
     # MRCONSO.RRF: C9000001's SNOMEDCT_US PT "Zephyr fever"
@@ -123,7 +146,8 @@ def test_each_method_returns_typed_models_that_keep_utss_object(umls: Umls) -> N
     assert atom is not None and (atom.name, atom.cui) == ("Zephyr fever", "C9000001")
 
 
-def test_not_found_is_none_for_one_object_and_empty_for_a_list(umls: Umls) -> None:
+def test_not_found_is_none_for_one_object_and_empty_for_a_list(either: Umls) -> None:
+    umls = either
     assert umls.concept("C0000001") is None
     assert umls.atom("A0000001") is None
     assert umls.source_concept("SNOMEDCT_US", "123") is None
@@ -234,7 +258,8 @@ def test_every_many_method_is_in_the_table() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MANY))
-def test_each_many_method_answers_each_input_as_its_single_method(umls: Umls, name: str) -> None:
+def test_each_many_method_answers_each_input_as_its_single_method(either: Umls, name: str) -> None:
+    umls = either
     """In input order; a found input's results are what the single method returns, a missing
     one is not found (the single method's empty answer or None), one that cannot be asked is
     bad input (the single method raises)."""
@@ -331,9 +356,10 @@ def test_the_signature_is_spec_11s() -> None:
     assert [(p.name, p.kind, p.default) for p in params.values()] == [
         ("release", inspect.Parameter.POSITIONAL_OR_KEYWORD, "current"),
         *((name, inspect.Parameter.KEYWORD_ONLY, default) for name, default in (
-            ("api_key", None), ("api_key_file", None), ("mrconso", None), ("cache_dir", None),
-            ("rate", 15), ("workers", 8), ("timeout", 30), ("offline", False),
-            ("refresh", False), ("base_url", None), ("progress", False),
+            ("api_key", None), ("api_key_file", None), ("mrconso", None), ("meta", None),
+            ("index_dir", None), ("cache_dir", None), ("rate", 15), ("workers", 8),
+            ("timeout", 30), ("offline", False), ("refresh", False), ("base_url", None),
+            ("progress", False),
         )),
     ]  # fmt: skip
     methods = ("search", "cuis", "crosswalk", "definitions", "relations", "semantic_types",
@@ -388,21 +414,105 @@ def test_the_examples_of_the_docstrings_run_against_the_fake(tmp_path: Path) -> 
     ]  # fmt: skip  (XYZ is never sent)
 
 
-def test_a_local_mrconso_answers_in_the_same_types_with_no_network(fake: FakeUts) -> None:
-    with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
-        walked = umls.crosswalk("SNOMEDCT_US", "9990191001", target_sabs=["MSH", "NCI"])
-        # MRCONSO.RRF, C9000090: MSH D990090 and NCI C990090
-        assert [(type(c), c.ui, c.root_source) for c in walked] == [
-            (SourceAtomCluster, "D990090", "MSH"), (SourceAtomCluster, "C990090", "NCI")
-        ]  # fmt: skip
-        answers = list(umls.atoms_many(["C9000002", "C0000001"], sab="SNOMEDCT_US"))
-        assert [(a.input, a.outcome) for a in answers] == [
-            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND)
-        ]  # fmt: skip
-        assert all(isinstance(a, AtomRecord) for a in answers[0].results)
-        with pytest.raises(BadInputError, match=r"definitions are in MRDEF\.RRF"):
-            umls.definitions("C9000001")
+def test_a_local_meta_answers_every_batch_from_one_index_with_no_network(
+    fake: FakeUts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One ``LocalIndex`` for the life of a ``Umls``: a notebook's loop of questions opens it
+    once; each --json line names it (``source``)."""
+    from tempmedbench_synonyms.mrconso import index
+
+    opened: list[Path] = []
+    real = index.LocalIndex.__init__
+
+    def counted(self: index.LocalIndex, meta: Path, **keywords: Any) -> None:
+        opened.append(meta)
+        real(self, meta, **keywords)
+
+    monkeypatch.setattr(index.LocalIndex, "__init__", counted)
+    meta = named_meta(tmp_path)
+    with Umls(meta=meta, index_dir=tmp_path / "index") as umls:
+        for _ in range(3):
+            (found,) = umls.concept_many(["C9000001"])
+            assert (found.outcome, found.release, found.source) == (
+                Outcome.FOUND, "2099AA", umls._backend._index.where  # type: ignore[attr-defined]
+            )  # fmt: skip
+            assert umls.definitions("C9000001")[0].root_source == "MTH"
+        assert repr(umls) == f"Umls(release='current', meta={str(meta)!r})"
+    assert opened == [meta]
     assert fake.seen == []
+
+
+def test_a_local_umls_is_asked_from_several_threads_at_once(tmp_path: Path) -> None:
+    """One connection, one question at a time (a lock): threads sharing a ``Umls`` each get
+    their own answers."""
+    import threading
+
+    got: list[tuple[str, str]] = []
+    with Umls(meta=named_meta(tmp_path), index_dir=tmp_path / "index") as umls:
+
+        def ask(cui: str, name: str) -> None:
+            for _ in range(30):
+                concept = umls.concept(cui)
+                got.append((cui, concept.name if concept else ""))
+
+        # MRCONSO.RRF: C9000001 "Zephyr fever", C9000002 "Glimmer pox"
+        threads = [threading.Thread(target=ask, args=pair) for pair in
+                   [("C9000001", "Zephyr fever"), ("C9000002", "Glimmer pox")] * 2]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert sorted(set(got)) == [("C9000001", "Zephyr fever"), ("C9000002", "Glimmer pox")]
+    assert len(got) == 120
+
+
+def test_a_file_the_meta_lacks_is_bad_input_naming_it(tmp_path: Path) -> None:
+    """``mrconso=PATH`` is a META of that MRCONSO.RRF alone (SPEC 12)."""
+    mrconso = named_meta(tmp_path) / "MRCONSO.RRF"
+    with Umls(mrconso=mrconso, index_dir=tmp_path / "index") as umls:
+        assert [a.ui for a in umls.atoms("C9000002", sab="SNOMEDCT_US")] == [
+            "A9000021", "A9000022", "A9000023"
+        ]  # fmt: skip
+        for ask, needed in (
+            (lambda: umls.definitions("C9000001"), "umls definitions needs MRDEF.RRF"),
+            (lambda: umls.relations("C9000001"), "umls relations needs MRREL.RRF"),
+            (lambda: umls.semantic_types("C9000001"), "umls semantic-types needs MRSTY.RRF"),
+            (lambda: umls.hierarchy("parents", aui="A9000011"), "umls hierarchy needs MRHIER.RRF"),
+            (lambda: umls.search("fever", semantic_types=["T901"]),
+             "umls search semantic_types needs MRSTY.RRF"),
+        ):  # fmt: skip
+            with pytest.raises(BadInputError) as raised:
+                ask()
+            assert str(raised.value) == f"{mrconso}: {needed}, and it holds none"
+        # without MRSAB.RRF, one source per SAB of MRCONSO.RRF
+        assert len(umls.sources()) == 11  # MRCONSO.RRF's SABs
+
+
+def test_meta_and_mrconso_together_and_a_contradicted_release_are_bad_input(
+    tmp_path: Path,
+) -> None:
+    meta = named_meta(tmp_path)
+    with pytest.raises(BadInputError) as raised:
+        Umls(meta=meta, mrconso=meta / "MRCONSO.RRF")
+    assert str(raised.value) == "meta and mrconso contradict each other: give one"
+    with pytest.raises(BadInputError) as raised:
+        Umls("2098AA", meta=meta, index_dir=tmp_path / "index")
+    assert str(raised.value) == (f"{meta}: release=2098AA is not the release its names say, 2099AA")
+    assert raised.value.hint == "leave release out (current: the files' own), or give 2099AA"
+    with Umls("2099AA", meta=meta, index_dir=tmp_path / "index") as same:
+        assert same.concept("C9000001") is not None
+    unnamed = tmp_path / "META"
+    shutil.copytree(meta, unnamed)
+    with Umls(meta=unnamed, index_dir=tmp_path / "index") as umls:  # no release: null
+        (found,) = umls.concept_many(["C9000001"])
+        assert (found.release, found.results[0].raw["atoms"]) == (
+            None, "https://uts-ws.nlm.nih.gov/rest/content/current/CUI/C9000001/atoms"
+        )  # fmt: skip
+    with Umls("2097AB", meta=unnamed, index_dir=tmp_path / "index") as umls:  # names it
+        (found,) = umls.concept_many(["C9000001"])
+        assert (found.release, found.results[0].raw["atoms"]) == (
+            "2097AB", "https://uts-ws.nlm.nih.gov/rest/content/2097AB/CUI/C9000001/atoms"
+        )  # fmt: skip
 
 
 # -- streaming: a bounded look-ahead (issue 22 item 3) -----------------------------------------
@@ -462,32 +572,11 @@ def test_many_streams_in_chunks_in_order_the_cache_shared_across_them(
     ]  # fmt: skip
 
 
-def test_a_local_many_reads_a_bounded_chunk_a_pass(
-    fake: FakeUts, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import itertools
-
-    from tempmedbench_synonyms.terminology import LocalTerminology, UtsTerminology
-
-    assert LocalTerminology.ahead >= UtsTerminology.ahead
-    monkeypatch.setattr(LocalTerminology, "ahead", 3)
-    endless, pulled = _counting(itertools.cycle(["C9000002", "C0000001"]), 6)
-    with Umls("2099AA", mrconso=META / "MRCONSO.RRF") as umls:
-        many = umls.atoms_many(endless, sab="SNOMEDCT_US")
-        assert [(a.input, a.outcome) for a in itertools.islice(many, 4)] == [
-            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
-            ("C9000002", Outcome.FOUND), ("C0000001", Outcome.NOT_FOUND),
-        ]  # fmt: skip
-        assert pulled[0] == 6  # two chunks of 3
-        many.close()
-    assert fake.seen == []
-
-
-def test_a_pipe_is_read_by_one_batch_and_a_second_is_refused_not_left_waiting(
+def test_a_pipe_is_read_once_and_a_second_batch_asks_the_same_index(
     fake: FakeUts, tmp_path: Path
 ) -> None:
-    """A pipe can be read once: a second batch (a second call, or a generator's next chunk)
-    would open it again and wait for a writer forever. It is bad input, said at once."""
+    """SPEC 12: a pipe is read once into a temporary index, which a second batch (a second call,
+    or a generator's next chunk) asks again: it never opens the pipe twice."""
     import os
     import threading
 
@@ -501,24 +590,10 @@ def test_a_pipe_is_read_by_one_batch_and_a_second_is_refused_not_left_waiting(
 
     writer = threading.Thread(target=write, args=(rows,), daemon=True)
     writer.start()
-    with Umls("2099AA", mrconso=fifo) as umls:
+    with Umls(mrconso=fifo, index_dir=tmp_path / "index") as umls:
         assert umls.atom("A9000014") is not None
         writer.join(timeout=10)
-        # were it opened again, an empty writer ends the wait (the test never hangs)
-        late = threading.Thread(target=write, args=(b"",), daemon=True)
-        late.start()
-        with pytest.raises(BadInputError) as info:
-            umls.atom("A9000014")
-    assert str(info.value) == (
-        f"{fifo}: is a pipe, and this Umls has read it: a pipe can be read once"
-    )
-    assert info.value.hint == (
-        "give the file itself (MRCONSO.RRF, its .gz or zip), which every batch reads again; or "
-        "ask every input in one batch (a list)"
-    )
-    with open(fifo, "rb"):  # let the late writer go
-        pass
-    late.join(timeout=10)
+        assert umls.atom("A9000021") is not None
     assert fake.seen == []
 
 
@@ -795,7 +870,7 @@ def test_a_command_hands_its_options_whole_and_its_messages_name_the_flags(
 ) -> None:
     """``Umls.of``: the options a command parsed, taken as they are (``cli.umls``); its
     messages name the command line's flags, where ``Umls(...)``'s name the keywords."""
-    from tempmedbench_synonyms.uts.options import UtsOptions
+    from tempmedbench_synonyms.uts.options import Local, UtsOptions
 
     options = UtsOptions(base_url=BASE, cache_dir=tmp_path / "c", offline=True)
     with Umls.of(options, "2099AA") as umls:
@@ -811,7 +886,8 @@ def test_a_command_hands_its_options_whole_and_its_messages_name_the_flags(
         "--rate 500 is out of range: it is above 20 requests a second, the most the UMLS "
         "Terminology Services terms of use allow from one IP address"
     )
-    with Umls.of(UtsOptions(rate=500), "2099AA", mrconso=META / "MRCONSO.RRF") as local:
+    local_files = Local(mrconso=named_meta(tmp_path) / "MRCONSO.RRF", index_dir=tmp_path / "i")
+    with Umls.of(UtsOptions(rate=500), "2099AA", local=local_files) as local:
         (found,) = local.answer_many([("C9000001", Atoms("C9000001", "SNOMEDCT_US"))])
         assert (found.outcome, local.summary(), local.warnings()) == (Outcome.FOUND, None, [])
     assert fake.seen == []

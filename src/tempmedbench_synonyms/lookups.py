@@ -6,9 +6,10 @@ help. The class carries the rest of its behaviour, which the UTS pipeline (``uts
 typed conversion (``uts.models.read_results``), the CLI (``cli.umls``) and the local answers
 read instead of branching on types: its request (``request``, built by ``paths``, which checks
 every identifier), its words (``words``, ``hint``, ``said``), its rows rule (``rows``: SPEC 12's
-"which rows count"), how a local MRCONSO.RRF answers it (``local``, or ``elsewhere``: why not),
-its results' model (``model``, a class of ``uts.models`` by name) and its table (``columns``,
-``order``). ``KINDS`` lists them; a new kind is one class here.
+"which rows count"), how the local engine answers it (``ask``: one method of
+``mrconso.engine.Engine``, called with its fields), its results' model (``model``, a class of
+``uts.models`` by name) and its table (``columns``, ``order``). ``KINDS`` lists them; a new kind
+is one class here.
 
 ``limit`` caps an input's results: ``None`` takes the kind's default (``default_limit``), 0
 means no cap; an answer cut short says ``truncated``.
@@ -17,7 +18,7 @@ means no cap; an answer cut short says ``truncated``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, ClassVar
 
@@ -127,18 +128,23 @@ class Lookup:
     rows_rule: ClassVar[Rows] = EVERY_ROW
     #: asked in ``current`` as it is (its answer names no release to settle it by)
     as_current: ClassVar[bool] = False
-    #: how a local MRCONSO.RRF answers it (``mrconso.lookup``, from the rows of its ``inputs``):
-    #: "atoms" (those rows), "concepts" (their concepts) or "crosswalk" (the codes that share
-    #: their concepts); "" when it cannot (``elsewhere``)
-    local: ClassVar[str] = ""
-    #: the UMLS files that hold its answer, named when a local MRCONSO.RRF cannot give it
-    files: ClassVar[tuple[str, ...]] = ()
-    #: ``elsewhere``'s words, if not the ones it makes of ``files`` and ``request``
-    elsewhere_text: ClassVar[str] = ""
 
     def request(self, release: str) -> UtsRequest:
         """The request it sends in ``release``; BadInputError if it cannot be sent."""
         raise NotImplementedError
+
+    def ask(self, engine: Any) -> Any:
+        """Its answer from the local engine (``mrconso.engine.Engine``: the kernel does not
+        import it): a list, one object, or ``None`` for an unknown identifier."""
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """BadInputError if it cannot be asked of a local index: its limit, and its identifiers
+        and options as its request checks them."""
+        limit = self.limit_or_default()
+        if limit < 0:
+            raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+        self.request("current")
 
     def words(self) -> tuple[str, str]:
         """(the request in words, what "not found" says is missing): ``("definitions of CUI
@@ -148,15 +154,6 @@ class Lookup:
     def rows(self) -> Rows:
         """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
         return self.rows_rule
-
-    def elsewhere(self, release: str) -> str:
-        """Why a local MRCONSO.RRF cannot answer it: the files its answer is in, and the UTS
-        request that gives it (BadInputError if it cannot be sent)."""
-        if self.elsewhere_text:
-            return self.elsewhere_text
-        where = f"in {', '.join(self.files)}, not " if self.files else "not "
-        request = self.request(release).path
-        return f"{self.words()[0]} is {where}in MRCONSO.RRF (UTS: GET {request})"
 
     def _list(self, path: str, *params: tuple[str, str]) -> UtsRequest:
         """A list that follows ``pageCount``, cut at the kind's limit."""
@@ -224,8 +221,8 @@ def _whose(sab: str | None, code: str | None, aui: str | None) -> str:
 class Search(Lookup):
     """Search UMLS for terms: the concepts (or codes, atoms...) that match, in UTS's order.
 
-    Quote a term of several words; --file reads one term a line. --mrconso answers an exact
-    search (--search-type exact) from your own MRCONSO.RRF.
+    Quote a term of several words; --file reads one term a line. --meta answers it from your
+    own UMLS files, ordered by its own rule (exact matches first, then by UI).
 
     Example:
 
@@ -237,7 +234,6 @@ class Search(Lookup):
     argument = ("TERM", "Terms to find (quote a term of several words).")
     model = "SearchResult"
     default_limit = SEARCH_LIMIT
-    local = "concepts"
     hint_text = ("check the spelling, or try another --search-type (normalizedWords matches word "
                  "forms) or fewer --sabs")  # fmt: skip
 
@@ -270,7 +266,7 @@ class Search(Lookup):
     #: local search only: the LAT of the matching atoms (UTS search has no such filter)
     language: str | None = field(
         default=None,
-        metadata=spelt("--language", "With --mrconso: only atoms of this language (LAT, "
+        metadata=spelt("--language", "With --meta or --mrconso: only atoms of this language (LAT, "
                        "such as ENG).", ""),
     )  # fmt: skip
     limit: int | None = _limit(SEARCH_LIMIT)
@@ -278,8 +274,8 @@ class Search(Lookup):
     def request(self, release: str) -> UtsRequest:
         if self.language is not None:
             raise BadInputError(
-                "UTS search has no language filter: --language reads a local MRCONSO.RRF "
-                "(--mrconso PATH)"
+                "UTS search has no language filter: --language reads your own UMLS files "
+                "(--meta PATH)"
             )
         for value, allowed, flag in (
             (self.search_type, SEARCH_TYPES, "--search-type"),
@@ -313,6 +309,17 @@ class Search(Lookup):
     def rows(self) -> Rows:
         return counted(self.include_obsolete, self.include_suppressible)
 
+    def ask(self, engine: Any) -> Any:
+        return engine.search(
+            self.string, search_type=self.search_type, input_type=self.input_type or "atom",
+            return_id_type=self.return_id_type or "concept", sabs=self.sabs,
+            semantic_types=self.semantic_types, partial=self.partial, language=self.language,
+            rows=self.rows(),
+        )  # fmt: skip
+
+    def check(self) -> None:
+        Lookup.check(replace(self, language=None))  # a local index knows the language
+
 
 @dataclass(frozen=True, slots=True)
 class Cuis(Lookup):
@@ -327,7 +334,6 @@ class Cuis(Lookup):
     inputs = ("sab", "code")
     model = "SearchResult"
     rows_rule = COUNTED
-    local = "concepts"  # a search of the CODE field (SPEC 12): NOCODE too
 
     sab: str = ""
     code: str = ""
@@ -341,6 +347,9 @@ class Cuis(Lookup):
     def words(self) -> tuple[str, str]:
         code = f"{self.sab} code {self.code}"
         return f"concepts of {code}", f"no concept of {code}"
+
+    def ask(self, engine: Any) -> Any:
+        return Search(self.code, "exact", "sourceUi", sabs=(self.sab,)).ask(engine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +366,6 @@ class Crosswalk(Lookup):
     inputs = ("sab", "code")
     model = "SourceAtomCluster"
     rows_rule = COUNTED
-    local = "crosswalk"
     hint_text = "check the source and the code; --target-sabs narrows a crosswalk to its sources"
 
     sab: str = ""
@@ -380,6 +388,9 @@ class Crosswalk(Lookup):
             f"no code{to.replace(' to', ' of')} sharing a concept with {self.sab} code {self.code}"
         )
 
+    def ask(self, engine: Any) -> Any:
+        return engine.crosswalk(self.sab, self.code, targets=self.target_sabs, rows=self.rows())
+
 
 @dataclass(frozen=True, slots=True)
 class Definitions(Lookup):
@@ -395,8 +406,6 @@ class Definitions(Lookup):
     argument = _CUIS
     model = "Definition"
     rows_rule = COUNTED
-    elsewhere_text = ("definitions are in MRDEF.RRF, not in MRCONSO.RRF (UTS: GET /content/"
-                      "{release}/CUI/{cui}/definitions)")  # fmt: skip
     columns = (Column("SOURCE", "root_source"), Column("DEFINITION", "value"))
 
     cui: str = ""
@@ -410,6 +419,9 @@ class Definitions(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"definitions of CUI {self.cui}", f"no definitions of CUI {self.cui}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.definitions(self.cui, sabs=self.sabs, rows=self.rows())
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,7 +439,6 @@ class Relations(Lookup):
     argument = _CUIS
     model = "Relation"
     rows_rule = COUNTED
-    elsewhere_text = "relations are in MRREL.RRF, not in MRCONSO.RRF (UTS: GET .../relations)"
     columns = (
         Column("FROM", "related_from_ui"), Column("LABEL", "relation_label"),
         Column("ADDITIONAL", "additional_relation_label"), Column("TO", "related_ui"),
@@ -459,6 +470,12 @@ class Relations(Lookup):
         whose = f"CUI {self.cui}" if self.cui is not None else _whose(self.sab, self.code, self.aui)
         return f"relations of {whose}", f"no relations of {whose}"
 
+    def ask(self, engine: Any) -> Any:
+        return engine.relations(
+            cui=self.cui, sab=self.sab, code=self.code, aui=self.aui,
+            labels=self.relation_labels, sabs=self.sabs, rows=self.rows(),
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class SemanticTypes(Lookup):
@@ -474,8 +491,6 @@ class SemanticTypes(Lookup):
     argument = _CUIS
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TUI", "tui"), Column("TREE", "tree_number", True))
-    elsewhere_text = ("semantic types are in MRSTY.RRF, not in MRCONSO.RRF (UTS: the concept's "
-                      "semanticTypes, GET /content/{release}/CUI/{cui})")  # fmt: skip
 
     cui: str = ""
     details: bool = field(
@@ -489,6 +504,9 @@ class SemanticTypes(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"semantic types of CUI {self.cui}", f"no semantic types of CUI {self.cui}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.semantic_types(self.cui, details=self.details)
 
     def results(self, value: Any) -> list[dict[str, Any]]:
         """The concept's semantic types as UTS lists them (an old release lists bare names)."""
@@ -524,8 +542,6 @@ class SourceConcept(Lookup):
     columns = (*NAMED, Column("OBSOLETE", "obsolete"), Column("ATOMS", "atom_count"),
                Column("LINKS", "link_names"))  # fmt: skip
     said = _ONE
-    elsewhere_text = ("a source concept is answered by UTS (GET /content/{release}/source/{sab}/"
-                      "{code}); from MRCONSO.RRF, ask for the code's atoms")  # fmt: skip
 
     sab: str = ""
     code: str = ""
@@ -535,6 +551,9 @@ class SourceConcept(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"{self.sab} code {self.code}", f"no {self.sab} code {self.code}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.cluster(self.sab, self.code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -571,9 +590,8 @@ class Hierarchy(Lookup):
         whose = _whose(self.sab, self.code, self.aui)
         return f"{self.direction} of {whose}", f"no {self.direction} of {whose}"
 
-    def elsewhere(self, release: str) -> str:
-        return (f"{self.direction} are in MRHIER.RRF, not in MRCONSO.RRF (UTS: GET "
-                f".../{self.direction})")  # fmt: skip
+    def ask(self, engine: Any) -> Any:
+        return engine.hierarchy(self.direction, sab=self.sab, code=self.code, aui=self.aui)
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,14 +615,15 @@ class Sources(Lookup):
     noun = "source"
     hint_text = Crosswalk.hint_text
     as_current = True
-    elsewhere_text = ("the sources of a release are in MRSAB.RRF, not in MRCONSO.RRF (UTS: GET "
-                      "/metadata/{release}/sources)")  # fmt: skip
 
     def request(self, release: str) -> UtsRequest:
         return paths.sources(release, limit=self.limit_or_default())
 
     def words(self) -> tuple[str, str]:
         return "sources", "no sources"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.sources()
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,8 +643,6 @@ class Concept(Lookup):
     columns = (Column("CUI", "ui"), Column("NAME", "name"), Column("STATUS", "status"),
                Column("ATOMS", "atom_count"), Column("TYPES", "type_names"))  # fmt: skip
     said = _ONE
-    elsewhere_text = ("a concept's status and semantic types (MRSTY.RRF) are not in MRCONSO.RRF "
-                      "(UTS: GET /content/{release}/CUI/{cui})")  # fmt: skip
 
     cui: str = ""
 
@@ -634,6 +651,9 @@ class Concept(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"CUI {self.cui}", f"no concept {self.cui}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.concept(self.cui)
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,7 +674,6 @@ class Atoms(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
-    local = "atoms"
 
     cui: str = ""
     sab: str | None = field(
@@ -675,6 +694,11 @@ class Atoms(Lookup):
     def words(self) -> tuple[str, str]:
         return _atom_words(f"CUI {self.cui}" + (f" in {self.sab}" if self.sab else ""),
                            self.preferred)  # fmt: skip
+
+    def ask(self, engine: Any) -> Any:
+        if self.preferred:  # UTS is sent no sab
+            return engine.preferred_atom(cui=self.cui)
+        return engine.atoms(cui=self.cui, sabs=(self.sab,) if self.sab else (), rows=self.rows())
 
     def rows(self) -> Rows:
         return EVERY_ROW if self.preferred else Rows(english=True)
@@ -697,7 +721,6 @@ class SourceAtoms(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
-    local = "atoms"
 
     sab: str = ""
     code: str = ""
@@ -711,6 +734,11 @@ class SourceAtoms(Lookup):
 
     def words(self) -> tuple[str, str]:
         return _atom_words(f"{self.sab} code {self.code}", self.preferred)
+
+    def ask(self, engine: Any) -> Any:
+        if self.preferred:
+            return engine.preferred_atom(sab=self.sab, code=self.code)
+        return engine.atoms(sab=self.sab, code=self.code, rows=self.rows())
 
     def rows(self) -> Rows:
         return EVERY_ROW if self.preferred else Rows(english=True)
@@ -733,7 +761,6 @@ class Atom(Lookup):
     order = ATOM_ORDER
     said = _ATOMS_SAID
     noun = "atom"
-    local = "atoms"
 
     aui: str = ""
 
@@ -742,6 +769,9 @@ class Atom(Lookup):
 
     def words(self) -> tuple[str, str]:
         return f"AUI {self.aui}", f"no atom {self.aui}"
+
+    def ask(self, engine: Any) -> Any:
+        return engine.atom(self.aui)
 
 
 def _preferred_atom(subject: str) -> UtsRequest:
@@ -771,7 +801,7 @@ class Answer:
 
     ``results`` are the JSON objects UTS sends (``clean``; ``Umls``'s ``*_many`` gives them as
     typed models); ``release`` the concrete release that answered; ``query`` the request in
-    words, free of the key."""
+    words, free of the key; ``source`` the local index that answered, if one did."""
 
     input: str
     outcome: Outcome
@@ -781,6 +811,7 @@ class Answer:
     release: str | None = None
     query: str = ""
     truncated: bool = False
+    source: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -801,6 +832,7 @@ class Answer:
             "truncated": self.truncated,
             "message": self.message,
             "hint": self.hint,
+            **({} if self.source is None else {"source": self.source}),
             **self.extra,
         }
 

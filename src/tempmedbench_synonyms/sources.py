@@ -6,14 +6,10 @@ mean nothing to a local file, so those given with one are ignored, with one warn
 
 from __future__ import annotations
 
-import logging
-
 from tempmedbench_synonyms.atoms import AtomSource
 from tempmedbench_synonyms.mrconso.source import MrconsoSource
 from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.progress import scan_progress
-
-log = logging.getLogger(__name__)
 
 
 def build_source(options: RegenOptions) -> AtomSource:
@@ -22,13 +18,7 @@ def build_source(options: RegenOptions) -> AtomSource:
     The network options are checked only when they are used (``open_uts``): they mean
     nothing to a local file."""
     if options.mrconso is not None:
-        ignored = options.uts.changed()
-        if ignored:
-            log.warning(
-                "%s only appl%s to the UMLS REST API: ignored with --mrconso",
-                ", ".join(ignored),
-                "ies" if len(ignored) == 1 else "y",
-            )
+        options.uts.say_ignored("--mrconso")
         progress = scan_progress(options.progress, options.mrconso.name)
         return MrconsoSource(options.mrconso, progress=progress)
     # Imported here: a local run never loads the HTTP stack (requests, urllib3, tenacity), so

@@ -1,20 +1,20 @@
 """Where ``Umls`` takes its answers from: one interface (``Terminology``), one backend each.
 
-UTS over REST (``UtsTerminology``) and a local MRCONSO.RRF (``LocalTerminology``); the fake's
-invented rows will be a third. ``Umls`` (umls.py) and through it the ``umls`` commands ask a
+UTS over REST (``UtsTerminology``) and the user's own UMLS files through the local index
+(``MetaTerminology``). ``Umls`` (umls.py) and through it the ``umls`` commands ask a
 backend only, never what is behind it (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import stat
+import threading
 from collections.abc import Generator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
 
-from tempmedbench_synonyms.errors import BadInputError, plural
-from tempmedbench_synonyms.lookups import Answer, Lookup
+from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
+from tempmedbench_synonyms.lookups import Answer, Lookup, clean
 
 if TYPE_CHECKING:
     from tempmedbench_synonyms.secret import ApiKey
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 #: The inputs a ``*_many`` reads ahead of its answers from UTS: each chunk is one batch (asked
 #: concurrently, identical lookups once), so that an endless iterable is answered as it goes.
 MANY_AHEAD = 500
-#: The same from a local MRCONSO.RRF, where each chunk costs one pass over the file.
-LOCAL_MANY_AHEAD = 100_000
+#: The root of the links in a local answer, whatever ``--base-url`` says (SPEC 12).
+LOCAL_LINKS = "https://uts-ws.nlm.nih.gov/rest/"
 
 Items = Sequence[tuple[str, Lookup]]
 
@@ -105,45 +105,117 @@ class UtsTerminology:
             self._uts.close()
 
 
-class LocalTerminology:
-    """A local MRCONSO.RRF (any form NLM ships): ``mrconso.lookup.answer_many``, one pass over
-    the file a batch, no key and no network (``current``: the release the file's names say)."""
+class MetaTerminology:
+    """A user's own UMLS files (SPEC 12): each lookup answered by the engine over one
+    ``mrconso.index.LocalIndex``, opened once for the life of the ``Umls``, with no key and no
+    network. ``release`` is the one the files' names say (``--umls-release current`` never
+    contradicts it; another release is bad input when it does, and names an unnamed one)."""
 
-    ahead: ClassVar[int] = LOCAL_MANY_AHEAD
+    ahead: ClassVar[int] = MANY_AHEAD
 
-    def __init__(self, path: Path, release: str) -> None:
-        self.path, self.release = path, release
-        self._read = False  # a pipe is read by one batch only
+    def __init__(
+        self,
+        meta: Path,
+        release: str,
+        *,
+        mrconso_only: bool = False,
+        index_dir: Path | None = None,
+        progress: TextIO | None = None,
+    ) -> None:
+        from tempmedbench_synonyms.mrconso.index import LocalIndex
+        from tempmedbench_synonyms.mrconso.shapes import Links
+
+        self._index = LocalIndex(
+            meta, mrconso_only=mrconso_only, index_dir=index_dir, progress=progress
+        )
+        named = self._index.release
+        if release not in ("current", named) and named is not None:
+            self._index.close()
+            raise BadInputError(
+                f"--umls-release {release} is not the release its names say, {named}",
+                path=meta,
+                hint=f"leave --umls-release out (current: the files' own), or give {named}",
+            )
+        #: the release the answers name (``None``: no name says it)
+        self.release = named if release == "current" else release
+        self._links = Links(self.release or "current", LOCAL_LINKS)
+        self._engines: dict[frozenset[str], Any] = {}
+        self._lock = threading.Lock()  # one connection: one question at a time
 
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
-        from tempmedbench_synonyms.mrconso.lookup import answer_many
-        from tempmedbench_synonyms.progress import scan_progress
+        for input, lookup in items:
+            yield self._answer(input, lookup)
 
-        if self._read and _is_pipe(self.path):  # its open would wait for a writer forever
-            raise BadInputError(
-                "is a pipe, and this Umls has read it: a pipe can be read once",
-                path=self.path,
-                hint="give the file itself (MRCONSO.RRF, its .gz or zip), which every batch "
-                "reads again; or ask every input in one batch (a list)",
-            )
-        self._read = True
-        bar = scan_progress(progress, self.path.name)
+    def _answer(self, input: str, lookup: Lookup) -> Answer:
+        query, nothing = lookup.words()
         try:
-            answers = answer_many(self.path, self.release, items, progress=bar)
-        finally:
-            bar.close()
-        yield from answers
+            lookup.check()
+            with self._lock:
+                value = lookup.ask(self._engine(lookup))
+        except BadInputError as err:
+            if err.path is not None or err.key is not None:
+                raise  # the files or an option, not this input
+            return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
+                          release=self.release, query=query, source=self._index.where)  # fmt: skip
+        results = value if isinstance(value, list) else [] if value is None else [value]
+        limit = lookup.limit_or_default()
+        truncated = bool(limit) and len(results) > limit
+        results = results[:limit] if truncated else results
+        said = self.release or "local"
+        if not results:
+            return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {said} has {nothing}",
+                          hint=lookup.hint(), release=self.release, query=query,
+                          source=self._index.where)  # fmt: skip
+        cut = f"; --limit {limit} cut it" if truncated else ""
+        return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results),
+                      lookup.found_message(len(results), query, said, cut), release=self.release,
+                      query=query, truncated=truncated, source=self._index.where)  # fmt: skip
+
+    def _files(self, lookup: Lookup) -> tuple[str, ...]:
+        """The files ``lookup`` is answered from (``engine.needs``); one it needs and the META
+        lacks is bad input naming it."""
+        from tempmedbench_synonyms.mrconso.engine import needs
+
+        types = bool(getattr(lookup, "semantic_types", ()))  # search --semantic-types: MRSTY
+        needed, optional = needs(lookup.command, semantic_types=types)
+        for file in needed:
+            if file not in self._index.present:
+                asked = f"umls {lookup.command}" + (" --semantic-types" if types else "")
+                raise BadInputError(
+                    f"{asked} needs {file}.RRF, and it holds none", path=self._index.meta,
+                    hint=f"give --meta the META folder (or release zip) that holds {file}.RRF",
+                )  # fmt: skip
+        return (*needed, *(f for f in optional if f in self._index.present))
+
+    def _engine(self, lookup: Lookup) -> Any:
+        """The engine over the parts ``lookup`` needs, built on first need (one a file set)."""
+        files = frozenset(self._files(lookup))
+        if files not in self._engines:
+            self._engines[files] = self._index.engine(files, self._links)
+        return self._engines[files]
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from tempmedbench_synonyms.mrconso.lookup import local_release
+        from tempmedbench_synonyms.mrconso.index import describe
 
-        _, release = local_release(self.path, self.release)  # refused here as in the run
+        files: set[str] = set()
+        bad = unread
+        for _, lookup in items:
+            try:
+                lookup.check()
+            except BadInputError:
+                bad += 1
+                continue
+            files.update(self._files(lookup))
+        found = describe(self._index.meta, self._index.index_dir)
+        built = {p.file for p in found if p.rows is not None}  # None: not indexed yet
+        parts = {f: f in built for f in sorted(files)}
+        said = ", ".join(f"{f}.RRF {'indexed' if ok else 'to index'}" for f, ok in parts.items())
         inputs = len(items) + unread
         line = (
-            f"{plural(inputs, 'input')}: answered from {self.path} (UMLS {release}) in one "
-            "pass; nothing is sent"
+            f"{plural(inputs, 'input')}: answered from {self._index.where} (UMLS "
+            f"{self.release or 'local'}){'; ' + said if said else ''}; nothing is sent"
         )
-        return line, {"inputs": inputs, "seconds": None}
+        return line, {"inputs": inputs, "bad_input": bad, "files": parts, "seconds": None}
 
     def warnings(self) -> list[str]:
         return []
@@ -152,11 +224,6 @@ class LocalTerminology:
         return None
 
     def close(self) -> None:
-        pass
-
-
-def _is_pipe(path: Path) -> bool:
-    try:
-        return stat.S_ISFIFO(path.stat().st_mode)
-    except OSError:  # gone: the batch says so
-        return False
+        with self._lock:
+            self._engines.clear()
+            self._index.close()

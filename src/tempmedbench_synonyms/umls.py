@@ -8,9 +8,9 @@
 
 Every request goes through the same client as a regeneration (the machine's rate budget,
 retries, bounded answers, the self-checking cache, identifiers checked before anything is sent,
-the key never shown); with ``mrconso=PATH`` the lookups a local MRCONSO.RRF can answer
-(``atoms``, ``source_atoms``, ``atom``, ``crosswalk``, ``cuis``, an exact ``search``) are read
-from the file, in one pass for a whole ``*_many`` batch, with no key and no network.
+the key never shown); with ``meta=PATH`` (a META folder or a release zip; ``mrconso=PATH``: a
+META of that MRCONSO.RRF alone) every lookup is answered from the user's own files through a
+local index (SPEC 12), with no key and no network.
 
 Answers are typed, immutable models (``uts.models``) that keep the object UTS sent (``raw``).
 Not found is a value: ``None`` for one object, ``()`` for a list (``Results``, a tuple that says
@@ -32,10 +32,10 @@ from contextlib import closing, contextmanager
 from dataclasses import fields, replace
 from functools import cache
 from itertools import islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
+from tempmedbench_synonyms.config import resolve_index_dir
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
     API_KEY_FILE_ENV,
@@ -65,8 +65,8 @@ from tempmedbench_synonyms.lookups import (
 )
 from tempmedbench_synonyms.options import as_path, stream_of
 from tempmedbench_synonyms.paths import Direction, InputType, ReturnIdType, SearchType
-from tempmedbench_synonyms.terminology import LocalTerminology, Terminology, UtsTerminology
-from tempmedbench_synonyms.uts.options import StrPath, UtsOptions
+from tempmedbench_synonyms.terminology import MetaTerminology, Terminology, UtsTerminology
+from tempmedbench_synonyms.uts.options import Local, StrPath, UtsOptions
 
 if TYPE_CHECKING:
     from tempmedbench_synonyms.secret import ApiKey
@@ -88,7 +88,7 @@ _T = TypeVar("_T")
 
 
 class Umls:
-    """A session with the UMLS terminology: UTS, or a local MRCONSO.RRF (module docstring).
+    """A session with the UMLS terminology: UTS, or the user's own files (module docstring).
 
     ``release`` is a UMLS release (``2025AB``) or ``current``, resolved once. The key is
     ``api_key``, else the file ``api_key_file`` (or ``UMLS_API_KEY_FILE``) names, else
@@ -120,6 +120,8 @@ class Umls:
         api_key: str | None = None,
         api_key_file: StrPath | None = None,
         mrconso: StrPath | None = None,
+        meta: StrPath | None = None,
+        index_dir: StrPath | None = None,
         cache_dir: StrPath | None = None,
         rate: float = DEFAULT_RATE,
         workers: int = DEFAULT_WORKERS,
@@ -135,12 +137,14 @@ class Umls:
             raise TypeError(f"api_key must be a string, not {type(api_key).__name__}")
         with _in_python_words():
             release = check_release(release)
-            path = as_path("mrconso", mrconso, optional=True)
+            local = Local(as_path("meta", meta, optional=True),
+                          as_path("mrconso", mrconso, optional=True),
+                          as_path("index_dir", index_dir, optional=True))  # fmt: skip
             options = UtsOptions.of(
                 api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
                 timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
             )  # fmt: skip
-            self._start(release, path, options, progress, api_key)
+            self._start(release, local, options, progress, api_key)
 
     @classmethod
     def of(
@@ -148,35 +152,49 @@ class Umls:
         options: UtsOptions,
         release: str = "current",
         *,
-        mrconso: Path | None = None,
+        local: Local = Local(),
         progress: bool | TextIO = False,
     ) -> Umls:
         """A session on the options a command parsed (``cli.umls``), taken whole; its
         messages name the command line's flags (``--rate``), as the shared layers say them."""
         umls = cls.__new__(cls)
-        umls._start(check_release(release), mrconso, options, progress, None)
+        umls._start(check_release(release), local, options, progress, None)
         return umls
 
     def _start(
         self,
         release: str,
-        mrconso: Path | None,
+        local: Local,
         options: UtsOptions,
         progress: bool | TextIO,
         api_key: str | None,
     ) -> None:
-        """Take the checked release and options; the backend is a local file's or UTS's (its
-        options checked at once: ``terminology``)."""
-        self.release, self.mrconso, self.options = release, mrconso, options
+        """Take the checked release and options; the backend is the local index's or UTS's
+        (its options checked at once: ``terminology``)."""
+        self.release, self.local, self.options = release, local, options
         self._progress = _open(stream_of(progress))
         key = _key(api_key)
-        self._backend: Terminology = (
-            UtsTerminology(options, release, key) if mrconso is None
-            else LocalTerminology(mrconso, release)
-        )  # fmt: skip
+        path = local.meta or local.mrconso
+        if local.meta is not None and local.mrconso is not None:
+            raise BadInputError(
+                "--meta and --mrconso contradict each other: give one",
+                hint="--meta PATH takes a META folder or a release zip; --mrconso PATH one "
+                "MRCONSO.RRF (a META of it alone)",
+            )
+        if path is None:
+            self._backend: Terminology = UtsTerminology(options, release, key)
+            return
+        options.say_ignored("--meta" if local.meta else "--mrconso", used=("--cache-dir",))
+        index_dir = resolve_index_dir(local.index_dir, options.cache_dir)
+        self._backend = MetaTerminology(path, release, mrconso_only=local.meta is None,
+                                        index_dir=index_dir, progress=self._progress)  # fmt: skip
 
     def __repr__(self) -> str:
-        where = f"mrconso={str(self.mrconso)!r}" if self.mrconso else f"base_url={self.url!r}"
+        if self.local.meta or self.local.mrconso:
+            name = "meta" if self.local.meta else "mrconso"
+            where = f"{name}={str(self.local.meta or self.local.mrconso)!r}"
+        else:
+            where = f"base_url={self.url!r}"
         return f"Umls(release={self.release!r}, {where})"
 
     @property
@@ -220,8 +238,7 @@ class Umls:
         UTS sent them (``lookups.clean``): what every method and command is made of.
 
         A list or tuple is one batch; any other iterable is read ``terminology.MANY_AHEAD``
-        inputs at a time (``LOCAL_MANY_AHEAD`` from a local file), each chunk a batch of its
-        own."""
+        inputs at a time, each chunk a batch of its own."""
         for chunk in self._chunks(items):
             yield from self._batch(chunk)
 
@@ -652,8 +669,8 @@ def _flag_names() -> dict[str, str]:
     """Each flag the shared layers' messages name, as the Python argument it stands for:
     ``--limit`` -> ``limit``, ``--umls-release`` -> ``release``; a switch as it is set,
     ``--offline`` -> ``offline=True``."""
-    names = {"--umls-release": "release", "--mrconso": "mrconso"}
-    for f in (*fields(UtsOptions), *(f for kind in KINDS for f in fields(kind))):
+    names = {"--umls-release": "release"}
+    for f in (*fields(UtsOptions), *fields(Local), *(f for kind in KINDS for f in fields(kind))):
         spelt = f.metadata.get("cli")
         if spelt is not None:
             names[spelt.flag] = f"{f.name}=True" if f.default is False else f.name

@@ -513,9 +513,6 @@ def test_a_batch_that_cannot_share_the_rate_budget_says_so_in_each_json_line(
     )
     assert [doc["warnings"] for doc in lines(result)] == [[warning], [warning]]
     assert list(state.iterdir()) == []  # nothing written there
-    local = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--umls-release", "2099AA",
-                 "--json"], tmp_path, key=None)  # fmt: skip
-    assert [doc["warnings"] for doc in lines(local)] == [[]]  # no budget without a network
 
 
 def test_a_batch_ended_early_still_shows_the_table_of_the_answers_before_the_end(
@@ -561,89 +558,6 @@ def test_dry_run_sends_and_writes_nothing_and_counts_the_cache(
     assert (doc["outcome"], doc["exit_code"]) == ("planned", 0)
     assert (doc["plan"]["inputs"], doc["plan"]["cached"], doc["plan"]["to_fetch"]) == (2, 1, 1)
     assert len(fake.seen) == 1
-
-
-# -- from a local MRCONSO.RRF: no key, no network, the same shapes --------------------------------
-
-MRCONSO = META / "MRCONSO.RRF"
-
-
-def test_mrconso_answers_crosswalk_search_and_atoms_with_no_key_and_no_network(
-    fake: FakeUts, tmp_path: Path
-) -> None:
-    local = ["--mrconso", str(MRCONSO), "--umls-release", "2099AA", "-q"]
-    walked = run(["crosswalk", "SNOMEDCT_US", "9990191001", *local], tmp_path, key=None)
-    assert walked.exit_code == 0, walked.stderr
-    # MRCONSO.RRF, C9000090: MSH D990090 "Meteoric Disorders", NCI C990090 "Meteoric Disorder",
-    # SCTSPA 9990191001 "Trastorno meteórico" (ordered by source, then code)
-    assert table(walked) == [
-        ["UI", "NAME", "SOURCE"],
-        ["D990090", "Meteoric Disorders", "MSH"],
-        ["C990090", "Meteoric Disorder", "NCI"],
-        ["9990191001", "Trastorno meteórico", "SCTSPA"],
-    ]
-    found = run(["search", "ZEPHYR FEVER", "--search-type", "exact", *local, "--json"], tmp_path,
-                key=None)  # fmt: skip
-    (doc,) = lines(found)
-    # the atom string "Zephyr fever" (A9000011) equals the term ignoring case
-    assert [(r["ui"], r["name"], r["rootSource"]) for r in doc["results"]] == [
-        ("C9000001", "Zephyr fever", "SNOMEDCT_US")
-    ]  # fmt: skip
-    atoms = run(["atoms", "C9000001", "--sab", "SNOMEDCT_US", *local, "--json"], tmp_path,
-                key=None)  # fmt: skip
-    (doc,) = lines(atoms)
-    # SUPPRESS N, English: A9000011 PT, A9000012 FN, A9000013 SY (not the O, E and Y ones)
-    assert sorted(a["aui"] for a in doc["atoms"]) == ["A9000011", "A9000012", "A9000013"]
-    assert fake.seen == []
-    assert not (tmp_path / "cache").exists()
-
-
-def test_mrconso_cannot_answer_definitions_and_says_which_file_would(
-    fake: FakeUts, tmp_path: Path
-) -> None:
-    result = run(["definitions", "C9000001", "--mrconso", str(MRCONSO), "--umls-release",
-                  "2099AA"], tmp_path, key=None)  # fmt: skip
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (
-        "error: definitions are in MRDEF.RRF, not in MRCONSO.RRF (UTS: GET "
-        "/content/{release}/CUI/{cui}/definitions)\n"
-        "hint: ask the UMLS REST API for it: the same lookup without a local MRCONSO.RRF\n"
-    )
-    assert fake.seen == []
-
-
-def test_mrconso_release_current_needs_a_release_in_the_files_names(
-    fake: FakeUts, tmp_path: Path
-) -> None:
-    result = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO)], tmp_path, key=None)
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (
-        f"error: {MRCONSO}: release current means the release the MRCONSO.RRF comes from, and "
-        "no folder or file name of it says which (as 2025AB/META/MRCONSO.RRF or "
-        "umls-2025AB-metathesaurus-full.zip do)\n"
-        "hint: name the release with --umls-release, such as 2025AB\n"
-    )
-    # The dry run refuses it as the run does, and names the release it would answer in.
-    dry = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--dry-run"], tmp_path,
-              key=None)  # fmt: skip
-    assert (dry.exit_code, dry.stdout, dry.stderr) == (2, "", result.stderr)
-    named = tmp_path / "2099AA" / "META"
-    named.mkdir(parents=True)
-    (named / "MRCONSO.RRF").write_bytes(MRCONSO.read_bytes())
-    again = run(["cuis", "MSH", "D990091", "--mrconso", str(named / "MRCONSO.RRF"), "--json"],
-                tmp_path, key=None)  # fmt: skip
-    (doc,) = lines(again)
-    assert (doc["release"], [r["ui"] for r in doc["results"]]) == ("2099AA", ["C9000091"])
-    dry = run(["cuis", "MSH", "D990091", "D990090", "--mrconso", str(named / "MRCONSO.RRF"),
-               "--dry-run"], tmp_path, key=None)  # fmt: skip
-    assert (dry.exit_code, dry.stdout, dry.stderr) == (
-        0, "", f"dry run: 2 inputs: answered from {named / 'MRCONSO.RRF'} (UMLS 2099AA) in one "
-        "pass; nothing is sent\n",
-    )  # fmt: skip
-    bad = run(["cuis", "MSH", "D990091", "--mrconso", str(MRCONSO), "--umls-release", "2099ab"],
-              tmp_path, key=None)  # fmt: skip
-    assert bad.exit_code == 2
-    assert "'2099ab' is not a UMLS release name" in bad.stderr
 
 
 # -- a hostile server: its strings reach no terminal raw -------------------------------------------
@@ -894,20 +808,3 @@ def test_json_results_are_utss_objects_while_the_table_shows_last_segments(
         {"name": "Invented Disorder", "uri": f"{net}/T901"},
         {"name": "Invented Weather Finding", "uri": f"{net}/T902"},
     ]  # the concept's semanticTypes as UTS lists them: no tree number without --details
-
-
-def test_a_dry_run_from_a_local_mrconso_reads_and_sends_nothing(
-    fake: FakeUts, tmp_path: Path
-) -> None:
-    args = ["crosswalk", "SNOMEDCT_US", "9990191001", "9990192008", "--mrconso", str(MRCONSO),
-            "--umls-release", "2099AA", "--dry-run", "--json"]  # fmt: skip
-    result = run(args, tmp_path, key=None)
-    assert result.exit_code == 0, result.stderr
-    line = f"dry run: 2 inputs: answered from {MRCONSO} (UMLS 2099AA) in one pass; nothing is sent"
-    assert lines(result) == [{
-        "outcome": "planned", "exit_code": 0, "message": line,
-        "plan": {"inputs": 2, "seconds": None},
-        "schema_version": 1, "tool_version": __version__,
-    }]  # fmt: skip
-    assert result.stderr == line + "\n"
-    assert fake.seen == [] and not (tmp_path / "cache").exists()

@@ -211,7 +211,7 @@ def test_a_missing_key_is_exit_3_with_a_hint(fake: FakeUts, tmp_path: Path) -> N
         "UMLS_API_KEY environment variable, or into a file named by --api-key-file or "
         "UMLS_API_KEY_FILE (a regeneration needs no key with --mrconso PATH, which reads a local "
         "MRCONSO.RRF instead)"
-    )  # umls has no --mrconso: the hint must not offer it to this command
+    )
     doc = json.loads(result.stdout)
     assert (doc["outcome"], doc["exit_code"]) == ("not_authorised", 3)
     assert fake.seen == []

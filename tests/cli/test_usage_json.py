@@ -35,7 +35,8 @@ def test_every_command_with_json_is_a_plain_usage_command() -> None:
         ("cache", "clear"), ("cache", "info"), ("check",), ("demo",), ("doctor",), ("freeze",),
         ("gps", "lookup"), ("gps", "sctid"), ("gps", "validate"), ("regenerate",),
         ("umls", "atom"), ("umls", "atoms"), ("umls", "concept"), ("umls", "crosswalk"),
-        ("umls", "cuis"), ("umls", "definitions"), ("umls", "hierarchy"), ("umls", "relations"),
+        ("umls", "cuis"), ("umls", "definitions"), ("umls", "hierarchy"), ("umls", "index"),
+        ("umls", "relations"),
         ("umls", "search"), ("umls", "semantic-types"), ("umls", "source"),
         ("umls", "source-concept"), ("umls", "sources"),
     ]  # fmt: skip

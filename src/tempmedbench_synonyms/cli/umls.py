@@ -6,6 +6,8 @@ progress bar, every answer cached, a rerun after Ctrl-C resuming), and prints a 
 (an ``INPUT`` column first when there are several), or with ``--json`` one JSON line an input
 (``lookups.Answer.to_json``). The exit code is the highest of the inputs': 0 found, 1 not found,
 2 bad input; not authorised (3), unavailable (4) and interrupted (130) end the batch at once.
+With ``--meta`` (or ``--mrconso``) every command answers from the user's own files instead
+(``terminology.MetaTerminology``); ``umls index`` builds their index ahead.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import typer
 from tempmedbench_synonyms.cli._options import (
     FLAG,
     JsonLinesOption,
+    JsonOption,
     Only,
     PlainGroup,
     PlainUsage,
@@ -39,6 +42,7 @@ from tempmedbench_synonyms.cli._shared import (
     echo_err,
     exit_on_error,
     failure_json,
+    print_json,
     print_json_line,
 )
 from tempmedbench_synonyms.config import spelt
@@ -53,7 +57,7 @@ from tempmedbench_synonyms.lookups import (
     Sources,
 )
 from tempmedbench_synonyms.secret import clean_text, shortened
-from tempmedbench_synonyms.uts.options import UtsOptions
+from tempmedbench_synonyms.uts.options import Local, UtsOptions
 
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
     from tempmedbench_synonyms.umls import Umls
@@ -62,7 +66,7 @@ umls_app = typer.Typer(
     name="umls",
     help="Ask UMLS: search, crosswalk, definitions, relations, hierarchies, semantic types, "
     "sources, concepts and atoms, one input or many (--file), through the same cache, rate "
-    "limit and retries as a regeneration, or from a local MRCONSO.RRF (--mrconso). The API key "
+    "limit and retries as a regeneration, or from your own UMLS files (--meta). The API key "
     "comes from UMLS_API_KEY, UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has "
     "nothing for an input; 2: bad input; 3: not authorised; 4: unavailable; 130: interrupted.",
     cls=PlainGroup,
@@ -80,17 +84,8 @@ class Asking:
         default="current",
         metadata=spelt(
             "--umls-release",
-            "The UMLS release, such as 2025AB, or current (UTS's newest; with --mrconso, the "
-            "file's).",
-        ),
-    )
-    mrconso: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--mrconso",
-            "Answer from your own MRCONSO.RRF (as NLM ships it) instead of UTS, with no key and "
-            "no network: atoms, source, atom, crosswalk, cuis and search --search-type exact.",
-            "",
+            "The UMLS release, such as 2025AB, or current (UTS's newest; with --meta, the one "
+            "the files' names say).",
         ),
     )
     file: Path | None = field(
@@ -106,14 +101,18 @@ class Asking:
         default=False,
         metadata=spelt(
             "--dry-run",
-            "Say how many inputs the cache answers and how long the rest take, and stop: "
-            "nothing is sent.",
+            "Say how many inputs the cache answers and how long the rest take (with --meta: "
+            "the files it needs, and whether each is indexed), and stop: nothing is sent or "
+            "built.",
         ),
     )
 
 
 #: ``umls sources`` asks one request: no --file, no --workers.
 OneRequest = Annotated[Asking, Only(("umls_release", "dry_run"))]
+#: ``umls index`` builds an index: where it goes, no other file.
+IndexOnly = Annotated[Local, Only(("index_dir",))]
+CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 Network = Annotated[UtsOptions, Only(UtsOptions.__dataclass_fields__)]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
@@ -159,6 +158,7 @@ class Shown:
 def _run(
     inputs: Items,
     asking: Asking,
+    local: Local,
     uts: UtsOptions,
     shown: Shown,
     *,
@@ -192,9 +192,9 @@ def _run(
             )
         from tempmedbench_synonyms.umls import Umls
 
-        # one bar for a batch, or for the pass over a local file; one request needs none
-        shows = verbosity >= 0 and (len(items) > 1 or asking.mrconso is not None)
-        umls = Umls.of(uts, asking.umls_release, mrconso=asking.mrconso,
+        # one bar for a batch, or for an index's build; one request needs none
+        shows = verbosity >= 0 and (len(items) > 1 or local != Local())
+        umls = Umls.of(uts, asking.umls_release, local=local,
                        progress=sys.stderr if shows else False)  # fmt: skip
         with umls:
             if asking.dry_run:
@@ -566,6 +566,7 @@ def _command(kind: type[Lookup]) -> Callable[..., None]:
         *_arguments(None if coded else (*kind.argument, kind.inputs[0])),
         *([_param("lookup", kind, kind())] if options else []),
         _param("asking", Asking, Asking()),
+        _param("local", Local, Local()),
         _param("uts", Network, UtsOptions()),
         _param("json_out", JsonLinesOption, False),
         _param("quiet", QuietOption, False),
@@ -581,8 +582,9 @@ def _command(kind: type[Lookup]) -> Callable[..., None]:
         else:
             items = _plain(given["ids"], asking.file,
                            lambda one: _lookup(kind, base, **{kind.inputs[0]: one}))  # fmt: skip
-        _run(items, asking, given["uts"], _shown_of(kind), json_out=given["json_out"],
-             quiet=given["quiet"], verbose=given["verbose"])  # fmt: skip
+        _run(items, asking, given["local"], given["uts"], _shown_of(kind),
+             json_out=given["json_out"], quiet=given["quiet"],
+             verbose=given["verbose"])  # fmt: skip
 
     command.__name__ = f"{kind.command.replace('-', '_')}_command"
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
@@ -625,6 +627,7 @@ def relations_command(
     aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
     lookup: Relations = Relations(),  # noqa: B008
     asking: Asking = Asking(),
+    local: Local = Local(),
     uts: Network = UtsOptions(),
     json_out: JsonLinesOption = False,
     quiet: QuietOption = False,
@@ -639,7 +642,8 @@ def relations_command(
         items = _plain(ids, asking.file, lambda a: replace(lookup, aui=a))
     else:
         items = _plain(ids, asking.file, lambda c: replace(lookup, cui=c))
-    _run(items, asking, uts, _shown_of(Relations), json_out=json_out, quiet=quiet, verbose=verbose)
+    _run(items, asking, local, uts, _shown_of(Relations), json_out=json_out, quiet=quiet,
+         verbose=verbose)  # fmt: skip
 
 
 def hierarchy_command(
@@ -666,6 +670,7 @@ def hierarchy_command(
     aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
     lookup: Hierarchy = Hierarchy(),  # noqa: B008
     asking: Asking = Asking(),
+    local: Local = Local(),
     uts: Network = UtsOptions(),
     json_out: JsonLinesOption = False,
     quiet: QuietOption = False,
@@ -685,18 +690,63 @@ def hierarchy_command(
     else:
         sab, codes = _sab_first(ids)
         items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
-    _run(items, asking, uts, _shown_of(Hierarchy), json_out=json_out, quiet=quiet, verbose=verbose)
+    _run(items, asking, local, uts, _shown_of(Hierarchy), json_out=json_out, quiet=quiet,
+         verbose=verbose)  # fmt: skip
 
 
 def sources_command(
     asking: OneRequest = Asking(),
+    local: Local = Local(),
     uts: OneNetwork = UtsOptions(),
     json_out: JsonLinesOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    _run(lambda: [("sources", Sources())], asking, uts, _shown_of(Sources), json_out=json_out,
-         quiet=quiet, verbose=verbose)  # fmt: skip
+    _run(lambda: [("sources", Sources())], asking, local, uts, _shown_of(Sources),
+         json_out=json_out, quiet=quiet, verbose=verbose)  # fmt: skip
+
+
+def index_command(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PATH",
+            show_default=False,
+            help="A META folder, or the Metathesaurus or full release zip.",
+        ),
+    ],
+    local: IndexOnly = Local(),
+    uts: CacheOnly = UtsOptions(),
+    json_out: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = 0,
+) -> None:
+    """Index your own UMLS files ahead, every part (MRCONSO.RRF, and whichever of MRDEF, MRREL,
+    MRSTY, MRHIER and MRSAB the META holds), so that no --meta question waits for a build.
+
+    Example:
+
+        tempmedbench-synonyms umls index ~/umls/2025AB/META
+    """  # fmt: skip
+    verbosity = configure_logging(quiet, verbose)
+    with exit_on_error(json_report=failure_json if json_out else None):
+        from tempmedbench_synonyms.config import resolve_index_dir
+        from tempmedbench_synonyms.mrconso.index import LocalIndex
+
+        index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
+                           progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
+        try:
+            parts = index.build()
+        finally:
+            index.close()
+    if json_out:
+        print_json({"index": index.where, "release": index.release,
+                    "parts": [p.to_json() for p in parts]})  # fmt: skip
+        return
+    rows = [[f"{p.file}.RRF", f"{p.rows:,}", f"{p.bytes:,}", f"{p.seconds:.1f}"] for p in parts]
+    typer.echo(_table(rows, ["FILE", "ROWS", "BYTES", "SECONDS"]))
+    if verbosity >= 0:
+        echo_err(f"indexed: {index.where}")
 
 
 _WRITTEN: dict[str, Callable[..., None]] = {
@@ -706,3 +756,4 @@ for _kind in KINDS:  # in KINDS' order, as --help lists them
     _made = _WRITTEN.get(_kind.command) or _command(_kind)
     _made.__doc__ = _kind.__doc__
     umls_app.command(_kind.command, cls=PlainUsage)(with_options(_made))
+umls_app.command("index", cls=PlainUsage)(with_options(index_command))

@@ -4,4 +4,4 @@ Its modules, top to bottom (tests/test_layers.py): docs/architecture.md, "The mo
 ``rows`` is light (``re`` and the error tree): ``testing`` reads invented rows with it.
 """
 
-__all__ = ["forms", "lookup", "rows", "scan", "shapes", "source", "worker"]
+__all__ = ["forms", "rows", "scan", "shapes", "source", "worker"]

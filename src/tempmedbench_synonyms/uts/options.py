@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import ipaddress
+import logging
 import math
 import os
 import typing
@@ -39,6 +40,7 @@ from tempmedbench_synonyms.constants import (
     DEFAULT_RATE,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
+    INDEX_DIR_ENV,
     MAX_RATE,
     MAX_WORKERS,
     MIN_RATE,
@@ -48,6 +50,7 @@ from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.secret import holds_secret, read_api_key, redact, redact_url
 
 StrPath = str | os.PathLike[str]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +159,49 @@ class UtsOptions:
                 hint="drop one of them",
             )
         return workers
+
+    def say_ignored(self, by: str, *, used: tuple[str, ...] = ()) -> None:
+        """Say once (a warning) which options given are ignored by a run that answers from
+        local files (``by``: its flag), but those it ``used``."""
+        ignored = [flag for flag in self.changed() if flag not in used]
+        if ignored:
+            log.warning("%s only appl%s to the UMLS REST API: ignored with %s",
+                        ", ".join(ignored), "ies" if len(ignored) == 1 else "y", by)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Local:
+    """Where a ``umls`` command answers from instead of UTS: the user's own UMLS files, through
+    a local index (SPEC 12)."""
+
+    meta: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--meta",
+            "Answer from your own UMLS files instead of UTS, with no key and no network: a META "
+            "folder, or the Metathesaurus or full release zip (MRCONSO.RRF, and whichever of "
+            "MRDEF, MRREL, MRSTY, MRHIER and MRSAB it holds); indexed on first need.",
+            "",
+        ),
+    )
+    mrconso: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--mrconso",
+            "Answer from one MRCONSO.RRF (any form NLM ships), a META of it alone: as --meta, "
+            "but definitions, relations, hierarchy and semantic types are bad input.",
+            "",
+        ),
+    )
+    index_dir: Path | None = field(
+        default=None,
+        metadata=spelt(
+            "--index-dir",
+            "Where the index of --meta's files is kept (a few times the files' size; built once, "
+            "found again by the files' identity).",
+            f"{INDEX_DIR_ENV}, else the folder index in the cache folder",
+        ),
+    )
 
 
 class UtsKeywords(TypedDict, total=False):
