@@ -78,6 +78,7 @@ package: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
 	$(BIN)/python bench/bench_local_lookups.py
+	$(BIN)/python bench/bench_local_index.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_lookups.py

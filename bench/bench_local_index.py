@@ -160,8 +160,8 @@ def write_lines(path: Path, lines: Iterator[str]) -> None:
         f.write("".join(batch))
 
 
-def mrconso(rng: random.Random, rows: int, meta: Meta) -> Iterator[str]:
-    concepts = round(rows / 3)
+def mrconso(rng: random.Random, rows: int, concepts: int, meta: Meta) -> Iterator[str]:
+    concepts = min(concepts, rows)
     lats = sorted({lat for _, lat, _ in SOURCES})
     sizes = {lat: max(500, int((150_000 if lat == "ENG" else 30_000) * rows / 2e6)) for lat in lats}
     vocab = {lat: vocabulary(rng, lat, sizes[lat]) for lat in lats}
@@ -445,7 +445,7 @@ def generate_meta(folder: Path, scale: float, seed: int = 24) -> dict[str, float
     n = {name: max(1, round(count * scale)) for name, count in ROWS.items()}
     seconds = {}
     for name, lines in (
-        ("MRCONSO", lambda: mrconso(rng, n["MRCONSO"], meta)),
+        ("MRCONSO", lambda: mrconso(rng, n["MRCONSO"], n["MRSTY"], meta)),
         ("MRSTY", lambda: mrsty(rng, meta)),
         ("MRDEF", lambda: mrdef(rng, n["MRDEF"], meta, vocabulary(rng, "ENG", 20_000))),
         ("MRREL", lambda: mrrel(rng, n["MRREL"], meta)),
