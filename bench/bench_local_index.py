@@ -21,9 +21,11 @@ Then it times, and prints with the core count:
   files' (target: under 2x);
 * 1,000 crosswalks, exact searches, one-word searches, definitions and relations, each one whole
   ``umls ... --meta META --file F --json`` run, best of 3, against the bare import of the CLI
-  (best of 5): ms an input over the import (targets: 0.2 ms; word searches 0.5 ms);
+  (best of 5): ms an input over the import (targets: 0.2 ms; word searches 0.5 ms), and the
+  same run of its first input alone (what each further input costs);
 * unless ``--no-rest``: the same 1,000 crosswalks over REST against the fake UTS on 127.0.0.1
-  (150 ms an answer, ``--rate 15``: about 70 s), served from the concepts they need.
+  (150 ms an answer, ``--rate 15``: about 70 s), served from the rows they need, and whether
+  their answers are the index's.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -466,11 +469,15 @@ CROSSWALK_MIX = {"SNOMEDCT_US": 50, "ICD10CM": 15, "LNC": 10, "RXNORM": 10, "MSH
 UNKNOWN = 20  # of each 1,000 inputs, ones the files do not hold (the rest are picked from them)
 
 
-def pick_inputs(folder: Path, meta: Path, n: int = 1000, seed: int = 25) -> dict[str, Path]:
+def pick_inputs(
+    folder: Path, meta: Path, n: int = 1000, seed: int = 25
+) -> tuple[dict[str, Path], str]:
     """``n`` inputs of each command, picked from rows spread over the files (rows that count:
-    SUPPRESS N), ``UNKNOWN`` of them unknown; each written to a file for ``--file``."""
+    SUPPRESS N), ``UNKNOWN`` of them unknown; each written to a file for ``--file``; and how
+    many English atoms the words searched are in (estimated from the rows sampled)."""
     rng = random.Random(seed)
-    size = sum(1 for _ in open(meta / "MRCONSO.RRF", "rb"))
+    with open(meta / "MRCONSO.RRF", "rb") as f:
+        size = sum(1 for _ in f)
     keep = min(1.0, 40 * n / size)
     codes: dict[str, list[str]] = {sab: [] for sab in CROSSWALK_MIX}
     strings: list[str] = []
@@ -498,32 +505,37 @@ def pick_inputs(folder: Path, meta: Path, n: int = 1000, seed: int = 25) -> dict
         defined = sorted({r[0] for r in (line.split("|") for line in f) if r[6] == "N"})
     known = n - UNKNOWN
     sabs = rng.choices(list(CROSSWALK_MIX), list(CROSSWALK_MIX.values()), k=known)
-    words = []
+    words: dict[str, None] = {}  # a word of a random atom: frequent words more often
     while len(words) < known:
         ws = [w.strip(",") for w in rng.choice(english).split()]
         ws = [w for w in ws if w.casefold() not in frequent and not w.isdigit()]
         if ws:
-            words.append(rng.choice(ws))
+            words[rng.choice(ws)] = None
     inputs = {
         "crosswalk": [
             f"{sab}\t{code}"
             for sab, k in Counter(sabs).items()
             for code in rng.sample(sorted(set(codes[sab])), k)
         ]
-        + [f"SNOMEDCT_US\t99999999999{k % 10}" for k in range(UNKNOWN)],
+        + [f"SNOMEDCT_US\t999999999{k:03d}" for k in range(UNKNOWN)],
         "exact": [t if rng.random() < 0.9 else t.casefold() for t in rng.sample(strings, known)]
         + [f"Qzx unknown term {k}" for k in range(UNKNOWN)],
-        "words": words + [f"qzxq{k}w" for k in range(UNKNOWN)],
+        "words": list(words) + [f"qzxq{k}w" for k in range(UNKNOWN)],
         "definitions": rng.sample(defined, min(known, len(defined)))
         + [f"C999{k:04d}" for k in range(UNKNOWN)],
-        "relations": rng.sample(cuis, known) + [f"C999{k:04d}" for k in range(UNKNOWN)],
+        "relations": rng.sample(sorted(set(cuis)), known)
+        + [f"C999{k:04d}" for k in range(UNKNOWN)],
     }
+    counts = Counter(w for t in english for w in set(re.findall(r"\w+", t.casefold())))
+    spread = sorted(round(counts[w.casefold()] / keep) for w in words)
+    note = (f"each searched word in about {spread[len(spread) // 2]:,} English atoms (median; "
+            f"90th percentile {spread[len(spread) * 9 // 10]:,}, most {spread[-1]:,})")  # fmt: skip
     paths = {}
     for name, lines in inputs.items():
         rng.shuffle(lines)
         paths[name] = folder / f"inputs-{name}.txt"
         paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return paths
+    return paths, note
 
 
 # -- the runs -----------------------------------------------------------------------------------
@@ -675,7 +687,8 @@ def run(meta: Path, work: Path, args: argparse.Namespace) -> int:
         print(f"  {name:8}        {lines:>10,} rows {sizes[name] / 1e6:8.1f} MB")
     total = sum(sizes.values())
     print(f"  all             {total / 1e6:21.1f} MB")
-    inputs = pick_inputs(work, meta)
+    inputs, note = pick_inputs(work, meta)
+    print(f"inputs            1,000 of each command, {UNKNOWN} of them unknown; {note}")
 
     floor = sqlite_floor(meta, work, env)
     version = subprocess.check_output([SQLITE, "--version"], text=True).split()[0]
@@ -731,6 +744,11 @@ def run(meta: Path, work: Path, args: argparse.Namespace) -> int:
         ms = (seconds - t_import) / n * 1000
         print(f"{label:17} {seconds:.3f} s, best of 3: {ms:.3f} ms an input over the import "
               f"(target: {target} ms); {found:,} of {n:,} found, {results:,} results")  # fmt: skip
+        one = inputs[key].with_suffix(".one.txt")  # what a run costs apart from its inputs
+        one.write_text(inputs[key].read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
+        single, _ = best_of([*cmd[:-3], str(one), "--json"], env, 3)
+        print(f"{'':17} one input {single:.3f} s: {(seconds - single) / (n - 1) * 1000:.3f} ms "
+              "an input more")  # fmt: skip
 
     if not args.no_rest:
         seconds, stdout, how = rest_crosswalks(meta, inputs["crosswalk"], work, env)
