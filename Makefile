@@ -77,6 +77,7 @@ package: $(STAMP)
 ## Benchmarks print numbers; they are not tests.
 bench: $(STAMP)
 	$(BIN)/python bench/bench_mrconso.py
+	$(BIN)/python bench/bench_local_index.py
 	$(BIN)/python bench/bench_gps.py
 	$(BIN)/python bench/bench_rest.py
 	$(BIN)/python bench/bench_lookups.py

@@ -53,7 +53,7 @@ BATCH_ROWS = 20_000
 _END_BYTES = 1 << 20
 #: SQLite instructions between two looks for a Ctrl-C in a long statement.
 _TICK = 20_000
-#: Measured (bench/bench_index.py): uncompressed bytes built a second, and the index's size as a
+#: Measured (bench/bench_local_index.py): uncompressed bytes built a second, and the index's size as a
 #: share of the file's bytes, each on the safe side; a gzip'd file holds about this many times its
 #: bytes.
 _RATE = 10e6
