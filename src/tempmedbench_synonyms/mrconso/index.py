@@ -53,9 +53,9 @@ BATCH_ROWS = 20_000
 _END_BYTES = 1 << 20
 #: SQLite instructions between two looks for a Ctrl-C in a long statement.
 _TICK = 20_000
-#: Measured (bench/bench_local_index.py): uncompressed bytes built a second, and the index's size as a
-#: share of the file's bytes, each on the safe side; a gzip'd file holds about this many times its
-#: bytes.
+#: Measured (bench/bench_local_index.py): uncompressed bytes built a second, and the index's
+#: size as a share of the file's bytes, each on the safe side; a gzip'd file holds about this many
+#: times its bytes.
 _RATE = 10e6
 _DISK = 2.5  # MRCONSO 2.4x (its FTS5 table, six indexes), MRREL less: 1.75x in all
 _GZIP_RATIO = 6
