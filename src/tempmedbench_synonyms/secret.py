@@ -280,6 +280,24 @@ def redact_url(url: str) -> str:
     return redact(base + mark + ("***" if query else "") + hashmark + ("***" if fragment else ""))
 
 
+#: What ``json.dumps(..., ensure_ascii=False)`` writes as an escape: a key that holds one is
+#: looked for in the data, as its text would not show it as it is.
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+
+
+def may_hold_secret(json_text: str) -> bool:
+    """Whether a report's JSON text (``ensure_ascii=False``) may hold what ``redact`` masks in
+    its data: False only when the text holds no ``apiKey=`` and no key read so far, and no key
+    holds a character JSON writes as an escape. A report is redacted as data
+    (``redact_value``) only when this is True: most hold no key, and a local answer of a
+    thousand results is not walked string by string for nothing."""
+    forms = frozenset(secret_forms())
+    if any(_JSON_ESCAPED.search(form) for form in forms) or _APIKEY_RE.search(json_text):
+        return True
+    pattern = _secrets_pattern(forms)
+    return pattern is not None and pattern.search(json_text) is not None
+
+
 def redact_value(value: Any) -> Any:
     """A copy of ``value`` (a report: dicts, lists, strings, numbers) with every string in it,
     keys too, passed through ``redact``: a ``--json`` report is redacted as data, never as its

@@ -200,3 +200,30 @@ def test_a_report_to_a_text_only_stdout_is_the_same_json(monkeypatch: pytest.Mon
     print_json({"release": "relé\x9b", "n": 1})
     assert json.loads(out.getvalue())["release"] == "relé\x9b"
     assert "\\u009b" in out.getvalue() and out.getvalue().endswith("}\n")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["canary-0123456789-key", 'canary"quote"key-0123', "canary\\back\\slash-key-01"],
+    ids=["plain", "quote", "backslash"],
+)
+def test_a_report_masks_every_key_in_its_data_also_one_json_escapes(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    """``print_json`` looks for keys in the report's text and walks the data only when one may be
+    there; a key holding a character JSON escapes (not in the text as it is) is masked too."""
+    import io
+
+    from tempmedbench_synonyms.cli._shared import print_json
+    from tempmedbench_synonyms.secret import ApiKey
+
+    ApiKey(key)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json({"results": [{"name": f"x{key}y", key: 1}], "url": "/a?apiKey=zz"}, one_line=True)
+    found = json.loads(out.getvalue())
+    assert found["results"] == [{"name": "x***y", "***": 1}]
+    assert found["url"] == "/a?apiKey=***"
+    out.seek(0), out.truncate()
+    print_json({"results": [{"name": "nothing to mask"}]}, one_line=True)
+    assert json.loads(out.getvalue())["results"] == [{"name": "nothing to mask"}]

@@ -23,7 +23,14 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.files import os_error
 from tempmedbench_synonyms.jsonio import report_text
-from tempmedbench_synonyms.secret import read_api_key, redact, redact_value, shortened, shown_text
+from tempmedbench_synonyms.secret import (
+    may_hold_secret,
+    read_api_key,
+    redact,
+    redact_value,
+    shortened,
+    shown_text,
+)
 
 
 def echo_err(text: str = "") -> None:
@@ -76,7 +83,9 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     whatever the encoding of stdout (``PYTHONIOENCODING=ascii`` must not crash a report).
     On ``one_line`` the object is one compact line (an answer of a JSON Lines stream).
     """
-    text = report_text(redact_value(obj), one_line=one_line)
+    text = report_text(obj, one_line=one_line)
+    if may_hold_secret(text):  # most reports hold none: they are not walked string by string
+        text = report_text(redact_value(obj), one_line=one_line)
     text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
         return
