@@ -380,6 +380,31 @@ def test_search_order_names_and_flags(umls: Engine) -> None:
     ]  # fmt: skip
 
 
+def test_a_cut_search_gives_the_first_results_in_sorted_and_unsorted_files() -> None:
+    """With ``limit`` a file in CUI order is read until the first results are found (exact
+    ones first); another file whole: the same results."""
+    rows = [
+        row("C1", "A1", "S", "1", "Fever one"), row("C2", "A2", "S", "2", "Fever two"),
+        row("C2", "A3", "T", "3", "FEVER"), row("C3", "A4", "S", "4", "Fever three"),
+        row("C4", "A5", "S", "5", "fever", suppress="O"), row("C5", "A6", "S", "6", "Fevers"),
+    ]  # fmt: skip
+    for order in (rows, rows[::-1]):
+        e = build({"MRCONSO": order})
+        assert e._sorted() is (order is rows)
+        assert uis(e.search("fever", limit=1)) == ["C2"]
+        assert uis(e.search("fever", limit=2)) == ["C2", "C1"]
+        assert uis(e.search("fever", limit=9)) == ["C2", "C1", "C3"]
+        assert uis(e.search("fever", limit=2, rows=EVERY_ROW)) == ["C2", "C4"]
+        assert uis(e.search("fever", search_type="normalizedWords", limit=3)) == [
+            "C2", "C1", "C3",
+        ]  # fmt: skip
+        assert uis(e.search("FEVER", search_type="exact", limit=1)) == ["C2"]
+        assert uis(e.search("fe", search_type="rightTruncation", limit=2)) == ["C1", "C2"]
+        assert uis(e.search("S", input_type="sourceUi", limit=2)) == []
+        assert uis(e.search("PT", input_type="tty", limit=2)) == ["C1", "C2"]
+        assert e.search("fever", limit=0) == []
+
+
 def test_search_filters(umls: Engine) -> None:
     assert uis(umls.search("fever", sabs=["MSH"])) == ["C9000091"]
     assert uis(umls.search("zéphyr", language="ENG")) == []
