@@ -539,13 +539,25 @@ def test_the_sides_of_a_relation() -> None:
         row("C1", "A1", "S", "1", "One"),
         row("C2", "A2", "MTH", "NOCODE", "Two"),
         row("C2", "A3", "S", "22", "Twenty-two", scui="X22", sdui="D22"),
+        row("C1", "A10", "S", "1", "Uno", tty="SY"),
     ]
     e = build({"MRCONSO": rows, "MRREL": [
         rel("C2", "A2", "SDUI", "RO", "C1", "", "SCUI", "R1", rela="x", srui="SR1", rg="7"),
         rel("C2", "A3", "SDUI", "RB", "C1", "A1", "CUI", "R2", suppress="E"),
         rel("C9", "A9", "AUI", "RN", "C1", "A1", "AUI", "R3", suppress="O"),
         rel("C9", "", "CUI", "RQ", "C1", "A1", "CODE", "R4"),
+        rel("C1", "A10", "SCUI", "SY", "C9", "", "CUI", "R5"),
     ]})  # fmt: skip
+    assert e.relations(cui="C9") is None  # MRCONSO lacks C9
+    five = build(
+        {
+            "MRCONSO": [*rows, row("C9", "A90", "S", "9", "Nine")],
+            "MRREL": [rel("C1", "A10", "SCUI", "SY", "C9", "", "CUI", "R5")],
+        }
+    ).relations(cui="C9")
+    assert [(r["relatedId"], r["relatedIdName"]) for r in five or []] == [
+        (f"{CONTENT}/source/S/1", "One")  # the code's name, not its atom's
+    ]
     found = e.relations(cui="C1", rows=EVERY_ROW)
     assert [(r["classType"], r["relatedFromId"], r["relatedFromIdName"], r["relatedId"],
              r["relatedIdName"], r["suppressible"], r["obsolete"], r["sourceUi"], r["groupId"])
