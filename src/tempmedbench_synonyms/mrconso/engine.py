@@ -57,6 +57,9 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrconso_scui ON mrconso (scui) WHERE scui <> code",
         "CREATE INDEX {s}.mrconso_sdui ON mrconso (sdui) WHERE sdui <> code",
         "INSERT INTO {s}.mrconso_words (mrconso_words) VALUES ('rebuild')",
+        # whether the rows are in CUI order, as NLM ships them (a search can then stop early)
+        "CREATE TABLE {s}.mrconso_order AS SELECT NOT EXISTS (SELECT 1 FROM (SELECT cui < "
+        "lag(cui) OVER (ORDER BY rowid) AS back FROM {s}.mrconso) WHERE back) AS sorted",
     ),
     "MRDEF": ("CREATE INDEX {s}.mrdef_cui ON mrdef (cui)",),
     "MRREL": (
@@ -210,6 +213,14 @@ class Engine:
 
     def __init__(self, db: sqlite3.Connection, files: Collection[str], links: Links) -> None:
         self.db, self.files, self.links = db, frozenset(files), links
+        self._sorted_by_cui: bool | None = None
+
+    def _sorted(self) -> bool:
+        """Whether MRCONSO's rows are in CUI order (``finish`` records it)."""
+        if self._sorted_by_cui is None:
+            found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
+            self._sorted_by_cui = bool(found and found[0])
+        return self._sorted_by_cui
 
     # -- rows and names ------------------------------------------------------------------------
 
@@ -527,6 +538,7 @@ class Engine:
             )
             params["types"] = _json(semantic_types)
         match: Callable[[str], bool] | None = None
+        source, filters = "mrconso m", len(where)
         if input_type != "atom":
             where.append(_INPUT_FIELDS[input_type])
         elif search_type == "exact":
@@ -546,20 +558,32 @@ class Engine:
             if fts is None:
                 return []
             if fts:  # (else every row is read)
-                where.append(
-                    "m.rowid IN (SELECT rowid FROM mrconso_words WHERE mrconso_words MATCH :fts)"
-                )
+                source = "mrconso_words w JOIN mrconso m ON m.rowid = w.rowid"
+                where.append("mrconso_words MATCH :fts")
                 params["fts"] = fts
         found: dict[tuple[str, str], bool] = {}  # (SAB or "", ui) -> an exact match
         strings: dict[str, str] = {}  # an AUI's STR
         # ASCII words of an ASCII string are FTS5's tokens exactly: no check needed
         trusted = search_type == "words" and input_type == "atom" and folded.isascii()
         named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
+        # A file sorted by CUI (as NLM ships it) gives concepts in their order: the first
+        # ``limit`` are known once that many are found, the exact ones (first) found before.
+        early = limit is not None and return_id_type == "concept" and self._sorted()
+        if early and input_type == "atom" and search_type != "exact":
+            equal = " AND ".join([*where[:filters], "m.folded = :q"])
+            found = dict.fromkeys(
+                (("", c) for (c,) in self.db.execute(
+                    f"SELECT DISTINCT m.cui FROM mrconso m WHERE {equal}", params
+                )), True,
+            )  # fmt: skip
+        order = " ORDER BY w.rowid" if early and source != "mrconso m" else " ORDER BY m.rowid"
         for cui, sab, ident, string, name in self.db.execute(
-            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM mrconso m "
-            f"WHERE {' AND '.join(where)}",
+            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM {source} "
+            f"WHERE {' AND '.join(where)}{order if early else ''}",
             params,
         ):
+            if early and limit is not None and len(found) >= limit:
+                break
             if return_id_type == "concept":
                 key = ("", cui)
             elif known_code(ident) or return_id_type == "aui":
@@ -688,10 +712,12 @@ class Engine:
     ) -> dict[tuple[str, str, str], tuple[str, str]]:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
-        auis = {  # each atom side's SAB, CODE and STR
-            aui: (sab, code, string)
-            for aui, sab, code, string in self.db.execute(
-                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
+        auis = {  # each atom side's SAB, CODE, STR and its code's name
+            aui: (sab, code, string, name)
+            for aui, sab, code, string, name in self.db.execute(
+                "SELECT m.aui, m.sab, m.code, m.str, CASE WHEN m.code NOT IN ('', 'NOCODE') "
+                "THEN (SELECT str FROM mrconso WHERE code = m.code AND sab = m.sab "
+                f"{_CODE_ORDER} LIMIT 1) END FROM mrconso m WHERE m.aui IN {_IN}",
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
@@ -706,7 +732,6 @@ class Engine:
             else:
                 kinds[(cui, aui, stype)] = "code"
         names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
-        codes = self._code_names("CODE", (auis[s[1]][:2] for s, k in kinds.items() if k == "code"))
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
             cui, aui, _ = side
@@ -715,8 +740,8 @@ class Engine:
             elif kind == "atom":
                 out[side] = (self.links.aui(aui), auis[aui][2])
             elif kind == "code":
-                sab, code, _ = auis[aui]
-                out[side] = (self.links.code(sab, code), codes[(sab, code)])
+                sab, code, _, name = auis[aui]
+                out[side] = (self.links.code(sab, code), name)
             else:
                 out[side] = (NONE, NONE)
         return out
