@@ -152,15 +152,18 @@ def test_each_kind_asks_the_local_engine_its_one_method_with_its_fields() -> Non
     english = Rows(english=True)
     search = {"search_type": "exact", "input_type": "sourceUi", "return_id_type": "concept",
               "sabs": ("MSH",), "semantic_types": (), "partial": False, "language": None,
-              "rows": COUNTED}  # fmt: skip
+              "rows": COUNTED, "limit": 1001}  # fmt: skip
     asked = {
+        # a search names one result more than --limit (25 by default) shows: it says truncated
         Search("fever"): ("search", ("fever",), {
-            **search, "search_type": "words", "input_type": "atom", "sabs": ()}),
+            **search, "search_type": "words", "input_type": "atom", "sabs": (), "limit": 26}),
+        Search("fever", limit=0): ("search", ("fever",), {
+            **search, "search_type": "words", "input_type": "atom", "sabs": (), "limit": None}),
         Search("f", "normalizedWords", "code", "aui", ("MSH",), ("T047",), True, True, False,
                "ENG"): ("search", ("f",), {
             **search, "search_type": "normalizedWords", "input_type": "code",
             "return_id_type": "aui", "semantic_types": ("T047",), "partial": True,
-            "language": "ENG", "rows": counted(obsolete=True)}),
+            "language": "ENG", "rows": counted(obsolete=True), "limit": 26}),
         Cuis("MSH", "D1"): ("search", ("D1",), search),
         Crosswalk("MSH", "D1", ("NCI",)): (
             "crosswalk", ("MSH", "D1"), {"targets": ("NCI",), "rows": COUNTED}),

@@ -314,7 +314,7 @@ class Search(Lookup):
             self.string, search_type=self.search_type, input_type=self.input_type or "atom",
             return_id_type=self.return_id_type or "concept", sabs=self.sabs,
             semantic_types=self.semantic_types, partial=self.partial, language=self.language,
-            rows=self.rows(),
+            rows=self.rows(), limit=_one_more(self.limit_or_default()),
         )  # fmt: skip
 
     def check(self) -> None:
@@ -349,7 +349,10 @@ class Cuis(Lookup):
         return f"concepts of {code}", f"no concept of {code}"
 
     def ask(self, engine: Any) -> Any:
-        return Search(self.code, "exact", "sourceUi", sabs=(self.sab,)).ask(engine)
+        search = Search(
+            self.code, "exact", "sourceUi", sabs=(self.sab,), limit=self.limit_or_default()
+        )
+        return search.ask(engine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,6 +775,12 @@ class Atom(Lookup):
 
     def ask(self, engine: Any) -> Any:
         return engine.atom(self.aui)
+
+
+def _one_more(limit: int) -> int | None:
+    """What a local search names for ``--limit`` (0: no cap): one more than it shows, which
+    says whether the answer is cut (``truncated``); only the results named cost."""
+    return limit + 1 if limit else None
 
 
 def _preferred_atom(subject: str) -> UtsRequest:
