@@ -665,8 +665,8 @@ def test_sources_show_current_as_it_is(tmp_path: Path) -> None:
         (Search("   "), "search term '   ' cannot be sent to UMLS: it is empty"),
         (Search("a\x1bb"), "search term 'a\\x1bb' cannot be sent to UMLS: it contains the "
          "control character U+001B"),
-        (Search("x", language="FRE"), "UTS search has no language filter: --language reads a "
-         "local MRCONSO.RRF (--mrconso PATH)"),
+        (Search("x", language="FRE"), "UTS search has no language filter: --language reads "
+         "your own UMLS files (--meta PATH)"),
         (Search("x", semantic_types=("T047|T048",)), "'T047|T048' cannot be sent to UMLS: it is "
          "not a semantic type: a TUI (T047), a tree number (A2.2) or a name"),
         (Search("x", limit=-1), "--limit -1 is out of range: give 0 (no cap) or more"),
