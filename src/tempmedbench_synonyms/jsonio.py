@@ -378,7 +378,7 @@ def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
         separators=(",", ":") if one_line else None,
         sort_keys=True,
     )
-    return _LONE_SURROGATE.sub(_escape, text)
+    return text if text.isascii() else _LONE_SURROGATE.sub(_escape, text)
 
 
 def safe_text(text: str) -> str:

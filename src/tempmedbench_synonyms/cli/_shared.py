@@ -86,7 +86,9 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     text = report_text(obj, one_line=one_line)
     if may_hold_secret(text):  # most reports hold none: they are not walked string by string
         text = report_text(redact_value(obj), one_line=one_line)
-    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    if not text.isascii():  # (an ASCII text holds none: the check costs nothing)
+        text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text += "\n"
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
         return
     sys.stdout.flush()
