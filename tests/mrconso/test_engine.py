@@ -220,8 +220,10 @@ def test_the_row_that_names_a_concept() -> None:
     vcw = row("C1", "A2", "S1", "1", "Second", stt="VCW")
     e = build({"MRCONSO": [first, vcw, pf, row("C1", "A4", "S1", "1", "Fourth")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A3"]
+    assert (e.concept("C1") or {})["name"] == "Third"  # (the index's table of names)
     e = build({"MRCONSO": [first, vcw, row("C1", "A5", "S1", "1", "Fifth", stt="VO")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A2"]
+    assert e.search("fifth") == [concept_result("C1", "Second", "S1")]
     e = build({"MRCONSO": [first, row("C1", "A6", "S1", "1", "Sixth", ispref="N")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A1"]
     assert e.search("sixth") == [concept_result("C1", "First", "S1")]
