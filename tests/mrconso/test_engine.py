@@ -259,9 +259,11 @@ def test_the_code_rule_step_by_step() -> None:
     for n, (key, value) in enumerate(keys):
         loser = row("C1", "A1", "S", "1", "loser", **{key: value})  # the lower AUI
         winner = row("C1", "A2", "S", "1", "winner")
-        e = build({"MRCONSO": [loser, winner]})
+        side = rel("C1", "A1", "CODE", "RO", "C1", "A2", "CODE", "R1")  # (the index's table)
+        e = build({"MRCONSO": [loser, winner], "MRREL": [side]})
         assert (e.preferred_atom(sab="S", code="1") or {})["name"] == "winner", key
         assert (e.cluster("S", "1") or {})["name"] == "winner", n
+        assert [r["relatedIdName"] for r in e.relations(cui="C1") or []] == ["winner"], key
     tie = build(
         {"MRCONSO": [row("C1", "A2", "S", "1", "second"), row("C1", "A1", "S", "1", "first")]}
     )
