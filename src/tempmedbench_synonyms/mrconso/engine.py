@@ -418,9 +418,9 @@ class Engine:
         to their codes) has an entry in, from MRHIER and MRREL when present."""
         has: dict[tuple[str, str], set[str]] = {}
         if "MRREL" in self.files:
-            for (aui,) in self.db.execute(
-                f"SELECT DISTINCT aui2 FROM mrrel WHERE aui2 IN {_IN} AND aui2 <> '' "
-                "AND stype2 IN ('SCUI', 'SDUI', 'CODE')",
+            for (aui,) in self.db.execute(  # (each atom's first such row will do)
+                "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM mrrel WHERE "
+                "aui2 = value AND aui2 <> '' AND stype2 IN ('SCUI', 'SDUI', 'CODE'))",
                 (_json(code_of),),
             ):
                 has.setdefault(code_of[aui], set()).add("relations")
