@@ -378,7 +378,11 @@ def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
         separators=(",", ":") if one_line else None,
         sort_keys=True,
     )
-    return _LONE_SURROGATE.sub(_escape, text)
+    try:  # (UTF-8 takes any text but a lone surrogate: a tenth of a search for one)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(_escape, text)
+    return text
 
 
 def safe_text(text: str) -> str:

@@ -849,10 +849,12 @@ class Answer:
 def clean(value: Any) -> Any:
     """A UTS JSON value with every ``"NONE"`` (UTS's word for an absent link or value) read as
     ``None``, in objects and lists at any depth."""
-    if value == "NONE":
-        return None
-    if isinstance(value, dict):
-        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, dict):  # (a value that is neither is read here, not in a call)
+        return {
+            k: None if v == "NONE" else clean(v) if isinstance(v, (dict, list)) else v
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [clean(v) for v in value]
-    return value
+        return [None if v == "NONE" else clean(v) if isinstance(v, (dict, list)) else v
+                for v in value]  # fmt: skip
+    return None if value == "NONE" else value

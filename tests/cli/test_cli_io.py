@@ -203,6 +203,25 @@ def test_a_report_to_a_text_only_stdout_is_the_same_json(monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
+    ("text", "shown"),
+    [("del\x7f", "del\\u007f"), ("c1\x85", "c1\\u0085"), ("ls\u2028", "ls\\u2028"),
+     ("ps\u2029", "ps\\u2029"), ("é\x7f", "é\\u007f"), ("\udcff\x9b", "\\udcff\\u009b")],
+)  # fmt: skip
+def test_a_report_escapes_del_c1_and_line_separators(
+    monkeypatch: pytest.MonkeyPatch, text: str, shown: str
+) -> None:
+    """DEL, the C1 controls and U+2028/U+2029 are written as escapes, in an ASCII text too."""
+    import io
+
+    from tempmedbench_synonyms.cli._shared import print_json
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json({"s": text}, one_line=True)
+    assert out.getvalue().startswith('{"s":"' + shown + '"'), out.getvalue()
+
+
+@pytest.mark.parametrize(
     "key",
     ["canary-0123456789-key", 'canary"quote"key-0123', "canary\\back\\slash-key-01"],
     ids=["plain", "quote", "backslash"],

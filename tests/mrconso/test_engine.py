@@ -220,8 +220,10 @@ def test_the_row_that_names_a_concept() -> None:
     vcw = row("C1", "A2", "S1", "1", "Second", stt="VCW")
     e = build({"MRCONSO": [first, vcw, pf, row("C1", "A4", "S1", "1", "Fourth")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A3"]
+    assert (e.concept("C1") or {})["name"] == "Third"  # (the index's table of names)
     e = build({"MRCONSO": [first, vcw, row("C1", "A5", "S1", "1", "Fifth", stt="VO")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A2"]
+    assert e.search("fifth") == [concept_result("C1", "Second", "S1")]
     e = build({"MRCONSO": [first, row("C1", "A6", "S1", "1", "Sixth", ispref="N")]})
     assert uis([e.preferred_atom(cui="C1") or {}]) == ["A1"]
     assert e.search("sixth") == [concept_result("C1", "First", "S1")]
@@ -257,9 +259,11 @@ def test_the_code_rule_step_by_step() -> None:
     for n, (key, value) in enumerate(keys):
         loser = row("C1", "A1", "S", "1", "loser", **{key: value})  # the lower AUI
         winner = row("C1", "A2", "S", "1", "winner")
-        e = build({"MRCONSO": [loser, winner]})
+        side = rel("C1", "A1", "CODE", "RO", "C1", "A2", "CODE", "R1")  # (the index's table)
+        e = build({"MRCONSO": [loser, winner], "MRREL": [side]})
         assert (e.preferred_atom(sab="S", code="1") or {})["name"] == "winner", key
         assert (e.cluster("S", "1") or {})["name"] == "winner", n
+        assert [r["relatedIdName"] for r in e.relations(cui="C1") or []] == ["winner"], key
     tie = build(
         {"MRCONSO": [row("C1", "A2", "S", "1", "second"), row("C1", "A1", "S", "1", "first")]}
     )

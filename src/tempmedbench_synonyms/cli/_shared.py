@@ -50,6 +50,8 @@ def echo_err(text: str = "") -> None:
 #: at which a reader that splits lines as Python's ``str.splitlines`` does would cut a line of
 #: JSON Lines in two.
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
+#: The UTF-8 bytes one of them starts with (C2 starts U+0080-U+00BF, E2 80 A8 U+2028).
+_C1_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 #: the words of the final report coloured on a terminal: the state of a file, the outcome
@@ -86,7 +88,11 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     text = report_text(obj, one_line=one_line)
     if may_hold_secret(text):  # most reports hold none: they are not walked string by string
         text = report_text(redact_value(obj), one_line=one_line)
-    text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    text += "\n"
+    data = text.encode("utf-8")  # (a lone surrogate is an escape already)
+    if any(b in data for b in _C1_BYTES):  # (a search of the bytes is a tenth of _C1's)
+        text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        data = text.encode("utf-8")
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
         return
     sys.stdout.flush()
@@ -95,7 +101,7 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    buffer.write(text.encode("utf-8"))
+    buffer.write(data)
     buffer.flush()
 
 

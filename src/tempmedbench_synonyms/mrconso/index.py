@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
@@ -35,7 +35,9 @@ from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
 from tempmedbench_synonyms.mrconso.shapes import Links
-from tempmedbench_synonyms.progress import StepProgress, format_size
+
+if TYPE_CHECKING:  # (the progress bar's module is loaded only for a build: rich is slow to load)
+    from tempmedbench_synonyms.progress import StepProgress
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +246,8 @@ class LocalIndex:
     def _build(self, f: _File, tmp_stem: Path, final: Path | None) -> Built:
         """Build ``f``'s part in a temporary file beside ``tmp_stem`` and move it to ``final``
         (None: a pipe's part, left at the temporary path for ``engine`` to open once)."""
+        from tempmedbench_synonyms.progress import StepProgress, format_size
+
         folder = self.index_dir
         left = sorted(folder.glob(f"{tmp_stem.name}.*{TMP_SUFFIX}"))
         for old in left:  # we hold the part's lock: no build of it runs
