@@ -6,13 +6,22 @@ user's files, the fake UTS (``testing``) of its invented rows: docs/architecture
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import unicodedata
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
-from tempmedbench_synonyms.mrconso.shapes import Links
+from tempmedbench_synonyms.mrconso.shapes import (
+    NONE,
+    Links,
+    atom_json,
+    known_code,
+    name_order,
+    search_result_json,
+)
 
 #: The Metathesaurus files the engine answers from, each a part of the index of its own.
 FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
@@ -42,7 +51,7 @@ UNICODE_VERSION = unicodedata.unidata_version
 INDEXES: dict[str, tuple[str, ...]] = {
     "MRCONSO": (
         "CREATE INDEX {s}.mrconso_cui ON mrconso (cui)",
-        "CREATE INDEX {s}.mrconso_code ON mrconso (sab, code)",
+        "CREATE INDEX {s}.mrconso_code ON mrconso (code, sab)",
         "CREATE INDEX {s}.mrconso_aui ON mrconso (aui)",
         "CREATE INDEX {s}.mrconso_folded ON mrconso (folded)",
         "CREATE INDEX {s}.mrconso_scui ON mrconso (scui) WHERE scui <> code",
@@ -57,6 +66,7 @@ INDEXES: dict[str, tuple[str, ...]] = {
     "MRSTY": (
         "CREATE INDEX {s}.mrsty_cui ON mrsty (cui)",
         "CREATE INDEX {s}.mrsty_tui ON mrsty (tui)",
+        "CREATE TABLE {s}.mrsty_tree AS SELECT DISTINCT tui, stn FROM {s}.mrsty",
     ),
     "MRHIER": (
         "CREATE INDEX {s}.mrhier_aui ON mrhier (aui)",
@@ -108,6 +118,79 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
         db.execute(statement.format(s=schema))
 
 
+#: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
+_ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
+_CUI, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SRL, _SUPPRESS = (
+    COLUMNS["MRCONSO"].index(c)
+    for c in ("CUI", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS")
+)
+#: The row that names a concept first (SPEC 12, "A concept's name"; ``shapes.concept_name_row``).
+_CONCEPT_ORDER = (
+    "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
+    "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y') DESC, rowid"
+)
+#: The row that names a source code first (SPEC 12, "A source code's name"; ``shapes.name_order``).
+_CODE_ORDER = (
+    "ORDER BY suppress <> 'N', lat <> 'ENG', tty <> 'PT', ispref <> 'Y', ts <> 'P', "
+    "stt <> 'PF', aui"
+)
+#: The rows of a source's code, SCUI or SDUI ``{sab}``, ``{id}`` (SQL expressions), through the
+#: indexes: (code, sab), and the partial ones on SCUI and SDUI where they differ from the code.
+_IDENT = {
+    "CODE": "code = {id} AND sab = {sab}",
+    "SCUI": "(code = {id} AND scui = {id} OR scui = {id} AND scui <> code) AND sab = {sab}",
+    "SDUI": "(code = {id} AND sdui = {id} OR sdui = {id} AND sdui <> code) AND sab = {sab}",
+}
+_IN = "(SELECT value FROM json_each(?))"
+_PAIRS = "json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')"
+#: A search's input types other than ``atom``: the query as written, against these fields.
+_INPUT_FIELDS = {
+    "code": "m.code = :q",
+    "sourceConcept": "(m.scui = :q AND m.scui <> m.code OR m.code = :q AND m.scui = :q)",
+    "sourceDescriptor": "(m.sdui = :q AND m.sdui <> m.code OR m.code = :q AND m.sdui = :q)",
+    "sourceUi": "(m.code = :q OR m.scui = :q AND m.scui <> m.code "
+    "OR m.sdui = :q AND m.sdui <> m.code)",
+    "tty": "m.tty = :q",  # (no index: every row is read)
+}
+#: The field a search's return id type names, and the rule that names it.
+_RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
+                  "sourceDescriptor": "SDUI"}  # fmt: skip
+_WORD = re.compile(r"\w+")
+_UCD_3_2 = unicodedata.ucd_3_2_0
+_HIERARCHY = ("parents", "children", "ancestors", "descendants")
+_LANGUAGES = {
+    "ENG": "English", "FRE": "French", "GER": "German", "SPA": "Spanish", "DUT": "Dutch",
+    "ITA": "Italian", "JPN": "Japanese", "POR": "Portuguese",
+}  # fmt: skip
+
+
+def _norm(word: str) -> str:
+    """A word's normal form (SPEC 12): a final ``s`` dropped when longer than 3, not ``ss``."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
+    """SQL true for the rows ``rows`` counts (its SUPPRESS values; LAT ENG when it says so)."""
+    if rows.suppress is None:
+        kept = "1"
+    else:
+        flags = sorted(rows.suppress & {"O", "E", "Y"})
+        either = [f"{table}.suppress IN ({', '.join(repr(f) for f in flags)})"] if flags else []
+        if "N" in rows.suppress:
+            either.append(f"{table}.suppress NOT IN ('O', 'E', 'Y')")
+        kept = f"({' OR '.join(either)})" if either else "0"
+    return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
+
+
+def _json(values: Iterable[object]) -> str:
+    return json.dumps(list(values))
+
+
+def _ptr(paui: str, ptr: str) -> list[str]:
+    """A hierarchy row's ancestors, nearest first (an empty PTR: its PAUI alone)."""
+    return [a for a in reversed(ptr.split("."))] if ptr else [paui] if paui else []
+
+
 class Engine:
     """SPEC 12's answers from one connection that holds the tables of ``files`` (MRCONSO always;
     a table in ``main`` or in an attached database, found by its name).
@@ -123,11 +206,87 @@ class Engine:
     def __init__(self, db: sqlite3.Connection, files: Collection[str], links: Links) -> None:
         self.db, self.files, self.links = db, frozenset(files), links
 
+    # -- rows and names ------------------------------------------------------------------------
+
+    def _rows(self, where: str, params: Sequence[object] = (), order: str = "m.rowid") -> list[Any]:
+        return self.db.execute(
+            f"SELECT {_ROW} FROM mrconso m WHERE {where} ORDER BY {order}", params
+        ).fetchall()
+
+    def _code_rows(self, sab: str, code: str) -> list[Any]:
+        """Every row of a source code, in file order; none for one never known (SPEC 12)."""
+        if not known_code(code):
+            return []
+        return self._rows("m.code = ? AND m.sab = ?", (code, sab))
+
+    def _known(self, where: str, params: Sequence[object]) -> bool:
+        return (
+            self.db.execute(f"SELECT 1 FROM mrconso WHERE {where} LIMIT 1", params).fetchone()
+            is not None
+        )
+
+    def _concept_names(self, cuis: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """The (STR, SAB) of the row that names each concept MRCONSO holds."""
+        found = self.db.execute(
+            "SELECT j.value, m.str, m.sab FROM json_each(?) j JOIN mrconso m ON m.rowid = "
+            f"(SELECT rowid FROM mrconso WHERE cui = j.value {_CONCEPT_ORDER} LIMIT 1)",
+            (_json(set(cuis)),),
+        )
+        return {cui: (name, sab) for cui, name, sab in found}
+
+    def _code_names(
+        self, field: str, idents: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        """The name of each (SAB, code) (``field``: CODE, SCUI or SDUI) MRCONSO holds."""
+        where = _IDENT[field].format(sab=_PAIRS[0], id=_PAIRS[1])
+        found = self.db.execute(
+            f"SELECT {_PAIRS[0]}, {_PAIRS[1]}, (SELECT str FROM mrconso WHERE {where} "
+            f"{_CODE_ORDER} LIMIT 1) FROM json_each(?) j",
+            (_json(set(idents)),),
+        )
+        return {(sab, ident): name for sab, ident, name in found if name is not None}
+
+    def _atom(self, fields: Sequence[str]) -> dict[str, Any]:
+        doc = atom_json(fields, self.links)
+        doc["attributes"] = NONE  # (the files hold no attributes: SPEC 12)
+        return doc
+
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
     def concept(self, cui: str) -> dict[str, Any] | None:
         """``/content/{release}/CUI/{cui}``: a ``Concept``."""
-        raise NotImplementedError
+        count = self.db.execute("SELECT count(*) FROM mrconso WHERE cui = ?", (cui,)).fetchone()[0]
+        if not count:
+            return None
+        link = self.links.concept(cui)
+        types = self._types(cui) if "MRSTY" in self.files else []
+        definitions = "MRDEF" in self.files and self.db.execute(
+            "SELECT 1 FROM mrdef m WHERE m.cui = ? AND " + _counted(COUNTED, english=False)
+            + " LIMIT 1", (cui,)
+        ).fetchone() is not None  # fmt: skip
+        relations = 0
+        if "MRREL" in self.files:
+            relations = self.db.execute(
+                "SELECT count(*) FROM mrrel WHERE cui2 = ?", (cui,)
+            ).fetchone()[0]
+        return {
+            "classType": "Concept",
+            "ui": cui,
+            "suppressible": False,
+            "dateAdded": NONE,
+            "majorRevisionDate": NONE,
+            "status": NONE,
+            "semanticTypes": [{"name": sty, "uri": self.links.tui(tui)} for tui, _, sty in types],
+            "atomCount": count,
+            "attributeCount": 0,
+            "cvMemberCount": 0,
+            "atoms": f"{link}/atoms",
+            "definitions": f"{link}/definitions" if definitions else NONE,
+            "relations": f"{link}/relations" if relations else NONE,
+            "defaultPreferredAtom": f"{link}/atoms/preferred",
+            "relationCount": relations,
+            "name": self._concept_names([cui])[cui][0],
+        }
 
     def atoms(
         self,
@@ -142,27 +301,184 @@ class Engine:
     ) -> list[dict[str, Any]] | None:
         """A concept's atoms (``cui``) or a source code's (``sab``, ``code``), in MRCONSO's
         order, those ``rows`` counts, of ``sabs``/``ttys``/``language`` when given."""
-        raise NotImplementedError
+        if cui is not None:
+            where, params = "m.cui = ?", [cui]
+        elif sab is not None and code is not None and known_code(code):
+            where, params = "m.code = ? AND m.sab = ?", [code, sab]
+        else:
+            return None
+        if not self._known(where.replace("m.", ""), params):
+            return None
+        where += " AND " + _counted(rows)
+        for column, values in (("sab", sabs), ("tty", ttys)):
+            if values:
+                where += f" AND m.{column} IN {_IN}"
+                params.append(_json(values))
+        if language is not None:
+            where += " AND m.lat = ?"
+            params.append(language)
+        return [self._atom(r) for r in self._rows(where, params)]
 
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
-        raise NotImplementedError
+        found = self._rows("m.aui = ?", (aui,))
+        return self._atom(found[0]) if found else None
 
     def preferred_atom(
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
         """``.../atoms/preferred``: the row that names the concept or the code."""
-        raise NotImplementedError
+        if cui is not None:
+            found = self._rows("m.cui = ?", (cui,), _CONCEPT_ORDER.removeprefix("ORDER BY "))
+        elif sab is not None and code is not None and known_code(code):
+            found = self._rows(
+                "m.code = ? AND m.sab = ?", (code, sab), _CODE_ORDER.removeprefix("ORDER BY ")
+            )
+        else:
+            found = []
+        return self._atom(found[0]) if found else None
 
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
         """``/content/{release}/source/{sab}/{code}``: a ``SourceAtomCluster``."""
-        raise NotImplementedError
+        found = self._clusters([(sab, code)])
+        return found[0] if found else None
+
+    def _clusters(self, codes: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
+        their order: their rows in one query, each list's flag in one query (SPEC 12)."""
+        codes = [(s, c) for s, c in codes if known_code(c)]
+        rows: dict[tuple[str, str], list[Any]] = {}
+        for r in self.db.execute(
+            f"SELECT {_ROW} FROM json_each(?) j JOIN mrconso m ON m.code = {_PAIRS[1]} "
+            f"AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
+            (_json(codes),),
+        ):
+            rows.setdefault((r[_SAB], r[_CODE]), []).append(r)
+        code_of = {r[_AUI]: key for key, found in rows.items() for r in found}
+        lists = self._lists(code_of)
+        out = []
+        for sab, code in codes:
+            found = rows.get((sab, code))
+            if not found:
+                continue
+            named = min(found, key=name_order)
+            obsolete = all(r[_SUPPRESS] == "O" for r in found)
+            counted = any(r[_SUPPRESS] not in ("O", "E", "Y") for r in found)
+            at = self.links.code(sab, code)
+            has = lists.get((sab, code), set())
+            out.append({
+                "classType": "SourceAtomCluster",
+                "ui": code,
+                "suppressible": not obsolete and not counted,
+                "obsolete": obsolete,
+                "rootSource": sab,
+                "atomCount": len(found),
+                "cVMemberCount": 0,
+                "attributes": NONE,
+                "atoms": f"{at}/atoms",
+                **{k: f"{at}/{k}" if k in has else NONE
+                   for k in ("descendants", "ancestors", "parents", "children", "relations")},
+                "definitions": NONE,
+                "concepts": self.links.search(code, sab),
+                "defaultPreferredAtom": f"{at}/atoms/preferred",
+                "name": named[_STR],
+            })  # fmt: skip
+        return out
+
+    def _lists(self, code_of: dict[str, tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
+        """Which of its lists (parents... relations) each code of ``code_of`` (its atoms' AUIs
+        to their codes) has an entry in, from MRHIER and MRREL when present."""
+        has: dict[tuple[str, str], set[str]] = {}
+        if "MRREL" in self.files:
+            for (aui,) in self.db.execute(
+                f"SELECT DISTINCT aui2 FROM mrrel WHERE aui2 IN {_IN} AND aui2 <> '' "
+                "AND stype2 IN ('SCUI', 'SDUI', 'CODE')",
+                (_json(code_of),),
+            ):
+                has.setdefault(code_of[aui], set()).add("relations")
+        if "MRHIER" in self.files:
+            edges, below = self._code_edges(code_of, deep=False)
+            deeper = {c for c in below if "descendants" not in edges.get(c, {})}
+            if deeper:  # a child that is no entry may have descendants that are (rare)
+                more = {a: c for a, c in code_of.items() if c in deeper}
+                edges.update(self._code_edges(more, deep=True)[0])
+            for code, kinds in edges.items():
+                has.setdefault(code, set()).update(k for k, found in kinds.items() if found)
+        return has
+
+    def _edges(
+        self, auis: Collection[str], deep: bool
+    ) -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, tuple[str, str]], set[str]]:
+        """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
+        distance); the (SAB, CODE) of each entry MRCONSO holds; the starts with a child row.
+        Descendants below the children only when ``deep``."""
+        asked = _json(auis)
+        raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
+        for aui, paui, ptr in self.db.execute(
+            f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,)
+        ):
+            if paui:
+                raw["parents"].append((aui, paui, 1))
+            raw["ancestors"] += [(aui, a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
+        below = (
+            "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
+            "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
+            "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
+            if deep
+            else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''"
+        )
+        parents = set()
+        for aui, paui, ptr in self.db.execute(below, (asked,)):
+            if paui in auis:
+                raw["children"].append((paui, aui, 1))
+                parents.add(paui)
+            raw["descendants"] += [
+                (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
+            ]
+        seen = {a for found in raw.values() for _, a, _ in found}
+        codes = {
+            aui: (sab, code)
+            for aui, sab, code in self.db.execute(
+                f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(seen),)
+            )
+        }
+        return raw, codes, parents
+
+    def _code_edges(
+        self, code_of: dict[str, tuple[str, str]], deep: bool
+    ) -> tuple[dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]], set[tuple[str, str]]]:
+        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
+        their smallest distance (SPEC 12: an entry of the code's SAB, with another known
+        code); and the codes with a child row."""
+        raw, codes, parents = self._edges(code_of.keys(), deep)
+        out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
+        for kind, found in raw.items():
+            for start, entry, n in found:
+                it, at = code_of[start], codes.get(entry)
+                if at is None or at[0] != it[0] or at == it or not known_code(at[1]):
+                    continue
+                best = out.setdefault(it, {}).setdefault(kind, {})
+                best[at] = min(n, best.get(at, n))
+        return out, {code_of[a] for a in parents}
 
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
-        raise NotImplementedError
+        if not known_code(code) or not self._known("code = ? AND sab = ?", (code, sab)):
+            return None
+        where = f"{_counted(rows, 'a')} AND {_counted(rows, 'o')}"
+        params: list[object] = [code, sab, sab]
+        if targets:
+            where += f" AND o.sab IN {_IN}"
+            params.append(_json(targets))
+        found = self.db.execute(
+            "SELECT DISTINCT o.sab, o.code FROM mrconso a JOIN mrconso o ON o.cui = a.cui "
+            "WHERE a.code = ? AND a.sab = ? AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') "
+            f"AND {where} ORDER BY o.sab, o.code",
+            params,
+        ).fetchall()
+        return self._clusters(found)
 
     def search(
         self,
@@ -179,7 +495,89 @@ class Engine:
     ) -> list[dict[str, Any]]:
         """``/search/{release}``: every result (``ui``, ``rootSource``, ``uri``, ``name``), in
         SPEC 12's order, never the ``NONE`` row (the caller pages and ends)."""
-        raise NotImplementedError
+        folded = string.casefold()
+        params: dict[str, object] = {"q": string if input_type != "atom" else folded}
+        where = [_counted(rows)]
+        if sabs:
+            where.append("m.sab IN (SELECT value FROM json_each(:sabs))")
+            params["sabs"] = _json(sabs)
+        if language is not None:
+            where.append("m.lat = :lat")
+            params["lat"] = language
+        if semantic_types:  # each a TUI, or a tree number and those under it
+            where.append(
+                "EXISTS (SELECT 1 FROM mrsty s JOIN json_each(:types) t WHERE s.cui = m.cui "
+                "AND (s.tui = t.value OR s.stn = t.value "
+                "OR substr(s.stn, 1, length(t.value) + 1) = t.value || '.'))"
+            )
+            params["types"] = _json(semantic_types)
+        match: Callable[[str], bool] | None = None
+        if input_type != "atom":
+            where.append(_INPUT_FIELDS[input_type])
+        elif search_type == "exact":
+            where.append("m.folded = :q")
+        elif search_type == "rightTruncation":
+            where.append("m.folded >= :q")
+            last = ord(folded[-1]) if folded else 0x10FFFF
+            if last not in (0xD7FF, 0x10FFFF):  # (the next character is no surrogate)
+                where.append("m.folded < :to")
+                params["to"] = folded[:-1] + chr(last + 1)
+            match = lambda name: name.startswith(folded)  # noqa: E731
+        elif search_type == "leftTruncation":  # (no index ends strings: every row is read)
+            where.append("substr(m.folded, -length(:q)) = :q")
+            match = lambda name: name.endswith(folded)  # noqa: E731
+        else:
+            fts, match = _words(folded, search_type, partial)
+            if fts is None:
+                return []
+            if fts:  # (else every row is read)
+                where.append(
+                    "m.rowid IN (SELECT rowid FROM mrconso_words WHERE mrconso_words MATCH :fts)"
+                )
+                params["fts"] = fts
+        found: dict[tuple[str, str], bool] = {}  # (SAB or "", ui) -> an exact match
+        strings: dict[str, str] = {}  # an AUI's STR
+        for fields in self.db.execute(
+            f"SELECT {_ROW}, m.folded FROM mrconso m WHERE {' AND '.join(where)}", params
+        ):
+            name = fields[-1]
+            if match is not None and not match(name):
+                continue
+            exact = input_type != "atom" or name == folded
+            if return_id_type == "concept":
+                key = ("", fields[_CUI])
+            elif return_id_type == "aui":
+                key = (fields[_SAB], fields[_AUI])
+                strings[fields[_AUI]] = fields[_STR]
+            else:
+                ident = fields[COLUMNS["MRCONSO"].index(_RETURN_FIELDS[return_id_type])]
+                if not known_code(ident):
+                    continue
+                key = (fields[_SAB], ident)
+            found[key] = found.get(key, False) or exact
+        return self._results(found, return_id_type, strings)
+
+    def _results(
+        self, found: dict[tuple[str, str], bool], kind: str, strings: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        """Search results, named (SPEC 12), exact matches first, then by ui and rootSource."""
+        out: list[tuple[bool, dict[str, Any]]] = []
+        if kind == "concept":
+            names = self._concept_names(ui for _, ui in found)
+            for (_, cui), exact in found.items():
+                name, sab = names[cui]
+                out.append((exact, search_result_json(cui, name, sab, self.links.concept(cui))))
+        elif kind == "aui":
+            for (sab, aui), exact in found.items():
+                out.append((exact, search_result_json(aui, strings[aui], sab, self.links.aui(aui))))
+        else:
+            field = _RETURN_FIELDS[kind]
+            codes = self._code_names(field, found)
+            for (sab, ident), exact in found.items():
+                link = self.links.code(sab, ident)
+                out.append((exact, search_result_json(ident, codes[(sab, ident)], sab, link)))
+        out.sort(key=lambda e: (not e[0], e[1]["ui"], e[1]["rootSource"]))
+        return [doc for _, doc in out]
 
     # -- the other files ---------------------------------------------------------------------
 
@@ -187,7 +585,19 @@ class Engine:
         self, cui: str, *, sabs: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
         """MRDEF: ``Definition`` objects by SAB, then ATUI."""
-        raise NotImplementedError
+        if not self._known("cui = ?", (cui,)):
+            return None
+        where, params = f"m.cui = ? AND {_counted(rows, english=False)}", [cui]
+        if sabs:
+            where += f" AND m.sab IN {_IN}"
+            params.append(_json(sabs))
+        found = self.db.execute(
+            f"SELECT m.sab, m.def FROM mrdef m WHERE {where} ORDER BY m.sab, m.atui", params
+        )
+        return [
+            {"classType": "Definition", "sourceOriginated": True, "rootSource": sab, "value": text}
+            for sab, text in found
+        ]
 
     def relations(
         self,
@@ -201,16 +611,151 @@ class Engine:
         rows: Rows = COUNTED,
     ) -> list[dict[str, Any]] | None:
         """MRREL: the relations of a CUI, an AUI or a source code, by RUI."""
-        raise NotImplementedError
+        if cui is not None:
+            if not self._known("cui = ?", (cui,)):
+                return None
+            where, params = "r.cui2 = ?", [cui]
+        elif aui is not None:
+            if not self._known("aui = ?", (aui,)):
+                return None
+            where, params = "r.aui2 = ? AND r.aui2 <> '' AND r.stype2 = 'AUI'", [aui]
+        elif sab is not None and code is not None:
+            atoms = [r[_AUI] for r in self._code_rows(sab, code)]
+            if not atoms:
+                return None
+            where = f"r.aui2 IN {_IN} AND r.aui2 <> '' AND r.stype2 IN ('SCUI', 'SDUI', 'CODE')"
+            params = [_json(atoms)]
+        else:
+            return None
+        where += " AND " + _counted(rows, "r", english=False)
+        for column, values in (("rel", labels), ("sab", sabs)):
+            if values:
+                where += f" AND r.{column} IN {_IN}"
+                params.append(_json(values))
+        found = self.db.execute(
+            "SELECT r.cui1, r.aui1, r.stype1, r.rel, r.cui2, r.aui2, r.stype2, r.rela, r.rui, "
+            f"r.srui, r.sab, r.rg, r.suppress FROM mrrel r WHERE {where} ORDER BY r.rui",
+            params,
+        ).fetchall()
+        sides = self._sides(
+            {(r[0], r[1], r[2]) for r in found} | {(r[4], r[5], r[6]) for r in found}
+        )
+        out = []
+        for cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, rsab, rg, flag in found:
+            kinds = {stype1, stype2}
+            related_from, related_from_name = sides[(cui2, aui2, stype2)]
+            related, related_name = sides[(cui1, aui1, stype1)]
+            out.append({
+                "ui": rui,
+                "suppressible": flag in ("E", "Y"),
+                "sourceUi": srui or NONE,
+                "obsolete": flag == "O",
+                "sourceOriginated": rsab != "MTH",
+                "rootSource": rsab,
+                "groupId": rg or NONE,
+                "attributeCount": 0,
+                "classType": "ConceptRelation" if kinds == {"CUI"}
+                else "AtomRelation" if kinds == {"AUI"} else "AtomClusterRelation",
+                "relatedFromId": related_from,
+                "relatedFromIdName": related_from_name,
+                "relationLabel": rel,
+                "additionalRelationLabel": rela,
+                "relatedId": related,
+                "relatedIdName": related_name,
+            })  # fmt: skip
+        return out
+
+    def _sides(
+        self, sides: Collection[tuple[str, str, str]]
+    ) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
+        concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
+        auis = {
+            r[_AUI]: r
+            for r in self.db.execute(
+                f"SELECT {_ROW} FROM mrconso m WHERE m.aui IN {_IN}",
+                (_json({aui for _, aui, _ in sides if aui}),),
+            )
+        }
+        kinds = {}
+        for cui, aui, stype in sides:
+            row = auis.get(aui) if aui else None
+            if stype == "CUI" or not aui:
+                kinds[(cui, aui, stype)] = "concept"
+            elif row is None:
+                kinds[(cui, aui, stype)] = "none"
+            elif stype == "AUI" or not known_code(row[_CODE]):
+                kinds[(cui, aui, stype)] = "atom"
+            else:
+                kinds[(cui, aui, stype)] = "code"
+        names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
+        codes = self._code_names(
+            "CODE", ((auis[s[1]][_SAB], auis[s[1]][_CODE]) for s, k in kinds.items() if k == "code")
+        )
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for side, kind in kinds.items():
+            cui, aui, _ = side
+            if kind == "concept":
+                out[side] = (
+                    (self.links.concept(cui), names[cui][0]) if cui in names else (NONE, NONE)
+                )
+            elif kind == "atom":
+                out[side] = (self.links.aui(aui), auis[aui][_STR])
+            elif kind == "code":
+                key = (auis[aui][_SAB], auis[aui][_CODE])
+                out[side] = (self.links.code(*key), codes[key])
+            else:
+                out[side] = (NONE, NONE)
+        return out
+
+    def _types(self, cui: str) -> list[tuple[str, str, str]]:
+        """A concept's semantic types (TUI, STN, STY) by TUI, each once."""
+        found = self.db.execute(
+            "SELECT tui, stn, sty FROM mrsty WHERE cui = ? ORDER BY tui, rowid", (cui,)
+        )
+        return list({t[0]: t for t in reversed(found.fetchall())}.values())[::-1]
 
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
         tree number and child count)."""
-        raise NotImplementedError
+        if not self._known("cui = ?", (cui,)):
+            return None
+        out = []
+        for tui, _, sty in self._types(cui):
+            doc: dict[str, Any] = {"name": sty, "uri": self.links.tui(tui)}
+            if details:
+                doc.update(self.semantic_type(tui) or {})
+            out.append(doc)
+        return out
 
     def semantic_type(self, tui: str) -> dict[str, Any] | None:
         """``/semantic-network/{release}/TUI/{tui}``: a ``SemanticType``."""
-        raise NotImplementedError
+        first = self.db.execute(
+            "SELECT stn, sty FROM mrsty WHERE tui = ? ORDER BY rowid LIMIT 1", (tui,)
+        ).fetchone()
+        if first is None:
+            return None
+        stn, sty = first
+        children = 0
+        if stn:
+            children = self.db.execute(
+                "SELECT count(DISTINCT tui) FROM mrsty_tree WHERE stn > ?1 || '.' "
+                "AND stn < ?1 || '/' AND instr(substr(stn, length(?1) + 2), '.') = 0",
+                (stn,),
+            ).fetchone()[0]
+        return {
+            "classType": "SemanticType",
+            "abbreviation": NONE,
+            "ui": tui,
+            "definition": NONE,
+            "example": NONE,
+            "nonHuman": NONE,
+            "usageNote": NONE,
+            "treeNumber": stn or NONE,
+            "semanticTypeGroup": NONE,
+            "childCount": children,
+            "name": sty,
+        }
 
     def hierarchy(
         self,
@@ -220,17 +765,143 @@ class Engine:
         code: str | None = None,
         aui: str | None = None,
     ) -> list[dict[str, Any]] | None:
-        """MRHIER: a code's parents, children, ancestors or descendants as clusters (an HL7
-        source's as Atoms), or an atom's as Atoms."""
-        raise NotImplementedError
+        """MRHIER: a code's parents, children, ancestors or descendants as clusters, or an
+        atom's as Atoms (SPEC 12): parents and children by code (atoms: by AUI), ancestors and
+        descendants nearest first, then by code."""
+        deep = direction == "descendants"
+        if aui is not None:
+            if not self._known("aui = ?", (aui,)):
+                return None
+            raw, codes, _ = self._edges([aui], deep)
+            best: dict[str, int] = {}
+            for _, entry, n in raw[direction]:
+                if entry in codes and entry != aui:
+                    best[entry] = min(n, best.get(entry, n))
+            ordered = sorted(best, key=lambda a: (best[a], a))
+            rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(ordered),))}
+            return [self._atom(rows[a]) for a in ordered]
+        if sab is None or code is None:
+            return None
+        atoms = self._code_rows(sab, code)
+        if not atoms:
+            return None
+        edges, _ = self._code_edges({r[_AUI]: (sab, code) for r in atoms}, deep)
+        found = edges.get((sab, code), {}).get(direction, {})
+        return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
     def sources(self) -> list[dict[str, Any]]:
         """MRSAB's current versions (without MRSAB: one per SAB of MRCONSO), as ``RootSource``
         objects by abbreviation."""
-        raise NotImplementedError
+        if "MRSAB" in self.files:
+            found = self.db.execute(
+                "SELECT rsab, son, sf, lat, srl, cxty, ssn FROM mrsab WHERE rowid IN "
+                "(SELECT min(rowid) FROM mrsab WHERE curver = 'Y' GROUP BY rsab) ORDER BY rsab"
+            ).fetchall()
+        else:  # (every row of MRCONSO is read)
+            by_sab: dict[str, list[Any]] = {}
+            for sab, lat, count, first, srl in self.db.execute(
+                "SELECT sab, lat, count(*), min(rowid), max(CAST(srl AS INTEGER)) FROM mrconso "
+                "WHERE srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*' GROUP BY sab, lat "
+                "UNION ALL SELECT sab, lat, count(*), min(rowid), NULL FROM mrconso "
+                "WHERE NOT (srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*') GROUP BY sab, lat"
+            ):
+                by_sab.setdefault(sab, []).append((lat, count, first, srl))
+            found = []
+            for sab in sorted(by_sab):
+                langs: dict[str, list[int]] = {}
+                for lat, count, first, _ in by_sab[sab]:
+                    seen = langs.setdefault(lat, [0, first])
+                    seen[0] += count
+                    seen[1] = min(seen[1], first)
+                lat = min(langs, key=lambda x: (-langs[x][0], langs[x][1]))
+                levels = [s for *_, s in by_sab[sab] if s is not None]
+                srl = str(max(levels)) if levels else ""
+                found.append((sab, sab, sab, lat, srl, "", sab))
+        return [
+            {
+                "classType": "RootSource",
+                "abbreviation": rsab,
+                "expandedForm": son or NONE,
+                "family": sf or NONE,
+                "language": {
+                    "classType": "Language",
+                    "abbreviation": lat or NONE,
+                    "expandedForm": _LANGUAGES.get(lat, NONE),
+                },
+                "restrictionLevel": int(srl) if srl.isascii() and srl.isdigit() else None,
+                "acquisitionContact": NONE,
+                "contentContact": NONE,
+                "licenseContact": NONE,
+                "contextType": cxty or NONE,
+                "shortName": ssn or NONE,
+                "hierarchicalName": NONE,
+                "preferredName": son or NONE,
+                "synonymousNames": NONE,
+            }
+            for rsab, son, sf, lat, srl, cxty, ssn in found
+        ]
+
+
+def _same(word: str) -> str:
+    return word
+
+
+def _words(
+    folded: str, search_type: str, partial: bool
+) -> tuple[str | None, Callable[[str], bool]]:
+    """A word search's FTS5 query (``None``: no word, nothing matches; ``""``: no narrowing)
+    and SPEC 12's test of an atom's casefolded string: the FTS5 table only narrows (its
+    tokenizer is SQLite's, with its own Unicode tables), so only a word whose characters had
+    their category in Unicode 3.2 already, which SQLite's tables hold, is looked up there."""
+    words = _WORD.findall(folded)
+    if search_type == "approximate":  # (deprecated by UTS: a partial normalizedWords)
+        search_type, partial = "normalizedWords", True
+    if search_type not in ("words", "normalizedWords", "normalizedString"):
+        raise ValueError(f"no search type {search_type!r}")
+    if not words:
+        return None, lambda _: False
+    form = _same if search_type == "words" else _norm
+    wanted = {form(w) for w in words}
+    terms = {
+        form(w): f'"{w}"' if form is _same else f'("{form(w)}" OR "{form(w)}s")'
+        for w in words
+        if w.isascii() or all(_UCD_3_2.category(c) == unicodedata.category(c) for c in w)
+    }
+    partial = partial and search_type != "normalizedString"
+    fts = " AND ".join(terms.values())
+    if partial:
+        fts = " OR ".join(terms.values()) if len(terms) == len(wanted) else ""
+    if search_type == "normalizedString":
+        ordered = sorted(map(_norm, words))
+        return fts, lambda name: sorted(map(_norm, _WORD.findall(name))) == ordered
+    if partial:
+        return fts, lambda name: not wanted.isdisjoint(map(form, _WORD.findall(name)))
+    return fts, lambda name: wanted.issubset(map(form, _WORD.findall(name)))
+
+
+#: Each command's files: those it needs, and those it reads when the META holds them (for the
+#: links and counts they decide).
+_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "search": (("MRCONSO",), ()),
+    "cuis": (("MRCONSO",), ()),
+    "crosswalk": (("MRCONSO",), ("MRHIER", "MRREL")),
+    "definitions": (("MRCONSO", "MRDEF"), ()),
+    "relations": (("MRCONSO", "MRREL"), ()),
+    "semantic-types": (("MRCONSO", "MRSTY"), ()),
+    "source-concept": (("MRCONSO",), ("MRHIER", "MRREL")),
+    "hierarchy": (("MRCONSO", "MRHIER"), ("MRREL",)),
+    "sources": (("MRCONSO",), ("MRSAB",)),
+    "concept": (("MRCONSO",), ("MRSTY", "MRDEF", "MRREL")),
+    "atoms": (("MRCONSO",), ()),
+    "source": (("MRCONSO",), ()),
+    "atom": (("MRCONSO",), ()),
+}
 
 
 def needs(command: str, *, semantic_types: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files a ``umls`` command needs (absent: bad input naming the first), and those it
     reads when the META holds them (for the links and counts they decide)."""
-    raise NotImplementedError
+    required, optional = _NEEDS[command]
+    if command == "search" and semantic_types:
+        required += ("MRSTY",)
+    return required, optional

@@ -119,6 +119,16 @@ class Links:
     def concept(self, cui: str) -> str:
         return f"{self.content}/CUI/{cui}"
 
+    def aui(self, aui: str) -> str:
+        return f"{self.content}/AUI/{aui}"
+
+    @property
+    def semantic_network(self) -> str:
+        return f"{self.base_url.rstrip('/')}/semantic-network/{self.release}"
+
+    def tui(self, tui: str) -> str:
+        return f"{self.semantic_network}/TUI/{tui}"
+
     def search(self, code: str, sab: str) -> str:
         """The search UTS links a source code's concepts to (``concepts`` of a cluster)."""
         base = self.base_url.rstrip("/")
