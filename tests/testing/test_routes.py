@@ -167,7 +167,7 @@ def test_current_is_the_fakes_release_and_another_served_release_its_own() -> No
 )
 def test_unknown_routes_are_404_and_ask_nothing(path: str) -> None:
     fake, recorder, _ = serving([])
-    status, doc = get(fake, path, string="fever")
+    status, doc = get(fake, path, string="fever", pageSize="0")
     assert (status, doc["status"]) == (404, 404)
     assert recorder.calls == []
 

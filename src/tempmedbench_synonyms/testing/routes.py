@@ -170,11 +170,11 @@ def answer(
     p = _Params(params, max_page_size)
     try:
         asked = _question(parts[0], parts[2:], p)
+        if asked is None:
+            return error(404, "Not Found")
         size, number = p.size_number()
     except _Refused as refused:
         return refused.doc
-    if asked is None:
-        return error(404, "Not Found")
     kind, question = asked
     links = Links(data.release if release == "current" else release, base_url)
     found = data.ask(links, question)
