@@ -26,6 +26,7 @@ Question = Callable[[Engine], Any]
 HIERARCHY = ("parents", "children", "ancestors", "descendants")
 SEARCH_TYPES = (
     "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation",
+    "approximate",
 )  # fmt: skip
 INPUT_TYPES = ("atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty")
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
