@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,36 @@ def test_from_meta_reads_whichever_files_the_folder_holds(tmp_path: Path) -> Non
     assert data.ask(LINKS, lambda e: e.semantic_type("T901"))["name"] == "Invented Disorder"
     assert data.ask(LINKS, lambda e: e.semantic_type("T999")) is None
     assert data.ask(LINKS, lambda e: e.sources()) == []
+
+
+def test_one_question_at_a_time() -> None:
+    """The server answers on several threads, and a sqlite3 connection is not to be used by two
+    at once: a second question waits until the first is answered."""
+    data = FakeUtsData.from_lines([mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "x")])
+    second: list[object] = []
+    other = threading.Thread(target=lambda: second.append(data.ask(LINKS, lambda e: "second")))
+
+    def first(e: object) -> bool:
+        other.start()
+        other.join(0.05)
+        return other.is_alive()  # still waiting for this question to end
+
+    assert data.ask(LINKS, first) is True
+    other.join(5)
+    assert second == ["second"]
+    # and many at once get each their own answer
+    found: list[object] = []
+    expected = data.ask(LINKS, lambda e: e.concept("C9000001"))
+
+    def ask() -> None:
+        found.extend(data.ask(LINKS, lambda e: e.concept("C9000001")) for _ in range(20))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == [expected] * 80
 
 
 def test_a_folder_with_none_of_the_files_is_refused(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ canned answer stands in for it, and the last tests check the real one over ``fix
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
@@ -411,21 +410,3 @@ def test_without_mrsty_every_concept_has_the_one_invented_type() -> None:
         {"name": "Invented Type", "uri": f"{B}/semantic-network/2099AA/TUI/T999"}
     ]
     assert get(fake, "/semantic-network/2099AA/TUI/T999")[1]["result"]["name"] == "Invented Type"
-
-
-def test_the_engine_is_asked_one_question_at_a_time(meta: FakeUtsData) -> None:
-    """The server answers on several threads; one sqlite3 connection serves one at a time."""
-    fake = FakeUts(meta, api_key=CANARY_KEY)
-    expected = get(fake, "/search/2099AA", string="fever")
-    found: list[tuple[int, Any]] = []
-
-    def ask() -> None:
-        for _ in range(20):
-            found.append(get(fake, "/search/2099AA", string="fever"))
-
-    threads = [threading.Thread(target=ask) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert found == [expected] * 80
