@@ -374,6 +374,10 @@ def test_search_order_names_and_flags(umls: Engine) -> None:
     assert umls.search("calm", rows=counted(suppressible=True)) == [zephyr]
     assert uis(umls.search("fever wind", partial=True)) == ["C9000001", "C9000091"]
     assert uis(umls.search("wind fever", partial=True)) == ["C9000091", "C9000001"]
+    assert uis(umls.search("wind fever", partial=True, limit=1)) == ["C9000091"]
+    assert uis(umls.search("meteoric", return_id_type="code", limit=2)) == [
+        "9990191001", "C990090",
+    ]  # fmt: skip
 
 
 def test_search_filters(umls: Engine) -> None:

@@ -397,21 +397,19 @@ class Engine:
             ):
                 has.setdefault(code_of[aui], set()).add("relations")
         if "MRHIER" in self.files:
-            edges, below = self._code_edges(code_of, deep=False)
-            deeper = {c for c in below if "descendants" not in edges.get(c, {})}
-            if deeper:  # a child that is no entry may have descendants that are (rare)
-                more = {a: c for a, c in code_of.items() if c in deeper}
-                edges.update(self._code_edges(more, deep=True)[0])
-            for code, kinds in edges.items():
+            # descendants: those the rows one level below show (a deeper one, below children
+            # that are all no entry, is not looked for: that would read the whole subtree)
+            for code, kinds in self._code_edges(code_of, deep=False).items():
                 has.setdefault(code, set()).update(k for k, found in kinds.items() if found)
         return has
 
     def _edges(
         self, auis: Collection[str], deep: bool
-    ) -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, tuple[str, str]], set[str]]:
+    ) -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, tuple[str, str]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
-        distance); the (SAB, CODE) of each entry MRCONSO holds; the starts with a child row.
-        Descendants below the children only when ``deep``."""
+        distance), and the (SAB, CODE) of each entry MRCONSO holds. Descendants are read from
+        the rows below the atoms' children too only when ``deep`` (the rows reached through
+        PAUI, their distance from PTR)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
         for aui, paui, ptr in self.db.execute(
@@ -427,30 +425,30 @@ class Engine:
             if deep
             else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''"
         )
-        parents = set()
         for aui, paui, ptr in self.db.execute(below, (asked,)):
             if paui in auis:
                 raw["children"].append((paui, aui, 1))
-                parents.add(paui)
             raw["descendants"] += [
                 (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
             ]
         seen = {a for found in raw.values() for _, a, _ in found}
+        if not seen:
+            return raw, {}
         codes = {
             aui: (sab, code)
             for aui, sab, code in self.db.execute(
                 f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(seen),)
             )
         }
-        return raw, codes, parents
+        return raw, codes
 
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
-    ) -> tuple[dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]], set[tuple[str, str]]]:
+    ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
         """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
         their smallest distance (SPEC 12: an entry of the code's SAB, with another known
-        code); and the codes with a child row."""
-        raw, codes, parents = self._edges(code_of.keys(), deep)
+        code)."""
+        raw, codes = self._edges(code_of.keys(), deep)
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
         for kind, found in raw.items():
             for start, entry, n in found:
@@ -459,13 +457,13 @@ class Engine:
                     continue
                 best = out.setdefault(it, {}).setdefault(kind, {})
                 best[at] = min(n, best.get(at, n))
-        return out, {code_of[a] for a in parents}
+        return out
 
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
-        if not known_code(code) or not self._known("code = ? AND sab = ?", (code, sab)):
+        if not known_code(code):
             return None
         where = f"{_counted(rows, 'a')} AND {_counted(rows, 'o')}"
         params: list[object] = [code, sab, sab]
@@ -478,6 +476,8 @@ class Engine:
             f"AND {where} ORDER BY o.sab, o.code",
             params,
         ).fetchall()
+        if not found and not self._known("code = ? AND sab = ?", (code, sab)):
+            return None
         return self._clusters(found)
 
     def search(
@@ -492,9 +492,11 @@ class Engine:
         partial: bool = False,
         language: str | None = None,
         rows: Rows = COUNTED,
+        limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """``/search/{release}``: every result (``ui``, ``rootSource``, ``uri``, ``name``), in
-        SPEC 12's order, never the ``NONE`` row (the caller pages and ends)."""
+        """``/search/{release}``: the first ``limit`` results (``None``: every one; ``ui``,
+        ``rootSource``, ``uri``, ``name``), in SPEC 12's order, never the ``NONE`` row (the
+        caller pages and ends). Only the results given are named: a cut search is cheaper."""
         folded = string.casefold()
         params: dict[str, object] = {"q": string if input_type != "atom" else folded}
         where = [_counted(rows)]
@@ -537,47 +539,50 @@ class Engine:
                 params["fts"] = fts
         found: dict[tuple[str, str], bool] = {}  # (SAB or "", ui) -> an exact match
         strings: dict[str, str] = {}  # an AUI's STR
-        for fields in self.db.execute(
-            f"SELECT {_ROW}, m.folded FROM mrconso m WHERE {' AND '.join(where)}", params
+        # ASCII words of an ASCII string are FTS5's tokens exactly: no check needed
+        trusted = search_type == "words" and input_type == "atom" and folded.isascii()
+        named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
+        for cui, sab, ident, string, name in self.db.execute(
+            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM mrconso m "
+            f"WHERE {' AND '.join(where)}",
+            params,
         ):
-            name = fields[-1]
-            if match is not None and not match(name):
-                continue
-            exact = input_type != "atom" or name == folded
             if return_id_type == "concept":
-                key = ("", fields[_CUI])
-            elif return_id_type == "aui":
-                key = (fields[_SAB], fields[_AUI])
-                strings[fields[_AUI]] = fields[_STR]
+                key = ("", cui)
+            elif known_code(ident) or return_id_type == "aui":
+                key = (sab, ident)
             else:
-                ident = fields[COLUMNS["MRCONSO"].index(_RETURN_FIELDS[return_id_type])]
-                if not known_code(ident):
-                    continue
-                key = (fields[_SAB], ident)
-            found[key] = found.get(key, False) or exact
-        return self._results(found, return_id_type, strings)
+                continue
+            exact = input_type != "atom" or name == folded  # (an exact atom matches any type)
+            if key in found:  # (the rule is checked once a result, or to find it exact)
+                found[key] = found[key] or exact
+            elif exact or match is None or (trusted and name.isascii()) or match(name):
+                found[key] = exact
+                strings[ident] = string
+        return self._results(found, return_id_type, strings, limit)
 
     def _results(
-        self, found: dict[tuple[str, str], bool], kind: str, strings: dict[str, str]
+        self,
+        found: dict[tuple[str, str], bool],
+        kind: str,
+        strings: dict[str, str],
+        limit: int | None,
     ) -> list[dict[str, Any]]:
-        """Search results, named (SPEC 12), exact matches first, then by ui and rootSource."""
-        out: list[tuple[bool, dict[str, Any]]] = []
+        """The first ``limit`` search results (SPEC 12), exact matches first, then by ui and
+        rootSource (a concept's is its own: its ui decides), named."""
+        keys = sorted(found, key=lambda k: (not found[k], k[1], k[0]))[:limit]
         if kind == "concept":
-            names = self._concept_names(ui for _, ui in found)
-            for (_, cui), exact in found.items():
-                name, sab = names[cui]
-                out.append((exact, search_result_json(cui, name, sab, self.links.concept(cui))))
-        elif kind == "aui":
-            for (sab, aui), exact in found.items():
-                out.append((exact, search_result_json(aui, strings[aui], sab, self.links.aui(aui))))
-        else:
-            field = _RETURN_FIELDS[kind]
-            codes = self._code_names(field, found)
-            for (sab, ident), exact in found.items():
-                link = self.links.code(sab, ident)
-                out.append((exact, search_result_json(ident, codes[(sab, ident)], sab, link)))
-        out.sort(key=lambda e: (not e[0], e[1]["ui"], e[1]["rootSource"]))
-        return [doc for _, doc in out]
+            names = self._concept_names(ui for _, ui in keys)
+            return [
+                search_result_json(cui, *names[cui], self.links.concept(cui)) for _, cui in keys
+            ]
+        if kind == "aui":
+            return [search_result_json(a, strings[a], sab, self.links.aui(a)) for sab, a in keys]
+        codes = self._code_names(_RETURN_FIELDS[kind], keys)
+        return [
+            search_result_json(ident, codes[(sab, ident)], sab, self.links.code(sab, ident))
+            for sab, ident in keys
+        ]
 
     # -- the other files ---------------------------------------------------------------------
 
@@ -670,40 +675,35 @@ class Engine:
     ) -> dict[tuple[str, str, str], tuple[str, str]]:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
-        auis = {
-            r[_AUI]: r
-            for r in self.db.execute(
-                f"SELECT {_ROW} FROM mrconso m WHERE m.aui IN {_IN}",
-                (_json({aui for _, aui, _ in sides if aui}),),
+        auis = {  # each atom side's SAB, CODE and STR
+            aui: (sab, code, string)
+            for aui, sab, code, string in self.db.execute(
+                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
+                (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
         kinds = {}
         for cui, aui, stype in sides:
-            row = auis.get(aui) if aui else None
             if stype == "CUI" or not aui:
                 kinds[(cui, aui, stype)] = "concept"
-            elif row is None:
+            elif aui not in auis:
                 kinds[(cui, aui, stype)] = "none"
-            elif stype == "AUI" or not known_code(row[_CODE]):
+            elif stype == "AUI" or not known_code(auis[aui][1]):
                 kinds[(cui, aui, stype)] = "atom"
             else:
                 kinds[(cui, aui, stype)] = "code"
         names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
-        codes = self._code_names(
-            "CODE", ((auis[s[1]][_SAB], auis[s[1]][_CODE]) for s, k in kinds.items() if k == "code")
-        )
+        codes = self._code_names("CODE", (auis[s[1]][:2] for s, k in kinds.items() if k == "code"))
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
             cui, aui, _ = side
-            if kind == "concept":
-                out[side] = (
-                    (self.links.concept(cui), names[cui][0]) if cui in names else (NONE, NONE)
-                )
+            if kind == "concept" and cui in names:
+                out[side] = (self.links.concept(cui), names[cui][0])
             elif kind == "atom":
-                out[side] = (self.links.aui(aui), auis[aui][_STR])
+                out[side] = (self.links.aui(aui), auis[aui][2])
             elif kind == "code":
-                key = (auis[aui][_SAB], auis[aui][_CODE])
-                out[side] = (self.links.code(*key), codes[key])
+                sab, code, _ = auis[aui]
+                out[side] = (self.links.code(sab, code), codes[(sab, code)])
             else:
                 out[side] = (NONE, NONE)
         return out
@@ -772,7 +772,7 @@ class Engine:
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
                 return None
-            raw, codes, _ = self._edges([aui], deep)
+            raw, codes = self._edges([aui], deep)
             best: dict[str, int] = {}
             for _, entry, n in raw[direction]:
                 if entry in codes and entry != aui:
@@ -785,7 +785,7 @@ class Engine:
         atoms = self._code_rows(sab, code)
         if not atoms:
             return None
-        edges, _ = self._code_edges({r[_AUI]: (sab, code) for r in atoms}, deep)
+        edges = self._code_edges({r[_AUI]: (sab, code) for r in atoms}, deep)
         found = edges.get((sab, code), {}).get(direction, {})
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
