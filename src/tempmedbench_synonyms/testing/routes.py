@@ -109,6 +109,7 @@ def _question(top: str, rest: list[str], p: _Params) -> tuple[str, Question] | N
                 "semantic_types": p.list("semanticTypes", "|"),
                 "partial": p.flag("partialSearch"),
                 "rows": p.rows,
+                "limit": math.prod(p.size_number()),  # no result past this page is named
             }
             return "search", lambda e: e.search(string, **search)
         case "crosswalk", ["source", sab, code]:
