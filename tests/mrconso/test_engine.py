@@ -380,6 +380,31 @@ def test_search_order_names_and_flags(umls: Engine) -> None:
     ]  # fmt: skip
 
 
+def test_a_cut_search_gives_the_first_results_in_sorted_and_unsorted_files() -> None:
+    """With ``limit`` a file in CUI order is read until the first results are found (exact
+    ones first); another file whole: the same results."""
+    rows = [
+        row("C1", "A1", "S", "1", "Fever one"), row("C2", "A2", "S", "2", "Fever two"),
+        row("C2", "A3", "T", "3", "FEVER"), row("C3", "A4", "S", "4", "Fever three"),
+        row("C4", "A5", "S", "5", "fever", suppress="O"), row("C5", "A6", "S", "6", "Fevers"),
+    ]  # fmt: skip
+    for order in (rows, rows[::-1]):
+        e = build({"MRCONSO": order})
+        assert e._sorted() is (order is rows)
+        assert uis(e.search("fever", limit=1)) == ["C2"]
+        assert uis(e.search("fever", limit=2)) == ["C2", "C1"]
+        assert uis(e.search("fever", limit=9)) == ["C2", "C1", "C3"]
+        assert uis(e.search("fever", limit=2, rows=EVERY_ROW)) == ["C2", "C4"]
+        assert uis(e.search("fever", search_type="normalizedWords", limit=3)) == [
+            "C2", "C1", "C3",
+        ]  # fmt: skip
+        assert uis(e.search("FEVER", search_type="exact", limit=1)) == ["C2"]
+        assert uis(e.search("fe", search_type="rightTruncation", limit=2)) == ["C1", "C2"]
+        assert uis(e.search("S", input_type="sourceUi", limit=2)) == []
+        assert uis(e.search("PT", input_type="tty", limit=2)) == ["C1", "C2"]
+        assert e.search("fever", limit=0) == []
+
+
 def test_search_filters(umls: Engine) -> None:
     assert uis(umls.search("fever", sabs=["MSH"])) == ["C9000091"]
     assert uis(umls.search("zéphyr", language="ENG")) == []
@@ -514,13 +539,25 @@ def test_the_sides_of_a_relation() -> None:
         row("C1", "A1", "S", "1", "One"),
         row("C2", "A2", "MTH", "NOCODE", "Two"),
         row("C2", "A3", "S", "22", "Twenty-two", scui="X22", sdui="D22"),
+        row("C1", "A10", "S", "1", "Uno", tty="SY"),
     ]
     e = build({"MRCONSO": rows, "MRREL": [
         rel("C2", "A2", "SDUI", "RO", "C1", "", "SCUI", "R1", rela="x", srui="SR1", rg="7"),
         rel("C2", "A3", "SDUI", "RB", "C1", "A1", "CUI", "R2", suppress="E"),
         rel("C9", "A9", "AUI", "RN", "C1", "A1", "AUI", "R3", suppress="O"),
         rel("C9", "", "CUI", "RQ", "C1", "A1", "CODE", "R4"),
+        rel("C1", "A10", "SCUI", "SY", "C9", "", "CUI", "R5"),
     ]})  # fmt: skip
+    assert e.relations(cui="C9") is None  # MRCONSO lacks C9
+    five = build(
+        {
+            "MRCONSO": [*rows, row("C9", "A90", "S", "9", "Nine")],
+            "MRREL": [rel("C1", "A10", "SCUI", "SY", "C9", "", "CUI", "R5")],
+        }
+    ).relations(cui="C9")
+    assert [(r["relatedId"], r["relatedIdName"]) for r in five or []] == [
+        (f"{CONTENT}/source/S/1", "One")  # the code's name, not its atom's
+    ]
     found = e.relations(cui="C1", rows=EVERY_ROW)
     assert [(r["classType"], r["relatedFromId"], r["relatedFromIdName"], r["relatedId"],
              r["relatedIdName"], r["suppressible"], r["obsolete"], r["sourceUi"], r["groupId"])
@@ -639,19 +676,25 @@ def test_hierarchy_distances_and_what_is_ignored() -> None:
         row("C1", "A1", "S", "top", "Top"), row("C2", "A2", "S", "mid", "Mid"),
         row("C3", "A3", "S", "low", "Low"), row("C3", "A4", "S", "low", "Low too"),
         row("C5", "A5", "T", "t", "Other source"), row("C6", "A6", "S", "NOCODE", "No code"),
-        row("C7", "A7", "S", "alt", "Alt"),
+        row("C7", "A7", "S", "alt", "Alt"), row("C8", "A8", "S", "solo", "Solo"),
     ]  # fmt: skip
     mrhier = [
         hier("A2", "A1", "A1"),
         hier("A3", "A2", "A9.A1.A5.A6.A4.A2"),  # A9: MRCONSO lacks it; A4: the code itself
         hier("A4", "A7", "A1.A7"),  # top at 2 here, 5 above
         hier("A7", "A1", ""),  # an empty PTR: [PAUI]
+        hier("A6", "A1", "A1"),
+        hier("A8", "A6", "A1.A6"),  # its parent has no code: its one ancestor is top
     ]
     e = build({"MRCONSO": rows, "MRHIER": mrhier})
     assert uis(e.hierarchy("parents", sab="S", code="low")) == ["alt", "mid"]
     assert uis(e.hierarchy("ancestors", sab="S", code="low")) == ["alt", "mid", "top"]
     assert uis(e.hierarchy("children", sab="S", code="top")) == ["alt", "mid"]
-    assert uis(e.hierarchy("descendants", sab="S", code="top")) == ["alt", "mid", "low"]
+    assert uis(e.hierarchy("descendants", sab="S", code="top")) == ["alt", "mid", "low", "solo"]
+    assert e.hierarchy("parents", sab="S", code="solo") == []
+    assert uis(e.hierarchy("ancestors", sab="S", code="solo")) == ["top"]
+    solo = e.cluster("S", "solo") or {}
+    assert (solo["parents"], solo["ancestors"]) == ("NONE", f"{CONTENT}/source/S/solo/ancestors")
     assert uis(e.hierarchy("descendants", sab="S", code="alt")) == ["low"]
     assert e.hierarchy("ancestors", sab="T", code="t") == []
     clusters = {c["ui"]: c for c in e.hierarchy("descendants", sab="S", code="top") or []}

@@ -57,6 +57,9 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrconso_scui ON mrconso (scui) WHERE scui <> code",
         "CREATE INDEX {s}.mrconso_sdui ON mrconso (sdui) WHERE sdui <> code",
         "INSERT INTO {s}.mrconso_words (mrconso_words) VALUES ('rebuild')",
+        # whether the rows are in CUI order, as NLM ships them (a search can then stop early)
+        "CREATE TABLE {s}.mrconso_order AS SELECT NOT EXISTS (SELECT 1 FROM (SELECT cui < "
+        "lag(cui) OVER (ORDER BY rowid) AS back FROM {s}.mrconso) WHERE back) AS sorted",
     ),
     "MRDEF": ("CREATE INDEX {s}.mrdef_cui ON mrdef (cui)",),
     "MRREL": (
@@ -120,9 +123,8 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 
 #: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
 _ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
-_CUI, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SRL, _SUPPRESS = (
-    COLUMNS["MRCONSO"].index(c)
-    for c in ("CUI", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS")
+_AUI, _SAB, _CODE, _STR, _SUPPRESS = (
+    COLUMNS["MRCONSO"].index(c) for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS")
 )
 #: The row that names a concept first (SPEC 12, "A concept's name"; ``shapes.concept_name_row``).
 _CONCEPT_ORDER = (
@@ -182,6 +184,12 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
 
 
+def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
+    """Whether a hierarchy entry's (SAB, CODE) is one of ``code``'s lists (SPEC 12): MRCONSO
+    holds it, of the same SAB, with another known code."""
+    return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
+
+
 def _json(values: Iterable[object]) -> str:
     return json.dumps(list(values))
 
@@ -205,6 +213,14 @@ class Engine:
 
     def __init__(self, db: sqlite3.Connection, files: Collection[str], links: Links) -> None:
         self.db, self.files, self.links = db, frozenset(files), links
+        self._sorted_by_cui: bool | None = None
+
+    def _sorted(self) -> bool:
+        """Whether MRCONSO's rows are in CUI order (``finish`` records it)."""
+        if self._sorted_by_cui is None:
+            found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
+            self._sorted_by_cui = bool(found and found[0])
+        return self._sorted_by_cui
 
     # -- rows and names ------------------------------------------------------------------------
 
@@ -399,17 +415,25 @@ class Engine:
         if "MRHIER" in self.files:
             # descendants: those the rows one level below show (a deeper one, below children
             # that are all no entry, is not looked for: that would read the whole subtree)
-            for code, kinds in self._code_edges(code_of, deep=False).items():
-                has.setdefault(code, set()).update(k for k, found in kinds.items() if found)
+            entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
+            for kind, edges in self._edges(code_of.keys(), deep=False).items():
+                for start, entry, _ in sorted(edges, key=lambda e: e[2]):
+                    entries.setdefault((code_of[start], kind), []).append(entry)
+            # the nearest entry of each list first: it is nearly always one (a list's flag
+            # then needs no more); the others only for the lists it did not settle
+            todo = entries
+            for part in (slice(0, 1), slice(1, None)):
+                codes = self._where({a for found in todo.values() for a in found[part]})
+                for (it, kind), auis in todo.items():
+                    if any(_entry(it, codes.get(a)) for a in auis[part]):
+                        has.setdefault(it, set()).add(kind)
+                todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
         return has
 
-    def _edges(
-        self, auis: Collection[str], deep: bool
-    ) -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, tuple[str, str]]]:
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
-        distance), and the (SAB, CODE) of each entry MRCONSO holds. Descendants are read from
-        the rows below the atoms' children too only when ``deep`` (the rows reached through
-        PAUI, their distance from PTR)."""
+        distance). Descendants are read from the rows below the atoms' children too only when
+        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
         for aui, paui, ptr in self.db.execute(
@@ -431,16 +455,16 @@ class Engine:
             raw["descendants"] += [
                 (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
             ]
-        seen = {a for found in raw.values() for _, a, _ in found}
-        if not seen:
-            return raw, {}
-        codes = {
-            aui: (sab, code)
-            for aui, sab, code in self.db.execute(
-                f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(seen),)
-            )
-        }
-        return raw, codes
+        return raw
+
+    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str]]:
+        """The (SAB, CODE) of each of ``auis`` MRCONSO holds."""
+        if not auis:
+            return {}
+        found = self.db.execute(
+            f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
+        )
+        return {aui: (sab, code) for aui, sab, code in found}
 
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
@@ -448,15 +472,15 @@ class Engine:
         """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
         their smallest distance (SPEC 12: an entry of the code's SAB, with another known
         code)."""
-        raw, codes = self._edges(code_of.keys(), deep)
+        raw = self._edges(code_of.keys(), deep)
+        codes = self._where({a for found in raw.values() for _, a, _ in found})
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
         for kind, found in raw.items():
             for start, entry, n in found:
                 it, at = code_of[start], codes.get(entry)
-                if at is None or at[0] != it[0] or at == it or not known_code(at[1]):
-                    continue
-                best = out.setdefault(it, {}).setdefault(kind, {})
-                best[at] = min(n, best.get(at, n))
+                if at is not None and _entry(it, at):
+                    best = out.setdefault(it, {}).setdefault(kind, {})
+                    best[at] = min(n, best.get(at, n))
         return out
 
     def crosswalk(
@@ -514,6 +538,7 @@ class Engine:
             )
             params["types"] = _json(semantic_types)
         match: Callable[[str], bool] | None = None
+        source, filters = "mrconso m", len(where)
         if input_type != "atom":
             where.append(_INPUT_FIELDS[input_type])
         elif search_type == "exact":
@@ -533,20 +558,32 @@ class Engine:
             if fts is None:
                 return []
             if fts:  # (else every row is read)
-                where.append(
-                    "m.rowid IN (SELECT rowid FROM mrconso_words WHERE mrconso_words MATCH :fts)"
-                )
+                source = "mrconso_words w JOIN mrconso m ON m.rowid = w.rowid"
+                where.append("mrconso_words MATCH :fts")
                 params["fts"] = fts
         found: dict[tuple[str, str], bool] = {}  # (SAB or "", ui) -> an exact match
         strings: dict[str, str] = {}  # an AUI's STR
         # ASCII words of an ASCII string are FTS5's tokens exactly: no check needed
         trusted = search_type == "words" and input_type == "atom" and folded.isascii()
         named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
+        # A file sorted by CUI (as NLM ships it) gives concepts in their order: the first
+        # ``limit`` are known once that many are found, the exact ones (first) found before.
+        early = limit is not None and return_id_type == "concept" and self._sorted()
+        if early and input_type == "atom" and search_type != "exact":
+            equal = " AND ".join([*where[:filters], "m.folded = :q"])
+            found = dict.fromkeys(
+                (("", c) for (c,) in self.db.execute(
+                    f"SELECT DISTINCT m.cui FROM mrconso m WHERE {equal}", params
+                )), True,
+            )  # fmt: skip
+        order = " ORDER BY w.rowid" if early and source != "mrconso m" else " ORDER BY m.rowid"
         for cui, sab, ident, string, name in self.db.execute(
-            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM mrconso m "
-            f"WHERE {' AND '.join(where)}",
+            f"SELECT m.cui, m.sab, m.{named.lower()}, m.str, m.folded FROM {source} "
+            f"WHERE {' AND '.join(where)}{order if early else ''}",
             params,
         ):
+            if early and limit is not None and len(found) >= limit:
+                break
             if return_id_type == "concept":
                 key = ("", cui)
             elif known_code(ident) or return_id_type == "aui":
@@ -675,10 +712,12 @@ class Engine:
     ) -> dict[tuple[str, str, str], tuple[str, str]]:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
-        auis = {  # each atom side's SAB, CODE and STR
-            aui: (sab, code, string)
-            for aui, sab, code, string in self.db.execute(
-                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
+        auis = {  # each atom side's SAB, CODE, STR and its code's name
+            aui: (sab, code, string, name)
+            for aui, sab, code, string, name in self.db.execute(
+                "SELECT m.aui, m.sab, m.code, m.str, CASE WHEN m.code NOT IN ('', 'NOCODE') "
+                "THEN (SELECT str FROM mrconso WHERE code = m.code AND sab = m.sab "
+                f"{_CODE_ORDER} LIMIT 1) END FROM mrconso m WHERE m.aui IN {_IN}",
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
@@ -693,7 +732,6 @@ class Engine:
             else:
                 kinds[(cui, aui, stype)] = "code"
         names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
-        codes = self._code_names("CODE", (auis[s[1]][:2] for s, k in kinds.items() if k == "code"))
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
             cui, aui, _ = side
@@ -702,18 +740,20 @@ class Engine:
             elif kind == "atom":
                 out[side] = (self.links.aui(aui), auis[aui][2])
             elif kind == "code":
-                sab, code, _ = auis[aui]
-                out[side] = (self.links.code(sab, code), codes[(sab, code)])
+                sab, code, _, name = auis[aui]
+                out[side] = (self.links.code(sab, code), name)
             else:
                 out[side] = (NONE, NONE)
         return out
 
     def _types(self, cui: str) -> list[tuple[str, str, str]]:
         """A concept's semantic types (TUI, STN, STY) by TUI, each once."""
-        found = self.db.execute(
+        first: dict[str, tuple[str, str, str]] = {}
+        for tui, stn, sty in self.db.execute(
             "SELECT tui, stn, sty FROM mrsty WHERE cui = ? ORDER BY tui, rowid", (cui,)
-        )
-        return list({t[0]: t for t in reversed(found.fetchall())}.values())[::-1]
+        ):
+            first.setdefault(tui, (tui, stn, sty))
+        return list(first.values())
 
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
@@ -772,7 +812,8 @@ class Engine:
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
                 return None
-            raw, codes = self._edges([aui], deep)
+            raw = self._edges([aui], deep)
+            codes = self._where({a for _, a, _ in raw[direction]})
             best: dict[str, int] = {}
             for _, entry, n in raw[direction]:
                 if entry in codes and entry != aui:
@@ -800,23 +841,16 @@ class Engine:
         else:  # (every row of MRCONSO is read)
             by_sab: dict[str, list[Any]] = {}
             for sab, lat, count, first, srl in self.db.execute(
-                "SELECT sab, lat, count(*), min(rowid), max(CAST(srl AS INTEGER)) FROM mrconso "
-                "WHERE srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*' GROUP BY sab, lat "
-                "UNION ALL SELECT sab, lat, count(*), min(rowid), NULL FROM mrconso "
-                "WHERE NOT (srl GLOB '[0-9]*' AND srl NOT GLOB '*[^0-9]*') GROUP BY sab, lat"
+                "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
+                "srl NOT GLOB '*[^0-9]*' THEN CAST(srl AS INTEGER) END) FROM mrconso "
+                "GROUP BY sab, lat"
             ):
                 by_sab.setdefault(sab, []).append((lat, count, first, srl))
             found = []
-            for sab in sorted(by_sab):
-                langs: dict[str, list[int]] = {}
-                for lat, count, first, _ in by_sab[sab]:
-                    seen = langs.setdefault(lat, [0, first])
-                    seen[0] += count
-                    seen[1] = min(seen[1], first)
-                lat = min(langs, key=lambda x: (-langs[x][0], langs[x][1]))
-                levels = [s for *_, s in by_sab[sab] if s is not None]
-                srl = str(max(levels)) if levels else ""
-                found.append((sab, sab, sab, lat, srl, "", sab))
+            for sab, langs in sorted(by_sab.items()):  # LAT: most rows, then first seen
+                lat = min(langs, key=lambda x: (-x[1], x[2]))[0]
+                levels = [srl for *_, srl in langs if srl is not None]
+                found.append((sab, sab, sab, lat, str(max(levels)) if levels else "", "", sab))
         return [
             {
                 "classType": "RootSource",
