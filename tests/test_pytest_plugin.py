@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tempmedbench_synonyms.testing import CANARY_KEY
+from tempmedbench_synonyms.testing import CANARY_KEY, mrconso_row
 
 #: What a pytest session that never asks for ``fake_uts`` must not pay for (SPEC section 9: the
 #: plugin comes with the package, into every suite of everyone who installs it).
@@ -305,6 +305,9 @@ def test_the_fixture_isolates_the_tests_own_process_and_puts_everything_back(
 def test_the_default_fixture_and_the_meta_marker_serve_meta_files(
     pytester: pytest.Pytester,
 ) -> None:
+    # SPEC 12: a concept MRCONSO lacks has no definitions, whatever MRDEF holds
+    row = mrconso_row("C7000001", "A70000001", "MSH", "MH", "D7", "Invented thing")
+    pytester.makefile(".RRF", MRCONSO=row)
     pytester.makefile(".RRF", MRDEF="C7000001|A70000001|AT1||MSH|An invented definition.|N||\n")
     pytester.makepyfile(
         """
@@ -324,7 +327,7 @@ def test_the_default_fixture_and_the_meta_marker_serve_meta_files(
         def test_meta(fake_uts):
             found = get(fake_uts, "/content/2098AB/CUI/C7000001/definitions")
             assert [d["value"] for d in found] == ["An invented definition."]
-            assert fake_uts.fake.data.rows == []
+            assert [r.name for r in fake_uts.fake.data.rows] == ["Invented thing"]
         """
     )
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)

@@ -607,15 +607,16 @@ def test_an_atom_shaped_hierarchy_entry_is_its_code_as_the_table_shows_it(
 
     from tempmedbench_synonyms.cli.umls import umls_app
 
-    # MRHIER.RRF: HL7V3.0 AMB (A9000703)'s parent is A9000921, code _InventedEncounterCode
-    (parent,) = umls.hierarchy("parents", sab="HL7V3.0", code="AMB")
+    # MRHIER.RRF: HL7V3.0 AMB (A9000703)'s parent is A9000921, code _InventedEncounterCode; an
+    # atom's hierarchy is Atoms (SPEC 12: a source code's is clusters, HL7's too)
+    (parent,) = umls.hierarchy("parents", aui="A9000703")
     assert parent.class_type == "Atom"
     assert (parent.ui, parent.aui, parent.name, parent.root_source) == (
         "_InventedEncounterCode", "A9000921", "InventedEncounterCode", "HL7V3.0",
     )  # fmt: skip
     env = {"UMLS_BASE_URL": BASE, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cli-cache"),
            "UMLS_API_KEY": CANARY_KEY}  # fmt: skip
-    args = ["hierarchy", "HL7V3.0", "AMB", "--parents", "--umls-release", "2099AA"]
+    args = ["hierarchy", "--aui", "A9000703", "--parents", "--umls-release", "2099AA"]
     result = CliRunner().invoke(umls_app, args, env=env)
     assert result.exit_code == 0, result.stderr
     assert [line.split() for line in result.stdout.splitlines()] == [

@@ -1,13 +1,26 @@
-"""The fake's data (``testing.data``): ``fake`` -> ``routes`` -> ``data``, one way."""
+"""The fake's data (``testing.data``): invented rows in the engine, read from a META folder's
+layout; and the invented META files of ``fixtures/umls`` hold together."""
 
 from __future__ import annotations
 
 import ast
+import json
+import threading
 from pathlib import Path
 
+import pytest
+
 import tempmedbench_synonyms.testing as testing
+from helpers import FIXTURES, MINI
+from tempmedbench_synonyms.mrconso.engine import COLUMNS
+from tempmedbench_synonyms.mrconso.rows import COLUMN
+from tempmedbench_synonyms.mrconso.shapes import Links
+from tempmedbench_synonyms.testing import FakeUtsData, mrconso_row
+from tempmedbench_synonyms.testing import data as fake_data
 
 TESTING = Path(testing.__file__).parent
+META = FIXTURES / "umls"
+LINKS = Links("2099AA")
 
 
 def _testing_imports(name: str) -> set[str]:
@@ -35,3 +48,126 @@ def test_the_public_names_stay() -> None:
     assert testing.FakeRow.__module__ == "tempmedbench_synonyms.testing.data"
     assert testing.FakeUtsData.__module__ == "tempmedbench_synonyms.testing.data"
     assert "FakeRow" in testing.__all__ and "FakeUtsData" in testing.__all__
+
+
+def test_from_meta_reads_whichever_files_the_folder_holds(tmp_path: Path) -> None:
+    (tmp_path / "MRSTY.RRF").write_text("C9000001|T901|B9.1|Invented Disorder|AT1||\n", "utf-8")
+    (tmp_path / "MRCONSO.TXT").write_text("not read\n", "utf-8")
+    data = FakeUtsData.from_meta(tmp_path, release="2098AB")
+    assert (data.rows, data.release, data.served) == ([], "2098AB", {"2098AB"})
+    # MRSTY's rows are in (no invented T999), and no MRSAB: the sources of no MRCONSO row
+    assert data.ask(LINKS, lambda e: e.semantic_type("T901"))["name"] == "Invented Disorder"
+    assert data.ask(LINKS, lambda e: e.semantic_type("T999")) is None
+    assert data.ask(LINKS, lambda e: e.sources()) == []
+
+
+def test_one_question_at_a_time() -> None:
+    """The server answers on several threads, and a sqlite3 connection is not to be used by two
+    at once: a second question waits until the first is answered."""
+    data = FakeUtsData.from_lines([mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "x")])
+    second: list[object] = []
+    other = threading.Thread(target=lambda: second.append(data.ask(LINKS, lambda e: "second")))
+
+    def first(e: object) -> bool:
+        other.start()
+        other.join(0.05)
+        return other.is_alive()  # still waiting for this question to end
+
+    assert data.ask(LINKS, first) is True
+    other.join(5)
+    assert second == ["second"]
+    # and many at once get each their own answer
+    found: list[object] = []
+    expected = data.ask(LINKS, lambda e: e.concept("C9000001"))
+
+    def ask() -> None:
+        found.extend(data.ask(LINKS, lambda e: e.concept("C9000001")) for _ in range(20))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == [expected] * 80
+
+
+def test_a_folder_with_none_of_the_files_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as info:
+        FakeUtsData.from_meta(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path} holds none of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, MRHIER.RRF, "
+        "MRSAB.RRF"
+    )
+
+
+def test_a_row_of_the_wrong_width_names_the_file_line_and_layout(tmp_path: Path) -> None:
+    (tmp_path / "MRDEF.RRF").write_text(
+        "C9000001|A1|AT1||MSH|A definition.|N||\n\nC9000001|A1|AT2||MSH|no CVF|N|\n", "utf-8"
+    )
+    with pytest.raises(ValueError) as info:
+        FakeUtsData.from_meta(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'MRDEF.RRF'}, line 3: a MRDEF.RRF row has 8 fields, each followed by '|' "
+        "(CUI|AUI|ATUI|SATUI|SAB|DEF|SUPPRESS|CVF|); this line has 7"
+    )
+    rows = list(fake_data.parse_rows(["C9000001|T901|B9.1|X|AT1||\r\n"], "MRSTY"))
+    assert rows == [["C9000001", "T901", "B9.1", "X", "AT1", ""]]  # a CR is tolerated
+    with pytest.raises(ValueError, match=r"this line has 6 and no trailing \|$"):
+        list(fake_data.parse_rows(["C9000001|T901|B9.1|X|AT1|no trailing bar"], "MRSTY"))
+
+
+def _rows(file: str) -> list[dict[str, str]]:
+    """The rows of ``fixtures/umls``'s ``file``, each by its columns' names."""
+    return [dict(zip(COLUMNS[file], r, strict=True)) for r in fake_data.read_rows(
+        META / f"{file}.RRF", file)]  # fmt: skip
+
+
+def test_the_invented_meta_files_hold_together() -> None:
+    atoms = {r["AUI"]: r for r in _rows("MRCONSO")}
+    defs, rels, hier, stys = _rows("MRDEF"), _rows("MRREL"), _rows("MRHIER"), _rows("MRSTY")
+    # every AUI the other files name is an atom of MRCONSO, of the CUI they give it
+    named = [(d["CUI"], d["AUI"]) for d in defs]
+    named += [(r["CUI1"], r["AUI1"]) for r in rels if r["AUI1"]]
+    named += [(r["CUI2"], r["AUI2"]) for r in rels if r["AUI2"]]
+    named += [(h["CUI"], h["AUI"]) for h in hier]
+    assert [(c, a) for c, a in named if a not in atoms or atoms[a]["CUI"] != c] == []
+    # ...every PTR and PAUI too, of the same source as the atom
+    for h in hier:
+        path = [a for a in h["PTR"].split(".") if a]
+        assert path[-1:] == ([h["PAUI"]] if h["PAUI"] else [])
+        assert {atoms[a]["SAB"] for a in path} <= {h["SAB"]} == {atoms[h["AUI"]]["SAB"]}
+    cuis = {a["CUI"] for a in atoms.values()}
+    assert {r["CUI1"] for r in rels} | {r["CUI2"] for r in rels} | {s["CUI"] for s in stys} <= cuis
+    # each relation is written both ways, as MRREL does (RO both ways, PAR/CHD, RB/RN)
+    inverse = {"PAR": "CHD", "CHD": "PAR", "RB": "RN", "RN": "RB", "RO": "RO"}
+    current = [r for r in rels if r["SUPPRESS"] == "N"]
+    assert sorted((r["CUI1"], r["AUI1"], r["REL"], r["CUI2"], r["AUI2"]) for r in current) == (
+        sorted((r["CUI2"], r["AUI2"], inverse[r["REL"]], r["CUI1"], r["AUI1"]) for r in current)
+    )
+    # one current MRSAB row for every source of MRCONSO, and none else
+    current_sabs = [s["RSAB"] for s in _rows("MRSAB") if s["CURVER"] == "Y"]
+    assert sorted(current_sabs) == sorted({a["SAB"] for a in atoms.values()})
+
+
+def test_the_invented_mrconso_is_sorted_and_the_mini_table_names_no_client_concept() -> None:
+    lines = (META / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines()
+    cuis = [line.split("|")[COLUMN["CUI"]] for line in lines]
+    assert cuis == sorted(cuis)
+    table = json.loads((MINI / "synonyms/synonym_table_kept.json").read_text(encoding="utf-8"))
+    named = {e["cui"] for e in table["concepts"].values()}
+    client = {"C9000090", "C9000091", "C9000092"}
+    assert client <= set(cuis) and not client & named
+    # the mini release's concepts gained no atom (its frozen hashes cannot move)
+    before = [line for line in lines if line.split("|")[0] in named]
+    assert len(before) == 34
+
+
+def test_an_mrconso_row_line_of_the_helper_reads_back() -> None:
+    line = mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever")
+    [row] = FakeUtsData.from_lines([line]).rows
+    assert (row.cui, row.aui, row.sab, row.tty, row.code, row.name, row.lat, row.suppress) == (
+        "C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever", "ENG", "N",
+    )  # fmt: skip
+    assert (row.scui, row.sdui, row.obsolete, row.suppressible) == ("D1", "", False, False)
+    with pytest.raises(ValueError, match="an MRCONSO row has 18 fields, not 3"):
+        type(row).from_fields(["a", "b", "c"])

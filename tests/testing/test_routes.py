@@ -1,5 +1,7 @@
-"""The fake UTS speaks every request of SPEC 11 (``testing.routes``), over the invented META files
-of ``fixtures/umls``: exact bodies, pages, 404s, and the search's approximations.
+"""The fake UTS's routes (``testing.routes``): each request of SPEC 11 becomes exactly one engine
+question, and the engine's answer UTS's envelope (pages, the search's ``NONE`` row, 400s and
+404s). What each answer holds is the engine's (tests/mrconso/test_engine.py); here a recorder or a
+canned answer stands in for it, and the last tests check the real one over ``fixtures/umls``.
 
 ``FakeUts.handle`` is called directly (no socket); tests/test_testing_server.py plays sockets.
 """
@@ -7,27 +9,18 @@ of ``fixtures/umls``: exact bodies, pages, 404s, and the search's approximations
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import FIXTURES
-from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults, mrconso_row
+from tempmedbench_synonyms.lookups import counted
+from tempmedbench_synonyms.mrconso.engine import Engine
+from tempmedbench_synonyms.mrconso.shapes import Links
+from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faults
 
-META = FIXTURES / "umls"
 B = "http://fake.invalid/rest"
-C = f"{B}/content/2099AA"
-
-
-@pytest.fixture(scope="module")
-def meta() -> FakeUtsData:
-    return FakeUtsData.from_meta(META)
-
-
-@pytest.fixture
-def fake(meta: FakeUtsData) -> FakeUts:
-    return FakeUts(meta, api_key=CANARY_KEY)
+N = counted()  # the rows UTS answers from by default: SUPPRESS N
 
 
 def get(fake: FakeUts, path: str, key: str | None = CANARY_KEY, **params: str) -> tuple[int, Any]:
@@ -38,151 +31,156 @@ def get(fake: FakeUts, path: str, key: str | None = CANARY_KEY, **params: str) -
     return reply.status, json.loads(reply.body)
 
 
-def results(fake: FakeUts, path: str, *fields: str, **params: str) -> list[tuple[Any, ...]]:
-    """The ``fields`` of each result of a 200 answer (a search's ``results`` or a list)."""
-    status, doc = get(fake, path, **params)
-    assert status == 200, doc
-    found = doc["result"]
-    found = found["results"] if isinstance(found, dict) else found
-    return [tuple(r.get(f) for f in fields) for r in found]
+class Recorder:
+    """Stands for the engine: records each question, answers ``answer``."""
+
+    def __init__(self, answer: Any = None) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, args, kwargs))
+            return json.loads(json.dumps(self.answer))  # a fresh copy, as the engine gives
+
+        return call
 
 
-def ui(fake: FakeUts, path: str, **params: str) -> list[str]:
-    return [u for (u,) in results(fake, path, "ui", **params)]
+def serving(answer: Any, **options: Any) -> tuple[FakeUts, Recorder, list[Links]]:
+    """A fake whose engine answers ``answer`` to every question, the recorder, and the links of
+    each question."""
+    data = FakeUtsData([], also_served=["2098AB"])
+    recorder, links = Recorder(answer), []
+
+    def ask(at: Links, question: Any) -> Any:
+        links.append(at)
+        return question(recorder)
+
+    data.ask = ask  # type: ignore[method-assign]
+    return FakeUts(data, api_key=CANARY_KEY, **options), recorder, links
 
 
-# -- search --------------------------------------------------------------------------------------
+# -- each request is one question -----------------------------------------------------------------
 
-
-def test_a_search_page_has_no_page_count_and_ends_with_the_none_row(fake: FakeUts) -> None:
-    status, doc = get(fake, "/search/2099AA", string="fever", pageSize="1")
-    assert status == 200
-    assert doc == {
-        "pageSize": 1,
-        "pageNumber": 1,
-        "result": {
-            "classType": "searchResults",
-            "results": [
-                {"ui": "C9000001", "rootSource": "SNOMEDCT_US", "uri": f"{C}/CUI/C9000001",
-                 "name": "Zephyr fever"},
-            ],
-        },
-    }  # fmt: skip
-    assert ui(fake, "/search/current", string="fever", pageSize="1", pageNumber="2") == ["C9000091"]
-    # the documented end of results, on a page of its own
-    assert results(fake, "/search/2099AA", "ui", "name", string="fever", pageNumber="2") == [
-        ("NONE", "NO RESULTS")
-    ]
-    assert results(fake, "/search/2099AA", "ui", "name", string="no such thing") == [
-        ("NONE", "NO RESULTS")
-    ]
-
-
-def test_search_empty_list_answers_nothing_as_an_empty_list(meta: FakeUtsData) -> None:
-    fake = FakeUts(meta, api_key=CANARY_KEY, search_empty="list")
-    assert get(fake, "/search/2099AA", string="no such thing")[1]["result"]["results"] == []
-    assert ui(fake, "/search/2099AA", string="fever", pageNumber="2") == []
-    assert ui(fake, "/search/2099AA", string="fever") == ["C9000001", "C9000091"]
-    with pytest.raises(ValueError, match="search_empty is one of"):
-        FakeUts(meta, api_key=CANARY_KEY, search_empty="empty")
+FLAGS = {"includeObsolete": "true", "includeSuppressible": "false"}
 
 
 @pytest.mark.parametrize(
-    ("params", "expected"),
+    ("path", "params", "question"),
     [
-        ({"string": "ZEPHYR FEVER", "searchType": "exact"}, ["C9000001"]),
-        ({"string": "zephyr", "searchType": "exact"}, ["NONE"]),
-        ({"string": "fever wind"}, ["C9000091"]),
-        ({"string": "fevers"}, ["NONE"]),
-        ({"string": "fevers", "searchType": "normalizedWords"}, ["C9000001", "C9000091"]),
-        ({"string": "disorders meteoric", "searchType": "normalizedString"}, ["C9000090"]),
-        ({"string": "meteoric", "searchType": "normalizedString"}, ["NONE"]),
-        ({"string": "ever", "searchType": "leftTruncation"}, ["C9000001", "C9000091"]),
-        ({"string": "meteor", "searchType": "rightTruncation"}, ["C9000090"]),
-        ({"string": "wind cough"}, ["NONE"]),
-        ({"string": "wind cough", "partialSearch": "true"}, ["C9000003", "C9000091"]),
-        ({"string": "fevers cough", "searchType": "approximate"},
-         ["C9000001", "C9000003", "C9000091"]),
-        ({"string": "!!!"}, ["NONE"]),
+        ("/search/2099AA", {"string": "fever"},
+         ("search", ("fever",), {"search_type": "words", "input_type": "atom",
+          "return_id_type": "concept", "sabs": (), "semantic_types": (), "partial": False,
+          "rows": N, "limit": 25})),
+        ("/search/2099AA", {"string": "D1", "searchType": "exact", "inputType": "sourceUi",
+                            "returnIdType": "code", "sabs": "MSH,NCI", "partialSearch": "true",
+                            "semanticTypes": "T901|B9.1", "pageSize": "10", "pageNumber": "3",
+                            **FLAGS},
+         ("search", ("D1",), {"search_type": "exact", "input_type": "sourceUi",
+          "return_id_type": "code", "sabs": ("MSH", "NCI"), "semantic_types": ("T901", "B9.1"),
+          "partial": True, "rows": counted(obsolete=True), "limit": 30})),
+        ("/search/2099AA", {"string": "fevers cough", "searchType": "approximate"},
+         ("search", ("fevers cough",), {"search_type": "approximate", "input_type": "atom",
+          "return_id_type": "concept", "sabs": (), "semantic_types": (), "partial": False,
+          "rows": N, "limit": 25})),
+        ("/crosswalk/2099AA/source/SNOMEDCT_US/9990191001", {},
+         ("crosswalk", ("SNOMEDCT_US", "9990191001"), {"targets": (), "rows": N})),
+        ("/crosswalk/2099AA/source/MSH/D%2F1", {"targetSource": "NCI,LNC",
+                                                "includeSuppressible": "true"},
+         ("crosswalk", ("MSH", "D/1"), {"targets": ("NCI", "LNC"),
+          "rows": counted(suppressible=True)})),
+        ("/metadata/2099AA/sources", {}, ("sources", (), {})),
+        ("/semantic-network/2099AA/TUI/T901", {}, ("semantic_type", ("T901",), {})),
+        ("/content/2099AA/CUI/C9000001", {}, ("concept", ("C9000001",), {})),
+        ("/content/2099AA/AUI/A9000011", {}, ("atom", ("A9000011",), {})),
+        ("/content/2099AA/source/MSH/D%2F1", {}, ("cluster", ("MSH", "D/1"), {})),
+        ("/content/2099AA/CUI/C9000001/atoms",
+         {"sabs": "MSH", "ttys": "PT,SY", "language": "ENG", "includeObsolete": "false",
+          "includeSuppressible": "false", "pageSize": "200", "pageNumber": "1"},
+         ("atoms", (), {"cui": "C9000001", "ttys": ("PT", "SY"), "language": "ENG",
+          "sabs": ("MSH",), "rows": N})),
+        ("/content/2099AA/source/MSH/D1/atoms", FLAGS,
+         ("atoms", (), {"sab": "MSH", "code": "D1", "ttys": (), "language": None, "sabs": (),
+          "rows": counted(obsolete=True)})),
+        ("/content/2099AA/CUI/C9000001/atoms/preferred", {},
+         ("preferred_atom", (), {"cui": "C9000001"})),
+        ("/content/2099AA/source/MSH/D1/atoms/preferred", {},
+         ("preferred_atom", (), {"sab": "MSH", "code": "D1"})),
+        ("/content/2099AA/CUI/C9000090/definitions", {"sabs": "NCI", **FLAGS},
+         ("definitions", ("C9000090",), {"sabs": ("NCI",), "rows": counted(obsolete=True)})),
+        ("/content/2099AA/CUI/C9000001/relations", {"includeRelationLabels": "RN,PAR"},
+         ("relations", (), {"cui": "C9000001", "labels": ("RN", "PAR"), "sabs": (),
+          "rows": N})),
+        ("/content/2099AA/AUI/A9000602/relations", {"sabs": "RXNORM"},
+         ("relations", (), {"aui": "A9000602", "labels": (), "sabs": ("RXNORM",), "rows": N})),
+        ("/content/2099AA/source/SNOMEDCT_US/9990191001/relations", {},
+         ("relations", (), {"sab": "SNOMEDCT_US", "code": "9990191001", "labels": (),
+          "sabs": (), "rows": N})),
+        ("/content/2099AA/source/SNOMEDCT_US/9990101009/parents", {},
+         ("hierarchy", ("parents",), {"sab": "SNOMEDCT_US", "code": "9990101009"})),
+        ("/content/2099AA/AUI/A9000901/descendants", {},
+         ("hierarchy", ("descendants",), {"aui": "A9000901"})),
     ],
 )  # fmt: skip
-def test_search_types_on_the_invented_rows(
-    fake: FakeUts, params: dict[str, str], expected: list[str]
+def test_each_request_is_one_question_to_the_engine(
+    path: str, params: dict[str, str], question: tuple[str, tuple[Any, ...], dict[str, Any]]
 ) -> None:
-    assert ui(fake, "/search/2099AA", **params) == expected
+    fake, recorder, links = serving([])
+    get(fake, path, **params)
+    assert recorder.calls == [question]
+    assert links == [Links("2099AA", B)]
 
 
-def test_a_concept_result_is_named_by_its_english_preferred_row(fake: FakeUts) -> None:
-    # matched by its MSH atom, named (and sourced) by its preferred SNOMEDCT_US row
-    assert results(fake, "/search/2099AA", "ui", "name", "rootSource", string="fever",
-                   sabs="MSH") == [("C9000091", "Wind fever", "SNOMEDCT_US")]  # fmt: skip
-    # the Spanish atom finds its concept, named in English
-    assert results(fake, "/search/2099AA", "ui", "name", string="trastorno meteórico") == [
-        ("C9000090", "Meteoric disorder")
-    ]
+def test_every_question_is_one_the_engine_has() -> None:
+    """The recorder takes any name: the engine must have each one the routes ask."""
+    for name in ("search", "crosswalk", "sources", "semantic_type", "concept", "atom", "cluster",
+                 "atoms", "preferred_atom", "definitions", "relations", "hierarchy"):  # fmt: skip
+        assert callable(getattr(Engine, name))
 
 
-def test_an_atom_equal_to_the_term_comes_first() -> None:
-    rows = [
-        mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Big fever"),
-        mrconso_row("C9000002", "A90000002", "MSH", "MH", "D2", "FEVER"),
-        mrconso_row("C9000003", "A90000003", "MSH", "MH", "D3", "Fever, small"),
-    ]
-    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
-    assert ui(fake, "/search/2099AA", string="fever") == ["C9000002", "C9000001", "C9000003"]
+def test_current_is_the_fakes_release_and_another_served_release_its_own() -> None:
+    fake, recorder, links = serving({"ui": "C9000001"})
+    assert get(fake, "/content/current/CUI/C9000001")[0] == 200
+    assert get(fake, "/content/2098AB/CUI/C9000001")[0] == 200
+    assert links == [Links("2099AA", B), Links("2098AB", B)]
+    # a release the fake does not serve: 404 before any question
+    assert get(fake, "/content/2097AA/CUI/C9000001") == (
+        404, {"status": 404, "error": "Release 2097AA is not available"},
+    )  # fmt: skip
+    assert len(recorder.calls) == 2
 
 
-def test_search_by_code_and_for_codes_atoms_and_term_types(fake: FakeUts) -> None:
-    # code to CUI, as `umls cuis` asks (the code is in SNOMEDCT_US and in SCTSPA: one concept)
-    cuis = {"inputType": "sourceUi", "searchType": "exact"}
-    assert results(fake, "/search/2099AA", "ui", "name", "rootSource", string="9990191001",
-                   sabs="SNOMEDCT_US", **cuis) == [
-        ("C9000090", "Meteoric disorder", "SNOMEDCT_US")]  # fmt: skip
-    assert ui(fake, "/search/2099AA", string="9990191001", **cuis) == ["C9000090"]
-    assert ui(fake, "/search/2099AA", string="D990091", inputType="code") == ["C9000091"]
-    assert ui(fake, "/search/2099AA", string="9990191001", inputType="sourceConcept") == [
-        "C9000090"
-    ]
-    assert results(fake, "/search/2099AA", "ui", "name", "rootSource", "uri",
-                   string="meteoric", returnIdType="code") == [
-        ("9990191001", "Meteoric disorder", "SNOMEDCT_US", f"{C}/source/SNOMEDCT_US/9990191001"),
-        ("C990090", "Meteoric Disorder", "NCI", f"{C}/source/NCI/C990090"),
-        ("D990090", "Meteoric Disorders", "MSH", f"{C}/source/MSH/D990090"),
-    ]  # fmt: skip
-    found = results(fake, "/search/2099AA", "ui", "name", "uri", string="gale fever",
-                    returnIdType="aui")  # fmt: skip
-    assert found == [("A9000912", "Gale fever", f"{C}/AUI/A9000912")]
-    assert ui(fake, "/search/2099AA", string="MH", inputType="tty", returnIdType="sourceUi") == [
-        "D990090",
-        "D990091",
-    ]
-    # the invented rows have no SDUI: no source descriptor to return
-    assert ui(fake, "/search/2099AA", string="fever", returnIdType="sourceDescriptor") == ["NONE"]
-
-
-def test_search_filters(fake: FakeUts) -> None:
-    assert ui(fake, "/search/2099AA", string="fever", semanticTypes="T902") == [
-        "C9000001",
-        "C9000091",
-    ]
-    assert ui(fake, "/search/2099AA", string="fever", semanticTypes="T903|B9.1") == [
-        "C9000001",
-        "C9000091",
-    ]  # a tree number takes the types below it
-    assert ui(fake, "/search/2099AA", string="fever", semanticTypes="A9") == ["NONE"]
-    # an obsolete atom (SUPPRESS O) counts with includeObsolete alone, a suppressible one (E)
-    # with includeSuppressible alone (SPEC 12)
-    assert ui(fake, "/search/2099AA", string="aardvark") == ["NONE"]
-    assert ui(fake, "/search/2099AA", string="aardvark", includeSuppressible="true") == ["NONE"]
-    assert ui(fake, "/search/2099AA", string="aardvark", includeObsolete="true") == ["C9000001"]
-    assert ui(fake, "/search/2099AA", string="breeze", includeObsolete="true") == ["NONE"]
-    assert ui(fake, "/search/2099AA", string="breeze", includeSuppressible="true") == ["C9000001"]
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/content/2099AA/CUI/C9000001/nothing",
+        "/content/2099AA/CUI/C9000001/parents",  # a concept has no hierarchy route
+        "/content/2099AA/AUI/A9000011/atoms",
+        "/content/2099AA/AUI/A9000011/definitions",
+        "/content/2099AA/source/SNOMEDCT_US/9990101009/definitions",
+        "/content/2099AA/source/SNOMEDCT_US/9990101009/parents/more",
+        "/content/2099AA/CUI",
+        "/content/2099AA/TUI/T901",
+        "/crosswalk/2099AA/CUI/C9000001",
+        "/semantic-network/2099AA/STY/Invented",
+        "/metadata/2099AA/languages",
+        "/search/2099AA/more",
+        "/search",
+        "/search/2098AA",
+    ],
+)
+def test_unknown_routes_are_404_and_ask_nothing(path: str) -> None:
+    fake, recorder, _ = serving([])
+    status, doc = get(fake, path, string="fever", pageSize="0")
+    assert (status, doc["status"]) == (404, 404)
+    assert recorder.calls == []
 
 
 @pytest.mark.parametrize(
     ("params", "message"),
     [
         ({}, "string is required"),
+        ({"string": " "}, "string is required"),
         ({"string": "x", "searchType": "fuzzy"}, "searchType takes one of words, exact, "),
         ({"string": "x", "inputType": "cui"}, "inputType takes one of atom, code, "),
         ({"string": "x", "returnIdType": "cui"}, "returnIdType takes one of concept, aui, "),
@@ -190,336 +188,116 @@ def test_search_filters(fake: FakeUts) -> None:
         ({"string": "x", "pageNumber": "two"}, "pageSize and pageNumber are whole numbers"),
     ],
 )
-def test_a_bad_search_is_400(fake: FakeUts, params: dict[str, str], message: str) -> None:
+def test_a_bad_search_is_400_and_asks_nothing(params: dict[str, str], message: str) -> None:
+    fake, recorder, _ = serving([])
     status, doc = get(fake, "/search/2099AA", **params)
     assert status == 400
     assert doc["status"] == 400 and doc["error"].startswith(message)
+    assert recorder.calls == []
+    assert get(fake, "/content/2099AA/CUI/C9000001/atoms", pageSize="-1")[0] == 400
 
 
-# -- crosswalk, source concepts, preferred atoms -------------------------------------------------
+# -- the envelope ---------------------------------------------------------------------------------
 
 
-def test_crosswalk_gives_the_other_sources_codes_of_the_concept(fake: FakeUts) -> None:
-    path = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"
-    status, doc = get(fake, path)
-    assert status == 200
-    assert (doc["pageSize"], doc["pageNumber"], doc["pageCount"]) == (25, 1, 1)
-    assert [(c["classType"], c["rootSource"], c["ui"], c["name"]) for c in doc["result"]] == [
-        ("SourceAtomCluster", "MSH", "D990090", "Meteoric Disorders"),
-        ("SourceAtomCluster", "NCI", "C990090", "Meteoric Disorder"),
-        ("SourceAtomCluster", "SCTSPA", "9990191001", "Trastorno meteórico"),
-    ]
-    assert doc["result"][0]["atoms"] == f"{C}/source/MSH/D990090/atoms"
-    assert ui(fake, path, targetSource="NCI,MSH") == ["D990090", "C990090"]
-    assert ui(fake, "/crosswalk/current/source/MSH/D990090") == [
-        "C990090", "9990191001", "9990191001",
-    ]  # fmt: skip
-    for missing in (
-        {"targetSource": "LNC"},  # no LNC code in that concept
-        {"path": "/crosswalk/2099AA/source/LNC/99901-5"},  # a code alone in its concept
-        {"path": "/crosswalk/2099AA/source/SNOMEDCT_US/0000"},  # no such code
-    ):
-        assert get(fake, missing.pop("path", path), **missing)[0] == 404
+def test_one_object_is_a_page_of_its_own_and_none_is_404() -> None:
+    fake, _, _ = serving({"classType": "Concept", "ui": "C9000001"})
+    assert get(fake, "/content/2099AA/CUI/C9000001") == (200, {
+        "pageSize": 25, "pageNumber": 1, "pageCount": 1,
+        "result": {"classType": "Concept", "ui": "C9000001"},
+    })  # fmt: skip
+    fake, _, _ = serving(None)
+    for path in ("/content/2099AA/CUI/C0000000", "/content/2099AA/AUI/A0/",
+                 "/content/2099AA/source/MSH/D0/atoms/preferred",
+                 "/semantic-network/2099AA/TUI/T047"):  # fmt: skip
+        assert get(fake, path) == (404, {"status": 404, "error": "Not Found"})
 
 
-def test_lists_come_in_pages_of_page_size_and_a_page_past_the_last_is_404(fake: FakeUts) -> None:
+def test_lists_come_in_pages_of_page_size_and_a_page_past_the_last_is_404() -> None:
     """As UTS pages a list (NLM's own paging loops stop at the first answer that is not 200):
     ``pageSize``, ``pageNumber`` and ``pageCount`` on every page, a 404 past the last one."""
-    path = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"  # 3 clusters (above)
-    pages = [get(fake, path, pageSize="2", pageNumber=n) for n in ("1", "2")]
-    assert [(s, d["pageSize"], d["pageNumber"], d["pageCount"]) for s, d in pages] == [
-        (200, 2, 1, 2), (200, 2, 2, 2),
-    ]  # fmt: skip
-    assert [c["ui"] for _, d in pages for c in d["result"]] == ["D990090", "C990090", "9990191001"]
-    assert get(fake, path, pageSize="2", pageNumber="3") == (
-        404, {"status": 404, "error": "No codes share a concept with SNOMEDCT_US 9990191001"},
+    fake, _, _ = serving([{"ui": "a"}, {"ui": "b"}, {"ui": "c"}])
+    path = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"
+    a, b, c = {"ui": "a"}, {"ui": "b"}, {"ui": "c"}
+    assert get(fake, path) == (
+        200, {"pageSize": 25, "pageNumber": 1, "pageCount": 1, "result": [a, b, c]},
     )  # fmt: skip
-    # atoms too: C9000001 has 3 English SNOMEDCT_US atoms that count (A9000011-A9000013)
-    atoms = "/content/2099AA/CUI/C9000001/atoms"
-    status, doc = get(fake, atoms, sabs="SNOMEDCT_US", language="ENG", pageSize="2",
-                      pageNumber="2")  # fmt: skip
-    assert (status, doc["pageNumber"], doc["pageCount"], len(doc["result"])) == (200, 2, 2, 1)
-    assert get(fake, atoms, sabs="SNOMEDCT_US", language="ENG", pageSize="2", pageNumber="3") == (
+    pages = [get(fake, path, pageSize="2", pageNumber=n) for n in ("1", "2")]
+    assert pages == [
+        (200, {"pageSize": 2, "pageNumber": 1, "pageCount": 2, "result": [a, b]}),
+        (200, {"pageSize": 2, "pageNumber": 2, "pageCount": 2, "result": [c]}),
+    ]  # fmt: skip
+    assert get(fake, path, pageSize="2", pageNumber="3") == (
         404, {"status": 404, "error": "No results"},
     )  # fmt: skip
+    # a server that pages smaller than asked says the size it sent
+    fake, _, _ = serving([{"ui": "a"}, {"ui": "b"}, {"ui": "c"}], max_page_size=2)
+    status, doc = get(fake, path, pageSize="200")
+    assert (status, doc["pageSize"], doc["pageCount"], len(doc["result"])) == (200, 2, 2, 2)
+    # an empty list and an unknown id are 404 too
+    for answer in ([], None):
+        fake, _, _ = serving(answer)
+        assert get(fake, path)[0] == 404
+        assert get(fake, "/content/2099AA/CUI/C9000001/atoms")[0] == 404
 
 
-def test_an_atom_says_absent_links_both_ways_nlms_sample_does(fake: FakeUts) -> None:
-    """NLM's sample atom sends ``"NONE"`` for absent parents, children, source concept... and
-    null for absent ancestors and descendants: a user's code meets both."""
-    status, doc = get(fake, "/content/2099AA/AUI/A9000012")  # no row of MRHIER.RRF
-    atom = doc["result"]
-    assert status == 200 and (atom["classType"], atom["ui"]) == ("Atom", "A9000012")
-    assert [atom[k] for k in ("parents", "children", "ancestors", "descendants")] == [
-        "NONE", "NONE", None, None,
-    ]  # fmt: skip
-    assert (atom["obsolete"], atom["suppressible"]) == ("false", "false")  # strings on atoms
-    assert atom["sourceDescriptor"] == "NONE"
+def test_atoms_come_shuffled_the_same_way_on_every_page_of_a_query() -> None:
+    atoms = [{"ui": f"A{n:02d}"} for n in range(30)]
+    fake, _, _ = serving(atoms)
+    path = "/content/2099AA/CUI/C9000001/atoms"
+
+    def shown(seed_fake: FakeUts, **params: str) -> list[str]:
+        pages = [
+            get(seed_fake, path, pageSize="10", pageNumber=str(n), **params) for n in (1, 2, 3)
+        ]
+        assert [doc["pageCount"] for _, doc in pages] == [3, 3, 3]
+        return [a["ui"] for _, doc in pages for a in doc["result"]]
+
+    order = shown(fake)
+    assert sorted(order) == [a["ui"] for a in atoms] != order
+    assert shown(fake) == order
+    assert shown(fake, sabs="MSH") != order  # another query, another order
+    other, _, _ = serving(atoms, shuffle_seed=1)
+    assert shown(other) != order
 
 
-def test_a_source_code_is_a_source_atom_cluster_named_by_its_pt(fake: FakeUts) -> None:
-    status, doc = get(fake, "/content/2099AA/source/SNOMEDCT_US/9990101009")
-    cluster = doc["result"]
-    assert status == 200 and doc["pageCount"] == 1
-    assert (cluster["classType"], cluster["ui"], cluster["name"], cluster["atomCount"]) == (
-        "SourceAtomCluster", "9990101009", "Zephyr fever", 7,
-    )  # fmt: skip
-    assert (cluster["obsolete"], cluster["suppressible"]) == (False, False)
-    assert cluster["concepts"] == (
-        f"{B}/search/2099AA?string=9990101009&sabs=SNOMEDCT_US&searchType=exact&inputType=sourceUi"
+def test_a_search_page_has_no_page_count_and_ends_with_the_none_row() -> None:
+    found = [{"ui": "C1", "rootSource": "MSH", "uri": "u1", "name": "One"},
+             {"ui": "C2", "rootSource": "MSH", "uri": "u2", "name": "Two"}]  # fmt: skip
+    fake, _, _ = serving(found)
+    assert get(fake, "/search/2099AA", string="fever", pageSize="1") == (200, {
+        "pageSize": 1, "pageNumber": 1,
+        "result": {"classType": "searchResults", "results": found[:1]},
+    })  # fmt: skip
+    doc = get(fake, "/search/current", string="fever", pageSize="1", pageNumber="2")[1]
+    assert doc["result"]["results"] == found[1:]
+    # the documented end of results, on a page of its own
+    none = [{"ui": "NONE", "name": "NO RESULTS"}]
+    assert get(fake, "/search/2099AA", string="fever", pageNumber="2")[1]["result"]["results"] == (
+        none
     )
-    assert get(fake, "/content/2099AA/source/SNOMEDCT_US/nope")[0] == 404
+    fake, _, _ = serving(found, max_page_size=1)
+    assert get(fake, "/search/2099AA", string="fever")[1]["pageSize"] == 1
+    fake, _, _ = serving([])
+    assert get(fake, "/search/2099AA", string="no such thing")[1]["result"]["results"] == none
 
 
-def test_preferred_atoms_of_a_concept_and_of_a_code(fake: FakeUts) -> None:
-    def preferred(path: str) -> str:
-        status, doc = get(fake, path)
-        assert status == 200 and doc["result"]["classType"] == "Atom"
-        return str(doc["result"]["ui"])
-
-    assert preferred("/content/2099AA/CUI/C9000001/atoms/preferred") == "A9000011"
-    assert preferred("/content/2099AA/source/SNOMEDCT_US/9990101009/atoms/preferred") == (
-        "A9000011"
-    )
-    # RXNORM 9060's PT is obsolete: the code is named by its first atom in SPEC 11's order
-    assert preferred("/content/2099AA/source/RXNORM/9060/atoms/preferred") == "A9000601"
-    assert get(fake, "/content/2099AA/CUI/C0000000/atoms/preferred")[0] == 404
-    assert get(fake, "/content/2099AA/source/RXNORM/0/atoms/preferred")[0] == 404
+def test_search_empty_list_answers_nothing_as_an_empty_list() -> None:
+    fake, _, _ = serving([], search_empty="list")
+    assert get(fake, "/search/2099AA", string="no such thing")[1]["result"]["results"] == []
+    fake, _, _ = serving([{"ui": "C1"}], search_empty="list")
+    assert get(fake, "/search/2099AA", string="fever", pageNumber="2")[1]["result"]["results"] == []
+    with pytest.raises(ValueError, match="search_empty is one of"):
+        serving([], search_empty="empty")
 
 
-# -- definitions, relations, semantic types ------------------------------------------------------
-
-
-def test_definitions_of_a_concept(fake: FakeUts) -> None:
-    path = "/content/2099AA/CUI/C9000090/definitions"
-    status, doc = get(fake, path)
-    assert status == 200 and doc["pageCount"] == 1
-    assert doc["result"] == [
-        {"classType": "Definition", "sourceOriginated": True, "rootSource": "MSH",
-         "value": "An invented disorder of the test data, said to follow changes in the weather."},
-        {"classType": "Definition", "sourceOriginated": True, "rootSource": "NCI",
-         "value": "A made-up condition brought on by invented weather; no such disorder exists."},
-    ]  # the obsolete NCI definition is left out  # fmt: skip
-    assert results(fake, path, "rootSource", sabs="NCI") == [("NCI",)]
-    assert get(fake, path, sabs="LNC")[0] == 404
-    assert get(fake, "/content/2099AA/CUI/C9000002/definitions")[0] == 404
-    assert get(fake, "/content/2099AA/CUI/C0000000/definitions")[0] == 404
-    concept = get(fake, "/content/2099AA/CUI/C9000090")[1]["result"]
-    assert concept["definitions"] == f"{C}/CUI/C9000090/definitions"
-    assert get(fake, "/content/2099AA/CUI/C9000002")[1]["result"]["definitions"] == "NONE"
-
-
-REL_FIELDS = ("classType", "ui", "relatedFromIdName", "relationLabel", "additionalRelationLabel",
-              "relatedIdName", "rootSource")  # fmt: skip
-
-
-def test_relations_of_a_concept_read_as_mrrel_writes_them(fake: FakeUts) -> None:
-    path = "/content/2099AA/CUI/C9000001/relations"
-    assert results(fake, path, *REL_FIELDS) == [
-        ("ConceptRelation", "R90000010", "Zephyr fever", "RO", "may_be_treated_by",
-         "zorbatrex 50 MG Oral Tablet", "NCI"),
-        ("AtomClusterRelation", "R90000002", "Zephyr fever", "CHD", "isa", "Wind fever",
-         "SNOMEDCT_US"),
-        ("ConceptRelation", "R90000008", "Zephyr fever", "RN", "", "Wind fever", "MTH"),
-    ]  # the obsolete one (R90000011) is left out  # fmt: skip
-    assert get(fake, path, includeRelationLabels="RN")[1]["result"] == [
-        {
-            "ui": "R90000008",
-            "suppressible": False,
-            "sourceUi": "NONE",
-            "obsolete": False,
-            "sourceOriginated": False,
-            "rootSource": "MTH",
-            "groupId": "NONE",
-            "attributeCount": 0,
-            "classType": "ConceptRelation",
-            "relatedFromId": f"{C}/CUI/C9000001",
-            "relatedFromIdName": "Zephyr fever",
-            "relationLabel": "RN",
-            "additionalRelationLabel": "",
-            "relatedId": f"{C}/CUI/C9000091",
-            "relatedIdName": "Wind fever",
-        }
-    ]
-    assert ui(fake, path, sabs="SNOMEDCT_US") == ["R90000002"]
-    assert ui(fake, path, includeAdditionalRelationLabels="isa") == ["R90000002"]
-    both = {"includeObsolete": "true", "includeSuppressible": "true"}
-    assert ui(fake, path, **both) == ["R90000011", "R90000010", "R90000002", "R90000008"]
-    concept = get(fake, "/content/2099AA/CUI/C9000001")[1]["result"]
-    assert (concept["relations"], concept["relationCount"]) == (f"{C}/CUI/C9000001/relations", 4)
-    assert get(fake, "/content/2099AA/CUI/C9000004/relations")[0] == 404
-    assert get(fake, path, includeRelationLabels="SIB")[0] == 404
-
-
-def test_relations_of_a_source_code_and_of_an_atom(fake: FakeUts) -> None:
-    status, doc = get(fake, "/content/2099AA/source/SNOMEDCT_US/9990191001/relations")
-    assert status == 200
-    assert [
-        (r["classType"], r["relatedFromId"], r["relationLabel"], r["additionalRelationLabel"],
-         r["relatedId"], r["relatedIdName"])
-        for r in doc["result"]
-    ] == [
-        ("AtomClusterRelation", f"{C}/source/SNOMEDCT_US/9990191001", "PAR", "inverse_isa",
-         f"{C}/source/SNOMEDCT_US/9990102002", "Glimmer pox"),
-        ("AtomClusterRelation", f"{C}/source/SNOMEDCT_US/9990191001", "PAR", "inverse_isa",
-         f"{C}/source/SNOMEDCT_US/9990192008", "Wind fever"),
-    ]  # fmt: skip
-    assert results(fake, "/content/2099AA/AUI/A9000602/relations", "classType", "relatedFromId",
-                   "additionalRelationLabel", "relatedId", "relatedIdName") == [
-        ("AtomRelation", f"{C}/AUI/A9000602", "tradename_of", f"{C}/AUI/A9000601",
-         "zorbatrex 50 MG Oral Tablet"),
-    ]  # fmt: skip
-    assert get(fake, "/content/2099AA/source/SNOMEDCT_US/9990103007/relations")[0] == 404
-    assert get(fake, "/content/2099AA/AUI/A9000011/relations")[0] == 404  # only SCUI relations
-    assert get(fake, "/content/2099AA/AUI/A0000000/relations")[0] == 404
-
-
-def test_semantic_types_of_a_concept_and_the_semantic_network(fake: FakeUts) -> None:
-    concept = get(fake, "/content/current/CUI/C9000001")[1]["result"]
-    assert concept["semanticTypes"] == [
-        {"name": "Invented Disorder", "uri": f"{B}/semantic-network/2099AA/TUI/T901"},
-        {"name": "Invented Weather Finding", "uri": f"{B}/semantic-network/2099AA/TUI/T902"},
-    ]
-    status, doc = get(fake, "/semantic-network/2099AA/TUI/T901")
-    assert (status, doc["pageCount"]) == (200, 1)
-    assert doc["result"] == {
-        "classType": "SemanticType",
-        "abbreviation": "NONE",
-        "ui": "T901",
-        "definition": "NONE",
-        "example": "NONE",
-        "nonHuman": "NONE",
-        "usageNote": "NONE",
-        "treeNumber": "B9.1",
-        "semanticTypeGroup": "NONE",
-        "childCount": 1,  # T902, B9.1.1
-        "name": "Invented Disorder",
-    }
-    assert get(fake, "/semantic-network/current/TUI/T902")[1]["result"]["childCount"] == 0
-    assert get(fake, "/semantic-network/2099AA/TUI/T047")[0] == 404
-    assert get(fake, "/content/2099AA/CUI/C9100000")[1]["result"]["semanticTypes"] == []
-
-
-def test_without_mrsty_every_concept_has_the_one_invented_type() -> None:
-    rows = [mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever")]
-    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
-    concept = get(fake, "/content/2099AA/CUI/C9000001")[1]["result"]
-    assert concept["semanticTypes"] == [
-        {"name": "Invented Type", "uri": f"{B}/semantic-network/2099AA/TUI/T999"}
-    ]
-    assert get(fake, "/semantic-network/2099AA/TUI/T999")[1]["result"]["name"] == "Invented Type"
-
-
-# -- hierarchies ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("code", "kind", "expected"),
-    [
-        ("9990101009", "parents", [("9990192008", "Wind fever")]),
-        ("9990101009", "ancestors", [("9990192008", "Wind fever"),
-                                     ("9990191001", "Meteoric disorder")]),
-        ("9990191001", "children", [("9990102002", "Glimmer pox"),
-                                    ("9990192008", "Wind fever")]),
-        ("9990191001", "descendants", [("9990102002", "Glimmer pox"),
-                                       ("9990192008", "Wind fever"),
-                                       ("9990101009", "Zephyr fever")]),
-    ],
-)  # fmt: skip
-def test_the_hierarchy_of_a_source_code(
-    fake: FakeUts, code: str, kind: str, expected: list[tuple[str, str]]
-) -> None:
-    path = f"/content/2099AA/source/SNOMEDCT_US/{code}/{kind}"
-    found = results(fake, path, "classType", "ui", "name", "rootSource")
-    assert found == [("SourceAtomCluster", u, n, "SNOMEDCT_US") for u, n in expected]
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/content/2099AA/source/SNOMEDCT_US/9990101009/children",
-        "/content/2099AA/source/SNOMEDCT_US/9990101009/descendants",
-        "/content/2099AA/source/SNOMEDCT_US/9990191001/parents",
-        "/content/2099AA/source/SNOMEDCT_US/9990191001/ancestors",
-        "/content/2099AA/source/SNOMEDCT_US/9990103007/parents",  # in no hierarchy
-        "/content/2099AA/source/SNOMEDCT_US/0000/parents",
-        "/content/2099AA/AUI/A9000013/parents",
-        "/content/2099AA/AUI/A0000000/children",
-    ],
-)
-def test_no_relatives_is_404(fake: FakeUts, path: str) -> None:
-    assert get(fake, path)[0] == 404
-
-
-def test_hl7_codes_and_atoms_have_atoms_for_relatives(fake: FakeUts) -> None:
-    fields = ("classType", "ui", "name", "rootSource")
-    assert results(fake, "/content/2099AA/source/HL7V3.0/AMB/parents", *fields) == [
-        ("Atom", "A9000921", "InventedEncounterCode", "HL7V3.0")
-    ]
-    assert results(
-        fake, "/content/2099AA/source/HL7V3.0/_InventedEncounterCode/children", *fields
-    ) == [("Atom", "A9000703", "ambulatory", "HL7V3.0")]
-    assert ui(fake, "/content/2099AA/AUI/A9000911/parents") == ["A9000901"]
-    assert ui(fake, "/content/2099AA/AUI/A9000011/ancestors") == ["A9000911", "A9000901"]
-    assert ui(fake, "/content/2099AA/AUI/A9000901/descendants") == [
-        "A9000021", "A9000911", "A9000011",
-    ]  # fmt: skip
-    # an atom links its relatives when the fake has them, else as NLM's sample atom: "NONE"
-    # for parents and children, null for ancestors and descendants
-    atom = get(fake, "/content/2099AA/AUI/A9000011")[1]["result"]
-    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
-        f"{C}/AUI/A9000011/parents", f"{C}/AUI/A9000011/ancestors", "NONE", None,
-    ]  # fmt: skip
-    atom = get(fake, "/content/2099AA/AUI/A9000013")[1]["result"]
-    assert [atom[k] for k in ("parents", "ancestors", "children", "descendants")] == [
-        "NONE", None, "NONE", None,
-    ]  # fmt: skip
-
-
-def test_a_cycle_in_mrhier_ends(tmp_path: Path) -> None:
-    rows = [mrconso_row("C9000001", f"A9000000{n}", "MSH", "MH", f"D{n}", f"Term {n}")
-            for n in (1, 2)]  # fmt: skip
-    (tmp_path / "MRCONSO.RRF").write_text("".join(rows), encoding="utf-8")
-    (tmp_path / "MRHIER.RRF").write_text(
-        "C9000001|A90000001|1|A90000002|MSH||A90000002|D1||\n"
-        "C9000001|A90000002|1|A90000001|MSH||A90000001|D2||\n",
-        encoding="utf-8",
-    )
-    fake = FakeUts(FakeUtsData.from_meta(tmp_path), api_key=CANARY_KEY)
-    assert ui(fake, "/content/2099AA/AUI/A90000001/descendants") == ["A90000002"]
-    assert ui(fake, "/content/2099AA/source/MSH/D1/descendants") == ["D2"]
-
-
-# -- sources, the key, faults ---------------------------------------------------------------------
-
-
-def test_sources_are_answered_without_a_key_and_the_fake_says_none_was_sent(
-    fake: FakeUts,
-) -> None:
+def test_sources_are_one_page_and_answered_without_a_key() -> None:
+    fake, _, _ = serving([{"abbreviation": "MSH"}, {"abbreviation": "NCI"}])
     status, doc = get(fake, "/metadata/current/sources", key=None)
-    assert status == 200
-    assert (doc["pageSize"], doc["pageNumber"], doc["pageCount"]) == (11, 1, 1)
-    assert [s["abbreviation"] for s in doc["result"]] == [
-        "HL7V3.0", "LNC", "LNC-DE-DE", "MDR", "MSH", "MSHGER", "MTH", "NCI", "RXNORM", "SCTSPA",
-        "SNOMEDCT_US",
-    ]  # one row a source: the older SNOMEDCT_US version is not current  # fmt: skip
-    snomed = doc["result"][-1]
-    assert snomed == {
-        "classType": "RootSource",
-        "abbreviation": "SNOMEDCT_US",
-        "expandedForm": "Invented stand-in for SNOMEDCT_US, 2099",
-        "family": "SNOMEDCT",
-        "language": {"classType": "Language", "abbreviation": "ENG", "expandedForm": "English"},
-        "restrictionLevel": 9,
-        "acquisitionContact": "NONE",
-        "contentContact": "NONE",
-        "licenseContact": "NONE",
-        "contextType": "NONE",
-        "shortName": "Invented SNOMEDCT_US",
-        "hierarchicalName": "NONE",
-        "preferredName": "Invented stand-in for SNOMEDCT_US, 2099",
-        "synonymousNames": "NONE",
-    }
+    sources = [{"abbreviation": "MSH"}, {"abbreviation": "NCI"}]
+    assert (status, doc) == (
+        200, {"pageSize": 2, "pageNumber": 1, "pageCount": 1, "result": sources},
+    )  # fmt: skip
     assert get(fake, "/metadata/2099AA/sources", key="a wrong key")[0] == 200
     assert [(s.path, s.key_sent, s.key_ok) for s in fake.seen] == [
         ("/metadata/current/sources", False, False),
@@ -529,18 +307,7 @@ def test_sources_are_answered_without_a_key_and_the_fake_says_none_was_sent(
     assert get(fake, "/search/2099AA", key=None, string="fever")[0] == 401  # anything else: 401
 
 
-def test_without_mrsab_the_sources_are_those_of_mrconso() -> None:
-    rows = [
-        mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever"),
-        mrconso_row("C9000001", "A90000002", "MSHGER", "MH", "D1", "Erfundenes", lat="GER"),
-        mrconso_row("C9000002", "A90000003", "MSH", "MH", "D2", "Invented cough"),
-    ]
-    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
-    assert results(fake, "/metadata/2099AA/sources", "abbreviation", "family",
-                   "restrictionLevel") == [("MSH", "MSH", 0), ("MSHGER", "MSHGER", 0)]  # fmt: skip
-    assert get(fake, "/metadata/2099AA/sources")[1]["result"][1]["language"] == {
-        "classType": "Language", "abbreviation": "GER", "expandedForm": "German",
-    }  # fmt: skip
+# -- the key, faults ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -556,23 +323,21 @@ def test_without_mrsab_the_sources_are_those_of_mrconso() -> None:
         "/content/2099AA/CUI/C9000001/atoms/preferred",
     ],
 )
-def test_faults_apply_to_every_route(meta: FakeUtsData, path: str) -> None:
-    fake = FakeUts(meta, api_key=CANARY_KEY, faults=Faults(script=["503", "html502", "429"]))
+def test_faults_apply_to_every_route(path: str) -> None:
+    fake, _, _ = serving([{"ui": "x"}], faults=Faults(script=["503", "html502", "429"]))
     base, _, query = path.partition("?")
     params = dict([query.split("=")]) if query else {}
-    assert [get_status(fake, base, **params) for _ in range(4)] == [503, 502, 429, 200]
+    query = {"apiKey": [CANARY_KEY], **{k: [v] for k, v in params.items()}}
+    assert [fake.handle(base, query, base_url=B).status for _ in range(4)] == [503, 502, 429, 200]
     assert [s.fault for s in fake.seen] == ["503", "html502", "429", None]
 
 
-def get_status(fake: FakeUts, path: str, **params: str) -> int:
-    query = {"apiKey": [CANARY_KEY], **{k: [v] for k, v in params.items()}}
-    return fake.handle(path, query, base_url=B).status
-
-
-def test_a_wrong_key_is_401_on_the_new_routes_and_the_key_is_never_kept(fake: FakeUts) -> None:
+def test_a_wrong_key_is_401_on_every_route_and_the_key_is_never_kept() -> None:
+    fake, recorder, _ = serving([{"ui": "x"}])
     for path in ("/search/2099AA", "/crosswalk/2099AA/source/MSH/D990090",
                  "/semantic-network/2099AA/TUI/T901"):  # fmt: skip
         assert get(fake, path, key="wrong", string="fever")[0] == 401
+    assert recorder.calls == []
     get(fake, "/search/2099AA", string="fever")
     assert [(s.key_sent, s.key_ok, s.status) for s in fake.seen] == [(True, False, 401)] * 3 + [
         (True, True, 200)
@@ -580,83 +345,69 @@ def test_a_wrong_key_is_401_on_the_new_routes_and_the_key_is_never_kept(fake: Fa
     assert CANARY_KEY not in repr(fake.seen)
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/content/2099AA/CUI/C9000001/nothing",
-        "/content/2099AA/AUI/A9000011/nothing",
-        "/content/2099AA/source/SNOMEDCT_US/9990101009/nothing",
-        "/content/2099AA/source/SNOMEDCT_US/9990101009/parents/more",
-        "/content/2099AA/CUI",
-        "/crosswalk/2099AA/CUI/C9000001",
-        "/semantic-network/2099AA/STY/Invented",
-        "/metadata/2099AA/languages",
-        "/search/2099AA/more",
-        "/search",
-        "/search/2098AB",
-    ],
-)
-def test_unknown_routes_are_404(fake: FakeUts, path: str) -> None:
-    status, doc = get(fake, path, string="fever")
-    assert (status, doc["status"]) == (404, 404)
-
-
-def test_a_relation_to_an_atom_the_fake_does_not_have_names_nothing(tmp_path: Path) -> None:
-    (tmp_path / "MRCONSO.RRF").write_text(
-        mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever"), "utf-8"
-    )
-    (tmp_path / "MRREL.RRF").write_text(
-        "C9000002|A90000009|SCUI|RO|C9000001|A90000001|SCUI||R1||MSH|MSH|||N||\n", "utf-8"
-    )
-    fake = FakeUts(FakeUtsData.from_meta(tmp_path), api_key=CANARY_KEY)
-    found = results(fake, "/content/2099AA/source/MSH/D1/relations", "relatedFromIdName",
-                    "relatedId", "relatedIdName")  # fmt: skip
-    assert found == [("Invented fever", "NONE", "NONE")]
-
-
-def test_obsolete_is_exactly_suppress_o_and_suppressible_exactly_e_or_y() -> None:
-    """SPEC 12: ``includeObsolete=true`` alone brings back the ``O`` atoms (an obsolete atom is
-    not also suppressible), ``includeSuppressible=true`` alone the ``E`` and ``Y`` ones."""
-    rows = [
-        mrconso_row("C9100001", "A91000001", "MSH", "MH", "D1", "Gust ache"),
-        mrconso_row("C9100001", "A91000002", "MSH", "EN", "D1", "Gust aches", suppress="O"),
-        mrconso_row("C9100001", "A91000003", "MSH", "EN", "D1", "Ache of gust", suppress="E"),
-        mrconso_row("C9100001", "A91000004", "MSH", "EN", "D1", "Gusty ache", suppress="Y"),
-        mrconso_row("C9100002", "A91000005", "MSH", "MH", "D2", "Old gust", suppress="O"),
-        mrconso_row("C9100003", "A91000006", "MSH", "MH", "D3", "Hid gust", suppress="O"),
-        mrconso_row("C9100003", "A91000007", "MSH", "EN", "D3", "Hid gusts", suppress="E"),
-    ]
-    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
-
-    def atoms(**params: str) -> list[tuple[Any, ...]]:
-        path = "/content/2099AA/CUI/C9100001/atoms"
-        return sorted(results(fake, path, "ui", "obsolete", "suppressible", **params))
-
-    n, o = ("A91000001", "false", "false"), ("A91000002", "true", "false")
-    e, y = ("A91000003", "false", "true"), ("A91000004", "false", "true")
-    assert atoms() == [n]
-    assert atoms(includeObsolete="true") == [n, o]
-    assert atoms(includeSuppressible="true") == [n, e, y]
-    assert atoms(includeObsolete="true", includeSuppressible="true") == [n, o, e, y]
-    exact = {"string": "gust aches", "searchType": "exact"}
-    assert ui(fake, "/search/2099AA", **exact) == ["NONE"]
-    assert ui(fake, "/search/2099AA", includeSuppressible="true", **exact) == ["NONE"]
-    assert ui(fake, "/search/2099AA", includeObsolete="true", **exact) == ["C9100001"]
-    # a code whose every atom is obsolete is obsolete, not suppressible; one with no N atom
-    # and not every atom obsolete is suppressible
-    cluster = {c: get(fake, f"/content/2099AA/source/MSH/{c}")[1]["result"] for c in ("D2", "D3")}
-    assert (cluster["D2"]["obsolete"], cluster["D2"]["suppressible"]) == (True, False)
-    assert (cluster["D3"]["obsolete"], cluster["D3"]["suppressible"]) == (False, True)
-
-
 @pytest.mark.parametrize("faults", [{"rate": 0.3}, "429", ["reset"]])
-def test_faults_that_are_not_a_faults_are_a_type_error(meta: FakeUtsData, faults: Any) -> None:
+def test_faults_that_are_not_a_faults_are_a_type_error(faults: Any) -> None:
     """A dict (or anything else) where a ``Faults`` belongs was accepted, and every request
     then failed on it inside the server: it is refused where it is given."""
     with pytest.raises(TypeError) as raised:
-        FakeUts(meta, api_key=CANARY_KEY, faults=faults)
+        FakeUts(FakeUtsData([]), api_key=CANARY_KEY, faults=faults)
     assert str(raised.value) == (
         f"faults takes a tempmedbench_synonyms.testing.Faults, not a {type(faults).__name__} "
         f"({faults!r}): write faults=Faults(...) with those settings, such as "
         "Faults(rate=0.3, kinds=('429',))"
     )
+
+
+# -- the real engine ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def meta() -> FakeUtsData:
+    return FakeUtsData.from_meta(FIXTURES / "umls")
+
+
+@pytest.mark.parametrize(
+    ("path", "question"),
+    [
+        ("/search/current?string=fever", lambda e: e.search("fever")),
+        ("/search/2099AA?string=fevers cough&searchType=approximate",
+         lambda e: e.search("fevers cough", search_type="approximate")),
+        ("/crosswalk/2099AA/source/SNOMEDCT_US/9990191001",
+         lambda e: e.crosswalk("SNOMEDCT_US", "9990191001")),
+        ("/content/2099AA/CUI/C9000001", lambda e: e.concept("C9000001")),
+        ("/content/2099AA/CUI/C9000001/atoms/preferred",
+         lambda e: e.preferred_atom(cui="C9000001")),
+        ("/content/2099AA/source/SNOMEDCT_US/9990101009",
+         lambda e: e.cluster("SNOMEDCT_US", "9990101009")),
+        ("/content/2099AA/AUI/A9000011", lambda e: e.atom("A9000011")),
+        ("/content/2099AA/CUI/C9000090/definitions", lambda e: e.definitions("C9000090")),
+        ("/content/2099AA/CUI/C9000001/relations", lambda e: e.relations(cui="C9000001")),
+        ("/content/2099AA/source/SNOMEDCT_US/9990191001/children",
+         lambda e: e.hierarchy("children", sab="SNOMEDCT_US", code="9990191001")),
+        ("/semantic-network/2099AA/TUI/T901", lambda e: e.semantic_type("T901")),
+        ("/metadata/2099AA/sources", lambda e: e.sources()),
+    ],
+)  # fmt: skip
+def test_the_fake_answers_what_the_engine_answers(
+    meta: FakeUtsData, path: str, question: Any
+) -> None:
+    """SPEC 12: what the fake answers and what a local META answers for the same rows are the
+    same objects (here with the fake's links)."""
+    fake = FakeUts(meta, api_key=CANARY_KEY)
+    base, _, query = path.partition("?")
+    status, doc = get(fake, base, **dict(p.split("=") for p in query.split("&") if p))
+    expected = meta.ask(Links("2099AA", B), question)
+    assert status == 200 and expected
+    assert (doc["result"]["results"] if base.startswith("/search") else doc["result"]) == expected
+
+
+def test_without_mrsty_every_concept_has_the_one_invented_type() -> None:
+    from tempmedbench_synonyms.testing import mrconso_row
+
+    rows = [mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever")]
+    fake = FakeUts(FakeUtsData.from_lines(rows), api_key=CANARY_KEY)
+    concept = get(fake, "/content/2099AA/CUI/C9000001")[1]["result"]
+    assert concept["semanticTypes"] == [
+        {"name": "Invented Type", "uri": f"{B}/semantic-network/2099AA/TUI/T999"}
+    ]
+    assert get(fake, "/semantic-network/2099AA/TUI/T999")[1]["result"]["name"] == "Invented Type"

@@ -1,28 +1,27 @@
 """The fake UTS's data: invented MRCONSO rows (``FakeRow``) and the other Metathesaurus files'
-rows (``testing.rrf``), indexed as the routes read them (``FakeUtsData``).
-
-``fake`` -> ``routes`` -> ``data``: the routes answer from this data, the fake serves the routes.
+rows, put in the local UMLS's engine (``mrconso.engine``) in memory (``FakeUtsData``), so that
+the fake and a local META answer the same rows alike (SPEC 12, "The fake is this engine").
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
+from tempmedbench_synonyms.mrconso import engine
+from tempmedbench_synonyms.mrconso.engine import COLUMNS, FILES, Engine
 from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
-from tempmedbench_synonyms.testing.rrf import Mrdef, Mrhier, Mrrel, Mrsab, Mrsty, read_rows
+from tempmedbench_synonyms.mrconso.shapes import Links
 
-#: A word of an atom's string, for search.
-WORD = re.compile(r"\w+")
-#: The files ``FakeUtsData.from_meta`` reads from a folder, when it holds them.
-META_FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
-_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS, _SRL = (
+_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
     COLUMN[c]
-    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS", "SRL")
+    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")
 )
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,17 +95,17 @@ class FakeRow:
     @property
     def suppressible(self) -> bool:
         """SUPPRESS is ``E`` or ``Y``: UTS reports the atom as suppressible (SPEC 12)."""
-        # MRCONSO SUPPRESS: O obsolete, E suppressed by NLM editors, Y by the source, N not.
         return self.suppress in ("E", "Y")
 
 
 class FakeUtsData:
-    """What a fake UTS serves: MRCONSO rows indexed by CUI, source code and AUI, and the rows of
-    the other Metathesaurus files it was given.
+    """What a fake UTS serves: MRCONSO rows and, when given, the rows of MRDEF, MRREL, MRSTY,
+    MRHIER and MRSAB (each a sequence of the file's fields, as ``engine.COLUMNS`` names them),
+    in an in-memory index of the local UMLS's engine.
 
     With no MRSTY rows (``semantic_types=None``) every concept has one invented semantic type,
-    ``T999`` "Invented Type"; with no MRSAB rows (``sources=None``) the sources are the SABs of
-    the MRCONSO rows, each its own family, in the language and restriction level of its first row.
+    ``T999`` "Invented Type" (tree number ``A9.9``); with no MRSAB rows (``sources=None``) the
+    sources are the SABs of the MRCONSO rows, as SPEC 12 gives them without MRSAB.
     """
 
     def __init__(
@@ -115,60 +114,42 @@ class FakeUtsData:
         *,
         release: str = "2099AA",
         also_served: Iterable[str] = (),
-        definitions: Iterable[Mrdef] = (),
-        relations: Iterable[Mrrel] = (),
-        semantic_types: Iterable[Mrsty] | None = None,
-        hierarchy: Iterable[Mrhier] = (),
-        sources: Iterable[Mrsab] | None = None,
+        definitions: Iterable[Sequence[str]] = (),
+        relations: Iterable[Sequence[str]] = (),
+        semantic_types: Iterable[Sequence[str]] | None = None,
+        hierarchy: Iterable[Sequence[str]] = (),
+        sources: Iterable[Sequence[str]] | None = None,
     ) -> None:
         self.rows = list(rows)
         self.release = release
+        #: the releases the fake answers for (and ``current``, which is ``release``)
         self.served = {release, *also_served}
-        self.by_cui: dict[str, list[FakeRow]] = {}
-        self.by_code: dict[tuple[str, str], list[FakeRow]] = {}
-        self.by_aui: dict[str, FakeRow] = {}
-        for row in self.rows:
-            self.by_cui.setdefault(row.cui, []).append(row)
-            self.by_code.setdefault((row.sab, row.code), []).append(row)
-            self.by_aui.setdefault(row.aui, row)
-        self.definitions_of: dict[str, list[Mrdef]] = {}
-        for d in definitions:
-            self.definitions_of.setdefault(d.CUI, []).append(d)
-        self.relations_of_cui: dict[str, list[Mrrel]] = {}
-        self.relations_of_aui: dict[str, list[Mrrel]] = {}
-        for rel in relations:  # an id's relations are the rows whose second id it is
-            self.relations_of_cui.setdefault(rel.CUI2, []).append(rel)
-            if rel.AUI2:
-                self.relations_of_aui.setdefault(rel.AUI2, []).append(rel)
         if semantic_types is None:
-            semantic_types = (
-                Mrsty(cui, "T999", "A9.9", "Invented Type", "", "") for cui in self.by_cui
-            )
-        self.types_of: dict[str, list[Mrsty]] = {}
-        self.tuis: dict[str, Mrsty] = {}
-        for t in semantic_types:
-            self.types_of.setdefault(t.CUI, []).append(t)
-            self.tuis.setdefault(t.TUI, t)
-        self.hierarchy_of: dict[str, list[Mrhier]] = {}
-        self.children_of: dict[str, list[str]] = {}
-        for h in hierarchy:
-            self.hierarchy_of.setdefault(h.AUI, []).append(h)
-            if h.PAUI:
-                self.children_of.setdefault(h.PAUI, []).append(h.AUI)
-        if sources is None:  # each SAB of the MRCONSO rows, as its first row has it
-            first = {row.sab: row for row in reversed(self.rows)}
-            blank = dict.fromkeys(Mrsab._fields, "")
-            sources = [
-                Mrsab._make({**blank, "RSAB": sab, "SON": sab, "SF": sab, "SSN": sab,
-                             "SRL": r.fields[_SRL], "LAT": r.lat, "CURVER": "Y"}.values())
-                for sab, r in first.items()
-            ]  # fmt: skip
-        self.sources = [s for s in sources if s.CURVER == "Y"]
+            cuis = dict.fromkeys(r.cui for r in self.rows)
+            semantic_types = [(c, "T999", "A9.9", "Invented Type", "", "") for c in cuis]
+        given: dict[str, Iterable[Sequence[str]]] = {
+            "MRCONSO": (r.fields for r in self.rows),
+            "MRDEF": definitions,
+            "MRREL": relations,
+            "MRSTY": semantic_types,
+            "MRHIER": hierarchy,
+        }
+        if sources is not None:
+            given["MRSAB"] = sources
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        for file, file_rows in given.items():
+            engine.create(self._db, file)
+            engine.load(self._db, file, file_rows)
+            engine.finish(self._db, file)
+        self._db.commit()
+        self._files = frozenset(given)
+        # the server answers on several threads; a connection serves one at a time
+        self._lock = threading.Lock()
 
-    @cached_property
-    def search_index(self) -> SearchIndex:
-        """The rows' strings and words, for search (built by the first search)."""
-        return SearchIndex(self.rows)
+    def ask(self, links: Links, question: Callable[[Engine], _T]) -> _T:
+        """The engine's answer to ``question``, its links ``links`` (one question at a time)."""
+        with self._lock:
+            return question(Engine(self._db, self._files, links))
 
     @classmethod
     def from_lines(
@@ -188,28 +169,29 @@ class FakeUtsData:
         """Read whichever of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, MRHIER.RRF and
         MRSAB.RRF the folder ``folder`` holds (a META folder's layout; invented rows, for
         tests); a folder with none of them is a ``FileNotFoundError``."""
-        found = {n: Path(folder) / f"{n}.RRF" for n in META_FILES}
-        found = {n: p for n, p in found.items() if p.is_file()}
+        found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
+        found = {f: p for f, p in found.items() if p.is_file()}
         if not found:
             raise FileNotFoundError(
-                f"{folder} holds none of {', '.join(n + '.RRF' for n in META_FILES)}"
+                f"{folder} holds none of {', '.join(f + '.RRF' for f in FILES)}"
             )
         rows: list[FakeRow] = []
         if "MRCONSO" in found:
             with open(found["MRCONSO"], encoding="utf-8", newline="") as fh:
                 rows = list(_mrconso_rows(fh, str(found["MRCONSO"])))
+        read = {f: read_rows(p, f) for f, p in found.items() if f != "MRCONSO"}
         return cls(
             rows,
             release=release,
-            definitions=read_rows(found["MRDEF"], Mrdef) if "MRDEF" in found else (),
-            relations=read_rows(found["MRREL"], Mrrel) if "MRREL" in found else (),
-            semantic_types=read_rows(found["MRSTY"], Mrsty) if "MRSTY" in found else None,
-            hierarchy=read_rows(found["MRHIER"], Mrhier) if "MRHIER" in found else (),
-            sources=read_rows(found["MRSAB"], Mrsab) if "MRSAB" in found else None,
+            definitions=read.get("MRDEF", ()),
+            relations=read.get("MRREL", ()),
+            semantic_types=read.get("MRSTY"),
+            hierarchy=read.get("MRHIER", ()),
+            sources=read.get("MRSAB"),
         )
 
 
-def _mrconso_rows(lines: Iterable[str], path: str) -> Iterable[FakeRow]:
+def _mrconso_rows(lines: Iterable[str], path: str) -> Iterator[FakeRow]:
     return (
         FakeRow.from_fields(split_row(line, path=path, line_no=n))
         for n, line in enumerate(lines, start=1)
@@ -217,33 +199,27 @@ def _mrconso_rows(lines: Iterable[str], path: str) -> Iterable[FakeRow]:
     )
 
 
-def norm(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+def parse_rows(lines: Iterable[str], file: str, *, path: str = "<rows>") -> Iterator[list[str]]:
+    """The rows of ``file`` (``MRDEF``...) in RRF lines, each its fields (blank lines skipped);
+    a line with the wrong number of fields is a ``ValueError`` naming the file, the line and the
+    layout."""
+    columns = COLUMNS[file]
+    for n, line in enumerate(lines, start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        fields = line.split("|")
+        if len(fields) != len(columns) + 1 or fields[-1] != "":
+            closed = fields[-1] == ""
+            raise ValueError(
+                f"{path}, line {n}: a {file}.RRF row has {len(columns)} fields, each followed by "
+                f"'|' ({'|'.join(columns)}|); this line has "
+                f"{len(fields) - closed}{'' if closed else ' and no trailing |'}"
+            )
+        yield fields[:-1]
 
 
-class SearchIndex:
-    """Each row with its string casefolded and its words, and the rows of each word (as
-    ``norm`` has it), so that a search looks only at rows that hold the term's words."""
-
-    def __init__(self, rows: Sequence[FakeRow]) -> None:
-        self.folded: list[tuple[FakeRow, str, frozenset[str]]] = []
-        self.rows_of: dict[str, set[int]] = {}
-        for n, row in enumerate(rows):
-            name = row.name.casefold()
-            words = frozenset(WORD.findall(name))
-            self.folded.append((row, name, words))
-            for word in {norm(w) for w in words}:
-                self.rows_of.setdefault(word, set()).add(n)
-
-    def candidates(
-        self, search_type: str, term: str, partial: bool
-    ) -> list[tuple[FakeRow, str, frozenset[str]]]:
-        """The rows that may match: with one of the term's words (``partial``), or all of
-        them; every row for a truncation, or a term with no word."""
-        words = {norm(w) for w in WORD.findall(term.casefold())}
-        if not words or search_type in ("leftTruncation", "rightTruncation"):
-            return self.folded
-        found = sorted((self.rows_of.get(w, set()) for w in words), key=len)
-        if partial or search_type == "approximate":
-            return [self.folded[n] for n in sorted(set().union(*found))]
-        return [self.folded[n] for n in sorted(found[0].intersection(*found[1:]))]
+def read_rows(path: Path, file: str) -> list[list[str]]:
+    """Every row of the RRF file ``path`` of ``file`` (UTF-8, as NLM ships them)."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(parse_rows(fh, file, path=str(path)))

@@ -1,16 +1,8 @@
-"""The fake UTS core: invented Metathesaurus rows in, UTS-shaped replies out, misbehaving at will.
-
-``FakeUts.handle`` answers every request of SPEC section 11 (the routes and their shapes:
-``testing.routes``) from ``FakeUtsData`` (``testing.data``), with UTS's quirks: ``obsolete``/
-``suppressible`` as the strings "true"/"false" on atoms, ``"NONE"`` for absent links, the CUI and
-the code only inside link URLs, pages of ``pageSize`` (default 25) with ``pageCount`` (search has
-none, and ends with a ``NONE`` row), atoms in a shuffled (but per-query stable) order, 401 for a
-missing or wrong ``apiKey`` (``/metadata/{release}/sources`` needs none), and 404 for an unknown
-id, an empty list or a page past the last. It can also misbehave on purpose (``Faults``, on every
-route): latency, 429 with ``Retry-After``, 5xx, connection resets, HTML 502 pages, truncated JSON,
-stalls past the client's read timeout, a rate limit, and a key revoked mid-run. ``seen`` logs every
-request (whether a key was sent and whether it was right, never the key). ``testing.server`` puts
-it on a socket or behind ``responses``."""
+"""The fake UTS core: a request in, UTS's reply out (``testing.routes`` over ``FakeUtsData``), with
+UTS's authentication (401 without the right ``apiKey``; ``/metadata/{release}/sources`` needs
+none), deliberate misbehaviour (``Faults``) and a log of every request (``seen``, never the key).
+``testing.server`` puts it on a socket or behind ``responses``; README.md, "Testing your own code
+offline", tells the whole story."""
 
 from __future__ import annotations
 
