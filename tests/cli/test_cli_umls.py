@@ -138,7 +138,7 @@ def test_source_and_atom_and_concept(fake: FakeUts, tmp_path: Path) -> None:
     concept = run(umls_app, ["concept", "C9000003"], tmp_path)
     assert concept.exit_code == 0, concept.stderr
     # a field the files do not hold (status, SPEC 12) is an empty value
-    rows = dict(([*line.split(None, 1), ""])[:2] for line in concept.stdout.splitlines()[1:])
+    rows = dict([*line.split(None, 1), ""][:2] for line in concept.stdout.splitlines()[1:])
     assert rows["cui"] == "C9000003"
     assert rows["atom_count"] == "5"
     assert rows["release"] == "2099AA"

@@ -149,7 +149,7 @@ def test_concept_says_yes_or_no(fake: FakeUts, tmp_path: Path) -> None:
     concept = run(["concept", "C9000003", "--umls-release", "2099AA"], tmp_path)
     assert concept.exit_code == 0, concept.stderr
     # a field the files do not hold (status, SPEC 12) is an empty value
-    rows = dict((line.split(None, 1) + [""])[:2] for line in concept.stdout.splitlines()[1:])
+    rows = dict([*line.split(None, 1), ""][:2] for line in concept.stdout.splitlines()[1:])
     assert rows["suppressible"] == "no"
 
 
