@@ -136,7 +136,7 @@ _ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
 _AUI, _SAB, _CODE, _STR, _SUPPRESS = (
     COLUMNS["MRCONSO"].index(c) for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS")
 )
-#: The row that names a concept first (SPEC 12, "A concept's name"; ``shapes.concept_name_row``).
+#: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
     "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
     "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y') DESC, rowid"
