@@ -281,3 +281,15 @@ def test_a_message_of_the_command_is_printed_above_the_bar(
         "UMLS 2099AA",
     ]  # fmt: skip
     assert capsys.readouterr().err == "after the bar\n"
+
+
+def test_an_index_build_counts_its_rows_with_thousands_separators() -> None:
+    out = io.StringIO()
+    p = StepProgress(out, label="indexing MRCONSO", unit="bytes", clock=lambda: 0.0)
+    p.update(4_000, total=4_000, rows=1_428_482, final=True)
+    assert "1,428,482 rows" in out.getvalue()
+    out = io.StringIO()
+    StepProgress(out, label="indexing MRSAB", unit="bytes", clock=lambda: 0.0).update(
+        10, total=10, rows=1, final=True
+    )
+    assert ", 1 row," in out.getvalue()

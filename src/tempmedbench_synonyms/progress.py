@@ -123,7 +123,7 @@ class StepProgress:
             self._bar.start_task(self._task)
         else:
             self._bar.update(self._task, completed=done, total=total)
-        extra = [] if rows is None else [plural(rows, "row")]
+        extra = [] if rows is None else [f"{rows:,} row" + ("" if rows == 1 else "s")]
         if hits is not None:
             extra.append(plural(hits, "cache hit"))
         if requests is not None:
