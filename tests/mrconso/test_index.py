@@ -21,7 +21,7 @@ import pytest
 
 from helpers import ROOT
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError
-from tempmedbench_synonyms.mrconso import engine
+from tempmedbench_synonyms.mrconso import engine, forms, scan
 from tempmedbench_synonyms.mrconso.index import LocalIndex, describe, list_indexes, remove_indexes
 
 UMLS = ROOT / "fixtures/umls"
@@ -220,6 +220,25 @@ def test_a_bad_row_anywhere_is_bad_input_naming_file_and_line_and_leaves_nothing
         LocalIndex(meta, index_dir=idx).build([file])
     assert str(caught.value) == f"{meta / f'{file}.RRF'}, line {line}: {problem}"
     assert names(idx) == []
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_line_longer_than_the_bound_is_bad_input_before_reading_on(
+    ended: bool, meta: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "MAX_LINE", 100)
+    monkeypatch.setattr(forms, "READ_SIZE", 16)  # the long line spans blocks
+    row = b"C0000001|A1|AT1||MSH|" + b"d" * 70 + b"|N|256|\n"  # 99 bytes: passes
+    (meta / "MRDEF.RRF").write_bytes(row + b"x" * 300 + b"\n" * ended + row * 1000)
+    idx = tmp_path / "idx"
+    with pytest.raises(BadInputError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert str(caught.value) == (
+        f"{meta / 'MRDEF.RRF'}, line 2: a line longer than 100 bytes: not a MRDEF.RRF row"
+    )
+    assert names(idx) == []
+    (meta / "MRDEF.RRF").write_bytes(row * 3)
+    assert built(LocalIndex(meta, index_dir=idx), ["MRDEF"]) == {"MRDEF": (3, True)}
 
 
 def test_too_little_free_space_is_bad_input_naming_the_folder(

@@ -519,22 +519,29 @@ def _ticks(caught: list[BaseException]) -> Iterator[int]:
 
 def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[str]]]]:
     """(bytes read so far, rows) of ``f``, split and checked: each row has the file's fields,
-    each followed by ``|`` (a CR tolerated); anything else is bad input naming the line."""
+    each followed by ``|`` (a CR tolerated); anything else is bad input naming the line, and so
+    is a line that runs on past ``scan.MAX_LINE`` bytes (said before reading on)."""
+    from tempmedbench_synonyms.mrconso import scan  # its bound (loaded for a build only)
+
     width = len(engine.COLUMNS[f.name]) + 1
-    carry = b""
+    carry = b""  # the start of a line that a block ended in
     line = 0
     batch: list[list[str]] = []
     done = 0
     for done, block in f.input.blocks(stop):
         if line == 0 and not carry and block.startswith(b"\xef\xbb\xbf"):
             block = block[3:]
-        head, nl, tail = (carry + block).rpartition(b"\n")
-        if not nl:
-            carry = tail
+        first, cut = block.find(b"\n"), block.rfind(b"\n")
+        if len(carry) + (len(block) if first < 0 else first) > scan.MAX_LINE:
+            raise _bad(
+                f, line + 1, f"a line longer than {scan.MAX_LINE:,} bytes: not a {f.name}.RRF row"
+            )
+        if first < 0:
+            carry += block  # at most MAX_LINE bytes, copied at most MAX_LINE / block times
             continue
-        carry = tail
-        batch.extend(_split(f, head, line, width))
-        line += head.count(b"\n") + 1
+        batch.extend(_split(f, carry + block[:cut], line, width))
+        line += block.count(b"\n", 0, cut) + 1
+        carry = block[cut + 1 :]
         if len(batch) >= BATCH_ROWS:
             yield done, batch
             batch = []
