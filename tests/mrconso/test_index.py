@@ -241,6 +241,38 @@ def test_a_line_longer_than_the_bound_is_bad_input_before_reading_on(
     assert built(LocalIndex(meta, index_dir=idx), ["MRDEF"]) == {"MRDEF": (3, True)}
 
 
+@pytest.mark.parametrize("form", ["file", "bom", "pipe"])
+def test_an_empty_mrconso_is_bad_input_and_leaves_nothing(
+    form: str, meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    (meta / "MRCONSO.RRF").write_bytes(b"\xef\xbb\xbf" if form == "bom" else b"")
+    path, writer = meta / "MRCONSO.RRF", None
+    if form == "pipe":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+        writer = subprocess.Popen(["sh", "-c", f": > '{path}'"])
+    try:
+        ix = LocalIndex(path, mrconso_only=form == "pipe", index_dir=idx)
+        with pytest.raises(BadInputError) as caught:
+            ix.build(["MRCONSO"])
+        ix.close()
+    finally:
+        if writer is not None:
+            writer.wait(5)
+    assert (caught.value.exit_code, str(caught.value)) == (
+        2, f"{path}: not an MRCONSO.RRF file: it holds no row"
+    )  # fmt: skip
+    assert names(idx) == []
+
+
+def test_an_empty_file_other_than_mrconso_is_a_meta_without_its_rows(
+    meta: Path, tmp_path: Path
+) -> None:
+    (meta / "MRDEF.RRF").write_bytes(b"")
+    assert built(LocalIndex(meta, index_dir=tmp_path / "idx"), ["MRDEF"]) == {"MRDEF": (0, True)}
+
+
 def test_too_little_free_space_is_bad_input_naming_the_folder(
     meta: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -467,6 +467,12 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         for done, batch in _batches(f, stop):
             rows += engine.load(db, f.name, batch)
             bar.update(done, total=f.input.size, rows=rows)
+        if not rows and f.name == "MRCONSO":  # SPEC 7 (another file may be empty)
+            raise BadInputError(
+                "not an MRCONSO.RRF file: it holds no row",
+                path=f.input.path,
+                hint="pass MRCONSO.RRF as NLM ships it, whole",
+            )
         engine.finish(db, f.name)
         db.execute(_RECORD)
         db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
