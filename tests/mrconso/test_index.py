@@ -4,6 +4,7 @@ cleanly. All data is invented (fixtures/umls, invented rows)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gzip
 import io
@@ -198,6 +199,41 @@ def test_a_part_whose_record_fails_is_rebuilt_never_trusted(
                        "DELETE FROM index_record")  # fmt: skip
         db.close()
     assert built(LocalIndex(meta, index_dir=idx), ["MRDEF"]) == {"MRDEF": (ROWS["MRDEF"], True)}
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        ("DROP TABLE mrconso_names", "it lacks mrconso_names"),
+        ("DROP INDEX mrconso_cui", "it lacks mrconso_cui"),
+        ("DELETE FROM mrconso WHERE rowid = 71", "it holds 70 rows, its record says 71"),
+        ("INSERT INTO mrconso (cui) VALUES ('C1')", "it holds 72 rows, its record says 71"),
+        ("UPDATE index_record SET rows = 7", "it holds 71 rows, its record says 7"),
+        ("DELETE FROM index_record", "it has no record of this file"),
+        ("garbage", "file is not a database"),
+    ],
+)
+def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
+    damage: str, why: str, meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    (b,) = LocalIndex(meta, index_dir=idx).build(["MRCONSO"])
+    if damage == "garbage":
+        b.path.write_bytes(b"not a database" * 100)
+    else:
+        with contextlib.closing(sqlite3.connect(b.path)) as db, db:
+            db.execute(damage)
+    said = io.StringIO()
+    ix = LocalIndex(meta, index_dir=idx, progress=said)
+    db = ix.engine(["MRCONSO"], None).db  # type: ignore[arg-type]
+    assert db.execute("SELECT count(*) FROM mrconso_names").fetchone() == (40,)
+    ix.close()
+    assert said.getvalue().splitlines()[0] == (
+        f"the index part {b.path.name} is damaged ({why}): building it again"
+    )
+    assert built(LocalIndex(meta, index_dir=idx), ["MRCONSO"]) == {
+        "MRCONSO": (ROWS["MRCONSO"], False)
+    }
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ the engine answers from (docs/reference.md, "The local index").
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -15,7 +16,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
-from tempmedbench_synonyms.errors import BadInputError, plural
+from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
 from tempmedbench_synonyms.files import (
     LEFTOVER_AGE,
     TMP_SUFFIX,
@@ -206,7 +207,8 @@ class LocalIndex:
         found = _record(part, f.identity)
         if found is None:
             with _locked(part, self._say):
-                found = _record(part, f.identity)  # built meanwhile by the process we waited for
+                # built meanwhile by the process we waited for; a damaged part is said
+                found = _record(part, f.identity, self._say)
                 if found is None:
                     return self._build(f, part.with_name(f".{part.name}"), part)
         rows, paths = found
@@ -355,9 +357,14 @@ def _fingerprint(path: Path) -> list[Any]:
     return [st.st_size, st.st_mtime_ns, digest.hexdigest()]
 
 
-def _record(part: Path, identity: str) -> tuple[int, list[str]] | None:
-    """(rows, paths recorded) when ``part`` is there, the user's own, and its record (written last
-    by its build) says this identity, schema and Unicode version; else None (build it)."""
+def _record(
+    part: Path, identity: str, say: Callable[[str], None] | None = None
+) -> tuple[int, list[str]] | None:
+    """(rows, paths recorded) when ``part`` is there, the user's own, its record (written last
+    by its build) says this identity, schema and Unicode version, it holds every table and index
+    a build makes (``_schema``) and its file's table the rows recorded; else None (build it: a
+    part that is there but fails is damaged, said with why on ``say``)."""
+    file = part.name.split(".", 1)[0]
     try:
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
         if not part.is_file():
@@ -369,12 +376,35 @@ def _record(part: Path, identity: str) -> tuple[int, list[str]] | None:
                 "SELECT schema_version, unicode_version, identity, rows FROM index_record"
             ).fetchall()
             paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
-    except (sqlite3.Error, OSError):
-        return None
-    want = (engine.SCHEMA_VERSION, engine.UNICODE_VERSION, identity)
-    if len(got) != 1 or tuple(got[0][:3]) != want or not isinstance(got[0][3], int):
-        return None
-    return got[0][3], paths
+            missing = _schema(file) - {n for (n,) in db.execute("SELECT name FROM sqlite_master")}
+            # rows go in in order, never deleted: the last rowid is the count (and O(1))
+            if not missing:
+                (last,) = db.execute(f"SELECT max(rowid) FROM {file.lower()}").fetchone()
+    except (sqlite3.Error, OSError) as err:
+        why = str(err)
+    else:
+        if len(got) != 1 or tuple(got[0][:3]) != (
+            engine.SCHEMA_VERSION, engine.UNICODE_VERSION, identity
+        ) or not isinstance(got[0][3], int):  # fmt: skip
+            why = "it has no record of this file"
+        elif missing:
+            why = f"it lacks {bounded_list(sorted(missing))}"
+        elif (last or 0) != got[0][3]:
+            why = f"it holds {last or 0} rows, its record says {got[0][3]}"
+        else:
+            return got[0][3], paths
+    if say is not None:
+        say(f"the index part {part.name} is damaged ({why}): building it again")
+    return None
+
+
+@functools.cache
+def _schema(file: str) -> frozenset[str]:
+    """The tables and indexes a build of ``file``'s part makes (``engine.create``, ``finish``)."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        engine.create(db, file)
+        engine.finish(db, file)
+        return frozenset(n for (n,) in db.execute("SELECT name FROM sqlite_master"))
 
 
 def _add_path(part: Path, path: str) -> None:
