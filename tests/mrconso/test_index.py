@@ -386,10 +386,10 @@ def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
 ) -> None:
     idx = tmp_path / "idx"
     idx.mkdir(mode=0o700)
-    dead, young, held = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abc")
-    for p in (dead, young, held):
-        p.write_bytes(b"a part")
-        if p is not young:
+    dead, young, held, fresh = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abcd")
+    for p in (dead, young, held, fresh):
+        p.write_bytes(b"" if p is fresh else b"a part")  # fresh: made, not yet locked
+        if p in (dead, held):
             os.utime(p, (time.time() - 61, time.time() - 61))
     fd = os.open(held, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a run that still reads its pipe
@@ -399,9 +399,10 @@ def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
     finally:
         os.close(fd)
     assert said.getvalue().splitlines()[0] == (
-        f"removed 1 temporary file left by an interrupted run that read a pipe: {dead.name}"
+        "removed 2 temporary files left by an interrupted run that read a pipe: "
+        f"{dead.name}, {young.name}"
     )
-    assert (dead.exists(), young.exists(), held.exists()) == (False, True, True)
+    assert [p.exists() for p in (dead, young, held, fresh)] == [False, False, True, True]
 
 
 def test_a_pipe_built_and_closed_leaves_nothing(meta: Path, tmp_path: Path) -> None:

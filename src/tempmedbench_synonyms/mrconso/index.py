@@ -240,7 +240,7 @@ class LocalIndex:
         except OSError as err:
             raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
         self._ready = True
-        gone = [p.name for p in self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}") if _dead(p)]
+        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
         if gone:
             self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
                       f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
@@ -430,15 +430,17 @@ def _flock(fd: int, *, wait: bool = True) -> None:
 
 
 def _dead(tmp: Path) -> bool:
-    """Remove a pipe's temporary part whose run is gone (its lock is free, and it is older than
-    ``files.LEFTOVER_AGE``: not one being made); whether it was."""
+    """Remove a pipe's temporary part whose run is gone: its lock is free, and it holds bytes
+    (its run locked it before writing: that run died) or is older than ``files.LEFTOVER_AGE``
+    (an empty one may be just made, not yet locked); whether it was."""
     try:
         fd = os.open(tmp, os.O_RDONLY)
     except OSError:
         return False
     try:
         _flock(fd, wait=False)
-        if time.time() - os.fstat(fd).st_mtime < LEFTOVER_AGE:
+        st = os.fstat(fd)
+        if not st.st_size and time.time() - st.st_mtime < LEFTOVER_AGE:
             return False
         tmp.unlink()
         return True
