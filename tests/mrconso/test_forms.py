@@ -270,7 +270,10 @@ def test_current_is_the_release_the_forms_names_say(tmp_path: Path, mini: Path, 
         (["/data/umls/2025AB/META/MRCONSO.RRF"], "2025AB"),
         (["/data/2024AA-old/umls/2025ab/META/MRCONSO.RRF"], "2025AB"),  # the nearest wins
         (["2025AB/META/MRCONSO.RRF", "/data/umls-2024AA-full.zip"], "2025AB"),  # members first
-        (["/data/umls-2024AA-2025AB/MRCONSO.RRF"], None),  # the nearest names two: cannot tell
+        (["/data/umls-2024AA-2025AB/MRCONSO.RRF"], None),  # no name holds exactly one match
+        (["r/2024AB/2025AA_2025AB/META/MRCONSO.RRF"], "2024AB"),  # a name of two: the next out
+        (["r/2024AB/2025AB_2025AB/META/MRCONSO.RRF"], "2024AB"),  # two equal matches are two
+        (["2025AA_2025AB/MRCONSO.RRF", "/data/umls-2024AA-full.zip"], "2024AA"),
         (["/data/2025AB2/META/MRCONSO.RRF", "/data/x2025AA/MRCONSO.RRF"], None),  # inside words
         (["/data/2025AC/MRCONSO.RRF", "/data/12025AB/MRCONSO.RRF"], None),  # no such release
         (["/data/umls/MRCONSO.RRF"], None),

@@ -4,6 +4,7 @@ cleanly. All data is invented (fixtures/umls, invented rows)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gzip
 import io
@@ -21,7 +22,7 @@ import pytest
 
 from helpers import ROOT
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError
-from tempmedbench_synonyms.mrconso import engine
+from tempmedbench_synonyms.mrconso import engine, forms, scan
 from tempmedbench_synonyms.mrconso.index import LocalIndex, describe, list_indexes, remove_indexes
 
 UMLS = ROOT / "fixtures/umls"
@@ -201,6 +202,41 @@ def test_a_part_whose_record_fails_is_rebuilt_never_trusted(
 
 
 @pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        ("DROP TABLE mrconso_names", "it lacks mrconso_names"),
+        ("DROP INDEX mrconso_cui", "it lacks mrconso_cui"),
+        ("DELETE FROM mrconso WHERE rowid = 71", "it holds 70 rows, its record says 71"),
+        ("INSERT INTO mrconso (cui) VALUES ('C1')", "it holds 72 rows, its record says 71"),
+        ("UPDATE index_record SET rows = 7", "it holds 71 rows, its record says 7"),
+        ("DELETE FROM index_record", "it has no record of this file"),
+        ("garbage", "file is not a database"),
+    ],
+)
+def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
+    damage: str, why: str, meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    (b,) = LocalIndex(meta, index_dir=idx).build(["MRCONSO"])
+    if damage == "garbage":
+        b.path.write_bytes(b"not a database" * 100)
+    else:
+        with contextlib.closing(sqlite3.connect(b.path)) as db, db:
+            db.execute(damage)
+    said = io.StringIO()
+    ix = LocalIndex(meta, index_dir=idx, progress=said)
+    db = ix.engine(["MRCONSO"], None).db  # type: ignore[arg-type]
+    assert db.execute("SELECT count(*) FROM mrconso_names").fetchone() == (40,)
+    ix.close()
+    assert said.getvalue().splitlines()[0] == (
+        f"the index part {b.path.name} is damaged ({why}): building it again"
+    )
+    assert built(LocalIndex(meta, index_dir=idx), ["MRCONSO"]) == {
+        "MRCONSO": (ROWS["MRCONSO"], False)
+    }
+
+
+@pytest.mark.parametrize(
     ("file", "data", "line", "problem"),
     [
         ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Disease|256|\n", 2,
@@ -220,6 +256,57 @@ def test_a_bad_row_anywhere_is_bad_input_naming_file_and_line_and_leaves_nothing
         LocalIndex(meta, index_dir=idx).build([file])
     assert str(caught.value) == f"{meta / f'{file}.RRF'}, line {line}: {problem}"
     assert names(idx) == []
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_line_longer_than_the_bound_is_bad_input_before_reading_on(
+    ended: bool, meta: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "MAX_LINE", 100)
+    monkeypatch.setattr(forms, "READ_SIZE", 16)  # the long line spans blocks
+    row = b"C0000001|A1|AT1||MSH|" + b"d" * 70 + b"|N|256|\n"  # 99 bytes: passes
+    (meta / "MRDEF.RRF").write_bytes(row + b"x" * 300 + b"\n" * ended + row * 1000)
+    idx = tmp_path / "idx"
+    with pytest.raises(BadInputError) as caught:
+        LocalIndex(meta, index_dir=idx).build(["MRDEF"])
+    assert str(caught.value) == (
+        f"{meta / 'MRDEF.RRF'}, line 2: a line longer than 100 bytes: not a MRDEF.RRF row"
+    )
+    assert names(idx) == []
+    (meta / "MRDEF.RRF").write_bytes(row * 3)
+    assert built(LocalIndex(meta, index_dir=idx), ["MRDEF"]) == {"MRDEF": (3, True)}
+
+
+@pytest.mark.parametrize("form", ["file", "bom", "pipe"])
+def test_an_empty_mrconso_is_bad_input_and_leaves_nothing(
+    form: str, meta: Path, tmp_path: Path
+) -> None:
+    idx = tmp_path / "idx"
+    (meta / "MRCONSO.RRF").write_bytes(b"\xef\xbb\xbf" if form == "bom" else b"")
+    path, writer = meta / "MRCONSO.RRF", None
+    if form == "pipe":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+        writer = subprocess.Popen(["sh", "-c", f": > '{path}'"])
+    try:
+        ix = LocalIndex(path, mrconso_only=form == "pipe", index_dir=idx)
+        with pytest.raises(BadInputError) as caught:
+            ix.build(["MRCONSO"])
+        ix.close()
+    finally:
+        if writer is not None:
+            writer.wait(5)
+    assert (caught.value.exit_code, str(caught.value)) == (
+        2, f"{path}: not an MRCONSO.RRF file: it holds no row"
+    )  # fmt: skip
+    assert names(idx) == []
+
+
+def test_an_empty_file_other_than_mrconso_is_a_meta_without_its_rows(
+    meta: Path, tmp_path: Path
+) -> None:
+    (meta / "MRDEF.RRF").write_bytes(b"")
+    assert built(LocalIndex(meta, index_dir=tmp_path / "idx"), ["MRDEF"]) == {"MRDEF": (0, True)}
 
 
 def test_too_little_free_space_is_bad_input_naming_the_folder(
@@ -299,10 +386,10 @@ def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
 ) -> None:
     idx = tmp_path / "idx"
     idx.mkdir(mode=0o700)
-    dead, young, held = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abc")
-    for p in (dead, young, held):
-        p.write_bytes(b"a part")
-        if p is not young:
+    dead, young, held, fresh = (idx / f".MRCONSO.pipe.{x * 12}.tmp" for x in "abcd")
+    for p in (dead, young, held, fresh):
+        p.write_bytes(b"" if p is fresh else b"a part")  # fresh: made, not yet locked
+        if p in (dead, held):
             os.utime(p, (time.time() - 61, time.time() - 61))
     fd = os.open(held, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a run that still reads its pipe
@@ -312,9 +399,10 @@ def test_a_pipes_part_left_by_a_killed_run_is_removed_by_the_next_which_says_so(
     finally:
         os.close(fd)
     assert said.getvalue().splitlines()[0] == (
-        f"removed 1 temporary file left by an interrupted run that read a pipe: {dead.name}"
+        "removed 2 temporary files left by an interrupted run that read a pipe: "
+        f"{dead.name}, {young.name}"
     )
-    assert (dead.exists(), young.exists(), held.exists()) == (False, True, True)
+    assert [p.exists() for p in (dead, young, held, fresh)] == [False, False, True, True]
 
 
 def test_a_pipe_built_and_closed_leaves_nothing(meta: Path, tmp_path: Path) -> None:

@@ -140,14 +140,15 @@ def _released(found: MrconsoInput) -> MrconsoInput:
 
 
 def named_release(names: Iterable[str]) -> str | None:
-    """The UMLS release (``2025AB``) that the nearest name naming one says: each of ``names``
-    (paths, innermost first) is read from its last component to its first. ``None`` when no
-    component names one, or the nearest that does names two."""
+    """The UMLS release (``2025AB``) of the innermost name holding exactly one match of
+    ``_RELEASE_NAME`` (SPEC 12): each of ``names`` (paths, innermost first) is read from its last
+    component to its first; a name holding two matches (equal or not) is passed over. ``None``
+    when no name holds exactly one."""
     for name in names:
         for part in reversed(name.split("/")):
-            said = {m.upper() for m in _RELEASE_NAME.findall(part)}
-            if said:
-                return said.pop() if len(said) == 1 else None
+            said = _RELEASE_NAME.findall(part)
+            if len(said) == 1:
+                return str(said[0]).upper()
     return None
 
 

@@ -6,6 +6,7 @@ the engine answers from (docs/reference.md, "The local index").
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -15,7 +16,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
-from tempmedbench_synonyms.errors import BadInputError, plural
+from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
 from tempmedbench_synonyms.files import (
     LEFTOVER_AGE,
     TMP_SUFFIX,
@@ -206,7 +207,8 @@ class LocalIndex:
         found = _record(part, f.identity)
         if found is None:
             with _locked(part, self._say):
-                found = _record(part, f.identity)  # built meanwhile by the process we waited for
+                # built meanwhile by the process we waited for; a damaged part is said
+                found = _record(part, f.identity, self._say)
                 if found is None:
                     return self._build(f, part.with_name(f".{part.name}"), part)
         rows, paths = found
@@ -238,7 +240,7 @@ class LocalIndex:
         except OSError as err:
             raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
         self._ready = True
-        gone = [p.name for p in self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}") if _dead(p)]
+        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
         if gone:
             self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
                       f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
@@ -355,9 +357,14 @@ def _fingerprint(path: Path) -> list[Any]:
     return [st.st_size, st.st_mtime_ns, digest.hexdigest()]
 
 
-def _record(part: Path, identity: str) -> tuple[int, list[str]] | None:
-    """(rows, paths recorded) when ``part`` is there, the user's own, and its record (written last
-    by its build) says this identity, schema and Unicode version; else None (build it)."""
+def _record(
+    part: Path, identity: str, say: Callable[[str], None] | None = None
+) -> tuple[int, list[str]] | None:
+    """(rows, paths recorded) when ``part`` is there, the user's own, its record (written last
+    by its build) says this identity, schema and Unicode version, it holds every table and index
+    a build makes (``_schema``) and its file's table the rows recorded; else None (build it: a
+    part that is there but fails is damaged, said with why on ``say``)."""
+    file = part.name.split(".", 1)[0]
     try:
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
         if not part.is_file():
@@ -369,12 +376,35 @@ def _record(part: Path, identity: str) -> tuple[int, list[str]] | None:
                 "SELECT schema_version, unicode_version, identity, rows FROM index_record"
             ).fetchall()
             paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
-    except (sqlite3.Error, OSError):
-        return None
-    want = (engine.SCHEMA_VERSION, engine.UNICODE_VERSION, identity)
-    if len(got) != 1 or tuple(got[0][:3]) != want or not isinstance(got[0][3], int):
-        return None
-    return got[0][3], paths
+            missing = _schema(file) - {n for (n,) in db.execute("SELECT name FROM sqlite_master")}
+            # rows go in in order, never deleted: the last rowid is the count (and O(1))
+            if not missing:
+                (last,) = db.execute(f"SELECT max(rowid) FROM {file.lower()}").fetchone()
+    except (sqlite3.Error, OSError) as err:
+        why = str(err)
+    else:
+        if len(got) != 1 or tuple(got[0][:3]) != (
+            engine.SCHEMA_VERSION, engine.UNICODE_VERSION, identity
+        ) or not isinstance(got[0][3], int):  # fmt: skip
+            why = "it has no record of this file"
+        elif missing:
+            why = f"it lacks {bounded_list(sorted(missing))}"
+        elif (last or 0) != got[0][3]:
+            why = f"it holds {last or 0} rows, its record says {got[0][3]}"
+        else:
+            return got[0][3], paths
+    if say is not None:
+        say(f"the index part {part.name} is damaged ({why}): building it again")
+    return None
+
+
+@functools.cache
+def _schema(file: str) -> frozenset[str]:
+    """The tables and indexes a build of ``file``'s part makes (``engine.create``, ``finish``)."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        engine.create(db, file)
+        engine.finish(db, file)
+        return frozenset(n for (n,) in db.execute("SELECT name FROM sqlite_master"))
 
 
 def _add_path(part: Path, path: str) -> None:
@@ -400,15 +430,17 @@ def _flock(fd: int, *, wait: bool = True) -> None:
 
 
 def _dead(tmp: Path) -> bool:
-    """Remove a pipe's temporary part whose run is gone (its lock is free, and it is older than
-    ``files.LEFTOVER_AGE``: not one being made); whether it was."""
+    """Remove a pipe's temporary part whose run is gone: its lock is free, and it holds bytes
+    (its run locked it before writing: that run died) or is older than ``files.LEFTOVER_AGE``
+    (an empty one may be just made, not yet locked); whether it was."""
     try:
         fd = os.open(tmp, os.O_RDONLY)
     except OSError:
         return False
     try:
         _flock(fd, wait=False)
-        if time.time() - os.fstat(fd).st_mtime < LEFTOVER_AGE:
+        st = os.fstat(fd)
+        if not st.st_size and time.time() - st.st_mtime < LEFTOVER_AGE:
             return False
         tmp.unlink()
         return True
@@ -467,6 +499,12 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         for done, batch in _batches(f, stop):
             rows += engine.load(db, f.name, batch)
             bar.update(done, total=f.input.size, rows=rows)
+        if not rows and f.name == "MRCONSO":  # SPEC 7 (another file may be empty)
+            raise BadInputError(
+                "not an MRCONSO.RRF file: it holds no row",
+                path=f.input.path,
+                hint="pass MRCONSO.RRF as NLM ships it, whole",
+            )
         engine.finish(db, f.name)
         db.execute(_RECORD)
         db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
@@ -519,22 +557,29 @@ def _ticks(caught: list[BaseException]) -> Iterator[int]:
 
 def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[str]]]]:
     """(bytes read so far, rows) of ``f``, split and checked: each row has the file's fields,
-    each followed by ``|`` (a CR tolerated); anything else is bad input naming the line."""
+    each followed by ``|`` (a CR tolerated); anything else is bad input naming the line, and so
+    is a line that runs on past ``scan.MAX_LINE`` bytes (said before reading on)."""
+    from tempmedbench_synonyms.mrconso import scan  # its bound (loaded for a build only)
+
     width = len(engine.COLUMNS[f.name]) + 1
-    carry = b""
+    carry = b""  # the start of a line that a block ended in
     line = 0
     batch: list[list[str]] = []
     done = 0
     for done, block in f.input.blocks(stop):
         if line == 0 and not carry and block.startswith(b"\xef\xbb\xbf"):
             block = block[3:]
-        head, nl, tail = (carry + block).rpartition(b"\n")
-        if not nl:
-            carry = tail
+        first, cut = block.find(b"\n"), block.rfind(b"\n")
+        if len(carry) + (len(block) if first < 0 else first) > scan.MAX_LINE:
+            raise _bad(
+                f, line + 1, f"a line longer than {scan.MAX_LINE:,} bytes: not a {f.name}.RRF row"
+            )
+        if first < 0:
+            carry += block  # at most MAX_LINE bytes, copied at most MAX_LINE / block times
             continue
-        carry = tail
-        batch.extend(_split(f, head, line, width))
-        line += head.count(b"\n") + 1
+        batch.extend(_split(f, carry + block[:cut], line, width))
+        line += block.count(b"\n", 0, cut) + 1
+        carry = block[cut + 1 :]
         if len(batch) >= BATCH_ROWS:
             yield done, batch
             batch = []
