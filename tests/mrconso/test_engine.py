@@ -4,7 +4,7 @@ fixtures/umls (invented) and small invented rows inline; every expected value is
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -334,6 +334,33 @@ def test_a_crosswalk_counts_rows_on_both_sides() -> None:
     assert uis(e.crosswalk("S", "1", rows=counted(obsolete=True))) == ["2", "4"]
     assert uis(e.crosswalk("S", "1", rows=counted(suppressible=True))) == ["3", "4"]
     assert e.crosswalk("T", "3") == []  # known; its one atom does not count
+
+
+def steps(e: Engine, ask: Callable[[], object]) -> int:
+    """How many thousand SQLite VM steps ``ask`` takes on ``e``'s connection."""
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0
+
+    e.db.set_progress_handler(tick, 1000)
+    try:
+        ask()
+    finally:
+        e.db.set_progress_handler(None, 0)
+    return count[0]
+
+
+def test_a_crosswalk_reads_each_row_of_the_concept_once() -> None:
+    """A code with many rows in a concept with many others: linear, not every pair of them."""
+    many = 400
+    rows = [row("C1", f"A{n}", "S", "1", f"Asked {n}") for n in range(many)]
+    rows += [row("C1", f"B{n}", "T", str(n), f"Other {n}") for n in range(many)]
+    e = build({"MRCONSO": rows})
+    assert uis(e.crosswalk("S", "1", targets=["U"])) == []
+    assert steps(e, lambda: e.crosswalk("S", "1", targets=["U"])) < 50  # (every pair: 1,800)
+    assert len(e.crosswalk("S", "1") or []) == many
 
 
 # -- search ----------------------------------------------------------------------------------------

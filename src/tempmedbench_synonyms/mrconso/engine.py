@@ -501,15 +501,15 @@ class Engine:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
         if not known_code(code):
             return None
-        where = f"{_counted(rows, 'a')} AND {_counted(rows, 'o')}"
+        where = _counted(rows, "o")
         params: list[object] = [code, sab, sab]
         if targets:
             where += f" AND o.sab IN {_IN}"
             params.append(_json(targets))
-        found = self.db.execute(
-            "SELECT DISTINCT o.sab, o.code FROM mrconso a JOIN mrconso o ON o.cui = a.cui "
-            "WHERE a.code = ? AND a.sab = ? AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') "
-            f"AND {where} ORDER BY o.sab, o.code",
+        found = self.db.execute(  # (the concepts first: each of their rows read once)
+            "SELECT DISTINCT o.sab, o.code FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM "
+            f"mrconso a WHERE a.code = ? AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? "
+            f"AND o.code NOT IN ('', 'NOCODE') AND {where} ORDER BY o.sab, o.code",
             params,
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
