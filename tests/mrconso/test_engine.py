@@ -606,6 +606,18 @@ def test_the_sides_of_a_relation() -> None:
     assert uis(e.relations(aui="A1", rows=EVERY_ROW)) == ["R3"]
 
 
+def test_the_sides_of_a_code_with_many_rows_are_named_once() -> None:
+    """A code's name is found once for all its atoms' sides, not once an atom."""
+    many = 400
+    rows = [row("C1", f"A{n}", "S", "1", f"Asked {n}", tty="SY") for n in range(many)]
+    rows.append(row("C2", "B1", "T", "2", "Other"))
+    mrrel = [rel("C2", "B1", "CODE", "RO", "C1", f"A{n}", "CODE", f"R{n:03}") for n in range(many)]
+    e = build({"MRCONSO": rows, "MRREL": mrrel})
+    found = e.relations(sab="S", code="1") or []
+    assert {(r["relatedFromIdName"], r["relatedIdName"]) for r in found} == {("Asked 0", "Other")}
+    assert steps(e, lambda: e.relations(sab="S", code="1")) < 100
+
+
 def test_definitions(umls: Engine) -> None:
     msh = {"classType": "Definition", "sourceOriginated": True, "rootSource": "MSH",
            "value": "An invented disorder of the test data, said to follow changes in the "

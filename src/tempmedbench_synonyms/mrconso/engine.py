@@ -724,12 +724,10 @@ class Engine:
     ) -> dict[tuple[str, str, str], tuple[str, str]]:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
-        auis = {  # each atom side's SAB, CODE, STR and its code's name
-            aui: (sab, code, string, name)
-            for aui, sab, code, string, name in self.db.execute(
-                "SELECT m.aui, m.sab, m.code, m.str, CASE WHEN m.code NOT IN ('', 'NOCODE') "
-                "THEN (SELECT str FROM mrconso WHERE code = m.code AND sab = m.sab "
-                f"{_CODE_ORDER} LIMIT 1) END FROM mrconso m WHERE m.aui IN {_IN}",
+        auis = {  # each atom side's SAB, CODE and STR
+            aui: (sab, code, string)
+            for aui, sab, code, string in self.db.execute(
+                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
@@ -744,6 +742,7 @@ class Engine:
             else:
                 kinds[(cui, aui, stype)] = "code"
         names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
+        codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
             cui, aui, _ = side
@@ -752,8 +751,8 @@ class Engine:
             elif kind == "atom":
                 out[side] = (self.links.aui(aui), auis[aui][2])
             elif kind == "code":
-                sab, code, _, name = auis[aui]
-                out[side] = (self.links.code(sab, code), name)
+                sab, code, _ = auis[aui]
+                out[side] = (self.links.code(sab, code), codes[(sab, code)])
             else:
                 out[side] = (NONE, NONE)
         return out
