@@ -793,6 +793,10 @@ def test_sources_from_mrsab(umls: Engine) -> None:
         ("First", None, "FULL", "NONE",
          {"classType": "Language", "abbreviation": "NONE", "expandedForm": "NONE"}),
     ]  # fmt: skip
+    levels = {"C": "9" * 18, "D": "9" * 19, "E": "9" * 5000, "F": "\u0663"}  # (٣: no ASCII)
+    long = [{**first, "RSAB": k, "SRL": v} for k, v in levels.items()]
+    e = build({"MRCONSO": [], "MRSAB": [list(r.values()) for r in long]})
+    assert [s["restrictionLevel"] for s in e.sources()] == [10**18 - 1, None, None, None]
 
 
 def test_sources_without_mrsab() -> None:
@@ -805,6 +809,9 @@ def test_sources_without_mrsab() -> None:
         row("C1", "A4", "A", "1", "x", lat="ENG", srl="4"),
         row("C1", "A5", "A", "1", "x", lat="ENG", srl=""),
         row("C1", "A6", "C", "1", "x", lat="XYZ", srl=""),
+        row("C1", "A7", "D", "1", "x", srl="9" * 5000),  # (a number no longer than 18 digits)
+        row("C1", "A8", "D", "1", "x", srl="9" * 19),
+        row("C1", "A9", "E", "1", "x", srl="9" * 18),
     ]
     found = build({"MRCONSO": rows}).sources()
     assert [(s["abbreviation"], s["expandedForm"], s["preferredName"], s["family"],
@@ -813,6 +820,8 @@ def test_sources_without_mrsab() -> None:
         ("A", "A", "A", "A", "A", "ENG", "English", 4, "NONE"),
         ("B", "B", "B", "B", "B", "GER", "German", 3, "NONE"),
         ("C", "C", "C", "C", "C", "XYZ", "NONE", None, "NONE"),
+        ("D", "D", "D", "D", "D", "ENG", "English", None, "NONE"),
+        ("E", "E", "E", "E", "E", "ENG", "English", 10**18 - 1, "NONE"),
     ]  # fmt: skip
 
 

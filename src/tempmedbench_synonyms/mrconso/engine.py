@@ -168,6 +168,8 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
+#: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
+_SRL_DIGITS = 18
 _UCD_3_2 = unicodedata.ucd_3_2_0
 _HIERARCHY = ("parents", "children", "ancestors", "descendants")
 _LANGUAGES = {
@@ -853,7 +855,8 @@ class Engine:
             by_sab: dict[str, list[Any]] = {}
             for sab, lat, count, first, srl in self.db.execute(
                 "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
-                "srl NOT GLOB '*[^0-9]*' THEN CAST(srl AS INTEGER) END) FROM mrconso "
+                f"srl NOT GLOB '*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} "
+                "THEN CAST(srl AS INTEGER) END) FROM mrconso "
                 "GROUP BY sab, lat"
             ):
                 by_sab.setdefault(sab, []).append((lat, count, first, srl))
@@ -873,7 +876,9 @@ class Engine:
                     "abbreviation": lat or NONE,
                     "expandedForm": _LANGUAGES.get(lat, NONE),
                 },
-                "restrictionLevel": int(srl) if srl.isascii() and srl.isdigit() else None,
+                "restrictionLevel": int(srl)
+                if srl.isascii() and srl.isdigit() and len(srl) <= _SRL_DIGITS
+                else None,
                 "acquisitionContact": NONE,
                 "contentContact": NONE,
                 "licenseContact": NONE,
