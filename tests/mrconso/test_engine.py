@@ -745,6 +745,26 @@ def test_hierarchy_distances_and_what_is_ignored() -> None:
             if clusters["low"][k] != "NONE"] == ["parents", "ancestors"]  # fmt: skip
 
 
+def test_a_descendants_link_below_children_that_are_no_entry() -> None:
+    """The link is there exactly when the list has an entry, however deep the first one is."""
+    rows = [
+        row("C1", "A1", SNOMED, "100", "Top"), row("C2", "A2", "MSH", "D2", "Other source"),
+        row("C3", "A3", SNOMED, "300", "Deep"), row("C4", "A4", SNOMED, "400", "Alone"),
+        row("C5", "A5", "MSH", "D5", "Other leaf"),
+    ]  # fmt: skip
+    mrhier = [
+        hier("A2", "A1", "A1", "MSH"), hier("A3", "A2", "A1.A2"), hier("A5", "A4", "A4", "MSH")
+    ]  # fmt: skip
+    e = build({"MRCONSO": rows, "MRHIER": mrhier})
+    assert uis(e.hierarchy("descendants", sab=SNOMED, code="100")) == ["300"]
+    assert e.hierarchy("descendants", sab=SNOMED, code="400") == []
+    top, alone = e.cluster(SNOMED, "100") or {}, e.cluster(SNOMED, "400") or {}
+    assert (top["descendants"], top["children"]) == (
+        f"{CONTENT}/source/{SNOMED}/100/descendants", "NONE",
+    )  # fmt: skip
+    assert (alone["descendants"], alone["children"]) == ("NONE", "NONE")
+
+
 def test_hierarchy_of_an_atom(umls: Engine) -> None:
     wind = atom("A9000911", "C9000091", SNOMED, "9990192008", "Wind fever")
     meteoric = atom("A9000901", "C9000090", SNOMED, "9990191001", "Meteoric disorder")

@@ -427,8 +427,8 @@ class Engine:
             ):
                 has.setdefault(code_of[aui], set()).add("relations")
         if "MRHIER" in self.files:
-            # descendants: those the rows one level below show (a deeper one, below children
-            # that are all no entry, is not looked for: that would read the whole subtree)
+            # descendants: those the rows one level below show; the whole subtree is read only
+            # for a code with rows below that are all no entry (SPEC 12: a deeper one counts)
             entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
             for kind, edges in self._edges(code_of.keys(), deep=False).items():
                 for start, entry, _ in sorted(edges, key=lambda e: e[2]):
@@ -442,6 +442,11 @@ class Engine:
                     if any(_entry(it, codes.get(a)) for a in auis[part]):
                         has.setdefault(it, set()).add(kind)
                 todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
+            below = {it for it, kind in entries if kind in ("children", "descendants")}
+            for it in {it for it in below if "descendants" not in has.get(it, ())}:
+                deep = self._code_edges({a: c for a, c in code_of.items() if c == it}, deep=True)
+                if deep.get(it, {}).get("descendants"):
+                    has.setdefault(it, set()).add("descendants")
         return has
 
     def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
