@@ -6,12 +6,13 @@ user's files, the fake UTS (``testing``) of its invented rows: docs/architecture
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
 from tempmedbench_synonyms.mrconso.shapes import (
@@ -168,6 +169,7 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
 _UCD_3_2 = unicodedata.ucd_3_2_0
@@ -202,6 +204,21 @@ def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
     return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
 
 
+def _answer(method: _Method) -> _Method:
+    """An ``Engine`` question: its statement stopped by a signal raises the signal's exception."""
+
+    @functools.wraps(method)
+    def answer(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError:
+            if self.stopped:
+                raise self.stopped[0] from None
+            raise
+
+    return cast(_Method, answer)
+
+
 def _json(values: Iterable[object]) -> str:
     return json.dumps(list(values))
 
@@ -220,11 +237,19 @@ class Engine:
     SPEC 12's order: a list (empty: nothing matched) or one object, and ``None`` when the
     identifier asked about is unknown (MRCONSO lacks it). Links are ``links``'s. A question whose
     file is not in ``files`` is never asked (the caller checks ``needs``). Safe to call from one
-    thread at a time per connection; prepared statements are cached by sqlite3 itself.
+    thread at a time per connection; prepared statements are cached by sqlite3 itself. A
+    statement that a signal stopped (its exception then in ``stopped``: the connection's progress
+    handler keeps it) raises that exception, not SQLite's error.
     """
 
-    def __init__(self, db: sqlite3.Connection, files: Collection[str], links: Links) -> None:
-        self.db, self.files, self.links = db, frozenset(files), links
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        files: Collection[str],
+        links: Links,
+        stopped: Sequence[BaseException] = (),
+    ) -> None:
+        self.db, self.files, self.links, self.stopped = db, frozenset(files), links, stopped
         self._sorted_by_cui: bool | None = None
         # each database read through the OS's pages, not copied page by page into SQLite's
         # cache: an answer reads a few scattered rows of each (a third of its time)
@@ -283,6 +308,7 @@ class Engine:
 
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
+    @_answer
     def concept(self, cui: str) -> dict[str, Any] | None:
         """``/content/{release}/CUI/{cui}``: a ``Concept``."""
         count = self.db.execute("SELECT count(*) FROM mrconso WHERE cui = ?", (cui,)).fetchone()[0]
@@ -318,6 +344,7 @@ class Engine:
             "name": self._concept_names([cui])[cui][0],
         }
 
+    @_answer
     def atoms(
         self,
         *,
@@ -349,11 +376,13 @@ class Engine:
             params.append(language)
         return [self._atom(r) for r in self._rows(where, params)]
 
+    @_answer
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
         found = self._rows("m.aui = ?", (aui,))
         return self._atom(found[0]) if found else None
 
+    @_answer
     def preferred_atom(
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
@@ -368,6 +397,7 @@ class Engine:
             found = []
         return self._atom(found[0]) if found else None
 
+    @_answer
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
         """``/content/{release}/source/{sab}/{code}``: a ``SourceAtomCluster``."""
         found = self._clusters([(sab, code)])
@@ -502,6 +532,7 @@ class Engine:
                     best[at] = min(n, best.get(at, n))
         return out
 
+    @_answer
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -523,6 +554,7 @@ class Engine:
             return None
         return self._clusters(found)
 
+    @_answer
     def search(
         self,
         string: str,
@@ -642,6 +674,7 @@ class Engine:
 
     # -- the other files ---------------------------------------------------------------------
 
+    @_answer
     def definitions(
         self, cui: str, *, sabs: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -660,6 +693,7 @@ class Engine:
             for sab, text in found
         ]
 
+    @_answer
     def relations(
         self,
         *,
@@ -773,6 +807,7 @@ class Engine:
             first.setdefault(tui, (tui, stn, sty))
         return list(first.values())
 
+    @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
         tree number and child count)."""
@@ -786,6 +821,7 @@ class Engine:
             out.append(doc)
         return out
 
+    @_answer
     def semantic_type(self, tui: str) -> dict[str, Any] | None:
         """``/semantic-network/{release}/TUI/{tui}``: a ``SemanticType``."""
         first = self.db.execute(
@@ -815,6 +851,7 @@ class Engine:
             "name": sty,
         }
 
+    @_answer
     def hierarchy(
         self,
         direction: str,
@@ -848,6 +885,7 @@ class Engine:
         found = edges.get((sab, code), {}).get(direction, {})
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
+    @_answer
     def sources(self) -> list[dict[str, Any]]:
         """MRSAB's current versions (without MRSAB: one per SAB of MRCONSO), as ``RootSource``
         objects by abbreviation."""
