@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +24,7 @@ import pytest
 import responses
 from typer.testing import CliRunner, Result
 
-from helpers import FIXTURES
+from helpers import FIXTURES, wait_until
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli.umls import umls_app
 
@@ -277,3 +282,49 @@ def test_umls_index_of_a_path_with_no_mrconso_is_bad_input(tmp_path: Path) -> No
     result = run(["index", tmp_path / "empty", "--json"], tmp_path)
     assert (result.exit_code, json.loads(result.stdout)["outcome"]) == (2, "bad_input")
     assert result.stderr.startswith(f"error: {tmp_path / 'empty'}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_stops_a_long_query_at_once(tmp_path: Path) -> None:
+    """A search whose one statement runs for seconds (each of a concept's 3,000 invented atoms
+    checked against its 3,000 invented semantic types: none is T999): Ctrl-C ends it within
+    2 s, exit 130, its message alone, and the index as it was."""
+    meta = tmp_path / "2099AA" / "META"
+    meta.mkdir(parents=True)
+    fields = "C9000001|ENG|P|L{n}|PF|S{n}|Y|A{n}||||S|PT|{n}|fever {n}|0|N|256|"
+    many = range(1000000, 1003000)
+    (meta / "MRCONSO.RRF").write_text("".join(fields.format(n=n) + "\n" for n in many))
+    (meta / "MRSTY.RRF").write_text("".join(f"C9000001|T{n}|B{n}|X|AT{n}||\n" for n in many))
+    from tempmedbench_synonyms.mrconso.index import LocalIndex
+
+    index = LocalIndex(meta, index_dir=tmp_path / "index")
+    index.build()  # (built here: the command only answers)
+    index.close()
+    built = sorted(p.name for p in (tmp_path / "index").iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    env.update(TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
+               TEMPMEDBENCH_INDEX_DIR=str(tmp_path / "index"))  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()", "umls",
+         "search", "fever", "--semantic-types", "T999", "--meta", str(meta)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    def cpu() -> float:  # the child's seconds of CPU (its start takes less than 0.2)
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    try:
+        wait_until(lambda: proc.poll() is not None or cpu() >= 0.5, "the query to run")
+        assert proc.poll() is None, "the query ended before Ctrl-C: make it longer"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=2)
+        assert time.monotonic() - sent < 2
+    finally:
+        proc.kill()
+        proc.communicate()
+    interrupted = "interrupted: nothing was left half-written; run the same command again\n"
+    assert (proc.returncode, out, err.decode()) == (130, b"", interrupted)
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == built
+    assert not (tmp_path / "cache").exists()

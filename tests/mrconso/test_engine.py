@@ -4,7 +4,7 @@ fixtures/umls (invented) and small invented rows inline; every expected value is
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -336,6 +336,33 @@ def test_a_crosswalk_counts_rows_on_both_sides() -> None:
     assert e.crosswalk("T", "3") == []  # known; its one atom does not count
 
 
+def steps(e: Engine, ask: Callable[[], object]) -> int:
+    """How many thousand SQLite VM steps ``ask`` takes on ``e``'s connection."""
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0
+
+    e.db.set_progress_handler(tick, 1000)
+    try:
+        ask()
+    finally:
+        e.db.set_progress_handler(None, 0)
+    return count[0]
+
+
+def test_a_crosswalk_reads_each_row_of_the_concept_once() -> None:
+    """A code with many rows in a concept with many others: linear, not every pair of them."""
+    many = 400
+    rows = [row("C1", f"A{n}", "S", "1", f"Asked {n}") for n in range(many)]
+    rows += [row("C1", f"B{n}", "T", str(n), f"Other {n}") for n in range(many)]
+    e = build({"MRCONSO": rows})
+    assert uis(e.crosswalk("S", "1", targets=["U"])) == []
+    assert steps(e, lambda: e.crosswalk("S", "1", targets=["U"])) < 50  # (every pair: 1,800)
+    assert len(e.crosswalk("S", "1") or []) == many
+
+
 # -- search ----------------------------------------------------------------------------------------
 
 
@@ -579,6 +606,18 @@ def test_the_sides_of_a_relation() -> None:
     assert uis(e.relations(aui="A1", rows=EVERY_ROW)) == ["R3"]
 
 
+def test_the_sides_of_a_code_with_many_rows_are_named_once() -> None:
+    """A code's name is found once for all its atoms' sides, not once an atom."""
+    many = 400
+    rows = [row("C1", f"A{n}", "S", "1", f"Asked {n}", tty="SY") for n in range(many)]
+    rows.append(row("C2", "B1", "T", "2", "Other"))
+    mrrel = [rel("C2", "B1", "CODE", "RO", "C1", f"A{n}", "CODE", f"R{n:03}") for n in range(many)]
+    e = build({"MRCONSO": rows, "MRREL": mrrel})
+    found = e.relations(sab="S", code="1") or []
+    assert {(r["relatedFromIdName"], r["relatedIdName"]) for r in found} == {("Asked 0", "Other")}
+    assert steps(e, lambda: e.relations(sab="S", code="1")) < 100
+
+
 def test_definitions(umls: Engine) -> None:
     msh = {"classType": "Definition", "sourceOriginated": True, "rootSource": "MSH",
            "value": "An invented disorder of the test data, said to follow changes in the "
@@ -706,6 +745,26 @@ def test_hierarchy_distances_and_what_is_ignored() -> None:
             if clusters["low"][k] != "NONE"] == ["parents", "ancestors"]  # fmt: skip
 
 
+def test_a_descendants_link_below_children_that_are_no_entry() -> None:
+    """The link is there exactly when the list has an entry, however deep the first one is."""
+    rows = [
+        row("C1", "A1", SNOMED, "100", "Top"), row("C2", "A2", "MSH", "D2", "Other source"),
+        row("C3", "A3", SNOMED, "300", "Deep"), row("C4", "A4", SNOMED, "400", "Alone"),
+        row("C5", "A5", "MSH", "D5", "Other leaf"),
+    ]  # fmt: skip
+    mrhier = [
+        hier("A2", "A1", "A1", "MSH"), hier("A3", "A2", "A1.A2"), hier("A5", "A4", "A4", "MSH")
+    ]  # fmt: skip
+    e = build({"MRCONSO": rows, "MRHIER": mrhier})
+    assert uis(e.hierarchy("descendants", sab=SNOMED, code="100")) == ["300"]
+    assert e.hierarchy("descendants", sab=SNOMED, code="400") == []
+    top, alone = e.cluster(SNOMED, "100") or {}, e.cluster(SNOMED, "400") or {}
+    assert (top["descendants"], top["children"]) == (
+        f"{CONTENT}/source/{SNOMED}/100/descendants", "NONE",
+    )  # fmt: skip
+    assert (alone["descendants"], alone["children"]) == ("NONE", "NONE")
+
+
 def test_hierarchy_of_an_atom(umls: Engine) -> None:
     wind = atom("A9000911", "C9000091", SNOMED, "9990192008", "Wind fever")
     meteoric = atom("A9000901", "C9000090", SNOMED, "9990191001", "Meteoric disorder")
@@ -754,6 +813,10 @@ def test_sources_from_mrsab(umls: Engine) -> None:
         ("First", None, "FULL", "NONE",
          {"classType": "Language", "abbreviation": "NONE", "expandedForm": "NONE"}),
     ]  # fmt: skip
+    levels = {"C": "9" * 18, "D": "9" * 19, "E": "9" * 5000, "F": "\u0663"}  # (٣: no ASCII)
+    long = [{**first, "RSAB": k, "SRL": v} for k, v in levels.items()]
+    e = build({"MRCONSO": [], "MRSAB": [list(r.values()) for r in long]})
+    assert [s["restrictionLevel"] for s in e.sources()] == [10**18 - 1, None, None, None]
 
 
 def test_sources_without_mrsab() -> None:
@@ -766,6 +829,9 @@ def test_sources_without_mrsab() -> None:
         row("C1", "A4", "A", "1", "x", lat="ENG", srl="4"),
         row("C1", "A5", "A", "1", "x", lat="ENG", srl=""),
         row("C1", "A6", "C", "1", "x", lat="XYZ", srl=""),
+        row("C1", "A7", "D", "1", "x", srl="9" * 5000),  # (a number no longer than 18 digits)
+        row("C1", "A8", "D", "1", "x", srl="9" * 19),
+        row("C1", "A9", "E", "1", "x", srl="9" * 18),
     ]
     found = build({"MRCONSO": rows}).sources()
     assert [(s["abbreviation"], s["expandedForm"], s["preferredName"], s["family"],
@@ -774,6 +840,8 @@ def test_sources_without_mrsab() -> None:
         ("A", "A", "A", "A", "A", "ENG", "English", 4, "NONE"),
         ("B", "B", "B", "B", "B", "GER", "German", 3, "NONE"),
         ("C", "C", "C", "C", "C", "XYZ", "NONE", None, "NONE"),
+        ("D", "D", "D", "D", "D", "ENG", "English", None, "NONE"),
+        ("E", "E", "E", "E", "E", "ENG", "English", 10**18 - 1, "NONE"),
     ]  # fmt: skip
 
 

@@ -6,12 +6,13 @@ user's files, the fake UTS (``testing``) of its invented rows: docs/architecture
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
 from tempmedbench_synonyms.mrconso.shapes import (
@@ -168,6 +169,9 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+#: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
+_SRL_DIGITS = 18
 _UCD_3_2 = unicodedata.ucd_3_2_0
 _HIERARCHY = ("parents", "children", "ancestors", "descendants")
 _LANGUAGES = {
@@ -200,6 +204,21 @@ def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
     return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
 
 
+def _answer(method: _Method) -> _Method:
+    """An ``Engine`` question: its statement stopped by a signal raises the signal's exception."""
+
+    @functools.wraps(method)
+    def answer(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError:
+            if self.stopped:
+                raise self.stopped[0] from None
+            raise
+
+    return cast(_Method, answer)
+
+
 def _json(values: Iterable[object]) -> str:
     return json.dumps(list(values))
 
@@ -218,11 +237,19 @@ class Engine:
     SPEC 12's order: a list (empty: nothing matched) or one object, and ``None`` when the
     identifier asked about is unknown (MRCONSO lacks it). Links are ``links``'s. A question whose
     file is not in ``files`` is never asked (the caller checks ``needs``). Safe to call from one
-    thread at a time per connection; prepared statements are cached by sqlite3 itself.
+    thread at a time per connection; prepared statements are cached by sqlite3 itself. A
+    statement that a signal stopped (its exception then in ``stopped``: the connection's progress
+    handler keeps it) raises that exception, not SQLite's error.
     """
 
-    def __init__(self, db: sqlite3.Connection, files: Collection[str], links: Links) -> None:
-        self.db, self.files, self.links = db, frozenset(files), links
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        files: Collection[str],
+        links: Links,
+        stopped: Sequence[BaseException] = (),
+    ) -> None:
+        self.db, self.files, self.links, self.stopped = db, frozenset(files), links, stopped
         self._sorted_by_cui: bool | None = None
         # each database read through the OS's pages, not copied page by page into SQLite's
         # cache: an answer reads a few scattered rows of each (a third of its time)
@@ -281,6 +308,7 @@ class Engine:
 
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
+    @_answer
     def concept(self, cui: str) -> dict[str, Any] | None:
         """``/content/{release}/CUI/{cui}``: a ``Concept``."""
         count = self.db.execute("SELECT count(*) FROM mrconso WHERE cui = ?", (cui,)).fetchone()[0]
@@ -316,6 +344,7 @@ class Engine:
             "name": self._concept_names([cui])[cui][0],
         }
 
+    @_answer
     def atoms(
         self,
         *,
@@ -347,11 +376,13 @@ class Engine:
             params.append(language)
         return [self._atom(r) for r in self._rows(where, params)]
 
+    @_answer
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
         found = self._rows("m.aui = ?", (aui,))
         return self._atom(found[0]) if found else None
 
+    @_answer
     def preferred_atom(
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
@@ -366,6 +397,7 @@ class Engine:
             found = []
         return self._atom(found[0]) if found else None
 
+    @_answer
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
         """``/content/{release}/source/{sab}/{code}``: a ``SourceAtomCluster``."""
         found = self._clusters([(sab, code)])
@@ -425,8 +457,8 @@ class Engine:
             ):
                 has.setdefault(code_of[aui], set()).add("relations")
         if "MRHIER" in self.files:
-            # descendants: those the rows one level below show (a deeper one, below children
-            # that are all no entry, is not looked for: that would read the whole subtree)
+            # descendants: those the rows one level below show; the whole subtree is read only
+            # for a code with rows below that are all no entry (SPEC 12: a deeper one counts)
             entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
             for kind, edges in self._edges(code_of.keys(), deep=False).items():
                 for start, entry, _ in sorted(edges, key=lambda e: e[2]):
@@ -440,6 +472,11 @@ class Engine:
                     if any(_entry(it, codes.get(a)) for a in auis[part]):
                         has.setdefault(it, set()).add(kind)
                 todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
+            below = {it for it, kind in entries if kind in ("children", "descendants")}
+            for it in {it for it in below if "descendants" not in has.get(it, ())}:
+                deep = self._code_edges({a: c for a, c in code_of.items() if c == it}, deep=True)
+                if deep.get(it, {}).get("descendants"):
+                    has.setdefault(it, set()).add("descendants")
         return has
 
     def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
@@ -495,27 +532,29 @@ class Engine:
                     best[at] = min(n, best.get(at, n))
         return out
 
+    @_answer
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
         if not known_code(code):
             return None
-        where = f"{_counted(rows, 'a')} AND {_counted(rows, 'o')}"
+        where = _counted(rows, "o")
         params: list[object] = [code, sab, sab]
         if targets:
             where += f" AND o.sab IN {_IN}"
             params.append(_json(targets))
-        found = self.db.execute(
-            "SELECT DISTINCT o.sab, o.code FROM mrconso a JOIN mrconso o ON o.cui = a.cui "
-            "WHERE a.code = ? AND a.sab = ? AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') "
-            f"AND {where} ORDER BY o.sab, o.code",
+        found = self.db.execute(  # (the concepts first: each of their rows read once)
+            "SELECT DISTINCT o.sab, o.code FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM "
+            f"mrconso a WHERE a.code = ? AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? "
+            f"AND o.code NOT IN ('', 'NOCODE') AND {where} ORDER BY o.sab, o.code",
             params,
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
             return None
         return self._clusters(found)
 
+    @_answer
     def search(
         self,
         string: str,
@@ -635,6 +674,7 @@ class Engine:
 
     # -- the other files ---------------------------------------------------------------------
 
+    @_answer
     def definitions(
         self, cui: str, *, sabs: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -653,6 +693,7 @@ class Engine:
             for sab, text in found
         ]
 
+    @_answer
     def relations(
         self,
         *,
@@ -724,12 +765,10 @@ class Engine:
     ) -> dict[tuple[str, str, str], tuple[str, str]]:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
-        auis = {  # each atom side's SAB, CODE, STR and its code's name
-            aui: (sab, code, string, name)
-            for aui, sab, code, string, name in self.db.execute(
-                "SELECT m.aui, m.sab, m.code, m.str, CASE WHEN m.code NOT IN ('', 'NOCODE') "
-                "THEN (SELECT str FROM mrconso WHERE code = m.code AND sab = m.sab "
-                f"{_CODE_ORDER} LIMIT 1) END FROM mrconso m WHERE m.aui IN {_IN}",
+        auis = {  # each atom side's SAB, CODE and STR
+            aui: (sab, code, string)
+            for aui, sab, code, string in self.db.execute(
+                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
@@ -744,6 +783,7 @@ class Engine:
             else:
                 kinds[(cui, aui, stype)] = "code"
         names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
+        codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
             cui, aui, _ = side
@@ -752,8 +792,8 @@ class Engine:
             elif kind == "atom":
                 out[side] = (self.links.aui(aui), auis[aui][2])
             elif kind == "code":
-                sab, code, _, name = auis[aui]
-                out[side] = (self.links.code(sab, code), name)
+                sab, code, _ = auis[aui]
+                out[side] = (self.links.code(sab, code), codes[(sab, code)])
             else:
                 out[side] = (NONE, NONE)
         return out
@@ -767,6 +807,7 @@ class Engine:
             first.setdefault(tui, (tui, stn, sty))
         return list(first.values())
 
+    @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
         tree number and child count)."""
@@ -780,6 +821,7 @@ class Engine:
             out.append(doc)
         return out
 
+    @_answer
     def semantic_type(self, tui: str) -> dict[str, Any] | None:
         """``/semantic-network/{release}/TUI/{tui}``: a ``SemanticType``."""
         first = self.db.execute(
@@ -809,6 +851,7 @@ class Engine:
             "name": sty,
         }
 
+    @_answer
     def hierarchy(
         self,
         direction: str,
@@ -842,6 +885,7 @@ class Engine:
         found = edges.get((sab, code), {}).get(direction, {})
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
+    @_answer
     def sources(self) -> list[dict[str, Any]]:
         """MRSAB's current versions (without MRSAB: one per SAB of MRCONSO), as ``RootSource``
         objects by abbreviation."""
@@ -854,7 +898,8 @@ class Engine:
             by_sab: dict[str, list[Any]] = {}
             for sab, lat, count, first, srl in self.db.execute(
                 "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
-                "srl NOT GLOB '*[^0-9]*' THEN CAST(srl AS INTEGER) END) FROM mrconso "
+                f"srl NOT GLOB '*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} "
+                "THEN CAST(srl AS INTEGER) END) FROM mrconso "
                 "GROUP BY sab, lat"
             ):
                 by_sab.setdefault(sab, []).append((lat, count, first, srl))
@@ -874,7 +919,9 @@ class Engine:
                     "abbreviation": lat or NONE,
                     "expandedForm": _LANGUAGES.get(lat, NONE),
                 },
-                "restrictionLevel": int(srl) if srl.isascii() and srl.isdigit() else None,
+                "restrictionLevel": int(srl)
+                if srl.isascii() and srl.isdigit() and len(srl) <= _SRL_DIGITS
+                else None,
                 "acquisitionContact": NONE,
                 "contentContact": NONE,
                 "licenseContact": NONE,

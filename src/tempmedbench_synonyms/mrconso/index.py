@@ -160,6 +160,11 @@ class LocalIndex:
             )
         if self._db is None:
             self._db = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
+            # a Ctrl-C or SIGTERM during a statement stops it: the engine raises it as it came
+            self._stopped: list[BaseException] = []
+            ticks = _ticks(self._stopped)
+            next(ticks)
+            self._db.set_progress_handler(ticks.__next__, _TICK)
         for name in files:
             if name in self._attached:
                 continue
@@ -169,7 +174,7 @@ class LocalIndex:
             if self._files[name].input.kind == "pipe":
                 part.unlink(missing_ok=True)  # read once, never kept: open, it stays readable
             self._attached.add(name)
-        return Engine(self._db, self._attached, links)
+        return Engine(self._db, self._attached, links, stopped=self._stopped)
 
     def build(self, files: Collection[str] | None = None) -> list[Built]:
         """Build every part of ``files`` (default: each file the META holds) not built yet."""
