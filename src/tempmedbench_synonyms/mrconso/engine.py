@@ -833,9 +833,9 @@ class Engine:
         children = 0
         if stn:
             children = self.db.execute(
-                "SELECT count(DISTINCT tui) FROM mrsty_tree WHERE stn > ?1 || '.' "
-                "AND stn < ?1 || '/' AND instr(substr(stn, length(?1) + 2), '.') = 0",
-                (stn,),
+                "SELECT count(DISTINCT tui) FROM mrsty_tree WHERE stn > :stn || '.' "
+                "AND stn < :stn || '/' AND instr(substr(stn, length(:stn) + 2), '.') = 0",
+                {"stn": stn},
             ).fetchone()[0]
         return {
             "classType": "SemanticType",
