@@ -4,6 +4,7 @@ fixtures/umls (invented) and small invented rows inline; every expected value is
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,11 +27,13 @@ ENGLISH = Rows(frozenset({"N"}), english=True)  # ``atoms``'s default rows
 def build(files: Mapping[str, Iterable[Sequence[str]]]) -> Engine:
     """An engine over ``files`` (each its rows' fields), in memory."""
     db = sqlite3.connect(":memory:")
+    found = Engine(db, files, Links("2099AA", REST + "/"))
+    weakref.finalize(found, db.close)  # closed with the engine (Python 3.13 warns otherwise)
     for name, rows in files.items():
         engine.create(db, name)
         engine.load(db, name, rows)
         engine.finish(db, name)
-    return Engine(db, files, Links("2099AA", REST + "/"))
+    return found
 
 
 def read(name: str) -> list[list[str]]:

@@ -16,6 +16,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +161,7 @@ class LocalIndex:
             )
         if self._db is None:
             self._db = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
+            weakref.finalize(self, self._db.close)  # a LocalIndex never closed: not left open
             # a Ctrl-C or SIGTERM during a statement stops it: the engine raises it as it came
             self._stopped: list[BaseException] = []
             ticks = _ticks(self._stopped)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,7 @@ class FakeUtsData:
         if sources is not None:
             given["MRSAB"] = sources
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        weakref.finalize(self, self._db.close)  # closed with the data (3.13 warns otherwise)
         for file, file_rows in given.items():
             engine.create(self._db, file)
             engine.load(self._db, file, file_rows)
