@@ -192,6 +192,19 @@ def test_meta_and_mrconso_together_are_bad_input(meta: Path, tmp_path: Path) -> 
     )
 
 
+def test_a_meta_path_that_is_not_there_is_bad_input_saying_what_meta_takes(
+    tmp_path: Path,
+) -> None:
+    result = run(["concept", "C9000001", "--meta", tmp_path / "nope"], tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {tmp_path / 'nope'}: no such file or folder\n"
+        "hint: --meta takes a META folder as NLM ships it, or what holds one: the release folder, "
+        "umls-2025AB-metathesaurus-full.zip, 2025ab-1-meta.nlm or umls-2025AB-full.zip\n"
+    )
+    assert not (tmp_path / "index").exists()
+
+
 def test_the_network_options_are_ignored_and_said_once(
     meta: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

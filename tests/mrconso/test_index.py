@@ -240,9 +240,9 @@ def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
     ("file", "data", "line", "problem"),
     [
         ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Disease|256|\n", 2,
-         "a MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
+         "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
         ("MRDEF", b"C0000001|A1|AT1||MSH|def|N|256|\n\n", 2,
-         "a MRDEF.RRF row has 8 fields, each followed by '|'; this line has 0"),
+         "an MRDEF.RRF row has 8 fields, each followed by '|'; this line has 0"),
         ("MRSAB", b"x|" * 25 + b"\n" + b"\xff|" * 25 + b"\n", 2,
          "it is not UTF-8 text (byte 0xff)"),
     ],
@@ -270,7 +270,7 @@ def test_a_line_longer_than_the_bound_is_bad_input_before_reading_on(
     with pytest.raises(BadInputError) as caught:
         LocalIndex(meta, index_dir=idx).build(["MRDEF"])
     assert str(caught.value) == (
-        f"{meta / 'MRDEF.RRF'}, line 2: a line longer than 100 bytes: not a MRDEF.RRF row"
+        f"{meta / 'MRDEF.RRF'}, line 2: a line longer than 100 bytes: not an MRDEF.RRF row"
     )
     assert names(idx) == []
     (meta / "MRDEF.RRF").write_bytes(row * 3)

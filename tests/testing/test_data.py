@@ -107,7 +107,7 @@ def test_a_row_of_the_wrong_width_names_the_file_line_and_layout(tmp_path: Path)
     with pytest.raises(ValueError) as info:
         FakeUtsData.from_meta(tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'MRDEF.RRF'}, line 3: a MRDEF.RRF row has 8 fields, each followed by '|' "
+        f"{tmp_path / 'MRDEF.RRF'}, line 3: an MRDEF.RRF row has 8 fields, each followed by '|' "
         "(CUI|AUI|ATUI|SATUI|SAB|DEF|SUPPRESS|CVF|); this line has 7"
     )
     rows = list(fake_data.parse_rows(["C9000001|T901|B9.1|X|AT1||\r\n"], "MRSTY"))

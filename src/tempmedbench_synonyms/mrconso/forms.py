@@ -47,6 +47,12 @@ _HINT = (
     "2025ab-1-meta.nlm or umls-2025AB-full.zip"
 )
 
+#: What ``--meta`` takes (``locate_meta``'s hint where ``--mrconso``'s would name the wrong flag).
+_META_HINT = (
+    "--meta takes a META folder as NLM ships it, or what holds one: the release folder, "
+    "umls-2025AB-metathesaurus-full.zip, 2025ab-1-meta.nlm or umls-2025AB-full.zip"
+)
+
 #: A UMLS release inside a file or folder name, as NLM writes it: ``2025AB``, ``umls-2025AB-full``,
 #: ``2025ab-1-meta.nlm`` (not inside a longer run of letters and digits).
 _RELEASE_NAME = re.compile(r"(?<![0-9A-Za-z])([0-9]{4}A[AB])(?![0-9A-Za-z])", re.IGNORECASE)
@@ -109,7 +115,12 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
     """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
     MRCONSO must be among them. In a full release zip the ``.nlm``'s members are read forward
     only, so its files are taken as there (a release holds them all) until one is read."""
-    mrconso = locate(path)
+    try:
+        mrconso = locate(path)
+    except BadInputError as err:
+        if err.hint == _HINT:  # the path itself is wrong: say what --meta takes
+            err.hint = _META_HINT
+        raise
     found = {"MRCONSO": mrconso}
     if mrconso.kind == "pipe":
         return found

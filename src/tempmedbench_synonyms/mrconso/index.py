@@ -579,7 +579,7 @@ def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[s
         first, cut = block.find(b"\n"), block.rfind(b"\n")
         if len(carry) + (len(block) if first < 0 else first) > scan.MAX_LINE:
             raise _bad(
-                f, line + 1, f"a line longer than {scan.MAX_LINE:,} bytes: not a {f.name}.RRF row"
+                f, line + 1, f"a line longer than {scan.MAX_LINE:,} bytes: not an {f.name}.RRF row"
             )
         if first < 0:
             carry += block  # at most MAX_LINE bytes, copied at most MAX_LINE / block times
@@ -613,7 +613,7 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
             raise _bad(
                 f,
                 before + i + 1,
-                f"a {f.name}.RRF row has {width - 1} fields, each followed by '|'; this line has "
+                f"an {f.name}.RRF row has {width - 1} fields, each followed by '|'; this line has "
                 f"{len(r) - 1 if ended else len(r)}{'' if ended else ' and no trailing |'}",
             )
         del r[-1]

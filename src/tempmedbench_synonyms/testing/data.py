@@ -214,7 +214,7 @@ def parse_rows(lines: Iterable[str], file: str, *, path: str = "<rows>") -> Iter
         if len(fields) != len(columns) + 1 or fields[-1] != "":
             closed = fields[-1] == ""
             raise ValueError(
-                f"{path}, line {n}: a {file}.RRF row has {len(columns)} fields, each followed by "
+                f"{path}, line {n}: an {file}.RRF row has {len(columns)} fields, each followed by "
                 f"'|' ({'|'.join(columns)}|); this line has "
                 f"{len(fields) - closed}{'' if closed else ' and no trailing |'}"
             )
