@@ -205,6 +205,19 @@ def test_a_meta_path_that_is_not_there_is_bad_input_saying_what_meta_takes(
     assert not (tmp_path / "index").exists()
 
 
+def test_an_index_dir_that_is_a_file_is_bad_input_saying_so(meta: Path, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    result = run(["concept", "C9000001", "--meta", meta, "--index-dir", tmp_path / "afile"],
+                 tmp_path)  # fmt: skip
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {tmp_path / 'afile'}: cannot use the index folder: Not a directory\n"
+        "hint: a part of the path is a file where a folder is expected; --index-dir or "
+        "TEMPMEDBENCH_INDEX_DIR\n"
+    )
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "x"
+
+
 def test_the_network_options_are_ignored_and_said_once(
     meta: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -242,6 +242,8 @@ class LocalIndex:
         try:
             make_folders(self.index_dir)
             check_own(self.index_dir, what="the index folder", elsewhere=_ELSEWHERE)
+            if not self.index_dir.is_dir():  # a file of that name: no permission to blame
+                raise NotADirectoryError(20, "Not a directory", str(self.index_dir))
             if not os.access(self.index_dir, os.W_OK | os.X_OK):
                 raise PermissionError(13, "Permission denied", str(self.index_dir))
         except OSError as err:
