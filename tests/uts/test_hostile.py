@@ -339,7 +339,7 @@ def test_ctrl_c_ends_a_regeneration_with_workers_stuck_in_reads(
     with HostileServer(fake(), plan, limit=300) as server:
         proc = subprocess.Popen(
             _cli("regenerate", str(mini), "--base-url", server.base_url, "--workers", "8",
-                 "--out", str(tmp_path / "out"), "--timeout", "120"),
+                 "--out", str(tmp_path / "out"), "--timeout", "120", "--rate", "20"),
             env=_child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         code, out, err = _interrupt(
