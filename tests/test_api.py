@@ -157,11 +157,12 @@ def test_regenerate_over_rest_reports_what_the_cli_reports(
     monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
     out = tmp_path / "out"
     code, cli = cli_json("regenerate", mini, "--base-url", fake_uts.base_url, "--cache-dir",
-                         tmp_path / "cli-cache", "--out", out, "--json", "-q")  # fmt: skip
+                         tmp_path / "cli-cache", "--out", out, "--rate", "20", "--json",
+                         "-q")  # fmt: skip
     assert (code, cli["outcome"], cli["requests"], fake_uts.fake.count()) == (0, "verified", 11, 11)
     shutil.rmtree(out)  # the same start for both ("unchanged" would differ otherwise)
     report = api.regenerate(mini, base_url=fake_uts.base_url, cache_dir=tmp_path / "api-cache",
-                            out=out)  # fmt: skip
+                            out=out, rate=20)  # fmt: skip
     assert fake_uts.fake.count() == 22  # its own cache: the same 11 requests again
     assert report.to_json() == cli
 
@@ -172,7 +173,7 @@ def test_regenerate_reads_the_base_url_and_cache_folder_from_the_environment(
     """As the CLI's --base-url and --cache-dir do: UMLS_BASE_URL, TEMPMEDBENCH_CACHE_DIR."""
     for name, value in fake_uts.variables.items():
         monkeypatch.setenv(name, value)
-    report = api.regenerate(mini, out=tmp_path / "out")
+    report = api.regenerate(mini, out=tmp_path / "out", rate=20)
     assert (report.outcome, report.requests, fake_uts.fake.count()) == ("verified", 11, 11)
     assert any(fake_uts.cache_dir.rglob("*.json"))
     again = api.regenerate(mini, out=tmp_path / "out", offline=True)
@@ -285,7 +286,7 @@ def test_ensure_synonyms_on_verified_files_sends_nothing_and_needs_no_key(
 ) -> None:
     monkeypatch.setenv("UMLS_API_KEY", CANARY_KEY)
     out, cache = tmp_path / "out", tmp_path / "cache"
-    first = api.ensure_synonyms(mini, base_url=fake_uts.base_url, cache_dir=cache, out=out)
+    first = api.ensure_synonyms(mini, base_url=fake_uts.base_url, cache_dir=cache, out=out, rate=20)
     assert fake_uts.fake.count() == 11
     monkeypatch.delenv("UMLS_API_KEY")
     again = api.ensure_synonyms(mini, base_url=fake_uts.base_url, cache_dir=cache, out=out)
@@ -315,7 +316,8 @@ def test_ensure_synonyms_regenerates_with_the_key_file_given(
     key_file.write_text(CANARY_KEY + "\n", encoding="utf-8")
     key_file.chmod(0o600)
     paths = api.ensure_synonyms(mini, base_url=fake_uts.base_url, api_key_file=key_file,
-                                cache_dir=tmp_path / "cache", out=tmp_path / "out")  # fmt: skip
+                                cache_dir=tmp_path / "cache", out=tmp_path / "out",
+                                rate=20)  # fmt: skip
     expected = expected_hashes(mini)
     assert [sha256(p) for p in paths] == [expected[SYNONYM_SURFACE], expected[FULL_TABLE]]
     assert fake_uts.fake.count() == 11

@@ -11,6 +11,7 @@ to (the network options, the output options...).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import re
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class Section:
     links: list[str] = field(default_factory=list)
 
 
+@functools.cache  # read once a session: the files and the app do not change
 def sections(path: Path = REFERENCE) -> dict[str, Section]:
     """Every heading of ``path`` by its anchor, with the options its tables name (the first cell
     of each row), each option's row, and the anchors its ``Also:`` line links to."""
@@ -78,6 +80,7 @@ def documented_options(anchor: str, all_sections: dict[str, Section]) -> dict[st
     return rows
 
 
+@functools.cache
 def real_commands() -> dict[str, Any]:
     """Every command a user can type, by its words (``tempmedbench-synonyms umls search``): the
     leaves of the Typer app, its root, and the second console script."""
@@ -107,6 +110,7 @@ def real_options(command: Any) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def command_sections() -> dict[str, tuple[str, Section]]:
     """The reference's command headings, by the command's words: its anchor and section."""
     known = real_commands()

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import typer
+from typer.testing import CliRunner, Result
 
 import tempmedbench_synonyms
 from helpers import ROOT
@@ -286,15 +287,22 @@ def leaf_commands(command: Any = None, words: str = "") -> list[str]:
     return found
 
 
+def help_of(command: str, columns: int) -> Result:
+    """``tempmedbench-synonyms COMMAND --help`` on a terminal ``columns`` wide, in this process:
+    the text the installed script prints (a subprocess apiece took a quarter of a second and
+    showed the same bytes; ``test_both_scripts_and_the_module_print_the_version`` runs it)."""
+    return CliRunner().invoke(
+        app,
+        [*command.split(), "--help"],
+        env={"COLUMNS": str(columns)},
+        prog_name="tempmedbench-synonyms",
+    )
+
+
 @pytest.mark.parametrize("command", leaf_commands())
 def test_every_command_has_help_with_an_example(command: str) -> None:
-    proc = subprocess.run(
-        [str(BIN / "tempmedbench-synonyms"), *command.split(), "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.returncode == 0
+    proc = help_of(command, 200)
+    assert proc.exit_code == 0
     assert "Example" in proc.stdout, proc.stdout
     # Flags take no value, so --help must not show one (Typer would print "--offline <bool>"),
     # not even for the flags Typer adds itself (-h, --install-completion).
@@ -411,13 +419,7 @@ def test_help_examples_are_not_wrapped_mid_command_at_80_columns(
 ) -> None:
     # Every line of an example (a long one is continued with a backslash) stands whole on one
     # line of an 80-column terminal, so that it can be copied and pasted as it is.
-    proc = subprocess.run(
-        [str(BIN / "tempmedbench-synonyms"), *command.split(), "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "80"},
-    )
-    lines = [line.strip() for line in proc.stdout.splitlines()]
+    lines = [line.strip() for line in help_of(command, 80).stdout.splitlines()]
     start = lines.index("Example:")
     assert [line for line in lines[start + 1 :] if line][: len(example)] == example
 

@@ -247,11 +247,11 @@ def _cli(release: InventedRelease, base_url: str, cache: Path, out: Path) -> lis
 def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
     tmp_path: Path, how: str
 ) -> None:
-    """The fake answers 30 requests, then holds the rest: the run is stopped while it waits
+    """The fake answers 12 requests, then holds the rest: the run is stopped while it waits
     for them, then run again; the second run fetches only what the first did not cache."""
-    rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
+    rel = make_invented_release(tmp_path / "gen", concepts=24, questions=24)
     cache = tmp_path / "cache"
-    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=30)
+    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=12)
     env = {**os.environ, "UMLS_API_KEY": CANARY_KEY}
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         env.pop(name, None)
@@ -261,18 +261,18 @@ def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
                 _cli(rel, server.base_url, cache, tmp_path / "out1"),
                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )  # fmt: skip
-            # Once a 31st request arrives, the worker that sent it cached all its earlier
-            # answers: of the 31 sent, at most 8 (one a worker) are not in the cache.
-            wait_until(lambda: fake.held.is_set() or proc.poll() is not None, "a 31st request")
+            # Once a 13th request arrives, the worker that sent it cached all its earlier
+            # answers: of the 13 sent, at most 8 (one a worker) are not in the cache.
+            wait_until(lambda: fake.held.is_set() or proc.poll() is not None, "a 13th request")
             proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
             out1, err1 = proc.communicate(timeout=60)
         finally:
             fake.release.set()
         assert proc.returncode != 0
         sent_first = len(fake.seen)
-        assert 31 <= sent_first <= 30 + 8  # stopped halfway: the answered, and those held
+        assert 13 <= sent_first <= 12 + 8  # stopped halfway: the answered, and those held
         had = _cached_paths(cache)
-        assert 31 - 8 <= len(had) <= 30
+        assert 13 - 8 <= len(had) <= 12
         rerun = subprocess.run(
             _cli(rel, server.base_url, cache, tmp_path / "out2"),
             env=env, capture_output=True, timeout=120, check=False,
@@ -282,7 +282,7 @@ def test_a_run_stopped_halfway_resumes_and_fetches_only_what_was_missing(
     refetched = [s.path for s in fake.seen[sent_first:]]
     assert had.isdisjoint(refetched)  # nothing it already had
     assert sorted(set(refetched) | had) == sorted(_cached_paths(cache))
-    assert report["requests"] == len(refetched) == 61 - len(had)
+    assert report["requests"] == len(refetched) == 25 - len(had)  # 24 concepts and the probe
     assert report["cache_hits"] == len(had)
     leftovers = {
         "stdout1": out1.decode(), "stderr1": err1.decode(),

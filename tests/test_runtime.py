@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import http.client
 import io
 import json
@@ -221,12 +222,18 @@ def _code(path: Path) -> str:
     return ast.unparse(tree)
 
 
+@functools.cache
+def _package_code() -> dict[Path, str]:
+    """``_code`` of every module of the package, read once for the tests that scan them all."""
+    return {path: _code(path) for path in PACKAGE.rglob("*.py")}
+
+
 @pytest.mark.parametrize("rule", sorted(FORBIDDEN))
 def test_only_runtime_starts_threads_sets_signals_forks_spawns_or_exits(rule: str) -> None:
     found = sorted(
         str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        if path.name != "runtime.py" and FORBIDDEN[rule].search(_code(path))
+        for path, code in _package_code().items()
+        if path.name != "runtime.py" and FORBIDDEN[rule].search(code)
     )
     assert found == [], f"{rule} outside runtime.py: {found}"
 
@@ -235,8 +242,8 @@ def test_only_config_reads_the_environment() -> None:
     reading = re.compile(r"\bos\.environ\b|\bgetenv\(|\benvvar=")
     found = sorted(
         str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        if path.name != "config.py" and reading.search(_code(path))
+        for path, code in _package_code().items()
+        if path.name != "config.py" and reading.search(code)
     )
     assert found == []
 

@@ -338,14 +338,15 @@ def test_a_gps_zip_bomb_is_bad_input_with_a_json_report(tmp_path: Path) -> None:
     assert json.loads(out)["message"] == message
 
 
-def test_a_zip_of_100000_candidate_members_gives_a_bounded_message(tmp_path: Path) -> None:
+def test_a_zip_of_1000_candidate_members_gives_a_bounded_message(tmp_path: Path) -> None:
+    # 1,000 names would be some 30 KB of message unbounded: as telling as 100,000, and quicker.
     z = tmp_path / "many.zip"
     with zipfile.ZipFile(z, "w") as zf:
-        for i in range(100_000):
+        for i in range(1_000):
             zf.writestr(f"m{i:06d}/x_GPSRelease_{i}.txt", b"")
     code, out, err = run("validate", PLANTED, "--gps", z, "--json")
     shown = ", ".join(f"m{i:06d}/x_GPSRelease_{i}.txt" for i in range(10))
-    message = f"{z}: no of the 100000 members ({shown}, and 99990 more) look like the GPS file"
+    message = f"{z}: no of the 1000 members ({shown}, and 990 more) look like the GPS file"
     assert code == 2
     assert json.loads(out)["message"] == message
     assert len(err) < 1000

@@ -55,10 +55,10 @@ def _processes_naming(marker: str) -> list[int]:
 
 @pytest.fixture
 def slow_uts(tmp_path: Path) -> Iterator[tuple[FakeUtsServer, Path]]:
-    """A fake UTS that answers 20 requests and holds the rest, and an invented release of 60
+    """A fake UTS that answers 12 requests and holds the rest, and an invented release of 24
     concepts: a run stays in its middle until it is stopped."""
-    rel = make_invented_release(tmp_path / "gen", concepts=60, questions=60)
-    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=20)
+    rel = make_invented_release(tmp_path / "gen", concepts=24, questions=24)
+    fake = HeldFake(FakeUtsData.from_mrconso(rel.mrconso), api_key=CANARY_KEY, answers=12)
     with FakeUtsServer(fake) as server:
         try:
             yield server, rel.folder
@@ -77,8 +77,8 @@ def _start(args: list[str], base_url: str, tmp_path: Path) -> subprocess.Popen[s
 
 
 def _progress(line: str) -> bool:
-    """The progress line of a fetch: ``UMLS 2099AA: 0/60 concepts, ...``."""
-    return line.startswith("UMLS 2099AA: ") and "/60 concepts" in line
+    """The progress line of a fetch: ``UMLS 2099AA: 0/24 concepts, ...``."""
+    return line.startswith("UMLS 2099AA: ") and "/24 concepts" in line
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="looks for processes left in /proc")
@@ -97,15 +97,15 @@ def test_a_signal_in_the_middle_of_a_fetch_still_prints_the_interrupted_report(
 ) -> None:
     server, release = slow_uts
     out = tmp_path / "out"
-    args = [command, str(release), "--json"]
+    args = [command, str(release), "--json", "--rate", "20"]  # (the most: only to be quick)
     args += ["--out", str(out)] if command == "regenerate" else ["--force"]
     with _start(args, server.base_url, tmp_path) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         stderr = Lines(proc.stderr)
         stderr.wait_for(_progress)  # the fetch has begun: the run is in its middle
-        # 20 answered and more held: requests sent, some answered, some still on their way
-        wait_until(lambda: len(server.fake.seen) > 20 or proc.poll() is not None, "21 requests")
-        assert len(server.fake.seen) < 61  # not done yet (60 concepts and the probe)
+        # 12 answered and more held: requests sent, some answered, some still on their way
+        wait_until(lambda: len(server.fake.seen) > 12 or proc.poll() is not None, "13 requests")
+        assert len(server.fake.seen) < 25  # not done yet (24 concepts and the probe)
         proc.send_signal(how)
         report = json.loads(proc.stdout.read())
         proc.wait(timeout=60)

@@ -568,15 +568,15 @@ def test_without_isal_the_standard_library_inflates(tmp_path: Path, mini: Path) 
 def test_a_zip_of_many_members_gives_a_bounded_message(tmp_path: Path, mini: Path) -> None:
     path = tmp_path / "many.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        for i in range(100_000):
+        for i in range(1_000):  # some 8 KB of names unbounded
             z.writestr(f"d/f{i}", b"")
     code, out, err = run("regenerate", mini, "--mrconso", path, "--json")
     assert code == 2
     message = json.loads(out)["message"]
     assert message == (
         f"{path}: no MRCONSO.RRF, MRCONSO.RRF.gz, parts MRCONSO.RRF.aa.gz, ... nor *-meta.nlm "
-        "among its 100,000 members (d/f0, d/f1, d/f2, d/f3, d/f4, d/f5, d/f6, d/f7, d/f8, d/f9, "
-        "and 99990 more)"
+        "among its 1,000 members (d/f0, d/f1, d/f2, d/f3, d/f4, d/f5, d/f6, d/f7, d/f8, d/f9, "
+        "and 990 more)"
     )
     assert len(err) < 2000
 

@@ -98,9 +98,9 @@ CASES = [
     ("huge", [], "HTTP 200 with a body of 2147483648 bytes, more than the 16 MiB this tool reads"),
     ("gzip_bomb", [], "HTTP 200 with a body of more than 16 MiB (after decoding)"),
     ("deflate_bomb", [], "HTTP 200 with a body of more than 16 MiB (after decoding)"),
-    ("trickle", ["--timeout", "1"], "no complete answer within 1 s"),
-    ("slow_head", ["--timeout", "1"], "no complete answer within 1 s"),
-    ("silent", ["--timeout", "1"], "no complete answer within 1 s"),
+    ("trickle", ["--timeout", "0.5"], "no complete answer within 0.5 s"),
+    ("slow_head", ["--timeout", "0.5"], "no complete answer within 0.5 s"),
+    ("silent", ["--timeout", "0.5"], "no complete answer within 0.5 s"),
     ("surrogate", [], "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)"),
     # urllib3 >= 2.8 (pyproject): a chunk-size line is read 64 KiB at most
     (
@@ -143,13 +143,13 @@ def test_regenerate_fails_a_hostile_answer_cleanly(
     env: dict[str, str],
     fast_retries: None,
 ) -> None:
-    # The trickles send a byte every 0.2 s: no single read waits as long as --timeout, so only
-    # the deadline of the whole attempt can stop them.
-    with HostileServer(fake(), attack(kind), interval=0.2) as server:
+    # The trickles send a byte every 0.1 s: no single read waits as long as --timeout, so only
+    # the deadline of the whole attempt can stop them. (--rate 20, the most, only to be quick.)
+    with HostileServer(fake(), attack(kind), interval=0.1) as server:
         result = CliRunner().invoke(
             app,
             ["regenerate", str(mini), "--base-url", server.base_url, "--out",
-             str(tmp_path / "out"), "--json", *options],
+             str(tmp_path / "out"), "--rate", "20", "--json", *options],
         )  # fmt: skip
         attacks = server.count(kind)
     message = f"UMLS could not answer {BAD} after 2 attempts: {detail}"
@@ -176,7 +176,7 @@ def test_an_answer_holding_the_key_is_refused_and_never_cached(
         result = CliRunner().invoke(
             app,
             ["regenerate", str(mini), "--base-url", server.base_url, "--out",
-             str(tmp_path / "out"), "--json"],
+             str(tmp_path / "out"), "--rate", "20", "--json"],
         )  # fmt: skip
         assert server.count("key_in_link") == 2
     message = (
@@ -198,7 +198,7 @@ def test_server_text_in_a_report_reaches_no_terminal(
         result = CliRunner().invoke(
             app,
             ["regenerate", str(mini), "--base-url", server.base_url, "--out",
-             str(tmp_path / "out"), "--json", "-v"],
+             str(tmp_path / "out"), "--rate", "20", "--json", "-v"],
         )  # fmt: skip
     doc = json.loads(result.stdout)
     reason = "atom A9000071 now belongs to C9000099\x9b2J\x1b[31m, not C9000007"
@@ -339,7 +339,7 @@ def test_ctrl_c_ends_a_regeneration_with_workers_stuck_in_reads(
     with HostileServer(fake(), plan, limit=300) as server:
         proc = subprocess.Popen(
             _cli("regenerate", str(mini), "--base-url", server.base_url, "--workers", "8",
-                 "--out", str(tmp_path / "out"), "--timeout", "120"),
+                 "--out", str(tmp_path / "out"), "--timeout", "120", "--rate", "20"),
             env=_child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         code, out, err = _interrupt(
