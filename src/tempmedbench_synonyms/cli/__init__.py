@@ -133,8 +133,7 @@ ReleaseOverrideOption = Annotated[
 def _failure_report(
     command: str, release_dir: Path, json_out: bool
 ) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
-    """With --json, the report of a run an error stopped, so that stdout always holds one:
-    ``failure_json`` with every other key of the command's report, empty."""
+    """With --json, the report of a run an error stopped: ``failure_json``, other keys empty."""
     if not json_out:
         return None
     from tempmedbench_synonyms.regen.report import Report
@@ -360,8 +359,7 @@ regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
 def _run(command: typer.Typer, prog_name: str) -> None:
-    """Run a console script; once it ends, a late Ctrl-C cannot interrupt the exit (a worker
-    thread still ending, the interpreter's shutdown) into a traceback (SPEC section 8)."""
+    """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
     try:
         command(prog_name=prog_name)
     finally:
@@ -374,20 +372,19 @@ def main() -> None:
 
 
 def regenerate_main() -> None:
-    """Run ``tempmedbench-regenerate-synonyms`` (the same as ``... regenerate``) with
-    ``sys.argv``; ends with ``SystemExit``."""
+    """Run ``tempmedbench-regenerate-synonyms`` with ``sys.argv``; ends with ``SystemExit``."""
     _run(regenerate_app, "tempmedbench-regenerate-synonyms")
 
 
 def script_main() -> None:
-    """The console script ``tempmedbench-synonyms`` (and ``python -m tempmedbench_synonyms``):
-    :func:`main`, then the process ends at once (``runtime.quick_exit``)."""
+    """The console script ``tempmedbench-synonyms``: :func:`main`, then ``runtime.quick_exit``."""
     _as_script(main)
 
 
 def script_regenerate_main() -> None:
-    """The console script ``tempmedbench-regenerate-synonyms``: :func:`regenerate_main`, then the
-    process ends at once."""
+    """The console script ``tempmedbench-regenerate-synonyms``: :func:`regenerate_main`, then
+    ``runtime.quick_exit``.
+    """
     _as_script(regenerate_main)
 
 
