@@ -75,9 +75,8 @@ _TUI = re.compile(r"T[0-9]{3}")
 class UtsRequest:
     """One request: what it answers, its path under the base URL and its query parameters.
 
-    ``keyless``: sent without the API key (``/metadata/{release}/sources`` only, SPEC 11).
-    ``limit``: for kinds ``list`` and ``search``, the most results kept (0: all); it is part
-    of the answer's cache key, never sent.
+    ``keyless``: sent without the key (SPEC 11's ``/metadata/{release}/sources`` only). ``limit``:
+    a list's or search's most results (0: all), part of the cache key, never sent.
     """
 
     kind: Kind
@@ -131,11 +130,7 @@ def concept_atoms(umls_release: str, cui: str) -> UtsRequest:
 
 
 def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
-    """The request of one atom query (SPEC section 3's table).
-
-    ``sabs``, the other SABs of the same table, may be named in a "did you mean" hint. Route
-    ``aui`` sends no SAB, so its ``sab`` is not checked.
-    """
+    """The request of one atom query (SPEC section 3's table); ``sabs`` feed a "did you mean"."""
     where = content(umls_release)
     if query.route == "source":
         sab, code = seg(check_sab(query.sab, also=sabs)), seg(check_code(query.ident))
@@ -154,8 +149,9 @@ PAGED = (("pageSize", str(PAGE_SIZE)),)
 
 
 def check_term(term: str) -> str:
-    """``term`` if it can be sent as a search string: not blank, no control character, valid
-    Unicode, at most ``MAX_TERM_LENGTH`` characters; else BadInputError."""
+    """``term`` if it can be sent as a search string (not blank, no control character, valid
+    Unicode, at most ``MAX_TERM_LENGTH``); else BadInputError.
+    """
     problem = "it is empty" if not term.strip() else unsendable(term, MAX_TERM_LENGTH)
     if problem is None:
         return term
