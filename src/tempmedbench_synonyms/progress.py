@@ -102,11 +102,9 @@ class StepProgress:
         rows: int | None = None,
         final: bool = False,
     ) -> None:
-        """Record ``done``; show it when ``final`` or when the last showing is old enough.
-
-        ``hits``, ``requests``, retries and ``rows`` are shown beside the counts. The first ``done``
-        is the start: what the cache answered at once counts neither in the rate nor the time left.
-        """
+        """Record ``done``; show it when ``final`` or when the last showing is old enough. ``hits``,
+        ``requests``, retries and ``rows`` are shown beside the counts. The first ``done`` is the
+        start: what the cache answered at once counts neither in the rate nor the time left."""
         if self.stream is None or self._closed:
             return
         task = self._bar.tasks[0]
@@ -203,26 +201,13 @@ def fetch_progress(
     *,
     umls_release: str,
     total: int,
+    unit: Unit = "concepts",
     clock: Callable[[], float] = time.monotonic,
     started: float | None = None,
 ) -> StepProgress:
-    """The progress of a fetch from the UMLS REST API: concepts of ``umls_release``, timed from
-    ``started`` (on ``clock``) if given."""
-    return StepProgress(stream, label=f"UMLS {umls_release}", unit="concepts", total=total,
-                        clock=clock, started=started)  # fmt: skip
-
-
-def lookup_progress(
-    stream: TextIO | None,
-    *,
-    umls_release: str,
-    total: int,
-    clock: Callable[[], float] = time.monotonic,
-    started: float | None = None,
-) -> StepProgress:
-    """The progress of many terminology lookups (SPEC 11): inputs of ``umls_release``, timed
-    from ``started`` (on ``clock``) if given."""
-    return StepProgress(stream, label=f"UMLS {umls_release}", unit="inputs", total=total,
+    """The progress of a fetch from UMLS: ``unit`` (``inputs`` for SPEC 11's lookups) of
+    ``umls_release``, timed from ``started`` (on ``clock``) if given."""
+    return StepProgress(stream, label=f"UMLS {umls_release}", unit=unit, total=total,
                         clock=clock, started=started)  # fmt: skip
 
 

@@ -145,11 +145,12 @@ def _failure_report(
 
 
 def _finish(
-    report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str]
+    report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str] | None = None
 ) -> NoReturn:
-    """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
+    """Every command ends alike: the human report on stderr (``render``, else ``render_report``),
+    the JSON one on stdout, the code."""
     if verbosity >= 0:
-        echo_report(render(report))
+        echo_report(render(report) if render else render_report(report, verbose=verbosity > 0))
     if json_out:
         print_json(report.to_json())
     raise typer.Exit(report.exit_code)
@@ -215,12 +216,7 @@ def regenerate_command(
         if dry_run:
             show_plan(options, json_out=json_out, verbosity=verbosity)
         report = run(options)
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 @app.command("check", cls=PlainUsage)
@@ -243,12 +239,7 @@ def check_command(
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_report("check", release_dir, json_out)):
         report = check(release_dir, out=out)
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 @app.command("freeze", cls=PlainUsage)
@@ -335,12 +326,7 @@ def demo_command(
         )  # fmt: skip
         report = run(options)
         report.command = "demo"  # what the user ran, in --json and in the report's first line
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 app.command("doctor", cls=PlainUsage)(doctor_command)
@@ -383,8 +369,7 @@ def script_main() -> None:
 
 def script_regenerate_main() -> None:
     """The console script ``tempmedbench-regenerate-synonyms``: :func:`regenerate_main`, then
-    ``runtime.quick_exit``.
-    """
+    ``runtime.quick_exit``."""
     _as_script(regenerate_main)
 
 

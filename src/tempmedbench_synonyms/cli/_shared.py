@@ -35,18 +35,15 @@ from tempmedbench_synonyms.secret import (
 
 def echo_err(text: str = "") -> None:
     """Human text to stderr (stdout is for data), through ``shown_text`` (key redacted, control
-    characters escaped); above the progress bar while one is drawn.
-    """
+    characters escaped); above the progress bar while one is drawn."""
     shown = shown_text(text)
     progress = sys.modules.get("tempmedbench_synonyms.progress")
     if progress is None or not progress.print_above(shown):
         typer.echo(shown, err=True)
 
 
-#: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)
-#: but a terminal may take for commands (U+009B is CSI); and the line and paragraph separators,
-#: at which a reader that splits lines as Python's ``str.splitlines`` does would cut a line of
-#: JSON Lines in two.
+#: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
+#: paragraph separators (``str.splitlines`` would cut a JSON Lines line there).
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
 #: The UTF-8 bytes one of them starts with (C2 starts U+0080-U+00BF, E2 80 A8 U+2028).
 _C1_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -59,8 +56,7 @@ _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 
 def echo_report(text: str, *, colour: bool | None = None) -> None:
     """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red when
-    ``colour`` (default: a terminal and no ``NO_COLOR``), added after ``shown_text``.
-    """
+    ``colour`` (default: a terminal and no ``NO_COLOR``), added after ``shown_text``."""
     if colour is None:
         colour = sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
@@ -108,8 +104,7 @@ _print_json = print_json
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
-    and ``empty`` values for its report's other keys; the key redacted once more.
-    """
+    and ``empty`` values for its report's other keys; the key redacted once more."""
     return {
         "outcome": err.outcome.value,
         "exit_code": err.exit_code,
@@ -151,8 +146,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
 
 def _env_log_level(default: int) -> int:
     """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default``; a bad value is said on
-    stderr, never fatal.
-    """
+    stderr, never fatal."""
     raw = config.log_level_name()
     if not raw:
         return default
@@ -187,19 +181,12 @@ def exit_on_error(
     try:
         with runtime.interrupts():
             yield
-    except TempMedBenchError as err:
-        echo_err(f"error: {err}")
-        if err.hint:
-            echo_err(f"hint: {err.hint}")
-        if json_report is not None:
-            print_json(json_report(err))
-        raise typer.Exit(err.exit_code) from None
-    except (OSError, ModuleNotFoundError) as err:
-        # A backstop: library code turns the errors it expects into TempMedBenchError; a file
-        # system that fails in another way (a folder on a path that cannot be entered, a name
-        # too long) still deserves our message and a hint, never Python's "[Errno 13]" text.
-        # A dependency missing (imported where it is first needed) is the install's, not a bug.
-        if isinstance(err, OSError):
+    except (TempMedBenchError, OSError, ModuleNotFoundError) as err:
+        # A backstop past TempMedBenchError: a file system failing in another way still gets our
+        # message and hint, never "[Errno 13]"; a missing dependency is the install's, not a bug.
+        if isinstance(err, TempMedBenchError):
+            failed = err
+        elif isinstance(err, OSError):
             failed = os_error(err)
         else:
             from tempmedbench_synonyms.about import missing_module_error

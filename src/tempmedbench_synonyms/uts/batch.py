@@ -16,7 +16,7 @@ from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.paths import Build
-from tempmedbench_synonyms.progress import StepProgress, lookup_progress
+from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts, Counters
 from tempmedbench_synonyms.uts.estimate import estimate_line
@@ -114,8 +114,7 @@ def answer_many(
     tick: float = 0.2,
 ) -> Generator[Answer, None, None]:
     """One ``Answer`` per ``(input, lookup)``, in input order, through ``ask_all``: unaskable
-    inputs are ``bad_input``, ``current`` settled first, identical lookups asked once.
-    """
+    inputs are ``bad_input``, ``current`` settled first, identical lookups asked once."""
     listed = list(items)
     check_release(release)
     uts.resume()  # an earlier batch may have stopped it
@@ -175,8 +174,8 @@ def answer_many(
             following += 1
         return out
 
-    display = partial(lookup_progress, progress, umls_release=settled, total=len(listed),
-                      clock=clock, started=began)  # fmt: skip
+    display = partial(fetch_progress, progress, umls_release=settled, total=len(listed),
+                      unit="inputs", clock=clock, started=began)  # fmt: skip
     rounds = ask_all(uts, {lookup: len(where) for lookup, where in groups.items()},
                      cached=cached, ask=ask, workers=workers, display=display, progress=progress,
                      unit="input", before=before, answered=len(answers), tick=tick,
