@@ -53,8 +53,7 @@ def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[
 
 def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
     """``NO_PROXY`` and ``no_proxy`` together, with ``LOOPBACK_HOSTS``: so no proxy sees a child's
-    requests to 127.0.0.1.
-    """
+    requests to 127.0.0.1."""
     names = [
         name.strip() for var in NO_PROXY_VARS for name in variable(var, environ=environ).split(",")
     ]
@@ -78,8 +77,7 @@ def api_key_source(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> str | None:
     """Where the key is taken from, in words: ``--api-key-file PATH``, ``UMLS_API_KEY_FILE
-    (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one (the file may still be bad).
-    """
+    (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one (the file may still be bad)."""
     if api_key_file is not None:
         return f"--api-key-file {api_key_file}"
     from_env = variable(API_KEY_FILE_ENV, environ=environ)
@@ -114,8 +112,7 @@ def resolve_index_dir(
     environ: Mapping[str, str] | None = None,
 ) -> Path:
     """The local indexes' folder (SPEC 12): ``--index-dir``, else ``TEMPMEDBENCH_INDEX_DIR``,
-    else ``index`` in the cache folder.
-    """
+    else ``index`` in the cache folder."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
     from_env = variable(INDEX_DIR_ENV, environ=environ)
@@ -147,8 +144,7 @@ def _expanded(path: str | Path, name: str) -> Path:
 
 def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
     """The platformdirs user ``kind`` folder; no home folder is BadInputError naming the
-    variables to set.
-    """
+    variables to set."""
     # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
     import platformdirs
 
@@ -202,6 +198,5 @@ class Flag:
 
 def spelt(flag: str, help: str, default_text: str | None = None) -> dict[str, Flag]:
     """A dataclass field's metadata spelt ``flag`` on the command line:
-    ``field(default=..., metadata=spelt("--rate", "Requests a second."))``.
-    """
+    ``field(default=..., metadata=spelt("--rate", "Requests a second."))``."""
     return {"cli": Flag(flag, help, default_text)}

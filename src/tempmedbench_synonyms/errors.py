@@ -219,8 +219,7 @@ class SpanError(BadInputError):
 
 class UntrustedError(BadInputError):
     """A cache or rate-state path another user owns or others can write (SPEC 8, "Shared
-    folders"): its content cannot be trusted.
-    """
+    folders"): its content cannot be trusted."""
 
 
 class NotAuthorisedError(TempMedBenchError):
@@ -278,8 +277,7 @@ class Cancelled(TempMedBenchError):
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM reached the command (``runtime.interrupts``): a ``KeyboardInterrupt``
-    so every cleanup runs; exit 130 for SIGINT, 143 for SIGTERM.
-    """
+    so every cleanup runs; exit 130 for SIGINT, 143 for SIGTERM."""
 
     outcome = Outcome.INTERRUPTED
 

@@ -57,10 +57,8 @@ def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -
 
 def open_regular(path: str | Path, *, what: str | None = None, own: str | None = None) -> BinaryIO:
     """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
-
-    Anything else is :class:`BadInputError`; ``OSError`` is left to the caller. With ``own`` (how
-    to choose a folder of one's own), the file must also be the user's own (:func:`check_own`).
-    """
+    Anything else is :class:`BadInputError`; ``OSError`` is left to the caller. With ``own`` (how to
+    choose a folder of one's own), the file must also be the user's own (:func:`check_own`)."""
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
@@ -92,8 +90,7 @@ def read_regular(
     path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
 ) -> bytes:
     """The bytes of a regular file (:func:`open_regular`); past ``limit`` bytes BadInputError,
-    reading no more than ``limit + 1``.
-    """
+    reading no more than ``limit + 1``."""
     with open_regular(path, what=what, own=own) as f:
         if limit is None:
             return f.read()
@@ -106,8 +103,7 @@ def read_regular(
 
 def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
     """The bytes of ``f``, or past ``limit`` its size (``-1`` if it grew past it while read);
-    ``fstat`` first, so a larger file is not read at all.
-    """
+    ``fstat`` first, so a larger file is not read at all."""
     size = os.fstat(f.fileno()).st_size
     if size > limit:
         return size
@@ -122,10 +118,8 @@ def _bytes_text(n: int) -> str:
 
 def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
-
-    ``private`` files (the cache) are 0600 in 0700 folders (:func:`make_folders`), others 0666
-    less the umask. fsync before the rename: a crash leaves the old file or the new one.
-    """
+    ``private`` files (the cache) are 0600 in 0700 folders (:func:`make_folders`), others 0666 less
+    the umask. fsync before the rename: a crash leaves the old file or the new one."""
     if private:
         make_folders(path.parent)
     else:
@@ -206,11 +200,9 @@ def holds_bytes(path: Path, data: bytes) -> bool:
 
 
 def check_writable(folder: Path) -> None:
-    """``OSError`` unless files can be written in ``folder`` (or its nearest existing
-    ancestor): a temporary file made and removed, as :func:`write_atomic` would; nothing left.
-
-    A folder on the way that cannot be entered errs too (``lexists`` would say "missing").
-    """
+    """``OSError`` unless files can be written in ``folder`` (or its nearest existing ancestor): a
+    temporary file made and removed, as :func:`write_atomic` would; nothing left. A folder on the
+    way that cannot be entered errs too (``lexists`` would say "missing")."""
     existing = Path(".")
     for path in (folder, *folder.parents):
         try:
@@ -254,8 +246,7 @@ def os_fix(err: OSError) -> str | None:
 
 def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> BadInputError:
     """``PATH: cannot use WHAT: Permission denied`` as BadInputError, with the fix (``os_fix``)
-    and ``instead``, another way.
-    """
+    and ``instead``, another way."""
     path = err.filename2 if err.filename2 is not None else err.filename
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -269,8 +260,7 @@ def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> Bad
 
 def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
     """Remove the temporary files a killed run left in ``folder`` (regular files of
-    write_atomic's pattern older than :data:`LEFTOVER_AGE`); return them.
-    """
+    write_atomic's pattern older than :data:`LEFTOVER_AGE`); return them."""
     now = time.time() if now is None else now
     removed: list[Path] = []
     try:
@@ -306,12 +296,9 @@ def read_input(
     limit: int | None = None,
     too_large: str | None = None,
 ) -> bytes:
-    """The bytes of the regular file ``path``; missing or unreadable is BadInputError (a hint
-    about the release ``folder`` if given).
-
-    Past ``limit``, BadInputError naming the size and limit, with ``too_large``; never read past
-    ``limit + 1`` bytes, so a growing file is bounded too.
-    """
+    """The bytes of the regular file ``path``; missing or unreadable is BadInputError (a hint about
+    the release ``folder`` if given). Past ``limit``, BadInputError naming the size and limit, with
+    ``too_large``; never read past ``limit + 1`` bytes, so a growing file is bounded too."""
     try:
         with open_regular(path, what=what) as f:
             data = f.read() if limit is None else _read_at_most(f, limit)

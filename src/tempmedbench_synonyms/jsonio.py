@@ -129,8 +129,7 @@ def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
 
 def _position(text: str) -> int | None:
     """Where the first value the strict decoder refuses starts, by reparsing with json's Python
-    scanner (the C parser's hooks are not told where they are). Slow; for messages only.
-    """
+    scanner (the C parser's hooks are not told where they are). Slow; for messages only."""
     decoder = json.JSONDecoder(
         parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
     )
@@ -168,8 +167,7 @@ def _position(text: str) -> int | None:
 
 def loads_utf8(raw: bytes) -> Any:
     """``raw`` parsed by :data:`DECODER` after strict UTF-8 decoding (``json.loads`` of bytes
-    lets lone surrogates through); any problem is a ``ValueError`` or a ``RecursionError``.
-    """
+    lets lone surrogates through); any problem is a ``ValueError`` or a ``RecursionError``."""
     return DECODER.decode(raw.decode("utf-8"))
 
 
@@ -179,8 +177,7 @@ def loads_utf8(raw: bytes) -> Any:
 @dataclass(frozen=True)
 class LineRules:
     """What a kind of JSON Lines file may hold, in its refusals' words; ``line_max``: a longer
-    line is refused before it is whole.
-    """
+    line is refused before it is whole."""
 
     blank: str
     bom: str
@@ -293,8 +290,7 @@ def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[st
 
 def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:
     """Refuse a line of ``block`` longer than ``rules.line_max``: only a window of
-    ``line_max // 2`` bytes without a line end is measured exactly.
-    """
+    ``line_max // 2`` bytes without a line end is measured exactly."""
     limit = rules.line_max
     assert limit is not None
     if len(block) <= limit:
@@ -347,8 +343,7 @@ def versioned(report: dict[str, Any]) -> dict[str, Any]:
 
 def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
     """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe; indented, or
-    compact on ``one_line``. Lone surrogates, inside strings only, are escaped.
-    """
+    compact on ``one_line``. Lone surrogates, inside strings only, are escaped."""
     text = json.dumps(
         versioned(report),
         ensure_ascii=False,

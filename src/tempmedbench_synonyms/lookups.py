@@ -41,8 +41,7 @@ DEFAULT_LIMIT = 1000
 @dataclass(frozen=True, slots=True)
 class Rows:
     """Which rows a lookup answers from (SPEC 12, "Which rows count"): the SUPPRESS values that
-    count (``None``: all; a value other than O, E and Y counts as N) and whether English only.
-    """
+    count (``None``: all; a value other than O, E and Y counts as N) and whether English only."""
 
     suppress: frozenset[str] | None = frozenset({"N"})
     english: bool = False
@@ -60,16 +59,14 @@ COUNTED = Rows()
 
 def counted(obsolete: bool = False, suppressible: bool = False) -> Rows:
     """``N`` rows, plus ``O`` with ``--include-obsolete`` and ``E``, ``Y`` with
-    ``--include-suppressible``.
-    """
+    ``--include-suppressible``."""
     return Rows(frozenset("N" + "O" * obsolete + "EY" * suppressible))
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
     """A column of a kind's table: header, the model attribute shown, and whether it is left
-    out when empty in every row.
-    """
+    out when empty in every row."""
 
     header: str
     attribute: str
@@ -127,8 +124,7 @@ class Lookup:
 
     def ask(self, engine: Any) -> Any:
         """Its answer from the local engine (``mrconso.engine.Engine``, not imported here): a list,
-        one object, or ``None`` for an unknown identifier.
-        """
+        one object, or ``None`` for an unknown identifier."""
         raise NotImplementedError
 
     def check(self) -> None:
@@ -140,8 +136,7 @@ class Lookup:
 
     def words(self) -> tuple[str, str]:
         """(the request in words, what "not found" says): ``("definitions of CUI C0000001", "no
-        definitions of CUI C0000001")``.
-        """
+        definitions of CUI C0000001")``."""
         raise NotImplementedError
 
     def rows(self) -> Rows:
@@ -818,8 +813,7 @@ class Answer:
 
     def to_json(self) -> dict[str, Any]:
         """The line ``--json`` prints for this input (SPEC 11), before the versions are added;
-        ``extra`` holds keys printed before SPEC 11 (``atoms``, ``concept``, ``found``).
-        """
+        ``extra`` holds keys printed before SPEC 11 (``atoms``, ``concept``, ``found``)."""
         return {
             "input": self.input,
             "outcome": self.outcome.value,

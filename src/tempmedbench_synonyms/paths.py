@@ -74,10 +74,8 @@ _TUI = re.compile(r"T[0-9]{3}")
 @dataclass(frozen=True, slots=True)
 class UtsRequest:
     """One request: what it answers, its path under the base URL and its query parameters.
-
-    ``keyless``: sent without the key (SPEC 11's ``/metadata/{release}/sources`` only). ``limit``:
-    a list's or search's most results (0: all), part of the cache key, never sent.
-    """
+    ``keyless``: sent without the key (SPEC 11's ``/metadata/{release}/sources`` only). ``limit``: a
+    list's or search's most results (0: all), part of the cache key, never sent."""
 
     kind: Kind
     path: str
@@ -150,8 +148,7 @@ PAGED = (("pageSize", str(PAGE_SIZE)),)
 
 def check_term(term: str) -> str:
     """``term`` if it can be sent as a search string (not blank, no control character, valid
-    Unicode, at most ``MAX_TERM_LENGTH``); else BadInputError.
-    """
+    Unicode, at most ``MAX_TERM_LENGTH``); else BadInputError."""
     problem = "it is empty" if not term.strip() else unsendable(term, MAX_TERM_LENGTH)
     if problem is None:
         return term

@@ -37,8 +37,7 @@ from tempmedbench_synonyms.uts.source import check_queries
 class Plan:
     """What a run would fetch: ``concepts``, ``cached`` of them, ``to_fetch`` the rest, the
     ``requests`` that takes (the probe included when uncached; pages and retries on top) and
-    their ``seconds`` at ``--rate`` (``None`` from a local MRCONSO.RRF).
-    """
+    their ``seconds`` at ``--rate`` (``None`` from a local MRCONSO.RRF)."""
 
     concepts: int
     cached: int

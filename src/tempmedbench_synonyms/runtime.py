@@ -71,10 +71,8 @@ _Job = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 class DaemonPool:
     """``submit`` and ``shutdown`` as ``ThreadPoolExecutor`` has them, on daemon threads.
-
     ``ThreadPoolExecutor`` joins at exit, so a stuck read would hold Ctrl-C's exit (SPEC 8: two
-    seconds); ``shutdown`` here waits a bounded time only.
-    """
+    seconds); ``shutdown`` here waits a bounded time only."""
 
     def __init__(self, max_workers: int, *, thread_name_prefix: str = "worker") -> None:
         if max_workers < 1:
@@ -115,8 +113,7 @@ class DaemonPool:
 
     def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
         """No more jobs (``cancel_futures``: queued ones cancelled); wait at most ``timeout`` s for
-        the workers; whether all have ended.
-        """
+        the workers; whether all have ended."""
         self._closed = True
         if cancel_futures:
             while True:
@@ -155,8 +152,7 @@ def _hold(signum: int, frame: object) -> None:
 
 def hold_interrupts() -> None:
     """A console script's first call: until the command starts a SIGINT or SIGTERM is held for
-    it (``interrupts`` raises it); after the command, one is ignored.
-    """
+    it (``interrupts`` raises it); after the command, one is ignored."""
     if _in_main_thread():
         for s in _STOPS:
             signal.signal(s, _hold)
@@ -165,8 +161,7 @@ def hold_interrupts() -> None:
 @contextmanager
 def interrupts() -> Iterator[None]:
     """In the main thread, SIGINT and SIGTERM raise ``Interrupted`` in the block (rule 2); once
-    one came, they stay ignored until exit. Elsewhere the block runs as it is.
-    """
+    one came, they stay ignored until exit. Elsewhere the block runs as it is."""
     if not _in_main_thread():
         yield
         return
@@ -306,10 +301,8 @@ class Worker:
 
 
 def spawn_worker(module: str, *, name: str) -> Worker:
-    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it.
-
-    Raises ``OSError`` when it cannot be started (the caller then works alone).
-    """
+    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it. Raises
+    ``OSError`` when it cannot be started (the caller then works alone)."""
     import socket
     import subprocess
 
@@ -347,8 +340,7 @@ def worker_channel(fd: int) -> Channel:
 
 class WorkerGroup:
     """The workers of one task, killed on the way out unless ``finish`` said all were told to
-    end, then reaped.
-    """
+    end, then reaped."""
 
     def __init__(self) -> None:
         self.workers: list[Worker] = []
@@ -423,8 +415,7 @@ _end_process = os._exit  # replaced by the tests
 @contextmanager
 def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
     """A shorter thread switch interval for the block (a decompressing thread needs the GIL back
-    after each block).
-    """
+    after each block)."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(min(before, interval))
     try:

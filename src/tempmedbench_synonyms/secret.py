@@ -126,8 +126,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 def _checked_key(text: str, *, path: Path | None) -> tuple[str, list[str]]:
     """The key in ``text`` and the notes to say about it (a BOM left out); an invisible or
-    control character, or a second word, is BadInputError naming the line, never the key.
-    """
+    control character, or a second word, is BadInputError naming the line, never the key."""
     where = "the API key file" if path is not None else API_KEY_ENV
     notes = []
     if text.startswith(_BOM):
@@ -189,17 +188,14 @@ def readable_by_others(mode: int) -> bool:
 _APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
 
 
-#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring: a
-#: key of one or two characters would mask that letter in every word (``cach***_hits``). A UMLS
-#: API key is a UUID, 36 characters; a shorter value is no real key, and only its ``apiKey=``
-#: form (the one way the tool sends it) is masked.
+#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring (a
+#: one-letter key would mask it in every word); a real key is a 36-character UUID.
 MIN_SECRET_LENGTH = 8
 
 
 def redact(text: str, key: ApiKey | None = None) -> str:
     """``text`` with every ``apiKey=...`` value and every key read so far (and ``key``, in its
-    URL-encoded forms too), in any case, replaced by ``***``.
-    """
+    URL-encoded forms too), in any case, replaced by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
     pattern = _secrets_pattern(frozenset(secret_forms(key)))
     return out if pattern is None else pattern.sub("***", out)
@@ -219,8 +215,7 @@ def holds_secret(text: str, key: ApiKey | None = None) -> bool:
 
 def check_not_secret(*texts: str) -> None:
     """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
-    far: that input's own bad input, before it is counted, asked or cached.
-    """
+    far: that input's own bad input, before it is counted, asked or cached."""
     if any(holds_secret(text) for text in texts):
         raise BadInputError(
             "the input holds the API key, which this tool never sends as a term or code nor "
@@ -242,8 +237,7 @@ def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
 
 def secret_forms(key: ApiKey | None = None) -> set[str]:
     """Every key read so far (and ``key``) of ``MIN_SECRET_LENGTH`` or more, as is and
-    URL-encoded: what ``redact`` masks and no server answer may hold.
-    """
+    URL-encoded: what ``redact`` masks and no server answer may hold."""
     secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
     if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
@@ -260,8 +254,7 @@ _USERINFO = re.compile(r"^((?:[^:/?#]*://)?)[^/?#]*@")
 
 def redact_url(url: str) -> str:
     """``url`` fit for a message: user, password, query and fragment shown as ``***`` (a key
-    may be pasted there), the rest ``redact``-ed; done without parsing, so any URL is masked.
-    """
+    may be pasted there), the rest ``redact``-ed; done without parsing, so any URL is masked."""
     base, hashmark, fragment = url.partition("#")
     base, mark, query = base.partition("?")
     base = _USERINFO.sub(r"\1***@", base)
@@ -276,8 +269,7 @@ _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
 def may_hold_secret(json_text: str) -> bool:
     """Whether a report's JSON text may hold what ``redact`` masks: False only with no
     ``apiKey=``, no key read so far, and no key with a JSON-escaped character (a big report is
-    then not walked string by string).
-    """
+    then not walked string by string)."""
     forms = frozenset(secret_forms())
     if any(_JSON_ESCAPED.search(form) for form in forms) or _apikey_in(json_text):
         return True
@@ -297,8 +289,7 @@ def _apikey_in(text: str) -> bool:
 
 def redact_value(value: Any) -> Any:
     """A copy of ``value`` with every string, keys too, ``redact``-ed: a report is redacted as
-    data, never as serialized text, where a mask could rename a key or eat an escape's ``\\``.
-    """
+    data, never as serialized text, where a mask could rename a key or eat an escape's ``\\``."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
@@ -345,11 +336,9 @@ _SHOWN_ESCAPES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def shown_text(text: str) -> str:
-    """Our own text (a path) fit for a terminal, and exact: the key redacted, each control
-    character written as its escape (``\\x1b``) and each lone surrogate as ``\\udcXX``.
-
-    Unlike ``clean_text`` nothing is removed: ``x\\x1b[31m-out`` is the path one can type.
-    """
+    """Our own text (a path) fit for a terminal, and exact: the key redacted, each control character
+    written as its escape (``\\x1b``) and each lone surrogate as ``\\udcXX``. Unlike ``clean_text``
+    nothing is removed: ``x\\x1b[31m-out`` is the path one can type."""
     return _SHOWN_ESCAPES.sub(_escaped, safe_text(redact(text)))
 
 

@@ -54,8 +54,7 @@ class Terminology(Protocol):
 
 class UtsTerminology:
     """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use;
-    the options are checked at once.
-    """
+    the options are checked at once."""
 
     ahead: ClassVar[int] = MANY_AHEAD
 
@@ -108,8 +107,7 @@ class UtsTerminology:
 
 class MetaTerminology:
     """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
-    for the ``Umls``'s life. ``release`` is the files' (another is bad input).
-    """
+    for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
 
     ahead: ClassVar[int] = MANY_AHEAD
 

@@ -216,8 +216,7 @@ class Umls:
         self, items: Sequence[tuple[str, Lookup]], *, unread: int = 0
     ) -> tuple[str, dict[str, Any]]:
         """The dry run of ``answer_many(items)`` (``unread``: more bad inputs), as a line and as
-        JSON; nothing is sent or written.
-        """
+        JSON; nothing is sent or written."""
         return self._backend.plan(items, unread=unread)
 
     # -- many at once ------------------------------------------------------------------------
@@ -249,8 +248,7 @@ class Umls:
 
     def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
         """``answer_many`` with typed results and Python's words; an ``Answer`` among ``items`` (an
-        input that is no string) is given as it is.
-        """
+        input that is no string) is given as it is."""
         from tempmedbench_synonyms.uts.models import read_results
 
         with _in_python_words():
@@ -280,8 +278,7 @@ class Umls:
         self, name: str, values: Iterable[Any], ask: Callable[[str], Lookup], sab: str = ""
     ) -> Iterable[tuple[str, Lookup] | Answer]:
         """The ``(input, lookup)`` of each of ``values`` (``SAB CODE`` if ``sab``); a non-string is
-        its own ``bad_input`` answer; a str where the iterable goes is a TypeError at once.
-        """
+        its own ``bad_input`` answer; a str where the iterable goes is a TypeError at once."""
         if isinstance(values, (str, bytes)):
             raise TypeError(
                 f"{name} must be an iterable of strings, not one {type(values).__name__} (read "
@@ -326,8 +323,7 @@ class Umls:
         limit: int | None = None,
     ) -> Results[SearchResult]:
         """``/search/{release}?string=...``: the results in UTS's order (at most ``limit``,
-        25 by default, 0 for all; ``truncated`` says whether it cut them).
-        """
+        25 by default, 0 for all; ``truncated`` says whether it cut them)."""
         lookup = self._search(**_without(locals(), "string"))
         return self._one(string, replace(lookup, string=_text("string", string)))
 
@@ -403,8 +399,7 @@ class Umls:
         limit: int | None = None,
     ) -> Results[Relation]:
         """The relations of a concept, a source code (``sab`` and ``code``) or an atom (``aui``),
-        as UTS gives them (never inverted).
-        """
+        as UTS gives them (never inverted)."""
         lookup = Relations(
             _maybe_text("cui", cui), _maybe_text("sab", sab), _maybe_text("code", code),
             _maybe_text("aui", aui), _names("relation_labels", relation_labels),
@@ -497,8 +492,7 @@ class Umls:
         limit: int | None = None,
     ) -> Results[AtomRecord]:
         """A concept's English atoms (of ``sab``), obsolete and suppressible ones left out; with
-        ``preferred``, its one preferred atom.
-        """
+        ``preferred``, its one preferred atom."""
         cui = _text("cui", cui)
         return self._one(cui, Atoms(cui, _maybe_text("sab", sab), preferred, _limit(limit)))
 
@@ -656,8 +650,7 @@ _FLAG = re.compile(
 @cache
 def _flag_names() -> dict[str, str]:
     """Each flag the shared layers name, as its Python argument (``--offline`` ->
-    ``offline=True``).
-    """
+    ``offline=True``)."""
     names = {"--umls-release": "release"}
     for f in (*fields(UtsOptions), *fields(Local), *(f for kind in KINDS for f in fields(kind))):
         spelt = f.metadata.get("cli")
@@ -668,8 +661,7 @@ def _flag_names() -> dict[str, str]:
 
 def _python_words(text: str) -> str:
     """``text`` with its flags as Python's arguments (``rate=500 is out of range``); quoted text
-    is left as it is.
-    """
+    is left as it is."""
     names = _flag_names()
 
     def swap(found: re.Match[str]) -> str:

@@ -42,8 +42,7 @@ class Only(tuple[str, ...]):
 def with_options(func: _F) -> _F:
     """Give ``func`` one option per field of each parameter annotated with an options class, and
     call it with the object built from them; a ``tuple[str, ...]`` field is repeatable and
-    comma-separated (``--sabs LNC,MTH --sabs RXNORM``).
-    """
+    comma-separated (``--sabs LNC,MTH --sabs RXNORM``)."""
     signature = inspect.signature(func, eval_str=True)
     params: list[inspect.Parameter] = []
     groups: dict[str, tuple[type[Any], list[str], set[str]]] = {}
@@ -169,8 +168,7 @@ def usage_error_json(message: str, command: str) -> dict[str, Any]:
 
 def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
     """Whether ``--json`` is among ``args`` as the flag (not an option's value, not after ``--``;
-    ``--json=...`` counts).
-    """
+    ``--json=...`` counts)."""
     takes_value = {
         opt
         for command in commands
@@ -196,8 +194,7 @@ def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
 class _UsageJson:
     """Every command and group of the tool: Typer's own flags show no type (``-h <bool>``), and
     the top-level command answers a usage error raised parsing it or any subcommand with its
-    JSON object (SPEC 7), then Typer shows it and exits 2.
-    """
+    JSON object (SPEC 7), then Typer shows it and exits 2."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
@@ -277,8 +274,7 @@ def _lineage(ctx: Any) -> Iterator[Any]:
 
 class PlainUsage(_UsageJson, TyperCommand):
     """Every command: usage names arguments as typed (``RELEASE``, not typer's ``{RELEASE}``), and
-    a refused command line gets its JSON object. Pass it as ``cls=`` to ``@app.command``.
-    """
+    a refused command line gets its JSON object. Pass it as ``cls=`` to ``@app.command``."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [

@@ -161,8 +161,7 @@ def _run(
     verbose: int,
 ) -> NoReturn:
     """Ask every input (read inside: a bad --file is an exit code), show the answers, and end
-    with the highest exit code.
-    """
+    with the highest exit code."""
     verbosity = configure_logging(quiet, verbose)
     # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
     empty: dict[str, Any] = {
@@ -289,8 +288,7 @@ Line = tuple[int, str, BadInputError | None]
 
 def _lines(file: Path | None) -> list[Line]:
     """``--file``'s inputs with their line numbers: a CR, blank lines and a BOM dropped; a
-    non-UTF-8 line is given with its error (one bad input).
-    """
+    non-UTF-8 line is given with its error (one bad input)."""
     if file is None:
         return []
     raw = _read_file(file)
@@ -354,8 +352,7 @@ Items = Callable[[], list[Item]]
 
 def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
     """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each with ``make``'s
-    lookup; read when ``_run`` calls for them.
-    """
+    lookup; read when ``_run`` calls for them."""
 
     def items() -> list[Item]:
         given: list[Item] = [(one, make(one)) for one in args or ()]
@@ -371,8 +368,7 @@ def _coded(
     make: Callable[[str, str], Lookup],
 ) -> Items:
     """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
-    SAB argument); each with ``make``'s lookup.
-    """
+    SAB argument); each with ``make``'s lookup."""
     return lambda: [(f"{s} {c}", spoilt or make(s, c)) for s, c, spoilt in _pairs(sab, codes, file)]
 
 
@@ -427,8 +423,7 @@ def _cut(text: str, most: int = LABEL_SHOWN) -> str:
 
 def _label(text: str) -> str:
     """An input as stderr names it: cut, and each character a terminal would not print as
-    itself (controls, bidi overrides) written as its escape.
-    """
+    itself (controls, bidi overrides) written as its escape."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
 
 
@@ -441,8 +436,7 @@ def _table(
     rows: list[list[str]], header: list[str], *, optional: frozenset[str] = frozenset()
 ) -> str:
     """The rows under ``header``, aligned by terminal width (wide characters take two); an
-    ``optional`` column empty in every row is left out.
-    """
+    ``optional`` column empty in every row is left out."""
     from rich.cells import cell_len
 
     kept = [i for i, name in enumerate(header) if name not in optional or any(r[i] for r in rows)]

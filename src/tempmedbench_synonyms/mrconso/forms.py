@@ -94,8 +94,7 @@ class MrconsoInput:
 
     def blocks(self, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
         """Yield (bytes of ``size`` consumed, next MRCONSO block) until the end; compressed forms
-        are read in a thread that ``stop`` ends early.
-        """
+        are read in a thread that ``stop`` ends early."""
         assert self._open is not None
         yield from _threaded(self._open, stop, self.path)
 
@@ -114,8 +113,7 @@ def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
     """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
     MRCONSO must be among them. A full release zip's ``.nlm`` is read forward only, so its files
-    are assumed there (a release holds them all) until one is read.
-    """
+    are assumed there (a release holds them all) until one is read."""
     try:
         mrconso = locate(path)
     except BadInputError as err:
@@ -153,8 +151,7 @@ def _released(found: MrconsoInput) -> MrconsoInput:
 
 def named_release(names: Iterable[str]) -> str | None:
     """The UMLS release (``2025AB``) of the innermost of ``names`` holding exactly one match of
-    ``_RELEASE_NAME`` (SPEC 12), each read from its last component; ``None`` if none does.
-    """
+    ``_RELEASE_NAME`` (SPEC 12), each read from its last component; ``None`` if none does."""
     for name in names:
         for part in reversed(name.split("/")):
             said = _RELEASE_NAME.findall(part)
@@ -358,8 +355,7 @@ def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
 
 def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
     """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
-    headers in one forward pass (no seeking); members are added to ``found`` as they come.
-    """
+    headers in one forward pass (no seeking); members are added to ``found`` as they come."""
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
@@ -416,8 +412,7 @@ def _read_exact(f: _CountingReader, n: int) -> bytes:
 
 def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
     """(name, its decompressed bytes) for each member of a zip read forward from the start;
-    each member's iterator must be read to its end before the next.
-    """
+    each member's iterator must be read to its end before the next."""
     while True:
         sig = f.read(4)
         if sig != b"PK\x03\x04":  # the central directory (or the end): no more members

@@ -37,8 +37,7 @@ _NOT_MRCONSO_HINT = (
 
 def fields_of(line: str) -> list[str] | str:
     """The 18 fields of one row without its line end (SPEC 4: trailing ``|``, CR tolerated), or
-    what is wrong with it.
-    """
+    what is wrong with it."""
     if line.endswith("\r"):
         line = line[:-1]
     fields = line.split("|")
@@ -87,8 +86,7 @@ def _excerpt(text: str, at_most: int = 60) -> str:
 
 def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
     """The bytes to skip (3 for a UTF-8 BOM) if ``head`` reads as MRCONSO.RRF, else bad input
-    naming what it found (``at_end``: ``head`` is the whole file).
-    """
+    naming what it found (``at_end``: ``head`` is the whole file)."""
 
     def bad(problem: str, line: int | None = None) -> BadInputError:
         return BadInputError(

@@ -59,8 +59,7 @@ def too_long(offset: int, path: str | Path) -> BadInputError:
 
 def sab_trie(words: Iterable[bytes]) -> bytes:
     """A regular expression matching exactly ``words``, shaped as a trie, so a SAB field is read
-    once however many SABs are named. Built without recursion.
-    """
+    once however many SABs are named. Built without recursion."""
     end = b""
     tree: dict[bytes, Any] = {}
     for word in words:
@@ -209,8 +208,7 @@ def scan_block(
     base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
 ) -> None:
     """The rows of ``chunk[start:stop]`` that can matter (``_row_pattern`` and C-level set
-    tests), then those parsed and checked exactly (``_check_row``).
-    """
+    tests), then those parsed and checked exactly (``_check_row``)."""
     stop = len(chunk) if stop < 0 else stop
     found = needs.rows.findall(chunk, start, stop)
     head = needs.first.match(chunk, start, stop)

@@ -311,8 +311,7 @@ def answers(
 
 def sniff_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in ``path`` and check its first rows read as MRCONSO.RRF (``sniff``), else
-    BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed).
-    """
+    BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed)."""
     inp = locate_mrconso(path)
     stop = threading.Event()
     blocks = inp.blocks(stop)

@@ -197,8 +197,7 @@ _BYTECODE = re.compile(r"(.*/)?__pycache__/([^/.]+)\.[^/]+\.pyc")
 
 def _bytecode_of(rel: str, listed: Mapping[str, str]) -> bool:
     """Whether ``rel`` is Python's cache of a listed script (``D/__pycache__/NAME.TAG.pyc``
-    beside ``D/NAME.py``): no release file, and a warning would be noise.
-    """
+    beside ``D/NAME.py``): no release file, and a warning would be noise."""
     m = _BYTECODE.fullmatch(rel)
     return m is not None and f"{m[1] or ''}{m[2]}.py" in listed
 

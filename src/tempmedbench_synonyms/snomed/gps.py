@@ -52,11 +52,8 @@ GPS_COLUMNS = ("ConceptID", "Active", "FSN", "USPreferredTerm")
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
 _TAIL_BYTES = 64
 
-# Bounds (SPEC section 8: sizes and line lengths bounded where the format bounds them, so that a
-# zip bomb or an endless file is bad input in bounded memory). The GPS file holds ~380,000 rows of
-# ~120 bytes (~45 MB): 256 MiB and 2,000,000 rows leave room for years of growth, and the index of
-# 2,000,000 rows stays under ~300 MB. Each size is checked twice: the size a zip member declares,
-# before it is read, and the bytes it really gives, counted as they are read (a lying header).
+# Bounds (SPEC section 8): the GPS holds ~380,000 rows (~45 MB); these leave years of growth and
+# keep the index under ~300 MB. A size is checked as a zip member declares it and as it is read.
 GPS_MAX_BYTES = 256 << 20
 GPS_MAX_ROWS = 2_000_000
 
@@ -66,8 +63,7 @@ _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 class _BackgroundHash:
     """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
-    parses (hashlib frees the GIL); use it through :func:`_hashing`, which ends the thread.
-    """
+    parses (hashlib frees the GIL); use it through :func:`_hashing`, which ends the thread."""
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
@@ -115,8 +111,7 @@ class _Scan:
 
     def blocks(self, raw: IO[bytes], where: str, hasher: _BackgroundHash) -> Iterator[bytes]:
         """The blocks of ``raw`` (``READ_BLOCK``), each hashed and its tabs and line feeds kept, so
-        the fast path checks every row's width without a Python loop.
-        """
+        the fast path checks every row's width without a Python loop."""
         for block in iter(lambda: raw.read(READ_BLOCK), b""):
             hasher.update(block)
             tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
@@ -275,8 +270,7 @@ def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
 
 def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
     """Whether every fast-path row has the header's width, an Active of 0 or 1 and a distinct
-    ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped.
-    """
+    ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped."""
     blank = scan.trailing_blank
     if blank < 0:
         return False

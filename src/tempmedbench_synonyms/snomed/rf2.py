@@ -42,11 +42,8 @@ from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
 
-# RF2 metadata concepts (SNOMED CT Release File Specifications): description types, the US English
-# language reference set and the "preferred" acceptability. The US refset only: the International
-# Edition's language snapshot also holds the GB English refset (900000000000508004), and reading
-# its rows too gives GB terms where the US term differs (e.g. a GB "Paracetamol" for a US
-# "Acetaminophen"), a bug found in several tools.
+# RF2 metadata concepts: description types, the US English language refset, "preferred". The US
+# refset only: reading the GB one (900000000000508004) too gives "Paracetamol" for "Acetaminophen".
 FSN_TYPE = "900000000000003001"
 SYNONYM_TYPE = "900000000000013009"
 US_ENGLISH_REFSET = "900000000000509007"
@@ -179,8 +176,7 @@ def _rf2_rows(
     keys: _IdKeys,
 ) -> Iterator[_Row]:
     """Every row of the RF2 files ``names`` as the fields of ``columns``, checked for width; each
-    identifier's hash goes into ``keys``. Hot (~6 million rows): every name is local.
-    """
+    identifier's hash goes into ``keys``. Hot (~6 million rows): every name is local."""
     hash_ = hash  # looked up once (a test replaces the module's ``hash`` to force collisions)
     add = keys.add
     mask = _BUCKETS - 1
@@ -239,8 +235,7 @@ def _deduplicated(
     stats: dict[str, int],
 ) -> Iterator[_Row]:
     """The rows of ``names`` with only the latest version (greatest effectiveTime) of each
-    repeated identifier, in line order; two versions with one effectiveTime are refused.
-    """
+    repeated identifier, in line order; two versions with one effectiveTime are refused."""
     best: dict[str, _Row] = {}
     repeated_ids: set[str] = set()  # the identifiers really listed twice, not just hash twins
     held = 0
@@ -455,8 +450,7 @@ def _read_descriptions(
 ) -> None:
     """Put each concept's active FSN and US preferred synonym in ``concepts`` as
     ``"<FSN id>\\t<FSN>\\t<PT id>\\t<PT>"`` ("" for a missing part): one string a concept,
-    the cheapest in memory for ~760,000 descriptions.
-    """
+    the cheapest in memory for ~760,000 descriptions."""
 
     def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
         for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
@@ -536,8 +530,7 @@ def _fsn_rank(did: str, us_preferred: set[str]) -> tuple[bool, int, str]:
 
 def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:
     """The index's concepts (latest, International modules) as identifier -> "" (filled in
-    place by :func:`_read_descriptions` and :func:`_fill_rows`), and the inactive ones.
-    """
+    place by :func:`_read_descriptions` and :func:`_fill_rows`), and the inactive ones."""
 
     def consume(rows: Iterable[_Row]) -> tuple[dict[str, str], set[str], Counter[str]]:
         concepts: dict[str, str] = {}

@@ -126,8 +126,8 @@ _RULES = jsonio.LineRules(
 def iter_records(
     path: Path, where: str, batch_bytes: int = BATCH_BYTES
 ) -> Iterator[dict[str, Any]]:
-    """The records of a JSON-lines artifact, read ``batch_bytes`` at a time (record ``i`` is on
-    line ``i + 1``): :func:`jsonio.iter_jsonl` under the artifacts' rules."""
+    """The records of a JSON-lines artifact (record ``i`` on line ``i + 1``), ``batch_bytes`` a
+    read."""
     try:
         raw = open_regular(path, what="the artifact")
     except FileNotFoundError:
@@ -202,10 +202,8 @@ class _Checker:
         rec: dict[str, Any],
         terms: tuple[str, ...],
     ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring for ``code`` (its term fields: ``terms`` of
-        ``rec``); the active concept, or None after a finding. A code the release holds is held
-        to the identifier rules all the same (SPEC section 6: they hold for every identifier, and
-        the GPS loader takes any ASCII digits as a ConceptID, RF2 identifiers are not checked)."""
+        """Steps 1 to 4 of the module docstring for ``code``: the active concept, or None after a
+        finding. A held code still meets the identifier rules (SPEC section 6)."""
         if code is None:
             why = f"{code_field} is absent: no concept backs it"
             self.unexpected_terms(line, rid, rec, terms, why)
@@ -316,8 +314,7 @@ class _Checker:
         )
 
     def events(self, records: Iterable[dict[str, Any]]) -> int:
-        """Check the records of ``artifacts/events_canonical.jsonl`` (record ``i`` on line
-        ``i + 1``); the number of records."""
+        """Check ``artifacts/events_canonical.jsonl``'s records; the number of records."""
         resolve, active = self.resolve, self.active
         line = 0
         for line, rec in enumerate(records, start=1):
@@ -388,8 +385,7 @@ class _Checker:
         return line
 
     def questions(self, records: Iterable[dict[str, Any]]) -> int:
-        """Check the records of ``artifacts/questions.jsonl`` (record ``i`` on line ``i + 1``);
-        the number of records."""
+        """Check ``artifacts/questions.jsonl``'s records; the number of records."""
         line = 0
         for line, rec in enumerate(records, start=1):
             rid = rec.get("qid")

@@ -167,8 +167,7 @@ class FakeUtsData:
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
         """Read whichever META files (MRCONSO.RRF, MRDEF.RRF...) ``folder`` holds; none is a
-        ``FileNotFoundError``.
-        """
+        ``FileNotFoundError``."""
         found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
         found = {f: p for f, p in found.items() if p.is_file()}
         if not found:
@@ -201,8 +200,7 @@ def _mrconso_rows(lines: Iterable[str], path: str) -> Iterator[FakeRow]:
 
 def parse_rows(lines: Iterable[str], file: str, *, path: str = "<rows>") -> Iterator[list[str]]:
     """The rows of ``file`` (``MRDEF``...) in RRF lines, blank lines skipped; a wrong width is a
-    ``ValueError`` naming the file, the line and the layout.
-    """
+    ``ValueError`` naming the file, the line and the layout."""
     columns = COLUMNS[file]
     for n, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")

@@ -177,8 +177,7 @@ def mrconso_row(
 
 def write_manifest(folder: Path, *, leave_out: Callable[[str], bool] = lambda rel: False) -> None:
     """Write the release ``folder``'s ``MANIFEST.sha256`` (SPEC section 1), leaving out itself
-    and each path ``leave_out`` is true for.
-    """
+    and each path ``leave_out`` is true for."""
     lines = []
     for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()

@@ -85,8 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(HTTPServer):
     """Each request on a helper thread of its own (``runtime.start_thread``), joined by
-    ``server_close``.
-    """
+    ``server_close``."""
 
     def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
         self.fake = fake
@@ -176,8 +175,7 @@ class FakeUtsServer:
 
     def stop(self) -> None:
         """Stop serving, close every connection and join the threads (idempotent); a request still
-        waiting out its latency or a ``stall`` ends at once, unanswered.
-        """
+        waiting out its latency or a ``stall`` ends at once, unanswered."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None or thread is None:
@@ -197,8 +195,7 @@ class FakeUtsServer:
 
 class RunningFakeUts(FakeUtsServer):
     """A ``FakeUtsServer`` with the environment a run of the tool needs to reach it: the
-    ``fake_uts`` fixture's (``pytest_plugin``).
-    """
+    ``fake_uts`` fixture's (``pytest_plugin``)."""
 
     def __init__(self, fake: FakeUts, folder: Path) -> None:
         super().__init__(fake)
@@ -208,8 +205,7 @@ class RunningFakeUts(FakeUtsServer):
     @property
     def variables(self) -> dict[str, str]:
         """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own ``TEMPMEDBENCH_CACHE_DIR`` and
-        ``TEMPMEDBENCH_STATE_DIR``.
-        """
+        ``TEMPMEDBENCH_STATE_DIR``."""
         return {
             BASE_URL_ENV: self.base_url,
             API_KEY_ENV: self.api_key,
@@ -220,8 +216,7 @@ class RunningFakeUts(FakeUtsServer):
     @property
     def no_proxy(self) -> dict[str, str]:
         """``NO_PROXY`` and ``no_proxy``, each naming yours and this machine: requests would
-        otherwise send 127.0.0.1 to ``HTTP_PROXY``.
-        """
+        otherwise send 127.0.0.1 to ``HTTP_PROXY``."""
         hosts = config.no_proxy_with_loopback()
         return {name: hosts for name in NO_PROXY_VARS}
 
@@ -229,8 +224,7 @@ class RunningFakeUts(FakeUtsServer):
     def env(self) -> dict[str, str]:
         """The whole environment for a run of the tool in a subprocess
         (``subprocess.run(..., env=fake_uts.env)``): this process's, less every ``UMLS_*`` and
-        ``TEMPMEDBENCH_*`` variable, plus ``variables`` and ``no_proxy``.
-        """
+        ``TEMPMEDBENCH_*`` variable, plus ``variables`` and ``no_proxy``."""
         return {**config.without_tool_variables(), **self.variables, **self.no_proxy}
 
 

@@ -218,8 +218,7 @@ class ResponseCache:
 
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None``: missing, or untrusted (warned; why:
-        ``rejection``).
-        """
+        ``rejection``)."""
         path = self._entry_file(key)
         with self._lock:
             self._rejected.pop(key.digest(), None)
@@ -252,8 +251,7 @@ class ResponseCache:
 
     def _load(self, path: str | Path, what: str, instead: str) -> tuple[dict[str, Any], Any] | None:
         """(header, body) of a cache file matching its SHA-256; ``None`` if missing or unreadable
-        (warned). Raises ``_Corrupt`` or ``_OldFormat``.
-        """
+        (warned). Raises ``_Corrupt`` or ``_OldFormat``."""
         raw = _read_or_none(path, what, instead)
         if raw is None:
             return None
@@ -343,8 +341,7 @@ class ResponseCache:
 
     def load_memo(self, umls_release: str, name: str) -> Any:
         """A memo saved by ``save_memo``, or ``None``: none, an entry written since, corrupt
-        (warned), or of an earlier version. The entries stay the truth.
-        """
+        (warned), or of an earlier version. The entries stay the truth."""
         path = self._memo_path(umls_release, name)
         self._trust(path.parent)
         try:
@@ -515,8 +512,7 @@ def _read_or_none(
     path: str | Path, what: str, instead: str, *, limit: int | None = None
 ) -> bytes | None:
     """The bytes of a cache file (regular only, at most ``limit``), or ``None`` if missing or
-    unreadable (warned: it costs time, never the run); not the user's own: ``UntrustedError``.
-    """
+    unreadable (warned: it costs time, never the run); not the user's own: ``UntrustedError``."""
     try:
         return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES, own=_ELSEWHERE)
     except FileNotFoundError:
@@ -537,8 +533,7 @@ _ANOTHER_FOLDER = "or give another folder with --cache-dir or TEMPMEDBENCH_CACHE
 
 def cache_info(root: Path) -> CacheInfo:
     """Count the entries (and leftovers) under ``root``, through links as a run reads them;
-    a folder that cannot be read is BadInputError naming the path and the fix.
-    """
+    a folder that cannot be read is BadInputError naming the path and the fix."""
     try:
         return _cache_info(root)
     except OSError as err:

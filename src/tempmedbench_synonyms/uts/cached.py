@@ -90,8 +90,7 @@ class Counters:
 
 def _parse(kind: Kind, result: Any) -> Any:
     """A stored ``result`` as models (a concept, a list of atoms), or for SPEC 11's kinds the
-    stored JSON, checked; TypeError or ValueError if it is not of that shape.
-    """
+    stored JSON, checked; TypeError or ValueError if it is not of that shape."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
     if kind == "atom":
@@ -145,8 +144,7 @@ def _got(request: UtsRequest, umls_release: str, found: Any) -> Got:
 @dataclass(frozen=True, slots=True)
 class Got:
     """What UMLS (or the cache) answered one SPEC 11 request: the concrete ``release``, the
-    JSON UTS sent (``None`` for a 404), and whether a limit ``truncated`` it.
-    """
+    JSON UTS sent (``None`` for a 404), and whether a limit ``truncated`` it."""
 
     release: str
     value: Any
@@ -185,9 +183,8 @@ class CachedUts:
         self._check_lock = threading.Lock()
         #: releases UMLS has shown it serves (the probe or ``/metadata`` answered)
         self._served: set[str] = set()
-        #: requests of ``current`` UMLS answered 404 (checked) since ``resume``: a 404 of
-        #: ``current`` is not stored (it names no release), and without this a lookup whose
-        #: request is its own probe (``umls concept``) would send that request twice
+        #: ``current``'s checked 404s since ``resume`` (never stored: they name no release), so a
+        #: lookup that is its own probe (``umls concept``) is not sent twice
         self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
         #: entries this version could not read, warned of once
@@ -208,8 +205,7 @@ class CachedUts:
 
     def warnings(self) -> list[str]:
         """Why the runs on this machine do not share this run's rate budget (``--json``'s
-        ``warnings``), once the shared state was found unusable or not the user's own.
-        """
+        ``warnings``), once the shared state was found unusable or not the user's own."""
         said = None if self.client is None else self.client.limiter.fallback_warning
         return [] if said is None else [said]
 
@@ -305,8 +301,7 @@ class CachedUts:
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
         """The answer from UMLS (every page), cached once complete; with ``check``, a 404 is
-        checked (``check_served``) before it is stored.
-        """
+        checked (``check_served``) before it is stored."""
         key = _key(umls_release, request)
         client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
         found = self._ask(client, request)
@@ -382,8 +377,7 @@ class CachedUts:
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Around a write to the cache: an ``OSError`` stops the run as bad input (without the
-        cache a run cannot resume).
-        """
+        cache a run cannot resume)."""
         try:
             yield
         except OSError as err:
@@ -443,8 +437,7 @@ class CachedUts:
 
     def known(self, umls_release: str) -> str | None:
         """The concrete release ``umls_release`` stands for without asking UMLS (``current`` as
-        last learnt, within ``cache.CURRENT_MAX_AGE`` or ever offline; never with ``--refresh``).
-        """
+        last learnt, within ``cache.CURRENT_MAX_AGE`` or ever offline; never with ``--refresh``)."""
         if umls_release != "current":
             return umls_release
         if self.cache is None or self.refresh:
@@ -485,8 +478,7 @@ class CachedUts:
 
     def check_served(self, umls_release: str) -> None:
         """SPEC 11: a command's first 404 is checked once with ``/metadata/{release}/sources``
-        (keyless, cached): UnavailableError if that is a 404 too. Nothing is sent once served.
-        """
+        (keyless, cached): UnavailableError if that is a 404 too. Nothing is sent once served."""
         with self._check_lock:
             with self._lock:
                 if umls_release in self._served:
@@ -552,8 +544,7 @@ class CachedUts:
 
     def load_memo(self, umls_release: str, queries: Sequence[AtomQuery]) -> Answers | None:
         """Every answer of these ``queries`` from one still-valid memo file (each a cache hit);
-        ``None`` otherwise, and always with ``--refresh``.
-        """
+        ``None`` otherwise, and always with ``--refresh``."""
         if self.cache is None or self.refresh:
             return None
         name = _memo_name(umls_release, queries)
@@ -600,8 +591,7 @@ class CachedUts:
 
 def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
     """A failed write to the cache as bad input: what is in the way and what to remove, else the
-    cache folder and the fix of ``err``'s kind.
-    """
+    cache folder and the fix of ``err``'s kind."""
     path = err.filename2 if err.filename2 is not None else err.filename
     if cache is not None and isinstance(path, str):
         root = shlex.quote(str(cache.root))

@@ -57,18 +57,14 @@ _M = TypeVar("_M", bound=UtsModel)
 
 #: A list longer than this many pages is not an answer we can trust (200 x 500 = 100,000 atoms).
 MAX_PAGES = 500
-#: One answer, all its pages together, is at most 32 MiB after decoding (a UTS page of 200 atoms
-#: is well under 1 MiB). Its cache entry, re-encoded compactly, is at most ~4.5 times that (a
-#: float written ``1e15`` comes back as ``1000000000000000.0``): well under
-#: ``cache.MAX_FILE_BYTES`` (256 MiB), so every entry written can be read back.
+#: One answer, all its pages, at most 32 MiB decoded: re-encoded (at most ~4.5x) it stays under
+#: ``cache.MAX_FILE_BYTES``, so every entry written can be read back.
 MAX_ANSWER = 32 * 1024 * 1024
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
 _RETRY_STATUSES = frozenset({408, 425, 429})
-#: SPEC section 8: one answer's body is at most 16 MiB after decoding (a UTS page of 200 atoms is
-#: well under 1 MiB); a larger, endless or decompression-bomb body is a failed attempt.
+#: SPEC section 8: a body past 16 MiB decoded (endless, a bomb) is a failed attempt.
 MAX_BODY = 16 * 1024 * 1024
-#: Bytes asked of urllib3 per read; urllib3 (>= 2.6) inflates at most this much per read, so a
-#: gzip bomb is caught while inflating, not after.
+#: Bytes asked of urllib3 per read (>= 2.6 inflates no more): a gzip bomb is caught inflating.
 _CHUNK = 64 * 1024
 
 
@@ -266,14 +262,10 @@ class _Adapter(requests.adapters.HTTPAdapter):
         cert: Any = None,
         proxies: dict[str, str] | None = None,
     ) -> requests.Response:
-        # requests takes HTTP_PROXY (and its kin) for 127.0.0.1 too, unless NO_PROXY names it;
-        # a proxy is another host, and plain http to this machine would carry the key to it in
-        # clear. Decided here, where every request passes, whatever requests merged before.
+        # requests sends 127.0.0.1 to HTTP_PROXY too: plain http would carry the key to it.
         if proxies and is_loopback(urlsplit(request.url or "").hostname or ""):
             proxies = {}
-        # requests' own choice of proxy for this URL (HTTPS_PROXY and its kin, less NO_PROXY):
-        # a connection error on the way is the proxy's to explain, whatever urllib3 called it
-        # (a proxy that accepts and then closes raises a plain ConnectionError).
+        # A connection error through requests' chosen proxy is the proxy's to explain.
         proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
         try:
             return super().send(request, stream, timeout, verify, cert, proxies)
@@ -570,8 +562,7 @@ class UtsClient:
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
         """A 200's JSON as SPEC section 8 reads all JSON (strict UTF-8, ``jsonio.DECODER``, every
-        string text without the key); anything else is ``Transient``: asked again, never cached.
-        """
+        string text without the key); anything else is ``Transient``: asked again, never cached."""
         try:
             body = jsonio.loads_utf8(raw)
         except UnicodeDecodeError:
@@ -604,8 +595,7 @@ class UtsClient:
 
     def _clean(self, text: str, limit: int = 1000) -> str:
         """``text`` cleaned (``secret.clean_text``), then cut to ``limit`` characters (SPEC 8);
-        cut after cleaning, so a cut never leaves part of the key unmasked.
-        """
+        cut after cleaning, so a cut never leaves part of the key unmasked."""
         text = clean_text(text, self._key)
         return text if len(text) <= limit else text[:limit] + " ..."
 
@@ -662,10 +652,8 @@ class UtsClient:
             self.limiter.reward()
             return Reply(200, body, len(raw))
         if status == 404:
-            # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
-            # something else at this address (a web server, a proxy, a base URL without /rest):
-            # it must not pass for "not found", which would be cached and reported as drift.
-            # After it, UTS's own error bodies (undocumented: HTML, text, empty) are "not found".
+            # Before the probe showed this is UTS, a 404 without JSON is something else (a base
+            # URL without /rest), never "not found"; after, any 404 body is "not found".
             raw = self._read_body(response, flight)
             try:
                 is_json = isinstance(jsonio.loads_utf8(raw), dict)
@@ -762,11 +750,8 @@ class UtsClient:
             self.stats.count_retry()
             exc = retry_state.outcome.exception() if retry_state.outcome else None
             left = self.retry.max_attempts - retry_state.attempt_number
-            # Shown by default (a warning), like pip's "Retrying (Retry(total=4...)) after
-            # connection broken by ...": the first failure, then at most one every --timeout
-            # seconds, so that eight workers meeting one outage, or a flaky server, print one
-            # line, and a stalled server is never silent for long. -q hides them; -v shows
-            # every retry.
+            # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds
+            # at most (eight workers meeting one outage print one line); -v shows every retry.
             log.log(
                 logging.WARNING if self._announce() else logging.INFO,
                 "retrying %s in %.1f s after %s (%d attempt%s left)",
@@ -929,8 +914,7 @@ class UtsClient:
 
 def _page_size_sent(body: Any, asked: int) -> int:
     """A full search page's size: the envelope's ``pageSize`` if a whole number in 1..``asked``
-    (a server may page smaller), else ``asked``.
-    """
+    (a server may page smaller), else ``asked``."""
     said = body.get("pageSize") if isinstance(body, dict) else None
     if isinstance(said, int) and not isinstance(said, bool) and 1 <= said < asked:
         return said
@@ -939,8 +923,7 @@ def _page_size_sent(body: Any, asked: int) -> int:
 
 def unreached(exc: BaseException, base_url: str) -> str | None:
     """A connection error in a few words from requests' and urllib3's chain ("cannot connect to
-    HOST:PORT: connection refused", ...); ``None`` when no exception of the chain says why.
-    """
+    HOST:PORT: connection refused", ...); ``None`` when no exception of the chain says why."""
     proxy = resolving = False
     conn: Any = None
     reason = ""

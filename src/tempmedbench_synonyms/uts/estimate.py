@@ -45,8 +45,7 @@ def estimate_line(
     concepts: int, cached: int, to_fetch: int, requests: int, rate: float, *, unit: str = "concept"
 ) -> str:
     """The estimate line before a fetch, e.g. "10 concepts: 3 answered by the cache, 7 to fetch,
-    about 1 s at 15 requests a second".
-    """
+    about 1 s at 15 requests a second"."""
     return (
         f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
         f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} "
@@ -58,8 +57,7 @@ def estimate_line(
 class LookupPlan:
     """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad``, ``cached`` and
     ``to_fetch``; ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds``
-    at ``rate`` (pages, details and retries on top).
-    """
+    at ``rate`` (pages, details and retries on top)."""
 
     inputs: int
     bad: int
@@ -92,8 +90,7 @@ def plan_all(
     same: Callable[[_K], Hashable] | None = None,
 ) -> tuple[int, list[_K], int]:
     """The dry run of ``batch.ask_all`` from the cache only: (answered inputs, missed
-    questions, requests they send).
-    """
+    questions, requests they send)."""
     misses = [q for q in questions if cached(q) is None]
     requests = len({q if same is None else same(q) for q in misses})
     return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
@@ -103,8 +100,7 @@ def plan_lookups(
     uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
 ) -> LookupPlan:
     """The dry run of ``batch.answer_many``: the cache read for every input, nothing sent or
-    written; ``current`` as the cache learnt it, if it has.
-    """
+    written; ``current`` as the cache learnt it, if it has."""
     uts.store = False
     listed = list(items)
     concrete = uts.known(check_release(release))

@@ -57,8 +57,7 @@ def link_segments(link: str | None) -> list[str]:
 
 def link_id(value: object) -> str | None:
     """The identifier a link names: its last path segment, decoded
-    (``.../AMB%2F9%20%25x`` -> ``AMB/9 %x``), a non-URL as is, ``None`` for no link.
-    """
+    (``.../AMB%2F9%20%25x`` -> ``AMB/9 %x``), a non-URL as is, ``None`` for no link."""
     link = _link(value)
     if link is None or "://" not in link:
         return link
@@ -307,8 +306,7 @@ class Definition(Record):
 
 def _relation(value: object) -> object:
     """Relations before 2022 name the other end ``relatedConcept``/``relatedAtom``: renamed to
-    ``relatedId`` (and ``relatedIdName``).
-    """
+    ``relatedId`` (and ``relatedIdName``)."""
     if not isinstance(value, dict):
         return value
     out = dict(value)
@@ -321,8 +319,7 @@ def _relation(value: object) -> object:
 
 class Relation(Record):
     """One relation as UTS gives it (never inverted): ``relatedFromId`` ``relationLabel``
-    ``relatedId``, each end its identifier (``link_id``), the links in ``raw``.
-    """
+    ``relatedId``, each end its identifier (``link_id``), the links in ``raw``."""
 
     ui: Text = None
     root_source: Text = Field(default=None, alias="rootSource")
@@ -354,8 +351,7 @@ class Relation(Record):
 
 class SemanticTypeInfo(Record):
     """A semantic type (``ui`` the TUI, from ``uri``), with ``treeNumber``, ``abbreviation`` and
-    ``definition`` when its details were asked.
-    """
+    ``definition`` when its details were asked."""
 
     name: Text = None
     uri: Link = None
@@ -396,8 +392,7 @@ class RootSource(Record):
 
 def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """SPEC section 11's ``(ui, aui)`` of a hierarchy result: a cluster's ``ui``; an ``Atom``'s
-    ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``.
-    """
+    ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``."""
     kind = str(value.get("classType", ""))
     if kind == "Atom":
         return link_id(value.get("code")), _text(value.get("ui"))
@@ -423,8 +418,7 @@ def _entry(value: object) -> object:
 
 class HierarchyEntry(Record):
     """A parent, child, ancestor or descendant (``entry_ids``): ``ui`` the code, ``aui`` an
-    atom's AUI (``None`` for a code); the links in ``raw``.
-    """
+    atom's AUI (``None`` for a code); the links in ``raw``."""
 
     class_type: Text = Field(default=None, alias="classType")
     ui: Text = None

@@ -101,8 +101,7 @@ class UtsOptions:
     @classmethod
     def of(cls, **keywords: Any) -> UtsOptions:
         """The options of the API's keywords (``UtsKeywords``); ``TypeError`` naming the keyword
-        for a wrong type or an unknown name.
-        """
+        for a wrong type or an unknown name."""
         values: dict[str, Any] = {}
         kinds = typing.get_type_hints(cls)
         for name, value in keywords.items():
@@ -123,8 +122,7 @@ class UtsOptions:
 
     def changed(self) -> list[str]:
         """The flags given non-default values (the env-read ``UMLS_BASE_URL`` and
-        ``TEMPMEDBENCH_CACHE_DIR`` excepted).
-        """
+        ``TEMPMEDBENCH_CACHE_DIR`` excepted)."""
         return [
             f.metadata["cli"].flag
             for f in dataclasses.fields(self)
@@ -292,8 +290,7 @@ _MAX_DECODINGS = 8
 
 def url_holds_secret(url: str) -> bool:
     """Whether ``url`` holds a key read so far as given or as a resolver would see it
-    (percent-decoded to a fixed point, NFKC, case-folded, its host IDNA-encoded as urllib3 does).
-    """
+    (percent-decoded to a fixed point, NFKC, case-folded, its host IDNA-encoded as urllib3 does)."""
     return any(holds_secret(form) for form in _url_forms(url))
 
 

@@ -36,21 +36,16 @@ except ImportError:  # pragma: no cover - Windows: no flock; SharedBudget falls 
 
 log = logging.getLogger(__name__)
 
-#: Seconds added to the one-second window, and spread over the spacing of starts: it absorbs the
-#: jitter between the moment a request leaves the limiter and the moment the server counts it
-#: (thread scheduling, a garbage-collector pause, connection reuse, the network), so that N + 1
-#: requests never land in one second of the server's clock. bench/bench_rest.py measured a 51 ms
-#: squeeze once (a 70 ms pause of the collector, client and server sharing one process), which
-#: broke a 5% margin; 8% costs 8% of throughput (0.93 of the cap).
+#: Seconds added to the one-second window (and the spacing): the jitter between the limiter and
+#: the server's count, so N + 1 requests never land in one server second. bench/bench_rest.py
+#: once measured a 51 ms squeeze that broke 5%; 8% costs 8% of throughput.
 MARGIN = 0.08
 HEADROOM = 1.0 + MARGIN
 #: After a 429 the rate never drops below this fraction of the configured rate.
 MIN_FRACTION = 1.0 / 16.0
-#: Each successful request earns back this many requests a second (a twentieth of the UTS limit),
-#: up to the configured rate: the same for every run, whatever its rate. A step in proportion to
-#: the run's own rate let a run at 1 beside one at 20 climb back 20 times slower after the 429s
-#: they shared (84 s for 10 requests, 10 s alone); an equal step is what shares fairly (additive
-#: increase, multiplicative decrease: each halving narrows the gap, each step keeps it).
+#: Each success earns back this many requests a second, up to the rate: equal for every run (AIMD
+#: shares fairly; a step in proportion to the rate let a run at 1 beside one at 20 take 84 s for
+#: 10 requests after their shared 429s, 10 s alone).
 RECOVERY_STEP = MAX_RATE / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
@@ -91,8 +86,7 @@ def next_start(
 ) -> float:
     """When the next start may come after ``starts`` (oldest first) at ``rate`` a second:
     ``(1 + margin) / rate`` after the last, and no more than ``floor(most)`` starts within
-    ``1 + margin`` s; ``-inf``: at once. One rule for this run's starts and the shared state's.
-    """
+    ``1 + margin`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
     if not starts:
         return -math.inf
     span = 1.0 + margin
@@ -105,8 +99,7 @@ def next_start(
 
 def fair_share(rate: float, rates: Iterable[float]) -> float:
     """A run's part of the budget (the larger rate of all) beside runs at ``rates``, shared
-    max-min fairly: runs at 15 and 20 get 10 each; at 1 and 20, 1 and 19; alone, its rate.
-    """
+    max-min fairly: runs at 15 and 20 get 10 each; at 1 and 20, 1 and 19; alone, its rate."""
     every = sorted([rate, *rates])
     budget = every[-1]
     while every and every[0] * len(every) <= budget:
@@ -138,8 +131,7 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
 
 class _State:
     """The shared state: latest starts (wall clock), the runs that count (id: rate, until when),
-    the end of the latest 429 pause and the 429 count; one line, ``id/rate/until`` per run.
-    """
+    the end of the latest 429 pause and the 429 count; one line, ``id/rate/until`` per run."""
 
     __slots__ = ("paused_until", "runs", "slowdowns", "starts")
 
@@ -256,8 +248,7 @@ class SharedBudget:
 
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
         """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
-        the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy.
-        """
+        the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
         if not self.usable:
             return None
         if fcntl is None:
@@ -536,8 +527,7 @@ class RateLimiter:
 
     def slow_down(self) -> float:
         """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and in the other
-        runs; return it.
-        """
+        runs; return it."""
         with self._lock:
             current = self._halve()
             self._publish_429(0.0)

@@ -23,8 +23,7 @@ MIN_ATTEMPT = 1.0
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     """Seconds to wait for a connection, for each read, and for the whole attempt (``attempt``,
-    ``--timeout``: a watchdog shuts the socket down at that deadline, however slow the bytes).
-    """
+    ``--timeout``: a watchdog shuts the socket down at that deadline, however slow the bytes)."""
 
     connect: float = CONNECT
     read: float = DEFAULT_TIMEOUT
@@ -84,8 +83,7 @@ def worth_retrying(exc: BaseException) -> bool:
 @dataclass(slots=True)
 class Budget:
     """What is left of one request's retries: its start, moved on by every wait for a turn
-    (SPEC section 8: waiting is not failing), and which attempt this is.
-    """
+    (SPEC section 8: waiting is not failing), and which attempt this is."""
 
     start: float
     attempt: int = 1
@@ -117,8 +115,7 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
 
 class StopAfterTotal(stop_base):
     """tenacity stop: no retry whose wait ends more than ``limit`` s after the first try, less
-    the waits for a turn; reads our (injectable) clock, unlike ``stop_before_delay``.
-    """
+    the waits for a turn; reads our (injectable) clock, unlike ``stop_before_delay``."""
 
     def __init__(self, clock: Callable[[], float], budget: Budget, limit: float) -> None:
         self._clock, self._budget, self._limit = clock, budget, limit

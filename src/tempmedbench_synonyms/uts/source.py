@@ -40,8 +40,7 @@ def to_atoms(got: Got) -> Found:
 
 class RestAtomSource:
     """An ``AtomSource`` backed by the UTS REST API and the persistent cache (``workers``
-    threads).
-    """
+    threads)."""
 
     name = "rest"
 
@@ -65,8 +64,7 @@ class RestAtomSource:
 
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``umls_release``: identifiers checked, then the probe, then a warm
-        rerun's memo, else the cache, else UMLS (``--offline``: unavailable at the first miss).
-        """
+        rerun's memo, else the cache, else UMLS (``--offline``: unavailable at the first miss)."""
         uts = self.uts
         uts.resume()  # a previous fetch may have stopped it
         began = self._clock()  # the progress counts the probe's wait for a turn too
@@ -129,8 +127,7 @@ class RestAtomSource:
 
 def check_queries(umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> None:
     """BadInputError for the first malformed identifier among the release, the probe's CUI and
-    every query (route ``aui``'s unsent SAB too: a near miss could only drift), before sending.
-    """
+    every query (route ``aui``'s unsent SAB too: a near miss could only drift), before sending."""
     check_release(umls_release)
     check_cui(probe_cui)
     sabs = {q.sab for q in queries}
