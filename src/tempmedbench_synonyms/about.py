@@ -56,8 +56,7 @@ def inflate_text() -> str:
 
 
 def version_text() -> str:
-    """The lines of ``--version``: the tool, Python, libraries, the inflate, the cache folder (or
-    why it cannot be known); never fails."""
+    """The lines of ``--version`` (tool, Python, libraries, inflate, cache folder); never fails."""
     try:
         cache = str(resolve_cache_dir(None))
     except TempMedBenchError as err:

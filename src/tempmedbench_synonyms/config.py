@@ -111,8 +111,7 @@ def resolve_index_dir(
     *,
     environ: Mapping[str, str] | None = None,
 ) -> Path:
-    """The local indexes' folder (SPEC 12): ``--index-dir``, else ``TEMPMEDBENCH_INDEX_DIR``,
-    else ``index`` in the cache folder."""
+    """The local indexes' folder: ``--index-dir``, ``TEMPMEDBENCH_INDEX_DIR``, or the cache's."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
     from_env = variable(INDEX_DIR_ENV, environ=environ)
@@ -143,8 +142,7 @@ def _expanded(path: str | Path, name: str) -> Path:
 
 
 def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
-    """The platformdirs user ``kind`` folder; no home folder is BadInputError naming the
-    variables to set."""
+    """The platformdirs user ``kind`` folder; no home folder is BadInputError saying what to set."""
     # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
     import platformdirs
 

@@ -381,8 +381,7 @@ def _run_checks(
 
 
 def _made(name: str, make: Callable[[], Check]) -> Check:
-    """The check ``make`` makes; an error it did not catch fails that check, never doctor:
-    every check reports and the next one runs."""
+    """The check ``make`` makes; an uncaught error fails that check, never doctor."""
     try:
         return make()
     except TempMedBenchError as err:

@@ -89,8 +89,7 @@ def open_regular(path: str | Path, *, what: str | None = None, own: str | None =
 def read_regular(
     path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
 ) -> bytes:
-    """The bytes of a regular file (:func:`open_regular`); past ``limit`` bytes BadInputError,
-    reading no more than ``limit + 1``."""
+    """A regular file's bytes (:func:`open_regular`); past ``limit``, BadInputError."""
     with open_regular(path, what=what, own=own) as f:
         if limit is None:
             return f.read()
@@ -245,8 +244,7 @@ def os_fix(err: OSError) -> str | None:
 
 
 def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> BadInputError:
-    """``PATH: cannot use WHAT: Permission denied`` as BadInputError, with the fix (``os_fix``)
-    and ``instead``, another way."""
+    """``PATH: cannot use WHAT: Permission denied`` as BadInputError, with a fix."""
     path = err.filename2 if err.filename2 is not None else err.filename
     if isinstance(path, bytes):
         path = os.fsdecode(path)

@@ -176,8 +176,7 @@ def loads_utf8(raw: bytes) -> Any:
 
 @dataclass(frozen=True)
 class LineRules:
-    """What a kind of JSON Lines file may hold, in its refusals' words; ``line_max``: a longer
-    line is refused before it is whole."""
+    """What a kind of JSON Lines file may hold, in its refusals' words; ``line_max`` per line."""
 
     blank: str
     bom: str

@@ -58,15 +58,13 @@ COUNTED = Rows()
 
 
 def counted(obsolete: bool = False, suppressible: bool = False) -> Rows:
-    """``N`` rows, plus ``O`` with ``--include-obsolete`` and ``E``, ``Y`` with
-    ``--include-suppressible``."""
+    """``N`` rows, plus ``O`` for ``--include-obsolete``, ``E`` and ``Y`` for suppressible ones."""
     return Rows(frozenset("N" + "O" * obsolete + "EY" * suppressible))
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column of a kind's table: header, the model attribute shown, and whether it is left
-    out when empty in every row."""
+    """A column of a kind's table: header, model attribute, and whether left out when all empty."""
 
     header: str
     attribute: str

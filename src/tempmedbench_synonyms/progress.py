@@ -205,8 +205,7 @@ def fetch_progress(
     clock: Callable[[], float] = time.monotonic,
     started: float | None = None,
 ) -> StepProgress:
-    """The progress of a fetch from UMLS: ``unit`` (``inputs`` for SPEC 11's lookups) of
-    ``umls_release``, timed from ``started`` (on ``clock``) if given."""
+    """The progress of a fetch from UMLS: ``unit`` of ``umls_release``, timed from ``started``."""
     return StepProgress(stream, label=f"UMLS {umls_release}", unit=unit, total=total,
                         clock=clock, started=started)  # fmt: skip
 

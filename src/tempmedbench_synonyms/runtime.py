@@ -112,8 +112,7 @@ class DaemonPool:
                 future.set_result(result)
 
     def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
-        """No more jobs (``cancel_futures``: queued ones cancelled); wait at most ``timeout`` s for
-        the workers; whether all have ended."""
+        """No more jobs (``cancel_futures``: queued ones dropped); wait ``timeout`` s; all done?"""
         self._closed = True
         if cancel_futures:
             while True:
@@ -339,8 +338,7 @@ def worker_channel(fd: int) -> Channel:
 
 
 class WorkerGroup:
-    """The workers of one task, killed on the way out unless ``finish`` said all were told to
-    end, then reaped."""
+    """The workers of one task, killed on the way out unless ``finish``-ed, then reaped."""
 
     def __init__(self) -> None:
         self.workers: list[Worker] = []
@@ -414,8 +412,7 @@ _end_process = os._exit  # replaced by the tests
 
 @contextmanager
 def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
-    """A shorter thread switch interval for the block (a decompressing thread needs the GIL back
-    after each block)."""
+    """A shorter thread switch interval (a decompressing thread needs the GIL back often)."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(min(before, interval))
     try:

@@ -13,8 +13,7 @@ from tempmedbench_synonyms.progress import scan_progress
 
 
 def build_source(options: RegenOptions) -> AtomSource:
-    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API (whose
-    options are checked only then)."""
+    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API."""
     if options.mrconso is not None:
         options.uts.say_ignored("--mrconso")
         progress = scan_progress(options.progress, options.mrconso.name)

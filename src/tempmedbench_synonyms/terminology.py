@@ -53,8 +53,7 @@ class Terminology(Protocol):
 
 
 class UtsTerminology:
-    """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use;
-    the options are checked at once."""
+    """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use."""
 
     ahead: ClassVar[int] = MANY_AHEAD
 

@@ -649,8 +649,7 @@ _FLAG = re.compile(
 
 @cache
 def _flag_names() -> dict[str, str]:
-    """Each flag the shared layers name, as its Python argument (``--offline`` ->
-    ``offline=True``)."""
+    """Each flag the shared layers name, as Python's argument (``--offline``: ``offline=True``)."""
     names = {"--umls-release": "release"}
     for f in (*fields(UtsOptions), *fields(Local), *(f for kind in KINDS for f in fields(kind))):
         spelt = f.metadata.get("cli")
@@ -660,8 +659,7 @@ def _flag_names() -> dict[str, str]:
 
 
 def _python_words(text: str) -> str:
-    """``text`` with its flags as Python's arguments (``rate=500 is out of range``); quoted text
-    is left as it is."""
+    """``text`` with its flags as Python's arguments; quoted text is left as it is."""
     names = _flag_names()
 
     def swap(found: re.Match[str]) -> str:

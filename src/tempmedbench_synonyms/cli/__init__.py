@@ -147,8 +147,7 @@ def _failure_report(
 def _finish(
     report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str] | None = None
 ) -> NoReturn:
-    """Every command ends alike: the human report on stderr (``render``, else ``render_report``),
-    the JSON one on stdout, the code."""
+    """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
     if verbosity >= 0:
         echo_report(render(report) if render else render_report(report, verbose=verbosity > 0))
     if json_out:
@@ -368,8 +367,7 @@ def script_main() -> None:
 
 
 def script_regenerate_main() -> None:
-    """The console script ``tempmedbench-regenerate-synonyms``: :func:`regenerate_main`, then
-    ``runtime.quick_exit``."""
+    """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
     _as_script(regenerate_main)
 
 

@@ -167,8 +167,7 @@ def usage_error_json(message: str, command: str) -> dict[str, Any]:
 
 
 def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
-    """Whether ``--json`` is among ``args`` as the flag (not an option's value, not after ``--``;
-    ``--json=...`` counts)."""
+    """Whether ``--json`` is among ``args`` as the flag (not a value, not after ``--``)."""
     takes_value = {
         opt
         for command in commands

@@ -145,8 +145,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
 
 
 def _env_log_level(default: int) -> int:
-    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default``; a bad value is said on
-    stderr, never fatal."""
+    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default`` (a bad one said, not fatal)."""
     raw = config.log_level_name()
     if not raw:
         return default

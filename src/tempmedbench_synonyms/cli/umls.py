@@ -160,8 +160,7 @@ def _run(
     quiet: bool,
     verbose: int,
 ) -> NoReturn:
-    """Ask every input (read inside: a bad --file is an exit code), show the answers, and end
-    with the highest exit code."""
+    """Ask every input, show the answers, and end with the highest exit code."""
     verbosity = configure_logging(quiet, verbose)
     # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
     empty: dict[str, Any] = {

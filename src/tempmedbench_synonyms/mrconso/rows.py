@@ -36,8 +36,7 @@ _NOT_MRCONSO_HINT = (
 
 
 def fields_of(line: str) -> list[str] | str:
-    """The 18 fields of one row without its line end (SPEC 4: trailing ``|``, CR tolerated), or
-    what is wrong with it."""
+    """The 18 fields of one row without its line end (SPEC 4), or what is wrong with it."""
     if line.endswith("\r"):
         line = line[:-1]
     fields = line.split("|")

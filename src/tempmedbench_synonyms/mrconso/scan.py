@@ -207,8 +207,7 @@ _LINE, _CUI_OF, _AUI_OF, _SAB_OF, _CODE_OF = (itemgetter(i) for i in range(5))
 def scan_block(
     base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
 ) -> None:
-    """The rows of ``chunk[start:stop]`` that can matter (``_row_pattern`` and C-level set
-    tests), then those parsed and checked exactly (``_check_row``)."""
+    """The rows of ``chunk[start:stop]`` that can matter, each checked exactly (``_check_row``)."""
     stop = len(chunk) if stop < 0 else stop
     found = needs.rows.findall(chunk, start, stop)
     head = needs.first.match(chunk, start, stop)

@@ -131,8 +131,7 @@ def freeze(
 
 
 def _replaced(previous: bytes, new: dict[str, Any], backup: Path) -> dict[str, Any]:
-    """The files and concepts whose hash differs, those added and removed (``previous`` as read,
-    even if malformed)."""
+    """The files and concepts whose hash differs, and those added and removed."""
     try:
         old = jsonio.parse_json(previous.decode("utf-8"), path=EXPECTED)
     except (UnicodeDecodeError, BadInputError):

@@ -234,8 +234,7 @@ def parse_sctid(value: str) -> SctidInfo:
 
 
 def is_extension_concept(value: str) -> bool:
-    """Whether ``value``'s partition is an extension concept's (``10``); call it on an identifier
-    that passed :func:`concept_id_problems`."""
+    """Whether ``value``'s partition is an extension concept's (``10``); call it on a valid id."""
     return value[-3:-1] == EXTENSION_CONCEPT_PARTITION
 
 

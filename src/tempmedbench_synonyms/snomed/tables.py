@@ -172,8 +172,7 @@ def read_header(
 
 
 def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
-    """Where each ``required`` column sits in the header line ``first``; BOM, CRLF and trailing
-    empty cells noted."""
+    """Where each ``required`` column sits in the header ``first``; BOM, CRLF, empty cells noted."""
     if not first:
         raise BadInputError("the file is empty; a header line was expected", path=where, line=1)
     if first.startswith("\ufeff"):

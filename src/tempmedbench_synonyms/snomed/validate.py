@@ -126,8 +126,7 @@ _RULES = jsonio.LineRules(
 def iter_records(
     path: Path, where: str, batch_bytes: int = BATCH_BYTES
 ) -> Iterator[dict[str, Any]]:
-    """The records of a JSON-lines artifact (record ``i`` on line ``i + 1``), ``batch_bytes`` a
-    read."""
+    """The records of a JSON-lines artifact (record ``i`` on line ``i + 1``)."""
     try:
         raw = open_regular(path, what="the artifact")
     except FileNotFoundError:

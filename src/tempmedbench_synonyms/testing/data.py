@@ -166,8 +166,7 @@ class FakeUtsData:
 
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
-        """Read whichever META files (MRCONSO.RRF, MRDEF.RRF...) ``folder`` holds; none is a
-        ``FileNotFoundError``."""
+        """Read whichever META files ``folder`` holds; none is a ``FileNotFoundError``."""
         found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
         found = {f: p for f, p in found.items() if p.is_file()}
         if not found:

@@ -84,8 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(HTTPServer):
-    """Each request on a helper thread of its own (``runtime.start_thread``), joined by
-    ``server_close``."""
+    """Each request on a helper thread of its own, joined by ``server_close``."""
 
     def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
         self.fake = fake

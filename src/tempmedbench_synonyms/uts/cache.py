@@ -217,8 +217,7 @@ class ResponseCache:
             log.warning("%s", files.leftovers_note(removed))
 
     def get(self, key: CacheKey) -> CacheEntry | None:
-        """The stored answer for ``key``, or ``None``: missing, or untrusted (warned; why:
-        ``rejection``)."""
+        """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejection``)."""
         path = self._entry_file(key)
         with self._lock:
             self._rejected.pop(key.digest(), None)

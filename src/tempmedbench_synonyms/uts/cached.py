@@ -300,8 +300,7 @@ class CachedUts:
         return Hit(found, entry.stored_at)
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
-        """The answer from UMLS (every page), cached once complete; with ``check``, a 404 is
-        checked (``check_served``) before it is stored."""
+        """The answer from UMLS (every page), cached once whole; ``check``: a 404 checked first."""
         key = _key(umls_release, request)
         client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
         found = self._ask(client, request)
@@ -376,8 +375,7 @@ class CachedUts:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """Around a write to the cache: an ``OSError`` stops the run as bad input (without the
-        cache a run cannot resume)."""
+        """Around a cache write: an ``OSError`` stops the run as bad input (it could not resume)."""
         try:
             yield
         except OSError as err:

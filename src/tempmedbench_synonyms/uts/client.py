@@ -913,8 +913,7 @@ class UtsClient:
 
 
 def _page_size_sent(body: Any, asked: int) -> int:
-    """A full search page's size: the envelope's ``pageSize`` if a whole number in 1..``asked``
-    (a server may page smaller), else ``asked``."""
+    """A full search page's size: a valid envelope ``pageSize`` in 1..``asked``, else ``asked``."""
     said = body.get("pageSize") if isinstance(body, dict) else None
     if isinstance(said, int) and not isinstance(said, bool) and 1 <= said < asked:
         return said

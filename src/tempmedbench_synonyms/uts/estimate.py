@@ -89,8 +89,7 @@ def plan_all(
     cached: Callable[[_K], object | None],
     same: Callable[[_K], Hashable] | None = None,
 ) -> tuple[int, list[_K], int]:
-    """The dry run of ``batch.ask_all`` from the cache only: (answered inputs, missed
-    questions, requests they send)."""
+    """``batch.ask_all`` dry: (inputs answered by the cache, questions missed, requests to send)."""
     misses = [q for q in questions if cached(q) is None]
     requests = len({q if same is None else same(q) for q in misses})
     return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests

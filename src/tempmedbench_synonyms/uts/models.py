@@ -305,8 +305,7 @@ class Definition(Record):
 
 
 def _relation(value: object) -> object:
-    """Relations before 2022 name the other end ``relatedConcept``/``relatedAtom``: renamed to
-    ``relatedId`` (and ``relatedIdName``)."""
+    """Relations before 2022 name the other end ``relatedConcept``/``relatedAtom``: renamed."""
     if not isinstance(value, dict):
         return value
     out = dict(value)

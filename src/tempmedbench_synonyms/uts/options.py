@@ -100,8 +100,7 @@ class UtsOptions:
 
     @classmethod
     def of(cls, **keywords: Any) -> UtsOptions:
-        """The options of the API's keywords (``UtsKeywords``); ``TypeError`` naming the keyword
-        for a wrong type or an unknown name."""
+        """The options of the API's keywords; ``TypeError`` for a wrong type or an unknown name."""
         values: dict[str, Any] = {}
         kinds = typing.get_type_hints(cls)
         for name, value in keywords.items():
@@ -121,8 +120,7 @@ class UtsOptions:
         return config.resolve_cache_dir(self.cache_dir)
 
     def changed(self) -> list[str]:
-        """The flags given non-default values (the env-read ``UMLS_BASE_URL`` and
-        ``TEMPMEDBENCH_CACHE_DIR`` excepted)."""
+        """The flags given non-default values (the ones read from the environment are not)."""
         return [
             f.metadata["cli"].flag
             for f in dataclasses.fields(self)

@@ -526,8 +526,7 @@ class RateLimiter:
         )
 
     def slow_down(self) -> float:
-        """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and in the other
-        runs; return it."""
+        """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and elsewhere."""
         with self._lock:
             current = self._halve()
             self._publish_429(0.0)
