@@ -9,7 +9,7 @@ and sniffed. Both return the report (outcome ``planned``) and the ``Plan``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,13 +46,7 @@ class Plan:
     seconds: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "concepts": self.concepts,
-            "cached": self.cached,
-            "to_fetch": self.to_fetch,
-            "requests": self.requests,
-            "seconds": self.seconds,
-        }
+        return asdict(self)
 
 
 def _open(release_dir: Path) -> Release:

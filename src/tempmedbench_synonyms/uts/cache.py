@@ -15,7 +15,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -484,23 +484,10 @@ class CacheInfo:
     namespaces: list[NamespaceInfo] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "exists": self.exists,
-            "entries": self.entries,
-            "bytes": self.bytes,
-            "temporary_files": self.temporary_files,
-            "namespaces": [
-                {
-                    "folder": n.folder,
-                    "base_url": n.base_url,
-                    "releases": dict(sorted(n.releases.items())),
-                    "entries": n.entries,
-                    "bytes": n.bytes,
-                }
-                for n in self.namespaces
-            ],
-        }
+        out = asdict(self)
+        for namespace in out["namespaces"]:
+            namespace["releases"] = dict(sorted(namespace["releases"].items()))
+        return out
 
 
 def _files(folder: Path) -> Iterable[Path]:
