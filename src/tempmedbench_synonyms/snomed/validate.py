@@ -473,26 +473,17 @@ def _valid_string_id(value: Any) -> bool:
     return type(value) is str and not concept_id_problems(value)
 
 
-def check_events_file(
+def check_artifact(
     path: Path,
     index: ConceptIndex,
     file: str = EVENTS_PATH,
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
-    """The number of records and the findings of an events file, read one batch at a time."""
+    """The number of records and the findings of the artifact ``file`` (the events unless it is
+    ``QUESTIONS_PATH``) at ``path``, read one batch at a time."""
     checker = _Checker(index, file)
-    return checker.events(iter_records(path, file, batch_bytes)), checker.findings
-
-
-def check_questions_file(
-    path: Path,
-    index: ConceptIndex,
-    file: str = QUESTIONS_PATH,
-    batch_bytes: int = BATCH_BYTES,
-) -> tuple[int, list[Finding]]:
-    """The number of records and the findings of a questions file, read one batch at a time."""
-    checker = _Checker(index, file)
-    return checker.questions(iter_records(path, file, batch_bytes)), checker.findings
+    check = checker.questions if file == QUESTIONS_PATH else checker.events
+    return check(iter_records(path, file, batch_bytes)), checker.findings
 
 
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
@@ -513,8 +504,8 @@ def validate_release(release_dir: str | Path, index: ConceptIndex) -> Validation
             path=root,
             hint=f"pass the parent folder, the release folder: {root.resolve().parent}",
         )
-    n_events, event_findings = check_events_file(root / EVENTS_PATH, index)
-    n_questions, question_findings = check_questions_file(root / QUESTIONS_PATH, index)
+    n_events, event_findings = check_artifact(root / EVENTS_PATH, index)
+    n_questions, question_findings = check_artifact(root / QUESTIONS_PATH, index, QUESTIONS_PATH)
     findings = event_findings + question_findings
     log.info(
         "checked %d events and %d questions: %d findings", n_events, n_questions, len(findings)
