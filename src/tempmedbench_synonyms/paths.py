@@ -1,22 +1,10 @@
 """Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
 
 Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
-path-encodes them (``quote(value, safe="")``), so nothing malformed is sent or cached::
-
-    concept(umls_release, cui)        GET /content/{release}/CUI/{cui}          the release probe
-    concept_atoms(umls_release, cui)  GET /content/{release}/CUI/{cui}/atoms    every source
-    for_query(umls_release, query)    route source: /content/{release}/source/{sab}/{code}/atoms
-                                      route cui:    /content/{release}/CUI/{cui}/atoms?sabs={sab}
-                                      route aui:    /content/{release}/AUI/{aui}  (apiKey only)
-
-Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
-``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
-
-SPEC section 11's requests are built by each lookup kind (``lookups``, ``request``) from the
-parts below (``route``, ``subject``, ``check_term``, ``joined``...), each option under UTS's own
-name. Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search gets
-its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
-``sources`` is the one request sent without the key (``UtsRequest.keyless``).
+path-encodes them, so nothing malformed is sent or cached. ``concept`` (the release probe) and
+``for_query`` (a table's three routes, with ``ATOMS_PARAMS``) build SPEC 3's requests; each
+lookup kind builds SPEC 11's from the parts below (``route``, ``subject``, ``joined``...), under
+UTS's own option names. ``url`` joins a base URL and a path (the client's only way to one).
 """
 
 from __future__ import annotations

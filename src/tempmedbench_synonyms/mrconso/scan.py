@@ -1,16 +1,10 @@
 """The block scan of MRCONSO.RRF: in each block of whole lines, the rows that can answer a query.
 
-* One search with one regular expression finds every row whose SAB field names a source some
-  query asks for, and hands back its CUI, AUI and CODE (``_row_pattern``). Its cost does not
-  grow with the number of SABs: each row's fields are skipped once, and its SAB field is read
-  once against a trie of the SABs named. Rows of other sources are never split or decoded.
-* C-level set tests meet those CUIs, AUIs and codes with the ones wanted, whatever their route.
-* Only the rows that pass are decoded, split into their 18 fields and checked exactly (SPEC
-  section 3), once each, in file order.
-
-``scan_range`` scans the lines that start in a byte range of a plain file (a worker process runs
-it on its range, ``worker``); ``lines`` cuts a stream of blocks into whole lines for
-``scan_block`` (the compressed forms, ``source``).
+One regular expression finds every row whose SAB some query names, with its CUI, AUI and CODE
+(``_row_pattern``; its cost does not grow with the SABs: a trie); C-level set tests keep the
+wanted ones; only those are decoded, split and checked exactly (SPEC section 3), in file order.
+``scan_range`` scans a byte range of a plain file (a worker process, ``worker``); ``lines_of``
+cuts a stream of blocks into whole lines for ``scan_block`` (the compressed forms).
 """
 
 from __future__ import annotations
