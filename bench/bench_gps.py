@@ -51,7 +51,7 @@ from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import make_sctid
-from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_events_file, validate_release
+from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_artifact, validate_release
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 SYLLABLES = [
@@ -426,7 +426,7 @@ def main() -> None:
             "(decompression included; not a target)"
         )
 
-        t_ev, result = best_of(args.repeat, lambda: check_events_file(events_path, index))
+        t_ev, result = best_of(args.repeat, lambda: check_artifact(events_path, index))
         n_events, findings = cast("tuple[int, list[object]]", result)
         t_all, _ = best_of(args.repeat, lambda: validate_release(release, index))
         print(

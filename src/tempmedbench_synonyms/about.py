@@ -30,9 +30,8 @@ def dependency_versions() -> dict[str, str]:
 
 
 def missing_module_error(err: ModuleNotFoundError) -> BadInputError:
-    """An installation without a module it needs (``pip install --no-deps``, a dependency
-    removed since): a problem of the environment, exit 2 with how to reinstall, never "a bug"
-    (SPEC section 8). From a checkout: no package index holds this package by its name."""
+    """A missing module (``--no-deps``, a dependency removed): the environment's problem, exit 2
+    with how to reinstall, never "a bug" (SPEC section 8)."""
     python = shlex.quote(sys.executable or "python3")
     return BadInputError(
         f"tempmedbench-synonyms {__version__} is installed without a module it needs: {err}",
@@ -42,8 +41,7 @@ def missing_module_error(err: ModuleNotFoundError) -> BadInputError:
 
 
 def inflate_text() -> str:
-    """Which inflate reads a compressed MRCONSO.RRF (``zips.inflate``): ISA-L's where python-isal
-    installs, 2 to 3 times the standard library's, else zlib's (the same bytes, slower)."""
+    """Which inflate reads a compressed MRCONSO.RRF: ISA-L's (2 to 3 times faster) or zlib's."""
     import zlib
 
     from tempmedbench_synonyms import zips
@@ -58,10 +56,7 @@ def inflate_text() -> str:
 
 
 def version_text() -> str:
-    """The lines of ``--version``: the tool first (as before), then Python, libraries, the
-    inflate, the cache folder.
-
-    It never fails: where the cache folder cannot be known (no home folder), it says why."""
+    """The lines of ``--version`` (tool, Python, libraries, inflate, cache folder); never fails."""
     try:
         cache = str(resolve_cache_dir(None))
     except TempMedBenchError as err:

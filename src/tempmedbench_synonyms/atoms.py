@@ -34,9 +34,8 @@ class Atom:
 class AtomQuery:
     """One request for candidate atoms.
 
-    ``ident`` is the source code (route ``source``), the CUI (route ``cui``) or the AUI (route
-    ``aui``). ``sab`` is the entry's source: it scopes routes ``source`` and ``cui``, and for route
-    ``aui`` it is carried along only so that a source may skip atoms that could never be candidates.
+    ``ident`` is the code, CUI or AUI of route ``source``, ``cui`` or ``aui``. ``sab`` scopes
+    routes ``source`` and ``cui``; for ``aui`` it only lets a source skip impossible atoms.
     """
 
     route: Route
@@ -72,10 +71,8 @@ class AtomSource(Protocol):
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Answer every query for ``umls_release``.
 
-        ``probe_cui`` is the CUI of the first concept in sorted key order; a REST source asks for
-        it once to learn whether the release is served and, for ``current``, which concrete
-        release that is (SPEC section 3). Raise ``NotAuthorisedError`` or ``UnavailableError``
-        when the atoms cannot be had.
+        A REST source probes ``probe_cui`` once (SPEC section 3). Raises ``NotAuthorisedError`` or
+        ``UnavailableError`` when the atoms cannot be had.
         """
         ...
 
@@ -162,10 +159,8 @@ def check_aui(aui: str) -> str:
 def check_sab(sab: str, *, also: Iterable[str] = ()) -> str:
     """``sab`` if it looks like a root source abbreviation, else BadInputError.
 
-    UMLS adds sources every release, so any SAB of the right shape is sent as it is, unless it is
-    one of the names people type for a source that UMLS abbreviates otherwise (``SNOMEDCT`` for
-    ``SNOMEDCT_US``, ``LOINC`` for ``LNC``). A SAB of the wrong shape is refused with a "did you
-    mean": that alias, its upper-case form, or the nearest of ``also`` (the table's own SABs).
+    Any SAB of the right shape is sent, but the aliases people type (``SNOMEDCT``, ``LOINC``); a
+    wrong shape gets a "did you mean": the alias, its upper case, or the nearest of ``also``.
     """
     alias = _ALIASES.get(sab.strip().upper())
     if _SAB.fullmatch(sab) and alias is None:
@@ -184,8 +179,7 @@ def check_sab(sab: str, *, also: Iterable[str] = ()) -> str:
 
 
 def _near(sab: str, candidates: set[str]) -> str | None:
-    """What a malformed ``sab`` most likely meant: its upper-case form if that is a SAB, else the
-    nearest of ``candidates``."""
+    """A malformed ``sab``'s likely meaning: its upper case if a SAB, else the nearest."""
     upper = sab.strip().upper()
     if upper in candidates or _SAB.fullmatch(upper):
         return upper
@@ -194,8 +188,7 @@ def _near(sab: str, candidates: set[str]) -> str | None:
 
 
 def unsendable(text: str, longest: int) -> str | None:
-    """Why ``text`` cannot be sent in a request (longer than ``longest``, a control character,
-    a lone surrogate), or None."""
+    """Why ``text`` cannot be sent (too long, a control character, a lone surrogate), or None."""
     if len(text) > longest:
         return f"it is {len(text)} characters long, more than the {longest} allowed"
     bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs")), None)

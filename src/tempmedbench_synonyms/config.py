@@ -42,21 +42,18 @@ def variable(name: str, *, environ: Mapping[str, str] | None = None) -> str:
 
 
 def tool_variables(*, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The names of the ``UMLS_*`` and ``TEMPMEDBENCH_*`` variables set, sorted: the ones a
-    fake UTS's environment removes or replaces (``testing.RunningFakeUts.env``)."""
+    """The ``UMLS_*`` and ``TEMPMEDBENCH_*`` variables set, sorted."""
     return sorted(name for name in _env(environ) if name.startswith(ENV_PREFIXES))
 
 
 def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment less every variable ``tool_variables`` names: for a child process whose
-    every setting of this tool is given by its caller."""
+    """The environment less ``tool_variables``: for a child given every setting by its caller."""
     return {k: v for k, v in _env(environ).items() if not k.startswith(ENV_PREFIXES)}
 
 
 def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
-    """The hosts ``NO_PROXY`` and ``no_proxy`` name, together, and this machine's names
-    (``LOOPBACK_HOSTS``): what a child process that talks to a server on 127.0.0.1 is given for
-    both spellings, so that no proxy sees its requests (``testing.RunningFakeUts.env``)."""
+    """``NO_PROXY`` and ``no_proxy`` together, with ``LOOPBACK_HOSTS``: so no proxy sees a child's
+    requests to 127.0.0.1."""
     names = [
         name.strip() for var in NO_PROXY_VARS for name in variable(var, environ=environ).split(",")
     ]
@@ -79,10 +76,8 @@ def key_from_env(*, environ: Mapping[str, str] | None = None) -> str:
 def api_key_source(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> str | None:
-    """Where the key is taken from, in words for a message: ``--api-key-file PATH``,
-    ``UMLS_API_KEY_FILE (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one.
-
-    It names the source only (the file may still be unreadable: ``read_api_key`` says so)."""
+    """Where the key is taken from, in words: ``--api-key-file PATH``, ``UMLS_API_KEY_FILE
+    (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one (the file may still be bad)."""
     if api_key_file is not None:
         return f"--api-key-file {api_key_file}"
     from_env = variable(API_KEY_FILE_ENV, environ=environ)
@@ -116,9 +111,7 @@ def resolve_index_dir(
     *,
     environ: Mapping[str, str] | None = None,
 ) -> Path:
-    """Where the local UMLS's indexes live (SPEC 12): ``--index-dir``, else
-    ``TEMPMEDBENCH_INDEX_DIR``, else the folder ``index`` in the cache folder (``cache_dir``
-    resolved as ``resolve_cache_dir`` does)."""
+    """The local indexes' folder: ``--index-dir``, ``TEMPMEDBENCH_INDEX_DIR``, or the cache's."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
     from_env = variable(INDEX_DIR_ENV, environ=environ)
@@ -128,8 +121,7 @@ def resolve_index_dir(
 
 
 def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
-    """Where the shared rate state lives: ``TEMPMEDBENCH_STATE_DIR``, else the platformdirs user
-    state folder (``~/.local/state/tempmedbench-synonyms`` on Linux)."""
+    """The shared rate state's folder: ``TEMPMEDBENCH_STATE_DIR``, else platformdirs'."""
     from_env = variable(STATE_DIR_ENV, environ=environ)
     if from_env:
         return _expanded(from_env, STATE_DIR_ENV)
@@ -137,8 +129,7 @@ def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _expanded(path: str | Path, name: str) -> Path:
-    """``path`` with a leading ``~`` made the home folder; BadInputError naming ``name`` (the
-    flag or variable that gave it) when there is no home folder (pathlib's RuntimeError)."""
+    """``path`` with ``~`` expanded; no home folder is BadInputError naming ``name``."""
     try:
         return Path(path).expanduser()
     except RuntimeError:
@@ -151,9 +142,7 @@ def _expanded(path: str | Path, name: str) -> Path:
 
 
 def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
-    """The platformdirs user ``kind`` folder of the app (``cache`` or ``state``), which lives in
-    the home folder; BadInputError naming the variables to set when there is no home folder
-    (platformdirs raises, or, before 4.x, gives a path relative to the working folder)."""
+    """The platformdirs user ``kind`` folder; no home folder is BadInputError saying what to set."""
     # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
     import platformdirs
 
@@ -206,6 +195,6 @@ class Flag:
 
 
 def spelt(flag: str, help: str, default_text: str | None = None) -> dict[str, Flag]:
-    """The metadata of a dataclass field that the command line spells ``flag``:
+    """A dataclass field's metadata spelt ``flag`` on the command line:
     ``field(default=..., metadata=spelt("--rate", "Requests a second."))``."""
     return {"cli": Flag(flag, help, default_text)}

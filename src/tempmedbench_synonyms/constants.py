@@ -76,9 +76,6 @@ DEFAULT_WORKERS = 8
 MAX_WORKERS = 64
 #: SPEC section 7: ``--timeout`` defaults to 30 s for one attempt, connect to last byte.
 DEFAULT_TIMEOUT = 30.0
-#: The most seconds one request may spend in all its attempts and retry waits (not in waits for
-#: its turn in the rate budget: SPEC section 8, "waiting is not failing"), written once for the
-#: client, the longest ``--timeout`` and the rate limiter. Two minutes outlast the short 5xx
-#: spells and the 429 pauses a busy UTS gives, and still end a run against a UTS that is down
-#: within minutes rather than hours.
+#: The most seconds one request spends in all its attempts and retry waits (not waits for a turn:
+#: SPEC section 8). Two minutes outlast a busy UTS's 5xx spells, and fail a down UTS in minutes.
 RETRY_BUDGET = 120.0

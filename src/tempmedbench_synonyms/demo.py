@@ -24,8 +24,7 @@ _GPS = "gps/SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 
 
 def demo_data() -> DemoData:
-    """Where the demo release, MRCONSO.RRF and GPS file are: in the installed package, or in the
-    checkout."""
+    """Where the demo release, MRCONSO.RRF and GPS file are (installed package or checkout)."""
     for root, release, mrconso in (
         (_PACKAGE / "_demo", "tempmedbench-mini", "umls/MRCONSO.RRF"),
         (_PACKAGE.parent.parent / "fixtures", "tempmedbench-mini", "umls/MRCONSO.RRF"),

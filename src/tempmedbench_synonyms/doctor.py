@@ -164,9 +164,8 @@ def check_uts(
     key_ok: bool,
     current_hint: str | None = None,
 ) -> Check:
-    """The one probe request (module docstring). ``current_hint``: the release and the CUI are
-    ``current`` and :data:`KNOWN_CUI`, for want of a table, and this is the hint when UTS does
-    not serve them (a run's hint would name its --umls-release, which doctor has not)."""
+    """The one probe request (module docstring); ``current_hint``: the hint when UTS does not
+    serve ``current`` and :data:`KNOWN_CUI` (doctor has no table)."""
     if not key_ok:
         return Check(
             "uts",
@@ -382,9 +381,7 @@ def _run_checks(
 
 
 def _made(name: str, make: Callable[[], Check]) -> Check:
-    """The check ``make`` makes; an error it did not catch (a folder on a path that cannot be
-    entered, a name too long, no home folder) fails that check, never doctor: doctor is what
-    users run when something fails, so every check reports and the next one runs."""
+    """The check ``make`` makes; an uncaught error fails that check, never doctor."""
     try:
         return make()
     except TempMedBenchError as err:

@@ -29,10 +29,7 @@ from typing import Any, Protocol
 
 
 class Outcome(StrEnum):
-    """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object.
-
-    A ``str``: it compares equal to, formats as, and serialises to JSON as its plain value.
-    """
+    """How a run ends (SPEC section 5): the ``outcome`` of every report and ``--json`` object."""
 
     VERIFIED = "verified"
     MISMATCH = "mismatch"
@@ -61,8 +58,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
-    """``items`` as text for a message, bounded: the first ``limit`` items (``str`` of each), then
-    "and N more" (SPEC section 8: a list in a message shows its first items and a count)."""
+    """The first ``limit`` items as text, then "and N more" (SPEC section 8)."""
     shown: list[str] = []
     more = 0
     for item in items:
@@ -111,8 +107,7 @@ class _Report(Protocol):
 class MismatchError(TempMedBenchError):
     """The files were rebuilt, but a hash differs or a concept drifted (outcome ``mismatch``).
 
-    ``ensure_synonyms`` raises it, as it must hand back verified files or nothing; ``report`` is
-    the regeneration's report (``files``, ``drifted``, ``changed``, its ``to_json()``).
+    Raised by ``ensure_synonyms``; ``report`` is the regeneration's report.
     """
 
     exit_code = 1
@@ -223,8 +218,8 @@ class SpanError(BadInputError):
 
 
 class UntrustedError(BadInputError):
-    """A cache or rate-state folder or file that another user owns, or that group or others can
-    write (SPEC section 8, "Shared folders"): what it holds cannot be trusted."""
+    """A cache or rate-state path another user owns or others can write (SPEC 8, "Shared
+    folders"): its content cannot be trusted."""
 
 
 class NotAuthorisedError(TempMedBenchError):
@@ -254,8 +249,7 @@ class NotAuthorisedError(TempMedBenchError):
 
 
 class ApiKeyMissingError(NotAuthorisedError):
-    """No API key was given, and the network is needed (exit 3, outcome ``not_authorised``);
-    ``secret.missing_key()`` makes it, with the message that names where a key may come from."""
+    """No API key was given, and the network is needed (exit 3); see ``secret.missing_key()``."""
 
     def __init__(self, *, message: str, hint: str) -> None:
         super().__init__(message=message, hint=hint)
@@ -269,12 +263,9 @@ class UnavailableError(TempMedBenchError):
 
 
 class Cancelled(TempMedBenchError):
-    """Control flow, not a failure of its own: the run was stopping (a 401 or another fatal
-    error in a worker, Ctrl-C) before this request was sent.
+    """Control flow: the run was stopping before this request was sent.
 
-    The atom source drops it in favour of the error that stopped the run, and Ctrl-C reaches the
-    CLI as KeyboardInterrupt (exit 130); should one reach the CLI alone, the atoms were not had:
-    exit 4, outcome ``unavailable``.
+    The error that stopped the run wins; should one reach the CLI alone, exit 4 ``unavailable``.
     """
 
     exit_code = 4
@@ -285,10 +276,8 @@ class Cancelled(TempMedBenchError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C (SIGINT) or SIGTERM reached the command (``runtime.interrupts``): a
-    ``KeyboardInterrupt``, so that every ``finally`` and ``except KeyboardInterrupt`` of the
-    library cleans up as for Ctrl-C; the CLI ends with outcome ``interrupted``, exit 130 for
-    SIGINT and 143 for SIGTERM (128 + the signal's number, as a shell reports it)."""
+    """Ctrl-C or SIGTERM reached the command (``runtime.interrupts``): a ``KeyboardInterrupt``
+    so every cleanup runs; exit 130 for SIGINT, 143 for SIGTERM."""
 
     outcome = Outcome.INTERRUPTED
 

@@ -57,12 +57,8 @@ def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -
 
 def open_regular(path: str | Path, *, what: str | None = None, own: str | None = None) -> BinaryIO:
     """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
-
-    Anything else is :class:`BadInputError` naming the path and what it is. ``OSError`` (missing
-    file, no permission) is left to the caller, who knows what the file is for. With ``own``
-    (how to choose a folder of one's own, for the fix), the file must also be the user's own
-    (:func:`check_own`).
-    """
+    Anything else is :class:`BadInputError`; ``OSError`` is left to the caller. With ``own`` (how to
+    choose a folder of one's own), the file must also be the user's own (:func:`check_own`)."""
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
@@ -93,9 +89,7 @@ def open_regular(path: str | Path, *, what: str | None = None, own: str | None =
 def read_regular(
     path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
 ) -> bytes:
-    """The bytes of a regular file (see :func:`open_regular`, and its ``own``); with ``limit``, a
-    file larger than ``limit`` bytes is :class:`BadInputError` and no more than ``limit + 1``
-    bytes are read."""
+    """A regular file's bytes (:func:`open_regular`); past ``limit``, BadInputError."""
     with open_regular(path, what=what, own=own) as f:
         if limit is None:
             return f.read()
@@ -107,9 +101,8 @@ def read_regular(
 
 
 def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
-    """The bytes of the open regular file ``f``, or, if it has more than ``limit``, its size
-    (``-1`` if it grew past ``limit`` as it was read). Its size (``fstat``) is looked at first,
-    so that a larger file is not read at all; then ``limit + 1`` bytes at most are read."""
+    """The bytes of ``f``, or past ``limit`` its size (``-1`` if it grew past it while read);
+    ``fstat`` first, so a larger file is not read at all."""
     size = os.fstat(f.fileno()).st_size
     if size > limit:
         return size
@@ -124,12 +117,8 @@ def _bytes_text(n: int) -> str:
 
 def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
-
-    ``private`` files (the cache: licensed UMLS content) are created 0600, in folders made 0700
-    (:func:`make_folders`); others get 0666 less the umask, as ``open`` would give them. The data
-    reaches the disk (fsync) before the rename, so a crash leaves the old file or the new one,
-    never a torn one.
-    """
+    ``private`` files (the cache) are 0600 in 0700 folders (:func:`make_folders`), others 0666 less
+    the umask. fsync before the rename: a crash leaves the old file or the new one."""
     if private:
         make_folders(path.parent)
     else:
@@ -148,8 +137,7 @@ def write_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
 
 
 def make_folders(folder: Path) -> None:
-    """Create ``folder`` and its missing parents, each 0700 (the user's only) whatever the umask
-    (SPEC section 8); a folder that exists is left as it is (:func:`check_own` judges it)."""
+    """Create ``folder`` and its missing parents, each 0700 whatever the umask (SPEC 8)."""
     missing: list[Path] = []
     p = folder
     while not os.path.lexists(p) and p.parent != p:
@@ -167,15 +155,11 @@ def make_folders(folder: Path) -> None:
 def check_own(
     path: str | Path, *, what: str, elsewhere: str, st: os.stat_result | None = None
 ) -> None:
-    """UntrustedError unless ``path`` is the user's own: owned by the user, and neither group nor
-    others can write it (SPEC section 8, "Shared folders": ssh's StrictModes rule). ``st`` is its
-    ``stat`` if taken already (an ``fstat`` of the open file); else it is taken here, following
-    links, and a path that does not exist, or cannot be looked at, passes (there is nothing in
-    it to trust, and what uses it meets its own error).
+    """UntrustedError unless ``path`` is the user's own: theirs, and not group- or
+    other-writable (SPEC section 8, "Shared folders", ssh's StrictModes rule).
 
-    ``what`` names it in the message ("the cache folder"); ``elsewhere`` says how to choose a
-    folder of one's own instead ("--cache-dir or TEMPMEDBENCH_CACHE_DIR"), for the fix. Where
-    files have no owner id (Windows), every path passes: the folders are the user's profile's.
+    ``st``: its ``stat`` if taken; a path that does not exist or cannot be looked at passes.
+    ``what`` names it, ``elsewhere`` says how to choose another folder. Windows: all pass.
     """
     getuid = getattr(os, "getuid", None)
     if getuid is None:  # pragma: no cover - Windows
@@ -203,8 +187,7 @@ def check_own(
 
 
 def holds_bytes(path: Path, data: bytes) -> bool:
-    """Whether ``path`` is a regular file (not a link) holding exactly ``data``: a rerun that
-    rebuilt the same bytes need not replace it. A file that cannot be read does not hold them."""
+    """Whether ``path`` is a regular file (not a link) holding exactly ``data``."""
     try:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
@@ -216,11 +199,9 @@ def holds_bytes(path: Path, data: bytes) -> bool:
 
 
 def check_writable(folder: Path) -> None:
-    """Make sure files can be written in ``folder``: create and remove a temporary file there,
-    as :func:`write_atomic` would, or, if it does not exist yet, in the nearest folder above it
-    that does (where it would be created). Nothing is left behind, not even an empty folder.
-    Raises ``OSError`` if not: also when a folder on the way cannot be entered or a name is too
-    long, which ``os.path.lexists`` would take for "missing" and so probe the wrong folder."""
+    """``OSError`` unless files can be written in ``folder`` (or its nearest existing ancestor): a
+    temporary file made and removed, as :func:`write_atomic` would; nothing left. A folder on the
+    way that cannot be entered errs too (``lexists`` would say "missing")."""
     existing = Path(".")
     for path in (folder, *folder.parents):
         try:
@@ -253,8 +234,7 @@ _OS_FIXES = {
 
 
 def os_problem(err: OSError) -> str:
-    """What an ``OSError`` says, in words (``Permission denied``), without Python's
-    ``[Errno 13]`` and the repr of the path."""
+    """An ``OSError`` in words (``Permission denied``), without ``[Errno 13]`` and the path."""
     return err.strerror or type(err).__name__
 
 
@@ -264,9 +244,7 @@ def os_fix(err: OSError) -> str | None:
 
 
 def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> BadInputError:
-    """The ``BadInputError`` of an ``OSError`` a path gave: ``PATH: cannot use WHAT: Permission
-    denied`` (``PATH: Permission denied`` without ``what``), with what to do (``os_fix``) and
-    ``instead``, another way (an option to give)."""
+    """``PATH: cannot use WHAT: Permission denied`` as BadInputError, with a fix."""
     path = err.filename2 if err.filename2 is not None else err.filename
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -279,12 +257,8 @@ def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> Bad
 
 
 def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
-    """Remove the temporary files a killed run of this tool left in ``folder``; return them.
-
-    Only regular files (not links) whose name is exactly write_atomic's pattern and that are
-    older than :data:`LEFTOVER_AGE` seconds are removed; a folder that does not exist or cannot
-    be listed has none.
-    """
+    """Remove the temporary files a killed run left in ``folder`` (regular files of
+    write_atomic's pattern older than :data:`LEFTOVER_AGE`); return them."""
     now = time.time() if now is None else now
     removed: list[Path] = []
     try:
@@ -320,12 +294,9 @@ def read_input(
     limit: int | None = None,
     too_large: str | None = None,
 ) -> bytes:
-    """The bytes of the regular file ``path`` (``what`` names it in messages); a missing or
-    unreadable file is BadInputError, with a hint about the release ``folder`` if given.
-
-    With ``limit``, a larger file is BadInputError naming its size and the limit, with the hint
-    ``too_large``, and is read no further than ``limit + 1`` bytes (not at all when its size
-    says so): a file that grows as it is read is bounded too."""
+    """The bytes of the regular file ``path``; missing or unreadable is BadInputError (a hint about
+    the release ``folder`` if given). Past ``limit``, BadInputError naming the size and limit, with
+    ``too_large``; never read past ``limit + 1`` bytes, so a growing file is bounded too."""
     try:
         with open_regular(path, what=what) as f:
             data = f.read() if limit is None else _read_at_most(f, limit)
@@ -353,8 +324,7 @@ BOM_PROBLEM = "starts with a byte order mark (BOM); release files are UTF-8 with
 
 
 def decode_utf8(raw: bytes, *, path: str) -> str:
-    """``raw`` as UTF-8 text; a byte order mark or a byte that is not UTF-8 is BadInputError,
-    with its line."""
+    """``raw`` as UTF-8 text; a BOM or a byte that is not UTF-8 is BadInputError, with its line."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raise BadInputError(BOM_PROBLEM, path=path, line=1)
     try:

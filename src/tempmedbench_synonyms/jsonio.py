@@ -27,8 +27,7 @@ SCHEMA_VERSION = 1
 
 
 class JsonProblem(ValueError):
-    """Raised inside the parser for what RFC 8259 or this tool does not accept; ``pos`` is where
-    the value at fault starts, when :func:`_position` found it."""
+    """What RFC 8259 or this tool does not accept; ``pos``: where the value at fault starts."""
 
     pos: int | None = None
 
@@ -75,13 +74,10 @@ def parse_json(
     text: str, *, path: str | Path, line: int | None = None, utf8_only: bool = False
 ) -> Any:
     """Parse one JSON text strictly; every problem is ``BadInputError`` naming ``path`` and the
-    line (``line`` is the line of the file where ``text`` starts, for JSON Lines).
+    line (``line``: where ``text`` starts, for JSON Lines).
 
-    Refused besides invalid JSON: NaN and Infinity, a float out of range, a repeated key, input
-    beyond ``json``'s limits (integers of more than 4,300 digits, nesting deeper than the
-    recursion limit); with ``utf8_only``, also what could not be written back as UTF-8: a lone
-    surrogate escape such as ``"\\ud800"`` (the release files; an artifact's is kept and
-    reported, ``report_text``).
+    Refused besides invalid JSON: NaN, Infinity, a float out of range, a repeated key, beyond
+    ``json``'s limits; with ``utf8_only``, a lone surrogate escape such as ``"\\ud800"`` too.
     """
     data = _decode(text, path=path, line=line)
     if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
@@ -132,11 +128,8 @@ def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
 
 
 def _position(text: str) -> int | None:
-    """Where the first value the strict decoder refuses starts (the object, for a repeated key).
-
-    The C parser's hooks are not told where they are: the text is parsed again with json's own
-    Python scanner, whose every value passes through ``scan`` below. Slow; for messages only.
-    """
+    """Where the first value the strict decoder refuses starts, by reparsing with json's Python
+    scanner (the C parser's hooks are not told where they are). Slow; for messages only."""
     decoder = json.JSONDecoder(
         parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
     )
@@ -174,9 +167,7 @@ def _position(text: str) -> int | None:
 
 def loads_utf8(raw: bytes) -> Any:
     """``raw`` parsed by :data:`DECODER` after strict UTF-8 decoding (``json.loads`` of bytes
-    would let the bytes of a lone surrogate through, as ``surrogatepass``). Any problem is a
-    ``ValueError`` (``UnicodeDecodeError``, :class:`JsonProblem`, ``json.JSONDecodeError``) or a
-    ``RecursionError``."""
+    lets lone surrogates through); any problem is a ``ValueError`` or a ``RecursionError``."""
     return DECODER.decode(raw.decode("utf-8"))
 
 
@@ -185,8 +176,7 @@ def loads_utf8(raw: bytes) -> Any:
 
 @dataclass(frozen=True)
 class LineRules:
-    """What a kind of JSON Lines file may hold, in the words of its refusals (each caller keeps
-    those of the files around it). ``line_max``: a longer line is refused before it is whole."""
+    """What a kind of JSON Lines file may hold, in its refusals' words; ``line_max`` per line."""
 
     blank: str
     bom: str
@@ -205,14 +195,11 @@ _TWO_OBJECTS_IN_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
 
 
 def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterator[dict[str, Any]]:
-    """The objects of a JSON Lines file given as blocks of its bytes, the one of line ``n``
-    ``n``-th.
+    """The objects of a JSON Lines file given as blocks of its bytes, in line order.
 
-    Lines end with ``"\\n"`` only (U+2028 or U+0085 may occur in a string); the final line end
-    is optional. A blank line, a byte order mark, a line that is not one object for
-    ``parse_json``, bytes that are not UTF-8 and a line longer than ``rules.line_max`` are
-    ``BadInputError`` naming the first such line. A block's lines are parsed together
-    (:func:`_fast_batch`), and one block of objects is held at a time.
+    Lines end with ``"\\n"`` only; the last may lack it. A blank line, a BOM, a line that is not one
+    object, non-UTF-8 bytes and a line past ``rules.line_max`` are BadInputError naming the first.
+    A block's lines are parsed together (:func:`_fast_batch`).
     """
     return itertools.chain.from_iterable(_batches(blocks, where, rules))
 
@@ -269,22 +256,13 @@ def _batches(
 def _fast_batch(
     text: str, array: str, lines: int, utf8_only: bool, count_keys: bool
 ) -> tuple[list[dict[str, Any]] | None, bool]:
-    """The objects of ``text``'s ``lines`` lines (``array``: the same as a JSON array) when each
-    line is exactly one JSON object that ``parse_json`` accepts, None when that is not sure; and
-    whether to count the keys of the next batch.
+    """The objects of ``text``'s ``lines`` lines (``array``: them as a JSON array) when each line
+    is surely one object ``parse_json`` accepts, else None; and whether to count keys next time.
 
-    One call of the C parser for the whole batch: twice as fast as one a line. Its array could
-    still hold as many objects as lines with a line left open (its object goes on into the next
-    line) made up for by a line holding two objects. JSON strings never hold a raw line end, so
-    the second object of such a line starts in the same line, after ``}``, a comma and ``{``
-    with only spaces between: a batch with no such run, parsed into as many objects as lines,
-    has one object a line.
-
-    With ``count_keys``, repeated keys are looked for by counting, without the key check's call
-    per object (a quarter of the parse): every key is followed by a colon, and every other colon
-    is inside a string, so objects that hold as many keys as the text has colons repeat none.
-    Where the counts differ (a colon in a string, a nested object), the batch is parsed again
-    with the key check, and so are the next ones at once (a file's lines are much alike).
+    One C parse a batch (twice as fast). As JSON strings hold no raw line end, a batch with no
+    ``}``, ``,``, ``{`` run inside a line, parsed into as many objects as lines, has one a line.
+    With ``count_keys``, objects holding as many keys as the text has colons repeat none; where
+    counts differ the batch (and the next ones) is parsed with the key check.
     """
     if _TWO_OBJECTS_IN_A_LINE.search(text) or (utf8_only and _SURROGATE_ESCAPE.search(text)):
         return None, count_keys
@@ -310,9 +288,8 @@ def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[st
 
 
 def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:
-    """Refuse a line of ``block`` (whole lines, from line ``first``) longer than
-    ``rules.line_max``, with a few finds a block: such a line holds a whole window of
-    ``line_max // 2`` bytes with no line end, and only such a window is measured exactly."""
+    """Refuse a line of ``block`` longer than ``rules.line_max``: only a window of
+    ``line_max // 2`` bytes without a line end is measured exactly."""
     limit = rules.line_max
     assert limit is not None
     if len(block) <= limit:
@@ -331,8 +308,7 @@ def _too_long(where: str, line: int, rules: LineRules) -> BadInputError:
 
 
 def strings(value: Any) -> Iterator[str]:
-    """Every string of a parsed JSON value, object keys included (a loop, not a recursion: a
-    value nested deeper than the recursion limit is walked all the same)."""
+    """Every string of a parsed JSON value, keys included (a loop: any depth is walked)."""
     stack = [value]
     while stack:
         v = stack.pop()
@@ -365,12 +341,8 @@ def versioned(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
-    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe (module docstring);
-    indented, or compact on ``one_line`` (a line of JSON Lines: no newline can occur in it).
-
-    ``ensure_ascii=False`` keeps names readable; the only characters it leaves that UTF-8 cannot
-    carry, lone surrogates, can occur only inside strings, where their escape is valid.
-    """
+    """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe; indented, or
+    compact on ``one_line``. Lone surrogates, inside strings only, are escaped."""
     text = json.dumps(
         versioned(report),
         ensure_ascii=False,

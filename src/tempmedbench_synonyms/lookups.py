@@ -1,18 +1,9 @@
 """Each lookup kind of SPEC section 11, defined once, and what a lookup answers (``Answer``).
 
-A kind is a frozen dataclass: its fields are its input (the command's arguments, ``inputs``) and
-its options (each carries its flag and help, ``config.spelt``); its docstring is its command's
-help. The class carries the rest of its behaviour, which the UTS pipeline (``uts.terms``), the
-typed conversion (``uts.models.read_results``), the CLI (``cli.umls``) and the local answers
-read instead of branching on types: its request (``request``, built by ``paths``, which checks
-every identifier), its words (``words``, ``hint``, ``said``), its rows rule (``rows``: SPEC 12's
-"which rows count"), how the local engine answers it (``ask``: one method of
-``mrconso.engine.Engine``, called with its fields), its results' model (``model``, a class of
-``uts.models`` by name) and its table (``columns``, ``order``). ``KINDS`` lists them; a new kind
-is one class here.
-
-``limit`` caps an input's results: ``None`` takes the kind's default (``default_limit``), 0
-means no cap; an answer cut short says ``truncated``.
+A kind is a frozen dataclass: its fields are its inputs and options (``config.spelt``), its
+docstring its command's help; it carries its request, words, rows rule (``rows``), local
+question (``ask``), model and table, which the UTS pipeline, the CLI and the local answers read
+instead of branching on types (docs/architecture.md). ``KINDS`` lists them.
 """
 
 from __future__ import annotations
@@ -49,16 +40,14 @@ DEFAULT_LIMIT = 1000
 
 @dataclass(frozen=True, slots=True)
 class Rows:
-    """Which MRCONSO rows a lookup answers from (SPEC 12, "Which rows count"): the SUPPRESS
-    values that count (``None``: every row, whatever its flags; a value other than O, E and Y
-    counts as N) and whether only English rows (LAT ENG)."""
+    """Which rows a lookup answers from (SPEC 12, "Which rows count"): the SUPPRESS values that
+    count (``None``: all; a value other than O, E and Y counts as N) and whether English only."""
 
     suppress: frozenset[str] | None = frozenset({"N"})
     english: bool = False
 
     def counts(self, suppress: str, lat: str = "") -> bool:
-        """Whether a row with this SUPPRESS and LAT is one the lookup answers from (the rows of
-        MRREL.RRF have no LAT)."""
+        """Whether a row with this SUPPRESS and LAT counts (MRREL rows have no LAT)."""
         flag = suppress if suppress in ("O", "E", "Y") else "N"
         kept = self.suppress is None or flag in self.suppress
         return kept and (not self.english or lat == "ENG")
@@ -69,15 +58,13 @@ COUNTED = Rows()
 
 
 def counted(obsolete: bool = False, suppressible: bool = False) -> Rows:
-    """``N`` rows, and ``O`` with ``--include-obsolete``, ``E`` and ``Y`` with
-    ``--include-suppressible`` (UTS's ``includeObsolete``, ``includeSuppressible``)."""
+    """``N`` rows, plus ``O`` for ``--include-obsolete``, ``E`` and ``Y`` for suppressible ones."""
     return Rows(frozenset("N" + "O" * obsolete + "EY" * suppressible))
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column of a kind's table: its header, the attribute of the result's model it shows,
-    and whether it is left out when empty in every row."""
+    """A column of a kind's table: header, model attribute, and whether left out when all empty."""
 
     header: str
     attribute: str
@@ -134,21 +121,20 @@ class Lookup:
         raise NotImplementedError
 
     def ask(self, engine: Any) -> Any:
-        """Its answer from the local engine (``mrconso.engine.Engine``: the kernel does not
-        import it): a list, one object, or ``None`` for an unknown identifier."""
+        """Its answer from the local engine (``mrconso.engine.Engine``, not imported here): a list,
+        one object, or ``None`` for an unknown identifier."""
         raise NotImplementedError
 
     def check(self) -> None:
-        """BadInputError if it cannot be asked of a local index: its limit, and its identifiers
-        and options as its request checks them."""
+        """BadInputError if it cannot be asked of a local index (limit, identifiers, options)."""
         limit = self.limit_or_default()
         if limit < 0:
             raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
         self.request("current")
 
     def words(self) -> tuple[str, str]:
-        """(the request in words, what "not found" says is missing): ``("definitions of CUI
-        C0000001", "no definitions of CUI C0000001")``."""
+        """(the request in words, what "not found" says): ``("definitions of CUI C0000001", "no
+        definitions of CUI C0000001")``."""
         raise NotImplementedError
 
     def rows(self) -> Rows:
@@ -520,8 +506,7 @@ class SemanticTypes(Lookup):
                 if isinstance(t, (str, dict))]  # fmt: skip
 
     def more(self, result: dict[str, Any]) -> Build | None:
-        """With ``details``: ``/semantic-network/{release}/TUI/{tui}`` of a type that links to
-        a TUI (an old release's bare name is kept as it is)."""
+        """With ``details``: the ``/semantic-network/{release}/TUI/{tui}`` request of a type."""
         uri = result.get("uri")
         tui = result.get("ui") or (paths.last_segment(uri) if isinstance(uri, str) else "")
         if not self.details or not (isinstance(tui, str) and paths.is_tui(tui)):
@@ -778,14 +763,12 @@ class Atom(Lookup):
 
 
 def _one_more(limit: int) -> int | None:
-    """What a local search names for ``--limit`` (0: no cap): one more than it shows, which
-    says whether the answer is cut (``truncated``); only the results named cost."""
+    """A local search's ``--limit`` (0: no cap) plus one, which says ``truncated``."""
     return limit + 1 if limit else None
 
 
 def _preferred_atom(subject: str) -> UtsRequest:
-    """``.../atoms/preferred``: only ``apiKey`` is sent (UTS then counts obsolete and
-    suppressible atoms too)."""
+    """``.../atoms/preferred``: only ``apiKey`` (UTS then counts every atom)."""
     return UtsRequest("atom", subject + "/atoms/preferred")
 
 
@@ -804,13 +787,12 @@ KINDS: tuple[type[Lookup], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What one input got: ``found`` with its results, ``not_found`` (UMLS has nothing for it:
-    an unknown identifier or an empty list), or ``bad_input`` (the input cannot be asked);
-    not authorised, unavailable and interrupted end a batch as errors, never as answers.
+    """What one input got: ``found`` with its results, ``not_found``, or ``bad_input``; not
+    authorised, unavailable and interrupted end a batch as errors, never as answers.
 
-    ``results`` are the JSON objects UTS sends (``clean``; ``Umls``'s ``*_many`` gives them as
-    typed models); ``release`` the concrete release that answered; ``query`` the request in
-    words, free of the key; ``source`` the local index that answered, if one did."""
+    ``results``: UTS's JSON objects (``clean``); ``release``: the concrete release; ``query``: the
+    request in words, free of the key; ``source``: the local index that answered, if one did.
+    """
 
     input: str
     outcome: Outcome
@@ -828,9 +810,8 @@ class Answer:
         return EXIT_CODES[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
-        """The line ``--json`` prints for this input (SPEC 11), before ``schema_version`` and
-        ``tool_version`` are added; ``extra`` holds the keys a command printed before SPEC 11
-        (``atoms``, ``concept``, ``found``)."""
+        """The line ``--json`` prints for this input (SPEC 11), before the versions are added;
+        ``extra`` holds keys printed before SPEC 11 (``atoms``, ``concept``, ``found``)."""
         return {
             "input": self.input,
             "outcome": self.outcome.value,
@@ -847,8 +828,7 @@ class Answer:
 
 
 def clean(value: Any) -> Any:
-    """A UTS JSON value with every ``"NONE"`` (UTS's word for an absent link or value) read as
-    ``None``, in objects and lists at any depth."""
+    """A UTS JSON value with every ``"NONE"`` read as ``None``, at any depth."""
     if isinstance(value, dict):  # (a value that is neither is read here, not in a call)
         return {
             k: None if v == "NONE" else clean(v) if isinstance(v, (dict, list)) else v

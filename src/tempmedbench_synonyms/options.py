@@ -25,9 +25,8 @@ class RunKeywords(UtsKeywords, total=False):
 
 @dataclass(frozen=True, slots=True)
 class RegenOptions:
-    """What one regeneration is asked to do: the release folder, where its atoms come from, where
-    the files go, the UMLS release, the network options, and where progress goes (``None``:
-    nowhere)."""
+    """One regeneration's options: the release, the atoms' source, where files go, the UMLS
+    release, the network options, and where progress goes (``None``: nowhere)."""
 
     release: Path
     mrconso: Path | None = None
@@ -38,8 +37,7 @@ class RegenOptions:
 
     @classmethod
     def of(cls, release: Any, **keywords: Any) -> RegenOptions:
-        """The options of the API's arguments; ``TypeError`` naming the argument for a value of
-        the wrong type (``UtsOptions.of`` checks the network ones)."""
+        """The options of the API's arguments; ``TypeError`` naming one of the wrong type."""
         own = {k: keywords.pop(k) for k in ("mrconso", "out", "umls_release") if k in keywords}
         progress = keywords.pop("progress", False)
         return cls(
@@ -52,9 +50,8 @@ class RegenOptions:
         )
 
     def check(self) -> None:
-        """BadInputError naming the option for a value out of range, before anything is read or
-        written: the network options (``UtsOptions.check``) and the form of the UMLS release,
-        when the atoms come from UTS (a local MRCONSO ignores both, as the command line does)."""
+        """BadInputError naming an option out of range, before anything is read or written: the
+        network options and the release's form when the atoms come from UTS."""
         if self.mrconso is None:
             self.uts.check()
             if self.umls_release is not None:

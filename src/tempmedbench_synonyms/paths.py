@@ -1,22 +1,10 @@
 """Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
 
 Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
-path-encodes them (``quote(value, safe="")``), so nothing malformed is sent or cached::
-
-    concept(umls_release, cui)        GET /content/{release}/CUI/{cui}          the release probe
-    concept_atoms(umls_release, cui)  GET /content/{release}/CUI/{cui}/atoms    every source
-    for_query(umls_release, query)    route source: /content/{release}/source/{sab}/{code}/atoms
-                                      route cui:    /content/{release}/CUI/{cui}/atoms?sabs={sab}
-                                      route aui:    /content/{release}/AUI/{aui}  (apiKey only)
-
-Every atoms request sends ``ATOMS_PARAMS``; the client adds ``pageNumber`` for later pages and
-``apiKey``. ``url`` joins a base URL and a path (the client's only way to make a URL).
-
-SPEC section 11's requests are built by each lookup kind (``lookups``, ``request``) from the
-parts below (``route``, ``subject``, ``check_term``, ``joined``...), each option under UTS's own
-name. Every list but a search sends ``pageSize=200`` and follows ``pageCount``; a search gets
-its ``pageSize`` from the client, which pages it by SPEC 11's rule (``UtsClient.search``).
-``sources`` is the one request sent without the key (``UtsRequest.keyless``).
+path-encodes them, so nothing malformed is sent or cached. ``concept`` (the release probe) and
+``for_query`` (a table's three routes, with ``ATOMS_PARAMS``) build SPEC 3's requests; each
+lookup kind builds SPEC 11's from the parts below (``route``, ``subject``, ``joined``...), under
+UTS's own option names. ``url`` joins a base URL and a path (the client's only way to one).
 """
 
 from __future__ import annotations
@@ -74,11 +62,8 @@ _TUI = re.compile(r"T[0-9]{3}")
 @dataclass(frozen=True, slots=True)
 class UtsRequest:
     """One request: what it answers, its path under the base URL and its query parameters.
-
-    ``keyless``: sent without the API key (``/metadata/{release}/sources`` only, SPEC 11).
-    ``limit``: for kinds ``list`` and ``search``, the most results kept (0: all); it is part
-    of the answer's cache key, never sent.
-    """
+    ``keyless``: sent without the key (SPEC 11's ``/metadata/{release}/sources`` only). ``limit``: a
+    list's or search's most results (0: all), part of the cache key, never sent."""
 
     kind: Kind
     path: str
@@ -131,11 +116,7 @@ def concept_atoms(umls_release: str, cui: str) -> UtsRequest:
 
 
 def for_query(umls_release: str, query: AtomQuery, *, sabs: Iterable[str] = ()) -> UtsRequest:
-    """The request of one atom query (SPEC section 3's table).
-
-    ``sabs``, the other SABs of the same table, may be named in a "did you mean" hint. Route
-    ``aui`` sends no SAB, so its ``sab`` is not checked.
-    """
+    """The request of one atom query (SPEC section 3's table); ``sabs`` feed a "did you mean"."""
     where = content(umls_release)
     if query.route == "source":
         sab, code = seg(check_sab(query.sab, also=sabs)), seg(check_code(query.ident))
@@ -154,8 +135,8 @@ PAGED = (("pageSize", str(PAGE_SIZE)),)
 
 
 def check_term(term: str) -> str:
-    """``term`` if it can be sent as a search string: not blank, no control character, valid
-    Unicode, at most ``MAX_TERM_LENGTH`` characters; else BadInputError."""
+    """``term`` if it can be sent as a search string (not blank, no control character, valid
+    Unicode, at most ``MAX_TERM_LENGTH``); else BadInputError."""
     problem = "it is empty" if not term.strip() else unsendable(term, MAX_TERM_LENGTH)
     if problem is None:
         return term

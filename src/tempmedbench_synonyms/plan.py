@@ -1,18 +1,15 @@
 """What a regeneration would do, said before it spends the rate budget (SPEC section 7).
 
-``plan_rest`` is ``regenerate --dry-run`` over the UMLS REST API: the release folder is read and
-checked as a run would, the release probe is the one request sent (none if the cache answers it,
-none at all with ``--offline``), and the cache is looked up for every concept, writing nothing (not
-even the probe's answer, nor the shared rate state, which the probe honours: ``open_uts(store=
-False)``). ``plan_mrconso`` is the same with ``--mrconso``: the file is found and
-its first rows sniffed, nothing sent. Both return the run's report, outcome ``planned``, and the
-``Plan``: its ``to_json`` is the ``plan`` of the ``--json`` report.
+``plan_rest`` is ``regenerate --dry-run`` over the REST API: the release checked as a run
+would, the probe the one request sent (none if cached or ``--offline``), the cache looked up
+for every concept, nothing written (``open_uts(store=False)``). ``plan_mrconso``: the file found
+and sniffed. Both return the report (outcome ``planned``) and the ``Plan``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,12 +35,9 @@ from tempmedbench_synonyms.uts.source import check_queries
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What a run would fetch: ``concepts`` of the table, ``cached`` of them answered whole by
-    the cache, ``to_fetch`` still to fetch (``cached + to_fetch == concepts``), the ``requests``
-    that takes (one per distinct request, the probe included when the cache lacks it; further
-    pages and retries come on top) and the ``seconds`` they take at ``--rate``. From a local
-    MRCONSO.RRF every concept is read from the file: ``seconds`` is then ``None`` (the time of
-    a scan depends on the file and the machine, not on a rate)."""
+    """What a run would fetch: ``concepts``, ``cached`` of them, ``to_fetch`` the rest, the
+    ``requests`` that takes (the probe included when uncached; pages and retries on top) and
+    their ``seconds`` at ``--rate`` (``None`` from a local MRCONSO.RRF)."""
 
     concepts: int
     cached: int
@@ -52,13 +46,7 @@ class Plan:
     seconds: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "concepts": self.concepts,
-            "cached": self.cached,
-            "to_fetch": self.to_fetch,
-            "requests": self.requests,
-            "seconds": self.seconds,
-        }
+        return asdict(self)
 
 
 def _open(release_dir: Path) -> Release:
@@ -87,8 +75,7 @@ def _report(opened: Release, source: str, message: str) -> Report:
 def plan_rest(
     release_dir: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
 ) -> tuple[Report, Plan]:
-    """``regenerate --dry-run`` over the REST API (module docstring); ``uts`` is opened with
-    ``store=False``, so that nothing is written."""
+    """``regenerate --dry-run`` over the REST API; ``uts`` is opened with ``store=False``."""
     opened = _open(release_dir)
     concepts = opened.table.concepts
     queries = atom_queries(concepts)
@@ -141,8 +128,7 @@ def plan_rest(
 
 
 def plan(options: RegenOptions) -> tuple[Report, Plan]:
-    """``regenerate --dry-run`` with these options: from the file (``plan_mrconso``), else over
-    the REST API (``plan_rest``)."""
+    """``regenerate --dry-run``: ``plan_mrconso`` from the file, else ``plan_rest``."""
     if options.mrconso is not None:
         return plan_mrconso(options.release, options.mrconso)
     return plan_rest(

@@ -37,13 +37,11 @@ _drawn: list[StepProgress] = []
 
 
 class StepProgress:
-    """The progress of one step: ``update`` it (or call it as a ``ProgressCallback(done,
-    total)``), ``close`` it when the step ends or is interrupted (safe to call twice).
+    """The progress of one step: ``update`` it (or call it as a ``ProgressCallback``), ``close``
+    it when the step ends (safe twice).
 
-    ``stream`` is where it goes (``None``: nowhere); ``is_tty`` overrides the stream's own answer;
-    ``console`` (tests) is the rich console to draw on, a terminal by definition. The step's time
-    counts from its first update, or from ``started`` (on ``clock``) if given: a fetch counts
-    from its first request, the release probe, however long that waited for its turn.
+    ``stream``: where (``None``: nowhere); ``is_tty`` overrides; ``console`` (tests) is rich's.
+    Time counts from the first update, or from ``started`` on ``clock`` if given.
     """
 
     def __init__(
@@ -104,13 +102,9 @@ class StepProgress:
         rows: int | None = None,
         final: bool = False,
     ) -> None:
-        """Record ``done``; show it when ``final`` or when the last showing is old enough.
-
-        ``hits`` and ``requests`` (the fetch) are shown beside the counts, retries when any;
-        ``rows`` (an index's build) too.
-        The first ``done`` is where the step starts: what the cache answered at once does not
-        count in the rate, nor in the time left.
-        """
+        """Record ``done``; show it when ``final`` or when the last showing is old enough. ``hits``,
+        ``requests``, retries and ``rows`` are shown beside the counts. The first ``done`` is the
+        start: what the cache answered at once counts neither in the rate nor the time left."""
         if self.stream is None or self._closed:
             return
         task = self._bar.tasks[0]
@@ -162,8 +156,7 @@ class StepProgress:
             self._bar.stop()
 
     def _log_above(self) -> None:
-        """While the bar is drawn, a log line on the same stream (a retry, a warning) is printed
-        above it, the bar redrawn below, rather than cut into it: rich's ``FileProxy``."""
+        """Log lines on the bar's stream are printed above it (rich's ``FileProxy``)."""
         for handler in logging.getLogger().handlers:
             stream = self.stream
             if isinstance(handler, logging.StreamHandler) and stream and handler.stream is stream:
@@ -171,8 +164,7 @@ class StepProgress:
                 handler.setStream(FileProxy(self._bar.console, stream))
 
     def _plain(self, task: Task, *, final: bool) -> str:
-        """The plain line: counts, what the fetch adds, then the rate and the time left once a
-        second has passed (before, they are noise), or the time taken when the step is over."""
+        """The plain line: counts, then rate and time left after a second, or the time taken."""
         total = task.total
         done = int(task.completed)
         if self.unit == "bytes":
@@ -196,8 +188,7 @@ class StepProgress:
 
 
 def print_above(text: str) -> bool:
-    """Print a line above the bar drawn on a terminal now, which is redrawn below it, rather than
-    cut into it (a message of the command while its bar runs); False when no bar is drawn."""
+    """Print a line above the bar drawn now (redrawn below it); False when no bar is drawn."""
     if not _drawn:
         return False
     bar = _drawn[-1]
@@ -210,26 +201,12 @@ def fetch_progress(
     *,
     umls_release: str,
     total: int,
+    unit: Unit = "concepts",
     clock: Callable[[], float] = time.monotonic,
     started: float | None = None,
 ) -> StepProgress:
-    """The progress of a fetch from the UMLS REST API: concepts of ``umls_release``, timed from
-    ``started`` (on ``clock``) if given."""
-    return StepProgress(stream, label=f"UMLS {umls_release}", unit="concepts", total=total,
-                        clock=clock, started=started)  # fmt: skip
-
-
-def lookup_progress(
-    stream: TextIO | None,
-    *,
-    umls_release: str,
-    total: int,
-    clock: Callable[[], float] = time.monotonic,
-    started: float | None = None,
-) -> StepProgress:
-    """The progress of many terminology lookups (SPEC 11): inputs of ``umls_release``, timed
-    from ``started`` (on ``clock``) if given."""
-    return StepProgress(stream, label=f"UMLS {umls_release}", unit="inputs", total=total,
+    """The progress of a fetch from UMLS: ``unit`` of ``umls_release``, timed from ``started``."""
+    return StepProgress(stream, label=f"UMLS {umls_release}", unit=unit, total=total,
                         clock=clock, started=started)  # fmt: skip
 
 
@@ -239,8 +216,7 @@ def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
 
 
 class _RateColumn(ProgressColumn):
-    """Concepts or bytes a second; blank until known (rich's own column counts bytes only, and
-    shows "?")."""
+    """Items or bytes a second; blank until known (rich's shows "?")."""
 
     def __init__(self, unit: Unit) -> None:
         super().__init__(table_column=Column(no_wrap=True))

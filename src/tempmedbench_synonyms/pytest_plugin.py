@@ -81,9 +81,8 @@ def fake_uts_factory(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeUtsFactory]:
     """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends (a
-    request still waiting out a ``stall`` fault ends unanswered).
-    The first one's variables replace every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this
-    process until then (``monkeypatch``: the test's own changes are undone in the right order)."""
+    request still waiting out a ``stall`` fault ends unanswered). The first one's variables replace
+    every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this process meanwhile (``monkeypatch``)."""
     from tempmedbench_synonyms import config
     from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
 
@@ -118,9 +117,8 @@ def fake_uts_factory(
 @pytest.fixture
 def fake_uts(request: pytest.FixtureRequest, fake_uts_factory: FakeUtsFactory) -> RunningFakeUts:
     """A fake UTS on 127.0.0.1 serving the demo rows (release 2099AA), or what the
-    ``fake_uts(rows=..., meta=..., release=..., faults=...)`` marker names (``faults``: a
-    ``testing.Faults``, anything else a ``TypeError``); its key is ``testing.CANARY_KEY``, its
-    ``env`` the environment for a subprocess, its ``variables`` set in this process meanwhile."""
+    ``fake_uts(rows=..., meta=..., release=..., faults=...)`` marker names; its key is
+    ``testing.CANARY_KEY``, its ``env`` for a subprocess, its ``variables`` set meanwhile."""
     marker = request.node.get_closest_marker("fake_uts")
     kwargs: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:

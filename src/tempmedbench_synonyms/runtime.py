@@ -45,8 +45,7 @@ def _in_main_thread() -> bool:
 
 @contextmanager
 def held_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM blocked in this thread for the block, then the mask as it was (a signal
-    that came meanwhile is delivered then). A thread started inside keeps them blocked."""
+    """SIGINT and SIGTERM blocked in this thread for the block (threads started inside too)."""
     if not _CAN_MASK:
         yield
         return
@@ -60,8 +59,7 @@ def held_signals() -> Iterator[None]:
 def start_thread(
     target: Callable[..., object], *, name: str, args: tuple[Any, ...] = ()
 ) -> threading.Thread:
-    """Start a daemon thread running ``target(*args)``, with SIGINT and SIGTERM blocked in it
-    for life (rule 1)."""
+    """Start a daemon thread running ``target(*args)`` with SIGINT and SIGTERM blocked (rule 1)."""
     thread = threading.Thread(target=target, args=args, name=name, daemon=True)
     with held_signals():
         thread.start()
@@ -72,13 +70,9 @@ _Job = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
 class DaemonPool:
-    """``submit`` and ``shutdown`` as ``ThreadPoolExecutor`` has them, on helper threads.
-
-    ``ThreadPoolExecutor`` joins its threads when the interpreter exits, so one worker stuck in a
-    read would hold Ctrl-C's exit for as long as the read lasts (SPEC section 8: a command ends
-    within 2 seconds of Ctrl-C). These are daemon threads (rule 1), and ``shutdown`` waits for
-    them a bounded time only.
-    """
+    """``submit`` and ``shutdown`` as ``ThreadPoolExecutor`` has them, on daemon threads.
+    ``ThreadPoolExecutor`` joins at exit, so a stuck read would hold Ctrl-C's exit (SPEC 8: two
+    seconds); ``shutdown`` here waits a bounded time only."""
 
     def __init__(self, max_workers: int, *, thread_name_prefix: str = "worker") -> None:
         if max_workers < 1:
@@ -118,8 +112,7 @@ class DaemonPool:
                 future.set_result(result)
 
     def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
-        """No more jobs; with ``cancel_futures``, the queued ones are cancelled. Waits for the
-        workers at most ``timeout`` seconds (for ever if ``None``); whether all have ended."""
+        """No more jobs (``cancel_futures``: queued ones dropped); wait ``timeout`` s; all done?"""
         self._closed = True
         if cancel_futures:
             while True:
@@ -157,10 +150,8 @@ def _hold(signum: int, frame: object) -> None:
 
 
 def hold_interrupts() -> None:
-    """A console script's first call, before the CLI's imports: until the command starts, a
-    SIGINT or SIGTERM is held for it (``interrupts`` raises it as it starts, and the command ends
-    as interrupted: not Python's traceback from the middle of an import, nor a SIGTERM's death
-    with no report); after the command, one is ignored (its report is written whole)."""
+    """A console script's first call: until the command starts a SIGINT or SIGTERM is held for
+    it (``interrupts`` raises it); after the command, one is ignored."""
     if _in_main_thread():
         for s in _STOPS:
             signal.signal(s, _hold)
@@ -168,11 +159,8 @@ def hold_interrupts() -> None:
 
 @contextmanager
 def interrupts() -> Iterator[None]:
-    """While the block runs (in the main thread), SIGINT and SIGTERM raise ``Interrupted``
-    (rule 2), one held since the script started (``hold_interrupts``) at once; the handlers
-    before it are put back after, unless one came: then they stay ignored until the process
-    exits. Elsewhere than the main thread (which alone may set handlers), the block runs as it
-    is."""
+    """In the main thread, SIGINT and SIGTERM raise ``Interrupted`` in the block (rule 2); once
+    one came, they stay ignored until exit. Elsewhere the block runs as it is."""
     if not _in_main_thread():
         yield
         return
@@ -188,8 +176,7 @@ def interrupts() -> Iterator[None]:
 
 
 def ignore_interrupts() -> None:
-    """From now on SIGINT and SIGTERM are ignored: the command is over, and a late Ctrl-C must
-    not break into the interpreter's exit (a worker thread still ending)."""
+    """Ignore SIGINT and SIGTERM from now on: a late Ctrl-C must not break the exit."""
     if _in_main_thread():
         for s in _STOPS:
             signal.signal(s, signal.SIG_IGN)
@@ -301,8 +288,7 @@ class Worker:
         return self.channel.recv()
 
     def stop(self, *, kill: bool) -> None:
-        """End the worker (at once if ``kill``, else wait for it to end by itself), reap it and
-        close its channel."""
+        """End the worker (at once if ``kill``), reap it and close its channel."""
         try:
             if kill and self.process.poll() is None:
                 self.process.kill()
@@ -314,9 +300,8 @@ class Worker:
 
 
 def spawn_worker(module: str, *, name: str) -> Worker:
-    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it.
-
-    Raises ``OSError`` when it cannot be started (the caller then works alone)."""
+    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it. Raises
+    ``OSError`` when it cannot be started (the caller then works alone)."""
     import socket
     import subprocess
 
@@ -353,8 +338,7 @@ def worker_channel(fd: int) -> Channel:
 
 
 class WorkerGroup:
-    """The workers of one task, each stopped on the way out: killed unless ``finish`` said they
-    were all told to end (an error, Ctrl-C, SIGTERM: no waiting), then reaped."""
+    """The workers of one task, killed on the way out unless ``finish``-ed, then reaped."""
 
     def __init__(self) -> None:
         self.workers: list[Worker] = []
@@ -364,8 +348,7 @@ class WorkerGroup:
         return self
 
     def spawn(self, module: str, *, name: str) -> Worker:
-        """A worker started (``spawn_worker``) that the group stops: a Ctrl-C that comes as it
-        starts is raised once the group holds it, so it is killed with the others."""
+        """A worker started (``spawn_worker``) the group stops, even on a Ctrl-C as it starts."""
         with held_signals():
             worker = spawn_worker(module, name=name)
             self.workers.append(worker)
@@ -400,15 +383,12 @@ def live_workers() -> int:
 
 
 def quick_exit(code: object) -> None:
-    """End the process now with exit status ``code``, without the interpreter's teardown, when
-    that teardown has nothing left to do but free memory: stdout and stderr are flushed here, and
-    no other thread and no worker runs. Freeing every object one by one takes 40 ms after
-    ``gps validate`` has read the GPS's 400,000 concepts (``bench/bench_gps.py``).
+    """End the process now with ``code``, skipping the interpreter's teardown (40 ms after
+    ``gps validate``, ``bench/bench_gps.py``); stdout and stderr are flushed.
 
-    Returns, for the usual exit, when it cannot: another thread or a worker still runs, a stream
-    cannot be flushed (a reader gone), ``code`` is a message rather than a status, or ``certifi``
-    (the REST commands' CA bundle) has an exit handler to run. Only the console scripts call it:
-    a program that calls ``cli.main`` keeps its own exit."""
+    Returns, for the usual exit, while a thread or worker runs, a stream cannot be flushed,
+    ``code`` is a message, or ``certifi`` has an exit handler. Only the console scripts call it.
+    """
     if code is not None and type(code) is not int:
         return
     if threading.active_count() != 1 or live_workers():
@@ -432,9 +412,7 @@ _end_process = os._exit  # replaced by the tests
 
 @contextmanager
 def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
-    """A shorter thread switch interval for the block (a thread that decompresses without the
-    GIL needs it back for a moment after each block: the default 5 ms would leave it idle longer
-    than it works)."""
+    """A shorter thread switch interval (a decompressing thread needs the GIL back often)."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(min(before, interval))
     try:
@@ -445,8 +423,7 @@ def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection in the block: hundreds of thousands of new objects, none in
-    a cycle, would start many collections that find nothing."""
+    """No cyclic garbage collection in the block (many new objects, none in a cycle)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

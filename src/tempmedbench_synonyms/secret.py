@@ -35,10 +35,7 @@ _SECRETS: set[str] = set()
 
 
 class ApiKey:
-    """The UMLS API key: its ``repr`` and ``str`` never show it; ``reveal()`` is the only way out.
-
-    Wrapping the key keeps it out of reprs, log lines and tracebacks that show local variables.
-    """
+    """The UMLS API key: ``repr`` and ``str`` never show it; ``reveal()`` is the only way out."""
 
     __slots__ = ("_value", "notes")
 
@@ -72,13 +69,11 @@ class ApiKey:
 def read_api_key(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> ApiKey | None:
-    """The key from ``api_key_file`` if given, else from the file ``UMLS_API_KEY_FILE`` names,
-    else from ``UMLS_API_KEY``; ``None`` if none of them.
+    """The key from ``api_key_file``, else the file ``UMLS_API_KEY_FILE`` names, else
+    ``UMLS_API_KEY``; ``None`` if none.
 
-    A file wins over the key variable, as ``--api-key-file`` does. A file that cannot be read or
-    is empty is bad input (exit 2): the user asked for it, so silently falling back would hide
-    the mistake. A byte order mark at the start is left out, with a warning (the key's
-    ``notes``); an invisible or control character is bad input (``_checked_key``).
+    A file that cannot be read or is empty is bad input (exit 2), never a silent fallback; a
+    leading BOM is left out with a warning; a bad character is bad input (``_checked_key``).
     """
     api_key_file = config.key_file(api_key_file, environ=environ)
     if api_key_file is not None:
@@ -130,10 +125,8 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
 def _checked_key(text: str, *, path: Path | None) -> tuple[str, list[str]]:
-    """The key in ``text`` (a key file's, or ``UMLS_API_KEY``'s when ``path`` is ``None``) and
-    the notes to say about it (each follows the file's name): a leading BOM is left out, with a
-    note; an invisible or control character, or a second word, is BadInputError naming the line
-    (never showing the key)."""
+    """The key in ``text`` and the notes to say about it (a BOM left out); an invisible or
+    control character, or a second word, is BadInputError naming the line, never the key."""
     where = "the API key file" if path is not None else API_KEY_ENV
     notes = []
     if text.startswith(_BOM):
@@ -195,42 +188,34 @@ def readable_by_others(mode: int) -> bool:
 _APIKEY_RE = re.compile(r"(?i)(apikey=)[^&#\s'\"]*")
 
 
-#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring: a
-#: key of one or two characters would mask that letter in every word (``cach***_hits``). A UMLS
-#: API key is a UUID, 36 characters; a shorter value is no real key, and only its ``apiKey=``
-#: form (the one way the tool sends it) is masked.
+#: A key shorter than this is masked only as an ``apiKey=`` value, never as a bare substring (a
+#: one-letter key would mask it in every word); a real key is a 36-character UUID.
 MIN_SECRET_LENGTH = 8
 
 
 def redact(text: str, key: ApiKey | None = None) -> str:
-    """``text`` with every ``apiKey=...`` value, and every key read so far of at least
-    ``MIN_SECRET_LENGTH`` characters (``key`` too, and each in its URL-encoded forms), in any
-    case, replaced by ``***``."""
+    """``text`` with every ``apiKey=...`` value and every key read so far (and ``key``, in its
+    URL-encoded forms too), in any case, replaced by ``***``."""
     out = _APIKEY_RE.sub(r"\1***", text)
     pattern = _secrets_pattern(frozenset(secret_forms(key)))
     return out if pattern is None else pattern.sub("***", out)
 
 
 def shortened(text: str, most: int = 40) -> str:
-    """``text`` as a message quotes it: the key masked first (``redact``), then cut to ``most``
-    characters and ``...`` (SPEC section 8: a message stays bounded, and a cut never leaves part
-    of a key that ``redact`` would no longer know)."""
+    """``text`` redacted, then cut to ``most`` characters and ``...`` (SPEC section 8)."""
     text = redact(text)
     return text if len(text) <= most else text[:most] + "..."
 
 
 def holds_secret(text: str, key: ApiKey | None = None) -> bool:
-    """Whether ``text`` holds a key ``redact`` masks (in any case): a base URL or a lookup's
-    input that holds it is refused, as it would become a host name, a file name or a line of
-    the cache."""
+    """Whether ``text`` holds a key ``redact`` masks (any case)."""
     pattern = _secrets_pattern(frozenset(secret_forms(key)))
     return pattern is not None and pattern.search(text) is not None
 
 
 def check_not_secret(*texts: str) -> None:
     """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
-    far: a term or code that holds the key (pasted into the wrong file) is that input's own bad
-    input, before it is counted, asked or cached."""
+    far: that input's own bad input, before it is counted, asked or cached."""
     if any(holds_secret(text) for text in texts):
         raise BadInputError(
             "the input holds the API key, which this tool never sends as a term or code nor "
@@ -242,8 +227,7 @@ def check_not_secret(*texts: str) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
-    """One pattern for ``forms``, in any case: a host name comes back lower-cased (urllib3,
-    DNS), and the hex digits of a UUID key may be written either way."""
+    """One case-blind pattern for ``forms`` (hosts come back lower-cased; UUID hex either way)."""
     if not forms:
         return None
     # Longest first: a key that holds another must not be left half-masked.
@@ -252,9 +236,8 @@ def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
 
 
 def secret_forms(key: ApiKey | None = None) -> set[str]:
-    """Every key read so far (and ``key``) of at least ``MIN_SECRET_LENGTH`` characters, each as
-    it is and in its URL-encoded forms: what ``redact`` masks, and what no answer from a server
-    may hold (``uts.client``)."""
+    """Every key read so far (and ``key``) of ``MIN_SECRET_LENGTH`` or more, as is and
+    URL-encoded: what ``redact`` masks and no server answer may hold."""
     secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
     if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
@@ -270,10 +253,8 @@ _USERINFO = re.compile(r"^((?:[^:/?#]*://)?)[^/?#]*@")
 
 
 def redact_url(url: str) -> str:
-    """``url`` fit for a message: its user name and password, query and fragment, where a key
-    may have been pasted (``https://KEY@host``, ``...#KEY``), shown as ``***`` whether or not a
-    key was read yet, and the rest passed through ``redact``. Done without parsing, so that a
-    URL that cannot be parsed is masked alike."""
+    """``url`` fit for a message: user, password, query and fragment shown as ``***`` (a key
+    may be pasted there), the rest ``redact``-ed; done without parsing, so any URL is masked."""
     base, hashmark, fragment = url.partition("#")
     base, mark, query = base.partition("?")
     base = _USERINFO.sub(r"\1***@", base)
@@ -286,11 +267,9 @@ _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
 
 
 def may_hold_secret(json_text: str) -> bool:
-    """Whether a report's JSON text (``ensure_ascii=False``) may hold what ``redact`` masks in
-    its data: False only when the text holds no ``apiKey=`` and no key read so far, and no key
-    holds a character JSON writes as an escape. A report is redacted as data
-    (``redact_value``) only when this is True: most hold no key, and a local answer of a
-    thousand results is not walked string by string for nothing."""
+    """Whether a report's JSON text may hold what ``redact`` masks: False only with no
+    ``apiKey=``, no key read so far, and no key with a JSON-escaped character (a big report is
+    then not walked string by string)."""
     forms = frozenset(secret_forms())
     if any(_JSON_ESCAPED.search(form) for form in forms) or _apikey_in(json_text):
         return True
@@ -299,8 +278,7 @@ def may_hold_secret(json_text: str) -> bool:
 
 
 def _apikey_in(text: str) -> bool:
-    """``_APIKEY_RE.search(text)``, tried only before each ``=`` (a scan of the text for
-    ``=`` is a tenth of the case-blind pattern's; most reports hold few or none)."""
+    """``_APIKEY_RE.search(text)``, tried only before each ``=`` (a tenth of the cost)."""
     at = text.find("=", 6)
     while at >= 0:
         if _APIKEY_RE.match(text, at - 6):
@@ -310,9 +288,8 @@ def _apikey_in(text: str) -> bool:
 
 
 def redact_value(value: Any) -> Any:
-    """A copy of ``value`` (a report: dicts, lists, strings, numbers) with every string in it,
-    keys too, passed through ``redact``: a ``--json`` report is redacted as data, never as its
-    serialized text, where a mask could rename a key or eat the ``\\`` of an escape."""
+    """A copy of ``value`` with every string, keys too, ``redact``-ed: a report is redacted as
+    data, never as serialized text, where a mask could rename a key or eat an escape's ``\\``."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
@@ -343,13 +320,11 @@ def _control(match: re.Match[str]) -> str:
 
 
 def clean_text(text: str, key: ApiKey | None = None, *, lines: bool = False) -> str:
-    """``text`` fit to show on a terminal, in a log line or in ``--json``: escape sequences and
-    control characters removed (a tab or line break becomes a space, unless ``lines`` keeps line
-    breaks), a lone surrogate replaced by U+FFFD, and the key redacted (``redact``).
+    """``text`` fit to show (terminal, log, ``--json``): escapes and control characters removed
+    (tab, line break: a space unless ``lines``), lone surrogates as U+FFFD, the key redacted.
 
-    The one function every string that came from a server (a reason phrase, a header, a body
-    excerpt, an atom name) passes through before anyone sees it (SPEC section 8). It redacts
-    after stripping, so that a key split by an escape sequence cannot come together unmasked.
+    Every string from a server passes here first (SPEC section 8); it redacts after stripping,
+    so a key split by an escape sequence cannot come together unmasked.
     """
     if lines:
         return "\n".join(clean_text(line, key) for line in text.split("\n"))
@@ -361,14 +336,9 @@ _SHOWN_ESCAPES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def shown_text(text: str) -> str:
-    """Our own text (a message naming a path) fit for a terminal, and still exact: the key
-    redacted, then each control character written as its escape (``\\x1b``, ``\\r``) and each
-    lone surrogate (a path byte that is not UTF-8) as ``\\udcXX``; tabs and line breaks kept.
-
-    Unlike ``clean_text``, nothing is removed: a folder named ``x\\x1b[31m-out`` is shown as
-    ``x\\x1b[31m-out``, the path one can type, not ``x-out``, and no escape reaches the terminal.
-    A server's text was already cleaned where it came in (``clean_text``), so it is unchanged.
-    """
+    """Our own text (a path) fit for a terminal, and exact: the key redacted, each control character
+    written as its escape (``\\x1b``) and each lone surrogate as ``\\udcXX``. Unlike ``clean_text``
+    nothing is removed: ``x\\x1b[31m-out`` is the path one can type."""
     return _SHOWN_ESCAPES.sub(_escaped, safe_text(redact(text)))
 
 

@@ -13,10 +13,7 @@ from tempmedbench_synonyms.progress import scan_progress
 
 
 def build_source(options: RegenOptions) -> AtomSource:
-    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API.
-
-    The network options are checked only when they are used (``open_uts``): they mean
-    nothing to a local file."""
+    """The atom source the options ask for: a local MRCONSO.RRF, else the UTS REST API."""
     if options.mrconso is not None:
         options.uts.say_ignored("--mrconso")
         progress = scan_progress(options.progress, options.mrconso.name)

@@ -53,8 +53,7 @@ class Terminology(Protocol):
 
 
 class UtsTerminology:
-    """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use
-    (``uts.session.open_uts``). The options are checked at once (``UtsOptions.check``)."""
+    """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use."""
 
     ahead: ClassVar[int] = MANY_AHEAD
 
@@ -106,10 +105,8 @@ class UtsTerminology:
 
 
 class MetaTerminology:
-    """A user's own UMLS files (SPEC 12): each lookup answered by the engine over one
-    ``mrconso.index.LocalIndex``, opened once for the life of the ``Umls``, with no key and no
-    network. ``release`` is the one the files' names say (``--umls-release current`` never
-    contradicts it; another release is bad input when it does, and names an unnamed one)."""
+    """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
+    for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
 
     ahead: ClassVar[int] = MANY_AHEAD
 
@@ -172,8 +169,7 @@ class MetaTerminology:
                       query=query, truncated=truncated, source=self._index.where)  # fmt: skip
 
     def _files(self, lookup: Lookup) -> tuple[str, ...]:
-        """The files ``lookup`` is answered from (``engine.needs``); one it needs and the META
-        lacks is bad input naming it."""
+        """The files ``lookup`` needs (``engine.needs``); one the META lacks is bad input."""
         from tempmedbench_synonyms.mrconso.engine import needs
 
         types = bool(getattr(lookup, "semantic_types", ()))  # search --semantic-types: MRSTY

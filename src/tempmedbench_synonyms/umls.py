@@ -6,21 +6,14 @@
         for answer in umls.search_many(terms):        # one Answer per input, in input order
             ...
 
-Every request goes through the same client as a regeneration (the machine's rate budget,
-retries, bounded answers, the self-checking cache, identifiers checked before anything is sent,
-the key never shown); with ``meta=PATH`` (a META folder or a release zip; ``mrconso=PATH``: a
-META of that MRCONSO.RRF alone) every lookup is answered from the user's own files through a
-local index (SPEC 12), with no key and no network.
-
-Answers are typed, immutable models (``uts.models``) that keep the object UTS sent (``raw``).
-Not found is a value: ``None`` for one object, ``()`` for a list (``Results``, a tuple that says
-whether ``limit`` cut it: ``truncated``). A lookup that cannot be asked raises ``BadInputError``
-(a value of the wrong type ``TypeError``, naming the argument); not authorised
-(``NotAuthorisedError``), unavailable (``UnavailableError``) and Ctrl-C raise from every method.
-Each ``*_many`` takes an iterable (read ``MANY_AHEAD`` inputs ahead, so that it may be endless)
-and yields one ``Answer(input, outcome, results, message, ...)`` per input, in input order, its
-results typed; bad input (an input that is no string too) and not found are answers, the rest
-raise. Messages name the Python arguments (``limit=-1``, ``offline=True``), not the flags.
+Requests share a regeneration's client (rate budget, retries, cache, the key never shown);
+``meta=PATH`` (or ``mrconso=PATH``) answers from the user's own files through a local index
+(SPEC 12), with no key and no network. Answers are typed, immutable models (``uts.models``)
+keeping UTS's object (``raw``); not found is ``None`` or ``()`` (``Results``, with
+``truncated``). A lookup that cannot be asked raises ``BadInputError`` (a wrong type,
+``TypeError``); not authorised, unavailable and Ctrl-C raise everywhere. Each ``*_many`` reads
+``MANY_AHEAD`` inputs ahead and yields one ``Answer`` per input, in order (bad input and not
+found are answers). Messages name the Python arguments (``limit=-1``), not the flags.
 """
 
 from __future__ import annotations
@@ -93,11 +86,10 @@ class Umls:
     ``release`` is a UMLS release (``2025AB``) or ``current``, resolved once. The key is
     ``api_key``, else the file ``api_key_file`` (or ``UMLS_API_KEY_FILE``) names, else
     ``UMLS_API_KEY``; the other keywords are the command line's options. ``progress``: ``True``
-    for stderr, or a text stream (a ``*_many`` batch shows one bar). A context manager: its
-    connections close at the end.
+    for stderr, or a text stream. A context manager: its connections close at the end.
 
-    The examples run in tests/test_umls.py against the fake UTS (``fake_url``) serving the
-    invented UMLS files of fixtures/umls; against UTS, leave ``base_url`` out:
+    The examples run in tests/test_umls.py against the fake UTS (``fake_url``); against UTS, leave
+    ``base_url`` out:
 
     >>> with Umls("2099AA", api_key="invented-key", base_url=fake_url, cache_dir=cache) as umls:
     ...     [(hit.ui, hit.name) for hit in umls.search("zephyr fever")]
@@ -155,8 +147,7 @@ class Umls:
         local: Local = Local(),
         progress: bool | TextIO = False,
     ) -> Umls:
-        """A session on the options a command parsed (``cli.umls``), taken whole; its
-        messages name the command line's flags (``--rate``), as the shared layers say them."""
+        """A session on the options a command parsed, taken whole; messages name the flags."""
         umls = cls.__new__(cls)
         umls._start(check_release(release), local, options, progress, None)
         return umls
@@ -169,8 +160,7 @@ class Umls:
         progress: bool | TextIO,
         api_key: str | None,
     ) -> None:
-        """Take the checked release and options; the backend is the local index's or UTS's
-        (its options checked at once: ``terminology``)."""
+        """Take the checked release and options; the backend is the local index's or UTS's."""
         self.release, self.local, self.options = release, local, options
         self._progress = _open(stream_of(progress))
         key = _key(api_key)
@@ -215,30 +205,28 @@ class Umls:
         self._backend.close()
 
     def warnings(self) -> list[str]:
-        """What a report says besides the log (``--json``'s ``warnings``): why this run does
-        not share the machine's rate budget, once that is known; none from a local file."""
+        """``--json``'s ``warnings``: why this run does not share the machine's rate budget."""
         return self._backend.warnings()
 
     def summary(self) -> str | None:
-        """The requests sent and the answers from the cache so far, in a line; ``None`` from a
-        local file."""
+        """The requests sent and cache answers so far, in a line; ``None`` from a local file."""
         return self._backend.summary()
 
     def plan(
         self, items: Sequence[tuple[str, Lookup]], *, unread: int = 0
     ) -> tuple[str, dict[str, Any]]:
-        """The dry run of ``answer_many(items)`` (with ``unread`` more inputs that are bad
-        input): what it would take, as a line and as JSON; nothing is sent or written."""
+        """The dry run of ``answer_many(items)`` (``unread``: more bad inputs), as a line and as
+        JSON; nothing is sent or written."""
         return self._backend.plan(items, unread=unread)
 
     # -- many at once ------------------------------------------------------------------------
 
     def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
-        """One ``Answer`` per ``(input, lookup)`` (``lookups``), in input order, its results as
-        UTS sent them (``lookups.clean``): what every method and command is made of.
+        """One ``Answer`` per ``(input, lookup)``, in input order, its results as UTS sent them:
+        what every method and command is made of.
 
-        A list or tuple is one batch; any other iterable is read ``terminology.MANY_AHEAD``
-        inputs at a time, each chunk a batch of its own."""
+        A list or tuple is one batch; another iterable is read ``MANY_AHEAD`` inputs a batch.
+        """
         for chunk in self._chunks(items):
             yield from self._batch(chunk)
 
@@ -259,9 +247,8 @@ class Umls:
             yield from answers
 
     def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
-        """``answer_many`` with each answer's results as typed models and its words Python's
-        (``_python_words``); an ``Answer`` among ``items`` (an input that is no string) is
-        given as it is."""
+        """``answer_many`` with typed results and Python's words; an ``Answer`` among ``items`` (an
+        input that is no string) is given as it is."""
         from tempmedbench_synonyms.uts.models import read_results
 
         with _in_python_words():
@@ -281,8 +268,7 @@ class Umls:
                         next(paired, None)  # the batch runs to its end: its last progress line
 
     def _one(self, input: str, lookup: Lookup) -> Results[Any]:
-        """The typed results of one lookup: ``()`` when not found; BadInputError if it cannot
-        be asked."""
+        """The typed results of one lookup: ``()`` when not found; BadInputError if unaskable."""
         (found,) = self._typed([(input, lookup)])
         if found.outcome is Outcome.BAD_INPUT:
             raise BadInputError(found.message, hint=found.hint)
@@ -291,9 +277,8 @@ class Umls:
     def _each(
         self, name: str, values: Iterable[Any], ask: Callable[[str], Lookup], sab: str = ""
     ) -> Iterable[tuple[str, Lookup] | Answer]:
-        """The ``(input, lookup)`` of each of ``values`` (named ``name``), its input ``SAB
-        CODE`` if ``sab``; a value that is no string is its own ``bad_input`` answer. A str
-        where the iterable goes is a TypeError (not its letters), raised at once."""
+        """The ``(input, lookup)`` of each of ``values`` (``SAB CODE`` if ``sab``); a non-string is
+        its own ``bad_input`` answer; a str where the iterable goes is a TypeError at once."""
         if isinstance(values, (str, bytes)):
             raise TypeError(
                 f"{name} must be an iterable of strings, not one {type(values).__name__} (read "
@@ -413,8 +398,8 @@ class Umls:
         sabs: Sequence[str] = (),
         limit: int | None = None,
     ) -> Results[Relation]:
-        """The relations of a concept, a source code (``sab`` and ``code``) or an atom
-        (``aui``), as UTS gives them (never inverted)."""
+        """The relations of a concept, a source code (``sab`` and ``code``) or an atom (``aui``),
+        as UTS gives them (never inverted)."""
         lookup = Relations(
             _maybe_text("cui", cui), _maybe_text("sab", sab), _maybe_text("code", code),
             _maybe_text("aui", aui), _names("relation_labels", relation_labels),
@@ -468,8 +453,7 @@ class Umls:
         aui: str | None = None,
         limit: int | None = None,
     ) -> Results[HierarchyEntry]:
-        """The ``parents``, ``children``, ``ancestors`` or ``descendants`` of a source code or
-        of an atom."""
+        """The ``parents``, ``children``, ``ancestors`` or ``descendants`` of a code or an atom."""
         lookup = Hierarchy(
             direction, _maybe_text("sab", sab), _maybe_text("code", code),
             _maybe_text("aui", aui), _limit(limit),
@@ -507,8 +491,8 @@ class Umls:
         preferred: bool = False,
         limit: int | None = None,
     ) -> Results[AtomRecord]:
-        """A concept's English atoms, obsolete and suppressible ones left out (of ``sab``);
-        with ``preferred``, its one preferred atom."""
+        """A concept's English atoms (of ``sab``), obsolete and suppressible ones left out; with
+        ``preferred``, its one preferred atom."""
         cui = _text("cui", cui)
         return self._one(cui, Atoms(cui, _maybe_text("sab", sab), preferred, _limit(limit)))
 
@@ -557,8 +541,7 @@ class Umls:
 
 
 class Results(tuple[_T, ...]):
-    """The results of one lookup: a tuple (``()`` when not found) that also says whether
-    ``limit`` cut them (``truncated``, as a ``*_many`` answer says it)."""
+    """The results of one lookup: a tuple (``()`` when not found) that says ``truncated``."""
 
     _truncated: bool
 
@@ -666,9 +649,7 @@ _FLAG = re.compile(
 
 @cache
 def _flag_names() -> dict[str, str]:
-    """Each flag the shared layers' messages name, as the Python argument it stands for:
-    ``--limit`` -> ``limit``, ``--umls-release`` -> ``release``; a switch as it is set,
-    ``--offline`` -> ``offline=True``."""
+    """Each flag the shared layers name, as Python's argument (``--offline``: ``offline=True``)."""
     names = {"--umls-release": "release"}
     for f in (*fields(UtsOptions), *fields(Local), *(f for kind in KINDS for f in fields(kind))):
         spelt = f.metadata.get("cli")
@@ -678,8 +659,7 @@ def _flag_names() -> dict[str, str]:
 
 
 def _python_words(text: str) -> str:
-    """``text`` with the flags it names as Python's arguments (``_flag_names``): ``--rate 500
-    is out of range`` -> ``rate=500 is out of range``. Quoted text is left as it is."""
+    """``text`` with its flags as Python's arguments; quoted text is left as it is."""
     names = _flag_names()
 
     def swap(found: re.Match[str]) -> str:
@@ -695,8 +675,7 @@ def _python_words(text: str) -> str:
 
 
 def _answer_in_python_words(answer: Answer) -> Answer:
-    """``answer`` with its message and hint in Python's words; its message is left as it is
-    when its input holds ``--`` (an input's own text is never rewritten)."""
+    """``answer``'s message and hint in Python's words, unless its input holds ``--``."""
     message = answer.message if "--" in answer.input else _python_words(answer.message)
     hint = None if answer.hint is None else _python_words(answer.hint)
     return replace(answer, message=message, hint=hint)
@@ -704,8 +683,7 @@ def _answer_in_python_words(answer: Answer) -> Answer:
 
 @contextmanager
 def _in_python_words() -> Iterator[None]:
-    """An error raised inside says its message and hint in Python's words (the shared layers
-    name the command line's flags)."""
+    """An error raised inside says its message and hint in Python's words."""
     try:
         yield
     except TempMedBenchError as err:

@@ -82,9 +82,8 @@ def member_error(
 
 
 def open_member(zf: zipfile.ZipFile, member: str) -> IO[bytes]:
-    """``zf.open(member)``, a deflated member inflated by ``inflate``: zipfile still reads its
-    headers, stops at its declared size and checks its CRC (its reader's decompressor, made when
-    it opens, is replaced before any read; where a Python names it otherwise, zlib's stays)."""
+    """``zf.open(member)``, a deflated member inflated by ``inflate`` (zipfile still reads its
+    headers, stops at its size and checks its CRC)."""
     f = zf.open(member)
     state = vars(f)
     deflated = state.get("_compress_type") == zipfile.ZIP_DEFLATED
@@ -95,8 +94,7 @@ def open_member(zf: zipfile.ZipFile, member: str) -> IO[bytes]:
 
 @contextmanager
 def reading_member(path: Path, zf: zipfile.ZipFile, member: str, *, hint: str) -> Iterator[None]:
-    """Turn the exceptions of reading ``member`` into ``BadInputError`` naming it (``hint``:
-    what to do instead, e.g. extract the file)."""
+    """Turn errors reading ``member`` into ``BadInputError`` naming it (``hint``: what to do)."""
     try:
         yield
     except ZIP_ERRORS as err:
@@ -104,8 +102,7 @@ def reading_member(path: Path, zf: zipfile.ZipFile, member: str, *, hint: str) -
 
 
 def folder_hint(path: Path, hint: str) -> str:
-    """``hint`` for a path that should be a folder; when it is a zip archive, told to unzip it
-    first (a release downloaded as a zip is the usual reason)."""
+    """``hint`` for a path that should be a folder; a zip archive is told to unzip it first."""
     if path.is_file() and zipfile.is_zipfile(path):
         return f"it is a zip archive: unzip it (unzip {path.name}) and {hint}"
     return hint

@@ -21,7 +21,7 @@ from tempmedbench_synonyms.snomed.validate import (
     EVENTS_PATH,
     QUESTIONS_PATH,
     Finding,
-    check_events_file,
+    check_artifact,
     iter_records,
     validate_release,
 )
@@ -543,7 +543,7 @@ def test_line_numbers_survive_batches(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
     assert path.stat().st_size > 10 * 300  # read in more than ten batches
-    n, found = check_events_file(path, IDX, batch_bytes=300)
+    n, found = check_artifact(path, IDX, batch_bytes=300)
     assert n == 50
     assert [(f.line, f.record) for f in found] == [(38, "e37")]
 

@@ -133,8 +133,7 @@ ReleaseOverrideOption = Annotated[
 def _failure_report(
     command: str, release_dir: Path, json_out: bool
 ) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
-    """With --json, the report of a run an error stopped, so that stdout always holds one:
-    ``failure_json`` with every other key of the command's report, empty."""
+    """With --json, the report of a run an error stopped: ``failure_json``, other keys empty."""
     if not json_out:
         return None
     from tempmedbench_synonyms.regen.report import Report
@@ -146,11 +145,11 @@ def _failure_report(
 
 
 def _finish(
-    report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str]
+    report: Report, *, verbosity: int, json_out: bool, render: Callable[[Report], str] | None = None
 ) -> NoReturn:
     """Every command ends alike: the human report on stderr, the JSON one on stdout, the code."""
     if verbosity >= 0:
-        echo_report(render(report))
+        echo_report(render(report) if render else render_report(report, verbose=verbosity > 0))
     if json_out:
         print_json(report.to_json())
     raise typer.Exit(report.exit_code)
@@ -216,12 +215,7 @@ def regenerate_command(
         if dry_run:
             show_plan(options, json_out=json_out, verbosity=verbosity)
         report = run(options)
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 @app.command("check", cls=PlainUsage)
@@ -244,12 +238,7 @@ def check_command(
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=_failure_report("check", release_dir, json_out)):
         report = check(release_dir, out=out)
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 @app.command("freeze", cls=PlainUsage)
@@ -336,12 +325,7 @@ def demo_command(
         )  # fmt: skip
         report = run(options)
         report.command = "demo"  # what the user ran, in --json and in the report's first line
-    _finish(
-        report,
-        verbosity=verbosity,
-        json_out=json_out,
-        render=partial(render_report, verbose=verbosity > 0),
-    )
+    _finish(report, verbosity=verbosity, json_out=json_out)
 
 
 app.command("doctor", cls=PlainUsage)(doctor_command)
@@ -360,8 +344,7 @@ regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
 def _run(command: typer.Typer, prog_name: str) -> None:
-    """Run a console script; once it ends, a late Ctrl-C cannot interrupt the exit (a worker
-    thread still ending, the interpreter's shutdown) into a traceback (SPEC section 8)."""
+    """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
     try:
         command(prog_name=prog_name)
     finally:
@@ -374,20 +357,17 @@ def main() -> None:
 
 
 def regenerate_main() -> None:
-    """Run ``tempmedbench-regenerate-synonyms`` (the same as ``... regenerate``) with
-    ``sys.argv``; ends with ``SystemExit``."""
+    """Run ``tempmedbench-regenerate-synonyms`` with ``sys.argv``; ends with ``SystemExit``."""
     _run(regenerate_app, "tempmedbench-regenerate-synonyms")
 
 
 def script_main() -> None:
-    """The console script ``tempmedbench-synonyms`` (and ``python -m tempmedbench_synonyms``):
-    :func:`main`, then the process ends at once (``runtime.quick_exit``)."""
+    """The console script ``tempmedbench-synonyms``: :func:`main`, then ``runtime.quick_exit``."""
     _as_script(main)
 
 
 def script_regenerate_main() -> None:
-    """The console script ``tempmedbench-regenerate-synonyms``: :func:`regenerate_main`, then the
-    process ends at once."""
+    """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
     _as_script(regenerate_main)
 
 

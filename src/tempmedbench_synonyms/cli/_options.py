@@ -36,16 +36,13 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Only(tuple[str, ...]):
-    """``Annotated[UtsOptions, Only("base_url", ...)]``: only these fields are options of the
-    command (the others keep their defaults)."""
+    """``Annotated[UtsOptions, Only("base_url", ...)]``: only these fields are options."""
 
 
 def with_options(func: _F) -> _F:
-    """Give ``func`` one command-line option per field of each parameter annotated with an
-    options class, in that parameter's place, and call it with the object built from them.
-
-    A field of several values (``tuple[str, ...]``) is an option given once or more, each time
-    with one value or several separated by commas (``--sabs LNC,MTH --sabs RXNORM``)."""
+    """Give ``func`` one option per field of each parameter annotated with an options class, and
+    call it with the object built from them; a ``tuple[str, ...]`` field is repeatable and
+    comma-separated (``--sabs LNC,MTH --sabs RXNORM``)."""
     signature = inspect.signature(func, eval_str=True)
     params: list[inspect.Parameter] = []
     groups: dict[str, tuple[type[Any], list[str], set[str]]] = {}
@@ -112,8 +109,7 @@ QUIET_WITH_VERBOSE = "-q (--quiet) and -v (--verbose) contradict each other: pic
 
 
 def _one_of_quiet_and_verbose(ctx: typer.Context, param: Any, value: Any) -> Any:
-    """``-q`` with ``-v`` is a command line the tool refuses (which one was meant cannot be
-    guessed): a usage error, whichever of the two the parser meets second."""
+    """``-q`` with ``-v`` is a usage error, whichever the parser meets second."""
     other = "verbose" if param.name == "quiet" else "quiet"
     if value and ctx.params.get(other):
         raise UsageError(QUIET_WITH_VERBOSE, ctx)
@@ -171,9 +167,7 @@ def usage_error_json(message: str, command: str) -> dict[str, Any]:
 
 
 def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
-    """Whether ``--json`` is among ``args`` as the flag: not as the value of an option of
-    ``commands`` that takes one (``--out --json``), nor after ``--``; ``--json=...`` counts (the
-    user meant it, and the parser refuses it)."""
+    """Whether ``--json`` is among ``args`` as the flag (not a value, not after ``--``)."""
     takes_value = {
         opt
         for command in commands
@@ -197,14 +191,9 @@ def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
 
 
 class _UsageJson:
-    """Every command and group of the tool. ``get_params``: Typer's own flags (``--help``,
-    ``--install-completion``) show no type, as ours do (``FLAG``): ``-h <bool>`` reads as if
-    ``-h`` took a value.
-
-    The one place a refused command line gets its JSON object: the top-level command (the
-    one whose context has no parent) parses its own arguments in ``make_context`` and resolves
-    and parses every subcommand's in ``invoke``; a usage error raised in either is answered
-    here, then shown and turned into exit 2 by Typer as usual."""
+    """Every command and group of the tool: Typer's own flags show no type (``-h <bool>``), and
+    the top-level command answers a usage error raised parsing it or any subcommand with its
+    JSON object (SPEC 7), then Typer shows it and exits 2."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
@@ -261,8 +250,7 @@ _NEAR_OPTION = 0.8
 
 
 def _near_options_only(err: Exception) -> None:
-    """Keep only the near misses among an unknown option's suggestions (``--timout``, not
-    ``--limit``, for ``--timeout``)."""
+    """Keep only near misses among an unknown option's suggestions (``--timout``: ``--timeout``)."""
     unknown, possible = getattr(err, "option_name", None), getattr(err, "possibilities", None)
     if isinstance(unknown, str) and possible:
         near = difflib.get_close_matches(unknown, possible, cutoff=_NEAR_OPTION)
@@ -270,8 +258,7 @@ def _near_options_only(err: Exception) -> None:
 
 
 def _json_lines(command: Any) -> bool:
-    """Whether ``command`` (the one whose command line was refused) prints JSON Lines
-    (``JsonLinesOption``): its refusal is then one line too."""
+    """Whether ``command`` prints JSON Lines: its refusal is then one line too."""
     return any(
         "--json" in getattr(p, "opts", ()) and getattr(p, "help", None) == JSON_LINES_HELP
         for p in getattr(command, "params", ())
@@ -285,10 +272,8 @@ def _lineage(ctx: Any) -> Iterator[Any]:
 
 
 class PlainUsage(_UsageJson, TyperCommand):
-    """Every command of the tool: its usage line names its arguments as they are typed,
-    ``RELEASE`` and ``SCTID...``, not typer's ``{RELEASE}`` (read as literal braces; optional
-    ones keep their ``[...]``); what the parser refuses gets its JSON object (``_UsageJson``).
-    Pass it as ``cls=`` to ``@app.command``."""
+    """Every command: usage names arguments as typed (``RELEASE``, not typer's ``{RELEASE}``), and
+    a refused command line gets its JSON object. Pass it as ``cls=`` to ``@app.command``."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [
@@ -298,5 +283,4 @@ class PlainUsage(_UsageJson, TyperCommand):
 
 
 class PlainGroup(_UsageJson, TyperGroup):
-    """Every command group of the tool (the main app, ``gps``, ``umls``, ``cache``). Pass it as
-    ``cls=`` to ``typer.Typer``."""
+    """Every command group (``gps``, ``umls``, ``cache``...); pass it as ``cls=`` to ``Typer``."""

@@ -34,21 +34,16 @@ from tempmedbench_synonyms.secret import (
 
 
 def echo_err(text: str = "") -> None:
-    """Human text goes to stderr; stdout is kept for data. It passes ``shown_text``: the key
-    redacted, and a control character or a lone surrogate (a path byte that is not UTF-8) shown
-    as its escape, so that a path is shown as it is and nothing in it reaches the terminal as a
-    command. (A server's text was cleaned where it came in, ``UtsClient._clean``.) While a
-    progress bar is drawn, the text goes above it (no bar without the progress module loaded)."""
+    """Human text to stderr (stdout is for data), through ``shown_text`` (key redacted, control
+    characters escaped); above the progress bar while one is drawn."""
     shown = shown_text(text)
     progress = sys.modules.get("tempmedbench_synonyms.progress")
     if progress is None or not progress.print_above(shown):
         typer.echo(shown, err=True)
 
 
-#: DEL and the C1 controls, which JSON may carry as they are (only U+0000-U+001F must be escaped)
-#: but a terminal may take for commands (U+009B is CSI); and the line and paragraph separators,
-#: at which a reader that splits lines as Python's ``str.splitlines`` does would cut a line of
-#: JSON Lines in two.
+#: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
+#: paragraph separators (``str.splitlines`` would cut a JSON Lines line there).
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
 #: The UTF-8 bytes one of them starts with (C2 starts U+0080-U+00BF, E2 80 A8 U+2028).
 _C1_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -60,9 +55,8 @@ _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 
 
 def echo_report(text: str, *, colour: bool | None = None) -> None:
-    """The final report, as ``echo_err`` writes it, with "verified" in green and "MISMATCH" in
-    red when ``colour`` (default: stderr is a terminal and ``NO_COLOR`` is not set). The colours
-    are added after ``shown_text``, which would escape them."""
+    """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red when
+    ``colour`` (default: a terminal and no ``NO_COLOR``), added after ``shown_text``."""
     if colour is None:
         colour = sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
@@ -74,16 +68,11 @@ def echo_report(text: str, *, colour: bool | None = None) -> None:
 
 
 def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
-    """Data goes to stdout, as one JSON document: every ``--json`` report passes here, and gets
-    ``schema_version`` and ``tool_version`` (``jsonio.report_text``).
+    """Data to stdout as one JSON document, with ``schema_version`` and ``tool_version``.
 
-    A server may put anything in any string it sends (SPEC section 8), and some strings reach a
-    report as data (a drift reason names the CUI an atom now links to): every key read so far is
-    masked in each string of the report (``redact_value``, before it is serialized: the text
-    stays valid JSON with its keys), and DEL and C1 controls are written as ``\\u`` escapes,
-    which decode to the same text but reach no terminal. The text is written as UTF-8 bytes
-    whatever the encoding of stdout (``PYTHONIOENCODING=ascii`` must not crash a report).
-    On ``one_line`` the object is one compact line (an answer of a JSON Lines stream).
+    Every key read so far is masked in each string (``redact_value``, before serializing), DEL and
+    C1 controls are ``\\u`` escapes, and the bytes are UTF-8 whatever stdout's encoding.
+    ``one_line``: one compact line (a JSON Lines answer).
     """
     text = report_text(obj, one_line=one_line)
     if may_hold_secret(text):  # most reports hold none: they are not walked string by string
@@ -115,11 +104,7 @@ _print_json = print_json
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
-    and ``empty`` values for the keys its report would have had (``partial`` supplies them).
-
-    The message keeps its lines and its exact paths (a byte that is not UTF-8 is escaped by the
-    JSON writer, ``jsonio.report_text``); server text in it was cleaned where it came in
-    (``UtsClient._clean``), and the key is redacted here once more."""
+    and ``empty`` values for its report's other keys; the key redacted once more."""
     return {
         "outcome": err.outcome.value,
         "exit_code": err.exit_code,
@@ -140,12 +125,8 @@ _LOG_LEVELS = {
 
 
 def configure_logging(quiet: bool, verbose: int) -> int:
-    """Only the CLI configures logging: -q silences warnings, -v shows info, -vv debug; with
-    neither, ``TEMPMEDBENCH_LOG_LEVEL`` (debug, info, warning, error or critical) if set, else
-    warnings.
-
-    Returns the verbosity the commands use: -1 for ``-q``, else the number of ``-v`` (``-q``
-    with ``-v`` never comes here: the command line is refused, ``_options.QuietOption``).
+    """Only the CLI configures logging: -q warnings off, -v info, -vv debug; else
+    ``TEMPMEDBENCH_LOG_LEVEL`` if set, else warnings. Returns -1 for ``-q``, else the ``-v`` count.
     """
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
@@ -164,11 +145,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
 
 
 def _env_log_level(default: int) -> int:
-    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, or ``default`` when it is unset or empty.
-
-    A value that names no level is said on stderr and ``default`` used: the variable only chooses
-    how much is logged, and a misspelling of it should not stop a run (or its --json report).
-    """
+    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default`` (a bad one said, not fatal)."""
     raw = config.log_level_name()
     if not raw:
         return default
@@ -190,14 +167,11 @@ def exit_on_error(
     api_key_file: Path | None = None,
     one_line: bool = False,
 ) -> Iterator[None]:
-    """Turn a TempMedBenchError into its message on stderr and its exit code; Ctrl-C and
-    SIGTERM (``runtime.interrupts``) into exit 130 and 143.
+    """A TempMedBenchError as its message on stderr and its exit code; Ctrl-C and SIGTERM as
+    130 and 143.
 
-    With ``json_report``, the JSON report of the failure is printed on stdout as well, so that a
-    script reading ``--json`` always gets one object, whatever the outcome (an interruption too:
-    outcome ``interrupted``). ``api_key_file`` is the command's ``--api-key-file``: a bug's
-    traceback is redacted of its key too, even if the bug struck before the library read it.
-    ``one_line``: the report is one line of a JSON Lines stream (the ``umls`` commands).
+    ``json_report``: the failure's JSON on stdout too (``one_line`` for JSON Lines).
+    ``api_key_file`` redacts a bug's traceback even before the library read the key.
     """
 
     def print_json(report: dict[str, Any]) -> None:
@@ -206,19 +180,12 @@ def exit_on_error(
     try:
         with runtime.interrupts():
             yield
-    except TempMedBenchError as err:
-        echo_err(f"error: {err}")
-        if err.hint:
-            echo_err(f"hint: {err.hint}")
-        if json_report is not None:
-            print_json(json_report(err))
-        raise typer.Exit(err.exit_code) from None
-    except (OSError, ModuleNotFoundError) as err:
-        # A backstop: library code turns the errors it expects into TempMedBenchError; a file
-        # system that fails in another way (a folder on a path that cannot be entered, a name
-        # too long) still deserves our message and a hint, never Python's "[Errno 13]" text.
-        # A dependency missing (imported where it is first needed) is the install's, not a bug.
-        if isinstance(err, OSError):
+    except (TempMedBenchError, OSError, ModuleNotFoundError) as err:
+        # A backstop past TempMedBenchError: a file system failing in another way still gets our
+        # message and hint, never "[Errno 13]"; a missing dependency is the install's, not a bug.
+        if isinstance(err, TempMedBenchError):
+            failed = err
+        elif isinstance(err, OSError):
             failed = os_error(err)
         else:
             from tempmedbench_synonyms.about import missing_module_error

@@ -26,8 +26,7 @@ if TYPE_CHECKING:  # the checks import the UTS client: only when doctor runs
 
 
 def _say(check: Check) -> None:
-    """One line per check, ``ok`` or ``FAIL`` (coloured on a terminal unless ``NO_COLOR``), then
-    the hint of a failure."""
+    """One line per check, ``ok`` or ``FAIL`` (coloured), then a failure's hint."""
     colour = False if config.no_color() else None  # None: only on a terminal
     word = "ok" if check.ok else "FAIL"
     typer.secho(f"{word:<6}", fg="green" if check.ok else "red", bold=not check.ok, err=True,
@@ -92,8 +91,7 @@ def doctor_command(
     checks: list[Check] = []
 
     def report(code: int, stop: TempMedBenchError | None = None) -> dict[str, Any]:
-        """The --json report: every check made; when ``stop`` (Ctrl-C, SIGTERM) ended doctor,
-        its outcome, message and hint too."""
+        """The --json report: every check made, and ``stop``'s outcome, message and hint."""
         return {
             "command": "doctor",
             **(failure_json(stop) if stop is not None else {}),

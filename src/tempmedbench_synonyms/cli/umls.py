@@ -1,13 +1,7 @@
 """The ``umls`` commands (SPEC section 11): ask UMLS, through ``Umls``, one input or many.
 
-Every command takes its inputs as arguments or ``--file`` (one a line, ``SAB<TAB>CODE`` for a
-source code, ``-`` standard input), asks them at once within ``--rate`` and ``--workers`` (one
-progress bar, every answer cached, a rerun after Ctrl-C resuming), and prints a table on stdout
-(an ``INPUT`` column first when there are several), or with ``--json`` one JSON line an input
-(``lookups.Answer.to_json``). The exit code is the highest of the inputs': 0 found, 1 not found,
-2 bad input; not authorised (3), unavailable (4) and interrupted (130) end the batch at once.
-With ``--meta`` (or ``--mrconso``) every command answers from the user's own files instead
-(``terminology.MetaTerminology``); ``umls index`` builds their index ahead.
+Inputs come as arguments or ``--file``; the answers are a table on stdout, or with ``--json``
+one JSON line an input. The exit code is the highest of the inputs' (docs/reference.md).
 """
 
 from __future__ import annotations
@@ -166,8 +160,7 @@ def _run(
     quiet: bool,
     verbose: int,
 ) -> NoReturn:
-    """Ask every input (``inputs()``: read inside, so that a bad --file is an exit code), show
-    the answers, and end with the highest exit code."""
+    """Ask every input, show the answers, and end with the highest exit code."""
     verbosity = configure_logging(quiet, verbose)
     # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
     empty: dict[str, Any] = {
@@ -236,8 +229,7 @@ def _run(
 
 
 def _answers(umls: Umls, items: Sequence[Item]) -> Iterator[tuple[tuple[str, Lookup], Answer]]:
-    """Each input with its answer, in input order: those that can be asked by ``umls``, and
-    the bad input of a line that could not be read (asked by none)."""
+    """Each input with its answer, in input order (an unreadable line's is bad input)."""
     with closing(umls.answer_many(_askable(items))) as asked:
         for input, lookup in items:
             if isinstance(lookup, BadInputError):
@@ -255,8 +247,7 @@ def _askable(items: Sequence[Item]) -> list[tuple[str, Lookup]]:
 
 
 def _say(answer: Answer, many: bool) -> None:
-    """An answer's message on stderr (its input first when there are several), and its hint
-    when it is not found or cannot be asked."""
+    """An answer's message on stderr (its input first if several), with its hint if any."""
     where = f"{_label(answer.input)}: " if many else ""
     error = "error: " if answer.outcome is Outcome.BAD_INPUT else ""
     echo_err(f"{error}{where}{answer.message}")
@@ -295,9 +286,8 @@ Line = tuple[int, str, BadInputError | None]
 
 
 def _lines(file: Path | None) -> list[Line]:
-    """The inputs of ``--file`` and their line numbers: one a line, a trailing CR dropped, blank
-    lines skipped, a byte order mark at the start dropped (Notepad and Excel write one). A line
-    that is not UTF-8 is given with its error (one bad input, the other lines answered)."""
+    """``--file``'s inputs with their line numbers: a CR, blank lines and a BOM dropped; a
+    non-UTF-8 line is given with its error (one bad input)."""
     if file is None:
         return []
     raw = _read_file(file)
@@ -350,8 +340,7 @@ def _read_file(file: Path) -> bytes:
 
 
 def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
-    """``SAB CODE...`` given as one list of arguments (a command whose arguments are SAB CODE...
-    under one flag and something else under another)."""
+    """``SAB CODE...`` given as one list of arguments."""
     return (ids[0], list(ids[1:])) if ids else (None, [])
 
 
@@ -361,8 +350,8 @@ Items = Callable[[], list[Item]]
 
 
 def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
-    """Inputs that are one word each (terms, CUIs, AUIs): the arguments, then ``--file``'s,
-    each with its lookup (``make``); read when ``_run`` calls for them."""
+    """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each with ``make``'s
+    lookup; read when ``_run`` calls for them."""
 
     def items() -> list[Item]:
         given: list[Item] = [(one, make(one)) for one in args or ()]
@@ -377,8 +366,8 @@ def _coded(
     file: Path | None,
     make: Callable[[str, str], Lookup],
 ) -> Items:
-    """Source codes: ``SAB CODE...`` (one source, many codes), then ``--file``'s lines,
-    ``SAB<TAB>CODE`` or, after a SAB argument, ``CODE``; each with its lookup (``make``)."""
+    """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
+    SAB argument); each with ``make``'s lookup."""
     return lambda: [(f"{s} {c}", spoilt or make(s, c)) for s, c, spoilt in _pairs(sab, codes, file)]
 
 
@@ -432,10 +421,8 @@ def _cut(text: str, most: int = LABEL_SHOWN) -> str:
 
 
 def _label(text: str) -> str:
-    """An input as a line of stderr names it: cut (``_cut``), and each character a terminal
-    would not print as itself (a control, a right-to-left override, a line separator) written
-    as its escape, as the message's ``repr`` of it is (a bidi override would reorder the rest of
-    the line)."""
+    """An input as stderr names it: cut, and each character a terminal would not print as
+    itself (controls, bidi overrides) written as its escape."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
 
 
@@ -447,9 +434,8 @@ def _shown(value: object) -> str:
 def _table(
     rows: list[list[str]], header: list[str], *, optional: frozenset[str] = frozenset()
 ) -> str:
-    """The rows under ``header``, aligned in the columns a terminal shows (a wide character, such
-    as an emoji or a CJK one, takes two; a combining mark none); a column of ``optional``
-    empty in every row is left out."""
+    """The rows under ``header``, aligned by terminal width (wide characters take two); an
+    ``optional`` column empty in every row is left out."""
     from rich.cells import cell_len
 
     kept = [i for i, name in enumerate(header) if name not in optional or any(r[i] for r in rows)]
@@ -478,8 +464,7 @@ def _rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
 
 
 def _cell(value: Any) -> str:
-    """A value as a table cell: ``yes``/``no`` for a flag (as every table says it), a list
-    joined, a server's string as ``_shown``."""
+    """A table cell: ``yes``/``no`` for a flag, a list joined, a server's string ``_shown``."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
@@ -558,8 +543,7 @@ def _shown_of(kind: type[Lookup]) -> Shown:
 
 
 def _command(kind: type[Lookup]) -> Callable[..., None]:
-    """``umls COMMAND`` of ``kind``: its inputs one word each (``argument``), or ``SAB
-    CODE...``; the kind's fields that carry a flag are its options (``with_options``)."""
+    """``umls COMMAND`` of ``kind``: its inputs and its fields' options (``with_options``)."""
     coded = kind.inputs == ("sab", "code")
     options = any(f.metadata.get("cli") for f in fields(kind))
     params = [

@@ -93,9 +93,8 @@ class MrconsoInput:
         }
 
     def blocks(self, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
-        """Yield (bytes of ``size`` consumed so far, next block of MRCONSO bytes) until the end.
-
-        Compressed forms are read in a thread; ``stop`` ends it early (an error, Ctrl-C)."""
+        """Yield (bytes of ``size`` consumed, next MRCONSO block) until the end; compressed forms
+        are read in a thread that ``stop`` ends early."""
         assert self._open is not None
         yield from _threaded(self._open, stop, self.path)
 
@@ -113,8 +112,8 @@ def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
     """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
-    MRCONSO must be among them. In a full release zip the ``.nlm``'s members are read forward
-    only, so its files are taken as there (a release holds them all) until one is read."""
+    MRCONSO must be among them. A full release zip's ``.nlm`` is read forward only, so its files
+    are assumed there (a release holds them all) until one is read."""
     try:
         mrconso = locate(path)
     except BadInputError as err:
@@ -151,10 +150,8 @@ def _released(found: MrconsoInput) -> MrconsoInput:
 
 
 def named_release(names: Iterable[str]) -> str | None:
-    """The UMLS release (``2025AB``) of the innermost name holding exactly one match of
-    ``_RELEASE_NAME`` (SPEC 12): each of ``names`` (paths, innermost first) is read from its last
-    component to its first; a name holding two matches (equal or not) is passed over. ``None``
-    when no name holds exactly one."""
+    """The UMLS release (``2025AB``) of the innermost of ``names`` holding exactly one match of
+    ``_RELEASE_NAME`` (SPEC 12), each read from its last component; ``None`` if none does."""
     for name in names:
         for part in reversed(name.split("/")):
             said = _RELEASE_NAME.findall(part)
@@ -242,8 +239,7 @@ def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
 
 
 def _check_parts(names: list[str], where: Path | str, name: str) -> None:
-    """Parts run .aa, .ab, ... in order with none missing: a gap would join halves of two rows.
-    (In a stream, the parts read so far are checked as each comes.)"""
+    """Parts run .aa, .ab, ... with none missing: a gap would join halves of two rows."""
     suffixes = [m.group(1) for m in map(_part(name).fullmatch, names) if m]
     expected = [_suffix(i, len(s)) for i, s in enumerate(suffixes)]
     if suffixes != expected:
@@ -269,10 +265,10 @@ def _suffix(i: int, width: int) -> str:
 
 
 def _members(names: list[str], file: str) -> tuple[list[str], str] | None:
-    """The ``file`` member(s) of a zip, in read order, and their form; None if there are none.
+    """The ``file`` member(s) of a zip in read order, and their form; None if none.
 
-    A release keeps MRCONSO in a META folder: one there is preferred; in one folder the plain
-    file, then the gzip, then the parts. MRCONSO in two folders of the same rank is ambiguous.
+    One in a META folder is preferred; in one folder plain, then gzip, then parts; two folders
+    of the same rank are ambiguous.
     """
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
@@ -352,18 +348,14 @@ def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[i
 
 
 def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    """``zf.open(name)``; an encrypted member or one of a method zipfile lacks is bad input (the
-    inner zip's own damage is said by ``_local_members`` as it is read)."""
+    """``zf.open(name)``; an encrypted member or an unknown method is bad input."""
     with reading_member(path, zf, name, hint=_ZIP_HINT):
         return open_member(zf, name)
 
 
 def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
-    """``file`` (MRCONSO) inside each ``*-meta.nlm`` of a full release zip, read from the inner
-    zip's local headers in one forward pass (the inner zip is a member of the outer one:
-    no seeking).
-
-    The members found are added to ``found`` as they come; the parts must come in name order."""
+    """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
+    headers in one forward pass (no seeking); members are added to ``found`` as they come."""
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
@@ -419,9 +411,8 @@ def _read_exact(f: _CountingReader, n: int) -> bytes:
 
 
 def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
-    """(name, its bytes, decompressed) for each member of a zip read forward from the start.
-
-    The caller must read each member's iterator to its end before asking for the next member."""
+    """(name, its decompressed bytes) for each member of a zip read forward from the start;
+    each member's iterator must be read to its end before the next."""
     while True:
         sig = f.read(4)
         if sig != b"PK\x03\x04":  # the central directory (or the end): no more members
@@ -463,8 +454,7 @@ def _zip64_field(extra: bytes) -> bytes | None:
 
 
 def _zip64_csize(field: bytes | None, usize: int, csize: int) -> int:
-    """The compressed size from the zip64 field (it holds the sizes marked 0xFFFFFFFF, the
-    uncompressed one first)."""
+    """The compressed size from the zip64 field (after the uncompressed size if both are)."""
     if field is None:
         raise zipfile.BadZipFile("zip64 sizes missing")
     if csize != 0xFFFFFFFF:
@@ -576,8 +566,7 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
-    """``_gunzip`` keeping the count of compressed bytes read, for the progress. Split parts
-    and zip members are gzip files each; one after the other they are one multi-member gzip."""
+    """``_gunzip`` counting compressed bytes read, for the progress (parts are one gzip)."""
     done = 0
 
     def raw_only() -> Iterator[bytes]:

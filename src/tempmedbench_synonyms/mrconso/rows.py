@@ -36,8 +36,7 @@ _NOT_MRCONSO_HINT = (
 
 
 def fields_of(line: str) -> list[str] | str:
-    """The 18 fields of one row without its line end (SPEC 4: a trailing ``|``, CR tolerated),
-    or what is wrong with it. The scan and ``split_row`` both read rows through here."""
+    """The 18 fields of one row without its line end (SPEC 4), or what is wrong with it."""
     if line.endswith("\r"):
         line = line[:-1]
     fields = line.split("|")
@@ -85,10 +84,8 @@ def _excerpt(text: str, at_most: int = 60) -> str:
 
 
 def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
-    """Check that ``head``, the start of a file, reads as MRCONSO.RRF; bad input naming what it
-    found otherwise. Returns the number of bytes to skip (3 for a UTF-8 BOM, else 0).
-
-    ``at_end``: ``head`` is the whole file (so its last line may lack its line end)."""
+    """The bytes to skip (3 for a UTF-8 BOM) if ``head`` reads as MRCONSO.RRF, else bad input
+    naming what it found (``at_end``: ``head`` is the whole file)."""
 
     def bad(problem: str, line: int | None = None) -> BadInputError:
         return BadInputError(
@@ -124,11 +121,9 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
 def last_row(rest: bytes, path: str | Path, parts: Sequence[str] = ()) -> bytes:
     """The bytes after a file's last line end, as a row with its line end added.
 
-    NLM's MRCONSO.RRF ends with a line end, but a file that lost only its last one (a sample cut
-    by hand, some tools' copies) still ends with a complete row: 18 fields, each followed by
-    ``|`` (a CR tolerated), which is read as a row (``unended_note`` says so). Anything else
-    is a row cut short, by a missing last part or a truncated file, which must not be read as a
-    row (it would show as drift, not as the damage it is): bad input."""
+    A complete row (18 fields, each with ``|``) is read (``unended_note`` says so); anything else
+    is a row cut short (a missing part, a truncated file): bad input, never drift.
+    """
     row = rest[:-1] if rest.endswith(b"\r") else rest
     if row.endswith(b"|") and row.count(b"|") == len(MRCONSO_COLUMNS):
         return rest + b"\n"

@@ -1,16 +1,10 @@
 """The block scan of MRCONSO.RRF: in each block of whole lines, the rows that can answer a query.
 
-* One search with one regular expression finds every row whose SAB field names a source some
-  query asks for, and hands back its CUI, AUI and CODE (``_row_pattern``). Its cost does not
-  grow with the number of SABs: each row's fields are skipped once, and its SAB field is read
-  once against a trie of the SABs named. Rows of other sources are never split or decoded.
-* C-level set tests meet those CUIs, AUIs and codes with the ones wanted, whatever their route.
-* Only the rows that pass are decoded, split into their 18 fields and checked exactly (SPEC
-  section 3), once each, in file order.
-
-``scan_range`` scans the lines that start in a byte range of a plain file (a worker process runs
-it on its range, ``worker``); ``lines`` cuts a stream of blocks into whole lines for
-``scan_block`` (the compressed forms, ``source``).
+One regular expression finds every row whose SAB some query names, with its CUI, AUI and CODE
+(``_row_pattern``; its cost does not grow with the SABs: a trie); C-level set tests keep the
+wanted ones; only those are decoded, split and checked exactly (SPEC section 3), in file order.
+``scan_range`` scans a byte range of a plain file (a worker process, ``worker``); ``lines_of``
+cuts a stream of blocks into whole lines for ``scan_block`` (the compressed forms).
 """
 
 from __future__ import annotations
@@ -58,10 +52,8 @@ def too_long(offset: int, path: str | Path) -> BadInputError:
 
 
 def sab_trie(words: Iterable[bytes]) -> bytes:
-    """A regular expression that matches exactly ``words``, shaped as a trie: at each character it
-    weighs only the words that still fit, so the test of a SAB field reads that field once,
-    however many SABs are named (an alternation would try them one by one). Built without
-    recursion, children before parents."""
+    """A regular expression matching exactly ``words``, shaped as a trie, so a SAB field is read
+    once however many SABs are named. Built without recursion."""
     end = b""
     tree: dict[bytes, Any] = {}
     for word in words:
@@ -87,16 +79,13 @@ def sab_trie(words: Iterable[bytes]) -> bytes:
 
 
 def _row_pattern(sabs: Iterable[bytes], *, after_line_end: bool) -> re.Pattern[bytes]:
-    """A row whose SAB field (the 12th) is one of ``sabs``; groups: the whole line, its CUI, AUI,
-    SAB and CODE ("" when the row ends before it: a damaged row, which ``_check_row`` names if
-    it is needed).
+    """A row whose SAB field (the 12th) is one of ``sabs``; groups: the line, CUI, AUI, SAB and
+    CODE ("" when the row ends before it).
 
-    Fields are skipped by a possessive ``[^|]*+``: no backtracking, and 2.3x faster than a class
-    that also stops at a line end (measured). A damaged row with fewer than 14 fields can then
-    run on into the next line, which ``scan_block`` checks for. The first field (a CUI: 8
-    bytes) is looked for in the first 64 bytes only, so that a stretch of lines without '|'
-    (blank lines, text) is passed at once instead of searched to its end from each of its lines
-    (quadratic: minutes for a few MB); a row whose first field is longer is no row."""
+    Possessive ``[^|]*+`` skips fields (2.3x faster, measured); a short damaged row may run into
+    the next line, which ``scan_block`` checks. The CUI is looked for in the first 64 bytes
+    only, else a long stretch without '|' is searched quadratically.
+    """
     skip = rb"[^|]*+\|"
     row = (
         rb"(([^|]{0,64}+)\|" + skip * 6 + rb"([^|]*+)\|" + skip * 3
@@ -161,13 +150,8 @@ class ScanResult:
 def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield (offset, block) covering the lines that start in [start, end) of the file.
 
-    Every block ends at a line end, but the last of a file that does not end with one: that
-    block is the bytes after its last line end (``rows.last_row`` judges them). A line that
-    starts before ``start`` belongs to the range before; the line holding byte ``end - 1`` is
-    read to its end. ``first`` is where the first line starts (after a BOM). The file is read
-    into one reused buffer: a fresh large object a block costs page faults that show in the run
-    time, and a block that fits the CPU cache lets the search and the copies of its rows find it
-    there.
+    Blocks end at a line end but a file's unterminated last one (``rows.last_row`` judges it).
+    ``first``: where the first line starts (after a BOM). One reused buffer (measured faster).
     """
     buf = bytearray(BLOCK_SIZE)
     view = memoryview(buf)
@@ -217,12 +201,7 @@ _LINE, _CUI_OF, _AUI_OF, _SAB_OF, _CODE_OF = (itemgetter(i) for i in range(5))
 def scan_block(
     base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
 ) -> None:
-    """Find the rows of one block (of its lines in ``chunk[start:stop]``) that can matter, then
-    parse and check those exactly.
-
-    One regular expression finds every row of a named SAB (``_row_pattern``), with its CUI, AUI
-    and CODE; C-level set tests against the wanted CUIs, AUIs and codes leave the few rows that
-    may answer a query, which are decoded, split and checked exactly (``_check_row``)."""
+    """The rows of ``chunk[start:stop]`` that can matter, each checked exactly (``_check_row``)."""
     stop = len(chunk) if stop < 0 else stop
     found = needs.rows.findall(chunk, start, stop)
     head = needs.first.match(chunk, start, stop)
@@ -259,9 +238,8 @@ def scan_block(
 def _check_row(offset: int, raw: bytes, needs: Needs, out: ScanResult) -> bool:
     """Check one candidate row exactly; record it if it answers a query. True on a bad row.
 
-    Whether it answers a query is read from the fields at their places, before the row itself
-    is checked: a damaged row that answers none is passed over, as every row no query needs is
-    (it is never read); one that answers a query is bad input, named by its line."""
+    A damaged row that answers no query is passed over; one that answers one is bad input.
+    """
     parts = raw.decode("utf-8", "surrogateescape").split("|")
     n = len(parts)
     if n <= F_SAB:
@@ -329,14 +307,11 @@ def lines_of(
     parts: Sequence[str] = (),
 ) -> Generator[tuple[int, int, bytes, int, int], None, None]:
     """(progress count, base, chunk, start, stop) from blocks cut anywhere: ``chunk[start:stop]``
-    are whole lines, ``base`` the stream offset of ``chunk[0]``. The start of the stream is
-    sniffed first (``sniff``), a BOM removed, a line longer than MAX_LINE refused; the bytes
-    after the last line end are a complete row, read with a note in ``warnings``, or bad input
-    (``last_row``, naming the last of the split ``parts`` read).
+    are whole lines, ``base`` the offset of ``chunk[0]``. The start is sniffed, a BOM removed, a
+    line past MAX_LINE refused; an unterminated last row is judged by ``last_row``.
 
-    A block is not copied: the line that a block ends in the middle of is joined to its end in
-    the next block and handed on alone, then the rest of that block's whole lines (a copy of
-    each block, 1 MiB a time, costs as much as a quarter of the search, measured)."""
+    A line split between blocks is joined and handed on alone: blocks are not copied (measured).
+    """
     carry = b""
     offset = 0  # stream offset of carry[0]
     sniffed = False

@@ -55,8 +55,9 @@ _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 class MrconsoSource:
     """Answer atom queries from a local MRCONSO (any form NLM ships), in one streaming pass.
 
-    ``progress`` is told (bytes done, bytes in all) as the scan goes; ``workers`` is the most
-    worker processes a plain file is scanned by (default: the usable cores, at most 4)."""
+    ``progress`` is told (bytes done, bytes in all); ``workers``: the most worker processes a plain
+    file is scanned by (default: the usable cores, at most 4).
+    """
 
     name = "mrconso"
 
@@ -199,8 +200,7 @@ class MrconsoSource:
 
 
 def lines_before_offset(path: Path, offset: int) -> int:
-    """The line ends before ``offset`` of the stream, read again from the start: only to
-    name a damaged row's line (counting them in every block costs a tenth of the scan)."""
+    """The line ends before ``offset``, read again from the start: only to name a bad row."""
     stop = threading.Event()
     again = locate_mrconso(path)  # its own lists of the members and parts it reads
     blocks = lines_of(again.blocks(stop), path, [], again.parts)
@@ -217,8 +217,7 @@ def lines_before_offset(path: Path, offset: int) -> int:
 
 
 def why_alone(size: int, workers: int) -> str | None:
-    """Why a plain file of ``size`` bytes is scanned in this process, or ``None`` when
-    ``workers`` worker processes scan it."""
+    """Why a plain file of ``size`` bytes is scanned in this process, or ``None``."""
     if size < PARALLEL_MIN_SIZE:
         return f"the file is under {PARALLEL_MIN_SIZE >> 20} MiB"
     if workers < 2:
@@ -235,13 +234,11 @@ def scan_ranges(
     workers: int,
     run: RangeScan = scan_range,
 ) -> list[Any]:
-    """``run`` on each byte range of ``path`` in worker processes, each taking the next range
-    when it is done (a worker slowed by other load takes fewer); the results in file order.
+    """``run`` on each byte range of ``path`` in worker processes (``runtime``, rule 3), each
+    taking the next range when done; the results in file order.
 
-    The workers are started and stopped by ``runtime`` (rule 3): on any way out but the end of
-    the work (an error, Ctrl-C, SIGTERM) every one is killed and reaped. A worker that cannot
-    start, or ends without an answer before any range is done, leaves the whole scan to this
-    process (said under ``-v``): one result then."""
+    If no worker starts or answers before any range is done, this process scans it all.
+    """
     ranges = [(a, b) for a, b in bounds if b > a]
     if not ranges:
         return []
@@ -291,8 +288,7 @@ def scan_ranges(
 def answers(
     queries: Sequence[AtomQuery], rows: Sequence[tuple[int, list[str]]]
 ) -> dict[AtomQuery, tuple[Atom, ...] | None]:
-    """The atoms of each query from the rows the scan kept, as UTS answers the same request
-    (module docstring); ``None`` where there are none (UTS answers 404)."""
+    """The atoms of each query, as UTS answers the same request; ``None`` where none (404)."""
     found: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
     by_aui: dict[str, list[AtomQuery]] = {}
     for q in queries:
@@ -314,9 +310,8 @@ def answers(
 
 
 def sniff_mrconso(path: Path) -> MrconsoInput:
-    """Find MRCONSO in ``path`` (``locate_mrconso``) and check that its first rows read as
-    MRCONSO.RRF (``sniff``), reading no further than that: BadInputError otherwise. A quick
-    look for ``doctor`` and ``regenerate --dry-run``; a pipe is consumed by it."""
+    """Find MRCONSO in ``path`` and check its first rows read as MRCONSO.RRF (``sniff``), else
+    BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed)."""
     inp = locate_mrconso(path)
     stop = threading.Event()
     blocks = inp.blocks(stop)

@@ -28,9 +28,9 @@ BACKUP_SUFFIX = ".bak"
 
 
 def launcher_bytes() -> bytes:
-    """``synonym_regeneration/regenerate_synonyms.py``: a script of the standard library only
-    that runs ``tempmedbench-regenerate-synonyms`` on the release folder that holds it, or says
-    how to install this package (exit 2). Its one text is this package's data file."""
+    """``synonym_regeneration/regenerate_synonyms.py``: a stdlib-only script running
+    ``tempmedbench-regenerate-synonyms`` on its release folder, or saying how to install (exit 2).
+    """
     return (
         resources.files("tempmedbench_synonyms.regen") / "regenerate_synonyms.py.txt"
     ).read_bytes()
@@ -46,17 +46,13 @@ def freeze(
 ) -> Report:
     """Write ``expected_sha256.json`` from a regeneration (for release authors).
 
-    Refuses (outcome mismatch, nothing written) when any concept drifted: frozen hashes must
-    describe a complete synonym surface. ``regenerate_synonyms.py`` is written beside the hashes
-    (``launcher_bytes``); ``update_manifest`` lists both in the manifest, else the hint says
-    which of them the manifest does not match. The rebuilt files themselves are not written into the
-    release, which must never carry UMLS strings; run ``regenerate`` to get them.
+    Refuses (mismatch, nothing written) when any concept drifted. Writes ``regenerate_synonyms.py``
+    beside the hashes; ``update_manifest`` lists both in the manifest. The rebuilt files are never
+    written into the release (no UMLS strings there).
 
-    An existing ``expected_sha256.json`` holds the authors' hashes: it is replaced only with
-    ``force`` (else bad input, before anything is fetched), and then kept beside the new one as
-    ``expected_sha256.json.bak``; the report's ``replaced`` says which hashes changed. A
-    ``.bak`` that exists already is never overwritten (bad input, before anything is fetched:
-    it may hold the authors' original hashes).
+    An existing ``expected_sha256.json`` is replaced only with ``force`` (else bad input before any
+    fetch), kept as ``expected_sha256.json.bak`` (never overwritten); ``replaced`` says what
+    changed.
     """
     opened = open_release(release_dir, with_expected=False)
     target = opened.folder / EXPECTED
@@ -135,8 +131,7 @@ def freeze(
 
 
 def _replaced(previous: bytes, new: dict[str, Any], backup: Path) -> dict[str, Any]:
-    """What replacing ``expected_sha256.json`` changes: the files and concepts whose hash
-    differs, the concepts added and removed (``previous`` as read, even if malformed)."""
+    """The files and concepts whose hash differs, and those added and removed."""
     try:
         old = jsonio.parse_json(previous.decode("utf-8"), path=EXPECTED)
     except (UnicodeDecodeError, BadInputError):

@@ -122,8 +122,7 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
 def _stays_inside(folder: Path, rel: str) -> bool:
     """Whether every link along ``rel`` (a plain relative path) points inside ``folder``.
 
-    Each link is resolved strictly: a loop raises then (RuntimeError before Python 3.13, OSError
-    ELOOP from 3.13, where a non-strict resolve returns a loop unresolved instead of failing).
+    Each link is resolved strictly, so a loop raises (RuntimeError, or OSError from 3.13).
     """
     try:
         root = folder.resolve()
@@ -153,11 +152,9 @@ def verify_manifest(
 ) -> tuple[int, list[str]]:
     """Check every listed file against its hash; return (files checked, warnings).
 
-    ``required`` must be listed (or skipped). ``skip`` names listed files not to check
-    (``freeze`` is about to replace the expected hashes). Files not listed are allowed only at
-    ``allowed_extra`` (what a run writes) and at Python's cache of a listed script
-    (``_bytecode_of``); any other is named in a warning, followed by its ``notes`` entry if it
-    has one. Every bad listed file is named, in one error.
+    ``required`` must be listed (or in ``skip``: not checked). Unlisted files are allowed only at
+    ``allowed_extra`` and as a listed script's bytecode; any other is warned of (with its
+    ``notes``). Every bad listed file is named, in one error.
     """
     entries = read_manifest(folder)
     skipped = set(skip)
@@ -200,9 +197,7 @@ _BYTECODE = re.compile(r"(.*/)?__pycache__/([^/.]+)\.[^/]+\.pyc")
 
 def _bytecode_of(rel: str, listed: Mapping[str, str]) -> bool:
     """Whether ``rel`` is Python's cache of a listed script (``D/__pycache__/NAME.TAG.pyc``
-    beside ``D/NAME.py``, e.g. of ``regenerate_synonyms.py``): Python writes it whenever it
-    compiles the script (pip installing the demo release, an import); it is no file of the
-    release, and a warning about it would only be noise."""
+    beside ``D/NAME.py``): no release file, and a warning would be noise."""
     m = _BYTECODE.fullmatch(rel)
     return m is not None and f"{m[1] or ''}{m[2]}.py" in listed
 

@@ -168,10 +168,8 @@ def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[
 def prepare(
     folders: list[Path], warnings: list[str], *, hint: str, targets: list[Path] | None = None
 ) -> None:
-    """Before anything is scanned or fetched: each folder a run writes in must be writable (it
-    is created if missing), each file it may write (``targets``) absent or a regular file (a
-    folder or a FIFO there would stop the run after its first file), and the temporary files an
-    interrupted run left there are removed, with one warning that says so."""
+    """Before any scan or fetch: every output folder writable (made if missing), each ``targets``
+    file absent or regular, and an interrupted run's temporary files removed (one warning)."""
     for target in targets or []:
         try:
             mode = os.lstat(target).st_mode
@@ -203,8 +201,8 @@ def prepare(
 
 
 def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:
-    """A matching file goes to its final path (and a stale .unverified goes); others beside it.
-    Returns the path and whether it already held these bytes (then it is not rewritten)."""
+    """A matching file to its final path (a stale .unverified removed), others beside it; the
+    path and whether it already held these bytes (then not rewritten)."""
     final = root / rel
     unverified = root / (rel + UNVERIFIED_SUFFIX)
     target = final if match else unverified

@@ -60,8 +60,7 @@ _NOTES = {
 
 
 def read_release_file(path: Path, *, what: str) -> bytes:
-    """The bytes of a release file read whole, at most ``RELEASE_FILE_LIMIT`` of them: a larger
-    one is bad input naming its size, read no further (``files.read_input``)."""
+    """A release file's bytes, at most ``RELEASE_FILE_LIMIT`` (else bad input naming its size)."""
     return read_input(path, what=what, limit=RELEASE_FILE_LIMIT, too_large=TOO_LARGE_HINT)
 
 
@@ -259,8 +258,8 @@ _SURFACE_RULES = jsonio.LineRules(
 
 
 def load_surface(folder: Path) -> list[SurfaceLine]:
-    """Read the anchored surface: JSON Lines, split on "\\n" only (U+2028 and U+0085 may occur
-    in a text), each line an object with a distinct ``qid`` and its ``question_surface``."""
+    """Read the anchored surface: JSON Lines (split on "\\n" only), each line an object with a
+    distinct ``qid`` and its ``question_surface``."""
     raw = read_release_file(folder / SURFACE, what="the question surface")
     out: list[SurfaceLine] = []
     seen: dict[str, int] = {}
@@ -308,9 +307,8 @@ class Release:
 def open_release(folder: Path, *, with_expected: bool = True) -> Release:
     """Check the folder against its manifest, then read and validate its synonym files.
 
-    The manifest must list the expected hashes and they must match it, unless
-    ``with_expected=False`` (for ``freeze``, which is about to write them anew). They are read by
-    ``load_expected``, where they are needed.
+    The manifest must list and match the expected hashes, unless ``with_expected=False``
+    (``freeze``, about to write them).
     """
     folder = Path(folder)
     try:

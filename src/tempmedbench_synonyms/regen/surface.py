@@ -72,19 +72,15 @@ def span_texts(spans_by_qid: Mapping[str, Sequence[PlacedSpan]]) -> dict[str, li
 
 
 def insertion(original: str, name: str) -> str:
-    """The kept name as inserted: lower-cased when the original span has no uppercase character.
-
-    The test is the formula ``t == t.lower()``, not ``t.isupper()``: they differ on titlecase
-    letters such as 'ǅ' (SPEC section 4).
-    """
+    """The kept name as inserted: lower-cased when the original span has no uppercase character
+    (``t == t.lower()``, not ``t.isupper()``: they differ on titlecase 'ǅ', SPEC section 4)."""
     return name.lower() if original == original.lower() else name
 
 
 def replace_spans(text: str, spans: Sequence[PlacedSpan], names: Mapping[str, str | None]) -> str:
     """Put each concept's kept name at its spans; a drifted concept (None) keeps its text.
 
-    Building the result left to right from the sorted, non-overlapping spans gives the same string
-    as replacing from the rightmost span to the leftmost (SPEC section 4), in one pass.
+    Left to right over the sorted spans: the string SPEC 4's right-to-left replacement gives.
     """
     pieces: list[str] = []
     pos = 0

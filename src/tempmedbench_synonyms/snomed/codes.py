@@ -13,10 +13,9 @@ from enum import StrEnum
 class FindingCode(StrEnum):
     """Why a SNOMED CT field differs from the release: SPEC section 6's stable codes, in its order.
 
-    The first three an identifier alone can earn (:mod:`.sctid`); the others need the release
-    (:mod:`.validate`). ``CODE_MISMATCH`` is not in SPEC section 6's list, which names no code for
-    "``concept_snomed_code`` must equal ``predicate.concept``": added rather than folded into
-    another code's meaning.
+    The first three need an identifier only (:mod:`.sctid`), the others the release
+    (:mod:`.validate`). ``CODE_MISMATCH``, for SPEC 6's unnamed "``concept_snomed_code`` must equal
+    ``predicate.concept``" rule, is added rather than folded into another code.
     """
 
     SCTID_FORMAT = "SCTID_FORMAT"

@@ -31,8 +31,7 @@ class SourceFile:
 
 
 def decode_row(row: str) -> Concept:
-    """An index row (Active, FSN, PT joined by tabs; maybe a trailing empty cell and a line end)
-    as a :class:`Concept`."""
+    """An index row (Active, FSN, PT joined by tabs) as a :class:`Concept`."""
     active, fsn, pt = row.split("\t", 2)
     pt = pt.rstrip("\r\n")
     if "\t" in pt:

@@ -52,11 +52,8 @@ GPS_COLUMNS = ("ConceptID", "Active", "FSN", "USPreferredTerm")
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
 _TAIL_BYTES = 64
 
-# Bounds (SPEC section 8: sizes and line lengths bounded where the format bounds them, so that a
-# zip bomb or an endless file is bad input in bounded memory). The GPS file holds ~380,000 rows of
-# ~120 bytes (~45 MB): 256 MiB and 2,000,000 rows leave room for years of growth, and the index of
-# 2,000,000 rows stays under ~300 MB. Each size is checked twice: the size a zip member declares,
-# before it is read, and the bytes it really gives, counted as they are read (a lying header).
+# Bounds (SPEC section 8): the GPS holds ~380,000 rows (~45 MB); these leave years of growth and
+# keep the index under ~300 MB. A size is checked as a zip member declares it and as it is read.
 GPS_MAX_BYTES = 256 << 20
 GPS_MAX_ROWS = 2_000_000
 
@@ -65,10 +62,8 @@ _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 
 class _BackgroundHash:
-    """The SHA-256 of the blocks given to :meth:`update`, computed by another thread while this
-    one parses them: hashlib lets go of the GIL on large buffers, so on a machine with two cores
-    the hash of the GPS file (~35 ms of ~0.3 s) costs no time. Use it through :func:`_hashing`,
-    which always ends the thread."""
+    """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
+    parses (hashlib frees the GIL); use it through :func:`_hashing`, which ends the thread."""
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
@@ -107,8 +102,7 @@ def _hashing() -> Iterator[_BackgroundHash]:
 
 
 class _Scan:
-    """What one pass over the raw bytes tells: the file's tabs and line feeds, gathered by
-    :meth:`blocks` as the blocks go by."""
+    """The file's tabs and line feeds, gathered by :meth:`blocks` as the blocks go by."""
 
     def __init__(self) -> None:
         self.newlines = 0
@@ -116,13 +110,8 @@ class _Scan:
         self.skeleton: list[bytes] = []  # only the TAB and LF bytes, in file order (~4 a row)
 
     def blocks(self, raw: IO[bytes], where: str, hasher: _BackgroundHash) -> Iterator[bytes]:
-        """The bytes of ``raw`` (blocks of ``READ_BLOCK``), each hashed (``hasher``) and its tabs
-        and line feeds kept, before it is handed on.
-
-        The skeleton lets the GPS fast path check every row's width without a Python loop (UTF-8
-        never has a 0x09 or 0x0A byte inside a multi-byte character); it costs ~1/10 of the
-        loading time.
-        """
+        """The blocks of ``raw`` (``READ_BLOCK``), each hashed and its tabs and line feeds kept, so
+        the fast path checks every row's width without a Python loop."""
         for block in iter(lambda: raw.read(READ_BLOCK), b""):
             hasher.update(block)
             tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
@@ -160,8 +149,7 @@ class _Scan:
         return m.group().count(b"\n") - (m.start() > 0)
 
     def every_line_has(self, tabs: int) -> bool:
-        """Whether every line but the trailing blank ones has exactly ``tabs`` tabs: one
-        comparison of bytes, not a loop."""
+        """Whether every line but trailing blank ones has exactly ``tabs`` tabs (one compare)."""
         line = b"\t" * tabs
         blank = self.trailing_blank
         expected = (
@@ -235,18 +223,11 @@ def _read_gps(
 def _read_gps_rows_fast(
     blocks: Iterable[bytes], where: str, notes: list[str]
 ) -> tuple[Header, dict[str, str] | None]:
-    """The hot loop of the loader: the header, and the rest of each line (without its LF) under
-    its identifier; None for the rows when the header is not the GPS's own (the checked path
-    reads them; the blocks are read to their end all the same).
+    """The loader's hot loop: the header, and each line's rest under its identifier; ``None``
+    rows when the header is not the GPS's own.
 
-    The bytes are decoded and split into lines a block at a time as they are read (UTF-8 never
-    has a 0x0A byte inside a character, so a block cut after an LF decodes alone), so that one
-    block is held at a time, and is still in the CPU's cache when it is parsed. Per row, one
-    ``str.partition`` and one store in a dict of the block's rows, merged into the index at the
-    end of the block (a small dict's stores stay in the cache: measured faster than storing
-    into the index directly, or through ``map`` and ``dict.update``). Checking the rows is left
-    to :func:`_fast_rows_ok`, so that this loop allocates one kept string per row besides the
-    identifier.
+    Decoded a block at a time (UTF-8 has no 0x0A inside a character), one ``str.partition`` and a
+    store in a per-block dict a row (measured fastest); :func:`_fast_rows_ok` checks them.
     """
     rows: dict[str, str] = {}
     header: Header | None = None
@@ -273,8 +254,7 @@ def _read_gps_rows_fast(
 
 
 def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
-    """The text of ``blocks``, decoded a run of whole lines at a time (at most one copy of the
-    bytes: the carried start of a line's); the last run may lack its LF."""
+    """The text of ``blocks``, a run of whole lines at a time; the last may lack its LF."""
     carry = b""
     for block in blocks:
         end = block.rfind(b"\n") + 1
@@ -289,12 +269,8 @@ def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
 
 
 def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
-    """Whether every row of the fast path has the header's width, an Active of 0 or 1, and a
-    distinct identifier of ASCII digits. Does not say which row is wrong: the checked path does.
-
-    Trailing blank lines (counted by the scan) are dropped from ``rows`` here: they were read as
-    an identifier "" or "\\r" with no fields. A blank line anywhere else fails the checks.
-    """
+    """Whether every fast-path row has the header's width, an Active of 0 or 1 and a distinct
+    ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped."""
     blank = scan.trailing_blank
     if blank < 0:
         return False

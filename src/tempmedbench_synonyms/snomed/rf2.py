@@ -42,11 +42,8 @@ from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
 
-# RF2 metadata concepts (SNOMED CT Release File Specifications): description types, the US English
-# language reference set and the "preferred" acceptability. The US refset only: the International
-# Edition's language snapshot also holds the GB English refset (900000000000508004), and reading
-# its rows too gives GB terms where the US term differs (e.g. a GB "Paracetamol" for a US
-# "Acetaminophen"), a bug found in several tools.
+# RF2 metadata concepts: description types, the US English language refset, "preferred". The US
+# refset only: reading the GB one (900000000000508004) too gives "Paracetamol" for "Acetaminophen".
 FSN_TYPE = "900000000000003001"
 SYNONYM_TYPE = "900000000000013009"
 US_ENGLISH_REFSET = "900000000000509007"
@@ -151,9 +148,8 @@ _BUCKETS = 256
 class _IdKeys:
     """A 64-bit hash of every component identifier read, to find the repeated ones afterwards.
 
-    8 bytes a row in 256 arrays, instead of a set of the identifiers (~100 bytes a row); each
-    bucket is checked with a small set at the end. A hash collision only sends two identifiers to
-    the exact path of :func:`_deduplicated`, which compares the identifiers themselves.
+    8 bytes a row in 256 arrays instead of a set (~100 bytes a row); a collision only sends two
+    identifiers to :func:`_deduplicated`'s exact path.
     """
 
     def __init__(self) -> None:
@@ -179,11 +175,8 @@ def _rf2_rows(
     notes: list[str],
     keys: _IdKeys,
 ) -> Iterator[_Row]:
-    """Every row of the RF2 files ``names``, checked for width, as the fields of ``columns``; the
-    hash of each row's first field (its identifier) is added to ``keys``.
-
-    The loop runs ~6 million times for an International Edition: every name it uses is local.
-    """
+    """Every row of the RF2 files ``names`` as the fields of ``columns``, checked for width; each
+    identifier's hash goes into ``keys``. Hot (~6 million rows): every name is local."""
     hash_ = hash  # looked up once (a test replaces the module's ``hash`` to force collisions)
     add = keys.add
     mask = _BUCKETS - 1
@@ -241,13 +234,8 @@ def _deduplicated(
     repeated: set[int],
     stats: dict[str, int],
 ) -> Iterator[_Row]:
-    """The rows of ``names`` with only the latest version of each repeated identifier.
-
-    Rows whose identifier's hash is not in ``repeated`` pass at once; the others are held until
-    the end, one per identifier (the greatest effectiveTime; YYYYMMDD compares as text), and then
-    passed in line order. Two different rows of one identifier with the same effectiveTime are
-    refused: nothing says which one is right.
-    """
+    """The rows of ``names`` with only the latest version (greatest effectiveTime) of each
+    repeated identifier, in line order; two versions with one effectiveTime are refused."""
     best: dict[str, _Row] = {}
     repeated_ids: set[str] = set()  # the identifiers really listed twice, not just hash twins
     held = 0
@@ -289,11 +277,9 @@ def _read_latest(
 ) -> _T:
     """``consume`` the rows of ``names``, keeping only the latest version of each component.
 
-    First the rows are consumed as they come while their identifiers' hashes are kept; when no
-    identifier repeats (a proper snapshot), that result stands. Otherwise it is dropped and the
-    rows are consumed again through :func:`_deduplicated`. An error that ``consume`` raises on the
-    first pass may come from an older version (e.g. two active preferred synonyms, one of them
-    inactivated later): it stands only if no identifier repeats.
+    One pass while hashing identifiers; only if one repeats are the rows consumed again through
+    :func:`_deduplicated` (a first-pass error may come from an older version: it stands only
+    if none repeats).
     """
     keys = _IdKeys()
     rows = _rf2_rows(src, names, columns, notes, keys)
@@ -418,8 +404,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
 
 
 def _one_crlf_note(notes: list[str]) -> list[str]:
-    """The per-file "CRLF line ends" notes of an RF2 snapshot said once: CRLF is RF2's own line
-    end, so one line for the whole snapshot is enough (the first such note's place)."""
+    """The per-file "CRLF line ends" notes said once (CRLF is RF2's own line end)."""
     crlf = [n for n in notes if n.endswith(CRLF_NOTE)]
     if len(crlf) < 2:
         return notes
@@ -431,8 +416,7 @@ def _one_crlf_note(notes: list[str]) -> list[str]:
 
 
 def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[str]:
-    """Identifiers of descriptions that the US English refset marks preferred (latest row of each
-    member, International modules, active rows only)."""
+    """Description ids the US English refset marks preferred (latest, International, active)."""
 
     def consume(rows: Iterable[_Row]) -> tuple[set[str], Counter[str], int]:
         preferred: set[str] = set()
@@ -464,13 +448,9 @@ def _read_descriptions(
     us_preferred: set[str],
     notes: list[str],
 ) -> None:
-    """Put the active FSN and US preferred synonym of each concept in ``concepts``, as
-    ``"<FSN description id>\\t<FSN>\\t<PT description id>\\t<PT>"`` ("" for a missing part).
-
-    The ~760,000 kept descriptions of the International Edition are the largest part of the RF2
-    loader's memory: one string a concept, stored in the dict that becomes the index, costs
-    neither a dict of its own nor a copy of the concept identifier per description row.
-    """
+    """Put each concept's active FSN and US preferred synonym in ``concepts`` as
+    ``"<FSN id>\\t<FSN>\\t<PT id>\\t<PT>"`` ("" for a missing part): one string a concept,
+    the cheapest in memory for ~760,000 descriptions."""
 
     def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
         for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
@@ -544,15 +524,13 @@ def _id_order(sctid: str) -> tuple[int, str]:
 
 
 def _fsn_rank(did: str, us_preferred: set[str]) -> tuple[bool, int, str]:
-    """The order in which two active FSNs of one concept are preferred: the one whose US English
-    language refset row is active and preferred, then the smallest description id."""
+    """Which of two active FSNs wins: US English preferred first, then the smallest id."""
     return did not in us_preferred, len(did), did
 
 
 def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str, str], set[str]]:
-    """The concepts of the index (latest row of each, International modules), as a dict from each
-    identifier to "" that :func:`_read_descriptions` and :func:`_fill_rows` turn into the index in
-    place, and the set of the inactive ones."""
+    """The index's concepts (latest, International modules) as identifier -> "" (filled in
+    place by :func:`_read_descriptions` and :func:`_fill_rows`), and the inactive ones."""
 
     def consume(rows: Iterable[_Row]) -> tuple[dict[str, str], set[str], Counter[str]]:
         concepts: dict[str, str] = {}
@@ -578,8 +556,7 @@ def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str,
 
 
 def _fill_rows(concepts: dict[str, str], inactive: set[str], where: str, notes: list[str]) -> None:
-    """Turn each value of ``concepts`` into the concept's index row (status, FSN, US preferred
-    term), in place: the dict does not grow, and each old value is freed as its row is made."""
+    """Turn each value of ``concepts`` into its index row (status, FSN, PT), in place."""
     no_fsn = 0
     for cid in concepts:
         terms = concepts[cid]

@@ -75,10 +75,7 @@ def verhoeff_check_digit(payload: str) -> str:
 
 
 def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:
-    """Build a valid SCTID from an item identifier, a partition and (long format) a namespace.
-
-    Used to invent identifiers for fixtures and benchmarks; never to "repair" a wrong one.
-    """
+    """Build a valid SCTID (for fixtures and benchmarks; never to "repair" a wrong one)."""
     item_s = str(item)
     if not _is_digits(item_s) or item_s.startswith("0"):
         raise ValueError(f"an item identifier is digits without a leading zero, not {item_s!r}")
@@ -157,9 +154,8 @@ _FORMAT_EXPECTED = "6 to 18 digits, no leading zero"
 def parse_sctid(value: str) -> SctidInfo:
     """Take an identifier apart and check it as a concept identifier (SPEC section 6).
 
-    A value that is not 6 to 18 ASCII digits without a leading zero gets ``SCTID_FORMAT`` only: its
-    partition and check digit mean nothing. Otherwise partition and check digit are checked
-    independently, so an identifier can have both problems.
+    Not 6 to 18 ASCII digits without a leading zero: ``SCTID_FORMAT`` only; else partition and
+    check digit are checked independently.
     """
     if not _is_digits(value) or not MIN_LENGTH <= len(value) <= MAX_LENGTH or value[0] == "0":
         if not value:
@@ -238,9 +234,7 @@ def parse_sctid(value: str) -> SctidInfo:
 
 
 def is_extension_concept(value: str) -> bool:
-    """Whether ``value`` has the partition of an extension's concept (``10``: long format, with a
-    namespace). Only the partition is read: call it on an identifier that passed
-    :func:`concept_id_problems`."""
+    """Whether ``value``'s partition is an extension concept's (``10``); call it on a valid id."""
     return value[-3:-1] == EXTENSION_CONCEPT_PARTITION
 
 

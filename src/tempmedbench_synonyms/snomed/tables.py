@@ -32,13 +32,10 @@ READ_BLOCK = 1 << 20
 
 class Bounded(io.RawIOBase):
     """A byte stream that stops, with ``BadInputError``, past ``max_bytes`` bytes or at a line
-    longer than ``max_line`` bytes (LF excluded). Wrapped in a ``BufferedReader`` by
-    :func:`bounded`.
+    longer than ``max_line`` bytes (LF excluded); :func:`bounded` wraps it in a ``BufferedReader``.
 
-    Line lengths cost ~32 ``bytes.find`` calls a MiB, not a scan in Python: a line longer than
-    ``max_line`` contains a whole window of ``max_line // 2`` bytes with no LF, and only a window
-    with none is measured exactly. Lines are not counted as they go by: the error counts the
-    ones before the long line by reading ``raw`` again from its start (it must be seekable).
+    Only a window of ``max_line // 2`` bytes without an LF is measured exactly (~32 ``find`` calls
+    a MiB); the error counts the lines before by reading ``raw`` (seekable) again.
     """
 
     def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
@@ -175,8 +172,7 @@ def read_header(
 
 
 def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
-    """The header ``first`` (the file's first line with its line end, "" for an empty file):
-    where each column of ``required`` sits; its BOM, CRLF and trailing empty cells are noted."""
+    """Where each ``required`` column sits in the header ``first``; BOM, CRLF, empty cells noted."""
     if not first:
         raise BadInputError("the file is empty; a header line was expected", path=where, line=1)
     if first.startswith("\ufeff"):
@@ -239,8 +235,7 @@ def not_utf8_error(
     *,
     hint: str = "the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
 ) -> BadInputError:
-    """The error for a file that is not UTF-8, naming the first bad line (found by a rescan:
-    the text layer decodes in blocks and cannot say which line a bad byte is on)."""
+    """A not-UTF-8 file's error, naming the first bad line (found by a rescan)."""
     bad_line, problem = 1, "bytes that are not UTF-8"
     with open_bytes() as raw:
         for lineno, line in enumerate(raw, start=1):

@@ -126,8 +126,7 @@ _RULES = jsonio.LineRules(
 def iter_records(
     path: Path, where: str, batch_bytes: int = BATCH_BYTES
 ) -> Iterator[dict[str, Any]]:
-    """The records of a JSON-lines artifact, read ``batch_bytes`` at a time (record ``i`` is on
-    line ``i + 1``): :func:`jsonio.iter_jsonl` under the artifacts' rules."""
+    """The records of a JSON-lines artifact (record ``i`` on line ``i + 1``)."""
     try:
         raw = open_regular(path, what="the artifact")
     except FileNotFoundError:
@@ -202,10 +201,8 @@ class _Checker:
         rec: dict[str, Any],
         terms: tuple[str, ...],
     ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring for ``code`` (its term fields: ``terms`` of
-        ``rec``); the active concept, or None after a finding. A code the release holds is held
-        to the identifier rules all the same (SPEC section 6: they hold for every identifier, and
-        the GPS loader takes any ASCII digits as a ConceptID, RF2 identifiers are not checked)."""
+        """Steps 1 to 4 of the module docstring for ``code``: the active concept, or None after a
+        finding. A held code still meets the identifier rules (SPEC section 6)."""
         if code is None:
             why = f"{code_field} is absent: no concept backs it"
             self.unexpected_terms(line, rid, rec, terms, why)
@@ -316,8 +313,7 @@ class _Checker:
         )
 
     def events(self, records: Iterable[dict[str, Any]]) -> int:
-        """Check the records of ``artifacts/events_canonical.jsonl`` (record ``i`` on line
-        ``i + 1``); the number of records."""
+        """Check ``artifacts/events_canonical.jsonl``'s records; the number of records."""
         resolve, active = self.resolve, self.active
         line = 0
         for line, rec in enumerate(records, start=1):
@@ -388,8 +384,7 @@ class _Checker:
         return line
 
     def questions(self, records: Iterable[dict[str, Any]]) -> int:
-        """Check the records of ``artifacts/questions.jsonl`` (record ``i`` on line ``i + 1``);
-        the number of records."""
+        """Check ``artifacts/questions.jsonl``'s records; the number of records."""
         line = 0
         for line, rec in enumerate(records, start=1):
             rid = rec.get("qid")
@@ -478,26 +473,17 @@ def _valid_string_id(value: Any) -> bool:
     return type(value) is str and not concept_id_problems(value)
 
 
-def check_events_file(
+def check_artifact(
     path: Path,
     index: ConceptIndex,
     file: str = EVENTS_PATH,
     batch_bytes: int = BATCH_BYTES,
 ) -> tuple[int, list[Finding]]:
-    """The number of records and the findings of an events file, read one batch at a time."""
+    """The number of records and the findings of the artifact ``file`` (the events unless it is
+    ``QUESTIONS_PATH``) at ``path``, read one batch at a time."""
     checker = _Checker(index, file)
-    return checker.events(iter_records(path, file, batch_bytes)), checker.findings
-
-
-def check_questions_file(
-    path: Path,
-    index: ConceptIndex,
-    file: str = QUESTIONS_PATH,
-    batch_bytes: int = BATCH_BYTES,
-) -> tuple[int, list[Finding]]:
-    """The number of records and the findings of a questions file, read one batch at a time."""
-    checker = _Checker(index, file)
-    return checker.questions(iter_records(path, file, batch_bytes)), checker.findings
+    check = checker.questions if file == QUESTIONS_PATH else checker.events
+    return check(iter_records(path, file, batch_bytes)), checker.findings
 
 
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
@@ -518,8 +504,8 @@ def validate_release(release_dir: str | Path, index: ConceptIndex) -> Validation
             path=root,
             hint=f"pass the parent folder, the release folder: {root.resolve().parent}",
         )
-    n_events, event_findings = check_events_file(root / EVENTS_PATH, index)
-    n_questions, question_findings = check_questions_file(root / QUESTIONS_PATH, index)
+    n_events, event_findings = check_artifact(root / EVENTS_PATH, index)
+    n_questions, question_findings = check_artifact(root / QUESTIONS_PATH, index, QUESTIONS_PATH)
     findings = event_findings + question_findings
     log.info(
         "checked %d events and %d questions: %d findings", n_events, n_questions, len(findings)

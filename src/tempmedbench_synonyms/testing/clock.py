@@ -10,8 +10,7 @@ class VirtualTime:
     """A clock that moves only when something sleeps on it: inject ``clock`` and ``sleep`` into
     ``RateLimiter`` and ``UtsClient`` so that tests of rate limits and retries never wait.
 
-    Thread-safe; with several threads sleeping, virtual time runs ahead of real time, but every
-    wait the limiter imposes is still kept on the virtual clock.
+    Thread-safe; with several sleepers virtual time runs ahead, but every wait is still kept.
     """
 
     def __init__(self, start: float = 1_000.0) -> None:
@@ -29,8 +28,7 @@ class VirtualTime:
             return self.now
 
     def sleep(self, seconds: float) -> None:
-        """Move the clock on by ``seconds`` (a negative sleep counts as none) at once, and note
-        it in ``sleeps`` (inject it where ``time.sleep`` is expected)."""
+        """Move the clock on by ``seconds`` (negative: none) at once, noted in ``sleeps``."""
         with self._lock:
             self.sleeps.append(seconds)
             self.now += max(0.0, seconds)
@@ -40,13 +38,10 @@ class VirtualTime:
     ) -> Callable[[float], None]:
         """A sleep on this clock that a cancel ends early, as ``event.wait(seconds)`` does.
 
-        Inject it into ``RateLimiter`` and ``UtsClient`` (with ``event``, their shared cancel
-        event) to test that cancelling wakes every sleeper. A sleep of up to ``longer_than``
-        seconds passes at once on the virtual clock (the spacing of requests, a short backoff);
-        a longer one (a 429's pause) blocks, in real time, until ``event`` is set, and then
-        returns without moving the clock. If ``event`` is not set within ``timeout`` real
-        seconds, the clock moves on by the whole sleep, so that a broken cancel fails a test
-        instead of hanging it.
+        Up to ``longer_than`` seconds passes at once on the virtual clock; a longer one (a 429's
+        pause) blocks in real time until ``event`` is set, then returns without moving the clock.
+        After ``timeout`` real seconds the clock moves on by it all: a broken cancel fails, never
+        hangs.
         """
 
         def sleep(seconds: float) -> None:

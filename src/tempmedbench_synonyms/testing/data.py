@@ -100,13 +100,11 @@ class FakeRow:
 
 
 class FakeUtsData:
-    """What a fake UTS serves: MRCONSO rows and, when given, the rows of MRDEF, MRREL, MRSTY,
-    MRHIER and MRSAB (each a sequence of the file's fields, as ``engine.COLUMNS`` names them),
-    in an in-memory index of the local UMLS's engine.
+    """What a fake UTS serves: MRCONSO rows and any rows of MRDEF, MRREL, MRSTY, MRHIER and
+    MRSAB (as ``engine.COLUMNS`` names them), in an in-memory index of the local engine.
 
-    With no MRSTY rows (``semantic_types=None``) every concept has one invented semantic type,
-    ``T999`` "Invented Type" (tree number ``A9.9``); with no MRSAB rows (``sources=None``) the
-    sources are the SABs of the MRCONSO rows, as SPEC 12 gives them without MRSAB.
+    No MRSTY rows (``semantic_types=None``): every concept is ``T999`` "Invented Type"
+    (``A9.9``); no MRSAB rows: the MRCONSO rows' SABs, as SPEC 12 says.
     """
 
     def __init__(
@@ -168,9 +166,7 @@ class FakeUtsData:
 
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
-        """Read whichever of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, MRHIER.RRF and
-        MRSAB.RRF the folder ``folder`` holds (a META folder's layout; invented rows, for
-        tests); a folder with none of them is a ``FileNotFoundError``."""
+        """Read whichever META files ``folder`` holds; none is a ``FileNotFoundError``."""
         found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
         found = {f: p for f, p in found.items() if p.is_file()}
         if not found:
@@ -202,9 +198,8 @@ def _mrconso_rows(lines: Iterable[str], path: str) -> Iterator[FakeRow]:
 
 
 def parse_rows(lines: Iterable[str], file: str, *, path: str = "<rows>") -> Iterator[list[str]]:
-    """The rows of ``file`` (``MRDEF``...) in RRF lines, each its fields (blank lines skipped);
-    a line with the wrong number of fields is a ``ValueError`` naming the file, the line and the
-    layout."""
+    """The rows of ``file`` (``MRDEF``...) in RRF lines, blank lines skipped; a wrong width is a
+    ``ValueError`` naming the file, the line and the layout."""
     columns = COLUMNS[file]
     for n, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")

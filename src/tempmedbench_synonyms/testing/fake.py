@@ -82,8 +82,7 @@ class SeenRequest:
 
 
 class FakeUts:
-    """The fake UTS: routes (``testing.routes``), authentication, faults, and a log of what it
-    saw."""
+    """The fake UTS: routes (``testing.routes``), authentication, faults, and a log of requests."""
 
     def __init__(
         self,

@@ -31,9 +31,8 @@ def invented_rows(
 ) -> Iterator[str]:
     """MRCONSO.RRF-format lines for invented concepts (for benchmarks and tests).
 
-    Concept ``k`` gets CUI ``C{first_cui + k}``, code ``{1000000 + k}``, and ``atoms_per_concept``
-    atoms of source ``sab`` (``atoms_of(k)`` if given): a PT named ``invented <w> <w> <k>``, then
-    SYs named ``... variant <j>``, the last of three or more suppressible; plus one MTH atom.
+    Concept ``k``: CUI ``C{first_cui + k}``, code ``{1000000 + k}``, ``atoms_per_concept`` atoms
+    of ``sab`` (``atoms_of(k)``): a PT, then SYs (the last of three or more suppressible), one MTH.
     """
     rng = random.Random(seed)
     words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
@@ -75,10 +74,8 @@ def make_invented_release(
 ) -> InventedRelease:
     """Write an invented TempMedBench-style release under ``root`` (for benchmarks and tests).
 
-    ``root/MRCONSO.RRF`` holds invented rows (``invented_rows``); ``root/release`` is a release
-    folder (SPEC sections 1, 2 and 4) whose concepts use the three routes in turn (``source``,
-    ``cui``, ``aui``), each named in the questions, and whose ``expected_sha256.json`` is frozen
-    from that MRCONSO.RRF with this package's own ``freeze``.
+    ``root/MRCONSO.RRF`` holds ``invented_rows``; ``root/release`` is a release whose concepts use
+    the three routes in turn, its ``expected_sha256.json`` frozen with this package's ``freeze``.
     """
     from tempmedbench_synonyms.mrconso.source import MrconsoSource
     from tempmedbench_synonyms.regen.freeze import freeze
@@ -168,11 +165,7 @@ def mrconso_row(
     cvf: str = "",
     end: str = "\n",
 ) -> str:
-    """One MRCONSO.RRF line: the 18 fields joined by ``|``, a trailing ``|``, then ``end``.
-
-    SCUI is ``code``; STT is ``PF``, ISPREF ``Y``, SRL ``0``, SAUI empty; LUI and SUI default to
-    ``L`` and ``S`` followed by the digits of ``cui`` and ``aui``.
-    """
+    """One MRCONSO.RRF line: the 18 fields joined by ``|``, a trailing ``|``, then ``end``."""
     fields = dict.fromkeys(MRCONSO_COLUMNS, "")
     fields.update(
         CUI=cui, LAT=lat, TS=ts, LUI=lui if lui is not None else "L" + cui[1:], STT="PF",
@@ -183,12 +176,8 @@ def mrconso_row(
 
 
 def write_manifest(folder: Path, *, leave_out: Callable[[str], bool] = lambda rel: False) -> None:
-    """Hash every file under the release folder ``folder`` into its ``MANIFEST.sha256``.
-
-    One ``<sha256>  <path>`` line a file, sorted by path, ``/``-separated (SPEC section 1); the
-    manifest itself, and each relative path for which ``leave_out`` is true, are not listed. For
-    invented releases, and for tests that edit a file and must keep the manifest right.
-    """
+    """Write the release ``folder``'s ``MANIFEST.sha256`` (SPEC section 1), leaving out itself
+    and each path ``leave_out`` is true for."""
     lines = []
     for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()

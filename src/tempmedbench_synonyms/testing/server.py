@@ -84,9 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(HTTPServer):
-    """Each request answered on a thread of its own, a helper thread (``runtime.start_thread``:
-    a daemon, SIGINT and SIGTERM blocked; socketserver's ThreadingMixIn starts neither), which
-    ``server_close`` joins."""
+    """Each request on a helper thread of its own, joined by ``server_close``."""
 
     def __init__(self, fake: FakeUts, host: str, port: int, prefix: str) -> None:
         self.fake = fake
@@ -175,8 +173,8 @@ class FakeUtsServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving, close every connection and join the server's threads (idempotent); a
-        request still waiting out its latency or a ``stall`` ends at once, unanswered."""
+        """Stop serving, close every connection and join the threads (idempotent); a request still
+        waiting out its latency or a ``stall`` ends at once, unanswered."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None or thread is None:
@@ -205,9 +203,8 @@ class RunningFakeUts(FakeUtsServer):
 
     @property
     def variables(self) -> dict[str, str]:
-        """What points a run of the tool at this fake: ``UMLS_BASE_URL``, ``UMLS_API_KEY``, and
-        the test's own cache and rate-state folders (``TEMPMEDBENCH_CACHE_DIR``,
-        ``TEMPMEDBENCH_STATE_DIR``)."""
+        """``UMLS_BASE_URL``, ``UMLS_API_KEY``, and the test's own ``TEMPMEDBENCH_CACHE_DIR`` and
+        ``TEMPMEDBENCH_STATE_DIR``."""
         return {
             BASE_URL_ENV: self.base_url,
             API_KEY_ENV: self.api_key,
@@ -217,10 +214,8 @@ class RunningFakeUts(FakeUtsServer):
 
     @property
     def no_proxy(self) -> dict[str, str]:
-        """``NO_PROXY`` and ``no_proxy``, each naming yours and this machine (127.0.0.1,
-        localhost, ::1): requests honours ``HTTP_PROXY`` for 127.0.0.1 too unless told, and a
-        proxy, another host, would see the fake's requests (the tool's client never sends
-        them there; any other client, yours too, would)."""
+        """``NO_PROXY`` and ``no_proxy``, each naming yours and this machine: requests would
+        otherwise send 127.0.0.1 to ``HTTP_PROXY``."""
         hosts = config.no_proxy_with_loopback()
         return {name: hosts for name in NO_PROXY_VARS}
 
@@ -228,9 +223,7 @@ class RunningFakeUts(FakeUtsServer):
     def env(self) -> dict[str, str]:
         """The whole environment for a run of the tool in a subprocess
         (``subprocess.run(..., env=fake_uts.env)``): this process's, less every ``UMLS_*`` and
-        ``TEMPMEDBENCH_*`` variable (your key file, base URL, cache folder...), plus
-        ``variables`` and ``no_proxy``. Your key is never sent to the fake, nor the fake's
-        requests to a proxy, and a run leaves nothing in your folders."""
+        ``TEMPMEDBENCH_*`` variable, plus ``variables`` and ``no_proxy``."""
         return {**config.without_tool_variables(), **self.variables, **self.no_proxy}
 
 
@@ -245,8 +238,7 @@ def add_fake_uts(
 ) -> None:
     """Register ``fake`` with a ``responses`` mock: every GET under ``base_url`` goes to it.
 
-    A ``reset`` fault raises requests' ConnectionError, as a reset connection would; latency and
-    stalls are not played (there is no socket to wait on).
+    A ``reset`` fault raises requests' ConnectionError; latency and stalls are not played.
     """
     import re
 

@@ -16,7 +16,7 @@ from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.paths import Build
-from tempmedbench_synonyms.progress import StepProgress, lookup_progress
+from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts, Counters
 from tempmedbench_synonyms.uts.estimate import estimate_line
@@ -43,16 +43,13 @@ def ask_all(
     tick: float = 0.2,
     name: str = "uts-worker",
 ) -> Generator[list[tuple[_K, _V]], None, None]:
-    """Yield the ``(question, answer)`` pairs of ``questions`` (each answering as many inputs
-    as its count), the cache's first, then each round of the workers': the misses are asked
-    on ``workers`` threads (``uts.workers``), each answer cached as soon as it is complete.
-    Not authorised, unavailable and interrupted end the batch (raised after the answers
-    before them); close it on every way out (``contextlib.closing``) to stop the workers.
+    """Yield the ``(question, answer)`` pairs of ``questions``: the cache's first, then the misses
+    asked on ``workers`` threads, each answer cached once complete. Not authorised, unavailable
+    and interrupted end the batch; close it on every way out to stop the workers.
 
-    ``cached`` answers from the cache alone (``None``: a miss), ``ask`` from the cache else
-    UMLS; ``same`` says which questions send one request (asked once); ``before_asking`` sees
-    the misses before anything is asked; ``answered`` inputs are counted done already; the
-    progress (``display``) and the estimate line (``progress``) count ``unit``s.
+    ``cached``: from the cache alone; ``ask``: cache else UMLS; ``same``: one request (asked once);
+    ``before_asking`` sees the misses; ``answered``: done already; ``display`` and ``progress``
+    count ``unit``s.
     """
     hits: list[tuple[_K, _V]] = []
     misses: list[_K] = []
@@ -116,10 +113,8 @@ def answer_many(
     clock: Callable[[], float] = time.monotonic,
     tick: float = 0.2,
 ) -> Generator[Answer, None, None]:
-    """One ``Answer`` per ``(input, lookup)``, in input order, through ``ask_all``: an input
-    that cannot be asked is its own ``bad_input`` answer, ``current`` is settled first
-    (``terms.settle_release``), identical lookups are asked once; progress goes to
-    ``progress`` (``None``: nowhere)."""
+    """One ``Answer`` per ``(input, lookup)``, in input order, through ``ask_all``: unaskable
+    inputs are ``bad_input``, ``current`` settled first, identical lookups asked once."""
     listed = list(items)
     check_release(release)
     uts.resume()  # an earlier batch may have stopped it
@@ -179,8 +174,8 @@ def answer_many(
             following += 1
         return out
 
-    display = partial(lookup_progress, progress, umls_release=settled, total=len(listed),
-                      clock=clock, started=began)  # fmt: skip
+    display = partial(fetch_progress, progress, umls_release=settled, total=len(listed),
+                      unit="inputs", clock=clock, started=began)  # fmt: skip
     rounds = ask_all(uts, {lookup: len(where) for lookup, where in groups.items()},
                      cached=cached, ask=ask, workers=workers, display=display, progress=progress,
                      unit="input", before=before, answered=len(answers), tick=tick,

@@ -15,7 +15,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -124,8 +124,7 @@ def namespace_of(base_url: str) -> str:
 
 
 def check_cache_root(root: str | Path) -> None:
-    """BadInputError if ``root`` exists and is not a folder, UntrustedError if it is not the
-    user's own (it need not exist yet)."""
+    """BadInputError if ``root`` is not a folder, UntrustedError if not the user's own."""
     if Path(root).exists() and not Path(root).is_dir():
         raise BadInputError(
             "the cache folder is a file, not a folder",
@@ -175,8 +174,7 @@ class ResponseCache:
         return os.path.join(folder, key.digest() + ".json")
 
     def _trust(self, folder: str | Path) -> None:
-        """UntrustedError unless every folder from the root down to ``folder`` that exists is
-        the user's own (``files.check_own``); one found so is not looked at again."""
+        """UntrustedError unless every existing folder from the root to ``folder`` is the user's."""
         chain = [self.root]
         for part in Path(folder).relative_to(self.root).parts:
             chain.append(chain[-1] / part)
@@ -209,9 +207,7 @@ class ResponseCache:
             self._ready.add(folder)
 
     def _remove_leftovers(self) -> None:
-        """Before this cache's first write: remove the temporary files an interrupted run left
-        in this base URL's folders (``files.remove_leftovers``: its own, old enough), with one
-        warning that says so, as a run does in its output folders."""
+        """Before the first write: remove the leftovers of interrupted runs (one warning)."""
         folders = [self.folder]
         for parent in (self.folder, self.folder / MEMO_FOLDER):
             with contextlib.suppress(OSError):
@@ -221,8 +217,7 @@ class ResponseCache:
             log.warning("%s", files.leftovers_note(removed))
 
     def get(self, key: CacheKey) -> CacheEntry | None:
-        """The stored answer for ``key``, or ``None``: missing, or not to be trusted (corrupt or
-        written by an earlier version: warned, and ``rejection(key)`` says why)."""
+        """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejection``)."""
         path = self._entry_file(key)
         with self._lock:
             self._rejected.pop(key.digest(), None)
@@ -244,8 +239,7 @@ class ResponseCache:
         return CacheEntry(status=int(status), result=result, stored_at=float(stored_at))
 
     def rejection(self, key: CacheKey) -> str | None:
-        """Why the last read of ``key``'s entry did not trust it (``None``: it was missing,
-        or trusted): ``its entry <path> is corrupt (<why>)``, for the offline message."""
+        """Why the last read of ``key``'s entry was not trusted, for the offline message."""
         with self._lock:
             return self._rejected.get(key.digest())
 
@@ -255,8 +249,8 @@ class ResponseCache:
             return list(self._rejected.values())
 
     def _load(self, path: str | Path, what: str, instead: str) -> tuple[dict[str, Any], Any] | None:
-        """(header, body) of a cache file whose body matches its SHA-256; ``None`` if there is
-        no such file or it cannot be read (warned). Raises ``_Corrupt`` or ``_OldFormat``."""
+        """(header, body) of a cache file matching its SHA-256; ``None`` if missing or unreadable
+        (warned). Raises ``_Corrupt`` or ``_OldFormat``."""
         raw = _read_or_none(path, what, instead)
         if raw is None:
             return None
@@ -322,12 +316,10 @@ class ResponseCache:
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
     def release_version(self, umls_release: str) -> str | None:
-        """What changes whenever an entry of ``umls_release`` is written, replaced or removed:
-        the token that ``put`` replaces after every entry, and the folder's mtime in ns (which
-        also sees an entry deleted by hand). ``None`` while the release has no folder.
+        """What changes whenever an entry of ``umls_release`` is written or removed: ``put``'s token
+        and the folder's mtime in ns; ``None`` while there is no folder.
 
-        A memo saved by one run while another run writes entries of the same release may still
-        be taken for current; the entries stay the truth, and ``--refresh`` rebuilds both.
+        A memo saved while another run writes may pass for current: the entries stay the truth.
         """
         folder = os.path.join(self.folder, check_release(umls_release))
         try:
@@ -347,13 +339,8 @@ class ResponseCache:
         return self.folder / MEMO_FOLDER / check_release(umls_release) / f"{name}.json"
 
     def load_memo(self, umls_release: str, name: str) -> Any:
-        """A memo saved by ``save_memo``, or ``None`` if there is none, or if any entry of the
-        release was written since (the folder's version differs), or if it is corrupt (warned)
-        or of an earlier version.
-
-        A memo lets a warm run read one file instead of one per entry. The entries stay the
-        truth: a memo is only ever derived from them, and dropped as soon as they change.
-        """
+        """A memo saved by ``save_memo``, or ``None``: none, an entry written since, corrupt
+        (warned), or of an earlier version. The entries stay the truth."""
         path = self._memo_path(umls_release, name)
         self._trust(path.parent)
         try:
@@ -371,8 +358,7 @@ class ResponseCache:
         return data
 
     def save_memo(self, umls_release: str, name: str, data: Any, *, release_version: str) -> None:
-        """Save ``data`` (derived from the entries) as valid while the release folder's version
-        stays ``release_version`` (read it after the last entry was written)."""
+        """Save ``data`` as valid while the release folder's version stays ``release_version``."""
         path = self._memo_path(umls_release, name)
         self._ensure(path.parent)
         files.write_atomic(
@@ -432,8 +418,7 @@ def _encode(head: dict[str, Any], body: Any) -> bytes:
 def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
     """(header, body) of a cache file, checked against its SHA-256 before the body is parsed.
 
-    ``_Corrupt`` says why a file cannot be trusted; ``_OldFormat`` marks one object on one line
-    with ``"format": 1`` or no format at all (what earlier versions wrote, without a checksum).
+    ``_Corrupt`` says why a file cannot be trusted; ``_OldFormat`` marks an earlier version's.
     """
     if not raw:
         raise _Corrupt("it is empty")
@@ -499,23 +484,10 @@ class CacheInfo:
     namespaces: list[NamespaceInfo] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "exists": self.exists,
-            "entries": self.entries,
-            "bytes": self.bytes,
-            "temporary_files": self.temporary_files,
-            "namespaces": [
-                {
-                    "folder": n.folder,
-                    "base_url": n.base_url,
-                    "releases": dict(sorted(n.releases.items())),
-                    "entries": n.entries,
-                    "bytes": n.bytes,
-                }
-                for n in self.namespaces
-            ],
-        }
+        out = asdict(self)
+        for namespace in out["namespaces"]:
+            namespace["releases"] = dict(sorted(namespace["releases"].items()))
+        return out
 
 
 def _files(folder: Path) -> Iterable[Path]:
@@ -525,13 +497,8 @@ def _files(folder: Path) -> Iterable[Path]:
 def _read_or_none(
     path: str | Path, what: str, instead: str, *, limit: int | None = None
 ) -> bytes | None:
-    """The bytes of a cache file, or ``None`` if it is missing or unreadable (warned: a cache
-    that cannot be read costs time, never the run).
-
-    Only a regular file is read (``files.read_regular``: a FIFO put in an entry's place must
-    not hang the run), and at most ``limit`` bytes (``MAX_FILE_BYTES``); anything else is
-    unreadable. A file that is not the user's own is ``UntrustedError``.
-    """
+    """The bytes of a cache file (regular only, at most ``limit``), or ``None`` if missing or
+    unreadable (warned: it costs time, never the run); not the user's own: ``UntrustedError``."""
     try:
         return files.read_regular(path, what="it", limit=limit or MAX_FILE_BYTES, own=_ELSEWHERE)
     except FileNotFoundError:
@@ -551,9 +518,8 @@ _ANOTHER_FOLDER = "or give another folder with --cache-dir or TEMPMEDBENCH_CACHE
 
 
 def cache_info(root: Path) -> CacheInfo:
-    """Count the entries (and leftover temporary files) under ``root``: through symbolic links,
-    as a run reads them. BadInputError naming the path and the fix when a folder cannot be read
-    (a folder on its path that cannot be entered, a name too long)."""
+    """Count the entries (and leftovers) under ``root``, through links as a run reads them;
+    a folder that cannot be read is BadInputError naming the path and the fix."""
     try:
         return _cache_info(root)
     except OSError as err:
@@ -604,9 +570,8 @@ class Cleared:
 def clear_cache(root: Path) -> Cleared:
     """Delete every cached answer under ``root``; count the entries deleted.
 
-    Only our own ``uts-v1`` folder is removed, never anything else in ``root`` (which may be a
-    folder the user shares with other things). A symbolic link in it (a namespace linked from
-    elsewhere) is removed as a link: what it points to stays, is not counted, and a note says so.
+    Only our own ``uts-v1`` folder is removed; a symbolic link in it is removed as a link (what
+    it points to stays, uncounted, with a note).
     """
     layout = Path(root) / LAYOUT
     try:
@@ -638,8 +603,7 @@ def clear_cache(root: Path) -> Cleared:
 
 
 def _own_entries(layout: Path) -> tuple[int, list[Path]]:
-    """The entries under ``layout`` that deleting it deletes (regular files, no link followed),
-    and the symbolic links it holds (or ``layout`` itself, if it is one)."""
+    """The entries deleting ``layout`` deletes (no link followed), and the links it holds."""
     _reachable(layout)
     if layout.is_symlink():
         return 0, [layout]
@@ -663,7 +627,6 @@ def _own_entries(layout: Path) -> tuple[int, list[Path]]:
 
 
 def _reachable(path: Path) -> None:
-    """OSError if ``path`` cannot be reached (a folder on its way that cannot be entered, a
-    name too long), which ``Path.is_dir`` may take for "missing"; nothing if it is missing."""
+    """OSError if ``path`` cannot be reached (``is_dir`` may say "missing"); nothing if missing."""
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         os.lstat(path)

@@ -65,8 +65,7 @@ _T = TypeVar("_T")
 class Hit(Generic[_T]):
     """An answer the cache holds: ``value`` (``None`` for a stored 404) and when it was stored.
 
-    A lookup returns ``Hit | None``, so that a miss (``None``) cannot be mistaken for a cached
-    "not found" (``Hit(None, ...)``).
+    A lookup returns ``Hit | None``, so a miss cannot be mistaken for a cached "not found".
     """
 
     value: _T
@@ -75,8 +74,7 @@ class Hit(Generic[_T]):
 
 @dataclass(frozen=True, slots=True)
 class Counters:
-    """What a ``CachedUts`` has done so far: requests sent (retries included), retries, and
-    answers given from the cache. Subtract two to count one fetch."""
+    """What a ``CachedUts`` has done: requests sent (retries included), retries, cache hits."""
 
     requests: int = 0
     retries: int = 0
@@ -91,9 +89,8 @@ class Counters:
 
 
 def _parse(kind: Kind, result: Any) -> Any:
-    """A stored ``result`` (what UTS sent) as models: a concept, or a list of atoms; for SPEC
-    11's kinds, the stored JSON itself, checked: an object, or ``{"items": [objects...],
-    "truncated": bool}`` for a list or a search. TypeError or ValueError if it is not."""
+    """A stored ``result`` as models (a concept, a list of atoms), or for SPEC 11's kinds the
+    stored JSON, checked; TypeError or ValueError if it is not of that shape."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
     if kind == "atom":
@@ -130,8 +127,7 @@ def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
 
 
 def _key(umls_release: str, request: UtsRequest) -> CacheKey:
-    """The cache key of ``request``'s answer in ``umls_release``: a list's or a search's holds
-    the limit it was asked with (its answer holds at most that many results)."""
+    """The cache key of ``request``'s answer: a list's or a search's holds its limit."""
     params = request.param_dict
     if request.kind in ("list", "search"):
         params["limit"] = str(request.limit)
@@ -139,8 +135,7 @@ def _key(umls_release: str, request: UtsRequest) -> CacheKey:
 
 
 def _got(request: UtsRequest, umls_release: str, found: Any) -> Got:
-    """The stored answer to ``request`` as ``Got`` (a list's or a search's is stored with
-    whether it was truncated)."""
+    """The stored answer to ``request`` as ``Got``."""
     if found is not None and request.kind in ("list", "search"):
         return Got(umls_release, found["items"], found["truncated"])
     return Got(umls_release, found)
@@ -148,9 +143,8 @@ def _got(request: UtsRequest, umls_release: str, found: Any) -> Got:
 
 @dataclass(frozen=True, slots=True)
 class Got:
-    """What UMLS (or the cache) answered one request of SPEC section 11: the concrete
-    ``release``, the JSON UTS sent (an object, or the items of a list or a search; ``None``
-    for a 404), and whether a limit ``truncated`` it."""
+    """What UMLS (or the cache) answered one SPEC 11 request: the concrete ``release``, the
+    JSON UTS sent (``None`` for a 404), and whether a limit ``truncated`` it."""
 
     release: str
     value: Any
@@ -165,8 +159,7 @@ def _when(stored_at: float) -> str:
 class CachedUts:
     """The UTS client behind the response cache: every answer is looked up first, stored whole.
 
-    ``client`` may be ``None`` for an offline use that never needs the network. An answer is a
-    ``Got``: the JSON UTS sent, ``None`` for "not found" (404).
+    ``client`` may be ``None`` for an offline use that never needs the network.
     """
 
     def __init__(
@@ -190,9 +183,8 @@ class CachedUts:
         self._check_lock = threading.Lock()
         #: releases UMLS has shown it serves (the probe or ``/metadata`` answered)
         self._served: set[str] = set()
-        #: requests of ``current`` UMLS answered 404 (checked) since ``resume``: a 404 of
-        #: ``current`` is not stored (it names no release), and without this a lookup whose
-        #: request is its own probe (``umls concept``) would send that request twice
+        #: ``current``'s checked 404s since ``resume`` (never stored: they name no release), so a
+        #: lookup that is its own probe (``umls concept``) is not sent twice
         self._current_404: set[CacheKey] = set()
         self.cache_hits = 0
         #: entries this version could not read, warned of once
@@ -212,9 +204,8 @@ class CachedUts:
         return self.client.limiter.rate if self.client is not None else None
 
     def warnings(self) -> list[str]:
-        """What a run's report says besides the log (``--json``'s ``warnings``): why the runs on
-        this machine do not share this run's rate budget, once the shared state was found
-        unusable or not the user's own."""
+        """Why the runs on this machine do not share this run's rate budget (``--json``'s
+        ``warnings``), once the shared state was found unusable or not the user's own."""
         said = None if self.client is None else self.client.limiter.fallback_warning
         return [] if said is None else [said]
 
@@ -227,16 +218,14 @@ class CachedUts:
             return Counters(requests, retries, self.cache_hits)
 
     def resume(self) -> None:
-        """Undo a ``cancel`` of an earlier fetch, before a new one; and forget the 404s of
-        ``current`` the last one saw (``_current_404``: UMLS is asked again)."""
+        """Undo a ``cancel`` before a new fetch, and forget ``current``'s 404s (asked again)."""
         with self._lock:
             self._current_404.clear()
         if self.client is not None:
             self.client.resume()
 
     def cancel(self) -> None:
-        """Stop every request not yet sent and every wait (a 401, an error that ends the run,
-        Ctrl-C): they raise ``Cancelled``."""
+        """Stop every request not yet sent and every wait: they raise ``Cancelled``."""
         if self.client is not None:
             self.client.cancel()
 
@@ -257,9 +246,8 @@ class CachedUts:
     ) -> UtsClient:
         """The client, to fetch ``what`` (words for messages), which the cache does not hold.
 
-        UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a run
-        whose every answer is cached needs neither the network nor a key (nor does a request
-        sent without the key, ``keyless``).
+        UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a fully
+        cached run, or a ``keyless`` request, needs neither.
         """
         if self.offline or self.client is None:
             raise UnavailableError(
@@ -286,8 +274,7 @@ class CachedUts:
     # -- one answer ----------------------------------------------------------------------------
 
     def _cached(self, umls_release: str, request: UtsRequest) -> Hit[Any] | None:
-        """The answer from the cache only, as it is stored (what UTS sent, checked), or
-        ``None`` on a miss. Counts a cache hit."""
+        """The answer from the cache only, as stored (checked), or ``None``; counts a hit."""
         if self.cache is None or self.refresh:
             return None
         key = _key(umls_release, request)
@@ -313,8 +300,7 @@ class CachedUts:
         return Hit(found, entry.stored_at)
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
-        """The answer from UMLS (every page) as it is stored, cached as soon as it is complete;
-        with ``check``, a 404 is checked (``check_served``) before it is stored."""
+        """The answer from UMLS (every page), cached once whole; ``check``: a 404 checked first."""
         key = _key(umls_release, request)
         client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
         found = self._ask(client, request)
@@ -327,13 +313,11 @@ class CachedUts:
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS as it is stored: what UTS sent, checked by the client's own
-        parser (``parse_model``) so that nothing unreadable is stored.
+        """The answer from UMLS, checked by the client's parser so nothing unreadable is stored.
 
-        A request sent without the key (``/metadata/{release}/sources``: SPEC 11's check of a
-        404, ``umls sources``) that is refused (400, 401, 403) was not refused for the key, nor
-        for an input: what answered is not the UMLS REST API (a base URL without ``/rest``), and
-        that is unavailable, naming ``--base-url`` (SPEC 11)."""
+        A keyless request refused (400, 401, 403) was not answered by the UMLS REST API (a base URL
+        without ``/rest``): unavailable, naming ``--base-url`` (SPEC 11).
+        """
         if not request.keyless:
             return CachedUts._fetch(client, request)
         try:
@@ -391,9 +375,7 @@ class CachedUts:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """Around a write to the cache: an ``OSError`` is bad input saying what is in the way
-        and what to do. Without the cache a run cannot resume, and a rerun would fetch it all
-        again: the run stops."""
+        """Around a cache write: an ``OSError`` stops the run as bad input (it could not resume)."""
         try:
             yield
         except OSError as err:
@@ -402,18 +384,12 @@ class CachedUts:
     def _answer(
         self, umls_release: str, build: Build, *, check: bool, fresh: bool = False
     ) -> tuple[Got, float | None]:
-        """(the answer, when it was stored if it came from the cache), from the cache (not
-        with ``fresh``: it was just read), else UMLS; with ``check``, a 404 from UMLS is
-        checked (``check_served``) before it is stored or given (so a stored 404 is always one
-        of a release known to be served).
+        """(the answer, when it was stored if cached), from the cache (not with ``fresh``), else
+        UMLS; with ``check``, a 404 from UMLS is checked (``check_served``) before it is stored.
 
-        For ``current`` with no resolution remembered, the request is sent for ``current`` and
-        the concrete release is read from the answer's links; the answer is then stored under
-        the concrete release (a "not found" for ``current`` is not stored: it names no release,
-        nor is an answer without links, nor ``/metadata/current/sources``, which ``umls
-        sources`` shows as ``current``). A checked "not found" for ``current`` is remembered
-        until ``resume`` (``_current_404``), so that a lookup whose request was its own probe
-        is not sent twice.
+        For unresolved ``current`` the concrete release is read from the answer's links and the
+        answer stored under it (a 404, a linkless answer, ``/metadata/current/sources`` are not
+        stored). A checked 404 for ``current`` is remembered until ``resume`` (``_current_404``).
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
@@ -458,9 +434,8 @@ class CachedUts:
     # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
     def known(self, umls_release: str) -> str | None:
-        """The concrete release ``umls_release`` stands for without asking UMLS: itself, or for
-        ``current`` what it stood for when last learnt (within a day, ``cache.CURRENT_MAX_AGE``,
-        or ever when offline; never with ``--refresh``); ``None`` if that is not known."""
+        """The concrete release ``umls_release`` stands for without asking UMLS (``current`` as
+        last learnt, within ``cache.CURRENT_MAX_AGE`` or ever offline; never with ``--refresh``)."""
         if umls_release != "current":
             return umls_release
         if self.cache is None or self.refresh:
@@ -470,15 +445,11 @@ class CachedUts:
         )
 
     def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
-        """SPEC 3's probe, concept ``cui`` in ``umls_release``: the concrete release it stands
-        for (``current`` is read from the version segment of the concept's links, and
-        remembered: ``known``). Once it has answered, the server is UTS: from then on a 404
-        means "not found" whatever its body (SPEC section 3), which the client is told.
+        """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for.
 
-        A regeneration's probe (``regeneration``): a 404 means the release is not served, and
-        that, or a ``current`` whose links name no version, is UnavailableError. A lookup's
-        (SPEC 11): a 404 is checked (``check_served``), and ``umls_release`` is given back when
-        the concept is not found or names no release.
+        Once it has answered, a 404 means "not found" whatever its body (SPEC 3). A regeneration's
+        probe: a 404, or a ``current`` naming no version, is UnavailableError. A lookup's (SPEC 11):
+        a 404 is checked (``check_served``) and ``umls_release`` given back.
         """
         got, stored_at = self._answer(
             umls_release, partial(paths.concept, cui=cui), check=not regeneration
@@ -497,8 +468,7 @@ class CachedUts:
         return got.release
 
     def _served_now(self, umls_release: str) -> None:
-        """UMLS has answered for ``umls_release`` (the probe, or ``/metadata``): the release is
-        served, and from now on a 404 means "not found" whatever its body (SPEC section 3)."""
+        """``umls_release`` is served: from now on a 404 means "not found" (SPEC section 3)."""
         with self._lock:
             self._served.add(umls_release)
         if self.client is not None:
@@ -506,10 +476,7 @@ class CachedUts:
 
     def check_served(self, umls_release: str) -> None:
         """SPEC 11: a command's first 404 is checked once with ``/metadata/{release}/sources``
-        (sent without the key, cached): UnavailableError if that is a 404 as well, the release
-        not served (a 404 whose body is not UTS JSON is the client's UnavailableError, naming
-        --base-url). Nothing is sent once the release is known to be served (the probe, or an
-        earlier check, answered)."""
+        (keyless, cached): UnavailableError if that is a 404 too. Nothing is sent once served."""
         with self._check_lock:
             with self._lock:
                 if umls_release in self._served:
@@ -556,16 +523,15 @@ class CachedUts:
     # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
 
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
-        """The answer to any request (``paths``) as UTS sent it, from the cache (not with
-        ``fresh``: the caller just missed it there), else UMLS (and cached whole, at once). A
-        404 from UMLS is taken for "not found" only once the release is known to be served
-        (``check_served``); an empty list is "not found" too, for the caller to say."""
+        """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS.
+
+        A 404 is "not found" only once the release is known to be served (``check_served``).
+        """
         got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
         return got
 
     def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
-        """The answer to a request from the cache only (``None`` if it does not hold it, or
-        for ``current`` unresolved): what a warm run and a dry run read first."""
+        """The answer from the cache only (``None`` on a miss or unresolved ``current``)."""
         if umls_release == "current":
             return None
         request = build(umls_release)
@@ -575,9 +541,8 @@ class CachedUts:
     # -- the memo of a run -----------------------------------------------------------------------
 
     def load_memo(self, umls_release: str, queries: Sequence[AtomQuery]) -> Answers | None:
-        """Every answer of exactly these ``queries`` from one memo file, if it is still valid
-        (no entry of the release written since, same package and atom mapping); each counts as
-        a cache hit. ``None`` otherwise, and always with ``--refresh``."""
+        """Every answer of these ``queries`` from one still-valid memo file (each a cache hit);
+        ``None`` otherwise, and always with ``--refresh``."""
         if self.cache is None or self.refresh:
             return None
         name = _memo_name(umls_release, queries)
@@ -623,9 +588,8 @@ class CachedUts:
 
 
 def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
-    """What a failed write to the cache says: a folder where one of its files goes, or a file
-    where one of its folders goes (each fails every run until removed: what to remove), else
-    the cache folder and the fix of ``err``'s kind."""
+    """A failed write to the cache as bad input: what is in the way and what to remove, else the
+    cache folder and the fix of ``err``'s kind."""
     path = err.filename2 if err.filename2 is not None else err.filename
     if cache is not None and isinstance(path, str):
         root = shlex.quote(str(cache.root))
@@ -655,16 +619,14 @@ def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputErr
 
 
 def _memo_version() -> str:
-    """What a memo depends on besides the entries: the package and its mapping of UTS atoms
-    (a memo holds ``Atom`` values already mapped by ``UtsAtom.to_atom``)."""
+    """What a memo depends on besides the entries: the package and its mapping of UTS atoms."""
     return f"{constants.__version__}+atoms{ATOM_MAPPING}"
 
 
 def _memo_name(umls_release: str, queries: Sequence[AtomQuery]) -> str:
     """The memo of one run: the package version, its concrete release and its queries, in order.
 
-    With the version in the name, two installed versions sharing a cache keep a memo each
-    instead of overwriting one another's (the version is in the content too, and checked).
+    The version is in the name so two installed versions sharing a cache keep a memo each.
     """
     text = json.dumps(
         [_memo_version(), umls_release, [[q.route, q.sab, q.ident] for q in queries]],

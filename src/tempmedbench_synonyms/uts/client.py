@@ -57,24 +57,19 @@ _M = TypeVar("_M", bound=UtsModel)
 
 #: A list longer than this many pages is not an answer we can trust (200 x 500 = 100,000 atoms).
 MAX_PAGES = 500
-#: One answer, all its pages together, is at most 32 MiB after decoding (a UTS page of 200 atoms
-#: is well under 1 MiB). Its cache entry, re-encoded compactly, is at most ~4.5 times that (a
-#: float written ``1e15`` comes back as ``1000000000000000.0``): well under
-#: ``cache.MAX_FILE_BYTES`` (256 MiB), so every entry written can be read back.
+#: One answer, all its pages, at most 32 MiB decoded: re-encoded (at most ~4.5x) it stays under
+#: ``cache.MAX_FILE_BYTES``, so every entry written can be read back.
 MAX_ANSWER = 32 * 1024 * 1024
 #: Statuses worth another try: 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 5xx.
 _RETRY_STATUSES = frozenset({408, 425, 429})
-#: SPEC section 8: one answer's body is at most 16 MiB after decoding (a UTS page of 200 atoms is
-#: well under 1 MiB); a larger, endless or decompression-bomb body is a failed attempt.
+#: SPEC section 8: a body past 16 MiB decoded (endless, a bomb) is a failed attempt.
 MAX_BODY = 16 * 1024 * 1024
-#: Bytes asked of urllib3 per read; urllib3 (>= 2.6) inflates at most this much per read, so a
-#: gzip bomb is caught while inflating, not after.
+#: Bytes asked of urllib3 per read (>= 2.6 inflates no more): a gzip bomb is caught inflating.
 _CHUNK = 64 * 1024
 
 
 class _RedactFilter(logging.Filter):
-    """Cleans urllib3's DEBUG lines, which print the request URL (``apiKey=...``) and what the
-    server sent (a status line): ``secret.clean_text``."""
+    """Cleans urllib3's DEBUG lines (the URL's ``apiKey=...``, the status line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.args:
@@ -102,8 +97,7 @@ TransportError = requests.exceptions.ConnectionError
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What one request answered: 200 with its JSON body, or 404 with ``None``; ``size``: the
-    bytes of the body read (after decoding), which ``get_list`` adds up over the pages."""
+    """One request's answer: 200 with its JSON body, or 404 with ``None``; ``size`` in bytes."""
 
     status: int
     body: Any
@@ -177,22 +171,19 @@ def _describe(value: Any) -> str:
 
 
 class BadRequestError(BadInputError):
-    """UTS answered 400 Bad Request: the request was malformed (exit 2). Of a lookup (SPEC
-    11), that input's own bad input; of a regeneration, the run's."""
+    """UTS answered 400 Bad Request (exit 2): a lookup's input's bad input, or the run's."""
 
 
 @dataclass(frozen=True, slots=True)
 class Listed:
-    """The items of a list or a search, at most its limit, and whether the limit cut it (or,
-    for a search, ended its paging while more might follow)."""
+    """The items of a list or a search, at most its limit, and whether the limit cut it."""
 
     items: list[Any]
     truncated: bool = False
 
 
 def _no_key(r: requests.PreparedRequest) -> requests.PreparedRequest:
-    """The auth of a request sent without the key: it leaves the request as it is (``None``
-    would let the session's own auth, the key, in)."""
+    """No auth at all (``None`` would let the session's own auth, the key, in)."""
     return r
 
 
@@ -237,8 +228,7 @@ class _TrackedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
 
 
 class _ViaProxy(requests.exceptions.ConnectionError):
-    """A connection error of a request sent through a proxy: ``proxy`` names it (``HOST:PORT``,
-    masked); the error it stands for is its cause."""
+    """A connection error through a proxy: ``proxy`` names it (masked); its cause is the error."""
 
     def __init__(self, err: requests.exceptions.ConnectionError, proxy: str) -> None:
         super().__init__(*err.args, request=err.request, response=err.response)
@@ -261,8 +251,7 @@ def _proxy_name(proxy: str) -> str:
 
 
 class _Adapter(requests.adapters.HTTPAdapter):
-    """requests' adapter, with connections that a watchdog can cut off (``Watchdog``), and
-    never a proxy to this machine."""
+    """requests' adapter: connections a ``Watchdog`` can cut off, never a proxy to this machine."""
 
     def send(
         self,
@@ -273,14 +262,10 @@ class _Adapter(requests.adapters.HTTPAdapter):
         cert: Any = None,
         proxies: dict[str, str] | None = None,
     ) -> requests.Response:
-        # requests takes HTTP_PROXY (and its kin) for 127.0.0.1 too, unless NO_PROXY names it;
-        # a proxy is another host, and plain http to this machine would carry the key to it in
-        # clear. Decided here, where every request passes, whatever requests merged before.
+        # requests sends 127.0.0.1 to HTTP_PROXY too: plain http would carry the key to it.
         if proxies and is_loopback(urlsplit(request.url or "").hostname or ""):
             proxies = {}
-        # requests' own choice of proxy for this URL (HTTPS_PROXY and its kin, less NO_PROXY):
-        # a connection error on the way is the proxy's to explain, whatever urllib3 called it
-        # (a proxy that accepts and then closes raises a plain ConnectionError).
+        # A connection error through requests' chosen proxy is the proxy's to explain.
         proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
         try:
             return super().send(request, stream, timeout, verify, cert, proxies)
@@ -300,8 +285,7 @@ class _Adapter(requests.adapters.HTTPAdapter):
 class UtsClient:
     """A client of the UTS REST API: one session, one rate limiter, one retry policy.
 
-    Thread-safe: requests' ``Session`` is shared by the worker threads (its connection pool is
-    thread-safe; we never change the session after creating it).
+    Thread-safe: the worker threads share requests' ``Session``, never changed after creation.
     """
 
     def __init__(
@@ -354,8 +338,7 @@ class UtsClient:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def cancel(self) -> None:
-        """Stop: requests not yet sent raise ``Cancelled``, sleeps (retries, the rate limiter's
-        waits) end at once, and requests on the wire are cut off (their sockets shut down)."""
+        """Stop: unsent requests raise ``Cancelled``, sleeps end, requests on the wire are cut."""
         self._cancel.set()
         WATCHDOG.cancel(self)
 
@@ -415,9 +398,8 @@ class UtsClient:
     ) -> Reply:
         """GET ``base_url + path``: the one method through which every request passes.
 
-        ``shape`` is what the ``result`` of a 200 must be; any other 200 is retried like a body
-        that is not JSON, and never returned (so never cached). ``keyless``: the request goes
-        without the key (SPEC 11: ``/metadata/{release}/sources`` only).
+        A 200 whose ``result`` is not of ``shape`` is retried, never returned (so never cached).
+        ``keyless``: sent without the key (SPEC 11: ``/metadata/{release}/sources`` only).
         """
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
@@ -479,8 +461,8 @@ class UtsClient:
     ) -> Reply:
         """One HTTP request: rate limited, counted, bounded in time and size, translated.
 
-        The wait for a turn is not counted against the request's retry budget (SPEC section 8):
-        ``budget.start`` moves on by it."""
+        The wait for a turn does not count against the retry budget (SPEC 8): it moves ``start``.
+        """
         if self._cancel.is_set():
             raise Cancelled()
         if self._key is None and not keyless:
@@ -574,17 +556,13 @@ class UtsClient:
         raise problem
 
     def _attempt_seconds(self, budget: Budget) -> float:
-        """How long this attempt may take: ``--timeout``, and no longer than what is left of the
-        request's retry budget (but at least ``MIN_ATTEMPT``), so the budget stays a total."""
+        """``--timeout``, capped by the retry budget left (at least ``MIN_ATTEMPT``)."""
         left = self.retry.max_total - (self._clock() - budget.start)
         return min(self.timeouts.attempt, max(left, min(MIN_ATTEMPT, self.timeouts.attempt)))
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
-        """The JSON of a 200's body, read as SPEC section 8 reads all JSON: strict UTF-8, then
-        ``jsonio.DECODER`` (no NaN or Infinity, no float out of range, no key twice); and
-        every string of it (keys too, as decoded: a ``\\u`` escape hides nothing) Unicode text
-        without the API key. Anything else is a malformed answer (``Transient``): asked
-        again, never cached, never shown."""
+        """A 200's JSON as SPEC section 8 reads all JSON (strict UTF-8, ``jsonio.DECODER``, every
+        string text without the key); anything else is ``Transient``: asked again, never cached."""
         try:
             body = jsonio.loads_utf8(raw)
         except UnicodeDecodeError:
@@ -616,9 +594,8 @@ class UtsClient:
         return body
 
     def _clean(self, text: str, limit: int = 1000) -> str:
-        """A server's (or requests') text, fit for a message (``secret.clean_text``), and at
-        most ``limit`` characters (SPEC section 8: messages are bounded). Cut after cleaning,
-        so that a cut can never leave part of the key unmasked."""
+        """``text`` cleaned (``secret.clean_text``), then cut to ``limit`` characters (SPEC 8);
+        cut after cleaning, so a cut never leaves part of the key unmasked."""
         text = clean_text(text, self._key)
         return text if len(text) <= limit else text[:limit] + " ..."
 
@@ -675,10 +652,8 @@ class UtsClient:
             self.limiter.reward()
             return Reply(200, body, len(raw))
         if status == 404:
-            # Before the probe has shown that this is UTS, a 404 without a JSON body comes from
-            # something else at this address (a web server, a proxy, a base URL without /rest):
-            # it must not pass for "not found", which would be cached and reported as drift.
-            # After it, UTS's own error bodies (undocumented: HTML, text, empty) are "not found".
+            # Before the probe showed this is UTS, a 404 without JSON is something else (a base
+            # URL without /rest), never "not found"; after, any 404 body is "not found".
             raw = self._read_body(response, flight)
             try:
                 is_json = isinstance(jsonio.loads_utf8(raw), dict)
@@ -721,11 +696,10 @@ class UtsClient:
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
     def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
-        """A 429: pause every worker if this request will be tried again, else fail it alone.
+        """A 429: pause every worker if this request will be retried, else fail it alone.
 
-        The pause is asked for only when the retry fits the request's budget: a ``Retry-After``
-        of ten minutes must neither hold every other worker for ten minutes nor keep the run
-        (or Ctrl-C) from ending. The rate is halved either way: UMLS said we were too fast.
+        The pause is asked only when the retry fits the budget (a ten-minute ``Retry-After`` must
+        not hold the run or Ctrl-C). The rate is halved either way.
         """
         if budget.attempt >= self.retry.max_attempts:
             # No retry is left: a pause would stop the others for nothing.
@@ -776,11 +750,8 @@ class UtsClient:
             self.stats.count_retry()
             exc = retry_state.outcome.exception() if retry_state.outcome else None
             left = self.retry.max_attempts - retry_state.attempt_number
-            # Shown by default (a warning), like pip's "Retrying (Retry(total=4...)) after
-            # connection broken by ...": the first failure, then at most one every --timeout
-            # seconds, so that eight workers meeting one outage, or a flaky server, print one
-            # line, and a stalled server is never silent for long. -q hides them; -v shows
-            # every retry.
+            # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds
+            # at most (eight workers meeting one outage print one line); -v shows every retry.
             log.log(
                 logging.WARNING if self._announce() else logging.INFO,
                 "retrying %s in %.1f s after %s (%d attempt%s left)",
@@ -794,8 +765,7 @@ class UtsClient:
         return hook
 
     def _announce(self) -> bool:
-        """Whether this failure's line (a retry, or a 429's pause) is shown: the first, or the
-        first ``timeouts.attempt`` seconds after the last one shown."""
+        """Whether this failure's line is shown: the first, or ``timeouts.attempt`` s after one."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line
@@ -826,15 +796,11 @@ class UtsClient:
         limit: int = 0,
         keyless: bool = False,
     ) -> Listed | None:
-        """The raw items of a list route, every page, or as many as ``limit`` wants (0: all);
-        ``None`` if the first page is a 404.
+        """The raw items of a list route, every page or up to ``limit`` (0: all); ``None`` on a
+        first-page 404.
 
-        ``pageSize`` is taken from ``params``; the first request carries no ``pageNumber`` (UTS
-        starts at 1), later ones ``pageNumber=2..pageCount``, until ``limit`` items are had.
-        Every page must carry a list in ``result``, and every page after the first a non-empty
-        one; a page that does not is asked for again (as a body that is not JSON is), and a 404
-        after the first page fails the whole list: a list is never returned short without
-        ``truncated``, which says that ``limit`` cut it (more items, or pages left).
+        Pages go ``pageNumber=2..pageCount``. A page without a list, or a later empty one, is asked
+        again; a 404 after page 1 fails the list: it is never short without ``truncated``.
         """
         base = dict(params or {})
         first = self._request(path, base, shape="list", keyless=keyless)
@@ -884,20 +850,13 @@ class UtsClient:
             )
 
     def search(self, path: str, params: Mapping[str, str], *, limit: int) -> Listed | None:
-        """The results of a search (``/search/{release}``), paged as SPEC section 11 says;
-        ``None`` if its first page is a 404.
+        """A search's results (``/search/{release}``), paged as SPEC section 11 says; ``None`` if
+        its first page is a 404.
 
-        A search's envelope has no ``pageCount``. Every page asks ``pageSize`` = min(``limit``,
-        200) (200 for no limit): the same on every page, since UTS counts pages in units of
-        ``pageSize``, so a smaller last page would ask for results already had. The next page
-        is asked only while the last was full (as many rows as the envelope's ``pageSize``
-        says, when it says fewer than asked: a server that pages in 3s counts its pages in 3s,
-        ``_page_size_sent``) and brought a ``(rootSource, ui)`` not seen before
-        (a server that no longer pages sends page 1 again); a row without a ``ui`` (the
-        documented end of results is one row whose ``ui`` is ``"NONE"``, on its own page) is
-        never a result and ends the paging, as does an empty list. Rows seen before are left
-        out. ``truncated``: the limit ended the paging while more might follow, or cut a page
-        (a server that sends more than ``pageSize``); so did ``MAX_PAGES`` pages.
+        Every page asks one ``pageSize`` (UTS counts pages in it). The next page is asked only while
+        the last was full (``_page_size_sent``) and brought a new ``(rootSource, ui)``; a row
+        without a ``ui`` (the ``"NONE"`` end row) or an empty list ends it; repeated rows are left
+        out. ``truncated``: the limit (or ``MAX_PAGES``) ended it while more might follow.
         """
         page_size = min(limit, paths.PAGE_SIZE) if limit else paths.PAGE_SIZE
         results: list[dict[str, Any]] = []
@@ -954,9 +913,7 @@ class UtsClient:
 
 
 def _page_size_sent(body: Any, asked: int) -> int:
-    """The size of a full search page: the envelope's ``pageSize`` when it is a whole number
-    from 1 to ``asked`` (a server may page smaller than asked, and say so), else ``asked``
-    (one larger than asked, or none, must not end the paging after a page of ``asked``)."""
+    """A full search page's size: a valid envelope ``pageSize`` in 1..``asked``, else ``asked``."""
     said = body.get("pageSize") if isinstance(body, dict) else None
     if isinstance(said, int) and not isinstance(said, bool) and 1 <= said < asked:
         return said
@@ -964,10 +921,8 @@ def _page_size_sent(body: Any, asked: int) -> int:
 
 
 def unreached(exc: BaseException, base_url: str) -> str | None:
-    """A connection error in a few words, from the exceptions that requests and urllib3 chain:
-    "cannot connect to HOST:PORT: connection refused", "cannot find the host HOST: ...", the
-    same of "the proxy", or "the connection to HOST:PORT was lost: connection reset by peer";
-    ``None`` when no exception of the chain says why (the caller keeps the text it has)."""
+    """A connection error in a few words from requests' and urllib3's chain ("cannot connect to
+    HOST:PORT: connection refused", ...); ``None`` when no exception of the chain says why."""
     proxy = resolving = False
     conn: Any = None
     reason = ""

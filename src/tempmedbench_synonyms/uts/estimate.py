@@ -23,8 +23,7 @@ _K = TypeVar("_K", bound=Hashable)
 
 
 def fetch_seconds(requests: int, rate: float) -> float:
-    """The seconds ``requests`` take at ``rate``: the limiter starts them ``HEADROOM / rate``
-    apart (``uts.ratelimit``), rounded up to a tenth of a second."""
+    """The seconds ``requests`` take at ``rate`` (``HEADROOM / rate`` apart), up to a tenth."""
     return math.ceil(requests * HEADROOM / rate * 10) / 10
 
 
@@ -45,8 +44,8 @@ def _count(n: int, word: str) -> str:
 def estimate_line(
     concepts: int, cached: int, to_fetch: int, requests: int, rate: float, *, unit: str = "concept"
 ) -> str:
-    """The estimate a run says before it fetches, e.g. "10 concepts: 3 answered by the cache,
-    7 to fetch, about 1 s at 15 requests a second" (``unit``: "input" for lookups)."""
+    """The estimate line before a fetch, e.g. "10 concepts: 3 answered by the cache, 7 to fetch,
+    about 1 s at 15 requests a second"."""
     return (
         f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
         f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} "
@@ -56,11 +55,9 @@ def estimate_line(
 
 @dataclass(frozen=True, slots=True)
 class LookupPlan:
-    """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad`` cannot be asked,
-    ``cached`` are answered whole by the cache and ``to_fetch`` are not (``bad + cached +
-    to_fetch == inputs``); ``requests`` is one per distinct lookup to fetch, plus the probe
-    that resolves ``current`` when the cache has not learnt it (further pages, the details of
-    semantic types and retries come on top), which take ``seconds`` at ``rate``."""
+    """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad``, ``cached`` and
+    ``to_fetch``; ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds``
+    at ``rate`` (pages, details and retries on top)."""
 
     inputs: int
     bad: int
@@ -92,8 +89,7 @@ def plan_all(
     cached: Callable[[_K], object | None],
     same: Callable[[_K], Hashable] | None = None,
 ) -> tuple[int, list[_K], int]:
-    """The dry run of ``batch.ask_all``, reading the cache only (``cached``): (the inputs it
-    answers, the questions it misses, the requests they send: one per distinct request)."""
+    """``batch.ask_all`` dry: (inputs answered by the cache, questions missed, requests to send)."""
     misses = [q for q in questions if cached(q) is None]
     requests = len({q if same is None else same(q) for q in misses})
     return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
@@ -102,10 +98,8 @@ def plan_all(
 def plan_lookups(
     uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
 ) -> LookupPlan:
-    """The dry run of ``batch.answer_many``: nothing is sent and nothing is written
-    (``uts.store`` is turned off); the cache is read for every input. ``current`` is what the
-    cache learnt it to be, if it has (else nothing can be looked up, and the first request
-    will learn it)."""
+    """The dry run of ``batch.answer_many``: the cache read for every input, nothing sent or
+    written; ``current`` as the cache learnt it, if it has."""
     uts.store = False
     listed = list(items)
     concrete = uts.known(check_release(release))

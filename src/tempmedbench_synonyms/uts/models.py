@@ -56,9 +56,8 @@ def link_segments(link: str | None) -> list[str]:
 
 
 def link_id(value: object) -> str | None:
-    """The identifier a link names: the last path segment of a URL, decoded
-    (``.../source/HL7V3.0/AMB%2F9%20%25x`` -> ``AMB/9 %x``); a value that is no URL is the
-    identifier itself; no link (``"NONE"``, ``null``, ``""``) is ``None``."""
+    """The identifier a link names: its last path segment, decoded
+    (``.../AMB%2F9%20%25x`` -> ``AMB/9 %x``), a non-URL as is, ``None`` for no link."""
     link = _link(value)
     if link is None or "://" not in link:
         return link
@@ -73,11 +72,8 @@ _CONTENT_ROUTES = frozenset({"CUI", "AUI", "source"})
 def release_of(link: str | None, base_url: str | None = None) -> str | None:
     """The version segment of a content link: ``.../content/2025AB/CUI/C0000001`` -> ``2025AB``.
 
-    With ``base_url``, a link under it is read after the base URL's own path, which may hold a
-    ``content`` segment of its own (``https://mirror.example/content/uts/rest``). Otherwise, or
-    for a link elsewhere, the version is the segment between a ``content`` segment and a route
-    word (``CUI``, ``AUI``, ``source``): the first ``content`` alone may belong to the base URL,
-    and the last may be a source code.
+    Read after ``base_url``'s own path when under it; else the segment between a ``content``
+    segment and a route word (``CUI``, ``AUI``, ``source``).
     """
     if not link:
         return None
@@ -176,8 +172,7 @@ class UtsConcept(UtsModel):
     default_preferred_atom: Link = Field(default=None, alias="defaultPreferredAtom")
 
     def release_at(self, base_url: str | None) -> str | None:
-        """The concrete release named by this concept's links (how ``current`` is resolved),
-        read after ``base_url`` (see ``release_of``)."""
+        """The concrete release this concept's links name, read after ``base_url``."""
         for link in (self.atoms, self.default_preferred_atom, self.relations, self.definitions):
             found = release_of(link, base_url)
             if found:
@@ -202,9 +197,7 @@ _RELEASE_ROUTES = frozenset({"content", "search", "semantic-network", "crosswalk
 
 
 def release_in(value: Any, base_url: str | None = None) -> str | None:
-    """The release named by the first link found in a UTS answer (any object or list, at any
-    depth): how ``current`` is learnt from an answer other than a concept's. A link under
-    ``base_url`` is read after the base URL's own path; any other by ``release_of``."""
+    """The release named by the first link found at any depth of a UTS answer (``release_of``)."""
     prefix = None if not base_url else base_url.rstrip("/") + "/"
     todo = [value]
     while todo:
@@ -246,8 +239,7 @@ LinkId = Annotated[str | None, BeforeValidator(link_id)]
 
 
 class Record(UtsModel):
-    """A UTS object read tolerantly (``read``), which keeps the object as UTS sent it: ``raw``,
-    with ``"NONE"`` read as ``None`` (``lookups.clean``), for the fields no model names."""
+    """A UTS object read tolerantly (``read``), kept as sent in ``raw`` (``"NONE"`` as ``None``)."""
 
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -266,8 +258,7 @@ class Record(UtsModel):
 
 
 class SearchResult(Record):
-    """One result of ``/search``: a concept (``ui`` a CUI) or, with ``returnIdType``, a code,
-    an atom..."""
+    """One result of ``/search``: a concept (``ui`` a CUI), or a code or atom (``returnIdType``)."""
 
     ui: Text = None
     name: Text = None
@@ -276,8 +267,7 @@ class SearchResult(Record):
 
 
 class SourceAtomCluster(Record):
-    """A source code (``/content/.../source/{sab}/{code}``, a crosswalk's results, the parents
-    of a code...): ``ui`` is the code."""
+    """A source code (a crosswalk's results, a code's parents...): ``ui`` is the code."""
 
     ui: Text = None
     name: Text = None
@@ -315,9 +305,7 @@ class Definition(Record):
 
 
 def _relation(value: object) -> object:
-    """Relations before 2022 name the other end ``relatedConcept`` or ``relatedAtom`` (and its
-    name ``relatedConceptName``); later ones ``relatedId`` and ``relatedIdName``, with the
-    near end in ``relatedFromId`` and ``relatedFromIdName``."""
+    """Relations before 2022 name the other end ``relatedConcept``/``relatedAtom``: renamed."""
     if not isinstance(value, dict):
         return value
     out = dict(value)
@@ -329,9 +317,8 @@ def _relation(value: object) -> object:
 
 
 class Relation(Record):
-    """One relation, as UTS gives it (never inverted): ``relatedFromId`` (the near end, absent
-    before 2022) ``relationLabel`` / ``additionalRelationLabel`` ``relatedId``; each end is its
-    identifier (``link_id``: a CUI, a code, an AUI), the links as sent are in ``raw``."""
+    """One relation as UTS gives it (never inverted): ``relatedFromId`` ``relationLabel``
+    ``relatedId``, each end its identifier (``link_id``), the links in ``raw``."""
 
     ui: Text = None
     root_source: Text = Field(default=None, alias="rootSource")
@@ -362,9 +349,8 @@ class Relation(Record):
 
 
 class SemanticTypeInfo(Record):
-    """A semantic type: as a concept lists it (``name``, ``uri``; ``ui``, the TUI, is the last
-    segment of ``uri``) and, with its details from ``/semantic-network/{release}/TUI/{tui}``,
-    its ``treeNumber``, ``abbreviation`` and ``definition`` too."""
+    """A semantic type (``ui`` the TUI, from ``uri``), with ``treeNumber``, ``abbreviation`` and
+    ``definition`` when its details were asked."""
 
     name: Text = None
     uri: Link = None
@@ -404,11 +390,8 @@ class RootSource(Record):
 
 
 def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """SPEC section 11's rule for a hierarchy result, ``(ui, aui)``: a ``SourceAtomCluster`` is
-    its ``ui`` (the code); an ``Atom`` (HL7 sources, the hierarchy of an AUI) is named by its
-    ``code`` link's last segment, its own ``ui`` being its AUI; an entry before 2016 (a
-    relation) by its ``relatedId`` (or ``relatedConcept``). ``HierarchyEntry`` and the
-    ``umls hierarchy`` table both read it."""
+    """SPEC section 11's ``(ui, aui)`` of a hierarchy result: a cluster's ``ui``; an ``Atom``'s
+    ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``."""
     kind = str(value.get("classType", ""))
     if kind == "Atom":
         return link_id(value.get("code")), _text(value.get("ui"))
@@ -420,8 +403,7 @@ def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _entry(value: object) -> object:
-    """A hierarchy entry with ``ui`` and ``aui`` by ``entry_ids``; one before 2016 was a
-    relation whose ``relatedConcept`` is the code, and ``relatedConceptName`` its name."""
+    """A hierarchy entry with ``ui`` and ``aui`` by ``entry_ids`` (pre-2016 names mapped)."""
     if not isinstance(value, dict):
         return value
     ui, aui = entry_ids(value)
@@ -434,10 +416,8 @@ def _entry(value: object) -> object:
 
 
 class HierarchyEntry(Record):
-    """A parent, child, ancestor or descendant, as the ``umls hierarchy`` table shows it
-    (``entry_ids``): ``ui`` is the code, also of an entry UTS gives as an ``Atom`` (HL7
-    sources, the hierarchy of an AUI), whose AUI is ``aui`` (``None`` for a code); its links
-    are in ``raw``."""
+    """A parent, child, ancestor or descendant (``entry_ids``): ``ui`` the code, ``aui`` an
+    atom's AUI (``None`` for a code); the links in ``raw``."""
 
     class_type: Text = Field(default=None, alias="classType")
     ui: Text = None

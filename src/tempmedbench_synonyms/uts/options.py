@@ -1,16 +1,9 @@
 """The network options, defined once: one object, built once, and what it builds.
 
-``UtsOptions`` holds ``--base-url``, ``--api-key-file``, ``--cache-dir``, ``--offline``,
-``--refresh``, ``--rate``, ``--workers`` and ``--timeout``. Each field carries its flag and its
-help (``config.Flag``), from which the CLI adds the options to every command that talks to UTS
-(``cli._options.with_options``); the Python API takes the same names as keywords
-(``UtsKeywords``, checked by ``UtsOptions.of``). A new network option is one field here (and its
-keyword line beside it, which a test keeps equal), its use, and its test.
-
-The values are checked (``UtsOptions.check``: every check of an option is here) when a client is
-built (``session.open_uts``), not when they are parsed:
-``--rate`` or ``--workers`` mean nothing to a ``--mrconso`` run, which must not fail on them. A
-value of the wrong type given to the API is a ``TypeError`` naming the keyword at once.
+Each field of ``UtsOptions`` carries its flag and help (``config.Flag``), from which the CLI
+adds the options (``cli._options.with_options``); the API takes the same names as keywords
+(``UtsKeywords``, checked by ``UtsOptions.of``). Values are checked (``UtsOptions.check``) when
+a client is built, not when parsed: ``--rate`` means nothing to a ``--mrconso`` run.
 """
 
 from __future__ import annotations
@@ -107,8 +100,7 @@ class UtsOptions:
 
     @classmethod
     def of(cls, **keywords: Any) -> UtsOptions:
-        """The options the API's keywords give (``UtsKeywords``); ``TypeError`` naming the
-        keyword for a value of the wrong type or a name that is none of them."""
+        """The options of the API's keywords; ``TypeError`` for a wrong type or an unknown name."""
         values: dict[str, Any] = {}
         kinds = typing.get_type_hints(cls)
         for name, value in keywords.items():
@@ -128,8 +120,7 @@ class UtsOptions:
         return config.resolve_cache_dir(self.cache_dir)
 
     def changed(self) -> list[str]:
-        """The flags given other values than their defaults (``UMLS_BASE_URL`` and
-        ``TEMPMEDBENCH_CACHE_DIR`` are not: they are read only where they are used)."""
+        """The flags given non-default values (the ones read from the environment are not)."""
         return [
             f.metadata["cli"].flag
             for f in dataclasses.fields(self)
@@ -137,8 +128,7 @@ class UtsOptions:
         ]
 
     def check(self) -> int:
-        """BadInputError naming the option if a value is out of range or two contradict; else
-        the number of workers to run."""
+        """BadInputError naming the option out of range or contradicted; else the workers to run."""
         try:
             check_base_url(self.url)
         except BadInputError:
@@ -161,8 +151,7 @@ class UtsOptions:
         return workers
 
     def say_ignored(self, by: str, *, used: tuple[str, ...] = ()) -> None:
-        """Say once (a warning) which options given are ignored by a run that answers from
-        local files (``by``: its flag), but those it ``used``."""
+        """Warn once which options given a local run (``by``: its flag) ignores, but ``used``."""
         ignored = [flag for flag in self.changed() if flag not in used]
         if ignored:
             log.warning("%s only appl%s to the UMLS REST API: ignored with %s",
@@ -171,8 +160,7 @@ class UtsOptions:
 
 @dataclass(frozen=True, slots=True)
 class Local:
-    """Where a ``umls`` command answers from instead of UTS: the user's own UMLS files, through
-    a local index (SPEC 12)."""
+    """Where a ``umls`` command answers from instead of UTS: local UMLS files (SPEC 12)."""
 
     meta: Path | None = field(
         default=None,
@@ -242,8 +230,7 @@ def _typed(name: str, kind: Any, value: Any) -> Any:
 
 
 def check_workers(workers: int) -> int:
-    """The number of workers to run for ``--workers``: BadInputError below 1, at most
-    ``MAX_WORKERS``."""
+    """The workers to run for ``--workers``: BadInputError below 1, at most ``MAX_WORKERS``."""
     if workers < 1:
         raise BadInputError(
             f"--workers {workers} is out of range: it must be at least 1",
@@ -257,10 +244,8 @@ def check_workers(workers: int) -> int:
 def check_base_url(url: str) -> str:
     """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``.
 
-    It must be ``https`` with a host, and no query, fragment or user name. Plain ``http`` is
-    allowed only to this machine (a test server): elsewhere it would send the key in clear. It
-    must not hold a key read so far (in any case): pasted as the host, it would be looked up in
-    the DNS and become the name of the rate state's file.
+    ``https`` with a host, no query, fragment or user name; plain ``http`` only to this machine
+    (else the key goes in clear); no key read so far (it would reach DNS and a file name).
     """
     problem = None
     hint = (
@@ -302,10 +287,8 @@ _MAX_DECODINGS = 8
 
 
 def url_holds_secret(url: str) -> bool:
-    """Whether ``url`` holds a key read so far (``holds_secret``) as given or as a resolver would
-    see it: percent-decoded again and again until it no longer changes (at most
-    ``_MAX_DECODINGS`` times), NFKC-normalized and case-folded, and its host IDNA-encoded as
-    requests and urllib3 do (UTS 46, which also drops a soft hyphen)."""
+    """Whether ``url`` holds a key read so far as given or as a resolver would see it
+    (percent-decoded to a fixed point, NFKC, case-folded, its host IDNA-encoded as urllib3 does)."""
     return any(holds_secret(form) for form in _url_forms(url))
 
 
@@ -331,8 +314,7 @@ def _url_forms(url: str) -> set[str]:
 
 
 def _shown_url(url: str) -> str:
-    """``url`` masked (``redact_url``), with its host and path each shown as ``***`` if they
-    still hold a key in a form that masking cannot see (percent-encoded, full-width...)."""
+    """``url`` masked (``redact_url``), host and path ``***`` if they still hold a key."""
     shown = redact_url(url)
     if not url_holds_secret(shown):
         return shown
@@ -345,8 +327,7 @@ def _shown_url(url: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a URL's host name, as ``urlsplit`` gives it) is this machine:
-    ``localhost``, 127.0.0.0/8 or ::1. Plain http may go there, and no proxy ever does."""
+    """Whether ``host`` is this machine (``localhost``, 127.0.0.0/8, ::1): http ok, no proxy."""
     if host.lower().rstrip(".") == "localhost":
         return True
     try:

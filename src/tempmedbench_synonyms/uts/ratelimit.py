@@ -36,21 +36,16 @@ except ImportError:  # pragma: no cover - Windows: no flock; SharedBudget falls 
 
 log = logging.getLogger(__name__)
 
-#: Seconds added to the one-second window, and spread over the spacing of starts: it absorbs the
-#: jitter between the moment a request leaves the limiter and the moment the server counts it
-#: (thread scheduling, a garbage-collector pause, connection reuse, the network), so that N + 1
-#: requests never land in one second of the server's clock. bench/bench_rest.py measured a 51 ms
-#: squeeze once (a 70 ms pause of the collector, client and server sharing one process), which
-#: broke a 5% margin; 8% costs 8% of throughput (0.93 of the cap).
+#: Seconds added to the one-second window (and the spacing): the jitter between the limiter and
+#: the server's count, so N + 1 requests never land in one server second. bench/bench_rest.py
+#: once measured a 51 ms squeeze that broke 5%; 8% costs 8% of throughput.
 MARGIN = 0.08
 HEADROOM = 1.0 + MARGIN
 #: After a 429 the rate never drops below this fraction of the configured rate.
 MIN_FRACTION = 1.0 / 16.0
-#: Each successful request earns back this many requests a second (a twentieth of the UTS limit),
-#: up to the configured rate: the same for every run, whatever its rate. A step in proportion to
-#: the run's own rate let a run at 1 beside one at 20 climb back 20 times slower after the 429s
-#: they shared (84 s for 10 requests, 10 s alone); an equal step is what shares fairly (additive
-#: increase, multiplicative decrease: each halving narrows the gap, each step keeps it).
+#: Each success earns back this many requests a second, up to the rate: equal for every run (AIMD
+#: shares fairly; a step in proportion to the rate let a run at 1 beside one at 20 take 84 s for
+#: 10 requests after their shared 429s, 10 s alone).
 RECOVERY_STEP = MAX_RATE / 20.0
 #: Pause imposed by a 429 that carries no usable Retry-After.
 DEFAULT_PAUSE = 1.0
@@ -89,15 +84,9 @@ Sleep = Callable[[float], object]
 def next_start(
     starts: Sequence[float], rate: float, margin: float = MARGIN, *, most: float | None = None
 ) -> float:
-    """The admission rule: when the next start may come after ``starts`` (oldest first) at
-    ``rate`` a second: one interval ``(1 + margin) / rate`` after the last, and not within
-    ``1 + margin`` s of the ``floor(most)``-th before it (``most``: ``rate`` unless said), so
-    that no second holds more than ``floor(most)`` of them; ``-inf``: at once.
-
-    The one rule for this run's starts (``RateLimiter``: at its rate in force, spaced at its fair
-    share when other runs share the budget) and for every run's (the shared state: the window of
-    the larger rate of all, ``rate`` infinite: each run spaces its own starts).
-    """
+    """When the next start may come after ``starts`` (oldest first) at ``rate`` a second:
+    ``(1 + margin) / rate`` after the last, and no more than ``floor(most)`` starts within
+    ``1 + margin`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
     if not starts:
         return -math.inf
     span = 1.0 + margin
@@ -109,10 +98,8 @@ def next_start(
 
 
 def fair_share(rate: float, rates: Iterable[float]) -> float:
-    """The part of the budget that a run at ``rate`` gets beside runs at ``rates``: the budget
-    is the larger rate of all, shared max-min fairly (a run that asks less than an equal part
-    gets all it asks, the others split what is left equally). Runs at 15 and 20 get 10 each; at
-    1 and 20, 1 and 19; alone, a run gets its rate."""
+    """A run's part of the budget (the larger rate of all) beside runs at ``rates``, shared
+    max-min fairly: runs at 15 and 20 get 10 each; at 1 and 20, 1 and 19; alone, its rate."""
     every = sorted([rate, *rates])
     budget = every[-1]
     while every and every[0] * len(every) <= budget:
@@ -123,9 +110,7 @@ def fair_share(rate: float, rates: Iterable[float]) -> float:
 def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
     """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
 
-    By host, not by base URL: UTS counts requests per IP address, whatever path they ask for.
-    A base URL that holds the API key is refused (``check_base_url``): the key would become
-    the file's name.
+    By host, as UTS counts requests per IP; a base URL holding the key is refused (its name).
     """
     if url_holds_secret(base_url):
         check_base_url(base_url)  # raises BadInputError, the key masked
@@ -145,13 +130,8 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
 
 
 class _State:
-    """What the shared state file holds: the latest starts (wall clock, oldest first), the runs
-    that count (id: their rate in force, and until when they count), the end of the latest 429
-    pause, and how many 429s any run has reported.
-
-    One line: the magic, the pause's end, the 429 count, then each start, then each run as
-    ``id/rate/until``.
-    """
+    """The shared state: latest starts (wall clock), the runs that count (id: rate, until when),
+    the end of the latest 429 pause and the 429 count; one line, ``id/rate/until`` per run."""
 
     __slots__ = ("paused_until", "runs", "slowdowns", "starts")
 
@@ -169,8 +149,7 @@ class _State:
 
     @classmethod
     def decode(cls, raw: bytes) -> _State:
-        """The state in ``raw`` (empty, or of an earlier version: a fresh one); ValueError
-        saying why it is corrupt."""
+        """The state in ``raw`` (empty, or of an earlier version: fresh); ValueError if corrupt."""
         state = cls()
         if not raw:
             return state
@@ -199,8 +178,7 @@ class _State:
         return state
 
     def settle(self, now: float) -> None:
-        """Drop the runs that no longer count, and what a wall clock that went back (or an edit)
-        left in the future."""
+        """Drop runs that no longer count, and what a clock gone back left in the future."""
         self.starts = [t for t in self.starts if t <= now + CLOCK_SLACK]
         if self.paused_until > now + MAX_PAUSE + CLOCK_SLACK:
             self.paused_until = 0.0
@@ -215,8 +193,7 @@ class _State:
 
 
 def _dangling_link(path: Path) -> Path | None:
-    """The first folder on the way to ``path`` (its parent, upwards) that is a symbolic link to
-    nothing, or ``None``."""
+    """The first folder on the way up to ``path`` that is a dangling symbolic link, or ``None``."""
     for folder in path.parents:
         try:
             if folder.is_symlink() and not folder.exists():
@@ -234,14 +211,11 @@ def _target(link: Path) -> str:
 
 
 class SharedBudget:
-    """The request budget that every process of the user shares for one UTS host: a small state
-    file, locked (``flock``) while one process reads and writes it.
+    """The request budget every process of the user shares for one UTS host: a state file,
+    ``flock``-ed while read and written, for each start (nothing held between requests).
 
-    Opened, locked, read, written and closed for each start: nothing is held between requests,
-    and ``flock`` is released by the kernel if a process dies holding it. Whatever goes wrong
-    with the file, ``transact`` warns once and returns ``None`` from then on (``usable`` is then
-    false): the caller keeps its per-process limit. ``read_only``: the file is read if it is
-    there (a missing one is a fresh state), never created or written, nor its folders made.
+    Whatever goes wrong with the file, ``transact`` warns once and returns ``None`` from then on
+    (``usable`` false). ``read_only``: read if there, never created or written.
     """
 
     def __init__(
@@ -273,9 +247,8 @@ class SharedBudget:
             log.warning("%s; %s", problem, _FALLBACK)
 
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
-        """Lock the state, call ``step(state, now)``, write the state back (unless
-        ``read_only``); return it, or ``None`` if the file cannot be used (warned once). Raises
-        ``Cancelled`` if the run is cancelled while the lock is busy."""
+        """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
+        the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
         if not self.usable:
             return None
         if fcntl is None:
@@ -338,8 +311,7 @@ class SharedBudget:
             os.close(fd)  # also releases the lock
 
     def _open(self) -> int:
-        """The state file, opened (and made, with its folders, 0700, unless ``read_only``) once
-        its folders are found to be the user's own (``files.check_own``)."""
+        """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
         what = "the rate-state folder"
         files.check_own(self.path.parent.parent, what=what, elsewhere=_ELSEWHERE)
         if not self.read_only:  # (nothing made in a folder that is not the user's own)
@@ -384,13 +356,9 @@ class SharedBudget:
 class RateLimiter:
     """The request budget of one run, shared by all its threads: ``acquire`` before each request.
 
-    ``cancel`` is the run's cancel event (the client passes its own); by default the limiter
-    sleeps with ``cancel.wait``, so that setting it wakes every waiting thread at once.
-    ``shared_state`` (a file, see ``shared_state_path``) makes the budget one per machine:
-    every start also takes a slot there, read on ``wall_clock``; ``read_only``: the file is
-    honoured but never written (``doctor``, ``--dry-run``: its starts are not known to others).
-    An injected ``sleep`` should return early once the cancel event is set, as ``Event.wait``
-    does; whatever it does, the event is looked at before every start and after every sleep.
+    Setting ``cancel`` (the client's event) wakes every waiting thread. ``shared_state`` makes the
+    budget one per machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
+    The event is looked at before every start and after every (injected) ``sleep``.
     """
 
     def __init__(
@@ -428,8 +396,7 @@ class RateLimiter:
 
     @property
     def fallback_warning(self) -> str | None:
-        """The warning said when the shared state could not be used (the runs on this machine
-        then do not share this run's budget), for the run's report; ``None`` if it could."""
+        """Why the runs on this machine do not share this run's budget, or ``None``."""
         problem = None if self.shared is None else self.shared.problem
         return None if problem is None else f"{problem}; {_FALLBACK}"
 
@@ -440,9 +407,8 @@ class RateLimiter:
     def acquire(self) -> float:
         """Block until this thread may start a request; return the seconds waited.
 
-        Nothing is reserved ahead: a thread that wakes finds out again whether it may start, so
-        a 429 that arrived while it slept (every worker slows down, not just one), or a thread
-        that woke late, is taken into account. Raises ``Cancelled`` once the cancel event is set.
+        Nothing is reserved ahead: a woken thread checks again, so a 429 that came meanwhile counts.
+        Raises ``Cancelled`` once the cancel event is set.
         """
         waited = 0.0
         while True:
@@ -482,8 +448,7 @@ class RateLimiter:
         )
 
     def _claim_shared(self) -> float:
-        """Take a slot in the shared state: 0 if taken (or there is none), else the seconds
-        until one may be free. Call with the lock held."""
+        """Take a shared slot: 0 if taken (or no state), else seconds until one may be free."""
         if self.shared is None:
             return 0.0
         delay = 0.0
@@ -514,8 +479,7 @@ class RateLimiter:
         return delay
 
     def _note_slowdowns(self, count: int) -> None:
-        """Halve the rate if another run reported a 429 since we last looked (lock held); a
-        count that went down (the state was deleted or reset) halves nothing."""
+        """Halve the rate if another run reported a 429 since we looked (a lower count: reset)."""
         if self._seen_slowdowns is not None and count > self._seen_slowdowns:
             self._halve()
             log.info(
@@ -526,8 +490,7 @@ class RateLimiter:
         self._seen_slowdowns = count
 
     def _publish_429(self, pause: float) -> None:
-        """Tell the other runs of a 429: a pause until ``now + pause``, and one more 429 to
-        slow down for (lock held)."""
+        """Tell the other runs of a 429: pause until ``now + pause``, one more 429 (lock held)."""
         if self.shared is None:
             return
 
@@ -543,11 +506,9 @@ class RateLimiter:
             self._seen_slowdowns = state.slowdowns
 
     def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
-        """A 429 arrived: pause every thread for ``retry_after`` seconds and halve the rate.
+        """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate.
 
-        The pause is at most ``MAX_PAUSE`` seconds (the client asks for one only when it fits the
-        retry budget of the request that got the 429). Its line is a warning if ``loud`` (the
-        client's throttle of failure lines decides), else for ``-v`` only.
+        Its line is a warning if ``loud``, else for ``-v`` only.
         """
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
@@ -565,8 +526,7 @@ class RateLimiter:
         )
 
     def slow_down(self) -> float:
-        """A 429 with no retry left: halve the rate in force (never below ``MIN_FRACTION`` of the
-        setting), here and in the other runs; return it."""
+        """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and elsewhere."""
         with self._lock:
             current = self._halve()
             self._publish_429(0.0)
@@ -578,8 +538,7 @@ class RateLimiter:
         return self._current
 
     def reward(self) -> None:
-        """A request succeeded: earn back ``RECOVERY_STEP`` requests a second, up to the
-        configured rate."""
+        """A request succeeded: earn back ``RECOVERY_STEP`` requests a second, up to the setting."""
         with self._lock:
             if self._current < self.rate:
                 self._current = min(self.rate, self._current + RECOVERY_STEP)

@@ -22,11 +22,8 @@ MIN_ATTEMPT = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Seconds to wait for a connection, for each read of the answer, and for the whole attempt.
-
-    ``attempt`` (``--timeout``) bounds one attempt from connect to last byte, however slowly the
-    bytes come: a watchdog shuts the socket down at that deadline (``watchdog``).
-    """
+    """Seconds to wait for a connection, for each read, and for the whole attempt (``attempt``,
+    ``--timeout``: a watchdog shuts the socket down at that deadline, however slow the bytes)."""
 
     connect: float = CONNECT
     read: float = DEFAULT_TIMEOUT
@@ -42,11 +39,9 @@ class Timeouts:
 class RetryPolicy:
     """How long and how often to try a request again.
 
-    The defaults suit UTS: six attempts with exponential backoff and full jitter (0.5 s doubling,
-    at most 30 s) ride out the short 5xx spells and connection resets of a busy public service,
-    without firing the eight workers' retries in lockstep at a limit of 20 requests a second per
-    IP address; a ``Retry-After`` is honoured as sent (RFC 9110, section 10.2.3); and the whole
-    budget is ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails the run within minutes.
+    Defaults suit UTS: six attempts, full-jitter exponential backoff (0.5 s doubling, at most 30 s)
+    so eight workers' retries are not in lockstep; ``Retry-After`` honoured (RFC 9110, 10.2.3);
+    the whole budget ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails within minutes.
     """
 
     max_attempts: int = 6
@@ -87,9 +82,8 @@ def worth_retrying(exc: BaseException) -> bool:
 
 @dataclass(slots=True)
 class Budget:
-    """What is left of one request's retries: when its first attempt started, moved on by every
-    wait for a turn in the rate budget (SPEC section 8: waiting is not failing), and which
-    attempt this is."""
+    """What is left of one request's retries: its start, moved on by every wait for a turn
+    (SPEC section 8: waiting is not failing), and which attempt this is."""
 
     start: float
     attempt: int = 1
@@ -98,10 +92,8 @@ class Budget:
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
     """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
 
-    RFC 9110 section 10.2.3: ``Retry-After = HTTP-date / delay-seconds``. delay-seconds is one or
-    more digits; an HTTP-date is IMF-fixdate, or one of the obsolete RFC 850 and asctime forms a
-    recipient must still accept (section 5.6.7); a date in the past means "now". ``now`` is the
-    wall-clock time (seconds since the epoch) that the date is measured against.
+    RFC 9110 10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section
+    5.6.7) measured against the wall clock ``now``; a past date means "now".
     """
     if value is None:
         return None
@@ -122,12 +114,8 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
 
 
 class StopAfterTotal(stop_base):
-    """tenacity stop: no retry whose wait would end more than ``limit`` s after the first try,
-    not counting the waits for a turn (``budget.start`` moves on by them).
-
-    tenacity's own ``stop_before_delay`` reads ``time.monotonic``; this one reads our clock, so
-    that tests can inject it.
-    """
+    """tenacity stop: no retry whose wait ends more than ``limit`` s after the first try, less
+    the waits for a turn; reads our (injectable) clock, unlike ``stop_before_delay``."""
 
     def __init__(self, clock: Callable[[], float], budget: Budget, limit: float) -> None:
         self._clock, self._budget, self._limit = clock, budget, limit

@@ -28,18 +28,11 @@ def open_uts(
 ) -> CachedUts:
     """The cached UTS client the atom source and the ``umls`` commands share.
 
-    The key is read first (so that every message masks it), then the options are checked
-    (``UtsOptions.check``). The key comes from ``--api-key-file`` or ``UMLS_API_KEY``; a missing
-    key is not an error until the network is needed (a fully cached or ``--offline`` run needs
-    none), and then it is ``ApiKeyMissingError``, exit 3 (``CachedUts.need_network``).
-    ``cached=False``: no cache at all, neither read nor written (``doctor``'s probe). ``key``: a
-    key given in Python (``Umls(api_key=...)``), instead of the ones the options name.
-
-    The client and its rate limiter share one cancel event: cancelling the client (a 401, an
-    error that ends the run, Ctrl-C) also wakes every thread waiting for the limiter.
-
-    ``store=False`` (``doctor``, ``--dry-run``) writes nothing: no answer is cached, and the
-    shared rate state is honoured but never created or written (``RateLimiter(read_only=True)``).
+    The key is read first (so every message masks it), then the options checked; a missing key
+    fails only when the network is needed (``CachedUts.need_network``). ``cached=False``: no cache
+    (``doctor``'s probe); ``key``: given in Python; ``store=False`` (``doctor``, ``--dry-run``)
+    writes nothing, the shared rate state read only. The client and its limiter share one cancel
+    event, so cancelling the client wakes every thread waiting on the limiter.
     """
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
@@ -70,7 +63,6 @@ def open_uts(
 
 
 def rest_source(options: UtsOptions, *, progress: TextIO | None) -> RestAtomSource:
-    """The REST atom source of a regeneration; progress goes to ``progress`` (``None``:
-    nowhere, ``--quiet``)."""
+    """The REST atom source of a regeneration; progress to ``progress`` (``None``: nowhere)."""
     uts = open_uts(options)
     return RestAtomSource(uts, workers=check_workers(options.workers), progress_stream=progress)

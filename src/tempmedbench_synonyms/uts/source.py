@@ -31,8 +31,7 @@ Found = tuple[tuple[Atom, ...] | None]
 
 
 def to_atoms(got: Got) -> Found:
-    """UTS atoms (a list, or route ``aui``'s one atom) as the pipeline's ``Atom`` values (SPEC
-    section 3's mapping); ``None`` for "not found"."""
+    """UTS atoms as the pipeline's ``Atom`` values (SPEC 3's mapping); ``None``: not found."""
     if got.value is None:
         return (None,)
     listed = got.value if isinstance(got.value, list) else [got.value]
@@ -40,10 +39,8 @@ def to_atoms(got: Got) -> Found:
 
 
 class RestAtomSource:
-    """An ``AtomSource`` backed by the UTS REST API and the persistent cache.
-
-    ``workers`` is the number of worker threads, as ``uts.options.check_workers`` gives it.
-    """
+    """An ``AtomSource`` backed by the UTS REST API and the persistent cache (``workers``
+    threads)."""
 
     name = "rest"
 
@@ -66,10 +63,8 @@ class RestAtomSource:
         return f"RestAtomSource(workers={self.workers}, offline={self.uts.offline})"
 
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
-        """Answer every query for ``umls_release``: every identifier checked first, then the
-        probe (``CachedUts.probe``: a 404 is unavailable; ``current`` resolved), then the
-        run's memo if a warm rerun has one, else the cache, else UMLS (``batch.ask_all``;
-        ``--offline`` is unavailable at the first miss, naming what the cache lacks)."""
+        """Answer every query for ``umls_release``: identifiers checked, then the probe, then a warm
+        rerun's memo, else the cache, else UMLS (``--offline``: unavailable at the first miss)."""
         uts = self.uts
         uts.resume()  # a previous fetch may have stopped it
         began = self._clock()  # the progress counts the probe's wait for a turn too
@@ -131,12 +126,8 @@ class RestAtomSource:
 
 
 def check_queries(umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> None:
-    """BadInputError for the first malformed identifier among the release, the probe's CUI
-    and every query, before anything is sent (a table's SABs help a "did you mean").
-
-    The SAB of a route ``aui`` query is not sent, but it is checked too: a table entry whose
-    SAB is a near miss could only ever drift.
-    """
+    """BadInputError for the first malformed identifier among the release, the probe's CUI and
+    every query (route ``aui``'s unsent SAB too: a near miss could only drift), before sending."""
     check_release(umls_release)
     check_cui(probe_cui)
     sabs = {q.sab for q in queries}

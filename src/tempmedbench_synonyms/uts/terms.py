@@ -1,22 +1,9 @@
 """One terminology lookup answered by UTS (SPEC section 11): its request, and its ``Answer``.
 
-``answer_in`` asks one lookup (``lookups.Search``, ``Crosswalk``...) through ``CachedUts``, which
-answers from the cache or else from UMLS, caches every answer whole, and checks a command's
-first 404 (``CachedUts.check_served``). What each input gets is one ``lookups.Answer``:
-
-- ``found``: its results, the JSON objects UTS sent (``lookups.clean``: ``"NONE"`` is
-  ``None``), in UTS's order, at most its ``limit`` (``truncated`` when the limit cut them);
-- ``not_found``: UMLS has nothing for it (an unknown identifier, a 404; an empty list; a search
-  without results);
-- ``bad_input``: it cannot be asked (a malformed identifier, checked before anything is sent;
-  UTS answered 400 Bad Request).
-
-Not authorised, unavailable and interrupted are raised: they end a whole batch.
-
-``current`` is resolved once, before the inputs are asked (``settle_release``): from the cache
-if it learnt it within a day, else by section 3's probe of the first CUI for lookups that take a
-CUI, else from the links of the first answer that has any, the inputs asked one at a time until
-then. ``umls sources`` asks ``/metadata/current/sources`` as it is.
+``answer_in`` asks one lookup through ``CachedUts`` (cache, else UMLS). Each input gets one
+``lookups.Answer``: ``found``, ``not_found`` or ``bad_input``; not authorised, unavailable and
+interrupted are raised (they end a batch). ``current`` is resolved once, before the inputs are
+asked (``settle_release``).
 """
 
 from __future__ import annotations
@@ -32,8 +19,7 @@ from tempmedbench_synonyms.uts.client import BadRequestError
 
 
 def check(lookup: Lookup, build: Build | None = None, release: str = "current") -> None:
-    """BadInputError if ``lookup`` cannot be sent (before anything is). Its request is built
-    in ``release`` (by ``build``, if given: a batch's, which keeps it for the ask)."""
+    """BadInputError if ``lookup`` cannot be sent, its request built in ``release`` (``build``)."""
     limit = lookup.limit_or_default()
     if limit < 0:
         raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
@@ -62,12 +48,9 @@ def settle_release(
 ) -> tuple[str, dict[int, Answer]]:
     """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11.
 
-    A release other than ``current`` is itself (BadInputError if it is no release name).
-    ``current``: what the cache learnt within a day; else, for an input that takes a CUI, the
-    probe of its concept (``CachedUts.probe``); else its own answer, whose links may name the
-    release; one input at a time, until one names it (``current`` if none does). Inputs in
-    ``skip`` (bad input) are passed over, and so are ``sources``, asked as ``current``;
-    ``builds`` builds each lookup's request (``answer_in``).
+    ``current``: the cache's within a day, else the probe of an input's CUI, else an input's own
+    answer's links, one input at a time (``current`` if none names it). ``skip`` inputs and
+    ``sources`` are passed over.
     """
     known = uts.known(check_release(release))
     if known is not None:
@@ -88,16 +71,14 @@ def settle_release(
 
 
 def release_for(lookup: Lookup, release: str, settled: str) -> str:
-    """The release ``lookup`` is asked in: ``settled``, but ``umls sources`` keeps ``current``
-    as it is (its answer names no release)."""
+    """``settled``, but ``umls sources`` keeps ``current`` (its answer names no release)."""
     return release if lookup.as_current else settled
 
 
 def answer_in(
     uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
 ) -> Answer:
-    """The answer of one input in ``release`` (concrete, or ``current`` unresolved), from the
-    cache, else UMLS; ``build``, if given, builds its request (``build_of``)."""
+    """One input's answer in ``release``, from the cache, else UMLS (``build``: its request)."""
     found = _answer_in(uts, release, input, lookup, build, cache_only=False)
     assert found is not None  # only the cache alone may lack an answer
     return found
@@ -106,8 +87,7 @@ def answer_in(
 def cached_answer(
     uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
 ) -> Answer | None:
-    """The answer of one input from the cache alone, or ``None`` if the cache lacks any part
-    of it (nothing is sent)."""
+    """The answer of one input from the cache alone, or ``None`` if any part is missing."""
     return _answer_in(uts, release, input, lookup, build, cache_only=True)
 
 

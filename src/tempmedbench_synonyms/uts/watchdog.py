@@ -40,16 +40,11 @@ class Flight:
 
 
 class Watchdog:
-    """Every attempt on the wire in this process, and the watchdog thread that cuts one off.
+    """Every attempt on the wire in this process, and the thread that cuts one off.
 
-    A blocked ``recv`` cannot be told to stop, and a socket timeout bounds one read, not the
-    attempt: a server trickling a byte every few seconds would hold it for ever. So each attempt
-    registers (``flight``), its connections register themselves when they send (``track``, from
-    ``_TrackedHTTPConnection``), and a daemon thread shuts their sockets down at the attempt's
-    deadline (``socket.shutdown`` wakes a ``recv`` blocked in another thread); ``cancel`` does the
-    same at once for one client's attempts. The thread exits as soon as no attempt is on the
-    wire (a process that forks, as the MRCONSO scan does, must find no thread left), and never
-    keeps the process alive.
+    Each attempt registers (``flight``), its connections too (``track``); a daemon thread shuts
+    their sockets down at the deadline, ``cancel`` at once for one client. The thread exits
+    when no attempt is on the wire (a forking process must find none).
     """
 
     #: seconds between tries to cut a connection whose socket is still being opened

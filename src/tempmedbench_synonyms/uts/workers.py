@@ -25,13 +25,13 @@ def completions(
     tick: float = 0.2,
     name: str = "uts-worker",
 ) -> Generator[list[tuple[int, _T]], None, None]:
-    """Run every call on ``workers`` threads; yield, each round, the ``(index, result)`` of
-    the calls completed since the last (an empty list when ``tick`` seconds passed without
-    one), until all are done. The first error that ends the run (``TempMedBenchError``) in
-    any worker cancels every other (``cancel``) and is raised once they stopped, a 401 rather
-    than the error seen first (the one the user must fix); Ctrl-C, a bug or the caller closing
-    the iterator cancel them too, waiting ``STOP_WAIT`` seconds at most (daemon threads whose
-    sockets the client has cut)."""
+    """Run every call on ``workers`` threads; yield each round the ``(index, result)`` of the
+    calls completed since (an empty list after ``tick`` seconds without one), until all are done.
+
+    The first ``TempMedBenchError`` cancels every other worker and is raised once they stopped (a
+    401 before the first seen); Ctrl-C, a bug or closing the iterator cancel them too, waiting at
+    most ``STOP_WAIT`` seconds.
+    """
     if not calls:
         return
     pool = DaemonPool(min(workers, len(calls)), thread_name_prefix=name)
