@@ -414,6 +414,26 @@ def test_search_order_names_and_flags(umls: Engine) -> None:
     ]  # fmt: skip
 
 
+def test_whether_the_rows_are_in_cui_order_is_known_across_batches() -> None:
+    """``load`` called once a batch: the rows are in CUI order only when each batch is and each
+    batch starts at or after the last CUI of the one before (an empty batch changes nothing)."""
+    one, two, three = (row(f"C{n}", f"A{n}", "S", str(n), f"Fever {n}") for n in (1, 2, 3))
+    for batches, in_order in (
+        ([[one, two], [], [two, three]], True),
+        ([[one], [one, one], [three]], True),
+        ([[one, three], [two]], False),  # each batch in order, the second goes back
+        ([[two, one], [three]], False),
+        ([[], [three], [one]], False),
+    ):
+        db = sqlite3.connect(":memory:")
+        engine.create(db, "MRCONSO")
+        for batch in batches:
+            engine.load(db, "MRCONSO", batch)
+        engine.finish(db, "MRCONSO")
+        assert Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))._sorted() is in_order, batches
+        db.close()
+
+
 def test_a_cut_search_gives_the_first_results_in_sorted_and_unsorted_files() -> None:
     """With ``limit`` a file in CUI order is read until the first results are found (exact
     ones first); another file whole: the same results."""

@@ -66,9 +66,6 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "INSERT INTO {s}.mrconso_names SELECT cui, str, sab FROM (SELECT cui, str, sab, "
         "min((2 - (lat = 'ENG' AND ts = 'P' AND ispref = 'Y') - (lat = 'ENG' AND ts = 'P' "
         "AND ispref = 'Y' AND stt = 'PF')) << 40 | rowid) FROM {s}.mrconso GROUP BY cui)",
-        # whether the rows are in CUI order, as NLM ships them (a search can then stop early)
-        "CREATE TABLE {s}.mrconso_order AS SELECT NOT EXISTS (SELECT 1 FROM (SELECT cui < "
-        "lag(cui) OVER (ORDER BY rowid) AS back FROM {s}.mrconso) WHERE back) AS sorted",
     ),
     "MRDEF": ("CREATE INDEX {s}.mrdef_cui ON mrdef (cui)",),
     "MRREL": (
@@ -101,6 +98,9 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
     db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
     if file == "MRCONSO":
         db.execute(_WORDS.format(s=schema))
+        # whether the rows are in CUI order, as NLM ships them (a search can then stop early):
+        # ``load`` clears it when a batch is not (a window over the rows after: 2 s in 25)
+        db.execute(f"CREATE TABLE {schema}.mrconso_order AS SELECT 1 AS sorted")
 
 
 def load(
@@ -112,6 +112,16 @@ def load(
     width = len(COLUMNS[file])
     before = db.total_changes
     if file == "MRCONSO":
+        rows = rows if isinstance(rows, list) else list(rows)
+        cuis = [r[0] for r in rows]
+        if cuis:
+            last = db.execute(
+                f"SELECT cui FROM {schema}.mrconso ORDER BY rowid DESC LIMIT 1"
+            ).fetchone()
+            if last is not None:
+                cuis.insert(0, last[0])
+            if cuis != sorted(cuis):  # (a sorted list is sorted in one pass)
+                db.execute(f"UPDATE {schema}.mrconso_order SET sorted = 0")
         marks = ", ".join("?" * (width + 1))
         at = COLUMNS[file].index("STR")
         db.executemany(

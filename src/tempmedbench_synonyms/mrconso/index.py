@@ -495,6 +495,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
     try:
         db.set_progress_handler(ticks.__next__, _TICK)
         for pragma in (
+            "page_size=8192",  # (before any table) MRCONSO built in 0.85x the time of 4 KiB's
             "journal_mode=OFF",
             "synchronous=OFF",
             "cache_size=-65536",
