@@ -41,7 +41,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
               "CURVER", "SABIN", "SSN", "SCIT"),
 }  # fmt: skip
 #: The version of the tables below: an index of another version is rebuilt, never read.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: What else an index depends on: ``casefold`` and ``\\w`` change with Python's Unicode version.
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -73,7 +73,8 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrrel_aui2 ON mrrel (aui2) WHERE aui2 <> ''",
     ),
     "MRSTY": (
-        "CREATE INDEX {s}.mrsty_cui ON mrsty (cui)",
+        # a concept's rows, and (a search's --semantic-types) its rows of one type
+        "CREATE INDEX {s}.mrsty_cui ON mrsty (cui, tui, stn)",
         "CREATE INDEX {s}.mrsty_tui ON mrsty (tui)",
         "CREATE TABLE {s}.mrsty_tree AS SELECT DISTINCT tui, stn FROM {s}.mrsty",
     ),
@@ -593,9 +594,13 @@ class Engine:
             params["lat"] = language
         if semantic_types:  # each a TUI, or a tree number and those under it
             where.append(
-                "EXISTS (SELECT 1 FROM mrsty s JOIN json_each(:types) t WHERE s.cui = m.cui "
-                "AND (s.tui = t.value OR s.stn = t.value "
-                "OR substr(s.stn, 1, length(t.value) + 1) = t.value || '.'))"
+                # the (TUI, tree number) pairs the types take, found once in the few distinct
+                # pairs; then each candidate's concept looked up by CUI and pair (an index
+                # search, not a scan of the concept's rows for each type)
+                "EXISTS (SELECT 1 FROM mrsty s WHERE s.cui = m.cui AND (s.tui, s.stn) IN "
+                "(SELECT r.tui, r.stn FROM mrsty_tree r JOIN json_each(:types) t "
+                "WHERE r.tui = t.value OR r.stn = t.value "
+                "OR substr(r.stn, 1, length(t.value) + 1) = t.value || '.'))"
             )
             params["types"] = _json(semantic_types)
         match: Callable[[str], bool] | None = None
