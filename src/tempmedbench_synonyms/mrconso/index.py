@@ -505,10 +505,12 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         db.execute("BEGIN")
         engine.create(db, f.name)
         rows = 0
-        done = 0
+        done = shown = 0
         for done, batch in _batches(f, stop):
+            if rows:  # each batch said once the next comes: the last by the final line alone
+                bar.update(shown, total=f.input.size, rows=rows)
             rows += engine.load(db, f.name, batch)
-            bar.update(done, total=f.input.size, rows=rows)
+            shown = done
         if not rows and f.name == "MRCONSO":  # SPEC 7 (another file may be empty)
             raise BadInputError(
                 "not an MRCONSO.RRF file: it holds no row",
