@@ -498,7 +498,10 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
             "page_size=8192",  # (before any table) MRCONSO built in 0.85x the time of 4 KiB's
             "journal_mode=OFF",
             "synchronous=OFF",
-            "cache_size=-65536",
+            # the indexes sorted by SQLite's worker threads, each run of 32 MiB (MRREL's two
+            # indexes 6.4 -> 4.7 s on 2 cores; a bigger cache sorts slower and holds more)
+            "cache_size=-32768",
+            "threads=2",
             f"temp_store_directory='{str(tmp.parent).replace(chr(39), chr(39) * 2)}'",
         ):
             db.execute(f"PRAGMA {pragma}")
