@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -66,6 +66,10 @@ def rel(cui1: str, aui1: str, stype1: str, label: str, cui2: str, aui2: str, sty
         srui: str = "", rg: str = "") -> list[str]:  # fmt: skip
     return [cui1, aui1, stype1, label, cui2, aui2, stype2, rela, rui, srui, sab, sab, rg, "",
             suppress, ""]  # fmt: skip
+
+
+def sty(cui: str, tui: str, stn: str) -> list[str]:
+    return [cui, tui, stn, f"Type {tui}", f"AT{cui}{tui}", ""]
 
 
 def hier(aui: str, paui: str, ptr: str, sab: str = "SRC") -> list[str]:
@@ -414,6 +418,26 @@ def test_search_order_names_and_flags(umls: Engine) -> None:
     ]  # fmt: skip
 
 
+def test_whether_the_rows_are_in_cui_order_is_known_across_batches() -> None:
+    """``load`` called once a batch: the rows are in CUI order only when each batch is and each
+    batch starts at or after the last CUI of the one before (an empty batch changes nothing)."""
+    one, two, three = (row(f"C{n}", f"A{n}", "S", str(n), f"Fever {n}") for n in (1, 2, 3))
+    for batches, in_order in (
+        ([[one, two], [], [two, three]], True),
+        ([[one], [one, one], [three]], True),
+        ([[one, three], [two]], False),  # each batch in order, the second goes back
+        ([[two, one], [three]], False),
+        ([[], [three], [one]], False),
+    ):
+        db = sqlite3.connect(":memory:")
+        engine.create(db, "MRCONSO")
+        for batch in batches:
+            engine.load(db, "MRCONSO", batch)
+        engine.finish(db, "MRCONSO")
+        assert Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))._sorted() is in_order, batches
+        db.close()
+
+
 def test_a_cut_search_gives_the_first_results_in_sorted_and_unsorted_files() -> None:
     """With ``limit`` a file in CUI order is read until the first results are found (exact
     ones first); another file whole: the same results."""
@@ -449,6 +473,53 @@ def test_search_filters(umls: Engine) -> None:
     assert uis(umls.search("fever", semantic_types=["B9.1.1"])) == ["C9000001", "C9000091"]
     assert uis(umls.search("fever", semantic_types=["B9.1.2", "B"])) == []
     assert uis(umls.search("zorbatrex", semantic_types=["A9.1", "T999"])) == ["C9000060"]
+
+
+def test_the_semantic_type_filter_row_by_row() -> None:
+    """A concept is kept when one of its MRSTY rows has a TUI asked, a tree number asked, or a
+    tree number under one asked (``A1`` takes ``A1.2``, not ``A12``), each row on its own fields
+    (a TUI whose rows carry two tree numbers is matched by the row that has it); the filter
+    never brings back an atom the search did not find."""
+    cuis = ["C1", "C2", "C3", "C4", "C5", "C6"]
+    e = build({
+        "MRCONSO": [row(c, f"A{n}", "S", str(n), f"fever {n}") for n, c in enumerate(cuis)],
+        "MRSTY": [
+            sty("C1", "T1", "A1"), sty("C2", "T2", "A1.2"), sty("C3", "T3", "A12"),
+            sty("C4", "T4", "A1.2.3"), sty("C4", "T5", "B1"), sty("C5", "T6", "B2"),
+            sty("C6", "T6", "A1.9"), sty("C7", "T1", "A1"),
+        ],
+    })  # fmt: skip
+    assert uis(e.search("fever", semantic_types=["T1"])) == ["C1"]
+    assert uis(e.search("fever", semantic_types=["A1"])) == ["C1", "C2", "C4", "C6"]
+    assert uis(e.search("fever", semantic_types=["A1.2"])) == ["C2", "C4"]
+    assert uis(e.search("fever", semantic_types=["A12", "B1"])) == ["C3", "C4"]
+    assert uis(e.search("fever", semantic_types=["T6"])) == ["C5", "C6"]
+    assert uis(e.search("fever", semantic_types=["B2"])) == ["C5"]  # T6's other row: not C6
+    assert uis(e.search("fever", semantic_types=["A1.9", "T5"])) == ["C4", "C6"]
+    assert uis(e.search("fever", semantic_types=["A"])) == []
+    assert uis(e.search("fever 3", semantic_types=["A1"])) == ["C4"]  # (C4's atom "fever 3")
+    assert uis(e.search("fever 2", semantic_types=["A1"])) == []  # (C3's: A12)
+    assert uis(e.search("fever", semantic_types=["A1"], limit=2)) == ["C1", "C2"]
+
+
+def test_the_semantic_type_filter_searches_mrsty_by_index_not_scanning() -> None:
+    """Each candidate atom's concept is looked up in MRSTY through an index that fits the
+    filter (its CUI and a TUI the types take): no scan of MRSTY, nor of the concept's rows."""
+    e = build({"MRCONSO": [row("C1", "A1", "S", "1", "fever")],
+               "MRSTY": [sty("C1", "T1", "A1")]})  # fmt: skip
+    plans: list[str] = []
+    execute = e.db.execute
+
+    def explained(sql: str, params: Any = ()) -> Any:
+        if "mrsty" in sql:
+            plans.extend(d for *_, d in execute("EXPLAIN QUERY PLAN " + sql, params))
+        return execute(sql, params)
+
+    e.db = cast(Any, type("Spy", (), {"execute": staticmethod(explained)}))()
+    assert uis(e.search("fever", semantic_types=["A1", "T9"])) == ["C1"]
+    on_mrsty = [p for p in plans if p.startswith(("SCAN s", "SEARCH s"))]
+    assert on_mrsty and all("(cui=? AND tui=?" in p for p in on_mrsty), plans
+    assert not [p for p in plans if "CORRELATED LIST" in p], plans  # (the pairs: found once)
 
 
 def test_search_return_id_types(umls: Engine) -> None:

@@ -41,7 +41,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
               "CURVER", "SABIN", "SSN", "SCIT"),
 }  # fmt: skip
 #: The version of the tables below: an index of another version is rebuilt, never read.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: What else an index depends on: ``casefold`` and ``\\w`` change with Python's Unicode version.
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -66,9 +66,6 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "INSERT INTO {s}.mrconso_names SELECT cui, str, sab FROM (SELECT cui, str, sab, "
         "min((2 - (lat = 'ENG' AND ts = 'P' AND ispref = 'Y') - (lat = 'ENG' AND ts = 'P' "
         "AND ispref = 'Y' AND stt = 'PF')) << 40 | rowid) FROM {s}.mrconso GROUP BY cui)",
-        # whether the rows are in CUI order, as NLM ships them (a search can then stop early)
-        "CREATE TABLE {s}.mrconso_order AS SELECT NOT EXISTS (SELECT 1 FROM (SELECT cui < "
-        "lag(cui) OVER (ORDER BY rowid) AS back FROM {s}.mrconso) WHERE back) AS sorted",
     ),
     "MRDEF": ("CREATE INDEX {s}.mrdef_cui ON mrdef (cui)",),
     "MRREL": (
@@ -76,7 +73,8 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrrel_aui2 ON mrrel (aui2) WHERE aui2 <> ''",
     ),
     "MRSTY": (
-        "CREATE INDEX {s}.mrsty_cui ON mrsty (cui)",
+        # a concept's rows, and (a search's --semantic-types) its rows of one type
+        "CREATE INDEX {s}.mrsty_cui ON mrsty (cui, tui, stn)",
         "CREATE INDEX {s}.mrsty_tui ON mrsty (tui)",
         "CREATE TABLE {s}.mrsty_tree AS SELECT DISTINCT tui, stn FROM {s}.mrsty",
     ),
@@ -101,6 +99,9 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
     db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
     if file == "MRCONSO":
         db.execute(_WORDS.format(s=schema))
+        # whether the rows are in CUI order, as NLM ships them (a search can then stop early):
+        # ``load`` clears it when a batch is not (a window over the rows after: 2 s in 25)
+        db.execute(f"CREATE TABLE {schema}.mrconso_order AS SELECT 1 AS sorted")
 
 
 def load(
@@ -112,6 +113,16 @@ def load(
     width = len(COLUMNS[file])
     before = db.total_changes
     if file == "MRCONSO":
+        rows = rows if isinstance(rows, list) else list(rows)
+        cuis = [r[0] for r in rows]
+        if cuis:
+            last = db.execute(
+                f"SELECT cui FROM {schema}.mrconso ORDER BY rowid DESC LIMIT 1"
+            ).fetchone()
+            if last is not None:
+                cuis.insert(0, last[0])
+            if cuis != sorted(cuis):  # (a sorted list is sorted in one pass)
+                db.execute(f"UPDATE {schema}.mrconso_order SET sorted = 0")
         marks = ", ".join("?" * (width + 1))
         at = COLUMNS[file].index("STR")
         db.executemany(
@@ -583,9 +594,13 @@ class Engine:
             params["lat"] = language
         if semantic_types:  # each a TUI, or a tree number and those under it
             where.append(
-                "EXISTS (SELECT 1 FROM mrsty s JOIN json_each(:types) t WHERE s.cui = m.cui "
-                "AND (s.tui = t.value OR s.stn = t.value "
-                "OR substr(s.stn, 1, length(t.value) + 1) = t.value || '.'))"
+                # the (TUI, tree number) pairs the types take, found once in the few distinct
+                # pairs; then each candidate's concept looked up by CUI and pair (an index
+                # search, not a scan of the concept's rows for each type)
+                "EXISTS (SELECT 1 FROM mrsty s WHERE s.cui = m.cui AND (s.tui, s.stn) IN "
+                "(SELECT r.tui, r.stn FROM mrsty_tree r JOIN json_each(:types) t "
+                "WHERE r.tui = t.value OR r.stn = t.value "
+                "OR substr(r.stn, 1, length(t.value) + 1) = t.value || '.'))"
             )
             params["types"] = _json(semantic_types)
         match: Callable[[str], bool] | None = None

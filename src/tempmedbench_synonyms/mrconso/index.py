@@ -495,19 +495,25 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
     try:
         db.set_progress_handler(ticks.__next__, _TICK)
         for pragma in (
+            "page_size=8192",  # (before any table) MRCONSO built in 0.85x the time of 4 KiB's
             "journal_mode=OFF",
             "synchronous=OFF",
-            "cache_size=-65536",
+            # the indexes sorted by SQLite's worker threads, each run of 32 MiB (MRREL's two
+            # indexes 6.4 -> 4.7 s on 2 cores; a bigger cache sorts slower and holds more)
+            "cache_size=-32768",
+            "threads=2",
             f"temp_store_directory='{str(tmp.parent).replace(chr(39), chr(39) * 2)}'",
         ):
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN")
         engine.create(db, f.name)
         rows = 0
-        done = 0
+        done = shown = 0
         for done, batch in _batches(f, stop):
+            if rows:  # each batch said once the next comes: the last by the final line alone
+                bar.update(shown, total=f.input.size, rows=rows)
             rows += engine.load(db, f.name, batch)
-            bar.update(done, total=f.input.size, rows=rows)
+            shown = done
         if not rows and f.name == "MRCONSO":  # SPEC 7 (another file may be empty)
             raise BadInputError(
                 "not an MRCONSO.RRF file: it holds no row",
