@@ -740,9 +740,7 @@ class Engine:
         rows: Rows = COUNTED,
     ) -> list[dict[str, Any]] | None:
         """MRREL: the relations of a CUI, an AUI or a source code, by RUI."""
-        if cui is not None:
-            if not self._known("cui = ?", (cui,)):
-                return None
+        if cui is not None:  # (whether MRCONSO holds it: below, with the sides' names)
             where, params = "r.cui2 = ?", [cui]
         elif aui is not None:
             if not self._known("aui = ?", (aui,)):
@@ -766,9 +764,13 @@ class Engine:
             f"r.srui, r.sab, r.rg, r.suppress FROM mrrel r WHERE {where} ORDER BY r.rui",
             params,
         ).fetchall()
+        if not found:
+            return None if cui is not None and not self._known("cui = ?", (cui,)) else []
         sides = self._sides(
-            {(r[0], r[1], r[2]) for r in found} | {(r[4], r[5], r[6]) for r in found}
+            {(r[0], r[1], r[2]) for r in found} | {(r[4], r[5], r[6]) for r in found}, cui
         )
+        if sides is None:
+            return None
         out = []
         for cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, rsab, rg, flag in found:
             kinds = {stype1, stype2}
@@ -795,10 +797,11 @@ class Engine:
         return out
 
     def _sides(
-        self, sides: Collection[tuple[str, str, str]]
-    ) -> dict[tuple[str, str, str], tuple[str, str]]:
+        self, sides: Collection[tuple[str, str, str]], concept: str | None = None
+    ) -> dict[tuple[str, str, str], tuple[str, str]] | None:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
-        concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
+        concept, an atom or a source code; ``NONE`` for one MRCONSO lacks. ``None`` when MRCONSO
+        lacks the concept ``concept`` (read with the sides' concepts)."""
         auis = {  # each atom side's SAB, CODE and STR
             aui: (sab, code, string)
             for aui, sab, code, string in self.db.execute(
@@ -816,7 +819,10 @@ class Engine:
                 kinds[(cui, aui, stype)] = "atom"
             else:
                 kinds[(cui, aui, stype)] = "code"
-        names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
+        asked = [] if concept is None else [concept]
+        names = self._concept_names([*asked, *(s[0] for s, k in kinds.items() if k == "concept")])
+        if concept is not None and concept not in names:
+            return None
         codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():
