@@ -471,8 +471,8 @@ class Engine:
                 for start, entry, _ in sorted(edges, key=lambda e: e[2]):
                     entries.setdefault((code_of[start], kind), []).append(entry)
             # the nearest entry of each list first: it is nearly always one (a list's flag
-            # then needs no more; its code was read with the rows); the others only for the
-            # lists it did not settle
+            # then needs no more; a parent's code was read with the rows); the others only for
+            # the lists it did not settle
             todo = entries
             for part in (slice(0, 1), slice(1, None)):
                 unread = {a for found in todo.values() for a in found[part]} - codes.keys()
@@ -498,7 +498,8 @@ class Engine:
         distance). Descendants are read from the rows below the atoms' children too only when
         ``deep`` (the rows reached through PAUI, their distance from PTR). With ``codes`` (not
         ``deep``), the rows above and below are read in one statement, with the (SAB, CODE) of
-        each parent and child (``None``: MRCONSO lacks it), put in ``codes``."""
+        each parent (``None``: MRCONSO lacks it), put in ``codes`` (a child's is read only
+        when needed: a code may have many)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
         if codes is not None and not deep:
@@ -507,12 +508,12 @@ class Engine:
             for side, aui, paui, ptr, held, sab, code in self.db.execute(
                 "SELECT 0, h.aui, h.paui, h.ptr, c.aui IS NOT NULL, c.sab, c.code FROM mrhier h "
                 "LEFT JOIN mrconso c ON c.aui = h.paui WHERE h.aui IN (SELECT value FROM "
-                "json_each(:auis)) UNION ALL SELECT 1, h.aui, h.paui, h.ptr, c.aui IS NOT NULL, "
-                "c.sab, c.code FROM mrhier h LEFT JOIN mrconso c ON c.aui = h.aui WHERE h.paui "
-                "IN (SELECT value FROM json_each(:auis)) AND h.paui <> ''",
+                "json_each(:auis)) UNION ALL SELECT 1, h.aui, h.paui, h.ptr, 0, NULL, NULL FROM "
+                "mrhier h WHERE h.paui IN (SELECT value FROM json_each(:auis)) AND h.paui <> ''",
                 {"auis": asked},
             ):
-                codes[aui if side else paui] = (sab, code) if held else None
+                if not side:
+                    codes[paui] = (sab, code) if held else None
                 (below if side else up).append((aui, paui, ptr))
         else:
             up = self.db.execute(
