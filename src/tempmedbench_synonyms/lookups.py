@@ -829,12 +829,17 @@ class Answer:
 
 def clean(value: Any) -> Any:
     """A UTS JSON value with every ``"NONE"`` read as ``None``, at any depth."""
-    if isinstance(value, dict):  # (a value that is neither is read here, not in a call)
+    if isinstance(value, dict):  # (a string or a number is read here, not in a call)
         return {
-            k: None if v == "NONE" else clean(v) if isinstance(v, (dict, list)) else v
+            k: (None if v == "NONE" else v) if (t := type(v)) is str
+            else v if t in _SCALARS else clean(v)
             for k, v in value.items()
-        }
+        }  # fmt: skip
     if isinstance(value, list):
-        return [None if v == "NONE" else clean(v) if isinstance(v, (dict, list)) else v
-                for v in value]  # fmt: skip
+        return [(None if v == "NONE" else v) if (t := type(v)) is str
+                else v if t in _SCALARS else clean(v) for v in value]  # fmt: skip
     return None if value == "NONE" else value
+
+
+#: The types of JSON's numbers, booleans and null (never ``"NONE"``).
+_SCALARS = frozenset((bool, int, float, type(None)))

@@ -41,7 +41,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
               "CURVER", "SABIN", "SSN", "SCIT"),
 }  # fmt: skip
 #: The version of the tables below: an index of another version is rebuilt, never read.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: What else an index depends on: ``casefold`` and ``\\w`` change with Python's Unicode version.
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -70,7 +70,8 @@ INDEXES: dict[str, tuple[str, ...]] = {
     "MRDEF": ("CREATE INDEX {s}.mrdef_cui ON mrdef (cui)",),
     "MRREL": (
         "CREATE INDEX {s}.mrrel_cui2 ON mrrel (cui2)",
-        "CREATE INDEX {s}.mrrel_aui2 ON mrrel (aui2) WHERE aui2 <> ''",
+        # with STYPE2: whether an atom has a relation of a kind is read from the index alone
+        "CREATE INDEX {s}.mrrel_aui2 ON mrrel (aui2, stype2) WHERE aui2 <> ''",
     ),
     "MRSTY": (
         # a concept's rows, and (a search's --semantic-types) its rows of one type
@@ -414,16 +415,21 @@ class Engine:
         found = self._clusters([(sab, code)])
         return found[0] if found else None
 
-    def _clusters(self, codes: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    def _clusters(
+        self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order: their rows in one query, each list's flag in one query (SPEC 12)."""
+        their order: their rows in one query (``found``: those rows, read already, in file
+        order), each list's flag in a few (SPEC 12)."""
         codes = [(s, c) for s, c in codes if known_code(c)]
+        if found is None:
+            found = self.db.execute(
+                f"SELECT {_ROW} FROM json_each(?) j JOIN mrconso m ON m.code = {_PAIRS[1]} "
+                f"AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
+                (_json(codes),),
+            )
         rows: dict[tuple[str, str], list[Any]] = {}
-        for r in self.db.execute(
-            f"SELECT {_ROW} FROM json_each(?) j JOIN mrconso m ON m.code = {_PAIRS[1]} "
-            f"AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
-            (_json(codes),),
-        ):
+        for r in found:
             rows.setdefault((r[_SAB], r[_CODE]), []).append(r)
         code_of = {r[_AUI]: key for key, found in rows.items() for r in found}
         lists = self._lists(code_of)
@@ -471,14 +477,17 @@ class Engine:
             # descendants: those the rows one level below show; the whole subtree is read only
             # for a code with rows below that are all no entry (SPEC 12: a deeper one counts)
             entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
-            for kind, edges in self._edges(code_of.keys(), deep=False).items():
+            codes: dict[str, tuple[str, str] | None] = {}  # the entries' codes read so far
+            for kind, edges in self._edges(code_of.keys(), deep=False, codes=codes).items():
                 for start, entry, _ in sorted(edges, key=lambda e: e[2]):
                     entries.setdefault((code_of[start], kind), []).append(entry)
             # the nearest entry of each list first: it is nearly always one (a list's flag
-            # then needs no more); the others only for the lists it did not settle
+            # then needs no more; a parent's code was read with the rows); the others only for
+            # the lists it did not settle
             todo = entries
             for part in (slice(0, 1), slice(1, None)):
-                codes = self._where({a for found in todo.values() for a in found[part]})
+                unread = {a for found in todo.values() for a in found[part]} - codes.keys()
+                codes.update(self._where(unread))
                 for (it, kind), auis in todo.items():
                     if any(_entry(it, codes.get(a)) for a in auis[part]):
                         has.setdefault(it, set()).add(kind)
@@ -490,26 +499,50 @@ class Engine:
                     has.setdefault(it, set()).add("descendants")
         return has
 
-    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
+    def _edges(
+        self,
+        auis: Collection[str],
+        deep: bool,
+        codes: dict[str, tuple[str, str] | None] | None = None,
+    ) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
         distance). Descendants are read from the rows below the atoms' children too only when
-        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
+        ``deep`` (the rows reached through PAUI, their distance from PTR). With ``codes`` (not
+        ``deep``), the rows above and below are read in one statement, with the (SAB, CODE) of
+        each parent (``None``: MRCONSO lacks it), put in ``codes`` (a child's is read only
+        when needed: a code may have many)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
-        for aui, paui, ptr in self.db.execute(
-            f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,)
-        ):
+        if codes is not None and not deep:
+            up: list[tuple[str, str, str]] = []
+            below: list[tuple[str, str, str]] = []
+            for side, aui, paui, ptr, held, sab, code in self.db.execute(
+                "SELECT 0, h.aui, h.paui, h.ptr, c.aui IS NOT NULL, c.sab, c.code FROM mrhier h "
+                "LEFT JOIN mrconso c ON c.aui = h.paui WHERE h.aui IN (SELECT value FROM "
+                "json_each(:auis)) UNION ALL SELECT 1, h.aui, h.paui, h.ptr, 0, NULL, NULL FROM "
+                "mrhier h WHERE h.paui IN (SELECT value FROM json_each(:auis)) AND h.paui <> ''",
+                {"auis": asked},
+            ):
+                if not side:
+                    codes[paui] = (sab, code) if held else None
+                (below if side else up).append((aui, paui, ptr))
+        else:
+            up = self.db.execute(
+                f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,)
+            ).fetchall()
+            below = self.db.execute(
+                "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
+                "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
+                "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
+                if deep
+                else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
+                (asked,),
+            ).fetchall()
+        for aui, paui, ptr in up:
             if paui:
                 raw["parents"].append((aui, paui, 1))
             raw["ancestors"] += [(aui, a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
-        below = (
-            "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
-            "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
-            "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
-            if deep
-            else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''"
-        )
-        for aui, paui, ptr in self.db.execute(below, (asked,)):
+        for aui, paui, ptr in below:
             if paui in auis:
                 raw["children"].append((paui, aui, 1))
             raw["descendants"] += [
@@ -555,15 +588,17 @@ class Engine:
         if targets:
             where += f" AND o.sab IN {_IN}"
             params.append(_json(targets))
-        found = self.db.execute(  # (the concepts first: each of their rows read once)
-            "SELECT DISTINCT o.sab, o.code FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM "
-            f"mrconso a WHERE a.code = ? AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? "
-            f"AND o.code NOT IN ('', 'NOCODE') AND {where} ORDER BY o.sab, o.code",
+        # the codes' rows in one statement (the concepts first: each of their rows read once)
+        found = self.db.execute(
+            f"SELECT {_ROW} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, o.sab FROM "
+            "mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? AND a.sab = ? "
+            f"AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') AND "
+            f"{where}) ORDER BY m.rowid",
             params,
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
             return None
-        return self._clusters(found)
+        return self._clusters(sorted({(r[_SAB], r[_CODE]) for r in found}), found)
 
     @_answer
     def search(
@@ -721,9 +756,7 @@ class Engine:
         rows: Rows = COUNTED,
     ) -> list[dict[str, Any]] | None:
         """MRREL: the relations of a CUI, an AUI or a source code, by RUI."""
-        if cui is not None:
-            if not self._known("cui = ?", (cui,)):
-                return None
+        if cui is not None:  # (whether MRCONSO holds it: below, with the sides' names)
             where, params = "r.cui2 = ?", [cui]
         elif aui is not None:
             if not self._known("aui = ?", (aui,)):
@@ -747,9 +780,13 @@ class Engine:
             f"r.srui, r.sab, r.rg, r.suppress FROM mrrel r WHERE {where} ORDER BY r.rui",
             params,
         ).fetchall()
+        if not found:
+            return None if cui is not None and not self._known("cui = ?", (cui,)) else []
         sides = self._sides(
-            {(r[0], r[1], r[2]) for r in found} | {(r[4], r[5], r[6]) for r in found}
+            {(r[0], r[1], r[2]) for r in found} | {(r[4], r[5], r[6]) for r in found}, cui
         )
+        if sides is None:
+            return None
         out = []
         for cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, rsab, rg, flag in found:
             kinds = {stype1, stype2}
@@ -776,10 +813,11 @@ class Engine:
         return out
 
     def _sides(
-        self, sides: Collection[tuple[str, str, str]]
-    ) -> dict[tuple[str, str, str], tuple[str, str]]:
+        self, sides: Collection[tuple[str, str, str]], concept: str | None = None
+    ) -> dict[tuple[str, str, str], tuple[str, str]] | None:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
-        concept, an atom or a source code; ``NONE`` for one MRCONSO lacks."""
+        concept, an atom or a source code; ``NONE`` for one MRCONSO lacks. ``None`` when MRCONSO
+        lacks the concept ``concept`` (read with the sides' concepts)."""
         auis = {  # each atom side's SAB, CODE and STR
             aui: (sab, code, string)
             for aui, sab, code, string in self.db.execute(
@@ -797,7 +835,10 @@ class Engine:
                 kinds[(cui, aui, stype)] = "atom"
             else:
                 kinds[(cui, aui, stype)] = "code"
-        names = self._concept_names(s[0] for s, k in kinds.items() if k == "concept")
+        asked = [] if concept is None else [concept]
+        names = self._concept_names([*asked, *(s[0] for s, k in kinds.items() if k == "concept")])
+        if concept is not None and concept not in names:
+            return None
         codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         for side, kind in kinds.items():

@@ -171,7 +171,7 @@ class LocalIndex:
             if name in self._attached:
                 continue
             part = self._ensure(name).path
-            uri = f"file:{quote(str(part))}?mode=ro"
+            uri = f"file:{quote(str(part))}?mode=ro&immutable=1"
             self._db.execute(f"ATTACH DATABASE ? AS {name.lower()}", (uri,))
             if self._files[name].input.kind == "pipe":
                 part.unlink(missing_ok=True)  # read once, never kept: open, it stays readable

@@ -5,6 +5,7 @@ UTS sends them (``atom_json``, ``search_result_json``), with UTS's links (``Link
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,12 @@ _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SU
     )
 )  # fmt: skip
 NONE = "NONE"
+#: What ``quote(text, safe="")`` leaves as it is (most codes: no call needed)
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
+def _quoted(text: str) -> str:
+    return text if _UNQUOTED.fullmatch(text) else quote(text, safe="")
 
 
 def known_code(code: str) -> bool:
@@ -53,7 +60,7 @@ class Links:
         return f"{self.base_url.rstrip('/')}/content/{self.release}"
 
     def code(self, sab: str, code: str) -> str:
-        return f"{self.content}/source/{sab}/{quote(code, safe='')}"
+        return f"{self.content}/source/{sab}/{_quoted(code)}"
 
     def concept(self, cui: str) -> str:
         return f"{self.content}/CUI/{cui}"
@@ -72,7 +79,7 @@ class Links:
         """The search UTS links a source code's concepts to (``concepts`` of a cluster)."""
         base = self.base_url.rstrip("/")
         return (
-            f"{base}/search/{self.release}?string={quote(code, safe='')}&sabs={sab}"
+            f"{base}/search/{self.release}?string={_quoted(code)}&sabs={sab}"
             "&searchType=exact&inputType=sourceUi"
         )
 
