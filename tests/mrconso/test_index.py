@@ -533,3 +533,29 @@ def test_the_wait_for_the_lock_is_interruptible(meta: Path, tmp_path: Path) -> N
         proc.wait()
     assert (proc.returncode, out) == (130, "interrupted by Ctrl-C\n")
     assert names(idx) == []
+
+
+def test_a_part_attached_immutable_is_never_written_while_it_is_open(
+    meta: Path, tmp_path: Path
+) -> None:
+    """``engine`` attaches each part with ``immutable=1``: SQLite then takes no lock and never
+    checks for a change, and a file that changes may answer wrong or as corrupt (SQLite's URI
+    documentation). A part must then never change once renamed into place; but a second META
+    holding the same file (a copy that keeps the times, or the same META under another path)
+    records its path in the part in place (``_add_path``), under the first one's connection."""
+    from tempmedbench_synonyms.mrconso.shapes import Links
+
+    idx = tmp_path / "idx"
+    holder = LocalIndex(meta, index_dir=idx)
+    holder.engine(["MRSTY"], Links("2099AA"))  # attached, held open
+    (part,) = [p.path for p in list_indexes(idx)]
+    before = part.read_bytes()
+    copy = tmp_path / "copy" / "META"
+    shutil.copytree(meta, copy)  # (copy2: the same size, times and bytes: the same identity)
+    other = LocalIndex(copy, index_dir=idx)
+    other.build(["MRSTY"])
+    other.close()
+    try:
+        assert part.read_bytes() == before, "the part changed under an immutable connection"
+    finally:
+        holder.close()
