@@ -557,5 +557,11 @@ def test_a_part_attached_immutable_is_never_written_while_it_is_open(
     other.close()
     try:
         assert part.read_bytes() == before, "the part changed under an immutable connection"
+        # the second path is still known (a side file beside the part), and goes with the part
+        (listed,) = list_indexes(idx)
+        assert listed.paths == (str(meta / "MRSTY.RRF"), str(copy / "MRSTY.RRF"))
+        assert sorted(p.name for p in remove_indexes(idx)) == sorted(
+            [part.name, part.name + ".paths", f".{part.name}.lock"]
+        )
     finally:
         holder.close()

@@ -51,6 +51,8 @@ except ImportError:  # pragma: no cover - Windows: no flock (a rename is whole a
 
 #: A part of the index: ``MRCONSO.<identity>.sqlite``.
 PART_SUFFIX = ".sqlite"
+#: A part's side file: the other paths its file was found at, one JSON string a line.
+PATHS_SUFFIX = ".paths"
 #: Rows handed to SQLite at a time (memory stays bounded by this and the reader's blocks).
 BATCH_ROWS = 20_000
 #: The identity reads this much of each end of a file.
@@ -385,6 +387,7 @@ def _record(
                 "SELECT schema_version, unicode_version, identity, rows FROM index_record"
             ).fetchall()
             paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
+            paths += _more_paths(part)
             missing = _schema(file) - {n for (n,) in db.execute("SELECT name FROM sqlite_master")}
             # rows go in in order, never deleted: the last rowid is the count (and O(1))
             if not missing:
@@ -417,10 +420,33 @@ def _schema(file: str) -> frozenset[str]:
 
 
 def _add_path(part: Path, path: str) -> None:
-    """Record one more path a part's file was found at (for ``cache info``); best effort."""
-    with contextlib.suppress(sqlite3.Error, OSError):
-        with contextlib.closing(sqlite3.connect(part, timeout=1.0)) as db, db:
-            db.execute("INSERT OR IGNORE INTO index_paths VALUES (?)", (path,))
+    """Record one more path a part's file was found at (for ``cache info`` and ``_supersede``),
+    in the part's side file: a part is read ``immutable=1``, so it is never written once in
+    place (another connection may hold it). Best effort."""
+    with contextlib.suppress(OSError):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(_side(part), flags, 0o600), "a", encoding="utf-8") as out:
+            out.write(json.dumps(path) + "\n")
+
+
+def _side(part: Path) -> Path:
+    return part.with_name(part.name + PATHS_SUFFIX)
+
+
+def _more_paths(part: Path) -> list[str]:
+    """The paths ``_add_path`` recorded for ``part`` (a side file read bounded; a line that is
+    not a JSON string is passed over)."""
+    try:
+        with _side(part).open("rb") as side:
+            text = side.read(_END_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            if isinstance(path := json.loads(line), str) and path not in found:
+                found.append(path)
+    return found
 
 
 def _supersede(part: Path, path: str) -> None:
@@ -429,6 +455,7 @@ def _supersede(part: Path, path: str) -> None:
     for other in list_indexes(part.parent):
         if other.file == file and other.path != part and path in other.paths:
             other.path.unlink(missing_ok=True)
+            _side(other.path).unlink(missing_ok=True)
 
 
 def _flock(fd: int, *, wait: bool = True) -> None:
@@ -651,6 +678,7 @@ def list_indexes(index_dir: Path | None = None) -> list[Part]:
             with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
                 (rows,) = db.execute("SELECT rows FROM index_record").fetchone()
                 paths = [p for (p,) in db.execute("SELECT path FROM index_paths")]
+        paths += [p for p in _more_paths(path) if p not in paths]
         with contextlib.suppress(OSError):  # gone meanwhile: not listed
             size = path.stat().st_size
             parts.append(Part(path.name.split(".", 1)[0], path, tuple(paths), rows, size))
@@ -662,7 +690,9 @@ def remove_indexes(index_dir: Path | None = None) -> list[Path]:
     removed = []
     for path in _entries(config.resolve_index_dir(index_dir)):
         name = path.name.lstrip(".")
-        if name.startswith("MR") and name.endswith((PART_SUFFIX, ".lock", TMP_SUFFIX)):
+        if name.startswith("MR") and name.endswith(
+            (PART_SUFFIX, PATHS_SUFFIX, ".lock", TMP_SUFFIX)
+        ):
             try:
                 path.unlink(missing_ok=True)
             except OSError as err:
