@@ -565,3 +565,30 @@ def test_a_part_attached_immutable_is_never_written_while_it_is_open(
         )
     finally:
         holder.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_side_file_of_paths_that_is_no_regular_file_is_passed_over(
+    meta: Path, tmp_path: Path, kind: str
+) -> None:
+    """A part's side file of paths is read without waiting on a FIFO or following a link (it
+    only adds to what ``cache info`` lists): the part alone is listed, at once."""
+    idx = tmp_path / "idx"
+    LocalIndex(meta, index_dir=idx).build(["MRSTY"])
+    (part,) = [p.path for p in list_indexes(idx)]
+    side = part.with_name(part.name + ".paths")
+    if kind == "fifo":
+        os.mkfifo(side, 0o600)
+    else:
+        elsewhere = tmp_path / "elsewhere.paths"
+        elsewhere.write_text('"/planted/MRSTY.RRF"\n', encoding="utf-8")
+        side.symlink_to(elsewhere)
+    code = (
+        "import sys; from pathlib import Path; "
+        "from tempmedbench_synonyms.mrconso.index import list_indexes; "
+        "print([p.paths for p in list_indexes(Path(sys.argv[1]))])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(idx)], capture_output=True, text=True, timeout=20
+    )
+    assert (out.returncode, out.stdout) == (0, f"[({str(meta / 'MRSTY.RRF')!r},)]\n")

@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 import weakref
@@ -436,8 +437,11 @@ def _side(part: Path) -> Path:
 def _more_paths(part: Path) -> list[str]:
     """The paths ``_add_path`` recorded for ``part`` (a side file read bounded; a line that is
     not a JSON string is passed over)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # (never a FIFO's wait)
     try:
-        with _side(part).open("rb") as side:
+        with os.fdopen(os.open(_side(part), flags), "rb") as side:
+            if not stat.S_ISREG(os.fstat(side.fileno()).st_mode):
+                return []
             text = side.read(_END_BYTES).decode("utf-8", "replace")
     except OSError:
         return []
