@@ -97,7 +97,7 @@ class HostileServer:
         self.seen: list[tuple[str, str | None]] = []
         #: how many answers were sent whole
         self.answered = 0
-        #: how many requests held in silence the client gave up on (closed or reset its end)
+        #: how many held or dripped requests the client gave up on (closed or reset its end)
         self.hung_up = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.1)
@@ -238,7 +238,12 @@ class HostileServer:
         for byte in data:
             if self._stop.wait(self.interval) or time.monotonic() > end:
                 return
-            conn.sendall(bytes([byte]))
+            try:
+                conn.sendall(bytes([byte]))
+            except (BrokenPipeError, ConnectionResetError):
+                with self._lock:
+                    self.hung_up += 1
+                return
 
     def _trickle(self, conn: socket.socket, path: str, query: dict[str, list[str]]) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
