@@ -9,6 +9,7 @@ The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form i
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import queue
 import re
@@ -79,11 +80,6 @@ class MrconsoInput:
         default=None, repr=False, compare=False
     )
 
-    @property
-    def seekable_file(self) -> bool:
-        """A plain regular file: it can be read in byte ranges by several workers."""
-        return self.kind == "file"
-
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -97,11 +93,6 @@ class MrconsoInput:
         are read in a thread that ``stop`` ends early."""
         assert self._open is not None
         yield from _threaded(self._open, stop, self.path)
-
-
-def locate_mrconso(path: Path) -> MrconsoInput:
-    """Find MRCONSO in what the user named; bad input, with what was found, if it is not there."""
-    return locate(path)
 
 
 def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
@@ -529,16 +520,9 @@ def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
         return
     head = [first]
     if first[1].startswith(b"\x1f\x8b"):
-        yield from _counted_gunzip(_chain(head, reads))
+        yield from _counted_gunzip(itertools.chain(head, reads))
     else:
-        yield from _chain(head, reads)
-
-
-def _chain(
-    head: list[tuple[int, bytes]], rest: Iterator[tuple[int, bytes]]
-) -> Iterator[tuple[int, bytes]]:
-    yield from head
-    yield from rest
+        yield from itertools.chain(head, reads)
 
 
 def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:

@@ -286,20 +286,6 @@ def scan_range(
     return out
 
 
-def line_number(path: Path, offset: int) -> int:
-    """1-based line number of the line starting at ``offset`` (only on the error path)."""
-    n = 1
-    with open(path, "rb") as f:
-        remaining = offset
-        while remaining > 0:
-            block = f.read(min(BLOCK_SIZE, remaining))
-            if not block:
-                break
-            n += block.count(b"\n")
-            remaining -= len(block)
-    return n
-
-
 def lines_of(
     blocks: Iterator[tuple[int, bytes]],
     path: Path,
