@@ -171,9 +171,9 @@ def test_the_invented_mrconso_is_sorted_and_the_mini_table_names_no_client_conce
 def test_an_mrconso_row_line_of_the_helper_reads_back() -> None:
     line = mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever")
     [row] = FakeUtsData.from_lines([line]).rows
-    assert (row.cui, row.aui, row.sab, row.tty, row.code, row.name, row.lat, row.suppress) == (
-        "C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever", "ENG", "N",
+    assert (row.cui, row.aui, row.sab, row.tty, row.code, row.name) == (
+        "C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever",
     )  # fmt: skip
-    assert (row.scui, row.sdui, row.obsolete, row.suppressible) == ("D1", "", False, False)
+    assert row.fields == tuple(line.removesuffix("|\n").split("|"))
     with pytest.raises(ValueError, match="an MRCONSO row has 18 fields, not 3"):
         type(row).from_fields(["a", "b", "c"])

@@ -19,16 +19,16 @@ from tempmedbench_synonyms.mrconso.index import read_rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
 from tempmedbench_synonyms.mrconso.shapes import Links
 
-_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
-    COLUMN[c]
-    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")
+_CUI, _AUI, _SAB, _TTY, _CODE, _STR = (
+    COLUMN[c] for c in ("CUI", "AUI", "SAB", "TTY", "CODE", "STR")
 )
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
 class FakeRow:
-    """One MRCONSO.RRF row the fake serves: its 18 fields, and those it reads by name."""
+    """One MRCONSO.RRF row the fake serves: its 18 fields, and those that say what it is by name
+    (what the fake answers from a row is the engine's: SPEC 12)."""
 
     fields: tuple[str, ...]
 
@@ -45,24 +45,9 @@ class FakeRow:
         return self.fields[_CUI]
 
     @property
-    def lat(self) -> str:
-        """LAT: the language."""
-        return self.fields[_LAT]
-
-    @property
     def aui(self) -> str:
         """AUI: the atom."""
         return self.fields[_AUI]
-
-    @property
-    def scui(self) -> str:
-        """SCUI: the source's concept id."""
-        return self.fields[_SCUI]
-
-    @property
-    def sdui(self) -> str:
-        """SDUI: the source's descriptor id."""
-        return self.fields[_SDUI]
 
     @property
     def sab(self) -> str:
@@ -83,21 +68,6 @@ class FakeRow:
     def name(self) -> str:
         """STR: the string."""
         return self.fields[_STR]
-
-    @property
-    def suppress(self) -> str:
-        """SUPPRESS: ``N``, or ``O``, ``E``, ``Y`` (obsolete, suppressible)."""
-        return self.fields[_SUPPRESS]
-
-    @property
-    def obsolete(self) -> bool:
-        """SUPPRESS is ``O``: UTS reports the atom as obsolete."""
-        return self.suppress == "O"
-
-    @property
-    def suppressible(self) -> bool:
-        """SUPPRESS is ``E`` or ``Y``: UTS reports the atom as suppressible (SPEC 12)."""
-        return self.suppress in ("E", "Y")
 
 
 class FakeUtsData:

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tempmedbench_synonyms.testing import routes
 from tempmedbench_synonyms.testing.data import FakeUtsData
@@ -205,9 +205,7 @@ class FakeUts:
             if fault == "truncated":  # the whole answer promised, half of it sent
                 reply = FakeReply(200, reply.headers, reply.body[: max(1, len(reply.body) // 2)])
         delay = self.faults.latency + (self.faults.stall if fault == "stall" else 0.0)
-        reply = FakeReply(
-            reply.status, reply.headers, reply.body, reply.action, delay, fault or reply.fault
-        )
+        reply = replace(reply, delay=delay, fault=fault or reply.fault)
         with self._lock:
             self.seen.append(
                 SeenRequest(
