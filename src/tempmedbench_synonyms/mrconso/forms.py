@@ -17,7 +17,7 @@ import stat
 import struct
 import threading
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -88,7 +88,7 @@ class MrconsoInput:
             "parts": list(self.parts),
         }
 
-    def blocks(self, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
+    def blocks(self, stop: threading.Event) -> Generator[tuple[int, bytes], None, None]:
         """Yield (bytes of ``size`` consumed, next MRCONSO block) until the end; compressed forms
         are read in a thread that ``stop`` ends early."""
         assert self._open is not None
@@ -568,7 +568,7 @@ _END = object()
 
 def _threaded(
     produce: Callable[[], Iterator[tuple[int, bytes]]], stop: threading.Event, path: Path
-) -> Iterator[tuple[int, bytes]]:
+) -> Generator[tuple[int, bytes], None, None]:
     """Run ``produce`` in a reader thread; yield its blocks here, at most QUEUE_BLOCKS ahead."""
     q: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_BLOCKS)
 

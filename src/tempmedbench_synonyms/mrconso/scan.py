@@ -39,7 +39,7 @@ BLOCK_SIZE = 1 << 18
 #: The longest line accepted (a real row is under 4 kB): a longer one is not MRCONSO, and
 #: refusing it bounds the memory a file with no line end could take.
 MAX_LINE = 1 << 20
-#: Bytes of a decompressed stream searched at a time (see ``_scan_blocks``).
+#: Bytes of a decompressed stream searched at a time (see ``source._scan_stream``).
 STREAM_PIECE = 1 << 17
 
 

@@ -312,7 +312,5 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     finally:
         stop.set()
-        close = getattr(blocks, "close", None)
-        if close is not None:
-            close()
+        blocks.close()
     return inp
