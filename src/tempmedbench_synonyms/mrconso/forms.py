@@ -475,13 +475,7 @@ def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
             raise zipfile.BadZipFile("truncated member")
         if left is not None:
             left -= len(raw)
-        out = d.decompress(raw, READ_SIZE)
-        while True:
-            if out:
-                yield out
-            if not d.unconsumed_tail:
-                break
-            out = d.decompress(d.unconsumed_tail, READ_SIZE)
+        yield from _drained(d, raw)
     if d.unused_data:  # read past the member's end: give it back (only with a data descriptor)
         f.f = _Prepend(d.unused_data, f.f)  # type: ignore[assignment]
         f.done -= len(d.unused_data)
@@ -532,13 +526,7 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
     for raw in raws:
         while raw:
             started = True
-            out = d.decompress(raw, READ_SIZE)
-            if out:
-                yield out
-            while d.unconsumed_tail:
-                out = d.decompress(d.unconsumed_tail, READ_SIZE)
-                if out:
-                    yield out
+            yield from _drained(d, raw)
             if d.eof:
                 raw = d.unused_data
                 d = zips.inflate.decompressobj(31)
@@ -547,6 +535,17 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
                 raw = b""
     if started:
         raise EOFError("the gzip data ends before its end marker (a truncated file?)")
+
+
+def _drained(d: Any, raw: bytes) -> Iterator[bytes]:
+    """What ``d`` (a decompressor) makes of ``raw``, handed on at most READ_SIZE at a time."""
+    while True:
+        out = d.decompress(raw, READ_SIZE)
+        if out:
+            yield out
+        raw = d.unconsumed_tail
+        if not raw:
+            return
 
 
 def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:

@@ -265,4 +265,4 @@ class FakeUts:
     def _error(
         self, status: int, message: str, headers: Mapping[str, str] | None = None
     ) -> FakeReply:
-        return self._json(status, {"status": status, "error": message}, headers)
+        return self._json(*routes.error(status, message), headers)
