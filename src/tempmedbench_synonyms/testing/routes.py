@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.lookups import Rows, counted
 from tempmedbench_synonyms.mrconso.engine import Engine
 from tempmedbench_synonyms.mrconso.shapes import NONE, Links
@@ -23,12 +24,9 @@ Doc = tuple[int, Any]
 #: What a route asks the engine.
 Question = Callable[[Engine], Any]
 
-HIERARCHY = ("parents", "children", "ancestors", "descendants")
-SEARCH_TYPES = (
-    "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation",
-    "approximate",
-)  # fmt: skip
-INPUT_TYPES = ("atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty")
+#: What the routes take: the client's search types and ``approximate`` (UTS takes it; the client
+#: never sends it); the return id types in the order a 400 lists them.
+SEARCH_TYPES = (*paths.SEARCH_TYPES, "approximate")
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
 SEARCH_EMPTY = ("none", "list")
 _NO_RESULTS = {"ui": NONE, "name": "NO RESULTS"}
@@ -103,7 +101,7 @@ def _question(top: str, rest: list[str], p: _Params) -> tuple[str, Question] | N
                 raise _Refused("string is required")
             search = {
                 "search_type": p.choice("searchType", "words", SEARCH_TYPES),
-                "input_type": p.choice("inputType", "atom", INPUT_TYPES),
+                "input_type": p.choice("inputType", "atom", paths.INPUT_TYPES),
                 "return_id_type": p.choice("returnIdType", "concept", RETURN_ID_TYPES),
                 "sabs": p.list("sabs"),
                 "semantic_types": p.list("semanticTypes", "|"),
@@ -142,7 +140,7 @@ def _question(top: str, rest: list[str], p: _Params) -> tuple[str, Question] | N
         case ["relations"]:
             labels = p.list("includeRelationLabels")
             return "list", lambda e: e.relations(**whose, labels=labels, **filters)
-        case [direction] if direction in HIERARCHY and "cui" not in whose:
+        case [direction] if direction in paths.DIRECTIONS and "cui" not in whose:
             return "list", lambda e: e.hierarchy(direction, **whose)
     return None
 
