@@ -164,7 +164,8 @@ class FakeUts:
         key_ok = key == self._api_key
         # the one route UTS answers without a key (SPEC 11: the client never sends it there)
         needs_key = not path.startswith("/metadata/")
-        url_id = path + "?" + "&".join(f"{k}={v}" for k, v in sorted(params.items()))
+        asked = tuple(sorted(params.items()))
+        url_id = path + "?" + "&".join(f"{k}={v}" for k, v in asked)
         with self._lock:
             now = self._clock()
             n = self._seen_per_url.get(url_id, 0)
@@ -208,15 +209,7 @@ class FakeUts:
         reply = replace(reply, delay=delay, fault=fault or reply.fault)
         with self._lock:
             self.seen.append(
-                SeenRequest(
-                    path,
-                    tuple(sorted(params.items())),
-                    key_ok,
-                    reply.status,
-                    fault,
-                    now,
-                    key_sent=key is not None,
-                )
+                SeenRequest(path, asked, key_ok, reply.status, fault, now, key is not None)
             )
         return reply
 
