@@ -47,11 +47,7 @@ def page(result: object, number: int = 1, count: int = 1, size: int = 25) -> dic
 
 
 class _Refused(Exception):
-    """A request the fake answers with a 400 before any question."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.doc = error(400, message)
+    """A request the fake answers with a 400 before any question (its message)."""
 
 
 class _Params:
@@ -174,7 +170,7 @@ def answer(
             return error(404, "Not Found")
         size, number = p.size_number()
     except _Refused as refused:
-        return refused.doc
+        return error(400, str(refused))
     kind, question = asked
     links = Links(data.release if release == "current" else release, base_url)
     found = data.ask(links, question)
