@@ -136,23 +136,20 @@ def check_release(umls_release: str) -> str:
 
 def check_cui(cui: str) -> str:
     """``cui`` if it is a CUI (``C`` and 7 digits), else BadInputError."""
-    if _CUI.fullmatch(cui):
-        return cui
-    raise BadInputError(
-        f"CUI {_cut(cui)!r} is not a UMLS concept identifier: expected C and 7 digits, such as "
-        "C0020538",
-        hint="check the CUI: " + _TABLE_HINT.format(field="cui"),
-    )
+    return _check_id(cui, _CUI, "CUI", "concept", "C and 7 digits, such as C0020538")
 
 
 def check_aui(aui: str) -> str:
     """``aui`` if it is an AUI (``A`` and 7 to 9 digits), else BadInputError."""
-    if _AUI.fullmatch(aui):
-        return aui
+    return _check_id(aui, _AUI, "AUI", "atom", "A and 7 to 9 digits, such as A3220484")
+
+
+def _check_id(value: str, shape: re.Pattern[str], kind: str, what: str, expected: str) -> str:
+    if shape.fullmatch(value):
+        return value
     raise BadInputError(
-        f"AUI {_cut(aui)!r} is not a UMLS atom identifier: expected A and 7 to 9 digits, such as "
-        "A3220484",
-        hint="check the AUI: " + _TABLE_HINT.format(field="aui"),
+        f"{kind} {_cut(value)!r} is not a UMLS {what} identifier: expected {expected}",
+        hint=f"check the {kind}: " + _TABLE_HINT.format(field=kind.lower()),
     )
 
 

@@ -25,11 +25,8 @@ _GPS = "gps/SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 
 def demo_data() -> DemoData:
     """Where the demo release, MRCONSO.RRF and GPS file are (installed package or checkout)."""
-    for root, release, mrconso in (
-        (_PACKAGE / "_demo", "tempmedbench-mini", "umls/MRCONSO.RRF"),
-        (_PACKAGE.parent.parent / "fixtures", "tempmedbench-mini", "umls/MRCONSO.RRF"),
-    ):
-        found = DemoData(root / release, root / mrconso, root / _GPS)
+    for root in (_PACKAGE / "_demo", _PACKAGE.parent.parent / "fixtures"):
+        found = DemoData(root / "tempmedbench-mini", root / "umls/MRCONSO.RRF", root / _GPS)
         if (found.release / "MANIFEST.sha256").is_file() and all(
             p.is_file() for p in (found.mrconso, found.gps)
         ):

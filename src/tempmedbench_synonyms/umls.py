@@ -1,19 +1,6 @@
-"""The terminology client in Python: ``Umls`` (SPEC section 11), what the ``umls`` commands do.
-
-    with Umls("2025AB") as umls:                      # the UTS REST API (key in UMLS_API_KEY)
-        umls.search("heart attack")                   # -> (SearchResult, ...)
-        umls.crosswalk("SNOMEDCT_US", "22298006", target_sabs=["ICD10CM"])
-        for answer in umls.search_many(terms):        # one Answer per input, in input order
-            ...
-
-Requests share a regeneration's client (rate budget, retries, cache, the key never shown);
-``meta=PATH`` (or ``mrconso=PATH``) answers from the user's own files through a local index
-(SPEC 12), with no key and no network. Answers are typed, immutable models (``uts.models``)
-keeping UTS's object (``raw``); not found is ``None`` or ``()`` (``Results``, with
-``truncated``). A lookup that cannot be asked raises ``BadInputError`` (a wrong type,
-``TypeError``); not authorised, unavailable and Ctrl-C raise everywhere. Each ``*_many`` reads
-``MANY_AHEAD`` inputs ahead and yields one ``Answer`` per input, in order (bad input and not
-found are answers). Messages name the Python arguments (``limit=-1``), not the flags.
+"""The terminology client in Python: ``Umls`` (SPEC section 11), what the ``umls`` commands do,
+over UTS or the user's own files (``meta=PATH``, SPEC 12). The guide: README.md, "From Python";
+messages name the Python arguments (``limit=-1``), not the flags.
 """
 
 from __future__ import annotations
@@ -324,7 +311,8 @@ class Umls:
     ) -> Results[SearchResult]:
         """``/search/{release}?string=...``: the results in UTS's order (at most ``limit``,
         25 by default, 0 for all; ``truncated`` says whether it cut them)."""
-        lookup = self._search(**_without(locals(), "string"))
+        given = {k: v for k, v in locals().items() if k not in ("self", "string")}
+        lookup = self._search(**given)
         return self._one(string, replace(lookup, string=_text("string", string)))
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
@@ -334,9 +322,13 @@ class Umls:
 
     @staticmethod
     def _search(**options: Any) -> Search:
+        """A ``Search`` of ``search``'s keywords, checked; its string is put in after."""
+        for name in ("sabs", "semantic_types"):
+            if name in options:
+                options[name] = _names(name, options[name])
         if "limit" in options:
             options["limit"] = _limit(options["limit"])
-        return Search("", **_tuples(options, "sabs", "semantic_types"))
+        return Search("", **options)
 
     def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:
         """The concepts a source code belongs to (code to CUI)."""
@@ -434,10 +426,7 @@ class Umls:
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
         """A source code: its name, whether it is obsolete, its atom count and links."""
         sab, code = _text("sab", sab), _text("code", code)
-        found: SourceAtomCluster | None = _first(
-            self._one(f"{sab} {code}", SourceConcept(sab, code))
-        )
-        return found
+        return _first(self._one(f"{sab} {code}", SourceConcept(sab, code)))
 
     def source_concept_many(self, sab: str, codes: Iterable[str]) -> Iterator[Answer]:
         """``source_concept`` of each code of ``sab``."""
@@ -476,8 +465,7 @@ class Umls:
     def concept(self, cui: str) -> ConceptRecord | None:
         """A concept: its name, status, atom count and semantic types."""
         cui = _text("cui", cui)
-        found: ConceptRecord | None = _first(self._one(cui, Concept(cui)))
-        return found
+        return _first(self._one(cui, Concept(cui)))
 
     def concept_many(self, cuis: Iterable[str]) -> Iterator[Answer]:
         """``concept`` of each concept."""
@@ -532,8 +520,7 @@ class Umls:
     def atom(self, aui: str) -> AtomRecord | None:
         """One atom by its AUI."""
         aui = _text("aui", aui)
-        found: AtomRecord | None = _first(self._one(aui, Atom(aui)))
-        return found
+        return _first(self._one(aui, Atom(aui)))
 
     def atom_many(self, auis: Iterable[str]) -> Iterator[Answer]:
         """``atom`` of each AUI."""
@@ -614,15 +601,6 @@ def _names(name: str, value: Any) -> tuple[str, ...]:
     return values
 
 
-def _without(values: dict[str, Any], *names: str) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if k not in {"self", *names}}
-
-
-def _tuples(options: dict[str, Any], *names: str) -> dict[str, Any]:
-    """``options`` with the values of ``names`` as tuples (``_names``)."""
-    return {k: _names(k, v) if k in names else v for k, v in options.items()}
-
-
 def _input_of(lookup: Relations | Hierarchy) -> str:
     """What names the input of a lookup that takes a CUI, a source code or an AUI."""
     cui = getattr(lookup, "cui", None)
@@ -633,7 +611,7 @@ def _input_of(lookup: Relations | Hierarchy) -> str:
     return f"{lookup.sab} {lookup.code}"
 
 
-def _first(results: tuple[Any, ...]) -> Any:
+def _first(results: Results[_T]) -> _T | None:
     return results[0] if results else None
 
 

@@ -9,6 +9,7 @@ The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form i
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import queue
 import re
@@ -16,7 +17,7 @@ import stat
 import struct
 import threading
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -79,11 +80,6 @@ class MrconsoInput:
         default=None, repr=False, compare=False
     )
 
-    @property
-    def seekable_file(self) -> bool:
-        """A plain regular file: it can be read in byte ranges by several workers."""
-        return self.kind == "file"
-
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -92,16 +88,11 @@ class MrconsoInput:
             "parts": list(self.parts),
         }
 
-    def blocks(self, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
+    def blocks(self, stop: threading.Event) -> Generator[tuple[int, bytes], None, None]:
         """Yield (bytes of ``size`` consumed, next MRCONSO block) until the end; compressed forms
         are read in a thread that ``stop`` ends early."""
         assert self._open is not None
         yield from _threaded(self._open, stop, self.path)
-
-
-def locate_mrconso(path: Path) -> MrconsoInput:
-    """Find MRCONSO in what the user named; bad input, with what was found, if it is not there."""
-    return locate(path)
 
 
 def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
@@ -484,13 +475,7 @@ def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
             raise zipfile.BadZipFile("truncated member")
         if left is not None:
             left -= len(raw)
-        out = d.decompress(raw, READ_SIZE)
-        while True:
-            if out:
-                yield out
-            if not d.unconsumed_tail:
-                break
-            out = d.decompress(d.unconsumed_tail, READ_SIZE)
+        yield from _drained(d, raw)
     if d.unused_data:  # read past the member's end: give it back (only with a data descriptor)
         f.f = _Prepend(d.unused_data, f.f)  # type: ignore[assignment]
         f.done -= len(d.unused_data)
@@ -529,16 +514,9 @@ def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
         return
     head = [first]
     if first[1].startswith(b"\x1f\x8b"):
-        yield from _counted_gunzip(_chain(head, reads))
+        yield from _counted_gunzip(itertools.chain(head, reads))
     else:
-        yield from _chain(head, reads)
-
-
-def _chain(
-    head: list[tuple[int, bytes]], rest: Iterator[tuple[int, bytes]]
-) -> Iterator[tuple[int, bytes]]:
-    yield from head
-    yield from rest
+        yield from itertools.chain(head, reads)
 
 
 def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
@@ -548,13 +526,7 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
     for raw in raws:
         while raw:
             started = True
-            out = d.decompress(raw, READ_SIZE)
-            if out:
-                yield out
-            while d.unconsumed_tail:
-                out = d.decompress(d.unconsumed_tail, READ_SIZE)
-                if out:
-                    yield out
+            yield from _drained(d, raw)
             if d.eof:
                 raw = d.unused_data
                 d = zips.inflate.decompressobj(31)
@@ -563,6 +535,17 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
                 raw = b""
     if started:
         raise EOFError("the gzip data ends before its end marker (a truncated file?)")
+
+
+def _drained(d: Any, raw: bytes) -> Iterator[bytes]:
+    """What ``d`` (a decompressor) makes of ``raw``, handed on at most READ_SIZE at a time."""
+    while True:
+        out = d.decompress(raw, READ_SIZE)
+        if out:
+            yield out
+        raw = d.unconsumed_tail
+        if not raw:
+            return
 
 
 def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
@@ -584,7 +567,7 @@ _END = object()
 
 def _threaded(
     produce: Callable[[], Iterator[tuple[int, bytes]]], stop: threading.Event, path: Path
-) -> Iterator[tuple[int, bytes]]:
+) -> Generator[tuple[int, bytes], None, None]:
     """Run ``produce`` in a reader thread; yield its blocks here, at most QUEUE_BLOCKS ahead."""
     q: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_BLOCKS)
 

@@ -643,8 +643,8 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
             before + data.count(b"\n", 0, err.start) + 1,
             f"it is not UTF-8 text (byte 0x{data[err.start]:02x})",
         ) from None
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
+    if "\r" in text:  # (the last line's CR too: its line feed is cut off before this)
+        text = text.replace("\r\n", "\n").removesuffix("\r")
     rows = [r.split("|") for r in text.split("\n")]
     for i, r in enumerate(rows):
         if len(r) != width or r[-1]:
@@ -657,6 +657,13 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
             )
         del r[-1]
     return rows
+
+
+def read_rows(name: str, path: Path) -> list[list[str]]:
+    """Every row of ``path``, the file ``name`` (``MRDEF``...) in any form, read and checked as a
+    build reads it (the fake's invented files)."""
+    f = _File(name, locate(path, name))
+    return [row for _, batch in _batches(f, threading.Event()) for row in batch]
 
 
 def _bad(f: _File, line: int, problem: str) -> BadInputError:

@@ -39,7 +39,7 @@ BLOCK_SIZE = 1 << 18
 #: The longest line accepted (a real row is under 4 kB): a longer one is not MRCONSO, and
 #: refusing it bounds the memory a file with no line end could take.
 MAX_LINE = 1 << 20
-#: Bytes of a decompressed stream searched at a time (see ``_scan_blocks``).
+#: Bytes of a decompressed stream searched at a time (see ``source._scan_stream``).
 STREAM_PIECE = 1 << 17
 
 
@@ -284,20 +284,6 @@ def scan_range(
         if out.bad is not None:
             break
     return out
-
-
-def line_number(path: Path, offset: int) -> int:
-    """1-based line number of the line starting at ``offset`` (only on the error path)."""
-    n = 1
-    with open(path, "rb") as f:
-        remaining = offset
-        while remaining > 0:
-            block = f.read(min(BLOCK_SIZE, remaining))
-            if not block:
-                break
-            n += block.count(b"\n")
-            remaining -= len(block)
-    return n
 
 
 def lines_of(

@@ -10,16 +10,15 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.mrconso import scan
-from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate_mrconso
+from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate
 from tempmedbench_synonyms.mrconso.rows import (
     F_CODE,
     F_LAT,
@@ -34,7 +33,6 @@ from tempmedbench_synonyms.mrconso.scan import (
     STREAM_PIECE,
     Needs,
     ScanResult,
-    line_number,
     lines_of,
     scan_block,
     scan_range,
@@ -47,8 +45,6 @@ PARALLEL_MIN_SIZE = 64 << 20
 #: The most worker processes a scan starts.
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
-#: What a worker runs on each range: (path, start, end, needs, report, first) -> its result.
-RangeScan = Callable[[str, int, int, Any, ProgressCallback | None, int], Any]
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
@@ -73,7 +69,7 @@ class MrconsoSource:
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
         """Scan the file once and answer every query; ``None`` where no row matched."""
         del probe_cui  # a local file has nothing to probe
-        inp = locate_mrconso(self.path)
+        inp = locate(self.path)
         self.input = inp
         if umls_release == "current":  # UTS's newest there; here, the release of this file
             if inp.release is None:
@@ -89,10 +85,11 @@ class MrconsoSource:
         needs = Needs.build(queries)
         warnings: list[str] = []
         try:
-            if inp.seekable_file:
+            if inp.kind == "file":  # a plain file: read in byte ranges, by workers too
                 result = self._scan_file(inp, needs, warnings)
             else:
-                result = self._scan_stream(inp, needs, warnings)
+                with runtime.fast_thread_switching():  # the reader thread needs the GIL often
+                    result = self._scan_stream(inp, needs, warnings)
         except OSError as err:
             raise BadInputError(f"cannot read: {err.strerror or err}", path=self.path) from None
         finally:
@@ -135,7 +132,7 @@ class MrconsoSource:
                 out = scan_range(str(inp.path), 0, size, needs, report, first)
         if out.bad is not None:
             offset, problem = out.bad
-            out.bad = (line_number(inp.path, offset), problem)
+            out.bad = (lines_before_offset(inp.path, offset) + 1, problem)
         if out.unended:
             warnings.append(unended_note(self.path))
         report(size, size)
@@ -144,12 +141,6 @@ class MrconsoSource:
     def _scan_stream(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
         """A compressed file, parts, a zip or a pipe: one pass, in file order."""
         stop = threading.Event()
-        with runtime.fast_thread_switching():  # the reader thread needs the GIL back often
-            return self._scan_blocks(inp, needs, warnings, stop)
-
-    def _scan_blocks(
-        self, inp: MrconsoInput, needs: Needs, warnings: list[str], stop: threading.Event
-    ) -> ScanResult:
         report = self.progress or (lambda done, total: None)
         total = inp.size
         if total is not None:
@@ -200,9 +191,10 @@ class MrconsoSource:
 
 
 def lines_before_offset(path: Path, offset: int) -> int:
-    """The line ends before ``offset``, read again from the start: only to name a bad row."""
+    """The line ends before ``offset`` (of the stream, or of a plain file), read again from the
+    start: only to name a bad row."""
     stop = threading.Event()
-    again = locate_mrconso(path)  # its own lists of the members and parts it reads
+    again = locate(path)  # its own lists of the members and parts it reads
     blocks = lines_of(again.blocks(stop), path, [], again.parts)
     n = 0
     try:
@@ -229,12 +221,11 @@ def scan_ranges(
     path: Path,
     bounds: Iterable[tuple[int, int]],
     first: int,
-    needs: Any,
+    needs: Needs,
     report: ProgressCallback,
     workers: int,
-    run: RangeScan = scan_range,
-) -> list[Any]:
-    """``run`` on each byte range of ``path`` in worker processes (``runtime``, rule 3), each
+) -> list[ScanResult]:
+    """``scan_range`` on each byte range of ``path`` in worker processes (``runtime``, rule 3), each
     taking the next range when done; the results in file order.
 
     If no worker starts or answers before any range is done, this process scans it all.
@@ -242,19 +233,19 @@ def scan_ranges(
     ranges = [(a, b) for a, b in bounds if b > a]
     if not ranges:
         return []
-    parts: dict[int, Any] = {}
+    parts: dict[int, ScanResult] = {}
     busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
     done = 0
     with runtime.WorkerGroup() as group:
         try:
             for i in range(min(workers, len(ranges))):
                 worker = group.spawn(_WORKER_MODULE, name=f"scan-{i}")
-                worker.send((run, str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
+                worker.send((str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
                 worker.send(ranges[i])
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return [run(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
+            return [scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
         size = ranges[-1][1]
@@ -312,7 +303,7 @@ def answers(
 def sniff_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in ``path`` and check its first rows read as MRCONSO.RRF (``sniff``), else
     BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed)."""
-    inp = locate_mrconso(path)
+    inp = locate(path)
     stop = threading.Event()
     blocks = inp.blocks(stop)
     try:
@@ -321,7 +312,5 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     finally:
         stop.set()
-        close = getattr(blocks, "close", None)
-        if close is not None:
-            close()
+        blocks.close()
     return inp

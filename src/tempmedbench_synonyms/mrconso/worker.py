@@ -18,7 +18,7 @@ def main(fd: int) -> None:
     runtime.worker_setup()
     channel = runtime.worker_channel(fd)
     try:
-        run, path, needs, first, limits = channel.recv()
+        path, needs, first, limits = channel.recv()
         scan.BLOCK_SIZE, scan.MAX_LINE = limits  # as the parent scans (its tests set them)
         while (task := channel.recv()) is not None:
             start, end = task
@@ -30,7 +30,7 @@ def main(fd: int) -> None:
                     channel.send(("progress", done - last))
                     last = done
 
-            result = run(path, start, end, needs, report, first)
+            result = scan.scan_range(path, start, end, needs, report, first)
             channel.send(("progress", max(0, end - last)))
             channel.send(("result", result))
     except BadInputError as err:

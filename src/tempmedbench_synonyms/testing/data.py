@@ -8,26 +8,27 @@ from __future__ import annotations
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from tempmedbench_synonyms.mrconso import engine
-from tempmedbench_synonyms.mrconso.engine import COLUMNS, FILES, Engine
+from tempmedbench_synonyms.mrconso.engine import FILES, Engine
+from tempmedbench_synonyms.mrconso.index import read_rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
 from tempmedbench_synonyms.mrconso.shapes import Links
 
-_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
-    COLUMN[c]
-    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")
+_CUI, _AUI, _SAB, _TTY, _CODE, _STR = (
+    COLUMN[c] for c in ("CUI", "AUI", "SAB", "TTY", "CODE", "STR")
 )
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
 class FakeRow:
-    """One MRCONSO.RRF row the fake serves: its 18 fields, and those it reads by name."""
+    """One MRCONSO.RRF row the fake serves: its 18 fields, and those that say what it is by name
+    (what the fake answers from a row is the engine's: SPEC 12)."""
 
     fields: tuple[str, ...]
 
@@ -44,24 +45,9 @@ class FakeRow:
         return self.fields[_CUI]
 
     @property
-    def lat(self) -> str:
-        """LAT: the language."""
-        return self.fields[_LAT]
-
-    @property
     def aui(self) -> str:
         """AUI: the atom."""
         return self.fields[_AUI]
-
-    @property
-    def scui(self) -> str:
-        """SCUI: the source's concept id."""
-        return self.fields[_SCUI]
-
-    @property
-    def sdui(self) -> str:
-        """SDUI: the source's descriptor id."""
-        return self.fields[_SDUI]
 
     @property
     def sab(self) -> str:
@@ -82,21 +68,6 @@ class FakeRow:
     def name(self) -> str:
         """STR: the string."""
         return self.fields[_STR]
-
-    @property
-    def suppress(self) -> str:
-        """SUPPRESS: ``N``, or ``O``, ``E``, ``Y`` (obsolete, suppressible)."""
-        return self.fields[_SUPPRESS]
-
-    @property
-    def obsolete(self) -> bool:
-        """SUPPRESS is ``O``: UTS reports the atom as obsolete."""
-        return self.suppress == "O"
-
-    @property
-    def suppressible(self) -> bool:
-        """SUPPRESS is ``E`` or ``Y``: UTS reports the atom as suppressible (SPEC 12)."""
-        return self.suppress in ("E", "Y")
 
 
 class FakeUtsData:
@@ -155,31 +126,32 @@ class FakeUtsData:
     def from_lines(
         cls, lines: Iterable[str], *, path: str = "<rows>", release: str = "2099AA"
     ) -> FakeUtsData:
-        """Rows in MRCONSO.RRF format (18 fields, each followed by ``|``)."""
-        return cls(_mrconso_rows(lines, path), release=release)
+        """Rows in MRCONSO.RRF format (18 fields, each followed by ``|``); blank lines skipped."""
+        rows = (
+            FakeRow(tuple(split_row(line, path=path, line_no=n)))
+            for n, line in enumerate(lines, start=1)
+            if line.strip()
+        )
+        return cls(rows, release=release)
 
     @classmethod
     def from_mrconso(cls, path: Path, *, release: str = "2099AA") -> FakeUtsData:
-        """Read an MRCONSO.RRF-format file (invented rows, for tests)."""
-        with open(path, encoding="utf-8", newline="") as fh:
-            return cls.from_lines(fh, path=str(path), release=release)
+        """Read an MRCONSO.RRF-format file (invented rows, for tests), as the local index does."""
+        rows = read_rows("MRCONSO", Path(path))
+        return cls((FakeRow(tuple(fields)) for fields in rows), release=release)
 
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
-        """Read whichever META files ``folder`` holds; none is a ``FileNotFoundError``."""
+        """Read whichever META files ``folder`` holds, as the local index does; none is a
+        ``FileNotFoundError``."""
         found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
-        found = {f: p for f, p in found.items() if p.is_file()}
-        if not found:
+        read = {f: read_rows(f, p) for f, p in found.items() if p.is_file()}
+        if not read:
             raise FileNotFoundError(
                 f"{folder} holds none of {', '.join(f + '.RRF' for f in FILES)}"
             )
-        rows: list[FakeRow] = []
-        if "MRCONSO" in found:
-            with open(found["MRCONSO"], encoding="utf-8", newline="") as fh:
-                rows = list(_mrconso_rows(fh, str(found["MRCONSO"])))
-        read = {f: read_rows(p, f) for f, p in found.items() if f != "MRCONSO"}
         return cls(
-            rows,
+            (FakeRow(tuple(fields)) for fields in read.get("MRCONSO", ())),
             release=release,
             definitions=read.get("MRDEF", ()),
             relations=read.get("MRREL", ()),
@@ -187,36 +159,3 @@ class FakeUtsData:
             hierarchy=read.get("MRHIER", ()),
             sources=read.get("MRSAB"),
         )
-
-
-def _mrconso_rows(lines: Iterable[str], path: str) -> Iterator[FakeRow]:
-    return (
-        FakeRow.from_fields(split_row(line, path=path, line_no=n))
-        for n, line in enumerate(lines, start=1)
-        if line.strip()
-    )
-
-
-def parse_rows(lines: Iterable[str], file: str, *, path: str = "<rows>") -> Iterator[list[str]]:
-    """The rows of ``file`` (``MRDEF``...) in RRF lines, blank lines skipped; a wrong width is a
-    ``ValueError`` naming the file, the line and the layout."""
-    columns = COLUMNS[file]
-    for n, line in enumerate(lines, start=1):
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            continue
-        fields = line.split("|")
-        if len(fields) != len(columns) + 1 or fields[-1] != "":
-            closed = fields[-1] == ""
-            raise ValueError(
-                f"{path}, line {n}: an {file}.RRF row has {len(columns)} fields, each followed by "
-                f"'|' ({'|'.join(columns)}|); this line has "
-                f"{len(fields) - closed}{'' if closed else ' and no trailing |'}"
-            )
-        yield fields[:-1]
-
-
-def read_rows(path: Path, file: str) -> list[list[str]]:
-    """Every row of the RRF file ``path`` of ``file`` (UTF-8, as NLM ships them)."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        return list(parse_rows(fh, file, path=str(path)))

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tempmedbench_synonyms.testing import routes
 from tempmedbench_synonyms.testing.data import FakeUtsData
@@ -164,7 +164,8 @@ class FakeUts:
         key_ok = key == self._api_key
         # the one route UTS answers without a key (SPEC 11: the client never sends it there)
         needs_key = not path.startswith("/metadata/")
-        url_id = path + "?" + "&".join(f"{k}={v}" for k, v in sorted(params.items()))
+        asked = tuple(sorted(params.items()))
+        url_id = path + "?" + "&".join(f"{k}={v}" for k, v in asked)
         with self._lock:
             now = self._clock()
             n = self._seen_per_url.get(url_id, 0)
@@ -205,20 +206,10 @@ class FakeUts:
             if fault == "truncated":  # the whole answer promised, half of it sent
                 reply = FakeReply(200, reply.headers, reply.body[: max(1, len(reply.body) // 2)])
         delay = self.faults.latency + (self.faults.stall if fault == "stall" else 0.0)
-        reply = FakeReply(
-            reply.status, reply.headers, reply.body, reply.action, delay, fault or reply.fault
-        )
+        reply = replace(reply, delay=delay, fault=fault or reply.fault)
         with self._lock:
             self.seen.append(
-                SeenRequest(
-                    path,
-                    tuple(sorted(params.items())),
-                    key_ok,
-                    reply.status,
-                    fault,
-                    now,
-                    key_sent=key is not None,
-                )
+                SeenRequest(path, asked, key_ok, reply.status, fault, now, key is not None)
             )
         return reply
 
@@ -267,4 +258,4 @@ class FakeUts:
     def _error(
         self, status: int, message: str, headers: Mapping[str, str] | None = None
     ) -> FakeReply:
-        return self._json(status, {"status": status, "error": message}, headers)
+        return self._json(*routes.error(status, message), headers)

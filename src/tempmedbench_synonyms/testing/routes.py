@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.lookups import Rows, counted
 from tempmedbench_synonyms.mrconso.engine import Engine
 from tempmedbench_synonyms.mrconso.shapes import NONE, Links
@@ -23,12 +24,9 @@ Doc = tuple[int, Any]
 #: What a route asks the engine.
 Question = Callable[[Engine], Any]
 
-HIERARCHY = ("parents", "children", "ancestors", "descendants")
-SEARCH_TYPES = (
-    "words", "exact", "normalizedString", "normalizedWords", "leftTruncation", "rightTruncation",
-    "approximate",
-)  # fmt: skip
-INPUT_TYPES = ("atom", "code", "sourceConcept", "sourceDescriptor", "sourceUi", "tty")
+#: What the routes take: the client's search types and ``approximate`` (UTS takes it; the client
+#: never sends it); the return id types in the order a 400 lists them.
+SEARCH_TYPES = (*paths.SEARCH_TYPES, "approximate")
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
 SEARCH_EMPTY = ("none", "list")
 _NO_RESULTS = {"ui": NONE, "name": "NO RESULTS"}
@@ -49,11 +47,7 @@ def page(result: object, number: int = 1, count: int = 1, size: int = 25) -> dic
 
 
 class _Refused(Exception):
-    """A request the fake answers with a 400 before any question."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.doc = error(400, message)
+    """A request the fake answers with a 400 before any question (its message)."""
 
 
 class _Params:
@@ -103,7 +97,7 @@ def _question(top: str, rest: list[str], p: _Params) -> tuple[str, Question] | N
                 raise _Refused("string is required")
             search = {
                 "search_type": p.choice("searchType", "words", SEARCH_TYPES),
-                "input_type": p.choice("inputType", "atom", INPUT_TYPES),
+                "input_type": p.choice("inputType", "atom", paths.INPUT_TYPES),
                 "return_id_type": p.choice("returnIdType", "concept", RETURN_ID_TYPES),
                 "sabs": p.list("sabs"),
                 "semantic_types": p.list("semanticTypes", "|"),
@@ -142,7 +136,7 @@ def _question(top: str, rest: list[str], p: _Params) -> tuple[str, Question] | N
         case ["relations"]:
             labels = p.list("includeRelationLabels")
             return "list", lambda e: e.relations(**whose, labels=labels, **filters)
-        case [direction] if direction in HIERARCHY and "cui" not in whose:
+        case [direction] if direction in paths.DIRECTIONS and "cui" not in whose:
             return "list", lambda e: e.hierarchy(direction, **whose)
     return None
 
@@ -176,7 +170,7 @@ def answer(
             return error(404, "Not Found")
         size, number = p.size_number()
     except _Refused as refused:
-        return refused.doc
+        return error(400, str(refused))
     kind, question = asked
     links = Links(data.release if release == "current" else release, base_url)
     found = data.ask(links, question)
