@@ -30,7 +30,7 @@ from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
+from tempmedbench_synonyms.uts.client import BASE_URL_HINT, BadRequestError, UtsClient, parse_model
 from tempmedbench_synonyms.uts.models import (
     ATOM_MAPPING,
     UtsAtom,
@@ -45,12 +45,6 @@ log = logging.getLogger(__name__)
 OFFLINE_MISS_HINT = (
     "run once without --offline to fill the cache (a regeneration can also read a local "
     "MRCONSO.RRF with --mrconso PATH)"
-)
-
-#: What to do when what answers at the base URL is not the UMLS REST API.
-BASE_URL_HINT = (
-    "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, and a "
-    "UTS base URL ends in /rest"
 )
 
 _ATOMS = TypeAdapter(list[UtsAtom])
@@ -343,11 +337,12 @@ class CachedUts:
         elif request.kind == "list":
             listed = client.get_listed(path, params, limit=request.limit, keyless=request.keyless)
         elif request.kind == "atoms":
-            items = client.get_list(path, params)
-            if items is not None:
-                for item in items:
-                    parse_model(UtsAtom, item, "atom")
-            return items
+            atoms = client.get_listed(path, params)
+            if atoms is None:
+                return None
+            for item in atoms.items:
+                parse_model(UtsAtom, item, "atom")
+            return atoms.items
         else:
             result = client.get_result(path, params)
             if result is not None and request.kind in ("concept", "atom"):
