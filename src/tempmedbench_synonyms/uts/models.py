@@ -1,11 +1,7 @@
-"""Tolerant pydantic models of the UTS REST payloads we read: atoms, concepts and result pages,
-and what SPEC section 11's lookups answer (``Record`` and its kinds, ``read_results``).
-
-Tolerant of what UTS really sends (the shapes in the UTS REST documentation,
-https://documentation.uts.nlm.nih.gov/rest/home.html, and what peer clients observe): unknown
-fields are ignored; ``suppressible`` and ``obsolete`` come as the strings ``"true"``/``"false"``
-on atoms and as booleans on concepts; an absent link is ``"NONE"`` or ``null``; an atom's CUI and
-code appear only inside its ``concept`` and ``code`` link URLs. Only the fields we use are required.
+"""Tolerant pydantic models of the UTS REST payloads: atoms, concepts, result pages, and what
+SPEC section 11's lookups answer (``Record`` and its kinds). Unknown fields are ignored, flags
+come as strings or booleans, an absent link is ``"NONE"`` or ``null``; only the fields we use are
+required (https://documentation.uts.nlm.nih.gov/rest/home.html).
 """
 
 from __future__ import annotations
@@ -32,12 +28,8 @@ def _flag(value: object) -> bool | None:
 
 
 def _link(value: object) -> str | None:
-    """``"NONE"``, ``null`` and the empty string all mean "no link"."""
-    if value is None or value == "NONE" or value == "":
-        return None
-    if isinstance(value, str):
-        return value
-    return None  # a link is a URL string; anything else (an object, a list) carries none we use
+    """A link is a URL string: ``"NONE"``, ``""``, ``null`` (or an object, a list) is none."""
+    return value if isinstance(value, str) and value not in ("", "NONE") else None
 
 
 #: The version of ``UtsAtom.to_atom``'s mapping: the warm-run memos hold atoms already mapped,
@@ -46,13 +38,6 @@ ATOM_MAPPING = 1
 
 Flag = Annotated[bool | None, BeforeValidator(_flag)]
 Link = Annotated[str | None, BeforeValidator(_link)]
-
-
-def link_segments(link: str | None) -> list[str]:
-    """The decoded path segments of a link URL (empty for no link)."""
-    if not link:
-        return []
-    return [unquote(part) for part in urlsplit(link).path.split("/") if part]
 
 
 def link_id(value: object) -> str | None:
@@ -83,7 +68,7 @@ def release_of(link: str | None, base_url: str | None = None) -> str | None:
             rest = link[len(prefix) :].partition("?")[0].partition("#")[0]
             version = unquote(rest.split("/", 1)[0])
             return version or None
-    parts = link_segments(link)
+    parts = [unquote(part) for part in urlsplit(link).path.split("/") if part]
     for i in range(len(parts) - 2):
         if parts[i] == "content" and parts[i + 2] in _CONTENT_ROUTES:
             return parts[i + 1]
@@ -455,14 +440,8 @@ class ConceptRecord(UtsConcept, Record):
         return [t.name for t in self.semantic_types if t.name]
 
 
-def result_model(lookup: Lookup) -> type[Record]:
-    """The model of each result of ``lookup``'s answer: the class its kind names (``model``)."""
+def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:
+    """An answer's results as the model ``lookup``'s kind names, each keeping its raw object."""
     model = globals().get(lookup.model)
     assert isinstance(model, type) and issubclass(model, Record), lookup.model
-    return model
-
-
-def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:
-    """An answer's results as the models of ``lookup``'s kind, each keeping its raw object."""
-    model = result_model(lookup)
     return tuple(model.read(result) for result in answer.results)

@@ -1,9 +1,5 @@
-"""The network options, defined once: one object, built once, and what it builds.
-
-Each field of ``UtsOptions`` carries its flag and help (``config.Flag``), from which the CLI
-adds the options (``cli._options.with_options``); the API takes the same names as keywords
-(``UtsKeywords``, checked by ``UtsOptions.of``). Values are checked (``UtsOptions.check``) when
-a client is built, not when parsed: ``--rate`` means nothing to a ``--mrconso`` run.
+"""The network options, defined once (``UtsOptions``), and their checks, made when a client is
+built, not when parsed (docs/architecture.md, "Options are built once").
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The request budget every UTS request waits on, one per machine (SPEC sections 3 and 8).
-
-``RateLimiter`` spaces this run's starts (``next_start``), pauses and halves on a 429 and earns
-the rate back; ``SharedBudget`` shares the budget between the runs of the machine through a small
-state file, locked while read and written. The rules and their numbers: docs/reference.md, "The
-rate budget" and "Limits".
+"""The request budget every UTS request waits on, shared by the runs of the machine through a
+locked state file (SPEC sections 3 and 8; docs/reference.md, "The rate budget" and "Limits").
 """
 
 from __future__ import annotations

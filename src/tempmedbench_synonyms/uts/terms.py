@@ -1,9 +1,5 @@
-"""One terminology lookup answered by UTS (SPEC section 11): its request, and its ``Answer``.
-
-``answer_in`` asks one lookup through ``CachedUts`` (cache, else UMLS). Each input gets one
-``lookups.Answer``: ``found``, ``not_found`` or ``bad_input``; not authorised, unavailable and
-interrupted are raised (they end a batch). ``current`` is resolved once, before the inputs are
-asked (``settle_release``).
+"""One SPEC 11 lookup answered through ``CachedUts``: its ``Answer`` (``found``, ``not_found`` or
+``bad_input``; what ends a batch is raised), and ``current`` settled once for a batch.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The watchdog: every UTS attempt on the wire is cut off at its deadline, or at once on cancel.
-
-A socket timeout bounds one read, not the attempt, so a helper thread shuts the attempt's
-sockets down at its deadline (``socket.shutdown`` wakes a blocked ``recv``); it exits as soon as
-no attempt is on the wire.
+"""Every UTS attempt on the wire cut off at its deadline, or at once on cancel: a socket timeout
+bounds one read, not the attempt, so a helper thread shuts the attempt's sockets down.
 """
 
 from __future__ import annotations
