@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
+from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.lookups import Lookup
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts
@@ -34,17 +35,13 @@ def duration_words(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min"
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def estimate_line(
     concepts: int, cached: int, to_fetch: int, requests: int, rate: float, *, unit: str = "concept"
 ) -> str:
     """The estimate line before a fetch, e.g. "10 concepts: 3 answered by the cache, 7 to fetch,
     about 1 s at 15 requests a second"."""
     return (
-        f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
+        f"{plural(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
         f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} "
         f"request{'' if rate == 1 else 's'} a second"
     )
