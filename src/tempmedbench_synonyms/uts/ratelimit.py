@@ -77,19 +77,16 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 
 
-def next_start(
-    starts: Sequence[float], rate: float, margin: float = MARGIN, *, most: float | None = None
-) -> float:
+def next_start(starts: Sequence[float], rate: float, *, most: float) -> float:
     """When the next start may come after ``starts`` (oldest first) at ``rate`` a second:
-    ``(1 + margin) / rate`` after the last, and no more than ``floor(most)`` starts within
-    ``1 + margin`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
+    ``HEADROOM / rate`` after the last, and no more than ``floor(most)`` starts within
+    ``HEADROOM`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
     if not starts:
         return -math.inf
-    span = 1.0 + margin
-    earliest = starts[-1] + span / rate
-    n = max(1, math.floor(rate if most is None else most))
+    earliest = starts[-1] + HEADROOM / rate
+    n = max(1, math.floor(most))
     if len(starts) >= n:
-        earliest = max(earliest, starts[-n] + span)
+        earliest = max(earliest, starts[-n] + HEADROOM)
     return earliest
 
 
@@ -352,9 +349,8 @@ class SharedBudget:
 class RateLimiter:
     """The request budget of one run, shared by all its threads: ``acquire`` before each request.
 
-    Setting ``cancel`` (the client's event) wakes every waiting thread. ``shared_state`` makes the
-    budget one per machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
-    The event is looked at before every start and after every (injected) ``sleep``.
+    Setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
+    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
     """
 
     def __init__(
@@ -363,7 +359,6 @@ class RateLimiter:
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep | None = None,
-        margin: float = MARGIN,
         cancel: threading.Event | None = None,
         shared_state: str | Path | None = None,
         wall_clock: Clock = time.time,
@@ -374,7 +369,6 @@ class RateLimiter:
         self.cancel_event = cancel if cancel is not None else threading.Event()
         # Not time.sleep: a thread asleep in it would see a cancel only when it wakes up.
         self._sleep: Sleep = sleep if sleep is not None else self.cancel_event.wait
-        self._margin = margin
         self._lock = threading.Lock()
         self._current = self.rate  # the rate in force now, lowered by 429s
         self._share = math.inf  # this run's fair share, from the shared state's last look
@@ -395,10 +389,6 @@ class RateLimiter:
         """Why the runs on this machine do not share this run's budget, or ``None``."""
         problem = None if self.shared is None else self.shared.problem
         return None if problem is None else f"{problem}; {_FALLBACK}"
-
-    def cancel(self) -> None:
-        """Stop: every thread waiting in ``acquire`` wakes and raises ``Cancelled``."""
-        self.cancel_event.set()
 
     def acquire(self) -> float:
         """Block until this thread may start a request; return the seconds waited.
@@ -429,7 +419,7 @@ class RateLimiter:
     def _next_own(self) -> float:
         """When this run's next start may come by its own starts (lock held)."""
         rate = min(self._current, self._share)
-        return next_start(self._starts, rate, self._margin, most=self._current)
+        return next_start(self._starts, rate, most=self._current)
 
     def _say_wait(self, seconds: float) -> None:
         """Once a run: a wait for a turn that other runs cause, when it passes ``SAY_WAIT``."""
@@ -457,14 +447,14 @@ class RateLimiter:
             delay = max(
                 state.paused_until - now,
                 # every run's starts: the window of the larger rate (each spaces its own)
-                next_start(state.starts, math.inf, self._margin, most=every) - now,
+                next_start(state.starts, math.inf, most=every) - now,
                 self._next_own() - self._clock(),
             )
             if delay <= 1e-9:
                 delay = 0.0
                 state.starts = [*state.starts, now][-int(MAX_RATE) :]
             # Counted until a second after it is back: its next interval, or the end of the wait.
-            back = min(MAX_PAUSE, delay or (1.0 + self._margin) / min(self._current, self._share))
+            back = min(MAX_PAUSE, delay or HEADROOM / min(self._current, self._share))
             state.runs[self._id] = (self._current, now + back + RUN_GRACE)
 
         state = self.shared.transact(step)
