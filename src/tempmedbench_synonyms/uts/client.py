@@ -100,15 +100,11 @@ TransportError = requests.exceptions.ConnectionError
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One request's answer: 200 with its JSON body, or 404 with ``None``; ``size`` in bytes."""
+    """One request's answer: found (200) with its JSON body, or not (404, ``None``); its size."""
 
-    status: int
+    found: bool
     body: Any
     size: int = 0
-
-    @property
-    def found(self) -> bool:
-        return self.status != 404
 
 
 @dataclass
@@ -632,7 +628,7 @@ class UtsClient:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
-            return Reply(200, body, len(raw))
+            return Reply(True, body, len(raw))
         if status == 404:
             # Before the probe showed this is UTS, a 404 without JSON is something else (a base
             # URL without /rest), never "not found"; after, any 404 body is "not found".
@@ -649,7 +645,7 @@ class UtsClient:
                     hint=BASE_URL_HINT,
                 )
             self.limiter.reward()
-            return Reply(404, None)
+            return Reply(False, None)
         if status in (401, 403):
             self.cancel()
             raise NotAuthorisedError(status, where)
