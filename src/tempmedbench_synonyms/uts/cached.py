@@ -477,10 +477,8 @@ class CachedUts:
     # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
 
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
-        """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS.
-
-        A 404 is "not found" only once the release is known to be served (``check_served``).
-        """
+        """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS;
+        a 404 is "not found" only once the release is known to be served (``check_served``)."""
         got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
         return got
 

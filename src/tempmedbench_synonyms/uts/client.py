@@ -280,10 +280,8 @@ class _Adapter(requests.adapters.HTTPAdapter):
 
 
 class UtsClient:
-    """A client of the UTS REST API: one session, one rate limiter, one retry policy.
-
-    Thread-safe: the worker threads share requests' ``Session``, never changed after creation.
-    """
+    """A client of the UTS REST API: one session (shared by the worker threads, never changed
+    after creation), one rate limiter, one retry policy."""
 
     def __init__(
         self,

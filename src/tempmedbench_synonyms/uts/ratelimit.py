@@ -205,11 +205,8 @@ def _target(link: Path) -> str:
 
 class SharedBudget:
     """The request budget every process of the user shares for one UTS host: a state file,
-    ``flock``-ed while read and written, for each start (nothing held between requests).
-
-    Whatever goes wrong with the file, ``transact`` warns once and returns ``None`` from then on
-    (``usable`` false). ``read_only``: read if there, never created or written.
-    """
+    ``flock``-ed while read and written for each start; whatever goes wrong with it, ``transact``
+    warns once and gives ``None`` from then on. ``read_only``: never created or written."""
 
     def __init__(
         self,
@@ -391,11 +388,8 @@ class RateLimiter:
         return None if problem is None else f"{problem}; {_FALLBACK}"
 
     def acquire(self) -> float:
-        """Block until this thread may start a request; return the seconds waited.
-
-        Nothing is reserved ahead: a woken thread checks again, so a 429 that came meanwhile counts.
-        Raises ``Cancelled`` once the cancel event is set.
-        """
+        """Block until this thread may start a request (``Cancelled`` once cancelled); the seconds
+        waited. Nothing is reserved: a woken thread checks again, so a 429 meanwhile counts."""
         waited = 0.0
         while True:
             if self.cancel_event.is_set():

@@ -53,12 +53,9 @@ def settle_release(
     *,
     skip: Collection[int] = (),
 ) -> tuple[str, dict[int, Answer]]:
-    """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11.
-
-    ``current``: the cache's within a day, else the probe of an input's CUI, else an input's own
-    answer's links, one input at a time (``current`` if none names it). ``skip`` inputs and
-    ``sources`` are passed over.
-    """
+    """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11:
+    ``current`` as the cache knows it, else the probe of an input's CUI, else an input's own
+    answer's links, one input at a time; ``skip`` inputs and ``sources`` are passed over."""
     known = uts.known(check_release(release))
     if known is not None:
         return known, {}
