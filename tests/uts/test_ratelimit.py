@@ -815,7 +815,7 @@ def test_without_file_locking_the_limit_is_per_process_said_once(
         "rate limit holds for this process only, not for other runs on this machine"
     ]
     assert not state.exists()
-    assert a.shared is not None and not a.shared.usable
+    assert a.shared is not None and a.shared.problem is not None
 
 
 @pytest.mark.parametrize("kind", ["folder-is-a-file", "state-is-a-folder", "fifo", "symlink"])

@@ -48,7 +48,6 @@ GENERATION_FILE = ".generation"
 CURRENT_MAX_AGE = 24 * 3600.0
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_TMP_SUFFIX = files.TMP_SUFFIX
 #: ``base.json`` holds one short URL: a larger one is not ours.
 _BASE_LIMIT = 64 * 1024
 #: How to choose a cache folder of one's own, for the fix of one that is not.
@@ -532,14 +531,14 @@ def _cache_info(root: Path) -> CacheInfo:
         ):
             count = 0
             for f in _files(umls_release):
-                if f.name.endswith(_TMP_SUFFIX):
+                if f.name.endswith(files.TMP_SUFFIX):
                     info.temporary_files += 1
                 elif f.suffix == ".json":
                     count += 1
                     nsi.bytes += f.stat().st_size
             nsi.releases[umls_release.name] = count
             nsi.entries += count
-        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(_TMP_SUFFIX))
+        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
         info.entries += nsi.entries
         info.bytes += nsi.bytes
         info.namespaces.append(nsi)

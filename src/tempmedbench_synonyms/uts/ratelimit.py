@@ -71,7 +71,6 @@ _STATE_MAGIC = "tempmedbench-rate-v2"
 _OLD_MAGIC = re.compile(r"tempmedbench-rate-v1")
 _RUN_ID = re.compile(r"[0-9a-f]{1,16}")
 _FALLBACK = "the rate limit holds for this process only, not for other runs on this machine"
-_ELSEWHERE = STATE_DIR_ENV
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
@@ -218,20 +217,18 @@ class SharedBudget:
         read_only: bool = False,
     ) -> None:
         self.path = Path(path)
-        #: Why the file cannot be used (``usable`` is false), once ``transact`` has found out.
+        #: Why the file cannot be used, once ``transact`` has found out (``None``: it can).
         self.problem: str | None = None
         self.read_only = read_only
         self._warn = warn
         self._wall = wall_clock
         self._cancel = cancel
-        self.usable = True
         self._corrupt_said = False
 
     def __repr__(self) -> str:
         return f"SharedBudget({str(self.path)!r})"
 
     def _give_up(self, problem: str) -> None:
-        self.usable = False
         self.problem = problem
         if self._warn:
             log.warning("%s; %s", problem, _FALLBACK)
@@ -239,7 +236,7 @@ class SharedBudget:
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
         """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
         the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
-        if not self.usable:
+        if self.problem is not None:
             return None
         if fcntl is None:
             self._give_up(
@@ -275,7 +272,7 @@ class SharedBudget:
             if not stat.S_ISREG(st.st_mode):
                 self._give_up(f"the shared rate state {self.path} is not a regular file")
                 return None
-            files.check_own(self.path, what="the shared rate state", elsewhere=_ELSEWHERE, st=st)
+            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
             if not self._lock(fd):
                 self._give_up(
                     f"the shared rate state {self.path} stayed locked by another process for "
@@ -303,10 +300,10 @@ class SharedBudget:
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
         what = "the rate-state folder"
-        files.check_own(self.path.parent.parent, what=what, elsewhere=_ELSEWHERE)
+        files.check_own(self.path.parent.parent, what=what, elsewhere=STATE_DIR_ENV)
         if not self.read_only:  # (nothing made in a folder that is not the user's own)
             files.make_folders(self.path.parent)
-        files.check_own(self.path.parent, what=what, elsewhere=_ELSEWHERE)
+        files.check_own(self.path.parent, what=what, elsewhere=STATE_DIR_ENV)
         # O_NOFOLLOW: a symlink put in its place must not make us rewrite the file it names;
         # O_NONBLOCK: a FIFO must not block the open (it is refused as not a regular file).
         flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
