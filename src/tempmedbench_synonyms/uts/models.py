@@ -374,35 +374,26 @@ class RootSource(Record):
     preferred_name: Text = Field(default=None, alias="preferredName")
 
 
-def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """SPEC section 11's ``(ui, aui)`` of a hierarchy result: a cluster's ``ui``; an ``Atom``'s
-    ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``."""
-    kind = str(value.get("classType", ""))
-    if kind == "Atom":
-        return link_id(value.get("code")), _text(value.get("ui"))
-    if kind.endswith("Relation"):
-        related = _relation(dict(value))
-        assert isinstance(related, dict)
-        return link_id(related.get("relatedId")), None
-    return _text(value.get("ui")), None
-
-
 def _entry(value: object) -> object:
-    """A hierarchy entry with ``ui`` and ``aui`` by ``entry_ids`` (pre-2016 names mapped)."""
+    """A hierarchy result with SPEC section 11's ``ui`` and ``aui``: a cluster's ``ui``; an
+    ``Atom``'s ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``
+    (and its name)."""
     if not isinstance(value, dict):
         return value
-    ui, aui = entry_ids(value)
-    out = {**value, "ui": ui, "aui": aui}
-    if str(value.get("classType", "")).endswith("Relation"):
+    kind = str(value.get("classType", ""))
+    if kind == "Atom":
+        return {**value, "ui": link_id(value.get("code")), "aui": _text(value.get("ui"))}
+    if kind.endswith("Relation"):
         related = _relation(value)
         assert isinstance(related, dict)
-        out["name"] = related.get("relatedIdName")
-    return out
+        name = related.get("relatedIdName")
+        return {**value, "ui": link_id(related.get("relatedId")), "aui": None, "name": name}
+    return {**value, "ui": _text(value.get("ui")), "aui": None}
 
 
 class HierarchyEntry(Record):
-    """A parent, child, ancestor or descendant (``entry_ids``): ``ui`` the code, ``aui`` an
-    atom's AUI (``None`` for a code); the links in ``raw``."""
+    """A parent, child, ancestor or descendant: ``ui`` the code, ``aui`` an atom's AUI (``None``
+    for a code); the links in ``raw``."""
 
     class_type: Text = Field(default=None, alias="classType")
     ui: Text = None
