@@ -10,6 +10,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -189,9 +190,13 @@ def client_for(server: FakeUtsServer, **retry: Any) -> UtsClient:
 @pytest.mark.parametrize("kind", ["reset", "html502", "truncated", "5xx", "429", "stall"])
 def test_each_fault_is_retried_by_the_client(kind: str) -> None:
     fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(script=[kind, kind], stall=0.6))
-    with FakeUtsServer(fake) as server, client_for(server) as client:
-        atoms = client.get_list("/content/2099AA/source/SNOMEDCT_US/1000001/atoms", ATOM_PARAMS)
-    assert sorted(a["ui"] for a in atoms or []) == ["A90000006", "A90000007", "A90000008"]
+    with FakeUtsServer(fake) as server, closing(client_for(server)) as client:
+        atoms = client.get_listed("/content/2099AA/source/SNOMEDCT_US/1000001/atoms", ATOM_PARAMS)
+    assert sorted(a["ui"] for a in (atoms.items if atoms else [])) == [
+        "A90000006",
+        "A90000007",
+        "A90000008",
+    ]
     assert client.stats.requests == 3
     assert client.stats.retries == 2
     assert [s.fault for s in fake.seen] == [kind, kind, None]
@@ -239,13 +244,17 @@ def test_stop_ends_a_stalled_request_at_once_unanswered() -> None:
 
 def test_the_client_reads_the_terminology_routes_over_a_socket() -> None:
     fake = FakeUts(FakeUtsData.from_meta(FIXTURES / "umls"), api_key=CANARY_KEY)
-    with FakeUtsServer(fake) as server, client_for(server) as client:
+    with FakeUtsServer(fake) as server, closing(client_for(server)) as client:
         search = client.get_result("/search/2099AA", {"string": "fever"})
         crosswalk = "/crosswalk/2099AA/source/SNOMEDCT_US/9990191001"
-        clusters = client.get_list(crosswalk, {"pageSize": "2"})
-        assert client.get_list(crosswalk, {"targetSource": "LNC"}) is None
+        clusters = client.get_listed(crosswalk, {"pageSize": "2"})
+        assert client.get_listed(crosswalk, {"targetSource": "LNC"}) is None
     assert [r["ui"] for r in search["results"]] == ["C9000001", "C9000091"]
-    assert [c["ui"] for c in clusters or []] == ["D990090", "C990090", "9990191001"]
+    assert [c["ui"] for c in (clusters.items if clusters else [])] == [
+        "D990090",
+        "C990090",
+        "9990191001",
+    ]
     assert [(s.path, s.status, s.key_sent) for s in fake.seen] == [
         ("/search/2099AA", 200, True),
         (crosswalk, 200, True),
@@ -272,7 +281,7 @@ def test_the_rate_limit_answers_429_beyond_n_a_second() -> None:
 
 def test_a_revoked_key_stops_the_client() -> None:
     fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(revoke_after=1))
-    with FakeUtsServer(fake) as server, client_for(server) as client:
+    with FakeUtsServer(fake) as server, closing(client_for(server)) as client:
         assert client.get_result("/content/2099AA/CUI/C9000001") is not None
         with pytest.raises(NotAuthorisedError):
             client.get_result("/content/2099AA/CUI/C9000002")

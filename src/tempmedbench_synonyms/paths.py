@@ -218,7 +218,7 @@ def last_segment(link: str | None) -> str:
     """The last path segment of a link, decoded: the CUI of a ``concept`` link, for example."""
     if not link:
         return ""
-    # The same as link_segments(link)[-1], without a full URL parse for every atom of a warm run.
+    # urlsplit(link).path's last segment, without a full URL parse for every atom of a warm run.
     path = link.partition("?")[0].partition("#")[0].rstrip("/")
     _, scheme, rest = path.partition("://")
     if scheme and "/" not in rest:  # "https://host" has no path segment

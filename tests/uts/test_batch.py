@@ -233,7 +233,7 @@ def test_a_batch_stopped_by_ctrl_c_resumes_from_the_cache(tmp_path: Path) -> Non
     to the process as a terminal does."""
     uts = make_uts(tmp_path)
     assert uts.client is not None
-    cancelled = uts.client.cancel_event
+    cancelled = uts.client.limiter.cancel_event
     seen = itertools.count(1)
     lock = threading.Lock()
 

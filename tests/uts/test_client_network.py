@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -117,7 +117,7 @@ def test_a_loopback_base_url_never_goes_through_a_proxy(
             monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        with client_for(server.base_url.replace("127.0.0.1", host)) as client:
+        with closing(client_for(server.base_url.replace("127.0.0.1", host))) as client:
             concept = client.get_result(CONCEPT_PATH)
         seen = received(listener)
         assert concept["ui"] == "C9000001"
@@ -129,7 +129,7 @@ def test_a_closed_port_is_said_in_a_few_words() -> None:
     """client L12: not ``ConnectionError: _TrackedHTTPPool(host=..., port=...): Max retries
     exceeded ... (Caused by NewConnectionError(...``."""
     port = closed_port()
-    with client_for(f"http://127.0.0.1:{port}/rest") as client:
+    with closing(client_for(f"http://127.0.0.1:{port}/rest")) as client:
         with pytest.raises(UnavailableError) as info:
             client.get_result(CONCEPT_PATH)
     assert str(info.value) == (
@@ -153,7 +153,7 @@ def test_a_proxy_that_cannot_be_reached_is_named_with_its_variables(
     monkeypatch.delenv("https_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    with client_for("https://uts.invalid/rest") as client:
+    with closing(client_for("https://uts.invalid/rest")) as client:
         with pytest.raises(UnavailableError) as info:
             client.get_result(CONCEPT_PATH)
     assert set(looked_up) == {"127.0.0.1"}  # the proxy only: uts.invalid is never looked up
@@ -214,7 +214,7 @@ def test_a_proxy_that_closes_the_connection_is_named_with_its_variables(
     monkeypatch.delenv("no_proxy", raising=False)
     with closing_proxy() as (port, heard):
         monkeypatch.setenv("HTTPS_PROXY", f"http://user:pass@127.0.0.1:{port}")  # never shown
-        with client_for("https://uts.example.invalid/rest") as client:
+        with closing(client_for("https://uts.example.invalid/rest")) as client:
             with pytest.raises(UnavailableError) as info:
                 client.get_result(CONCEPT_PATH)
     assert str(info.value) == (
@@ -242,7 +242,7 @@ def test_a_proxy_that_closes_the_connection_is_named_with_its_variables(
 
 def test_a_reset_connection_is_said_in_a_few_words() -> None:
     with FakeUtsServer(fake_uts(script=["reset"])) as server:
-        with client_for(server.base_url) as client:
+        with closing(client_for(server.base_url)) as client:
             with pytest.raises(UnavailableError) as info:
                 client.get_result(CONCEPT_PATH)
         port = urlsplit(server.base_url).port

@@ -380,7 +380,6 @@ def _cancellable_uts(tmp_path: Path, vt: VirtualTime) -> CachedUts:
         clock=vt.clock,
         sleep=sleep,
         rng=random.Random(1),
-        cancel=cancel,
     )
     return CachedUts(client, ResponseCache(tmp_path, BASE))
 
@@ -424,7 +423,8 @@ def test_a_retry_after_beyond_the_budget_ends_the_run_without_pausing_the_others
     )
     assert vt.now - 1000.0 < 10.0  # nobody waited out the Retry-After, even on virtual time
     assert not any(s >= 150 for s in vt.sleeps + vt.cut_short)
-    assert uts.client is not None and uts.client.cancelled  # the others were told to stop
+    assert uts.client is not None
+    assert uts.client.limiter.cancel_event.is_set()  # the others were told to stop
     assert _no_workers_left()
 
 
@@ -450,7 +450,7 @@ def test_ctrl_c_during_a_429_pause_ends_the_fetch_at_once(tmp_path: Path) -> Non
     assert vt.now - 1000.0 < 60.0
     assert vt.cut_short and all(s >= 60.0 for s in vt.cut_short)
     assert 429 in [call.response.status_code for call in responses.calls]  # type: ignore[union-attr]
-    assert client.cancelled and _no_workers_left()
+    assert client.limiter.cancel_event.is_set() and _no_workers_left()
 
 
 @responses.activate

@@ -1,7 +1,5 @@
-"""The UMLS Terminology Services (UTS) side: every byte that comes from the REST API.
-
-Its modules, top to bottom (each imports only those below it and the kernel): docs/architecture.md,
-"The module map".
+"""The UMLS Terminology Services (UTS) side: every byte that comes from the REST API (its
+modules, top to bottom: docs/architecture.md, "The module map").
 """
 
 __all__ = [

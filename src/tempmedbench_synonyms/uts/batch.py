@@ -9,13 +9,12 @@ import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
 from contextlib import closing
 from dataclasses import replace
-from functools import cache, partial
+from functools import partial
 from typing import TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
-from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
-from tempmedbench_synonyms.paths import Build
 from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts, Counters
@@ -120,16 +119,7 @@ def answer_many(
     uts.resume()  # an earlier batch may have stopped it
     began = clock()  # the progress counts the wait of the first request (current) too
     before = uts.counters()
-    answers: dict[int, Answer] = {}
-    # Each lookup's request is built once, by its check, and kept for the cache pass and the
-    # ask (in ``current`` unresolved, the settled release's is built once more).
-    builds: dict[Lookup, Build] = {}
-    for i, (input, lookup) in enumerate(listed):
-        build = builds.setdefault(lookup, cache(lookup.request))
-        try:
-            terms.check(lookup, build, release)
-        except BadInputError as err:
-            answers[i] = terms.bad_answer(input, lookup, err, release)
+    builds, answers = terms.checked(listed, release)
     if progress is not None and uts.known(release) is None:
         # Said at once: without a CUI to probe, inputs go one at a time until an answer names
         # the release, and none is cached before (a cache key names a concrete release).
@@ -154,8 +144,6 @@ def answer_many(
 
     def cached(lookup: Lookup) -> Answer | None:
         asked = terms.release_for(lookup, release, settled)
-        if asked == "current":
-            return None
         input = listed[groups[lookup][0]][0]
         return terms.cached_answer(uts, asked, input, lookup, builds[lookup])
 

@@ -48,7 +48,6 @@ GENERATION_FILE = ".generation"
 CURRENT_MAX_AGE = 24 * 3600.0
 #: One encoder for every key and entry (json.dumps with options builds a new one per call).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_TMP_SUFFIX = files.TMP_SUFFIX
 #: ``base.json`` holds one short URL: a larger one is not ours.
 _BASE_LIMIT = 64 * 1024
 #: How to choose a cache folder of one's own, for the fix of one that is not.
@@ -63,16 +62,14 @@ class CacheKey:
     path: str
     params: tuple[tuple[str, str], ...] = ()
     # Derived once: a warm run looks up thousands of keys, and hashing is most of a lookup.
-    _canonical: str = field(init=False, repr=False, compare=False)
     _digest: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        canonical = _COMPACT.encode([self.umls_release, self.path, [list(p) for p in self.params]])
+        canonical = _COMPACT.encode(self.as_json())
         # A term or code that holds the key would be written in plain text in the entry's
         # header. ``UtsRequest`` refuses it first; this is the second guard, for any key made
         # another way (every request's key is made before it is sent: ``uts.cached``).
         check_not_secret(canonical)
-        object.__setattr__(self, "_canonical", canonical)
         object.__setattr__(self, "_digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
 
     @classmethod
@@ -83,12 +80,8 @@ class CacheKey:
         kept = sorted((k, str(v)) for k, v in (params or {}).items() if k not in EXCLUDED_PARAMS)
         return cls(umls_release=umls_release, path=path, params=tuple(kept))
 
-    def canonical(self) -> str:
-        """The key as one string: what is hashed, and what is stored for checking."""
-        return self._canonical
-
     def as_json(self) -> list[Any]:
-        """The key as stored in an entry: ``[release, path, [[name, value], ...]]``."""
+        """The key as stored in an entry, and hashed: ``[release, path, [[name, value], ...]]``."""
         return [self.umls_release, self.path, [list(p) for p in self.params]]
 
     def digest(self) -> str:
@@ -161,9 +154,6 @@ class ResponseCache:
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
 
-    def _entry_path(self, key: CacheKey) -> Path:
-        return Path(self._entry_file(key))
-
     def _entry_file(self, key: CacheKey) -> str:
         # Plain strings, not pathlib: a warm run looks up thousands of entries.
         folder = self._release_dirs.get(key.umls_release)
@@ -195,12 +185,11 @@ class ResponseCache:
             if folder in self._ready:
                 return
             sweep, self._swept = not self._swept, True
-        fresh = not self.folder.exists()
         files.make_folders(folder)
         self._trust(folder)  # made by this run, or by someone else meanwhile
         if sweep:
             self._remove_leftovers()
-        if fresh or not (self.folder / "base.json").exists():
+        if not (self.folder / "base.json").exists():
             meta = {"base_url": redact(self.base_url), "layout": LAYOUT}
             files.write_atomic(self.folder / "base.json", _dumps(meta), private=True)
         with self._lock:
@@ -302,7 +291,7 @@ class ResponseCache:
         """Store one complete answer (status 200 with its result, or 404 with ``None``)."""
         if status not in (200, 404):
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
-        path = self._entry_path(key)
+        path = Path(self._entry_file(key))
         self._ensure(path.parent)
         head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
         files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
@@ -373,15 +362,13 @@ class ResponseCache:
             if loaded is None:
                 return None
             head, body = loaded
+            if head.get("kind") != "current" or not isinstance(body, dict):
+                raise _Corrupt("not what current.json holds")
             umls_release, stored = body.get("release"), body.get("stored_at")
-            if head.get("kind") != "current" or not isinstance(umls_release, str):
+            concrete = isinstance(umls_release, str) and is_release(umls_release)
+            if not isinstance(stored, (int, float)) or not concrete or umls_release == "current":
                 raise _Corrupt("not what current.json holds")
-            concrete = umls_release != "current" and is_release(umls_release)
-            if not isinstance(stored, (int, float)) or not concrete:
-                raise _Corrupt("not what current.json holds")
-        except (_Corrupt, _OldFormat, AttributeError) as err:
-            if isinstance(err, AttributeError):
-                err = _Corrupt("not what current.json holds")
+        except (_Corrupt, _OldFormat) as err:
             self._distrust(None, path, err, "cache entry", "asking UMLS again")
             return None
         age = self._clock() - float(stored)
@@ -544,14 +531,14 @@ def _cache_info(root: Path) -> CacheInfo:
         ):
             count = 0
             for f in _files(umls_release):
-                if f.name.endswith(_TMP_SUFFIX):
+                if f.name.endswith(files.TMP_SUFFIX):
                     info.temporary_files += 1
                 elif f.suffix == ".json":
                     count += 1
                     nsi.bytes += f.stat().st_size
             nsi.releases[umls_release.name] = count
             nsi.entries += count
-        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(_TMP_SUFFIX))
+        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
         info.entries += nsi.entries
         info.bytes += nsi.bytes
         info.namespaces.append(nsi)

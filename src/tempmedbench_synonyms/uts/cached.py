@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import astuple, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -29,8 +29,8 @@ from tempmedbench_synonyms.files import os_fix, os_problem
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
-from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.client import BadRequestError, UtsClient, parse_model
+from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheEntry, CacheKey, ResponseCache
+from tempmedbench_synonyms.uts.client import BASE_URL_HINT, BadRequestError, UtsClient, parse_model
 from tempmedbench_synonyms.uts.models import (
     ATOM_MAPPING,
     UtsAtom,
@@ -47,29 +47,10 @@ OFFLINE_MISS_HINT = (
     "MRCONSO.RRF with --mrconso PATH)"
 )
 
-#: What to do when what answers at the base URL is not the UMLS REST API.
-BASE_URL_HINT = (
-    "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, and a "
-    "UTS base URL ends in /rest"
-)
-
 _ATOMS = TypeAdapter(list[UtsAtom])
 
+#: Atoms per query, ``None`` where UMLS said "not found".
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
-"""Atoms per query, ``None`` where UMLS said "not found"."""
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class Hit(Generic[_T]):
-    """An answer the cache holds: ``value`` (``None`` for a stored 404) and when it was stored.
-
-    A lookup returns ``Hit | None``, so a miss cannot be mistaken for a cached "not found".
-    """
-
-    value: _T
-    stored_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +70,8 @@ class Counters:
 
 
 def _parse(kind: Kind, result: Any) -> Any:
-    """A stored ``result`` as models (a concept, a list of atoms), or for SPEC 11's kinds the
-    stored JSON, checked; TypeError or ValueError if it is not of that shape."""
+    """A stored ``result`` as models (a concept, a list of atoms), or for SPEC 11's kinds as
+    stored; TypeError or ValueError if it is not of that shape."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
     if kind == "atom":
@@ -135,7 +116,6 @@ def _key(umls_release: str, request: UtsRequest) -> CacheKey:
 
 
 def _got(request: UtsRequest, umls_release: str, found: Any) -> Got:
-    """The stored answer to ``request`` as ``Got``."""
     if found is not None and request.kind in ("list", "search"):
         return Got(umls_release, found["items"], found["truncated"])
     return Got(umls_release, found)
@@ -157,10 +137,7 @@ def _when(stored_at: float) -> str:
 
 
 class CachedUts:
-    """The UTS client behind the response cache: every answer is looked up first, stored whole.
-
-    ``client`` may be ``None`` for an offline use that never needs the network.
-    """
+    """The UTS client behind the response cache (``client`` ``None``: offline)."""
 
     def __init__(
         self,
@@ -169,7 +146,6 @@ class CachedUts:
         *,
         offline: bool = False,
         refresh: bool = False,
-        current_max_age: float = CURRENT_MAX_AGE,
     ) -> None:
         if client is None and not offline:
             raise ValueError("an online CachedUts needs a client")
@@ -177,7 +153,6 @@ class CachedUts:
         self.cache = cache
         self.offline = offline
         self.refresh = refresh
-        self.current_max_age = current_max_age
         self._lock = threading.Lock()
         #: held while a 404 is checked (``check_served``): other workers wait for its verdict
         self._check_lock = threading.Lock()
@@ -189,14 +164,11 @@ class CachedUts:
         self.cache_hits = 0
         #: entries this version could not read, warned of once
         self._unreadable: set[CacheKey] = set()
-        #: False: answers are read from the cache but never written to it, nor what ``current``
-        #: stands for (``regenerate --dry-run`` and ``doctor`` write nothing).
+        #: False: nothing is written to the cache (``--dry-run`` and ``doctor``)
         self.store = True
 
     def __repr__(self) -> str:
         return f"CachedUts(offline={self.offline}, refresh={self.refresh})"
-
-    # -- lifecycle and counters ------------------------------------------------------------------
 
     @property
     def rate(self) -> float | None:
@@ -204,8 +176,7 @@ class CachedUts:
         return self.client.limiter.rate if self.client is not None else None
 
     def warnings(self) -> list[str]:
-        """Why the runs on this machine do not share this run's rate budget (``--json``'s
-        ``warnings``), once the shared state was found unusable or not the user's own."""
+        """Why the runs on this machine do not share this run's rate budget, if they do not."""
         said = None if self.client is None else self.client.limiter.fallback_warning
         return [] if said is None else [said]
 
@@ -230,25 +201,19 @@ class CachedUts:
             self.client.cancel()
 
     def close(self) -> None:
-        """Close the client's connections (it reopens them if asked again)."""
+        """Close the client's connections (reopened if asked again)."""
         if self.client is not None:
             self.client.close()
 
     def count_hits(self, n: int) -> None:
-        """Count ``n`` answers given from the cache (thread-safe)."""
         with self._lock:
             self.cache_hits += n
-
-    # -- the one check for --offline and for the key ----------------------------------------------
 
     def need_network(
         self, what: str, key: CacheKey | None = None, *, keyless: bool = False
     ) -> UtsClient:
-        """The client, to fetch ``what`` (words for messages), which the cache does not hold.
-
-        UnavailableError under ``--offline``; ApiKeyMissingError (exit 3) without a key: a fully
-        cached run, or a ``keyless`` request, needs neither.
-        """
+        """The client, to fetch ``what`` (words for messages): UnavailableError under
+        ``--offline``, ApiKeyMissingError without a key (unless ``keyless``)."""
         if self.offline or self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
@@ -271,21 +236,17 @@ class CachedUts:
         more = f", and {len(every) - 1} more entries are not trusted" if len(every) > 1 else ""
         return f": {every[0]}{more}"
 
-    # -- one answer ----------------------------------------------------------------------------
-
-    def _cached(self, umls_release: str, request: UtsRequest) -> Hit[Any] | None:
-        """The answer from the cache only, as stored (checked), or ``None``; counts a hit."""
+    def _cached(self, umls_release: str, request: UtsRequest) -> CacheEntry | None:
+        """The answer from the cache only, checked, or ``None``; counts a hit."""
         if self.cache is None or self.refresh:
             return None
         key = _key(umls_release, request)
         entry = self.cache.get(key)
         if entry is None:
             return None
-        found: Any = None
         if entry.found:
             try:
                 _parse(request.kind, entry.result)
-                found = entry.result
             except (ValidationError, TypeError, ValueError):
                 with self._lock:  # read twice in a batch (its cache pass, its ask): said once
                     again = key in self._unreadable
@@ -297,7 +258,7 @@ class CachedUts:
                 )
                 return None
         self.count_hits(1)
-        return Hit(found, entry.stored_at)
+        return entry
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
         """The answer from UMLS (every page), cached once whole; ``check``: a 404 checked first."""
@@ -313,20 +274,19 @@ class CachedUts:
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS, checked by the client's parser so nothing unreadable is stored.
+        """The answer from UMLS, read by the client's parser so nothing unreadable is stored.
 
-        A keyless request refused (400, 401, 403) was not answered by the UMLS REST API (a base URL
-        without ``/rest``): unavailable, naming ``--base-url`` (SPEC 11).
+        SPEC 11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API.
         """
-        if not request.keyless:
-            return CachedUts._fetch(client, request)
         try:
             return CachedUts._fetch(client, request)
         except NotAuthorisedError as err:
-            if err.status is None:  # no refusal: nothing was sent
+            if not request.keyless or err.status is None:  # (no status: nothing was sent)
                 raise
             status = err.status
         except BadRequestError:
+            if not request.keyless:
+                raise
             status = 400
         raise UnavailableError(
             f"{redact(client.base_url)} answered HTTP {status} for {request.path}, a request "
@@ -336,18 +296,18 @@ class CachedUts:
 
     @staticmethod
     def _fetch(client: UtsClient, request: UtsRequest) -> Any:
-        """``_ask``'s answer, as the client gives it."""
         path, params = request.path, request.param_dict
         if request.kind == "search":
             listed = client.search(path, params, limit=request.limit)
         elif request.kind == "list":
             listed = client.get_listed(path, params, limit=request.limit, keyless=request.keyless)
         elif request.kind == "atoms":
-            items = client.get_list(path, params)
-            if items is not None:
-                for item in items:
-                    parse_model(UtsAtom, item, "atom")
-            return items
+            atoms = client.get_listed(path, params)
+            if atoms is None:
+                return None
+            for item in atoms.items:
+                parse_model(UtsAtom, item, "atom")
+            return atoms.items
         else:
             result = client.get_result(path, params)
             if result is not None and request.kind in ("concept", "atom"):
@@ -368,10 +328,7 @@ class CachedUts:
             return
         key = _key(umls_release, request)
         with self._writing():
-            if found is None:
-                self.cache.put(key, 404, None)
-            else:
-                self.cache.put(key, 200, found)
+            self.cache.put(key, 404 if found is None else 200, found)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -387,9 +344,8 @@ class CachedUts:
         """(the answer, when it was stored if cached), from the cache (not with ``fresh``), else
         UMLS; with ``check``, a 404 from UMLS is checked (``check_served``) before it is stored.
 
-        For unresolved ``current`` the concrete release is read from the answer's links and the
-        answer stored under it (a 404, a linkless answer, ``/metadata/current/sources`` are not
-        stored). A checked 404 for ``current`` is remembered until ``resume`` (``_current_404``).
+        Unresolved ``current``: the answer's links name the release it is stored under (a 404, a
+        linkless answer, ``/metadata/current/sources`` are not stored).
         """
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
@@ -425,11 +381,11 @@ class CachedUts:
                 return _got(request, concrete, found), None
             umls_release = known
             request = build(known)
-        hit = None if fresh else self._cached(umls_release, request)
-        if hit is None:
+        entry = None if fresh else self._cached(umls_release, request)
+        if entry is None:
             found = self._ask_and_store(umls_release, request, check=check and not request.keyless)
             return _got(request, umls_release, found), None
-        return _got(request, umls_release, hit.value), hit.stored_at
+        return _got(request, umls_release, entry.result), entry.stored_at
 
     # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
@@ -440,9 +396,7 @@ class CachedUts:
             return umls_release
         if self.cache is None or self.refresh:
             return None
-        return self.cache.current_release(
-            max_age=float("inf") if self.offline else self.current_max_age
-        )
+        return self.cache.current_release(max_age=float("inf") if self.offline else CURRENT_MAX_AGE)
 
     def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
         """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for.
@@ -523,10 +477,8 @@ class CachedUts:
     # -- SPEC section 11: any request, as UTS sent it ---------------------------------------------
 
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
-        """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS.
-
-        A 404 is "not found" only once the release is known to be served (``check_served``).
-        """
+        """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS;
+        a 404 is "not found" only once the release is known to be served (``check_served``)."""
         got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
         return got
 
@@ -535,8 +487,8 @@ class CachedUts:
         if umls_release == "current":
             return None
         request = build(umls_release)
-        hit = self._cached(umls_release, request)
-        return None if hit is None else _got(request, umls_release, hit.value)
+        entry = self._cached(umls_release, request)
+        return None if entry is None else _got(request, umls_release, entry.result)
 
     # -- the memo of a run -----------------------------------------------------------------------
 

@@ -1,9 +1,6 @@
-"""The UTS REST client: the only module that imports requests (docs/architecture.md, "HTTP").
-
-Every request passes ``UtsClient._request``: the key added by an auth hook, a turn of the rate
-limiter, one bounded attempt at a time (``watchdog``), retries (``retry``), and every outcome
-turned into a value or one of our errors, with the key redacted. What users see of it:
-docs/reference.md, "Retries and timeouts", "Limits" and "Security model".
+"""The UTS REST client, the only module that imports requests: every request passes
+``UtsClient._request`` (docs/architecture.md, "HTTP"; docs/reference.md, "Retries and timeouts",
+"Limits" and "Security model").
 """
 
 from __future__ import annotations
@@ -90,6 +87,12 @@ for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retr
         _logger.addFilter(_REDACT_FILTER)
 
 
+#: What to do when what answers at the base URL is not the UMLS REST API.
+BASE_URL_HINT = (
+    "check --base-url (or UMLS_BASE_URL): the default is https://uts-ws.nlm.nih.gov/rest, and a "
+    "UTS base URL ends in /rest"
+)
+
 #: The requests exception a refused or reset connection raises; test doubles (``testing``)
 #: raise it without importing requests themselves.
 TransportError = requests.exceptions.ConnectionError
@@ -97,15 +100,11 @@ TransportError = requests.exceptions.ConnectionError
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One request's answer: 200 with its JSON body, or 404 with ``None``; ``size`` in bytes."""
+    """One request's answer: found (200) with its JSON body, or not (404, ``None``); its size."""
 
-    status: int
+    found: bool
     body: Any
     size: int = 0
-
-    @property
-    def found(self) -> bool:
-        return self.status != 404
 
 
 @dataclass
@@ -213,10 +212,8 @@ class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        WATCHDOG.track(self)
-        super().request(*args, **kwargs)
+class _TrackedHTTPSConnection(_TrackedHTTPConnection, urllib3.connection.HTTPSConnection):
+    pass
 
 
 class _TrackedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
@@ -283,10 +280,8 @@ class _Adapter(requests.adapters.HTTPAdapter):
 
 
 class UtsClient:
-    """A client of the UTS REST API: one session, one rate limiter, one retry policy.
-
-    Thread-safe: the worker threads share requests' ``Session``, never changed after creation.
-    """
+    """A client of the UTS REST API: one session (shared by the worker threads, never changed
+    after creation), one rate limiter, one retry policy."""
 
     def __init__(
         self,
@@ -301,7 +296,6 @@ class UtsClient:
         sleep: Callable[[float], object] | None = None,
         rng: random.Random | None = None,
         pool_size: int = 10,
-        cancel: threading.Event | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._key = api_key
@@ -314,10 +308,7 @@ class UtsClient:
         self.retry = retry
         self._clock = clock
         self._wall_clock = wall_clock
-        # One cancel event for the client and its limiter: cancelling wakes the retry sleeps
-        # and the limiter's waits alike.
-        if cancel is not None and cancel is not limiter.cancel_event:
-            raise ValueError("the client and its rate limiter must share one cancel event")
+        # The limiter's cancel event: cancelling wakes the retry sleeps and its waits alike.
         self._cancel = limiter.cancel_event
         # The default sleep wakes up at once when the run is cancelled.
         self._sleep: Callable[[float], object] = sleep or self._cancel.wait
@@ -342,18 +333,9 @@ class UtsClient:
         self._cancel.set()
         WATCHDOG.cancel(self)
 
-    @property
-    def cancel_event(self) -> threading.Event:
-        """The event that ``cancel`` sets, shared with the rate limiter."""
-        return self._cancel
-
     def resume(self) -> None:
         """Undo ``cancel`` before a new run (a 401 will simply stop it again)."""
         self._cancel.clear()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
 
     @property
     def has_key(self) -> bool:
@@ -366,12 +348,6 @@ class UtsClient:
             session, self._session = self._session, None
         if session is not None:
             session.close()
-
-    def __enter__(self) -> UtsClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _get_session(self) -> requests.Session:
         with self._session_lock:
@@ -650,7 +626,7 @@ class UtsClient:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise Transient("not_json", f"HTTP 200 with {problem}")
             self.limiter.reward()
-            return Reply(200, body, len(raw))
+            return Reply(True, body, len(raw))
         if status == 404:
             # Before the probe showed this is UTS, a 404 without JSON is something else (a base
             # URL without /rest), never "not found"; after, any 404 body is "not found".
@@ -664,11 +640,10 @@ class UtsClient:
                 raise UnavailableError(
                     f"{base} answered HTTP 404 for {where} with a {content_type} body, not the "
                     "JSON the UMLS REST API sends: this does not look like the UMLS REST API",
-                    hint="check --base-url (or UMLS_BASE_URL): the default is "
-                    "https://uts-ws.nlm.nih.gov/rest, and a UTS base URL ends in /rest",
+                    hint=BASE_URL_HINT,
                 )
             self.limiter.reward()
-            return Reply(404, None)
+            return Reply(False, None)
         if status in (401, 403):
             self.cancel()
             raise NotAuthorisedError(status, where)
@@ -783,11 +758,6 @@ class UtsClient:
             return None
         return reply.body["result"]
 
-    def get_list(self, path: str, params: Mapping[str, str] | None = None) -> list[Any] | None:
-        """The raw items of every page of a list route; ``None`` if the first page is a 404."""
-        listed = self.get_listed(path, params)
-        return None if listed is None else listed.items
-
     def get_listed(
         self,
         path: str,
@@ -809,15 +779,10 @@ class UtsClient:
         page = parse_model(UtsPage, first.body, "page")
         items = list(page.result)
         page_count = page.page_count or 1
-        if page_count > MAX_PAGES and not limit:
-            raise UnavailableError(
-                f"UMLS says {path} has {page_count} pages of results, more than the {MAX_PAGES} "
-                "this tool will follow"
-            )
         size = first.size
         number = 2
         while number <= page_count and not (limit and len(items) >= limit):
-            if number > MAX_PAGES:
+            if number > MAX_PAGES or (page_count > MAX_PAGES and not limit):
                 raise UnavailableError(
                     f"UMLS says {path} has {page_count} pages of results, more than the "
                     f"{MAX_PAGES} this tool will follow"

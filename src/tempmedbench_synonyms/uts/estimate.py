@@ -8,13 +8,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.lookups import Lookup
-from tempmedbench_synonyms.paths import Build
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
@@ -37,17 +35,13 @@ def duration_words(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min"
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def estimate_line(
     concepts: int, cached: int, to_fetch: int, requests: int, rate: float, *, unit: str = "concept"
 ) -> str:
     """The estimate line before a fetch, e.g. "10 concepts: 3 answered by the cache, 7 to fetch,
     about 1 s at 15 requests a second"."""
     return (
-        f"{_count(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
+        f"{plural(concepts, unit)}: {cached} answered by the cache, {to_fetch} to fetch, "
         f"about {duration_words(fetch_seconds(requests, rate))} at {rate:g} "
         f"request{'' if rate == 1 else 's'} a second"
     )
@@ -103,25 +97,15 @@ def plan_lookups(
     uts.store = False
     listed = list(items)
     concrete = uts.known(check_release(release))
-    questions: Counter[Lookup] = Counter()
-    builds: dict[Lookup, Build] = {}  # as in answer_many: the check's request is the one read
-    for _, lookup in listed:
-        build = builds.setdefault(lookup, cache(lookup.request))
-        try:
-            terms.check(lookup, build, terms.release_for(lookup, release, concrete or "current"))
-        except BadInputError:
-            continue
-        questions[lookup] += 1
+    builds, bad = terms.checked(listed, release)
+    questions = Counter(lookup for i, (_, lookup) in enumerate(listed) if i not in bad)
 
     def cached(lookup: Lookup) -> object | None:
         asked = terms.release_for(lookup, release, concrete or "current")
-        if asked == "current":
-            return None
         return terms.cached_answer(uts, asked, "", lookup, builds[lookup])
 
     hits, misses, requests = plan_all(questions, cached)
     if concrete is None and any(terms.cui_of(q) is not None for q in misses):
         requests += 1  # the probe that resolves current
-    bad = len(listed) - sum(questions.values())
-    return LookupPlan(len(listed), bad, hits, len(listed) - bad - hits, requests,
+    return LookupPlan(len(listed), len(bad), hits, len(listed) - len(bad) - hits, requests,
                       fetch_seconds(requests, rate), rate)  # fmt: skip

@@ -1,11 +1,7 @@
-"""Tolerant pydantic models of the UTS REST payloads we read: atoms, concepts and result pages,
-and what SPEC section 11's lookups answer (``Record`` and its kinds, ``read_results``).
-
-Tolerant of what UTS really sends (the shapes in the UTS REST documentation,
-https://documentation.uts.nlm.nih.gov/rest/home.html, and what peer clients observe): unknown
-fields are ignored; ``suppressible`` and ``obsolete`` come as the strings ``"true"``/``"false"``
-on atoms and as booleans on concepts; an absent link is ``"NONE"`` or ``null``; an atom's CUI and
-code appear only inside its ``concept`` and ``code`` link URLs. Only the fields we use are required.
+"""Tolerant pydantic models of the UTS REST payloads: atoms, concepts, result pages, and what
+SPEC section 11's lookups answer (``Record`` and its kinds). Unknown fields are ignored, flags
+come as strings or booleans, an absent link is ``"NONE"`` or ``null``; only the fields we use are
+required (https://documentation.uts.nlm.nih.gov/rest/home.html).
 """
 
 from __future__ import annotations
@@ -32,12 +28,8 @@ def _flag(value: object) -> bool | None:
 
 
 def _link(value: object) -> str | None:
-    """``"NONE"``, ``null`` and the empty string all mean "no link"."""
-    if value is None or value == "NONE" or value == "":
-        return None
-    if isinstance(value, str):
-        return value
-    return None  # a link is a URL string; anything else (an object, a list) carries none we use
+    """A link is a URL string: ``"NONE"``, ``""``, ``null`` (or an object, a list) is none."""
+    return value if isinstance(value, str) and value not in ("", "NONE") else None
 
 
 #: The version of ``UtsAtom.to_atom``'s mapping: the warm-run memos hold atoms already mapped,
@@ -46,13 +38,6 @@ ATOM_MAPPING = 1
 
 Flag = Annotated[bool | None, BeforeValidator(_flag)]
 Link = Annotated[str | None, BeforeValidator(_link)]
-
-
-def link_segments(link: str | None) -> list[str]:
-    """The decoded path segments of a link URL (empty for no link)."""
-    if not link:
-        return []
-    return [unquote(part) for part in urlsplit(link).path.split("/") if part]
 
 
 def link_id(value: object) -> str | None:
@@ -83,7 +68,7 @@ def release_of(link: str | None, base_url: str | None = None) -> str | None:
             rest = link[len(prefix) :].partition("?")[0].partition("#")[0]
             version = unquote(rest.split("/", 1)[0])
             return version or None
-    parts = link_segments(link)
+    parts = [unquote(part) for part in urlsplit(link).path.split("/") if part]
     for i in range(len(parts) - 2):
         if parts[i] == "content" and parts[i + 2] in _CONTENT_ROUTES:
             return parts[i + 1]
@@ -389,35 +374,26 @@ class RootSource(Record):
     preferred_name: Text = Field(default=None, alias="preferredName")
 
 
-def entry_ids(value: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """SPEC section 11's ``(ui, aui)`` of a hierarchy result: a cluster's ``ui``; an ``Atom``'s
-    ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``."""
-    kind = str(value.get("classType", ""))
-    if kind == "Atom":
-        return link_id(value.get("code")), _text(value.get("ui"))
-    if kind.endswith("Relation"):
-        related = _relation(dict(value))
-        assert isinstance(related, dict)
-        return link_id(related.get("relatedId")), None
-    return _text(value.get("ui")), None
-
-
 def _entry(value: object) -> object:
-    """A hierarchy entry with ``ui`` and ``aui`` by ``entry_ids`` (pre-2016 names mapped)."""
+    """A hierarchy result with SPEC section 11's ``ui`` and ``aui``: a cluster's ``ui``; an
+    ``Atom``'s ``code`` link segment (its ``ui`` the AUI); before 2016 a relation's ``relatedId``
+    (and its name)."""
     if not isinstance(value, dict):
         return value
-    ui, aui = entry_ids(value)
-    out = {**value, "ui": ui, "aui": aui}
-    if str(value.get("classType", "")).endswith("Relation"):
+    kind = str(value.get("classType", ""))
+    if kind == "Atom":
+        return {**value, "ui": link_id(value.get("code")), "aui": _text(value.get("ui"))}
+    if kind.endswith("Relation"):
         related = _relation(value)
         assert isinstance(related, dict)
-        out["name"] = related.get("relatedIdName")
-    return out
+        name = related.get("relatedIdName")
+        return {**value, "ui": link_id(related.get("relatedId")), "aui": None, "name": name}
+    return {**value, "ui": _text(value.get("ui")), "aui": None}
 
 
 class HierarchyEntry(Record):
-    """A parent, child, ancestor or descendant (``entry_ids``): ``ui`` the code, ``aui`` an
-    atom's AUI (``None`` for a code); the links in ``raw``."""
+    """A parent, child, ancestor or descendant: ``ui`` the code, ``aui`` an atom's AUI (``None``
+    for a code); the links in ``raw``."""
 
     class_type: Text = Field(default=None, alias="classType")
     ui: Text = None
@@ -455,14 +431,8 @@ class ConceptRecord(UtsConcept, Record):
         return [t.name for t in self.semantic_types if t.name]
 
 
-def result_model(lookup: Lookup) -> type[Record]:
-    """The model of each result of ``lookup``'s answer: the class its kind names (``model``)."""
+def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:
+    """An answer's results as the model ``lookup``'s kind names, each keeping its raw object."""
     model = globals().get(lookup.model)
     assert isinstance(model, type) and issubclass(model, Record), lookup.model
-    return model
-
-
-def read_results(answer: Answer, lookup: Lookup) -> tuple[Record, ...]:
-    """An answer's results as the models of ``lookup``'s kind, each keeping its raw object."""
-    model = result_model(lookup)
     return tuple(model.read(result) for result in answer.results)

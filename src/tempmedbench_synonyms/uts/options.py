@@ -1,9 +1,5 @@
-"""The network options, defined once: one object, built once, and what it builds.
-
-Each field of ``UtsOptions`` carries its flag and help (``config.Flag``), from which the CLI
-adds the options (``cli._options.with_options``); the API takes the same names as keywords
-(``UtsKeywords``, checked by ``UtsOptions.of``). Values are checked (``UtsOptions.check``) when
-a client is built, not when parsed: ``--rate`` means nothing to a ``--mrconso`` run.
+"""The network options, defined once (``UtsOptions``), and their checks, made when a client is
+built, not when parsed (docs/architecture.md, "Options are built once").
 """
 
 from __future__ import annotations
@@ -119,14 +115,6 @@ class UtsOptions:
         """The cache folder in force (``config.resolve_cache_dir``)."""
         return config.resolve_cache_dir(self.cache_dir)
 
-    def changed(self) -> list[str]:
-        """The flags given non-default values (the ones read from the environment are not)."""
-        return [
-            f.metadata["cli"].flag
-            for f in dataclasses.fields(self)
-            if getattr(self, f.name) != f.default
-        ]
-
     def check(self) -> int:
         """BadInputError naming the option out of range or contradicted; else the workers to run."""
         try:
@@ -151,8 +139,13 @@ class UtsOptions:
         return workers
 
     def say_ignored(self, by: str, *, used: tuple[str, ...] = ()) -> None:
-        """Warn once which options given a local run (``by``: its flag) ignores, but ``used``."""
-        ignored = [flag for flag in self.changed() if flag not in used]
+        """Warn once which options given a local run (``by``: its flag) ignores, but ``used``: the
+        flags given non-default values (the ones read from the environment are not)."""
+        ignored = [
+            f.metadata["cli"].flag
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != f.default and f.metadata["cli"].flag not in used
+        ]
         if ignored:
             log.warning("%s only appl%s to the UMLS REST API: ignored with %s",
                         ", ".join(ignored), "ies" if len(ignored) == 1 else "y", by)  # fmt: skip

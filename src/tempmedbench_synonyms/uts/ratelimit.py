@@ -1,9 +1,5 @@
-"""The request budget every UTS request waits on, one per machine (SPEC sections 3 and 8).
-
-``RateLimiter`` spaces this run's starts (``next_start``), pauses and halves on a 429 and earns
-the rate back; ``SharedBudget`` shares the budget between the runs of the machine through a small
-state file, locked while read and written. The rules and their numbers: docs/reference.md, "The
-rate budget" and "Limits".
+"""The request budget every UTS request waits on, shared by the runs of the machine through a
+locked state file (SPEC sections 3 and 8; docs/reference.md, "The rate budget" and "Limits").
 """
 
 from __future__ import annotations
@@ -75,25 +71,21 @@ _STATE_MAGIC = "tempmedbench-rate-v2"
 _OLD_MAGIC = re.compile(r"tempmedbench-rate-v1")
 _RUN_ID = re.compile(r"[0-9a-f]{1,16}")
 _FALLBACK = "the rate limit holds for this process only, not for other runs on this machine"
-_ELSEWHERE = STATE_DIR_ENV
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 
 
-def next_start(
-    starts: Sequence[float], rate: float, margin: float = MARGIN, *, most: float | None = None
-) -> float:
+def next_start(starts: Sequence[float], rate: float, *, most: float) -> float:
     """When the next start may come after ``starts`` (oldest first) at ``rate`` a second:
-    ``(1 + margin) / rate`` after the last, and no more than ``floor(most)`` starts within
-    ``1 + margin`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
+    ``HEADROOM / rate`` after the last, and no more than ``floor(most)`` starts within
+    ``HEADROOM`` s; ``-inf``: at once. One rule for this run's starts and the shared state's."""
     if not starts:
         return -math.inf
-    span = 1.0 + margin
-    earliest = starts[-1] + span / rate
-    n = max(1, math.floor(rate if most is None else most))
+    earliest = starts[-1] + HEADROOM / rate
+    n = max(1, math.floor(most))
     if len(starts) >= n:
-        earliest = max(earliest, starts[-n] + span)
+        earliest = max(earliest, starts[-n] + HEADROOM)
     return earliest
 
 
@@ -212,11 +204,8 @@ def _target(link: Path) -> str:
 
 class SharedBudget:
     """The request budget every process of the user shares for one UTS host: a state file,
-    ``flock``-ed while read and written, for each start (nothing held between requests).
-
-    Whatever goes wrong with the file, ``transact`` warns once and returns ``None`` from then on
-    (``usable`` false). ``read_only``: read if there, never created or written.
-    """
+    ``flock``-ed while read and written for each start; whatever goes wrong with it, ``transact``
+    warns once and gives ``None`` from then on. ``read_only``: never created or written."""
 
     def __init__(
         self,
@@ -228,20 +217,18 @@ class SharedBudget:
         read_only: bool = False,
     ) -> None:
         self.path = Path(path)
-        #: Why the file cannot be used (``usable`` is false), once ``transact`` has found out.
+        #: Why the file cannot be used, once ``transact`` has found out (``None``: it can).
         self.problem: str | None = None
         self.read_only = read_only
         self._warn = warn
         self._wall = wall_clock
         self._cancel = cancel
-        self.usable = True
         self._corrupt_said = False
 
     def __repr__(self) -> str:
         return f"SharedBudget({str(self.path)!r})"
 
     def _give_up(self, problem: str) -> None:
-        self.usable = False
         self.problem = problem
         if self._warn:
             log.warning("%s; %s", problem, _FALLBACK)
@@ -249,7 +236,7 @@ class SharedBudget:
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
         """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
         the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
-        if not self.usable:
+        if self.problem is not None:
             return None
         if fcntl is None:
             self._give_up(
@@ -285,7 +272,7 @@ class SharedBudget:
             if not stat.S_ISREG(st.st_mode):
                 self._give_up(f"the shared rate state {self.path} is not a regular file")
                 return None
-            files.check_own(self.path, what="the shared rate state", elsewhere=_ELSEWHERE, st=st)
+            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
             if not self._lock(fd):
                 self._give_up(
                     f"the shared rate state {self.path} stayed locked by another process for "
@@ -313,10 +300,10 @@ class SharedBudget:
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
         what = "the rate-state folder"
-        files.check_own(self.path.parent.parent, what=what, elsewhere=_ELSEWHERE)
+        files.check_own(self.path.parent.parent, what=what, elsewhere=STATE_DIR_ENV)
         if not self.read_only:  # (nothing made in a folder that is not the user's own)
             files.make_folders(self.path.parent)
-        files.check_own(self.path.parent, what=what, elsewhere=_ELSEWHERE)
+        files.check_own(self.path.parent, what=what, elsewhere=STATE_DIR_ENV)
         # O_NOFOLLOW: a symlink put in its place must not make us rewrite the file it names;
         # O_NONBLOCK: a FIFO must not block the open (it is refused as not a regular file).
         flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -356,9 +343,8 @@ class SharedBudget:
 class RateLimiter:
     """The request budget of one run, shared by all its threads: ``acquire`` before each request.
 
-    Setting ``cancel`` (the client's event) wakes every waiting thread. ``shared_state`` makes the
-    budget one per machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
-    The event is looked at before every start and after every (injected) ``sleep``.
+    Setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
+    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
     """
 
     def __init__(
@@ -367,7 +353,6 @@ class RateLimiter:
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep | None = None,
-        margin: float = MARGIN,
         cancel: threading.Event | None = None,
         shared_state: str | Path | None = None,
         wall_clock: Clock = time.time,
@@ -378,7 +363,6 @@ class RateLimiter:
         self.cancel_event = cancel if cancel is not None else threading.Event()
         # Not time.sleep: a thread asleep in it would see a cancel only when it wakes up.
         self._sleep: Sleep = sleep if sleep is not None else self.cancel_event.wait
-        self._margin = margin
         self._lock = threading.Lock()
         self._current = self.rate  # the rate in force now, lowered by 429s
         self._share = math.inf  # this run's fair share, from the shared state's last look
@@ -400,16 +384,9 @@ class RateLimiter:
         problem = None if self.shared is None else self.shared.problem
         return None if problem is None else f"{problem}; {_FALLBACK}"
 
-    def cancel(self) -> None:
-        """Stop: every thread waiting in ``acquire`` wakes and raises ``Cancelled``."""
-        self.cancel_event.set()
-
     def acquire(self) -> float:
-        """Block until this thread may start a request; return the seconds waited.
-
-        Nothing is reserved ahead: a woken thread checks again, so a 429 that came meanwhile counts.
-        Raises ``Cancelled`` once the cancel event is set.
-        """
+        """Block until this thread may start a request (``Cancelled`` once cancelled); the seconds
+        waited. Nothing is reserved: a woken thread checks again, so a 429 meanwhile counts."""
         waited = 0.0
         while True:
             if self.cancel_event.is_set():
@@ -433,7 +410,7 @@ class RateLimiter:
     def _next_own(self) -> float:
         """When this run's next start may come by its own starts (lock held)."""
         rate = min(self._current, self._share)
-        return next_start(self._starts, rate, self._margin, most=self._current)
+        return next_start(self._starts, rate, most=self._current)
 
     def _say_wait(self, seconds: float) -> None:
         """Once a run: a wait for a turn that other runs cause, when it passes ``SAY_WAIT``."""
@@ -461,14 +438,14 @@ class RateLimiter:
             delay = max(
                 state.paused_until - now,
                 # every run's starts: the window of the larger rate (each spaces its own)
-                next_start(state.starts, math.inf, self._margin, most=every) - now,
+                next_start(state.starts, math.inf, most=every) - now,
                 self._next_own() - self._clock(),
             )
             if delay <= 1e-9:
                 delay = 0.0
                 state.starts = [*state.starts, now][-int(MAX_RATE) :]
             # Counted until a second after it is back: its next interval, or the end of the wait.
-            back = min(MAX_PAUSE, delay or (1.0 + self._margin) / min(self._current, self._share))
+            back = min(MAX_PAUSE, delay or HEADROOM / min(self._current, self._share))
             state.runs[self._id] = (self._current, now + back + RUN_GRACE)
 
         state = self.shared.transact(step)

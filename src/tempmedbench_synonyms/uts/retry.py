@@ -37,12 +37,9 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How long and how often to try a request again.
-
-    Defaults suit UTS: six attempts, full-jitter exponential backoff (0.5 s doubling, at most 30 s)
-    so eight workers' retries are not in lockstep; ``Retry-After`` honoured (RFC 9110, 10.2.3);
-    the whole budget ``ratelimit.RETRY_BUDGET``, so a UTS that is down fails within minutes.
-    """
+    """How long and how often to try a request again: full-jitter exponential backoff, so eight
+    workers' retries are not in lockstep; ``Retry-After`` honoured (RFC 9110, 10.2.3); the whole
+    budget ``RETRY_BUDGET``, so a UTS that is down fails within minutes."""
 
     max_attempts: int = 6
     #: seconds from the first attempt after which no retry is started

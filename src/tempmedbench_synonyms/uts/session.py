@@ -1,12 +1,7 @@
-"""A session with UTS, wired from the network options: the cached client, the REST atom source.
-
-``open_uts`` checks the options (``UtsOptions.check``) and wires a client, a rate limiter and a
-response cache into a ``CachedUts``; ``rest_source`` puts the worker pool of ``source`` on top.
-"""
+"""A session with UTS, wired from the network options: the cached client, the REST atom source."""
 
 from __future__ import annotations
 
-import threading
 from typing import TextIO
 
 from tempmedbench_synonyms.secret import ApiKey, read_api_key
@@ -28,11 +23,9 @@ def open_uts(
 ) -> CachedUts:
     """The cached UTS client the atom source and the ``umls`` commands share.
 
-    The key is read first (so every message masks it), then the options checked; a missing key
-    fails only when the network is needed (``CachedUts.need_network``). ``cached=False``: no cache
-    (``doctor``'s probe); ``key``: given in Python; ``store=False`` (``doctor``, ``--dry-run``)
-    writes nothing, the shared rate state read only. The client and its limiter share one cancel
-    event, so cancelling the client wakes every thread waiting on the limiter.
+    A missing key fails only when the network is needed (``CachedUts.need_network``).
+    ``cached=False``: no cache (``doctor``'s probe); ``key``: given in Python; ``store=False``
+    (``doctor``, ``--dry-run``) writes nothing, the shared rate state read only.
     """
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
@@ -42,20 +35,17 @@ def open_uts(
     cache = ResponseCache(options.cache_folder, url) if cached else None
     client = None
     if not options.offline:
-        cancel = threading.Event()
         client = UtsClient(
             base_url=url,
             api_key=key,
             limiter=RateLimiter(
                 float(options.rate),
-                cancel=cancel,
                 shared_state=shared_state_path(url),  # one budget per machine
                 read_only=not store,
             ),
             timeouts=Timeouts.of(options.timeout),
             retry=RetryPolicy(),
             pool_size=pool,
-            cancel=cancel,
         )
     uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
     uts.store = store

@@ -1,29 +1,36 @@
-"""One terminology lookup answered by UTS (SPEC section 11): its request, and its ``Answer``.
-
-``answer_in`` asks one lookup through ``CachedUts`` (cache, else UMLS). Each input gets one
-``lookups.Answer``: ``found``, ``not_found`` or ``bad_input``; not authorised, unavailable and
-interrupted are raised (they end a batch). ``current`` is resolved once, before the inputs are
-asked (``settle_release``).
+"""One SPEC 11 lookup answered through ``CachedUts``: its ``Answer`` (``found``, ``not_found`` or
+``bad_input``; what ends a batch is raised), and ``current`` settled once for a batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cache, partial
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import Answer, Lookup, clean
 from tempmedbench_synonyms.paths import Build
 from tempmedbench_synonyms.uts.cached import CachedUts, Got
-from tempmedbench_synonyms.uts.client import BadRequestError
 
 
-def check(lookup: Lookup, build: Build | None = None, release: str = "current") -> None:
-    """BadInputError if ``lookup`` cannot be sent, its request built in ``release`` (``build``)."""
-    limit = lookup.limit_or_default()
-    if limit < 0:
-        raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
-    (build or lookup.request)(release)
+def checked(
+    items: Sequence[tuple[str, Lookup]], release: str
+) -> tuple[dict[Lookup, Build], dict[int, Answer]]:
+    """Each lookup's request, built once (and kept for the cache pass and the ask), and the
+    answers of the inputs that cannot be sent (their request built in ``release``), by index."""
+    builds: dict[Lookup, Build] = {}
+    bad: dict[int, Answer] = {}
+    for i, (input, lookup) in enumerate(items):
+        build = builds.setdefault(lookup, cache(lookup.request))
+        try:
+            limit = lookup.limit_or_default()
+            if limit < 0:
+                raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+            build(release)
+        except BadInputError as err:
+            bad[i] = bad_answer(input, lookup, err, release)
+    return builds, bad
 
 
 def cui_of(lookup: Lookup) -> str | None:
@@ -46,12 +53,9 @@ def settle_release(
     *,
     skip: Collection[int] = (),
 ) -> tuple[str, dict[int, Answer]]:
-    """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11.
-
-    ``current``: the cache's within a day, else the probe of an input's CUI, else an input's own
-    answer's links, one input at a time (``current`` if none names it). ``skip`` inputs and
-    ``sources`` are passed over.
-    """
+    """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11:
+    ``current`` as the cache knows it, else the probe of an input's CUI, else an input's own
+    answer's links, one input at a time; ``skip`` inputs and ``sources`` are passed over."""
     known = uts.known(check_release(release))
     if known is not None:
         return known, {}
@@ -75,40 +79,26 @@ def release_for(lookup: Lookup, release: str, settled: str) -> str:
     return release if lookup.as_current else settled
 
 
-def answer_in(
-    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
-) -> Answer:
+def answer_in(uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build) -> Answer:
     """One input's answer in ``release``, from the cache, else UMLS (``build``: its request)."""
-    found = _answer_in(uts, release, input, lookup, build, cache_only=False)
+    found = _answer_in(partial(uts.lookup, release), release, input, lookup, build)
     assert found is not None  # only the cache alone may lack an answer
     return found
 
 
 def cached_answer(
-    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build | None = None
+    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build
 ) -> Answer | None:
     """The answer of one input from the cache alone, or ``None`` if any part is missing."""
-    return _answer_in(uts, release, input, lookup, build, cache_only=True)
+    return _answer_in(partial(uts.lookup_cached, release), release, input, lookup, build)
 
 
 def _answer_in(
-    uts: CachedUts,
-    release: str,
-    input: str,
-    lookup: Lookup,
-    build: Build | None,
-    *,
-    cache_only: bool,
+    ask: Callable[[Build], Got | None], release: str, input: str, lookup: Lookup, build: Build
 ) -> Answer | None:
     query, nothing = lookup.words()
-
-    def ask(build: Build) -> Got | None:
-        if cache_only:
-            return uts.lookup_cached(release, build)
-        return uts.lookup(release, build)
-
     try:
-        got = ask(build or lookup.request)  # identifiers checked as the request is built
+        got = ask(build)  # identifiers checked as the request is built
         if got is None:
             return None
         results = []
@@ -123,9 +113,7 @@ def _answer_in(
         limit, truncated = lookup.limit_or_default(), got.truncated
         if limit and len(results) > limit:  # atoms: UTS sends every page, the limit is ours
             results, truncated = results[:limit], True
-    except BadRequestError as err:  # UTS refused this input's request: its own bad input
-        return bad_answer(input, lookup, err, release)
-    except BadInputError as err:
+    except BadInputError as err:  # (a 400 from UTS too: this input's own bad input)
         if err.path is not None or err.key is not None:
             raise  # the cache or an option, not this input
         return bad_answer(input, lookup, err, release)

@@ -1,8 +1,5 @@
-"""The watchdog: every UTS attempt on the wire is cut off at its deadline, or at once on cancel.
-
-A socket timeout bounds one read, not the attempt, so a helper thread shuts the attempt's
-sockets down at its deadline (``socket.shutdown`` wakes a blocked ``recv``); it exits as soon as
-no attempt is on the wire.
+"""Every UTS attempt on the wire cut off at its deadline, or at once on cancel: a socket timeout
+bounds one read, not the attempt, so a helper thread shuts the attempt's sockets down.
 """
 
 from __future__ import annotations
@@ -13,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from tempmedbench_synonyms import runtime
@@ -25,27 +23,21 @@ class Connection(Protocol):
     def sock(self) -> socket.socket | None: ...
 
 
+@dataclass(eq=False, slots=True)
 class Flight:
     """One attempt on the wire: its deadline, its connections, and why it was cut off, if it was."""
 
-    __slots__ = ("conns", "cut", "deadline", "doomed", "owner")
-
-    def __init__(self, owner: object, deadline: float) -> None:
-        self.owner = owner
-        self.deadline = deadline
-        self.conns: list[Connection] = []
-        #: "timeout" (its deadline passed) or "cancel" (the run was cancelled), once cut off
-        self.doomed: str | None = None
-        self.cut = False
+    owner: object
+    deadline: float
+    conns: list[Connection] = field(default_factory=list)
+    #: "timeout" (its deadline passed) or "cancel" (the run was cancelled), once cut off
+    doomed: str | None = None
+    cut: bool = False
 
 
 class Watchdog:
-    """Every attempt on the wire in this process, and the thread that cuts one off.
-
-    Each attempt registers (``flight``), its connections too (``track``); a daemon thread shuts
-    their sockets down at the deadline, ``cancel`` at once for one client. The thread exits
-    when no attempt is on the wire (a forking process must find none).
-    """
+    """Every attempt on the wire in this process (``flight``, ``track``), and the daemon thread
+    that cuts one off; it exits when none is on the wire (a forking process must find none)."""
 
     #: seconds between tries to cut a connection whose socket is still being opened
     RETRY = 0.05
