@@ -97,12 +97,7 @@ def _render_report(report: ValidationReport, limit: int) -> None:
     for code, n in report.counts.items():
         if n:
             echo_err(f"{code}: {n}")
-    n = len(report.findings)
-    echo_err(
-        "clean: every SNOMED CT field matches the release"
-        if not n
-        else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release"
-    )
+    echo_err(("" if report.findings else "clean: ") + report.message)
 
 
 @gps_app.command("validate", cls=PlainUsage)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms import jsonio
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
@@ -84,8 +84,13 @@ class ValidationReport:
     def outcome(self) -> ValidationOutcome:
         return ValidationOutcome.FINDINGS if self.findings else ValidationOutcome.CLEAN
 
+    @property
+    def message(self) -> str:
+        if not self.findings:
+            return "every SNOMED CT field matches the release"
+        return f"{plural(len(self.findings), 'finding')}: the artifacts differ from the release"
+
     def as_dict(self) -> dict[str, Any]:
-        n = len(self.findings)
         return {
             "outcome": self.outcome.value,
             "exit_code": self.exit_code,
@@ -94,9 +99,7 @@ class ValidationReport:
             "records_checked": dict(self.records),
             "findings": [f.as_dict() for f in self.findings],
             "counts": self.counts,
-            "message": "every SNOMED CT field matches the release"
-            if not n
-            else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release",
+            "message": self.message,
         }
 
 
