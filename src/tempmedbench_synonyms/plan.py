@@ -21,8 +21,7 @@ from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.regen.pipeline import (
     atom_queries,
     probe_cui,
-    route_counts,
-    span_count,
+    release_report,
     wanted_release,
 )
 from tempmedbench_synonyms.regen.release import Release, load_expected, open_release
@@ -57,19 +56,10 @@ def _open(release_dir: Path) -> Release:
 
 
 def _report(opened: Release, source: str, message: str) -> Report:
-    return Report(
-        "regenerate",
-        Outcome.PLANNED,
-        str(opened.folder),
-        source=source,
-        message=message,
-        concepts=len(opened.table.concepts),
-        routes=route_counts(opened.table.concepts),
-        questions=len(opened.surface),
-        spans=span_count(opened.table.concepts),
-        manifest_files=opened.files_checked,
-        warnings=opened.warnings,
-    )
+    report = release_report("regenerate", Outcome.PLANNED, opened)
+    report.source = source
+    report.message = message
+    return report
 
 
 def plan_rest(
