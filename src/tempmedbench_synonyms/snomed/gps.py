@@ -16,7 +16,7 @@ import re
 import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from operator import itemgetter
 from pathlib import Path
 from typing import IO
@@ -63,15 +63,19 @@ _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 class _BackgroundHash:
     """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
-    parses (hashlib frees the GIL); use it through :func:`_hashing`, which ends the thread."""
+    parses (hashlib frees the GIL); the thread runs while the ``with`` block does."""
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
         self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def __enter__(self) -> _BackgroundHash:
         self._thread = runtime.start_thread(self._run, name="gps-sha256")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _run(self) -> None:
         while (block := self._blocks.get()) is not None:
@@ -89,16 +93,6 @@ class _BackgroundHash:
         """The digest of every block given (waits for the thread to hash them)."""
         self.close()
         return self._sha.hexdigest()
-
-
-@contextmanager
-def _hashing() -> Iterator[_BackgroundHash]:
-    hasher = _BackgroundHash()
-    try:
-        hasher.start()
-        yield hasher
-    finally:
-        hasher.close()
 
 
 class _Scan:
@@ -172,7 +166,7 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     def open_bytes() -> IO[bytes]:
         return bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
 
-    with _hashing() as hasher:
+    with _BackgroundHash() as hasher:
         rows = _read_gps(open_bytes, str(p), notes, hasher)
         digest = hasher.hexdigest()
     date = release_date(p.name, p.parent.as_posix())
@@ -192,19 +186,15 @@ def _read_gps(
     try:
         with open_bytes() as raw:
             header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
-        if rows is None:
-            # Columns in another order, or more of them: the general path reads every row.
-            with open_bytes() as raw, text_stream(raw) as stream:
-                stream.readline()
-                rows = _read_gps_rows_checked(stream, where, header, notes)
-        elif _fast_rows_ok(rows, scan, header):
+        if rows is not None and _fast_rows_ok(rows, scan, header):
             if scan.trailing_blank:
                 notes.append(blank_note(where, scan.trailing_blank))
         else:
-            # Something is off (a short row, a bad Active, an empty, repeated or non-digit
-            # identifier...): read the file again line by line, which raises with the line
-            # and the problem.
-            log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+            # Columns in another order, or more of them (no rows), or something is off (a short
+            # row, a bad Active, an empty, repeated or non-digit identifier...): the general path
+            # reads the file again line by line, and raises with the line and the problem.
+            if rows is not None:
+                log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
             del rows
             with open_bytes() as raw, text_stream(raw) as stream:
                 stream.readline()
@@ -386,7 +376,7 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
         return bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
 
     check_declared_size(path, zf, member, GPS_MAX_BYTES)
-    with reading_member(path, zf, member, hint=ZIP_HINT), _hashing() as hasher:
+    with reading_member(path, zf, member, hint=ZIP_HINT), _BackgroundHash() as hasher:
         rows = _read_gps(open_bytes, where, notes, hasher)
         member_digest = hasher.hexdigest()
     digest = sha256_file(path)

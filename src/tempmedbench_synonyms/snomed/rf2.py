@@ -34,7 +34,7 @@ from tempmedbench_synonyms.snomed.tables import (
     check_declared_size,
     no_concepts,
     not_utf8_error,
-    read_header,
+    parse_header,
     release_date,
     text_stream,
 )
@@ -185,7 +185,7 @@ def _rf2_rows(
         with src.reading(name):
             try:
                 with src.open_bytes(name) as raw, text_stream(raw) as stream:
-                    header = read_header(stream, where, columns, notes)
+                    header = parse_header(stream.readline(), where, columns, notes)
                     pick = itemgetter(*(header.index[c] for c in columns))
                     widths = header.widths
                     width = len(header.names)

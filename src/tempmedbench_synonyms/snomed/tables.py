@@ -164,13 +164,6 @@ def text_stream(raw: IO[bytes]) -> io.TextIOWrapper:
     return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
 
 
-def read_header(
-    stream: io.TextIOWrapper, where: str, required: tuple[str, ...], notes: list[str]
-) -> Header:
-    """The header of a table read as a stream: its first line, with :func:`parse_header`."""
-    return parse_header(stream.readline(), where, required, notes)
-
-
 def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
     """Where each ``required`` column sits in the header ``first``; BOM, CRLF, empty cells noted."""
     if not first:
@@ -230,10 +223,7 @@ def blank_note(where: str, n: int) -> str:
 
 
 def not_utf8_error(
-    where: str,
-    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
-    *,
-    hint: str = "the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
+    where: str, open_bytes: Callable[[], AbstractContextManager[IO[bytes]]]
 ) -> BadInputError:
     """A not-UTF-8 file's error, naming the first bad line (found by a rescan)."""
     bad_line, problem = 1, "bytes that are not UTF-8"
@@ -249,7 +239,7 @@ def not_utf8_error(
         problem,
         path=where,
         line=bad_line,
-        hint=hint,
+        hint="the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
     )
 
 
