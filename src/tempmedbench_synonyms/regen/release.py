@@ -13,7 +13,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -66,6 +66,7 @@ def read_release_file(path: Path, *, what: str) -> bytes:
 
 # --- models ---------------------------------------------------------------------------------
 
+_Model = TypeVar("_Model", bound=BaseModel)
 Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
 Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -158,7 +159,7 @@ class ExpectedHashes(BaseModel):
         return self
 
 
-def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
+def _validated(model: type[_Model], data: Any, *, path: str) -> _Model:
     try:
         return model.model_validate(data)
     except ValidationError as err:
@@ -230,8 +231,7 @@ def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
 
 def load_expected(folder: Path) -> ExpectedHashes:
     data = _read_versioned(folder, EXPECTED, what="the expected hashes")
-    result: ExpectedHashes = _validated(ExpectedHashes, data, path=EXPECTED)
-    return result
+    return _validated(ExpectedHashes, data, path=EXPECTED)
 
 
 @dataclass(frozen=True)
