@@ -445,7 +445,7 @@ def main() -> None:
         if args.rf2_concepts:
             del index, loaded, result
             t_rf2, rf2_index = best_of(args.rf2_repeat, lambda: load_concept_index(rf2))
-            n = len(cast(ConceptIndex, rf2_index))
+            n = len(cast(ConceptIndex, rf2_index).rows)
             print(
                 f"load RF2 folder        {t_rf2:6.3f} s   (best of {args.rf2_repeat}; "
                 f"{n} concepts; not a target)"

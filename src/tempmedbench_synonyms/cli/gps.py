@@ -30,7 +30,7 @@ from tempmedbench_synonyms.snomed.codes import LookupOutcome
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import parse_sctid
-from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport
+from tempmedbench_synonyms.snomed.validate import ValidationReport
 
 gps_app = typer.Typer(
     name="gps",
@@ -78,20 +78,16 @@ def _describe_gps(index: ConceptIndex) -> None:
         echo_err(f"note: {note}")
 
 
-def _render_finding(f: Finding) -> str:
-    return (
-        f"{f.file}:{f.line}: {f.record} {f.code} {f.field}: "
-        f"expected {_show(f.expected)}, found {_show(f.found)}"
-    )
-
-
 def _render_report(report: ValidationReport, limit: int) -> None:
     _describe_gps(report.gps)
     checked = ", ".join(f"{n} records in {path}" for path, n in report.records.items())
     echo_err(f"checked {checked}")
     shown = report.findings if limit < 0 else report.findings[:limit]
     for f in shown:
-        echo_err(_render_finding(f))
+        echo_err(
+            f"{f.file}:{f.line}: {f.record} {f.code} {f.field}: "
+            f"expected {_show(f.expected)}, found {_show(f.found)}"
+        )
     if 0 < len(shown) < len(report.findings):
         echo_err(f"... {len(report.findings) - len(shown)} more (see --json, or --limit -1)")
     for code, n in report.counts.items():
