@@ -1,8 +1,5 @@
-"""``doctor``: a user's set-up checked in one pass, each check with a fix (SPEC section 7).
-
-Each check gives a ``Check``; the checks, their order and what they write (nothing):
-docs/reference.md, ``doctor``.
-"""
+"""``doctor``: a user's set-up checked in one pass, each check a ``Check`` with its fix (the checks
+and their order: docs/reference.md, ``doctor``)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
-
-Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
-path-encodes them, so nothing malformed is sent or cached. ``concept`` (the release probe) and
-``for_query`` (a table's three routes, with ``ATOMS_PARAMS``) build SPEC 3's requests; each
-lookup kind builds SPEC 11's from the parts below (``route``, ``subject``, ``joined``...), under
-UTS's own option names. ``url`` joins a base URL and a path (the client's only way to one).
+"""Every UTS request this tool sends (SPEC sections 3 and 11), built in one place: each builder
+checks the identifiers it is given and path-encodes them, so nothing malformed is sent or cached.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""What a regeneration would do, said before it spends the rate budget (SPEC section 7).
-
-``plan_rest`` is ``regenerate --dry-run`` over the REST API: the release checked as a run
-would, the probe the one request sent (none if cached or ``--offline``), the cache looked up
-for every concept, nothing written (``open_uts(store=False)``). ``plan_mrconso``: the file found
-and sniffed. Both return the report (outcome ``planned``) and the ``Plan``.
-"""
+"""What a regeneration would do, said before it spends the rate budget (``regenerate --dry-run``,
+SPEC section 7): the release checked as a run would, nothing written."""
 
 from __future__ import annotations
 

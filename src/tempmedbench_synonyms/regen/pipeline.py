@@ -1,10 +1,5 @@
-"""The regeneration, end to end: release folder in, two verified files (or .unverified ones) out.
-
-    open_release -> place_spans -> source.fetch -> choose -> rebuilt bytes -> hashes -> files
-
-``regenerate`` and ``freeze`` fetch atoms; ``check`` only hashes files already rebuilt. None of
-them prints: they return a report that the CLI renders.
-"""
+"""The regeneration, end to end (docs/architecture.md, "The data's way through the code"):
+``regenerate``, ``freeze`` and ``check`` return a report that the CLI renders; none prints."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The release folder: checked against its manifest (manifest.py), then strict models of the
-table, the surface and the hashes.
-
-Everything read here is checked before any atom is fetched (SPEC sections 1, 2 and 4), and every
-error names the file, the line or key, and what is wrong.
-"""
+"""The release folder: checked against its manifest, then strict models of the table, the surface
+and the hashes (SPEC sections 1, 2 and 4), all read before any atom is fetched."""
 
 from __future__ import annotations
 

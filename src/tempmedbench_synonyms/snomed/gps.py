@@ -2,8 +2,7 @@
 
 Read once, a block at a time, hashed on a helper thread; rows are checked in bulk, and on any
 anomaly a line-by-line pass names the line (no pydantic per row, on purpose: the GPS has
-~380,000). What it accepts and refuses: docs/reference.md,
-``gps validate``.
+~380,000). What it accepts and refuses: docs/reference.md, ``gps validate``.
 """
 
 from __future__ import annotations
