@@ -69,7 +69,6 @@ def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = N
 
 
 def key_from_env(*, environ: Mapping[str, str] | None = None) -> str:
-    """``UMLS_API_KEY``, stripped ("" when unset)."""
     return variable(API_KEY_ENV, environ=environ)
 
 
