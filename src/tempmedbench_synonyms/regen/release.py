@@ -188,17 +188,15 @@ def _validated(model: type[_Model], data: Any, *, path: str) -> _Model:
 def _key_path(loc: Sequence[int | str]) -> str:
     """A JSON-ish path to the offending value: concepts["38341003"].spans["dev-0001"][0][1]."""
     out = ""
-    prev_was_dict_name = False
+    in_mapping = False  # the part before names a mapping: this part is one of its keys
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-            prev_was_dict_name = False
-        elif prev_was_dict_name:
+        elif in_mapping:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
-            prev_was_dict_name = False
         else:
             out += f".{part}" if out else part
-            prev_was_dict_name = part in ("concepts", "spans", "files")
+        in_mapping = not in_mapping and part in ("concepts", "spans", "files")
     return out
 
 

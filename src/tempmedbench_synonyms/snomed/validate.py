@@ -321,7 +321,8 @@ class _Checker:
             code = rec.get("concept_snomed_code")
             # Compared only with a valid identifier: with a malformed one, "expected" would tell
             # the author to copy the malformation into a code that may well be right.
-            if code != concept_key and _valid_string_id(concept_key):
+            valid = type(concept_key) is str and not concept_id_problems(concept_key)
+            if code != concept_key and valid:
                 why = "concept_snomed_code must equal predicate.concept"
                 self.add(FindingCode.CODE_MISMATCH, "concept_snomed_code", concept_key, code, why)
             if concept is not None:
@@ -336,10 +337,6 @@ def _is_identifier(value: Any) -> bool:
         return True
     stripped = value.strip()
     return stripped.isascii() and stripped.isdigit()
-
-
-def _valid_string_id(value: Any) -> bool:
-    return type(value) is str and not concept_id_problems(value)
 
 
 def check_artifact(
