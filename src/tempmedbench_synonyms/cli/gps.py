@@ -26,7 +26,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.constants import GPS_ENV
-from tempmedbench_synonyms.snomed.codes import LookupOutcome
+from tempmedbench_synonyms.errors import Outcome
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import parse_sctid
@@ -174,7 +174,7 @@ def lookup(
     if json_out:
         print_json(
             {
-                "outcome": (LookupOutcome.NOT_FOUND if missing else LookupOutcome.FOUND).value,
+                "outcome": (Outcome.NOT_FOUND if missing else Outcome.FOUND).value,
                 "exit_code": 1 if missing else 0,
                 "gps": index.summary(),
                 "concepts": rows,

@@ -1,5 +1,5 @@
 """The closed vocabularies of the SNOMED CT side (``str`` enums): finding codes (SPEC section 6)
-and the outcomes of ``gps validate`` and ``gps lookup``."""
+and the outcome of ``gps validate`` (``gps lookup`` says ``errors.Outcome``'s found, not_found)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,3 @@ class ValidationOutcome(StrEnum):
 
     CLEAN = "clean"
     FINDINGS = "findings"
-
-
-class LookupOutcome(StrEnum):
-    """The outcome of ``gps lookup``: exit 0 when the release holds every identifier, else 1."""
-
-    FOUND = "found"
-    NOT_FOUND = "not_found"
