@@ -209,11 +209,6 @@ def fetch_progress(
                         clock=clock, started=started)  # fmt: skip
 
 
-def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
-    """The progress of a scan of a local file ``name``: bytes (compressed bytes when packed)."""
-    return StepProgress(stream, label=f"scanning {name}", unit="bytes")
-
-
 class _RateColumn(ProgressColumn):
     """Items or bytes a second; blank until known (rich's shows "?")."""
 
