@@ -155,7 +155,6 @@ class Header:
     names: tuple[str, ...]
     index: dict[str, int]
     widths: frozenset[int]
-    crlf: bool
 
 
 def text_stream(raw: IO[bytes]) -> io.TextIOWrapper:
@@ -171,8 +170,7 @@ def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[
     if first.startswith("\ufeff"):
         first = first[1:]
         notes.append(f"{where}: a UTF-8 byte order mark was skipped")
-    crlf = first.endswith("\r\n")
-    if crlf:
+    if first.endswith("\r\n"):
         notes.append(f"{where}{CRLF_NOTE}")
     cells = first.rstrip("\r\n").split("\t")
     width = len(cells)
@@ -197,7 +195,7 @@ def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[
             hint="columns are found by name in the first line, separated by tabs",
         )
     # A row may or may not repeat the header's trailing empty cells.
-    return Header(tuple(names), index, frozenset({trimmed, width}), crlf)
+    return Header(tuple(names), index, frozenset({trimmed, width}))
 
 
 def bad_width(where: str, line: int, parts: list[str], header: Header) -> BadInputError:
