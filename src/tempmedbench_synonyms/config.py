@@ -183,7 +183,6 @@ class Flag:
     help: str
     #: what ``--help`` shows as the default ("" for none; ``None``: the field's default)
     default_text: str | None = None
-    short: tuple[str, ...] = ()
 
 
 def spelt(flag: str, help: str, default_text: str | None = None) -> dict[str, Flag]:
