@@ -50,7 +50,7 @@ from tempmedbench_synonyms.files import sha256_file
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index
-from tempmedbench_synonyms.snomed.sctid import make_sctid
+from tempmedbench_synonyms.snomed.sctid import verhoeff_check_digit
 from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_artifact, validate_release
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
@@ -78,6 +78,12 @@ SYLLABLES = [
     "sil",
 ]
 TAGS = ["(disorder)", "(procedure)", "(finding)", "(regime/therapy)", "(situation)"]
+
+
+def make_sctid(item: int) -> str:
+    """The short-format concept identifier of an invented ``item``."""
+    payload = f"{item}00"
+    return payload + verhoeff_check_digit(payload)
 
 
 def _word(rng: random.Random) -> str:
@@ -439,7 +445,7 @@ def main() -> None:
         if args.rf2_concepts:
             del index, loaded, result
             t_rf2, rf2_index = best_of(args.rf2_repeat, lambda: load_concept_index(rf2))
-            n = len(cast(ConceptIndex, rf2_index))
+            n = len(cast(ConceptIndex, rf2_index).rows)
             print(
                 f"load RF2 folder        {t_rf2:6.3f} s   (best of {args.rf2_repeat}; "
                 f"{n} concepts; not a target)"

@@ -62,14 +62,10 @@ def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
 
 def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
     """The key file to read: ``--api-key-file``, else the file ``UMLS_API_KEY_FILE`` names."""
-    from_env = variable(API_KEY_FILE_ENV, environ=environ)
-    if api_key_file is None and from_env:
-        return _expanded(from_env, API_KEY_FILE_ENV)
-    return api_key_file
+    return api_key_file if api_key_file is not None else _from_env(API_KEY_FILE_ENV, environ)
 
 
 def key_from_env(*, environ: Mapping[str, str] | None = None) -> str:
-    """``UMLS_API_KEY``, stripped ("" when unset)."""
     return variable(API_KEY_ENV, environ=environ)
 
 
@@ -99,10 +95,7 @@ def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | No
     """``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platformdirs user cache folder."""
     if cache_dir is not None:
         return _expanded(cache_dir, "--cache-dir")
-    from_env = variable(CACHE_DIR_ENV, environ=environ)
-    if from_env:
-        return _expanded(from_env, CACHE_DIR_ENV)
-    return _platform_folder("cache", environ=environ)
+    return _from_env(CACHE_DIR_ENV, environ) or _platform_folder("cache", environ=environ)
 
 
 def resolve_index_dir(
@@ -114,18 +107,20 @@ def resolve_index_dir(
     """The local indexes' folder: ``--index-dir``, ``TEMPMEDBENCH_INDEX_DIR``, or the cache's."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
-    from_env = variable(INDEX_DIR_ENV, environ=environ)
-    if from_env:
-        return _expanded(from_env, INDEX_DIR_ENV)
-    return resolve_cache_dir(cache_dir, environ=environ) / "index"
+    return (
+        _from_env(INDEX_DIR_ENV, environ) or resolve_cache_dir(cache_dir, environ=environ) / "index"
+    )
 
 
 def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
     """The shared rate state's folder: ``TEMPMEDBENCH_STATE_DIR``, else platformdirs'."""
-    from_env = variable(STATE_DIR_ENV, environ=environ)
-    if from_env:
-        return _expanded(from_env, STATE_DIR_ENV)
-    return _platform_folder("state", environ=environ)
+    return _from_env(STATE_DIR_ENV, environ) or _platform_folder("state", environ=environ)
+
+
+def _from_env(name: str, environ: Mapping[str, str] | None) -> Path | None:
+    """The path the variable ``name`` gives, ``~`` expanded; None when it is unset or blank."""
+    value = variable(name, environ=environ)
+    return _expanded(value, name) if value else None
 
 
 def _expanded(path: str | Path, name: str) -> Path:
@@ -172,10 +167,7 @@ def log_level_name(*, environ: Mapping[str, str] | None = None) -> str:
 
 def gps_path(flag: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
     """``--gps``, else ``TEMPMEDBENCH_GPS``; ``None`` when neither names one."""
-    if flag is not None:
-        return flag
-    from_env = variable(GPS_ENV, environ=environ)
-    return _expanded(from_env, GPS_ENV) if from_env else None
+    return flag if flag is not None else _from_env(GPS_ENV, environ)
 
 
 def no_color(*, environ: Mapping[str, str] | None = None) -> bool:
@@ -191,7 +183,6 @@ class Flag:
     help: str
     #: what ``--help`` shows as the default ("" for none; ``None``: the field's default)
     default_text: str | None = None
-    short: tuple[str, ...] = ()
 
 
 def spelt(flag: str, help: str, default_text: str | None = None) -> dict[str, Flag]:

@@ -1,8 +1,5 @@
-"""``doctor``: a user's set-up checked in one pass, each check with a fix (SPEC section 7).
-
-Each check gives a ``Check``; the checks, their order and what they write (nothing):
-docs/reference.md, ``doctor``.
-"""
+"""``doctor``: a user's set-up checked in one pass, each check a ``Check`` with its fix (the checks
+and their order: docs/reference.md, ``doctor``)."""
 
 from __future__ import annotations
 
@@ -291,30 +288,6 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
     )
 
 
-def run_checks(
-    release_dir: Path | None,
-    options: UtsOptions,
-    *,
-    mrconso: Path | None = None,
-    out: Path | None = None,
-    say: Callable[[Check], None] | None = None,
-    meta: Path | None = None,
-    index_dir: Path | None = None,
-) -> list[Check]:
-    """Every check, in order; ``say`` is called with each as soon as it is made."""
-    # The key is read by the api_key check and again by the probe: a warning about it (a key
-    # file others can read) is said once.
-    secret_log = logging.getLogger("tempmedbench_synonyms.secret")
-    once = _Once()
-    secret_log.addFilter(once)
-    try:
-        return _run_checks(
-            release_dir, options, mrconso=mrconso, out=out, say=say, meta=meta, index_dir=index_dir
-        )
-    finally:
-        secret_log.removeFilter(once)
-
-
 class _Once(logging.Filter):
     """Lets each distinct message through once."""
 
@@ -330,16 +303,17 @@ class _Once(logging.Filter):
         return True
 
 
-def _run_checks(
+def run_checks(
     release_dir: Path | None,
     options: UtsOptions,
     *,
-    mrconso: Path | None,
-    out: Path | None,
-    say: Callable[[Check], None] | None,
-    meta: Path | None,
-    index_dir: Path | None,
+    mrconso: Path | None = None,
+    out: Path | None = None,
+    say: Callable[[Check], None] | None = None,
+    meta: Path | None = None,
+    index_dir: Path | None = None,
 ) -> list[Check]:
+    """Every check, in order; ``say`` is called with each as soon as it is made."""
     checks: list[Check] = []
 
     def add(check: Check) -> None:
@@ -347,36 +321,44 @@ def _run_checks(
         if say is not None:
             say(check)
 
-    add(_made("versions", check_versions))
-    opened = None
-    if release_dir is not None:
-        found, opened = check_release(release_dir)
-        add(found)
-    key = _made("api_key", lambda: check_api_key(options.api_key_file))
-    local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
-    if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
-        # A run from local files sends nothing: no key is needed, so none is missing.
-        add(_passed("api_key", f"none found; none is needed with {local}"))
-        add(_passed("uts", f"not asked: a run with {local} sends no request"))
-    else:
-        add(key)
-        if opened is not None and opened.table.concepts:
-            probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
-            add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
-        else:  # no release folder (or none that could be read): the key and UTS all the same
-            hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
-            add(_made("uts", lambda: check_uts(options, "current", KNOWN_CUI, key_ok=key.ok,
-                                               current_hint=hint)))  # fmt: skip
-    add(_made("cache", lambda: check_cache(options.cache_dir)))
-    root = out if out is not None else (opened.folder if opened is not None else None)
-    if root is not None:
-        add(_made("out", lambda: check_out(root)))
-    add(_made("rate_state", lambda: check_rate_state(options.url)))
-    if mrconso is not None:
-        sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
-        add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
-    if meta is not None:
-        add(_made("meta", lambda: check_meta(meta, index_dir)))
+    # The key is read by the api_key check and again by the probe: a warning about it (a key
+    # file others can read) is said once.
+    secret_log = logging.getLogger("tempmedbench_synonyms.secret")
+    once = _Once()
+    secret_log.addFilter(once)
+    try:
+        add(_made("versions", check_versions))
+        opened = None
+        if release_dir is not None:
+            found, opened = check_release(release_dir)
+            add(found)
+        key = _made("api_key", lambda: check_api_key(options.api_key_file))
+        local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
+        if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
+            # A run from local files sends nothing: no key is needed, so none is missing.
+            add(_passed("api_key", f"none found; none is needed with {local}"))
+            add(_passed("uts", f"not asked: a run with {local} sends no request"))
+        else:
+            add(key)
+            if opened is not None and opened.table.concepts:
+                probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
+                add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
+            else:  # no release folder (or none that could be read): the key and UTS all the same
+                hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
+                add(_made("uts", lambda: check_uts(options, "current", KNOWN_CUI, key_ok=key.ok,
+                                                   current_hint=hint)))  # fmt: skip
+        add(_made("cache", lambda: check_cache(options.cache_dir)))
+        root = out if out is not None else (opened.folder if opened is not None else None)
+        if root is not None:
+            add(_made("out", lambda: check_out(root)))
+        add(_made("rate_state", lambda: check_rate_state(options.url)))
+        if mrconso is not None:
+            sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
+            add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
+        if meta is not None:
+            add(_made("meta", lambda: check_meta(meta, index_dir)))
+    finally:
+        secret_log.removeFilter(once)
     return checks
 
 

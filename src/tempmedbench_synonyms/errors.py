@@ -251,9 +251,6 @@ class NotAuthorisedError(TempMedBenchError):
 class ApiKeyMissingError(NotAuthorisedError):
     """No API key was given, and the network is needed (exit 3); see ``secret.missing_key()``."""
 
-    def __init__(self, *, message: str, hint: str) -> None:
-        super().__init__(message=message, hint=hint)
-
 
 class UnavailableError(TempMedBenchError):
     """The atoms cannot be had now: UMLS unreachable, the release not served, or offline."""

@@ -1,10 +1,5 @@
-"""Every UTS request this tool sends, built in one place: SPEC sections 3 and 11.
-
-Each builder checks the identifiers it is given (``atoms.check_*``, ``check_term``) and
-path-encodes them, so nothing malformed is sent or cached. ``concept`` (the release probe) and
-``for_query`` (a table's three routes, with ``ATOMS_PARAMS``) build SPEC 3's requests; each
-lookup kind builds SPEC 11's from the parts below (``route``, ``subject``, ``joined``...), under
-UTS's own option names. ``url`` joins a base URL and a path (the client's only way to one).
+"""Every UTS request this tool sends (SPEC sections 3 and 11), built in one place: each builder
+checks the identifiers it is given and path-encodes them, so nothing malformed is sent or cached.
 """
 
 from __future__ import annotations
@@ -93,12 +88,10 @@ def route(name: str, umls_release: str) -> str:
 
 
 def content(umls_release: str) -> str:
-    """``/content/{release}``."""
     return route("content", umls_release)
 
 
 def seg(value: str) -> str:
-    """``value`` as one path segment (``quote(value, safe="")``)."""
     return quote(value, safe="")
 
 
@@ -148,12 +141,10 @@ def check_term(term: str) -> str:
 
 
 def is_tui(value: str) -> bool:
-    """Whether ``value`` is a TUI (``T`` and 3 digits)."""
     return _TUI.fullmatch(value) is not None
 
 
 def check_tui(tui: str) -> str:
-    """``tui`` if it is a TUI (``T`` and 3 digits), else BadInputError."""
     if is_tui(tui):
         return tui
     raise BadInputError(
@@ -171,7 +162,6 @@ def joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str)
 
 
 def sab_list(sabs: Sequence[str]) -> str:
-    """Sources joined with a comma, each checked."""
     return ",".join(check_sab(s) for s in sabs)
 
 
@@ -182,7 +172,6 @@ def check_limit(limit: int) -> int:
 
 
 def code_path(umls_release: str, sab: str, code: str) -> str:
-    """``/content/{release}/source/{sab}/{code}``."""
     return f"{content(umls_release)}/source/{seg(check_sab(sab))}/{seg(check_code(code))}"
 
 

@@ -1,10 +1,5 @@
-"""What a regeneration would do, said before it spends the rate budget (SPEC section 7).
-
-``plan_rest`` is ``regenerate --dry-run`` over the REST API: the release checked as a run
-would, the probe the one request sent (none if cached or ``--offline``), the cache looked up
-for every concept, nothing written (``open_uts(store=False)``). ``plan_mrconso``: the file found
-and sniffed. Both return the report (outcome ``planned``) and the ``Plan``.
-"""
+"""What a regeneration would do, said before it spends the rate budget (``regenerate --dry-run``,
+SPEC section 7): the release checked as a run would, nothing written."""
 
 from __future__ import annotations
 
@@ -21,8 +16,7 @@ from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.regen.pipeline import (
     atom_queries,
     probe_cui,
-    route_counts,
-    span_count,
+    release_report,
     wanted_release,
 )
 from tempmedbench_synonyms.regen.release import Release, load_expected, open_release
@@ -57,19 +51,10 @@ def _open(release_dir: Path) -> Release:
 
 
 def _report(opened: Release, source: str, message: str) -> Report:
-    return Report(
-        "regenerate",
-        Outcome.PLANNED,
-        str(opened.folder),
-        source=source,
-        message=message,
-        concepts=len(opened.table.concepts),
-        routes=route_counts(opened.table.concepts),
-        questions=len(opened.surface),
-        spans=span_count(opened.table.concepts),
-        manifest_files=opened.files_checked,
-        warnings=opened.warnings,
-    )
+    report = release_report("regenerate", Outcome.PLANNED, opened)
+    report.source = source
+    report.message = message
+    return report
 
 
 def plan_rest(

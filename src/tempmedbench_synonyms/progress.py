@@ -32,6 +32,8 @@ from tempmedbench_synonyms.errors import plural
 
 Unit = Literal["concepts", "bytes", "inputs"]
 
+#: the least seconds between two plain lines (a thirtieth of the time taken, once longer)
+_PLAIN_INTERVAL = 5.0
 #: the bar drawn on a terminal now, if any (``print_above`` writes above it)
 _drawn: list[StepProgress] = []
 
@@ -40,8 +42,8 @@ class StepProgress:
     """The progress of one step: ``update`` it (or call it as a ``ProgressCallback``), ``close``
     it when the step ends (safe twice).
 
-    ``stream``: where (``None``: nowhere); ``is_tty`` overrides; ``console`` (tests) is rich's.
-    Time counts from the first update, or from ``started`` on ``clock`` if given.
+    ``stream``: where (``None``: nowhere); a terminal (or a ``console``, rich's, for tests) gets the
+    bar. Time counts from the first update, or from ``started`` on ``clock`` if given.
     """
 
     def __init__(
@@ -51,10 +53,8 @@ class StepProgress:
         label: str,
         unit: Unit,
         total: int | None = None,
-        is_tty: bool | None = None,
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
-        plain_interval: float = 5.0,
         tty_interval: float = 0.1,
         started: float | None = None,
     ) -> None:
@@ -62,11 +62,10 @@ class StepProgress:
         self.label = label
         self.unit: Unit = unit
         self._clock = clock
-        if is_tty is None:
-            isatty = getattr(stream, "isatty", None)
-            is_tty = console is not None or (bool(isatty()) if callable(isatty) else False)
+        isatty = getattr(stream, "isatty", None)
+        is_tty = console is not None or (callable(isatty) and bool(isatty()))
         self.is_tty = is_tty and stream is not None
-        self._interval = tty_interval if self.is_tty else plain_interval
+        self._interval = tty_interval if self.is_tty else _PLAIN_INTERVAL
         if self.is_tty and console is None:
             # the stream said it is a terminal: rich is told so, never guesses (FORCE_COLOR)
             console = Console(file=stream, force_terminal=True, stderr=stream is sys.stderr)
@@ -208,11 +207,6 @@ def fetch_progress(
     """The progress of a fetch from UMLS: ``unit`` of ``umls_release``, timed from ``started``."""
     return StepProgress(stream, label=f"UMLS {umls_release}", unit=unit, total=total,
                         clock=clock, started=started)  # fmt: skip
-
-
-def scan_progress(stream: TextIO | None, name: str) -> StepProgress:
-    """The progress of a scan of a local file ``name``: bytes (compressed bytes when packed)."""
-    return StepProgress(stream, label=f"scanning {name}", unit="bytes")
 
 
 class _RateColumn(ProgressColumn):

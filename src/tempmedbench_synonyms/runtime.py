@@ -270,22 +270,13 @@ class Channel:
         self.sock.close()
 
 
-class Worker:
-    """One worker process and the parent's end of its channel."""
+class Worker(Channel):
+    """One worker process, and the parent's end of its channel."""
 
-    def __init__(self, process: subprocess.Popen[bytes], channel: Channel, name: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket, name: str) -> None:
+        super().__init__(sock)
         self.process = process
-        self.channel = channel
         self.name = name
-
-    def fileno(self) -> int:
-        return self.channel.fileno()
-
-    def send(self, message: object) -> None:
-        self.channel.send(message)
-
-    def recv(self) -> Any:
-        return self.channel.recv()
 
     def stop(self, *, kill: bool) -> None:
         """End the worker (at once if ``kill``), reap it and close its channel."""
@@ -294,7 +285,7 @@ class Worker:
                 self.process.kill()
             self.process.wait()
         finally:
-            self.channel.close()
+            self.close()
             with _LIVE_LOCK:
                 _LIVE.discard(self)
 
@@ -319,7 +310,7 @@ def spawn_worker(module: str, *, name: str) -> Worker:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            worker = Worker(process, Channel(ours), name)
+            worker = Worker(process, ours, name)
             with _LIVE_LOCK:
                 _LIVE.add(worker)
     except BaseException:

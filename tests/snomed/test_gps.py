@@ -153,7 +153,7 @@ def test_gps_zip_with_two_candidates_takes_the_table(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("doc/GPSRelease_notes.txt", "These are release notes.\n")
         zf.write(GPS_FILE, f"data/{GPS_NAME}")
-    assert len(load_concept_index(z)) == 19
+    assert len(load_concept_index(z).rows) == 19
 
 
 def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
@@ -555,7 +555,7 @@ def test_index_built_by_hand_decodes_rows() -> None:
     )
     assert index.get("101") == ("A (finding)", "A", True)
     assert index.get("102") == ("B (finding)", "", False)
-    assert "101" in index and "103" not in index
+    assert "101" in index.rows and "103" not in index.rows
 
 
 def test_rf2_bytes_that_are_not_utf8_name_file_and_line(tmp_path: Path) -> None:
@@ -805,7 +805,7 @@ def skipped_note(path: Path, rows: int) -> str:
 def test_rf2_us_edition_rows_of_the_us_module_are_skipped(tmp_path: Path) -> None:
     folder = us_edition(tmp_path / "us")
     index = load_concept_index(folder)
-    assert EXT not in index
+    assert EXT not in index.rows
     assert concepts_of(index) == concepts_of(load_concept_index(GPS_FILE))
     assert index.release_date == "20990301"
     lang, desc, concept = (folder / US_EDITION[k] for k in ("language", "description", "concept"))
@@ -1064,7 +1064,7 @@ def test_a_file_with_columns_in_another_order_is_read_and_hashed_whole(tmp_path:
     )
     index = load_gps_tsv(path)
     assert index.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert len(index) == 30_000
+    assert len(index.rows) == 30_000
     assert index.get("129999") == ("Term 29999 (finding)", "Term 29999", True)
 
 

@@ -96,7 +96,6 @@ def _typer_option(spelt: Flag, f: dataclasses.Field[Any]) -> Any:
     boolean = f.default is False
     return typer.Option(
         spelt.flag,
-        *spelt.short,
         help=spelt.help,
         metavar=FLAG if boolean else None,
         show_default=(not boolean if spelt.default_text is None else (spelt.default_text or False)),

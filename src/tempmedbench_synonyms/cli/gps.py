@@ -26,11 +26,11 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.constants import GPS_ENV
-from tempmedbench_synonyms.snomed.codes import LookupOutcome
+from tempmedbench_synonyms.errors import Outcome
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import parse_sctid
-from tempmedbench_synonyms.snomed.validate import Finding, ValidationReport
+from tempmedbench_synonyms.snomed.validate import ValidationReport
 
 gps_app = typer.Typer(
     name="gps",
@@ -78,31 +78,22 @@ def _describe_gps(index: ConceptIndex) -> None:
         echo_err(f"note: {note}")
 
 
-def _render_finding(f: Finding) -> str:
-    return (
-        f"{f.file}:{f.line}: {f.record} {f.code} {f.field}: "
-        f"expected {_show(f.expected)}, found {_show(f.found)}"
-    )
-
-
 def _render_report(report: ValidationReport, limit: int) -> None:
     _describe_gps(report.gps)
     checked = ", ".join(f"{n} records in {path}" for path, n in report.records.items())
     echo_err(f"checked {checked}")
     shown = report.findings if limit < 0 else report.findings[:limit]
     for f in shown:
-        echo_err(_render_finding(f))
+        echo_err(
+            f"{f.file}:{f.line}: {f.record} {f.code} {f.field}: "
+            f"expected {_show(f.expected)}, found {_show(f.found)}"
+        )
     if 0 < len(shown) < len(report.findings):
         echo_err(f"... {len(report.findings) - len(shown)} more (see --json, or --limit -1)")
     for code, n in report.counts.items():
         if n:
             echo_err(f"{code}: {n}")
-    n = len(report.findings)
-    echo_err(
-        "clean: every SNOMED CT field matches the release"
-        if not n
-        else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release"
-    )
+    echo_err(("" if report.findings else "clean: ") + report.message)
 
 
 @gps_app.command("validate", cls=PlainUsage)
@@ -183,7 +174,7 @@ def lookup(
     if json_out:
         print_json(
             {
-                "outcome": (LookupOutcome.NOT_FOUND if missing else LookupOutcome.FOUND).value,
+                "outcome": (Outcome.NOT_FOUND if missing else Outcome.FOUND).value,
                 "exit_code": 1 if missing else 0,
                 "gps": index.summary(),
                 "concepts": rows,

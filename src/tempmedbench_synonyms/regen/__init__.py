@@ -1,8 +1,5 @@
-"""The pure regeneration: a release folder and an atom source in, two verified files out.
-
-It imports only the kernel (tests/test_layers.py): it never knows whether its atoms came from
-UTS or a local MRCONSO.RRF. Its modules: docs/architecture.md, "The module map".
-"""
+"""The pure regeneration: a release folder and an atom source in, two verified files out. It
+imports only the kernel: it never knows where its atoms came from (docs/architecture.md)."""
 
 __all__ = [
     "canonical",

@@ -1,8 +1,5 @@
-"""Canonical bytes and SHA-256: the only place where the bytes that a hash depends on are made.
-
-SPEC section 4 fixes them: the full table is pretty-printed with sorted keys, a surface line is
-compact with sorted keys, both keep non-ASCII characters as they are, in UTF-8, one LF at the end.
-"""
+"""The bytes SPEC section 4 fixes, and their SHA-256: the only place where the bytes that a hash
+depends on are made."""
 
 from __future__ import annotations
 

@@ -56,6 +56,7 @@ def freeze(
     """
     opened = open_release(release_dir, with_expected=False)
     target = opened.folder / EXPECTED
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
     previous: bytes | None = None
     if os.path.lexists(target):
         if not force:
@@ -66,7 +67,6 @@ def freeze(
                 "replace them, rerun freeze with --force (the previous file is kept as "
                 f"{EXPECTED}{BACKUP_SUFFIX})",
             )
-        backup = target.with_name(target.name + BACKUP_SUFFIX)
         if os.path.lexists(backup):
             # A second forced freeze would replace the authors' original hashes with the first
             # freeze's: the backup is never overwritten (numbered backups would pile up unseen).
@@ -105,7 +105,6 @@ def freeze(
     data = table_bytes(expected)
     folder = opened.folder
     if previous is not None:
-        backup = target.with_name(target.name + BACKUP_SUFFIX)
         write_atomic(backup, previous)
         report.replaced = _replaced(previous, expected, backup)
     write_atomic(target, data)

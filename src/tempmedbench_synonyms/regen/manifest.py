@@ -30,19 +30,21 @@ TOO_LARGE_HINT = (
 _MANIFEST_LINE = re.compile(r"([0-9a-fA-F]{64}) ([ *])(.*)")
 
 
-def read_manifest(folder: Path) -> dict[str, str]:
-    """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
-    path = folder / MANIFEST
+def _manifest_text(folder: Path) -> str:
     raw = read_input(
-        path,
+        folder / MANIFEST,
         what="the release manifest",
         folder=folder,
         limit=MANIFEST_LIMIT,
         too_large=TOO_LARGE_HINT,
     )
-    text = decode_utf8(raw, path=MANIFEST)
+    return decode_utf8(raw, path=MANIFEST)
+
+
+def read_manifest(folder: Path) -> dict[str, str]:
+    """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
     entries: dict[str, str] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(_manifest_text(folder).split("\n"), start=1):
         if line.endswith("\r"):
             line = line[:-1]
         if not line.strip():
@@ -73,11 +75,7 @@ def read_manifest(folder: Path) -> dict[str, str]:
 
 def update_manifest_line(folder: Path, rel: str, digest: str) -> None:
     """Replace (or add) the line of ``rel`` in the manifest, keeping every other line as it is."""
-    path = folder / MANIFEST
-    raw = read_input(
-        path, what="the release manifest", limit=MANIFEST_LIMIT, too_large=TOO_LARGE_HINT
-    )
-    lines = raw.decode("utf-8").split("\n")
+    lines = _manifest_text(folder).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     new = f"{digest}  {rel}"
@@ -88,7 +86,7 @@ def update_manifest_line(folder: Path, rel: str, digest: str) -> None:
             break
     else:
         lines.append(new)
-    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    write_atomic(folder / MANIFEST, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _check_safe(folder: Path, rel: str, *, line: int) -> None:
@@ -165,6 +163,7 @@ def verify_manifest(
                 path=MANIFEST,
                 hint="the folder is not a TempMedBench release, or its manifest is incomplete",
             )
+    checked = len(entries) - len(skipped & set(entries))
     # Every listed file is checked, and every bad one named in one error, as `sha256sum -c` does.
     bad: list[ManifestError] = []
     for rel, expected in entries.items():
@@ -176,12 +175,11 @@ def verify_manifest(
         raise bad[0]
     if bad:
         raise ManifestError(
-            f"{len(bad)} of the {len(entries) - len(skipped & set(entries))} listed files are "
+            f"{len(bad)} of the {checked} listed files are "
             "missing or differ from it:\n  " + bounded_list((str(err) for err in bad), sep="\n  "),
             path=MANIFEST,
             files=bad,
         )
-    checked = len(entries) - len(skipped & set(entries))
     allowed = {MANIFEST, *entries, *skipped, *allowed_extra}
     notes = notes or {}
     warnings = [

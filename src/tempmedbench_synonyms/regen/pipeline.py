@@ -1,10 +1,5 @@
-"""The regeneration, end to end: release folder in, two verified files (or .unverified ones) out.
-
-    open_release -> place_spans -> source.fetch -> choose -> rebuilt bytes -> hashes -> files
-
-``regenerate`` and ``freeze`` fetch atoms; ``check`` only hashes files already rebuilt. None of
-them prints: they return a report that the CLI renders.
-"""
+"""The regeneration, end to end (docs/architecture.md, "The data's way through the code"):
+``regenerate``, ``freeze`` and ``check`` return a report that the CLI renders; none prints."""
 
 from __future__ import annotations
 
@@ -61,7 +56,6 @@ class Rebuilt:
     #: The kept name of each concept key, None where it drifted.
     names: dict[str, str | None]
     data: dict[str, bytes]
-    spans: int
     source_name: str
 
 
@@ -110,49 +104,46 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
         SYNONYM_SURFACE: synonym_surface_bytes(release.surface, spans_by_qid, names),
         FULL_TABLE: table_bytes(full),
     }
-    n_spans = sum(len(v) for v in spans_by_qid.values())
-    return Rebuilt(release, fetched, choices, names, data, n_spans, source.name)
+    return Rebuilt(release, fetched, choices, names, data, source.name)
 
 
 def _synonym(atom: Atom | None) -> dict[str, str] | None:
     return None if atom is None else {"aui": atom.aui, "name": atom.name, "tty": atom.tty}
 
 
-def route_counts(concepts: Mapping[str, ConceptEntry]) -> dict[str, int]:
-    """How many concepts take each route, for the report."""
+def release_report(command: str, outcome: Outcome, opened: Release) -> Report:
+    """A report of ``opened`` as read (its counts, its warnings), which the run then fills in."""
+    concepts = opened.table.concepts
     routes: dict[str, int] = {}
     for e in concepts.values():
         routes[e.route] = routes.get(e.route, 0) + 1
-    return dict(sorted(routes.items()))
-
-
-def span_count(concepts: Mapping[str, ConceptEntry]) -> int:
-    """How many spans the table places, for the report."""
-    return sum(len(s) for e in concepts.values() for s in e.spans.values())
+    return Report(
+        command,
+        outcome,
+        str(opened.folder),
+        concepts=len(concepts),
+        routes=dict(sorted(routes.items())),
+        questions=len(opened.surface),
+        spans=sum(len(s) for e in concepts.values() for s in e.spans.values()),
+        manifest_files=opened.files_checked,
+        warnings=list(opened.warnings),
+    )
 
 
 def base_report(command: str, rebuilt: Rebuilt) -> Report:
-    release = rebuilt.release
-    drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
-    return Report(
-        command,
-        outcome=Outcome.VERIFIED,
-        release=str(release.folder),
-        umls_release=rebuilt.fetched.umls_release,
-        source=rebuilt.source_name,
-        drifted=drifted,
-        drift_reasons={k: rebuilt.choices[k].reason for k in drifted},
-        requests=rebuilt.fetched.requests,
-        cache_hits=rebuilt.fetched.cache_hits,
-        concepts=len(release.table.concepts),
-        routes=route_counts(release.table.concepts),
-        questions=len(release.surface),
-        spans=rebuilt.spans,
-        manifest_files=release.files_checked,
-        warnings=release.warnings + rebuilt.fetched.warnings,
-        mrconso=rebuilt.fetched.source_details,
-        missing_sources=list(rebuilt.fetched.missing_sources),
-    )
+    """The report of a regeneration or a freeze: what was fetched and which concepts drifted."""
+    report = release_report(command, Outcome.VERIFIED, rebuilt.release)
+    fetched = rebuilt.fetched
+    report.umls_release = fetched.umls_release
+    report.source = rebuilt.source_name
+    report.drifted = sorted(k for k, c in rebuilt.choices.items() if c.atom is None)
+    report.drift_reasons = {k: rebuilt.choices[k].reason for k in report.drifted}
+    report.requests = fetched.requests
+    report.cache_hits = fetched.cache_hits
+    report.warnings += fetched.warnings
+    report.mrconso = fetched.source_details
+    report.missing_sources = list(fetched.missing_sources)
+    return report
 
 
 def _changed(names: Mapping[str, str | None], expected: ExpectedHashes) -> list[str]:
@@ -256,19 +247,8 @@ def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
     opened = open_release(release_dir)
     expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
-    report = Report(
-        "check",
-        outcome=Outcome.VERIFIED,
-        release=str(opened.folder),
-        umls_release=expected.umls_release,
-        concepts=len(opened.table.concepts),
-        routes=route_counts(opened.table.concepts),
-        questions=len(opened.surface),
-        # as the table records them (check does not place them: regenerate did)
-        spans=span_count(opened.table.concepts),
-        manifest_files=opened.files_checked,
-        warnings=list(opened.warnings),
-    )
+    report = release_report("check", Outcome.VERIFIED, opened)
+    report.umls_release = expected.umls_release
     for rel in OUTPUTS:
         path = root / rel
         actual = sha256_file(path) if path.is_file() else None

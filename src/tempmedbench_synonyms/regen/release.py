@@ -1,9 +1,5 @@
-"""The release folder: checked against its manifest (manifest.py), then strict models of the
-table, the surface and the hashes.
-
-Everything read here is checked before any atom is fetched (SPEC sections 1, 2 and 4), and every
-error names the file, the line or key, and what is wrong.
-"""
+"""The release folder: checked against its manifest, then strict models of the table, the surface
+and the hashes (SPEC sections 1, 2 and 4), all read before any atom is fetched."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -66,6 +62,7 @@ def read_release_file(path: Path, *, what: str) -> bytes:
 
 # --- models ---------------------------------------------------------------------------------
 
+_Model = TypeVar("_Model", bound=BaseModel)
 Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
 Sha256Hex = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -158,7 +155,7 @@ class ExpectedHashes(BaseModel):
         return self
 
 
-def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
+def _validated(model: type[_Model], data: Any, *, path: str) -> _Model:
     try:
         return model.model_validate(data)
     except ValidationError as err:
@@ -191,17 +188,15 @@ def _validated(model: type[BaseModel], data: Any, *, path: str) -> Any:
 def _key_path(loc: Sequence[int | str]) -> str:
     """A JSON-ish path to the offending value: concepts["38341003"].spans["dev-0001"][0][1]."""
     out = ""
-    prev_was_dict_name = False
+    in_mapping = False  # the part before names a mapping: this part is one of its keys
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-            prev_was_dict_name = False
-        elif prev_was_dict_name:
+        elif in_mapping:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
-            prev_was_dict_name = False
         else:
             out += f".{part}" if out else part
-            prev_was_dict_name = part in ("concepts", "spans", "files")
+        in_mapping = not in_mapping and part in ("concepts", "spans", "files")
     return out
 
 
@@ -230,8 +225,7 @@ def load_table(folder: Path) -> tuple[dict[str, Any], SynonymTable]:
 
 def load_expected(folder: Path) -> ExpectedHashes:
     data = _read_versioned(folder, EXPECTED, what="the expected hashes")
-    result: ExpectedHashes = _validated(ExpectedHashes, data, path=EXPECTED)
-    return result
+    return _validated(ExpectedHashes, data, path=EXPECTED)
 
 
 @dataclass(frozen=True)

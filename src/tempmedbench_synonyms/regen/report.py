@@ -4,7 +4,7 @@ its outcome and message are concluded from the files' hashes and the drift (``co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tempmedbench_synonyms import jsonio
@@ -14,7 +14,8 @@ from tempmedbench_synonyms.regen.release import ExpectedHashes
 
 @dataclass
 class FileReport:
-    """One rebuilt file: its hashes, and where it was written (None when not written)."""
+    """One rebuilt file: its hashes, and where it was written (None when not written). Its fields,
+    in this order, are its object in the ``--json`` report."""
 
     expected: str | None
     actual: str | None
@@ -67,16 +68,7 @@ class Report:
             "release": self.release,
             "umls_release": self.umls_release,
             "source": self.source,
-            "files": {
-                path: {
-                    "expected": f.expected,
-                    "actual": f.actual,
-                    "match": f.match,
-                    "written": f.written,
-                    "unchanged": f.unchanged,
-                }
-                for path, f in self.files.items()
-            },
+            "files": {path: asdict(f) for path, f in self.files.items()},
             "drifted": self.drifted,
             "drift_reasons": self.drift_reasons,
             "changed": self.changed,

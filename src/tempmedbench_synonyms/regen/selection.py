@@ -1,8 +1,5 @@
-"""The synonym choice: which candidate atom a concept keeps (SPEC section 3).
-
-The choice never depends on the order in which atoms arrive: with a pinned AUI it is that atom,
-otherwise the first of a total order over the candidates.
-"""
+"""The synonym choice: which candidate atom a concept keeps (SPEC section 3), whatever the order
+the atoms arrive in."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Spans and the synonym surface: checking every span, then replacing names by kept synonyms.
-
-Offsets are Python ``str`` indices (code points, SPEC section 2), so a character outside the BMP
-counts once. Spans are half-open; adjacent spans are fine, overlapping ones (identical ones too)
-are refused before anything is fetched.
-"""
+"""Spans and the synonym surface (SPEC sections 2 and 4): every span checked before anything is
+fetched, then the kept synonyms put at the spans."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The SNOMED CT side: SCTIDs, the GPS and RF2 readers, and the validator of SNOMED CT fields.
-
-Its modules, top to bottom (tests/snomed/test_layers.py): docs/architecture.md, "The module
-map". Of the package it uses the kernel only; the synonym side never imports it.
-"""
+"""The SNOMED CT side: SCTIDs, the GPS and RF2 readers, and the validator of SNOMED CT fields (its
+modules, top to bottom: docs/architecture.md). It uses the kernel only."""
 
 __all__ = ["codes", "concepts", "gps", "loader", "rf2", "sctid", "tables", "validate"]

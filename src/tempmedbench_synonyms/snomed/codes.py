@@ -1,9 +1,5 @@
-"""The closed vocabularies of the SNOMED CT side: finding codes (SPEC section 6) and outcomes.
-
-Each is a ``str`` enum: a member is its value wherever a string is expected (``==``, ``hash``,
-``json.dumps``, f-strings), so the ``--json`` reports and the messages carry the plain strings,
-while the code names one closed set instead of loose literals.
-"""
+"""The closed vocabularies of the SNOMED CT side (``str`` enums): finding codes (SPEC section 6)
+and the outcome of ``gps validate`` (``gps lookup`` says ``errors.Outcome``'s found, not_found)."""
 
 from __future__ import annotations
 
@@ -37,10 +33,3 @@ class ValidationOutcome(StrEnum):
 
     CLEAN = "clean"
     FINDINGS = "findings"
-
-
-class LookupOutcome(StrEnum):
-    """The outcome of ``gps lookup``: exit 0 when the release holds every identifier, else 1."""
-
-    FOUND = "found"
-    NOT_FOUND = "not_found"

@@ -57,12 +57,6 @@ class ConceptIndex:
     files: list[SourceFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __contains__(self, concept_id: object) -> bool:
-        return concept_id in self.rows
-
     def get(self, concept_id: str) -> Concept | None:
         """The concept's ``(fsn, us_pt, active)``, or None when the release does not hold it."""
         row = self.rows.get(concept_id)

@@ -2,8 +2,7 @@
 
 Read once, a block at a time, hashed on a helper thread; rows are checked in bulk, and on any
 anomaly a line-by-line pass names the line (no pydantic per row, on purpose: the GPS has
-~380,000). What it accepts and refuses: docs/reference.md,
-``gps validate``.
+~380,000). What it accepts and refuses: docs/reference.md, ``gps validate``.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import re
 import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from typing import IO
@@ -63,15 +62,19 @@ _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 class _BackgroundHash:
     """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
-    parses (hashlib frees the GIL); use it through :func:`_hashing`, which ends the thread."""
+    parses (hashlib frees the GIL); the thread runs while the ``with`` block does."""
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
         self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def __enter__(self) -> _BackgroundHash:
         self._thread = runtime.start_thread(self._run, name="gps-sha256")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _run(self) -> None:
         while (block := self._blocks.get()) is not None:
@@ -89,16 +92,6 @@ class _BackgroundHash:
         """The digest of every block given (waits for the thread to hash them)."""
         self.close()
         return self._sha.hexdigest()
-
-
-@contextmanager
-def _hashing() -> Iterator[_BackgroundHash]:
-    hasher = _BackgroundHash()
-    try:
-        hasher.start()
-        yield hasher
-    finally:
-        hasher.close()
 
 
 class _Scan:
@@ -168,13 +161,7 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     """Read the bare GPS file (``*GPSRelease*.txt``)."""
     p = Path(path)
     notes: list[str] = []
-
-    def open_bytes() -> IO[bytes]:
-        return bounded(open_regular(p, what="the GPS file"), str(p), "the GPS file", GPS_MAX_BYTES)
-
-    with _hashing() as hasher:
-        rows = _read_gps(open_bytes, str(p), notes, hasher)
-        digest = hasher.hexdigest()
+    rows, digest = _read_gps(partial(open_regular, p, what="the GPS file"), str(p), notes)
     date = release_date(p.name, p.parent.as_posix())
     if date is None:
         notes.append(f"{p}: no release date in the file name")
@@ -182,42 +169,42 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
 
 
 def _read_gps(
-    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
-    where: str,
-    notes: list[str],
-    hasher: _BackgroundHash,
-) -> dict[str, str]:
-    """The rows of a GPS file under their identifiers; every byte of it handed to ``hasher``."""
+    open_raw: Callable[[], IO[bytes]], where: str, notes: list[str]
+) -> tuple[dict[str, str], str]:
+    """The rows of a GPS file under their identifiers, and the SHA-256 of its bytes."""
+
+    def open_bytes() -> IO[bytes]:
+        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES)
+
     scan = _Scan()
-    try:
-        with open_bytes() as raw:
-            header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
-        if rows is None:
-            # Columns in another order, or more of them: the general path reads every row.
-            with open_bytes() as raw, text_stream(raw) as stream:
-                stream.readline()
-                rows = _read_gps_rows_checked(stream, where, header, notes)
-        elif _fast_rows_ok(rows, scan, header):
-            if scan.trailing_blank:
-                notes.append(blank_note(where, scan.trailing_blank))
-        else:
-            # Something is off (a short row, a bad Active, an empty, repeated or non-digit
-            # identifier...): read the file again line by line, which raises with the line
-            # and the problem.
-            log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
-            del rows
-            with open_bytes() as raw, text_stream(raw) as stream:
-                stream.readline()
-                rows = _read_gps_rows_checked(stream, where, header, notes)
-    except UnicodeDecodeError:
-        raise not_utf8_error(where, open_bytes) from None
+    with _BackgroundHash() as hasher:
+        try:
+            with open_bytes() as raw:
+                header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
+            if rows is not None and _fast_rows_ok(rows, scan, header):
+                if scan.trailing_blank:
+                    notes.append(blank_note(where, scan.trailing_blank))
+            else:
+                # Columns in another order, or more of them (no rows), or something is off (a
+                # short row, a bad Active, an empty, repeated or non-digit identifier...): the
+                # general path reads the file again line by line, and raises with the line and
+                # the problem.
+                if rows is not None:
+                    log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+                del rows
+                with open_bytes() as raw, text_stream(raw) as stream:
+                    stream.readline()
+                    rows = _read_gps_rows_checked(stream, where, header, notes)
+        except UnicodeDecodeError:
+            raise not_utf8_error(where, open_bytes) from None
+        digest = hasher.hexdigest()
     if not rows:
         raise no_concepts(
             where,
             "the file has a header only",
             "the GPS file lists about 380,000 concepts; download it again",
         )
-    return rows
+    return rows, digest
 
 
 def _read_gps_rows_fast(
@@ -381,14 +368,9 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
         member = fitting[0]
     where = f"{path}!{member}"
     notes: list[str] = []
-
-    def open_bytes() -> IO[bytes]:
-        return bounded(zf.open(member), where, "the GPS file", GPS_MAX_BYTES)
-
     check_declared_size(path, zf, member, GPS_MAX_BYTES)
-    with reading_member(path, zf, member, hint=ZIP_HINT), _hashing() as hasher:
-        rows = _read_gps(open_bytes, where, notes, hasher)
-        member_digest = hasher.hexdigest()
+    with reading_member(path, zf, member, hint=ZIP_HINT):
+        rows, member_digest = _read_gps(partial(zf.open, member), where, notes)
     digest = sha256_file(path)
     date = release_date(member, path.name)
     if date is None:

@@ -28,10 +28,9 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
     if p.is_dir():
         return load_rf2_folder(p)
     with open_regular(p, what="the GPS input") as f:
-        is_zip = zipfile.is_zipfile(f)
-        looks_like_zip = not is_zip and _looks_like_zip(p, f)
-    if is_zip:
-        return _load_zip(p)
+        if zipfile.is_zipfile(f):
+            return _load_zip(p, f)
+        looks_like_zip = _looks_like_zip(p, f)
     if looks_like_zip:
         # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
         # interrupted download) has lost it, and read as text it would be "bytes that are not
@@ -51,12 +50,7 @@ def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
 
 
-def _load_zip(path: Path) -> ConceptIndex:
-    with open_regular(path, what="the GPS input") as f:
-        return _load_open_zip(path, f)
-
-
-def _load_open_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
+def _load_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
     try:
         zf = zipfile.ZipFile(f)
     except (OSError, *ZIP_ERRORS) as err:

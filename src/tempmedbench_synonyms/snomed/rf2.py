@@ -34,7 +34,7 @@ from tempmedbench_synonyms.snomed.tables import (
     check_declared_size,
     no_concepts,
     not_utf8_error,
-    read_header,
+    parse_header,
     release_date,
     text_stream,
 )
@@ -106,8 +106,8 @@ class _FolderSource:
     def reading(self, name: str) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def sha256(self, name: str) -> str:
-        return sha256_file(self.root / name)
+    def source_file(self, name: str) -> SourceFile:
+        return SourceFile(self.where(name), sha256_file(self.root / name))
 
 
 class _ZipSource:
@@ -128,9 +128,9 @@ class _ZipSource:
     def reading(self, name: str) -> AbstractContextManager[None]:
         return reading_member(self.path, self.zf, name, hint=ZIP_HINT)
 
-    def sha256(self, name: str) -> str | None:
+    def source_file(self, name: str) -> SourceFile:
         # The zip's own hash is reported; hashing each member again would double the read time.
-        return None
+        return SourceFile(str(self.path), None, name)
 
 
 _Source = _FolderSource | _ZipSource
@@ -185,7 +185,7 @@ def _rf2_rows(
         with src.reading(name):
             try:
                 with src.open_bytes(name) as raw, text_stream(raw) as stream:
-                    header = read_header(stream, where, columns, notes)
+                    header = parse_header(stream.readline(), where, columns, notes)
                     pick = itemgetter(*(header.index[c] for c in columns))
                     widths = header.widths
                     width = len(header.names)
@@ -273,9 +273,10 @@ def _read_latest(
     names: list[str],
     columns: tuple[str, ...],
     notes: list[str],
-    consume: Callable[[Iterable[_Row]], _T],
+    consume: Callable[[Iterable[_Row], Counter[str]], _T],
 ) -> _T:
-    """``consume`` the rows of ``names``, keeping only the latest version of each component.
+    """``consume`` the rows of ``names``, keeping only the latest version of each component; it
+    counts the rows of other modules it skips, which a note names.
 
     One pass while hashing identifiers; only if one repeats are the rows consumed again through
     :func:`_deduplicated` (a first-pass error may come from an older version: it stands only
@@ -283,45 +284,42 @@ def _read_latest(
     """
     keys = _IdKeys()
     rows = _rf2_rows(src, names, columns, notes, keys)
+    skipped: Counter[str] = Counter()
     failure: BadInputError | None = None
     try:
-        result = consume(rows)
+        result = consume(rows, skipped)
     except BadInputError as err:
         failure = err
         for _ in rows:  # the rest of the identifiers: a repeated one may explain the error
             pass
     repeated = keys.repeated()
     del keys
-    if not repeated:
-        if failure is not None:
-            raise failure
-        return result
-    if failure is None:
-        del result
-    stats: dict[str, int] = {}
-    result = consume(_deduplicated(src, names, columns, repeated, stats))
-    if stats["components"]:
-        files = bounded_list(src.where(n) for n in names)
+    files = bounded_list(src.where(n) for n in names)
+    if repeated:
+        if failure is None:
+            del result
+        stats: dict[str, int] = {}
+        skipped = Counter()
+        result = consume(_deduplicated(src, names, columns, repeated, stats), skipped)
+        if stats["components"]:
+            notes.append(
+                f"{files}: {stats['components']} component(s) listed more than once; the row with "
+                f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) "
+                "ignored)"
+            )
+    elif failure is not None:
+        raise failure
+    if skipped:
+        listed = bounded_list(f"{m} ({n})" for m, n in sorted(skipped.items()))
         notes.append(
-            f"{files}: {stats['components']} component(s) listed more than once; the row with "
-            f"the latest effectiveTime of each was used ({stats['ignored']} other row(s) ignored)"
+            f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
+            f"Edition's skipped: {listed}"
         )
     return result
 
 
 def _bad_active(value: str, where: str, line: int) -> BadInputError:
     return BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
-
-
-def _module_note(names: list[str], src: _Source, skipped: Counter[str]) -> str | None:
-    if not skipped:
-        return None
-    files = bounded_list(src.where(n) for n in names)
-    listed = bounded_list(f"{m} ({n})" for m, n in sorted(skipped.items()))
-    return (
-        f"{files}: {sum(skipped.values())} row(s) of modules other than the International "
-        f"Edition's skipped: {listed}"
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,7 +338,10 @@ def load_rf2_folder(path: Path) -> ConceptIndex:
 
 def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIndex:
     """Read the RF2 snapshot files found among ``names``, the members of the open zip ``zf``."""
-    return _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
+    index = _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
+    index.sha256 = sha256_file(path)
+    index.files.insert(0, SourceFile(str(path), index.sha256))
+    return index
 
 
 def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
@@ -388,19 +389,8 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
-    digest = sha256_file(path) if kind == "rf2-zip" else None
-    files = [
-        SourceFile(
-            str(path) if kind == "rf2-zip" else src.where(n),
-            src.sha256(n),
-            n if kind == "rf2-zip" else None,
-        )
-        for k in ("concept", "description", "language")
-        for n in found[k]
-    ]
-    if kind == "rf2-zip":
-        files.insert(0, SourceFile(str(path), digest))
-    return ConceptIndex(concepts, kind, str(path), date, digest, files, _one_crlf_note(notes))
+    files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
+    return ConceptIndex(concepts, kind, str(path), date, None, files, _one_crlf_note(notes))
 
 
 def _one_crlf_note(notes: list[str]) -> list[str]:
@@ -418,9 +408,8 @@ def _one_crlf_note(notes: list[str]) -> list[str]:
 def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[str]:
     """Description ids the US English refset marks preferred (latest, International, active)."""
 
-    def consume(rows: Iterable[_Row]) -> tuple[set[str], Counter[str], int]:
+    def consume(rows: Iterable[_Row], skipped: Counter[str]) -> tuple[set[str], int]:
         preferred: set[str] = set()
-        skipped: Counter[str] = Counter()
         gb_rows = 0
         intl, us, gb, pref = INTERNATIONAL_MODULES, US_ENGLISH_REFSET, GB_ENGLISH_REFSET, PREFERRED
         for where, lineno, (_, _, active, module, refset, did, acceptability) in rows:
@@ -432,11 +421,9 @@ def _read_us_preferred(src: _Source, names: list[str], notes: list[str]) -> set[
                 gb_rows += refset == gb
             elif active == "1" and acceptability == pref:
                 preferred.add(did)
-        return preferred, skipped, gb_rows
+        return preferred, gb_rows
 
-    preferred, skipped, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
-    if (note := _module_note(names, src, skipped)) is not None:
-        notes.append(note)
+    preferred, gb_rows = _read_latest(src, names, LANGUAGE_COLUMNS, notes, consume)
     log.info("US English preferred descriptions: %d (GB rows skipped: %d)", len(preferred), gb_rows)
     return preferred
 
@@ -452,22 +439,19 @@ def _read_descriptions(
     ``"<FSN id>\\t<FSN>\\t<PT id>\\t<PT>"`` ("" for a missing part): one string a concept,
     the cheapest in memory for ~760,000 descriptions."""
 
-    def consume(rows: Iterable[_Row]) -> tuple[Counter[str], set[str]]:
+    def consume(rows: Iterable[_Row], skipped: Counter[str]) -> set[str]:
         for cid in concepts:  # a second pass (after repeated rows were found) starts afresh
             concepts[cid] = ""
         get = concepts.get
-        skipped: Counter[str] = Counter()
         two_fsns: set[str] = set()
         intl, fsn_type, synonym_type = INTERNATIONAL_MODULES, FSN_TYPE, SYNONYM_TYPE
         for where, lineno, (did, _, active, module, cid, type_id, term) in rows:
-            if active != "1":
-                if active != "0":
-                    raise _bad_active(active, where, lineno)
-                if module not in intl:
-                    skipped[module] += 1
-                continue
+            if active != "1" and active != "0":
+                raise _bad_active(active, where, lineno)
             if module not in intl:
                 skipped[module] += 1
+                continue
+            if active == "0":
                 continue
             if type_id == fsn_type:
                 is_fsn = True
@@ -504,11 +488,9 @@ def _read_descriptions(
                 concepts[cid] = f"{did}\t{term}\t{pt_did}\t{pt}"
             else:
                 concepts[cid] = f"{fsn_did}\t{fsn}\t{did}\t{term}"
-        return skipped, two_fsns
+        return two_fsns
 
-    skipped, two_fsns = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
-    if (note := _module_note(names, src, skipped)) is not None:
-        notes.append(note)
+    two_fsns = _read_latest(src, names, DESCRIPTION_COLUMNS, notes, consume)
     if two_fsns:
         ids = sorted(two_fsns, key=_id_order)
         notes.append(
@@ -532,10 +514,9 @@ def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str,
     """The index's concepts (latest, International modules) as identifier -> "" (filled in
     place by :func:`_read_descriptions` and :func:`_fill_rows`), and the inactive ones."""
 
-    def consume(rows: Iterable[_Row]) -> tuple[dict[str, str], set[str], Counter[str]]:
+    def consume(rows: Iterable[_Row], skipped: Counter[str]) -> tuple[dict[str, str], set[str]]:
         concepts: dict[str, str] = {}
         inactive: set[str] = set()
-        skipped: Counter[str] = Counter()
         for where, lineno, (cid, _, active, module) in rows:
             if cid == "":
                 raise BadInputError("the concept identifier is empty", path=where, line=lineno)
@@ -547,12 +528,9 @@ def _read_concepts(src: _Source, name: str, notes: list[str]) -> tuple[dict[str,
             concepts[cid] = ""
             if active == "0":
                 inactive.add(cid)
-        return concepts, inactive, skipped
+        return concepts, inactive
 
-    concepts, inactive, skipped = _read_latest(src, [name], CONCEPT_COLUMNS, notes, consume)
-    if (note := _module_note([name], src, skipped)) is not None:
-        notes.append(note)
-    return concepts, inactive
+    return _read_latest(src, [name], CONCEPT_COLUMNS, notes, consume)
 
 
 def _fill_rows(concepts: dict[str, str], inactive: set[str], where: str, notes: list[str]) -> None:

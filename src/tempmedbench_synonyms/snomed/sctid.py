@@ -74,25 +74,6 @@ def verhoeff_check_digit(payload: str) -> str:
     return str(_INV[c])
 
 
-def make_sctid(item: str | int, partition: str = "00", namespace: str | None = None) -> str:
-    """Build a valid SCTID (for fixtures and benchmarks; never to "repair" a wrong one)."""
-    item_s = str(item)
-    if not _is_digits(item_s) or item_s.startswith("0"):
-        raise ValueError(f"an item identifier is digits without a leading zero, not {item_s!r}")
-    if partition not in PARTITIONS:
-        raise ValueError(f"unknown partition {partition!r}")
-    long_format = PARTITIONS[partition][1] == "long"
-    if long_format != (namespace is not None):
-        raise ValueError("a namespace is required for partitions 1x and forbidden for 0x")
-    if namespace is not None and (len(namespace) != NAMESPACE_LENGTH or not _is_digits(namespace)):
-        raise ValueError(f"a namespace is {NAMESPACE_LENGTH} digits, not {namespace!r}")
-    payload = item_s + (namespace or "") + partition
-    sctid = payload + verhoeff_check_digit(payload)
-    if not MIN_LENGTH <= len(sctid) <= MAX_LENGTH:
-        raise ValueError(f"{sctid!r} has {len(sctid)} digits; an SCTID has 6 to 18")
-    return sctid
-
-
 @dataclass(frozen=True, slots=True)
 class SctidProblem:
     """One reason an identifier cannot be a SNOMED CT concept identifier."""
@@ -104,18 +85,19 @@ class SctidProblem:
 
 @dataclass(frozen=True, slots=True)
 class SctidInfo:
-    """What an identifier says about itself, and what is wrong with it as a concept identifier."""
+    """What an identifier says about itself, and what is wrong with it as a concept identifier
+    (a part it is not well formed enough to have is None)."""
 
     sctid: str
-    well_formed: bool
-    partition: str | None
-    component: str | None
-    format: str | None
-    namespace: str | None
-    item_identifier: str | None
-    check_digit: str | None
-    expected_check_digit: str | None
     problems: tuple[SctidProblem, ...]
+    well_formed: bool = True
+    partition: str | None = None
+    component: str | None = None
+    format: str | None = None
+    namespace: str | None = None
+    item_identifier: str | None = None
+    check_digit: str | None = None
+    expected_check_digit: str | None = None
 
     @property
     def valid_concept_id(self) -> bool:
@@ -169,38 +151,28 @@ def parse_sctid(value: str) -> SctidInfo:
         problem = SctidProblem(
             FindingCode.SCTID_FORMAT, _FORMAT_EXPECTED, f"{value!r} is not an SCTID: {why}"
         )
-        return SctidInfo(value, False, None, None, None, None, None, None, None, (problem,))
+        return SctidInfo(value, (problem,), well_formed=False)
 
     check = value[-1]
     expected_check = verhoeff_check_digit(value[:-1])
     partition = value[-3:-1]
     component, fmt = PARTITIONS.get(partition, (None, None))
-    problems: list[SctidProblem] = []
     namespace: str | None = None
     item: str | None = value[:-3]
+    if fmt == "long" and len(value) < MIN_LONG_LENGTH:
+        # Not enough digits left of the partition for a namespace and an item identifier.
+        problem = SctidProblem(
+            FindingCode.SCTID_FORMAT,
+            f"at least {MIN_LONG_LENGTH} digits for a long-format (partition {partition}) id",
+            f"{value!r} has partition {partition} (long format) but only {len(value)} digits: "
+            f"no room for a {NAMESPACE_LENGTH}-digit namespace and an item identifier",
+        )
+        known = (partition, component, fmt, None, None, check, expected_check)
+        return SctidInfo(value, (problem,), False, *known)
     if fmt == "long":
-        if len(value) < MIN_LONG_LENGTH:
-            # Not enough digits left of the partition for a namespace and an item identifier.
-            problem = SctidProblem(
-                FindingCode.SCTID_FORMAT,
-                f"at least {MIN_LONG_LENGTH} digits for a long-format (partition {partition}) id",
-                f"{value!r} has partition {partition} (long format) but only {len(value)} digits: "
-                f"no room for a {NAMESPACE_LENGTH}-digit namespace and an item identifier",
-            )
-            return SctidInfo(
-                value,
-                False,
-                partition,
-                component,
-                fmt,
-                None,
-                None,
-                check,
-                expected_check,
-                (problem,),
-            )
         namespace = value[-3 - NAMESPACE_LENGTH : -3]
         item = value[: -3 - NAMESPACE_LENGTH]
+    problems: list[SctidProblem] = []
     if partition not in CONCEPT_PARTITIONS:
         what = f"a {component} identifier" if component else "an unknown partition"
         problems.append(
@@ -219,18 +191,8 @@ def parse_sctid(value: str) -> SctidInfo:
                 f"the digits before it call for {expected_check}",
             )
         )
-    return SctidInfo(
-        value,
-        True,
-        partition,
-        component,
-        fmt,
-        namespace,
-        item,
-        check,
-        expected_check,
-        tuple(problems),
-    )
+    parts = (partition, component, fmt, namespace, item, check, expected_check)
+    return SctidInfo(value, tuple(problems), True, *parts)
 
 
 def is_extension_concept(value: str) -> bool:

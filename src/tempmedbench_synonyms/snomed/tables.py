@@ -155,20 +155,12 @@ class Header:
     names: tuple[str, ...]
     index: dict[str, int]
     widths: frozenset[int]
-    crlf: bool
 
 
 def text_stream(raw: IO[bytes]) -> io.TextIOWrapper:
     # newline="\n": lines end at LF only and keep a CR before it, so a CRLF file can be reported,
     # and a stray CR inside a term does not cut the line in two (universal newlines would).
     return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-
-
-def read_header(
-    stream: io.TextIOWrapper, where: str, required: tuple[str, ...], notes: list[str]
-) -> Header:
-    """The header of a table read as a stream: its first line, with :func:`parse_header`."""
-    return parse_header(stream.readline(), where, required, notes)
 
 
 def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[str]) -> Header:
@@ -178,8 +170,7 @@ def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[
     if first.startswith("\ufeff"):
         first = first[1:]
         notes.append(f"{where}: a UTF-8 byte order mark was skipped")
-    crlf = first.endswith("\r\n")
-    if crlf:
+    if first.endswith("\r\n"):
         notes.append(f"{where}{CRLF_NOTE}")
     cells = first.rstrip("\r\n").split("\t")
     width = len(cells)
@@ -204,7 +195,7 @@ def parse_header(first: str, where: str, required: tuple[str, ...], notes: list[
             hint="columns are found by name in the first line, separated by tabs",
         )
     # A row may or may not repeat the header's trailing empty cells.
-    return Header(tuple(names), index, frozenset({trimmed, width}), crlf)
+    return Header(tuple(names), index, frozenset({trimmed, width}))
 
 
 def bad_width(where: str, line: int, parts: list[str], header: Header) -> BadInputError:
@@ -230,10 +221,7 @@ def blank_note(where: str, n: int) -> str:
 
 
 def not_utf8_error(
-    where: str,
-    open_bytes: Callable[[], AbstractContextManager[IO[bytes]]],
-    *,
-    hint: str = "the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
+    where: str, open_bytes: Callable[[], AbstractContextManager[IO[bytes]]]
 ) -> BadInputError:
     """A not-UTF-8 file's error, naming the first bad line (found by a rescan)."""
     bad_line, problem = 1, "bytes that are not UTF-8"
@@ -249,7 +237,7 @@ def not_utf8_error(
         problem,
         path=where,
         line=bad_line,
-        hint=hint,
+        hint="the GPS and RF2 files are UTF-8; download the file again if it was re-encoded",
     )
 
 

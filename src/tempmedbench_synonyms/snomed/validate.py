@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tempmedbench_synonyms import jsonio
-from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
@@ -84,8 +84,13 @@ class ValidationReport:
     def outcome(self) -> ValidationOutcome:
         return ValidationOutcome.FINDINGS if self.findings else ValidationOutcome.CLEAN
 
+    @property
+    def message(self) -> str:
+        if not self.findings:
+            return "every SNOMED CT field matches the release"
+        return f"{plural(len(self.findings), 'finding')}: the artifacts differ from the release"
+
     def as_dict(self) -> dict[str, Any]:
-        n = len(self.findings)
         return {
             "outcome": self.outcome.value,
             "exit_code": self.exit_code,
@@ -94,9 +99,7 @@ class ValidationReport:
             "records_checked": dict(self.records),
             "findings": [f.as_dict() for f in self.findings],
             "counts": self.counts,
-            "message": "every SNOMED CT field matches the release"
-            if not n
-            else f"{n} finding{'s' if n != 1 else ''}: the artifacts differ from the release",
+            "message": self.message,
         }
 
 
@@ -146,331 +149,194 @@ def iter_records(
 # Checking
 
 
-# The term fields that come with each code field: what step 1 and 3 report as UNEXPECTED_TERM.
+# The term fields that come with each code field: what a code without a concept reports as
+# UNEXPECTED_TERM.
 _SNOMED_TERMS = ("snomed_fsn", "snomed_pt")
 _RC_TERMS = ("related_condition", "related_condition_snomed_fsn", "related_condition_snomed_pt")
 _QUESTION_TERMS = ("concept_snomed_fsn", "concept_snomed_pt")
+_IN_RELEASE = "a concept of the release"
+# The fields that must hold their concept's FSN or US preferred term: the finding, and the field
+# in the words of its message.
+_FSN_OR_PT = {
+    "label": (FindingCode.LABEL_MISMATCH, "a procedure's label"),
+    "related_condition": (FindingCode.RELATED_CONDITION_MISMATCH, "related_condition"),
+}
 
 
 class _Checker:
-    """Collects the findings of one artifact file."""
+    """Collects the findings of one artifact file, each on the record read now (``line``,
+    ``rec``), which ``id_key`` names."""
 
-    def __init__(self, index: ConceptIndex, file: str) -> None:
+    def __init__(self, index: ConceptIndex, file: str, id_key: str) -> None:
         self.index = index
         self.file = file
+        self.id_key = id_key
         self.findings: list[Finding] = []
         # Codes already resolved to an active concept of the release: a release uses a few
         # thousand concepts many times each, so each is looked up, decoded and checked once, and
         # then found by one look-up here.
         self.active: dict[str, Concept] = {}
+        self.line = 0
+        self.rec: dict[str, Any] = {}
 
-    def add(
-        self,
-        code: FindingCode,
-        line: int,
-        record: Any,
-        fld: str,
-        expected: Any,
-        found: Any,
-        msg: str,
-    ) -> None:
-        self.findings.append(Finding(code, self.file, line, record, fld, expected, found, msg))
+    def add(self, code: FindingCode, fld: str, expected: Any, found: Any, msg: str) -> None:
+        rid = self.rec.get(self.id_key)
+        self.findings.append(Finding(code, self.file, self.line, rid, fld, expected, found, msg))
 
-    def unexpected_terms(
-        self, line: int, rid: Any, rec: dict[str, Any], terms: tuple[str, ...], why: str
-    ) -> None:
+    def unexpected_terms(self, terms: tuple[str, ...], why: str) -> None:
         for fld in terms:
-            value = rec.get(fld)
+            value = self.rec.get(fld)
             if value is not None:
-                self.add(
-                    FindingCode.UNEXPECTED_TERM,
-                    line,
-                    rid,
-                    fld,
-                    None,
-                    value,
-                    f"{fld} is set, but {why}",
-                )
+                self.add(FindingCode.UNEXPECTED_TERM, fld, None, value, f"{fld} is set, but {why}")
 
-    def resolve(
-        self,
-        line: int,
-        rid: Any,
-        code_field: str,
-        code: Any,
-        rec: dict[str, Any],
-        terms: tuple[str, ...],
-    ) -> Concept | None:
-        """Steps 1 to 4 of the module docstring for ``code``: the active concept, or None after a
-        finding. A held code still meets the identifier rules (SPEC section 6)."""
+    def resolve(self, code_field: str, code: Any, terms: tuple[str, ...]) -> Concept | None:
+        """The active concept of ``code``, or None after a finding (the order of the checks:
+        docs/reference.md). A held code still meets the identifier rules (SPEC section 6)."""
         if code is None:
-            why = f"{code_field} is absent: no concept backs it"
-            self.unexpected_terms(line, rid, rec, terms, why)
+            self.unexpected_terms(terms, f"{code_field} is absent: no concept backs it")
             return None
         if type(code) is not str:
-            self.add(
-                FindingCode.SCTID_FORMAT,
-                line,
-                rid,
-                code_field,
-                "a string of 6 to 18 digits",
-                code,
-                f"{code_field} is a JSON {type(code).__name__}; identifiers are strings",
-            )
+            why = f"{code_field} is a JSON {type(code).__name__}; identifiers are strings"
+            self.add(FindingCode.SCTID_FORMAT, code_field, "a string of 6 to 18 digits", code, why)
             return None
         concept = self.active.get(code)
         if concept is not None:
             return concept
         problems = concept_id_problems(code)
+        for p in problems:
+            self.add(p.code, code_field, p.expected, code, p.message)
         if problems:
-            for p in problems:
-                self.add(p.code, line, rid, code_field, p.expected, code, p.message)
             return None
         concept = self.index.get(code)
-        if concept is None:
-            if is_extension_concept(code):
-                self.unexpected_terms(
-                    line,
-                    rid,
-                    rec,
-                    terms,
-                    f"{code} is an extension identifier (partition 10) that the release does "
-                    "not hold: it ships as a code only, with no term",
-                )
-            else:
-                self.add(
-                    FindingCode.NOT_IN_RELEASE,
-                    line,
-                    rid,
-                    code_field,
-                    "a concept of the release",
-                    code,
-                    f"concept {code} is not in the release",
-                )
-            return None
-        if not concept.active:
-            self.add(
-                FindingCode.INACTIVE_IN_RELEASE,
-                line,
-                rid,
-                code_field,
-                "an active concept",
-                code,
-                f"concept {code} is inactive in the release",
+        if concept is not None and concept.active:
+            self.active[code] = concept
+            return concept
+        if concept is not None:
+            why = f"concept {code} is inactive in the release"
+            self.add(FindingCode.INACTIVE_IN_RELEASE, code_field, "an active concept", code, why)
+        elif is_extension_concept(code):
+            self.unexpected_terms(
+                terms,
+                f"{code} is an extension identifier (partition 10) that the release does not "
+                "hold: it ships as a code only, with no term",
             )
-            return None
-        self.active[code] = concept
-        return concept
+        else:
+            why = f"concept {code} is not in the release"
+            self.add(FindingCode.NOT_IN_RELEASE, code_field, _IN_RELEASE, code, why)
+        return None
 
-    def terms(
-        self,
-        line: int,
-        rid: Any,
-        code: object,
-        concept: Concept,
-        fsn_field: str,
-        fsn: Any,
-        pt_field: str,
-        pt: Any,
-    ) -> None:
-        """Step 5 for the FSN and the US preferred term."""
+    def terms(self, code: object, concept: Concept, fsn_field: str, pt_field: str) -> None:
+        """The record's FSN and US preferred term fields against ``concept``'s."""
         # An empty release term means "none" (an RF2 concept with no active FSN, an inactive GPS
         # row with no US preferred term): the field must then be absent.
-        expected_fsn = concept.fsn or None
-        if fsn != expected_fsn:
-            self.add(
-                FindingCode.FSN_MISMATCH,
-                line,
-                rid,
-                fsn_field,
-                expected_fsn,
-                fsn,
-                f"{fsn_field} differs from the FSN of {code}",
-            )
-        expected_pt = concept.us_pt or None
-        if pt != expected_pt:
-            self.add(
-                FindingCode.PT_MISMATCH,
-                line,
-                rid,
-                pt_field,
-                expected_pt,
-                pt,
-                f"{pt_field} differs from the US preferred term of {code}",
-            )
+        fsn, pt = self.rec.get(fsn_field), self.rec.get(pt_field)
+        if fsn != (concept.fsn or None):
+            why = f"{fsn_field} differs from the FSN of {code}"
+            self.add(FindingCode.FSN_MISMATCH, fsn_field, concept.fsn or None, fsn, why)
+        if pt != (concept.us_pt or None):
+            why = f"{pt_field} differs from the US preferred term of {code}"
+            self.add(FindingCode.PT_MISMATCH, pt_field, concept.us_pt or None, pt, why)
 
-    def missing_code(self, line: int, rec: dict[str, Any]) -> None:
-        """Step 1 for an event of a type that carries SNOMED CT fields but has no code."""
-        etype = rec.get("event_type")
-        self.add(
-            FindingCode.NOT_IN_RELEASE,
-            line,
-            rec.get("event_id"),
-            "snomed_code",
-            "a concept of the release",
-            None,
-            f"a {etype} event carries a SNOMED CT concept, but snomed_code is absent",
-        )
+    def fsn_or_pt(self, code: object, concept: Concept, fld: str) -> None:
+        """The field ``fld`` against ``concept``'s FSN and US preferred term (an empty one is
+        none); expected: both, without repeats or blanks."""
+        value = self.rec.get(fld)
+        fsn, pt = concept.fsn, concept.us_pt
+        if value != fsn and not (pt and value == pt):
+            finding, what = _FSN_OR_PT[fld]
+            why = f"{what} must be the FSN or US preferred term of {code}"
+            self.add(finding, fld, [fsn] if not pt or pt == fsn else [fsn, pt], value, why)
 
     def events(self, records: Iterable[dict[str, Any]]) -> int:
         """Check ``artifacts/events_canonical.jsonl``'s records; the number of records."""
-        resolve, active = self.resolve, self.active
-        line = 0
+        active = self.active
         for line, rec in enumerate(records, start=1):
+            self.line, self.rec = line, rec
             get = rec.get
-            code = get("snomed_code")
-            fsn = get("snomed_fsn")
-            pt = get("snomed_pt")
-            etype = get("event_type")
+            code, fsn, pt = get("snomed_code"), get("snomed_fsn"), get("snomed_pt")
             # An active concept seen before: one look-up (a code is most often one of them).
             concept = active.get(code) if type(code) is str else None
             if concept is None:
+                etype = get("event_type")
                 if code is None and etype in SNOMED_EVENT_TYPES:
-                    self.missing_code(line, rec)
-                elif code is not None or fsn is not None or pt is not None:  # none: a medication
-                    concept = resolve(
-                        line, get("event_id"), "snomed_code", code, rec, _SNOMED_TERMS
-                    )
+                    why = f"a {etype} event carries a SNOMED CT concept, but snomed_code is absent"
+                    self.add(FindingCode.NOT_IN_RELEASE, "snomed_code", _IN_RELEASE, None, why)
+                elif code is not None or fsn is not None or pt is not None:
+                    concept = self.resolve("snomed_code", code, _SNOMED_TERMS)  # else a medication
             if concept is not None:
-                if fsn != (concept.fsn or None) or pt != (concept.us_pt or None):
-                    rid = get("event_id")
-                    self.terms(line, rid, code, concept, "snomed_fsn", fsn, "snomed_pt", pt)
-                if etype == "procedure":
-                    label = get("label")
-                    if not _is_fsn_or_pt(label, concept):
-                        self.add(
-                            FindingCode.LABEL_MISMATCH,
-                            line,
-                            get("event_id"),
-                            "label",
-                            _either(concept),
-                            label,
-                            f"a procedure's label must be the FSN or US preferred term of {code}",
-                        )
-            rc_code = get("related_condition_snomed_code")
-            rc_text = get("related_condition")
-            rc_fsn = get("related_condition_snomed_fsn")
-            rc_pt = get("related_condition_snomed_pt")
+                if fsn != (concept.fsn or None) or pt != (concept.us_pt or None):  # else no call
+                    self.terms(code, concept, "snomed_fsn", "snomed_pt")
+                if get("event_type") == "procedure":
+                    self.fsn_or_pt(code, concept, "label")
+            # Each field looked up by name, not by a generator over _RC_TERMS: this runs once an
+            # event (the generator took 25 ms more in 100,000 events, bench_gps.py's release).
+            rc_code, rc_text = get("related_condition_snomed_code"), get("related_condition")
+            rc_fsn, rc_pt = get("related_condition_snomed_fsn"), get("related_condition_snomed_pt")
             if rc_code is None and rc_text is None and rc_fsn is None and rc_pt is None:
                 continue
-            rid = get("event_id")
             rc_concept = active.get(rc_code) if type(rc_code) is str else None
             if rc_concept is None:
-                rc_concept = resolve(
-                    line, rid, "related_condition_snomed_code", rc_code, rec, _RC_TERMS
-                )
+                rc_concept = self.resolve("related_condition_snomed_code", rc_code, _RC_TERMS)
             if rc_concept is not None:
-                if not _is_fsn_or_pt(rc_text, rc_concept):
-                    self.add(
-                        FindingCode.RELATED_CONDITION_MISMATCH,
-                        line,
-                        rid,
-                        "related_condition",
-                        _either(rc_concept),
-                        rc_text,
-                        f"related_condition must be the FSN or US preferred term of {rc_code}",
-                    )
-                if rc_fsn != (rc_concept.fsn or None) or rc_pt != (rc_concept.us_pt or None):
-                    self.terms(
-                        line,
-                        rid,
-                        rc_code,
-                        rc_concept,
-                        "related_condition_snomed_fsn",
-                        rc_fsn,
-                        "related_condition_snomed_pt",
-                        rc_pt,
-                    )
-        return line
+                self.fsn_or_pt(rc_code, rc_concept, "related_condition")
+                self.terms(
+                    rc_code,
+                    rc_concept,
+                    "related_condition_snomed_fsn",
+                    "related_condition_snomed_pt",
+                )
+        return self.line
 
     def questions(self, records: Iterable[dict[str, Any]]) -> int:
         """Check ``artifacts/questions.jsonl``'s records; the number of records."""
-        line = 0
         for line, rec in enumerate(records, start=1):
+            self.line, self.rec = line, rec
             rid = rec.get("qid")
+            key = None if rid is None else str(rid)
             predicate = rec.get("predicate")
             if not isinstance(predicate, dict):
                 raise BadInputError(
-                    "predicate is missing or not an object",
-                    path=self.file,
-                    line=line,
-                    key=None if rid is None else str(rid),
+                    "predicate is missing or not an object", path=self.file, line=line, key=key
                 )
             concept_key = predicate.get("concept")
             if concept_key is None or concept_key == "":
                 raise BadInputError(
-                    "predicate.concept is missing or empty",
-                    path=self.file,
-                    line=line,
-                    key=None if rid is None else str(rid),
+                    "predicate.concept is missing or empty", path=self.file, line=line, key=key
                 )
             if not _is_identifier(concept_key):
                 # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
-                for key, value in rec.items():
-                    if key.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
+                for fld, value in rec.items():
+                    if fld.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
                         self.add(
                             FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD,
-                            line,
-                            rid,
-                            key,
+                            fld,
                             None,
                             value,
                             f"predicate.concept {concept_key!r} is a label, not a SNOMED CT "
-                            f"identifier, so {key} must be absent (or, for a SNOMED CT concept, "
+                            f"identifier, so {fld} must be absent (or, for a SNOMED CT concept, "
                             "predicate.concept must be its identifier)",
                         )
                 continue
-            concept = self.resolve(
-                line, rid, "predicate.concept", concept_key, rec, _QUESTION_TERMS
-            )
+            concept = self.resolve("predicate.concept", concept_key, _QUESTION_TERMS)
             code = rec.get("concept_snomed_code")
             # Compared only with a valid identifier: with a malformed one, "expected" would tell
             # the author to copy the malformation into a code that may well be right.
-            if code != concept_key and _valid_string_id(concept_key):
-                self.add(
-                    FindingCode.CODE_MISMATCH,
-                    line,
-                    rid,
-                    "concept_snomed_code",
-                    concept_key,
-                    code,
-                    "concept_snomed_code must equal predicate.concept",
-                )
+            valid = type(concept_key) is str and not concept_id_problems(concept_key)
+            if code != concept_key and valid:
+                why = "concept_snomed_code must equal predicate.concept"
+                self.add(FindingCode.CODE_MISMATCH, "concept_snomed_code", concept_key, code, why)
             if concept is not None:
-                self.terms(
-                    line,
-                    rid,
-                    concept_key,
-                    concept,
-                    "concept_snomed_fsn",
-                    rec.get("concept_snomed_fsn"),
-                    "concept_snomed_pt",
-                    rec.get("concept_snomed_pt"),
-                )
-        return line
-
-
-def _is_fsn_or_pt(value: Any, concept: Concept) -> bool:
-    """Whether a "FSN or US preferred term" field holds one of them (an empty term is none)."""
-    return value == concept.fsn or (bool(concept.us_pt) and value == concept.us_pt)
-
-
-def _either(concept: Concept) -> list[str]:
-    """The accepted values of a "FSN or US preferred term" field, without repeats or blanks."""
-    fsn, pt = concept.fsn, concept.us_pt
-    return [fsn] if not pt or pt == fsn else [fsn, pt]
+                self.terms(concept_key, concept, "concept_snomed_fsn", "concept_snomed_pt")
+        return self.line
 
 
 def _is_identifier(value: Any) -> bool:
-    """Whether a question's ``predicate.concept`` is meant as an identifier (module docstring)."""
+    """Whether a question's ``predicate.concept`` is meant as an identifier: a string of digits
+    (spaces around them allowed), or anything that is not a string."""
     if not isinstance(value, str):
         return True
     stripped = value.strip()
     return stripped.isascii() and stripped.isdigit()
-
-
-def _valid_string_id(value: Any) -> bool:
-    return type(value) is str and not concept_id_problems(value)
 
 
 def check_artifact(
@@ -481,8 +347,9 @@ def check_artifact(
 ) -> tuple[int, list[Finding]]:
     """The number of records and the findings of the artifact ``file`` (the events unless it is
     ``QUESTIONS_PATH``) at ``path``, read one batch at a time."""
-    checker = _Checker(index, file)
-    check = checker.questions if file == QUESTIONS_PATH else checker.events
+    questions = file == QUESTIONS_PATH
+    checker = _Checker(index, file, "qid" if questions else "event_id")
+    check = checker.questions if questions else checker.events
     return check(iter_records(path, file, batch_bytes)), checker.findings
 
 
