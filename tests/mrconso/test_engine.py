@@ -293,6 +293,25 @@ def test_a_code_as_a_cluster(umls: Engine) -> None:
     assert umls.cluster("MTH", "NOCODE") is None
 
 
+def statements(e: Engine, ask: Callable[[], object]) -> int:
+    """How many SQL statements ``ask`` runs on ``e``'s connection."""
+    said: list[str] = []
+    e.db.set_trace_callback(said.append)
+    try:
+        ask()
+    finally:
+        e.db.set_trace_callback(None)
+    return len(said)
+
+
+def test_a_clusters_lists_are_flagged_in_one_statement(umls: Engine) -> None:
+    """Its rows, then every list's flag of its atoms at once (not one read a list or a level)."""
+    wind = "descendants ancestors parents children relations"
+    assert umls.cluster(SNOMED, "9990192008") == cluster(SNOMED, "9990192008", "Wind fever", 2,
+                                                         has=wind)  # fmt: skip
+    assert statements(umls, lambda: umls.cluster(SNOMED, "9990192008")) == 2
+
+
 def test_a_clusters_flags_and_links_without_mrhier_and_mrrel() -> None:
     rows = [
         row("C1", "A1", "S", "1", "Gone", suppress="O"),

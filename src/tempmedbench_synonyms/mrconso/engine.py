@@ -181,6 +181,38 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
+#: Each atom's lists with an entry (SPEC 12: an atom of the code's SAB with another known code),
+#: one row an atom of the JSON ``[[AUI, SAB, CODE], ...]``, its bits as ``_BITS`` and ``_OPEN``.
+_FLAGS = (
+    "WITH a(aui, sab, code) AS MATERIALIZED (SELECT json_extract(value, '$[0]'), "
+    "json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)) "
+    "SELECT aui, {rel} | {hier} FROM a"
+)
+_FLAG_REL = (
+    "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = a.aui AND aui2 <> '' "
+    "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+)
+_ENTRY = "c.sab = a.sab AND c.code NOT IN (a.code, '', 'NOCODE')"
+#: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
+_IN_PTR = (
+    "(h.ptr = '' AND h.paui = {a} OR instr({a}, '.') = 0 "
+    "AND instr('.' || h.ptr || '.', '.' || {a} || '.') > 0)"
+)
+_FLAG_HIER = (
+    # 2: a parent is an entry; 4: an ancestor too (in its row's PTR); 8: a PTR holds others
+    f"coalesce((SELECT max(coalesce({_ENTRY}, 0)) * 2 | max(coalesce({_ENTRY} AND "
+    f"{_IN_PTR.format(a='h.paui')}, 0)) * 4 | max(h.ptr NOT IN ('', h.paui)) * 8 FROM mrhier h "
+    "LEFT JOIN mrconso c ON c.aui = h.paui AND h.paui <> '' WHERE h.aui = a.aui), 0) | "
+    # 64: rows below; 16: a child is an entry; 32: a descendant too (the atom in its PTR)
+    "CASE WHEN NOT EXISTS (SELECT 1 FROM mrhier h WHERE h.paui = a.aui AND h.paui <> '') THEN 0 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = a.aui "
+    f"AND h.paui <> '' AND {_ENTRY} AND {_IN_PTR.format(a='a.aui')}) THEN 112 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = a.aui "
+    f"AND h.paui <> '' AND {_ENTRY}) THEN 80 ELSE 64 END"
+)
+_BITS = ((1, "relations"), (2, "parents"), (4, "ancestors"), (16, "children"), (32, "descendants"))
+#: the lists a flag leaves open: read from the rows when no atom of the code settles them
+_OPEN = ((8, "ancestors"), (64, "descendants"))
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
@@ -464,80 +496,46 @@ class Engine:
 
     def _lists(self, code_of: dict[str, tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
         """Which of its lists (parents... relations) each code of ``code_of`` (its atoms' AUIs
-        to their codes) has an entry in, from MRHIER and MRREL when present."""
+        to their codes) has an entry in, from MRHIER and MRREL when present: each atom's flags
+        in one statement (``_FLAGS``); an ancestor met only deeper in a PTR, and a descendant
+        below children that are all no entry (SPEC 12: a deeper one counts), read for the few
+        codes whose flags leave them open."""
         has: dict[tuple[str, str], set[str]] = {}
-        if "MRREL" in self.files:
-            for (aui,) in self.db.execute(  # (each atom's first such row will do)
-                "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM mrrel WHERE "
-                "aui2 = value AND aui2 <> '' AND stype2 IN ('SCUI', 'SDUI', 'CODE'))",
-                (_json(code_of),),
-            ):
-                has.setdefault(code_of[aui], set()).add("relations")
-        if "MRHIER" in self.files:
-            # descendants: those the rows one level below show; the whole subtree is read only
-            # for a code with rows below that are all no entry (SPEC 12: a deeper one counts)
-            entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
-            codes: dict[str, tuple[str, str] | None] = {}  # the entries' codes read so far
-            for kind, edges in self._edges(code_of.keys(), deep=False, codes=codes).items():
-                for start, entry, _ in sorted(edges, key=lambda e: e[2]):
-                    entries.setdefault((code_of[start], kind), []).append(entry)
-            # the nearest entry of each list first: it is nearly always one (a list's flag
-            # then needs no more; a parent's code was read with the rows); the others only for
-            # the lists it did not settle
-            todo = entries
-            for part in (slice(0, 1), slice(1, None)):
-                unread = {a for found in todo.values() for a in found[part]} - codes.keys()
-                codes.update(self._where(unread))
-                for (it, kind), auis in todo.items():
-                    if any(_entry(it, codes.get(a)) for a in auis[part]):
-                        has.setdefault(it, set()).add(kind)
-                todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
-            below = {it for it, kind in entries if kind in ("children", "descendants")}
-            for it in {it for it in below if "descendants" not in has.get(it, ())}:
-                deep = self._code_edges({a: c for a, c in code_of.items() if c == it}, deep=True)
-                if deep.get(it, {}).get("descendants"):
-                    has.setdefault(it, set()).add("descendants")
+        rel, hier = "MRREL" in self.files, "MRHIER" in self.files
+        if not code_of or not (rel or hier):
+            return has
+        found = self.db.execute(
+            _FLAGS.format(rel=_FLAG_REL if rel else "0", hier=_FLAG_HIER if hier else "0"),
+            (_json([aui, *it] for aui, it in code_of.items()),),
+        )
+        unsettled: dict[tuple[str, str], set[str]] = {}
+        for aui, bits in found:
+            it = code_of[aui]
+            has.setdefault(it, set()).update(k for b, k in _BITS if bits & b)
+            unsettled.setdefault(it, set()).update(k for b, k in _OPEN if bits & b)
+        for it, kinds in unsettled.items():
+            kinds -= has[it]
+            if kinds:  # (deep: the whole subtree, only for a descendant not found yet)
+                atoms = {a: c for a, c in code_of.items() if c == it}
+                deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
+                has[it].update(k for k in kinds if deep.get(k))
         return has
 
-    def _edges(
-        self,
-        auis: Collection[str],
-        deep: bool,
-        codes: dict[str, tuple[str, str] | None] | None = None,
-    ) -> dict[str, list[tuple[str, str, int]]]:
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
         distance). Descendants are read from the rows below the atoms' children too only when
-        ``deep`` (the rows reached through PAUI, their distance from PTR). With ``codes`` (not
-        ``deep``), the rows above and below are read in one statement, with the (SAB, CODE) of
-        each parent (``None``: MRCONSO lacks it), put in ``codes`` (a child's is read only
-        when needed: a code may have many)."""
+        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
-        if codes is not None and not deep:
-            up: list[tuple[str, str, str]] = []
-            below: list[tuple[str, str, str]] = []
-            for side, aui, paui, ptr, held, sab, code in self.db.execute(
-                "SELECT 0, h.aui, h.paui, h.ptr, c.aui IS NOT NULL, c.sab, c.code FROM mrhier h "
-                "LEFT JOIN mrconso c ON c.aui = h.paui WHERE h.aui IN (SELECT value FROM "
-                "json_each(:auis)) UNION ALL SELECT 1, h.aui, h.paui, h.ptr, 0, NULL, NULL FROM "
-                "mrhier h WHERE h.paui IN (SELECT value FROM json_each(:auis)) AND h.paui <> ''",
-                {"auis": asked},
-            ):
-                if not side:
-                    codes[paui] = (sab, code) if held else None
-                (below if side else up).append((aui, paui, ptr))
-        else:
-            up = self.db.execute(
-                f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,)
-            ).fetchall()
-            below = self.db.execute(
-                "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
-                "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
-                "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
-                if deep
-                else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
-                (asked,),
-            ).fetchall()
+        up = self.db.execute(f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
+        below = self.db.execute(
+            "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
+            "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
+            "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
+            if deep
+            else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
+            (asked,),
+        ).fetchall()
         for aui, paui, ptr in up:
             if paui:
                 raw["parents"].append((aui, paui, 1))
