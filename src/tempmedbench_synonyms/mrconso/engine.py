@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 import sqlite3
 import unicodedata
@@ -181,18 +182,14 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
-#: Each atom's lists with an entry (SPEC 12: an atom of the code's SAB with another known code),
-#: one row an atom of the JSON ``[[AUI, SAB, CODE], ...]``, its bits as ``_BITS`` and ``_OPEN``.
-_FLAGS = (
-    "WITH a(aui, sab, code) AS MATERIALIZED (SELECT json_extract(value, '$[0]'), "
-    "json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)) "
-    "SELECT aui, {rel} | {hier} FROM a"
-)
+#: Each list's flag of an MRCONSO row ``m`` (SPEC 12: an entry is an atom of the code's SAB with
+#: another known code), a column of the rows a cluster is made of, its bits as ``_BITS`` and
+#: ``_OPEN`` read.
 _FLAG_REL = (
-    "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = a.aui AND aui2 <> '' "
+    "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
     "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
 )
-_ENTRY = "c.sab = a.sab AND c.code NOT IN (a.code, '', 'NOCODE')"
+_ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
 #: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
 _IN_PTR = (
     "(h.ptr = '' AND h.paui = {a} OR instr({a}, '.') = 0 "
@@ -202,12 +199,12 @@ _FLAG_HIER = (
     # 2: a parent is an entry; 4: an ancestor too (in its row's PTR); 8: a PTR holds others
     f"coalesce((SELECT max(coalesce({_ENTRY}, 0)) * 2 | max(coalesce({_ENTRY} AND "
     f"{_IN_PTR.format(a='h.paui')}, 0)) * 4 | max(h.ptr NOT IN ('', h.paui)) * 8 FROM mrhier h "
-    "LEFT JOIN mrconso c ON c.aui = h.paui AND h.paui <> '' WHERE h.aui = a.aui), 0) | "
+    "LEFT JOIN mrconso c ON c.aui = h.paui AND h.paui <> '' WHERE h.aui = m.aui), 0) | "
     # 64: rows below; 16: a child is an entry; 32: a descendant too (the atom in its PTR)
-    "CASE WHEN NOT EXISTS (SELECT 1 FROM mrhier h WHERE h.paui = a.aui AND h.paui <> '') THEN 0 "
-    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = a.aui "
-    f"AND h.paui <> '' AND {_ENTRY} AND {_IN_PTR.format(a='a.aui')}) THEN 112 "
-    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = a.aui "
+    "CASE WHEN NOT EXISTS (SELECT 1 FROM mrhier h WHERE h.paui = m.aui AND h.paui <> '') THEN 0 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
+    f"AND h.paui <> '' AND {_ENTRY} AND {_IN_PTR.format(a='m.aui')}) THEN 112 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
     f"AND h.paui <> '' AND {_ENTRY}) THEN 80 ELSE 64 END"
 )
 _BITS = ((1, "relations"), (2, "parents"), (4, "ancestors"), (16, "children"), (32, "descendants"))
@@ -451,20 +448,19 @@ class Engine:
         self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
     ) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order: their rows in one query (``found``: those rows, read already, in file
-        order), each list's flag in a few (SPEC 12)."""
+        their order: their rows in one query, each with its lists' flags (``found``: those
+        rows, read already by ``_flagged``, in file order) (SPEC 12)."""
         codes = [(s, c) for s, c in codes if known_code(c)]
         if found is None:
             found = self.db.execute(
-                f"SELECT {_ROW} FROM json_each(?) j JOIN mrconso m ON m.code = {_PAIRS[1]} "
-                f"AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
+                f"SELECT {self._flagged()} FROM json_each(?) j JOIN mrconso m "
+                f"ON m.code = {_PAIRS[1]} AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
                 (_json(codes),),
             )
         rows: dict[tuple[str, str], list[Any]] = {}
         for r in found:
             rows.setdefault((r[_SAB], r[_CODE]), []).append(r)
-        code_of = {r[_AUI]: key for key, found in rows.items() for r in found}
-        lists = self._lists(code_of)
+        lists = self._lists(rows)
         out = []
         for sab, code in codes:
             found = rows.get((sab, code))
@@ -494,29 +490,24 @@ class Engine:
             })  # fmt: skip
         return out
 
-    def _lists(self, code_of: dict[str, tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
-        """Which of its lists (parents... relations) each code of ``code_of`` (its atoms' AUIs
-        to their codes) has an entry in, from MRHIER and MRREL when present: each atom's flags
-        in one statement (``_FLAGS``); an ancestor met only deeper in a PTR, and a descendant
-        below children that are all no entry (SPEC 12: a deeper one counts), read for the few
-        codes whose flags leave them open."""
+    def _flagged(self) -> str:
+        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_ROW``, then its flags
+        from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
+        rel = _FLAG_REL if "MRREL" in self.files else "0"
+        return f"{_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
+
+    def _lists(self, rows: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str], set[str]]:
+        """Which of its lists (parents... relations) each code of ``rows`` (its rows, each with
+        its flags: ``_flagged``) has an entry in; an ancestor met only deeper in a PTR, and a
+        descendant below children that are all no entry (SPEC 12: a deeper one counts), read
+        for the few codes whose flags leave them open."""
         has: dict[tuple[str, str], set[str]] = {}
-        rel, hier = "MRREL" in self.files, "MRHIER" in self.files
-        if not code_of or not (rel or hier):
-            return has
-        found = self.db.execute(
-            _FLAGS.format(rel=_FLAG_REL if rel else "0", hier=_FLAG_HIER if hier else "0"),
-            (_json([aui, *it] for aui, it in code_of.items()),),
-        )
-        unsettled: dict[tuple[str, str], set[str]] = {}
-        for aui, bits in found:
-            it = code_of[aui]
-            has.setdefault(it, set()).update(k for b, k in _BITS if bits & b)
-            unsettled.setdefault(it, set()).update(k for b, k in _OPEN if bits & b)
-        for it, kinds in unsettled.items():
-            kinds -= has[it]
-            if kinds:  # (deep: the whole subtree, only for a descendant not found yet)
-                atoms = {a: c for a, c in code_of.items() if c == it}
+        for it, found in rows.items():
+            bits = functools.reduce(operator.or_, (r[-1] for r in found))
+            has[it] = {k for b, k in _BITS if bits & b}
+            if kinds := {k for b, k in _OPEN if bits & b} - has[it]:
+                # (deep: the whole subtree, only for a descendant not found yet)
+                atoms = dict.fromkeys((r[_AUI] for r in found), it)
                 deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
                 has[it].update(k for k in kinds if deep.get(k))
         return has
@@ -588,9 +579,10 @@ class Engine:
             params.append(_json(targets))
         # the codes' rows in one statement (the concepts first: each of their rows read once)
         found = self.db.execute(
-            f"SELECT {_ROW} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, o.sab FROM "
-            "mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? AND a.sab = ? "
-            f"AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') AND "
+            f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
+            "o.sab FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? "
+            f"AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', "
+            f"'NOCODE') AND "
             f"{where}) ORDER BY m.rowid",
             params,
         ).fetchall()
