@@ -182,9 +182,9 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
-#: Each list's flag of an MRCONSO row ``m`` (SPEC 12: an entry is an atom of the code's SAB with
-#: another known code), a column of the rows a cluster is made of, its bits as ``_BITS`` and
-#: ``_OPEN`` read.
+#: The flags of an MRCONSO row ``m``'s lists (a column of the rows a cluster is made of): whether
+#: MRREL and MRHIER give it an entry (SPEC 12: an atom of the code's SAB with another known code),
+#: each a bit that ``_BITS`` and ``_OPEN`` read.
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
     "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
@@ -582,8 +582,7 @@ class Engine:
             f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
             "o.sab FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? "
             f"AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', "
-            f"'NOCODE') AND "
-            f"{where}) ORDER BY m.rowid",
+            f"'NOCODE') AND {where}) ORDER BY m.rowid",
             params,
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
