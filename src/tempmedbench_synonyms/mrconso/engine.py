@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
+from tempmedbench_synonyms.mrconso.rows import COLUMN, MRCONSO_COLUMNS
 from tempmedbench_synonyms.mrconso.shapes import (
     NONE,
     Links,
@@ -30,8 +31,7 @@ FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
 #: Each file's columns, as the UMLS Reference Manual names them (a row: these, each followed by
 #: ``|``).
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "MRCONSO": ("CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI", "SCUI", "SDUI",
-                "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS", "CVF"),
+    "MRCONSO": MRCONSO_COLUMNS,
     "MRDEF": ("CUI", "AUI", "ATUI", "SATUI", "SAB", "DEF", "SUPPRESS", "CVF"),
     "MRREL": ("CUI1", "AUI1", "STYPE1", "REL", "CUI2", "AUI2", "STYPE2", "RELA", "RUI", "SRUI",
               "SAB", "SL", "RG", "DIR", "SUPPRESS", "CVF"),
@@ -146,10 +146,8 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 #: The most bytes of each database mapped (SQLite caps it at its own maximum, 2 GiB).
 _MMAP = 1 << 40
 #: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
-_ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
-_AUI, _SAB, _CODE, _STR, _SUPPRESS = (
-    COLUMNS["MRCONSO"].index(c) for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS")
-)
+_ROW = ", ".join(f"m.{c.lower()}" for c in MRCONSO_COLUMNS)
+_AUI, _SAB, _CODE, _STR, _SUPPRESS = (COLUMN[c] for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS"))
 #: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
     "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
