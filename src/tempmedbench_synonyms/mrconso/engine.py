@@ -812,33 +812,29 @@ class Engine:
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
-        kinds = {}
-        for cui, aui, stype in sides:
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        concepts, codes = [], []  # (named below, once their names are read)
+        for side in sides:
+            _, aui, stype = side
             if stype == "CUI" or not aui:
-                kinds[(cui, aui, stype)] = "concept"
+                concepts.append(side)
             elif aui not in auis:
-                kinds[(cui, aui, stype)] = "none"
+                out[side] = (NONE, NONE)
             elif stype == "AUI" or not known_code(auis[aui][1]):
-                kinds[(cui, aui, stype)] = "atom"
+                out[side] = (self.links.aui(aui), auis[aui][2])
             else:
-                kinds[(cui, aui, stype)] = "code"
+                codes.append(side)
         asked = [] if concept is None else [concept]
-        names = self._concept_names([*asked, *(s[0] for s, k in kinds.items() if k == "concept")])
+        names = self._concept_names([*asked, *(cui for cui, _, _ in concepts)])
         if concept is not None and concept not in names:
             return None
-        codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
-        out: dict[tuple[str, str, str], tuple[str, str]] = {}
-        for side, kind in kinds.items():
-            cui, aui, _ = side
-            if kind == "concept" and cui in names:
-                out[side] = (self.links.concept(cui), names[cui][0])
-            elif kind == "atom":
-                out[side] = (self.links.aui(aui), auis[aui][2])
-            elif kind == "code":
-                sab, code, _ = auis[aui]
-                out[side] = (self.links.code(sab, code), codes[(sab, code)])
-            else:
-                out[side] = (NONE, NONE)
+        for side in concepts:
+            found = names.get(side[0])
+            out[side] = (NONE, NONE) if found is None else (self.links.concept(side[0]), found[0])
+        named = self._code_names("CODE", {auis[aui][:2] for _, aui, _ in codes})
+        for side in codes:
+            sab, code, _ = auis[side[1]]
+            out[side] = (self.links.code(sab, code), named[(sab, code)])
         return out
 
     def _types(self, cui: str) -> list[tuple[str, str, str]]:
