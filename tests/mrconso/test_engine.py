@@ -293,6 +293,25 @@ def test_a_code_as_a_cluster(umls: Engine) -> None:
     assert umls.cluster("MTH", "NOCODE") is None
 
 
+def statements(e: Engine, ask: Callable[[], object]) -> int:
+    """How many SQL statements ``ask`` runs on ``e``'s connection."""
+    said: list[str] = []
+    e.db.set_trace_callback(said.append)
+    try:
+        ask()
+    finally:
+        e.db.set_trace_callback(None)
+    return len(said)
+
+
+def test_a_cluster_is_read_with_its_lists_flags_in_one_statement(umls: Engine) -> None:
+    """Its rows with each atom's flag of every list, in one statement (not one a list or level)."""
+    wind = "descendants ancestors parents children relations"
+    assert umls.cluster(SNOMED, "9990192008") == cluster(SNOMED, "9990192008", "Wind fever", 2,
+                                                         has=wind)  # fmt: skip
+    assert statements(umls, lambda: umls.cluster(SNOMED, "9990192008")) == 1
+
+
 def test_a_clusters_flags_and_links_without_mrhier_and_mrrel() -> None:
     rows = [
         row("C1", "A1", "S", "1", "Gone", suppress="O"),
@@ -837,6 +856,27 @@ def test_a_descendants_link_below_children_that_are_no_entry() -> None:
         f"{CONTENT}/source/{SNOMED}/100/descendants", "NONE",
     )  # fmt: skip
     assert (alone["descendants"], alone["children"]) == ("NONE", "NONE")
+
+
+def test_a_clusters_hierarchy_links_follow_ptr_and_paui_each() -> None:
+    """Parents by PAUI, ancestors by PTR (an empty PTR: the PAUI), children and descendants the
+    inverse, whichever of its atoms' rows shows the entry."""
+    rows = [
+        row("C1", "A1", "S", "1", "One"), row("C2", "A2", "S", "2", "Two"),
+        row("C3", "A3", "S", "3", "Three"), row("C4", "A4", "S", "4", "Four"),
+        row("C4", "A5", "S", "4", "Four too"), row("C6", "A6", "T", "6", "Other source"),
+    ]  # fmt: skip
+    mrhier = [
+        hier("A2", "A1", "A6"),  # a parent that its PTR leaves out: no ancestor from it
+        hier("A3", "", "A1"),  # no PAUI: an ancestor, no parent
+        hier("A5", "A6", "A6.A1.A6"),  # A4's code: an ancestor deeper in its other atom's PTR
+    ]
+    e = build({"MRCONSO": rows, "MRHIER": mrhier})
+    links = {c: e.cluster("S", c) or {} for c in "1234"}
+    assert {c: [k for k in ("parents", "ancestors", "children", "descendants")
+                if found[k] != "NONE"] for c, found in links.items()} == {
+        "1": ["children"], "2": ["parents"], "3": ["ancestors"], "4": ["ancestors"],
+    }  # fmt: skip
 
 
 def test_hierarchy_of_an_atom(umls: Engine) -> None:

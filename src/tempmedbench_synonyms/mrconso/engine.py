@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 import sqlite3
 import unicodedata
@@ -15,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
+from tempmedbench_synonyms.mrconso.rows import COLUMN, MRCONSO_COLUMNS
 from tempmedbench_synonyms.mrconso.shapes import (
     NONE,
     Links,
@@ -29,8 +31,7 @@ FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
 #: Each file's columns, as the UMLS Reference Manual names them (a row: these, each followed by
 #: ``|``).
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "MRCONSO": ("CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI", "SCUI", "SDUI",
-                "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS", "CVF"),
+    "MRCONSO": MRCONSO_COLUMNS,
     "MRDEF": ("CUI", "AUI", "ATUI", "SATUI", "SAB", "DEF", "SUPPRESS", "CVF"),
     "MRREL": ("CUI1", "AUI1", "STYPE1", "REL", "CUI2", "AUI2", "STYPE2", "RELA", "RUI", "SRUI",
               "SAB", "SL", "RG", "DIR", "SUPPRESS", "CVF"),
@@ -145,10 +146,8 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 #: The most bytes of each database mapped (SQLite caps it at its own maximum, 2 GiB).
 _MMAP = 1 << 40
 #: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
-_ROW = ", ".join(f"m.{c.lower()}" for c in COLUMNS["MRCONSO"])
-_AUI, _SAB, _CODE, _STR, _SUPPRESS = (
-    COLUMNS["MRCONSO"].index(c) for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS")
-)
+_ROW = ", ".join(f"m.{c.lower()}" for c in MRCONSO_COLUMNS)
+_AUI, _SAB, _CODE, _STR, _SUPPRESS = (COLUMN[c] for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS"))
 #: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
     "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
@@ -181,6 +180,34 @@ _INPUT_FIELDS = {
 _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
                   "sourceDescriptor": "SDUI"}  # fmt: skip
 _WORD = re.compile(r"\w+")
+#: The flags of an MRCONSO row ``m``'s lists (a column of the rows a cluster is made of): whether
+#: MRREL and MRHIER give it an entry (SPEC 12: an atom of the code's SAB with another known code),
+#: each a bit that ``_BITS`` and ``_OPEN`` read.
+_FLAG_REL = (
+    "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
+    "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+)
+_ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
+#: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
+_IN_PTR = (
+    "(h.ptr = '' AND h.paui = {a} OR instr({a}, '.') = 0 "
+    "AND instr('.' || h.ptr || '.', '.' || {a} || '.') > 0)"
+)
+_FLAG_HIER = (
+    # 2: a parent is an entry; 4: an ancestor too (in its row's PTR); 8: a PTR holds others
+    f"coalesce((SELECT max(coalesce({_ENTRY}, 0)) * 2 | max(coalesce({_ENTRY} AND "
+    f"{_IN_PTR.format(a='h.paui')}, 0)) * 4 | max(h.ptr NOT IN ('', h.paui)) * 8 FROM mrhier h "
+    "LEFT JOIN mrconso c ON c.aui = h.paui AND h.paui <> '' WHERE h.aui = m.aui), 0) | "
+    # 64: rows below; 16: a child is an entry; 32: a descendant too (the atom in its PTR)
+    "CASE WHEN NOT EXISTS (SELECT 1 FROM mrhier h WHERE h.paui = m.aui AND h.paui <> '') THEN 0 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
+    f"AND h.paui <> '' AND {_ENTRY} AND {_IN_PTR.format(a='m.aui')}) THEN 112 "
+    "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
+    f"AND h.paui <> '' AND {_ENTRY}) THEN 80 ELSE 64 END"
+)
+_BITS = ((1, "relations"), (2, "parents"), (4, "ancestors"), (16, "children"), (32, "descendants"))
+#: the lists a flag leaves open: read from the rows when no atom of the code settles them
+_OPEN = ((8, "ancestors"), (64, "descendants"))
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
@@ -419,20 +446,19 @@ class Engine:
         self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
     ) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order: their rows in one query (``found``: those rows, read already, in file
-        order), each list's flag in a few (SPEC 12)."""
+        their order: their rows in one query, each with its lists' flags (``found``: those
+        rows, read already by ``_flagged``, in file order) (SPEC 12)."""
         codes = [(s, c) for s, c in codes if known_code(c)]
         if found is None:
             found = self.db.execute(
-                f"SELECT {_ROW} FROM json_each(?) j JOIN mrconso m ON m.code = {_PAIRS[1]} "
-                f"AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
+                f"SELECT {self._flagged()} FROM json_each(?) j JOIN mrconso m "
+                f"ON m.code = {_PAIRS[1]} AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
                 (_json(codes),),
             )
         rows: dict[tuple[str, str], list[Any]] = {}
         for r in found:
             rows.setdefault((r[_SAB], r[_CODE]), []).append(r)
-        code_of = {r[_AUI]: key for key, found in rows.items() for r in found}
-        lists = self._lists(code_of)
+        lists = self._lists(rows)
         out = []
         for sab, code in codes:
             found = rows.get((sab, code))
@@ -462,82 +488,43 @@ class Engine:
             })  # fmt: skip
         return out
 
-    def _lists(self, code_of: dict[str, tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
-        """Which of its lists (parents... relations) each code of ``code_of`` (its atoms' AUIs
-        to their codes) has an entry in, from MRHIER and MRREL when present."""
+    def _flagged(self) -> str:
+        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_ROW``, then its flags
+        from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
+        rel = _FLAG_REL if "MRREL" in self.files else "0"
+        return f"{_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
+
+    def _lists(self, rows: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str], set[str]]:
+        """Which of its lists (parents... relations) each code of ``rows`` (its rows, each with
+        its flags: ``_flagged``) has an entry in; an ancestor met only deeper in a PTR, and a
+        descendant below children that are all no entry (SPEC 12: a deeper one counts), read
+        for the few codes whose flags leave them open."""
         has: dict[tuple[str, str], set[str]] = {}
-        if "MRREL" in self.files:
-            for (aui,) in self.db.execute(  # (each atom's first such row will do)
-                "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM mrrel WHERE "
-                "aui2 = value AND aui2 <> '' AND stype2 IN ('SCUI', 'SDUI', 'CODE'))",
-                (_json(code_of),),
-            ):
-                has.setdefault(code_of[aui], set()).add("relations")
-        if "MRHIER" in self.files:
-            # descendants: those the rows one level below show; the whole subtree is read only
-            # for a code with rows below that are all no entry (SPEC 12: a deeper one counts)
-            entries: dict[tuple[tuple[str, str], str], list[str]] = {}  # nearest first
-            codes: dict[str, tuple[str, str] | None] = {}  # the entries' codes read so far
-            for kind, edges in self._edges(code_of.keys(), deep=False, codes=codes).items():
-                for start, entry, _ in sorted(edges, key=lambda e: e[2]):
-                    entries.setdefault((code_of[start], kind), []).append(entry)
-            # the nearest entry of each list first: it is nearly always one (a list's flag
-            # then needs no more; a parent's code was read with the rows); the others only for
-            # the lists it did not settle
-            todo = entries
-            for part in (slice(0, 1), slice(1, None)):
-                unread = {a for found in todo.values() for a in found[part]} - codes.keys()
-                codes.update(self._where(unread))
-                for (it, kind), auis in todo.items():
-                    if any(_entry(it, codes.get(a)) for a in auis[part]):
-                        has.setdefault(it, set()).add(kind)
-                todo = {k: v for k, v in todo.items() if k[1] not in has.get(k[0], ())}
-            below = {it for it, kind in entries if kind in ("children", "descendants")}
-            for it in {it for it in below if "descendants" not in has.get(it, ())}:
-                deep = self._code_edges({a: c for a, c in code_of.items() if c == it}, deep=True)
-                if deep.get(it, {}).get("descendants"):
-                    has.setdefault(it, set()).add("descendants")
+        for it, found in rows.items():
+            bits = functools.reduce(operator.or_, (r[-1] for r in found))
+            has[it] = {k for b, k in _BITS if bits & b}
+            if kinds := {k for b, k in _OPEN if bits & b} - has[it]:
+                # (deep: the whole subtree, only for a descendant not found yet)
+                atoms = dict.fromkeys((r[_AUI] for r in found), it)
+                deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
+                has[it].update(k for k in kinds if deep.get(k))
         return has
 
-    def _edges(
-        self,
-        auis: Collection[str],
-        deep: bool,
-        codes: dict[str, tuple[str, str] | None] | None = None,
-    ) -> dict[str, list[tuple[str, str, int]]]:
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
         distance). Descendants are read from the rows below the atoms' children too only when
-        ``deep`` (the rows reached through PAUI, their distance from PTR). With ``codes`` (not
-        ``deep``), the rows above and below are read in one statement, with the (SAB, CODE) of
-        each parent (``None``: MRCONSO lacks it), put in ``codes`` (a child's is read only
-        when needed: a code may have many)."""
+        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
         asked = _json(auis)
         raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
-        if codes is not None and not deep:
-            up: list[tuple[str, str, str]] = []
-            below: list[tuple[str, str, str]] = []
-            for side, aui, paui, ptr, held, sab, code in self.db.execute(
-                "SELECT 0, h.aui, h.paui, h.ptr, c.aui IS NOT NULL, c.sab, c.code FROM mrhier h "
-                "LEFT JOIN mrconso c ON c.aui = h.paui WHERE h.aui IN (SELECT value FROM "
-                "json_each(:auis)) UNION ALL SELECT 1, h.aui, h.paui, h.ptr, 0, NULL, NULL FROM "
-                "mrhier h WHERE h.paui IN (SELECT value FROM json_each(:auis)) AND h.paui <> ''",
-                {"auis": asked},
-            ):
-                if not side:
-                    codes[paui] = (sab, code) if held else None
-                (below if side else up).append((aui, paui, ptr))
-        else:
-            up = self.db.execute(
-                f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,)
-            ).fetchall()
-            below = self.db.execute(
-                "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
-                "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
-                "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
-                if deep
-                else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
-                (asked,),
-            ).fetchall()
+        up = self.db.execute(f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
+        below = self.db.execute(
+            "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
+            "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
+            "SELECT aui, paui, ptr FROM mrhier WHERE aui IN (SELECT aui FROM down)"
+            if deep
+            else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
+            (asked,),
+        ).fetchall()
         for aui, paui, ptr in up:
             if paui:
                 raw["parents"].append((aui, paui, 1))
@@ -590,10 +577,10 @@ class Engine:
             params.append(_json(targets))
         # the codes' rows in one statement (the concepts first: each of their rows read once)
         found = self.db.execute(
-            f"SELECT {_ROW} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, o.sab FROM "
-            "mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? AND a.sab = ? "
-            f"AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') AND "
-            f"{where}) ORDER BY m.rowid",
+            f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
+            "o.sab FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? "
+            f"AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', "
+            f"'NOCODE') AND {where}) ORDER BY m.rowid",
             params,
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
@@ -825,33 +812,29 @@ class Engine:
                 (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
             )
         }
-        kinds = {}
-        for cui, aui, stype in sides:
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        concepts, codes = [], []  # (named below, once their names are read)
+        for side in sides:
+            _, aui, stype = side
             if stype == "CUI" or not aui:
-                kinds[(cui, aui, stype)] = "concept"
+                concepts.append(side)
             elif aui not in auis:
-                kinds[(cui, aui, stype)] = "none"
+                out[side] = (NONE, NONE)
             elif stype == "AUI" or not known_code(auis[aui][1]):
-                kinds[(cui, aui, stype)] = "atom"
+                out[side] = (self.links.aui(aui), auis[aui][2])
             else:
-                kinds[(cui, aui, stype)] = "code"
+                codes.append(side)
         asked = [] if concept is None else [concept]
-        names = self._concept_names([*asked, *(s[0] for s, k in kinds.items() if k == "concept")])
+        names = self._concept_names([*asked, *(cui for cui, _, _ in concepts)])
         if concept is not None and concept not in names:
             return None
-        codes = self._code_names("CODE", {auis[s[1]][:2] for s, k in kinds.items() if k == "code"})
-        out: dict[tuple[str, str, str], tuple[str, str]] = {}
-        for side, kind in kinds.items():
-            cui, aui, _ = side
-            if kind == "concept" and cui in names:
-                out[side] = (self.links.concept(cui), names[cui][0])
-            elif kind == "atom":
-                out[side] = (self.links.aui(aui), auis[aui][2])
-            elif kind == "code":
-                sab, code, _ = auis[aui]
-                out[side] = (self.links.code(sab, code), codes[(sab, code)])
-            else:
-                out[side] = (NONE, NONE)
+        for side in concepts:
+            found = names.get(side[0])
+            out[side] = (NONE, NONE) if found is None else (self.links.concept(side[0]), found[0])
+        named = self._code_names("CODE", {auis[aui][:2] for _, aui, _ in codes})
+        for side in codes:
+            sab, code, _ = auis[side[1]]
+            out[side] = (self.links.code(sab, code), named[(sab, code)])
         return out
 
     def _types(self, cui: str) -> list[tuple[str, str, str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -54,10 +54,11 @@ class Links:
 
     release: str
     base_url: str = DEFAULT_BASE_URL
+    #: the root of most links, made once (an answer may hold thousands)
+    content: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def content(self) -> str:
-        return f"{self.base_url.rstrip('/')}/content/{self.release}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", f"{self.base_url.rstrip('/')}/content/{self.release}")
 
     def code(self, sab: str, code: str) -> str:
         return f"{self.content}/source/{sab}/{_quoted(code)}"
