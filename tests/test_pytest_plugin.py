@@ -335,6 +335,8 @@ def test_the_default_fixture_and_the_meta_marker_serve_meta_files(
 
 def test_a_meta_marker_that_cannot_be_served_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.mkdir("empty")
+    # a row of the wrong width: the reader's bad input, said as the marker's, not a traceback
+    (pytester.mkdir("bad") / "MRDEF.RRF").write_text("C9000001|A1|AT2||MSH|no CVF|N|\n", "utf-8")
     pytester.makepyfile(
         """
         import pytest
@@ -350,15 +352,21 @@ def test_a_meta_marker_that_cannot_be_served_is_a_usage_error(pytester: pytest.P
         @pytest.mark.fake_uts(meta="empty")
         def test_no_files(fake_uts):
             pass
+
+        @pytest.mark.fake_uts(meta="bad")
+        def test_bad_row(fake_uts):
+            pass
         """
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(
         [
             "*fake_uts takes rows or meta, not both*",
             "*fake_uts meta: no such folder no/such/folder*",
             "*fake_uts meta: empty holds none of MRCONSO.RRF, MRDEF.RRF, MRREL.RRF, MRSTY.RRF, "
             "MRHIER.RRF, MRSAB.RRF*",
+            "*fake_uts meta: bad/MRDEF.RRF, line 1: an MRDEF.RRF row has 8 fields*this line has 7*",
         ]
     )
+    result.stdout.no_fnmatch_line("E *BadInputError: *")

@@ -720,6 +720,8 @@ def test_a_value_of_the_wrong_type_is_a_type_error_naming_the_argument(
         (lambda: umls.search("zephyr", limit="5"), "limit must be a whole number or None, not str"),
         (lambda: umls.search("zephyr", limit=True),
          "limit must be a whole number or None, not bool"),
+        (lambda: umls.search("zephyr", sabs=5, limit="5"),  # the limit is checked first
+         "limit must be a whole number or None, not str"),
         (lambda: umls.concept_many(5), "cuis must be an iterable of strings, not int"),
         (lambda: umls.crosswalk("SNOMEDCT_US", "1", target_sabs=[1]),
          "target_sabs must hold strings, not int"),

@@ -41,6 +41,7 @@ def _data(
     rows: Iterable[str] | Path | None, release: str | None, meta: Path | None = None
 ) -> FakeUtsData:
     from tempmedbench_synonyms.demo import demo_data
+    from tempmedbench_synonyms.errors import BadInputError
     from tempmedbench_synonyms.testing import FakeUtsData
 
     if rows is not None and meta is not None:
@@ -51,7 +52,7 @@ def _data(
             raise pytest.UsageError(f"fake_uts meta: no such folder {folder}")
         try:
             return FakeUtsData.from_meta(folder, release=release or DEMO_RELEASE)
-        except (FileNotFoundError, ValueError) as e:
+        except (FileNotFoundError, ValueError, BadInputError) as e:  # (BadInputError: a bad row)
             raise pytest.UsageError(f"fake_uts meta: {e}") from None
     if isinstance(rows, str) and ("|" in rows or "\n" in rows):
         raise pytest.UsageError(

@@ -323,11 +323,11 @@ class Umls:
     @staticmethod
     def _search(**options: Any) -> Search:
         """A ``Search`` of ``search``'s keywords, checked; its string is put in after."""
+        if "limit" in options:
+            options["limit"] = _limit(options["limit"])
         for name in ("sabs", "semantic_types"):
             if name in options:
                 options[name] = _names(name, options[name])
-        if "limit" in options:
-            options["limit"] = _limit(options["limit"])
         return Search("", **options)
 
     def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:

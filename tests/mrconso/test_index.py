@@ -241,6 +241,8 @@ def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
          "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
         ("MRDEF", b"C0000001|A1|AT1||MSH|def|N|256|\n\n", 2,
          "an MRDEF.RRF row has 8 fields, each followed by '|'; this line has 0"),
+        ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\r\nC0000002|T047|B2|Disease|AT1|256\r\n", 2,
+         "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 6 and no trailing |"),
         ("MRSAB", b"x|" * 25 + b"\n" + b"\xff|" * 25 + b"\n", 2,
          "it is not UTF-8 text (byte 0xff)"),
     ],
