@@ -205,7 +205,8 @@ def test_a_report_to_a_text_only_stdout_is_the_same_json(monkeypatch: pytest.Mon
 @pytest.mark.parametrize(
     ("text", "shown"),
     [("del\x7f", "del\\u007f"), ("c1\x85", "c1\\u0085"), ("ls\u2028", "ls\\u2028"),
-     ("ps\u2029", "ps\\u2029"), ("é\x7f", "é\\u007f"), ("\udcff\x9b", "\\udcff\\u009b")],
+     ("ps\u2029", "ps\\u2029"), ("é\x7f", "é\\u007f"), ("\udcff\x9b", "\\udcff\\u009b"),
+     ("’\u2029", "’\\u2029"), ("°\x9f", "°\\u009f"), ("’ ° é", "’ ° é")],
 )  # fmt: skip
 def test_a_report_escapes_del_c1_and_line_separators(
     monkeypatch: pytest.MonkeyPatch, text: str, shown: str
@@ -246,3 +247,23 @@ def test_a_report_masks_every_key_in_its_data_also_one_json_escapes(
     out.seek(0), out.truncate()
     print_json({"results": [{"name": "nothing to mask"}]}, one_line=True)
     assert json.loads(out.getvalue())["results"] == [{"name": "nothing to mask"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("/a?apiKey=zz&b=1", "/a?apiKey=***&b=1"), ("APIKEY=zz", "APIKEY=***"),
+     ("x apikey=y=z", "x apikey=***"), ("key=1 y=2 Y=3 ApIkEy=4", "key=1 y=2 Y=3 ApIkEy=***"),
+     ("apikey =1 api-key=2", "apikey =1 api-key=2")],
+)  # fmt: skip
+def test_a_report_masks_every_apikey_parameter_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, text: str, shown: str
+) -> None:
+    """An ``apiKey=`` value is masked whether or not a key was read (a URL pasted as an input)."""
+    import io
+
+    from tempmedbench_synonyms.cli._shared import print_json
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json({"s": text, "t": [text]}, one_line=True)
+    assert json.loads(out.getvalue())["t"] == [shown]

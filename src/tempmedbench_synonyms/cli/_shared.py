@@ -45,8 +45,17 @@ def echo_err(text: str = "") -> None:
 #: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
 #: paragraph separators (``str.splitlines`` would cut a JSON Lines line there).
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
-#: The UTF-8 bytes one of them starts with (C2 starts U+0080-U+00BF, E2 80 A8 U+2028).
-_C1_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _may_hold_c1(text: str, data: bytes) -> bool:
+    """Whether ``text`` (``data``: its UTF-8) may hold one of ``_C1``. ``isascii`` costs nothing;
+    in UTF-8 (C2 starts U+0080-U+00BF, E2 80 A8 U+2028) a search for a byte is a tenth of one
+    for three, and a hundredth of ``_C1``'s."""
+    if text.isascii():
+        return "\x7f" in text
+    if b"\x7f" in data or b"\xc2" in data:
+        return True
+    return b"\xe2" in data and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data)
 
 
 #: the words of the final report coloured on a terminal: the state of a file, the outcome
@@ -79,7 +88,7 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
         text = report_text(redact_value(obj), one_line=one_line)
     text += "\n"
     data = text.encode("utf-8")  # (a lone surrogate is an escape already)
-    if any(b in data for b in _C1_BYTES):  # (a search of the bytes is a tenth of _C1's)
+    if _may_hold_c1(text, data):
         text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         data = text.encode("utf-8")
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
