@@ -155,22 +155,6 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
-def _regen_options(
-    release_dir: Path,
-    *,
-    mrconso: Path | None,
-    out: Path | None,
-    umls_release: str | None,
-    uts: UtsOptions,
-    verbosity: int,
-) -> RegenOptions:
-    """The run's options, built once from the command line; progress on stderr unless -q."""
-    return RegenOptions(
-        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
-        progress=sys.stderr if verbosity >= 0 else None,
-    )  # fmt: skip
-
-
 @app.command("regenerate", cls=PlainUsage)
 @with_options
 def regenerate_command(
@@ -204,10 +188,8 @@ def regenerate_command(
             --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
-    options = _regen_options(
-        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
-        verbosity=verbosity,
-    )  # fmt: skip
+    options = RegenOptions(release_dir, mrconso=mrconso, out=out, umls_release=umls_release,
+                           uts=uts, progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
     with exit_on_error(
         json_report=_failure_report("regenerate", release_dir, json_out),
         api_key_file=uts.api_key_file,
@@ -281,10 +263,8 @@ def freeze_command(
             --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
-    options = _regen_options(
-        release_dir, mrconso=mrconso, out=None, umls_release=umls_release, uts=uts,
-        verbosity=verbosity,
-    )  # fmt: skip
+    options = RegenOptions(release_dir, mrconso=mrconso, umls_release=umls_release, uts=uts,
+                           progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
     with exit_on_error(
         json_report=_failure_report("freeze", release_dir, json_out),
         api_key_file=uts.api_key_file,
@@ -319,10 +299,8 @@ def demo_command(
     verbosity = configure_logging(quiet, 0)
     with exit_on_error(json_report=_failure_report("demo", Path("demo"), json_out)):
         data = demo_data()
-        options = _regen_options(
-            data.release, mrconso=data.mrconso, out=out, umls_release=None, uts=UtsOptions(),
-            verbosity=verbosity,
-        )  # fmt: skip
+        options = RegenOptions(data.release, mrconso=data.mrconso, out=out,
+                               progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
         report = run(options)
         report.command = "demo"  # what the user ran, in --json and in the report's first line
     _finish(report, verbosity=verbosity, json_out=json_out)

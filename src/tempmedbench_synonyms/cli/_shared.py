@@ -103,14 +103,6 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     buffer.flush()
 
 
-def print_json_line(obj: dict[str, Any]) -> None:
-    """One line of a JSON Lines stream (``print_json`` on one line), written as it is ready."""
-    print_json(obj, one_line=True)
-
-
-_print_json = print_json
-
-
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
     """The ``--json`` object of a command an error stopped: outcome, exit code, message, hint,
     and ``empty`` values for its report's other keys; the key redacted once more."""
@@ -182,10 +174,6 @@ def exit_on_error(
     ``json_report``: the failure's JSON on stdout too (``one_line`` for JSON Lines).
     ``api_key_file`` redacts a bug's traceback even before the library read the key.
     """
-
-    def print_json(report: dict[str, Any]) -> None:
-        _print_json(report, one_line=one_line)
-
     try:
         with runtime.interrupts():
             yield
@@ -204,7 +192,7 @@ def exit_on_error(
         if failed.hint:
             echo_err(f"hint: {failed.hint}")
         if json_report is not None:
-            print_json(json_report(failed))
+            print_json(json_report(failed), one_line=one_line)
         raise typer.Exit(failed.exit_code) from None
     except KeyboardInterrupt as stop:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
@@ -214,7 +202,7 @@ def exit_on_error(
         if json_report is not None:
             report = json_report(_interrupted_error(why))
             try:
-                print_json(report)
+                print_json(report, one_line=one_line)
             except OSError:
                 pass
         raise typer.Exit(why.exit_code) from None
@@ -239,7 +227,7 @@ def exit_on_error(
         echo_err(f"error: {bug}")
         echo_err(f"hint: {bug.hint}")
         if json_report is not None:
-            print_json(json_report(bug))
+            print_json(json_report(bug), one_line=one_line)
         raise typer.Exit(bug.exit_code) from None
 
 

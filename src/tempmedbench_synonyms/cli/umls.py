@@ -37,7 +37,6 @@ from tempmedbench_synonyms.cli._shared import (
     exit_on_error,
     failure_json,
     print_json,
-    print_json_line,
 )
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
@@ -197,7 +196,7 @@ def _run(
                         line = {**answer.to_json(), "warnings": umls.warnings()}
                         # ``input`` stays exact (a script joins on it); the query is words
                         line["query"] = _cut(answer.query, QUERY_SHOWN)
-                        print_json_line(line)
+                        print_json(line, one_line=True)
                     else:
                         found = (
                             shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
@@ -256,10 +255,10 @@ def _plan(umls: Umls, items: Sequence[Item], *, json_out: bool, verbosity: int) 
     if verbosity >= 0:
         echo_err(f"dry run: {line}")
     if json_out:
-        print_json_line({
+        print_json({
             "outcome": Outcome.PLANNED.value, "exit_code": 0, "message": f"dry run: {line}",
             "plan": plan,
-        })  # fmt: skip
+        }, one_line=True)  # fmt: skip
     raise typer.Exit(0)
 
 
