@@ -6,6 +6,7 @@ report; errors become exit codes in ``_shared.exit_on_error`` only.
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -324,9 +325,26 @@ regenerate_app.command(cls=PlainUsage)(regenerate_command)
 def _run(command: typer.Typer, prog_name: str) -> None:
     """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
     try:
-        command(prog_name=prog_name)
+        _only_asked(command, sys.argv[1:])(prog_name=prog_name)
     finally:
         runtime.ignore_interrupts()
+
+
+def _only_asked(command: typer.Typer, args: list[str]) -> typer.Typer:
+    """``command`` with only the group or command ``args`` name first, and so on down: typer
+    builds the parser of every command before it parses (~1 ms each, 20 ms for all: issue 24),
+    and a run needs one. Given an option first, or a name it lacks, the whole ``command``."""
+    groups = [g for g in command.registered_groups if args and g.name == args[0]]
+    commands = [c for c in command.registered_commands if args and c.name == args[0]]
+    if len(groups) + len(commands) != 1:
+        return command
+    asked = copy.copy(command)
+    asked.registered_commands = commands
+    asked.registered_groups = [copy.copy(g) for g in groups]
+    for group in asked.registered_groups:
+        if group.typer_instance is not None:
+            group.typer_instance = _only_asked(group.typer_instance, args[1:])
+    return asked
 
 
 def main() -> None:
