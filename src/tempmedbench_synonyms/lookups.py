@@ -317,20 +317,19 @@ class Cuis(Lookup):
     code: str = ""
     limit: int | None = _limit()
 
+    def _search(self) -> Search:
+        return Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
+                      limit=self.limit_or_default())  # fmt: skip
+
     def request(self, release: str) -> UtsRequest:
-        search = Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
-                        limit=self.limit_or_default())  # fmt: skip
-        return search.request(release)
+        return self._search().request(release)
 
     def words(self) -> tuple[str, str]:
         code = f"{self.sab} code {self.code}"
         return f"concepts of {code}", f"no concept of {code}"
 
     def ask(self, engine: Any) -> Any:
-        search = Search(
-            self.code, "exact", "sourceUi", sabs=(self.sab,), limit=self.limit_or_default()
-        )
-        return search.ask(engine)
+        return self._search().ask(engine)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,6 @@ __all__ = [
     "app",
     "main",
     "regenerate_app",
-    "regenerate_main",
     "script_main",
     "script_regenerate_main",
 ]
@@ -352,11 +351,6 @@ def main() -> None:
     _run(app, "tempmedbench-synonyms")
 
 
-def regenerate_main() -> None:
-    """Run ``tempmedbench-regenerate-synonyms`` with ``sys.argv``; ends with ``SystemExit``."""
-    _run(regenerate_app, "tempmedbench-regenerate-synonyms")
-
-
 def script_main() -> None:
     """The console script ``tempmedbench-synonyms``: :func:`main`, then ``runtime.quick_exit``."""
     _as_script(main)
@@ -364,7 +358,7 @@ def script_main() -> None:
 
 def script_regenerate_main() -> None:
     """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
-    _as_script(regenerate_main)
+    _as_script(partial(_run, regenerate_app, "tempmedbench-regenerate-synonyms"))
 
 
 def _as_script(entry: Callable[[], None]) -> None:
