@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -212,14 +213,8 @@ def test_a_report_escapes_del_c1_and_line_separators(
     monkeypatch: pytest.MonkeyPatch, text: str, shown: str
 ) -> None:
     """DEL, the C1 controls and U+2028/U+2029 are written as escapes, in an ASCII text too."""
-    import io
-
-    from tempmedbench_synonyms.cli._shared import print_json
-
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
-    print_json({"s": text}, one_line=True)
-    assert out.getvalue().startswith('{"s":"' + shown + '"'), out.getvalue()
+    printed = _printed(monkeypatch, {"s": text})
+    assert printed.startswith('{"s":"' + shown + '"'), printed
 
 
 @pytest.mark.parametrize(
@@ -259,11 +254,16 @@ def test_a_report_masks_every_apikey_parameter_in_any_case(
     monkeypatch: pytest.MonkeyPatch, text: str, shown: str
 ) -> None:
     """An ``apiKey=`` value is masked whether or not a key was read (a URL pasted as an input)."""
+    assert json.loads(_printed(monkeypatch, {"s": text, "t": [text]}))["t"] == [shown]
+
+
+def _printed(monkeypatch: pytest.MonkeyPatch, report: dict[str, Any]) -> str:
+    """What ``print_json`` writes of ``report`` on one line."""
     import io
 
     from tempmedbench_synonyms.cli._shared import print_json
 
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
-    print_json({"s": text, "t": [text]}, one_line=True)
-    assert json.loads(out.getvalue())["t"] == [shown]
+    print_json(report, one_line=True)
+    return out.getvalue()
