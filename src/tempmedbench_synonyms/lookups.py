@@ -46,12 +46,6 @@ class Rows:
     suppress: frozenset[str] | None = frozenset({"N"})
     english: bool = False
 
-    def counts(self, suppress: str, lat: str = "") -> bool:
-        """Whether a row with this SUPPRESS and LAT counts (MRREL rows have no LAT)."""
-        flag = suppress if suppress in ("O", "E", "Y") else "N"
-        kept = self.suppress is None or flag in self.suppress
-        return kept and (not self.english or lat == "ENG")
-
 
 EVERY_ROW = Rows(None)
 COUNTED = Rows()
