@@ -319,15 +319,13 @@ def _control(match: re.Match[str]) -> str:
     return "\ufffd" if "\ud800" <= char <= "\udfff" else ""
 
 
-def clean_text(text: str, key: ApiKey | None = None, *, lines: bool = False) -> str:
+def clean_text(text: str, key: ApiKey | None = None) -> str:
     """``text`` fit to show (terminal, log, ``--json``): escapes and control characters removed
-    (tab, line break: a space unless ``lines``), lone surrogates as U+FFFD, the key redacted.
+    (tab, line break: a space), lone surrogates as U+FFFD, the key redacted.
 
     Every string from a server passes here first (SPEC section 8); it redacts after stripping,
     so a key split by an escape sequence cannot come together unmasked.
     """
-    if lines:
-        return "\n".join(clean_text(line, key) for line in text.split("\n"))
     return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)
 
 

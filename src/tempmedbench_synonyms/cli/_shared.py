@@ -63,11 +63,10 @@ _STATES = re.compile(r"^(  )?(verified|MISMATCH|mismatch)\b", re.MULTILINE)
 _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 
 
-def echo_report(text: str, *, colour: bool | None = None) -> None:
-    """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red when
-    ``colour`` (default: a terminal and no ``NO_COLOR``), added after ``shown_text``."""
-    if colour is None:
-        colour = sys.stderr.isatty() and not config.no_color()
+def echo_report(text: str) -> None:
+    """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red on a
+    terminal without ``NO_COLOR`` (added after ``shown_text``)."""
+    colour = sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
     if colour:
         text = _STATES.sub(
