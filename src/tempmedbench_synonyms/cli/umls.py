@@ -195,7 +195,7 @@ def _run(
                     if json_out:
                         line = {**answer.to_json(), "warnings": umls.warnings()}
                         # ``input`` stays exact (a script joins on it); the query is words
-                        line["query"] = _cut(answer.query, QUERY_SHOWN)
+                        line["query"] = shortened(answer.query, QUERY_SHOWN)
                         print_json(line, one_line=True)
                     else:
                         found = (
@@ -378,7 +378,8 @@ def _pairs(
                 # A SAB argument without codes is there for the file's codes: which source
                 # was meant? Asking either would answer another question.
                 raise BadInputError(
-                    f"the line's SAB {_cut(given)} is not the SAB argument {_cut(sab)}",
+                    f"the line's SAB {shortened(given, LABEL_SHOWN)} is not the SAB argument "
+                    f"{shortened(sab, LABEL_SHOWN)}",
                     path=file, line=n,
                     hint="give SAB<TAB>CODE lines and no SAB argument, or the SAB argument and "
                     "one code a line",
@@ -407,15 +408,10 @@ LABEL_SHOWN = 60
 QUERY_SHOWN = 80
 
 
-def _cut(text: str, most: int = LABEL_SHOWN) -> str:
-    """``text`` as a message shows it: the key masked, then cut (``secret.shortened``)."""
-    return shortened(text, most)
-
-
 def _label(text: str) -> str:
     """An input as stderr names it: cut, and each character a terminal would not print as
     itself (controls, bidi overrides) written as its escape."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shortened(text, LABEL_SHOWN))
 
 
 def _shown(value: object) -> str:
