@@ -204,10 +204,6 @@ def test_clean_text_strips_escapes_and_controls_then_redacts(text: str, shown: s
     assert clean_text(text, ApiKey(CANARY_KEY)) == shown
 
 
-def test_clean_text_may_keep_line_breaks() -> None:
-    assert clean_text("a\x1b[1m\nb\tc\n", lines=True) == "a\nb c\n"
-
-
 def test_the_tools_variables_are_every_umls_and_tempmedbench_one() -> None:
     """What a fake UTS's environment leaves aside: every variable the tool reads, and any other
     of the two families (a later version's, a typo), but nothing else."""

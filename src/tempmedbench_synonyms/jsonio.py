@@ -350,6 +350,8 @@ def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
         separators=(",", ":") if one_line else None,
         sort_keys=True,
     )
+    if text.isascii():  # (O(1): no surrogate)
+        return text
     try:  # (UTF-8 takes any text but a lone surrogate: a tenth of a search for one)
         text.encode("utf-8")
     except UnicodeEncodeError:

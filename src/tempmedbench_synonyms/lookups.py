@@ -46,12 +46,6 @@ class Rows:
     suppress: frozenset[str] | None = frozenset({"N"})
     english: bool = False
 
-    def counts(self, suppress: str, lat: str = "") -> bool:
-        """Whether a row with this SUPPRESS and LAT counts (MRREL rows have no LAT)."""
-        flag = suppress if suppress in ("O", "E", "Y") else "N"
-        kept = self.suppress is None or flag in self.suppress
-        return kept and (not self.english or lat == "ENG")
-
 
 EVERY_ROW = Rows(None)
 COUNTED = Rows()
@@ -72,15 +66,7 @@ class Column:
 
 
 NAMED = (Column("UI", "ui"), Column("NAME", "name"), Column("SOURCE", "root_source"))
-ATOM_COLUMNS = (
-    Column("AUI", "ui"), Column("SAB", "root_source"), Column("TTY", "term_type"),
-    Column("LAT", "language"), Column("CUI", "cui"), Column("USABLE", "usable"),
-    Column("NAME", "name"),
-)  # fmt: skip
-#: atoms in a stable order (UTS sends them in none): source, term type, name, AUI
-ATOM_ORDER = ("root_source", "term_type", "name", "ui")
 _ONE = "found {query}, UMLS {release}"
-_ATOMS_SAID = "{count} of {query}, UMLS {release}{cut}"
 _CUIS = ("CUI", "Concepts.")
 #: A relation label (MRREL's REL: RO, PAR, CHD...).
 _LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
@@ -325,20 +311,19 @@ class Cuis(Lookup):
     code: str = ""
     limit: int | None = _limit()
 
+    def _search(self) -> Search:
+        return Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
+                      limit=self.limit_or_default())  # fmt: skip
+
     def request(self, release: str) -> UtsRequest:
-        search = Search(check_code(self.code), "exact", "sourceUi", sabs=(self.sab,),
-                        limit=self.limit_or_default())  # fmt: skip
-        return search.request(release)
+        return self._search().request(release)
 
     def words(self) -> tuple[str, str]:
         code = f"{self.sab} code {self.code}"
         return f"concepts of {code}", f"no concept of {code}"
 
     def ask(self, engine: Any) -> Any:
-        search = Search(
-            self.code, "exact", "sourceUi", sabs=(self.sab,), limit=self.limit_or_default()
-        )
-        return search.ask(engine)
+        return self._search().ask(engine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -645,7 +630,23 @@ class Concept(Lookup):
 
 
 @dataclass(frozen=True, slots=True)
-class Atoms(Lookup):
+class _AtomKind(Lookup):
+    """What the kinds that answer atoms share: UTS's ``Atom`` objects, their table and order."""
+
+    model = "AtomRecord"
+    columns = (
+        Column("AUI", "ui"), Column("SAB", "root_source"), Column("TTY", "term_type"),
+        Column("LAT", "language"), Column("CUI", "cui"), Column("USABLE", "usable"),
+        Column("NAME", "name"),
+    )  # fmt: skip
+    #: a stable order (UTS sends them in none): source, term type, name, AUI
+    order = ("root_source", "term_type", "name", "ui")
+    said = "{count} of {query}, UMLS {release}{cut}"
+    noun = "atom"
+
+
+@dataclass(frozen=True, slots=True)
+class Atoms(_AtomKind):
     """The English atoms of concepts, obsolete and suppressible ones left out
     (--preferred: the one preferred atom).
 
@@ -657,11 +658,6 @@ class Atoms(Lookup):
     command = "atoms"
     inputs = ("cui",)
     argument = _CUIS
-    model = "AtomRecord"
-    columns = ATOM_COLUMNS
-    order = ATOM_ORDER
-    said = _ATOMS_SAID
-    noun = "atom"
 
     cui: str = ""
     sab: str | None = field(
@@ -693,7 +689,7 @@ class Atoms(Lookup):
 
 
 @dataclass(frozen=True, slots=True)
-class SourceAtoms(Lookup):
+class SourceAtoms(_AtomKind):
     """The English atoms of source-asserted codes, as a table's route source asks for
     them.
 
@@ -704,11 +700,6 @@ class SourceAtoms(Lookup):
 
     command = "source"
     inputs = ("sab", "code")
-    model = "AtomRecord"
-    columns = ATOM_COLUMNS
-    order = ATOM_ORDER
-    said = _ATOMS_SAID
-    noun = "atom"
 
     sab: str = ""
     code: str = ""
@@ -733,7 +724,7 @@ class SourceAtoms(Lookup):
 
 
 @dataclass(frozen=True, slots=True)
-class Atom(Lookup):
+class Atom(_AtomKind):
     """Atoms by their AUI (the request a table's route aui sends).
 
     Example:
@@ -744,11 +735,6 @@ class Atom(Lookup):
     command = "atom"
     inputs = ("aui",)
     argument = ("AUI", "Atoms.")
-    model = "AtomRecord"
-    columns = ATOM_COLUMNS
-    order = ATOM_ORDER
-    said = _ATOMS_SAID
-    noun = "atom"
 
     aui: str = ""
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -548,3 +551,37 @@ def test_a_run_that_cannot_share_the_rate_budget_says_so_in_its_json_warnings(
     code, out, err = run(*common, "--dry-run", "--refresh")
     assert (code, json.loads(out)["warnings"]) == (0, [warning])
     assert list(state.iterdir()) == []  # nothing written there
+
+
+def test_a_run_builds_the_parser_of_the_one_command_it_runs(tmp_path: Path) -> None:
+    """Typer builds a command's parser from its signature (~0.8 ms each): a run builds only the
+    command it runs (issue 24: all 25 cost every run ~20 ms), and answers as the whole app."""
+    code = (
+        "import json, sys, typer.main\n"
+        "from tempmedbench_synonyms.cli import main\n"
+        "built = []\n"
+        "build = typer.main.get_command_from_info\n"
+        "def counted(*args, **kw):\n"
+        "    built.append((args[0] if args else kw['command_info']).name)\n"
+        "    return build(*args, **kw)\n"
+        "typer.main.get_command_from_info = counted\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print(json.dumps(built), file=sys.stderr)\n"
+    )
+    for args, built in [
+        (["umls", "crosswalk", "--help"], ["crosswalk"]),
+        (["cache", "info", "--json"], ["info"]),
+        (["check", "--help"], ["check"]),
+        (["umls", "--help"], None),  # the list of its commands: each of them
+        (["--version"], None),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path)},
+        )  # fmt: skip
+        whole = CliRunner().invoke(app, args, env={"TEMPMEDBENCH_CACHE_DIR": str(tmp_path)})
+        assert (done.returncode, done.stdout) == (whole.exit_code, whole.stdout), args
+        names = json.loads(done.stderr.splitlines()[-1])  # the list printed last
+        assert names == built if built else len(names) > 10, (args, names)

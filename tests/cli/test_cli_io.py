@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -205,20 +206,15 @@ def test_a_report_to_a_text_only_stdout_is_the_same_json(monkeypatch: pytest.Mon
 @pytest.mark.parametrize(
     ("text", "shown"),
     [("del\x7f", "del\\u007f"), ("c1\x85", "c1\\u0085"), ("ls\u2028", "ls\\u2028"),
-     ("ps\u2029", "ps\\u2029"), ("é\x7f", "é\\u007f"), ("\udcff\x9b", "\\udcff\\u009b")],
+     ("ps\u2029", "ps\\u2029"), ("é\x7f", "é\\u007f"), ("\udcff\x9b", "\\udcff\\u009b"),
+     ("’\u2029", "’\\u2029"), ("°\x9f", "°\\u009f"), ("’ ° é", "’ ° é")],
 )  # fmt: skip
 def test_a_report_escapes_del_c1_and_line_separators(
     monkeypatch: pytest.MonkeyPatch, text: str, shown: str
 ) -> None:
     """DEL, the C1 controls and U+2028/U+2029 are written as escapes, in an ASCII text too."""
-    import io
-
-    from tempmedbench_synonyms.cli._shared import print_json
-
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
-    print_json({"s": text}, one_line=True)
-    assert out.getvalue().startswith('{"s":"' + shown + '"'), out.getvalue()
+    printed = _printed(monkeypatch, {"s": text})
+    assert printed.startswith('{"s":"' + shown + '"'), printed
 
 
 @pytest.mark.parametrize(
@@ -246,3 +242,28 @@ def test_a_report_masks_every_key_in_its_data_also_one_json_escapes(
     out.seek(0), out.truncate()
     print_json({"results": [{"name": "nothing to mask"}]}, one_line=True)
     assert json.loads(out.getvalue())["results"] == [{"name": "nothing to mask"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("/a?apiKey=zz&b=1", "/a?apiKey=***&b=1"), ("APIKEY=zz", "APIKEY=***"),
+     ("x apikey=y=z", "x apikey=***"), ("key=1 y=2 Y=3 ApIkEy=4", "key=1 y=2 Y=3 ApIkEy=***"),
+     ("apikey =1 api-key=2", "apikey =1 api-key=2")],
+)  # fmt: skip
+def test_a_report_masks_every_apikey_parameter_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, text: str, shown: str
+) -> None:
+    """An ``apiKey=`` value is masked whether or not a key was read (a URL pasted as an input)."""
+    assert json.loads(_printed(monkeypatch, {"s": text, "t": [text]}))["t"] == [shown]
+
+
+def _printed(monkeypatch: pytest.MonkeyPatch, report: dict[str, Any]) -> str:
+    """What ``print_json`` writes of ``report`` on one line."""
+    import io
+
+    from tempmedbench_synonyms.cli._shared import print_json
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json(report, one_line=True)
+    return out.getvalue()

@@ -356,3 +356,30 @@ def test_ctrl_c_stops_a_long_query_at_once(tmp_path: Path) -> None:
     assert (proc.returncode, out, err.decode()) == (130, b"", interrupted)
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == built
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    "command", [["crosswalk", "SNOMEDCT_US", "9990191001"], ["search", "fever"]]
+)
+def test_a_local_run_imports_neither_pydantic_nor_the_rest_stack(
+    meta: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """What a local answer never uses is never imported: a run's fixed cost is mostly imports
+    (issue 24: typer's pydantic adapters alone were ~60 ms of a one-input run's ~95)."""
+    code = (
+        "import sys\n"
+        "from tempmedbench_synonyms.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    print(done.code, sorted(m for m in ('pydantic', 'requests', 'urllib3', 'tenacity')"
+        " if m in sys.modules), file=sys.stderr)\n"
+    )
+    args = ["umls", *command, "--meta", str(meta), "--json", "-q"]
+    env = {**os.environ, "TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "TEMPMEDBENCH_INDEX_DIR": str(tmp_path / "index")}  # fmt: skip
+    env.pop("UMLS_API_KEY", None)
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    assert done.stderr == "0 []\n"
+    assert [line["outcome"] for line in map(json.loads, done.stdout.splitlines())] == ["found"]

@@ -5,6 +5,7 @@ not change, ``-q`` with ``-v`` refused, a zip given as the release, a 401 counte
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -153,11 +154,16 @@ def test_a_refused_key_is_a_request_in_the_json(mini: Path, tmp_path: Path) -> N
     assert find_secret(CANARY_KEY, texts=texts, folders=[tmp_path]) == []
 
 
-def test_the_report_is_coloured_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_report_is_coloured_on_a_terminal_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tempmedbench_synonyms.cli._shared import echo_report
 
     text = "  verified       a.json\n  MISMATCH       b.json\nmismatch (exit 1): b differs"
-    echo_report(text, colour=True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    with monkeypatch.context() as terminal:
+        terminal.setattr(sys.stderr, "isatty", lambda: True)
+        echo_report(text)
     assert capsys.readouterr().err == (
         "  \x1b[32m\x1b[1mverified\x1b[0m       a.json\n"
         "  \x1b[31m\x1b[1mMISMATCH\x1b[0m       b.json\n"

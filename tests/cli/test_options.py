@@ -4,6 +4,7 @@ gets the one object built from them (cli._options.with_options, docs/architectur
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -120,3 +121,43 @@ def test_only_gives_a_subset_and_the_rest_keep_their_defaults() -> None:
     assert CliRunner().invoke(toy, ["--loud"]).exit_code == 0
     assert got == [_Toy(3, True)]
     assert CliRunner().invoke(toy, ["--size", "5"]).exit_code == 2  # not an option here
+
+
+def _params(command: Any) -> Iterator[Any]:
+    yield from command.params
+    for sub in getattr(command, "commands", {}).values():
+        yield from _params(sub)
+
+
+def _coerced(runtime: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]:
+    try:
+        done = runtime.coerce(value, param=param, ctx=ctx)
+    except Exception as err:  # what is refused, and in which words
+        return type(err).__name__, getattr(err, "format_message", err.__str__)()
+    return type(done).__name__, done
+
+
+def test_option_values_are_what_typers_own_coercion_makes_of_them(tmp_path: Path) -> None:
+    """Each parameter of every command is coerced without typer's pydantic adapters (they cost
+    a run ~60 ms, issue 24), to what those adapters give, and refused in their words."""
+    build_runtime_param = pytest.importorskip("typer._coercion").build_runtime_param  # typer 0.2x
+    from tempmedbench_synonyms.cli._options import _Quick
+
+    readable = tmp_path / "file"
+    readable.write_text("x")
+    values: list[Any] = [
+        None, 0, 3, 2.5, True, "25", "007", "0.5", "1e3", " 2", "-3", "x", "", "words", "exact",
+        "WORDS", "-", "a//b/", str(readable), str(tmp_path), str(tmp_path / "missing"),
+        "\udc80", ["a", "b"], ("x",), [], ["a", 1],
+    ]  # fmt: skip
+    command: Any = typer.main.get_command(app)
+    ctx = typer.Context(command)
+    checked = set()
+    for param in _params(command):
+        desc = param.type_descriptor
+        quick, slow = _Quick(desc.parameter_info, desc.annotation, desc), build_runtime_param(desc)
+        for value in values:
+            expected = _coerced(slow, value, param, ctx)
+            assert _coerced(quick, value, param, ctx) == expected, (param.name, value)
+        checked.add(repr(desc.annotation))
+    assert len(checked) == 9  # bool, int, float, str, Path, list[str] and three Literals

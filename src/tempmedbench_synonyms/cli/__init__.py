@@ -6,6 +6,7 @@ report; errors become exit codes in ``_shared.exit_on_error`` only.
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -52,7 +53,6 @@ __all__ = [
     "app",
     "main",
     "regenerate_app",
-    "regenerate_main",
     "script_main",
     "script_regenerate_main",
 ]
@@ -155,22 +155,6 @@ def _finish(
     raise typer.Exit(report.exit_code)
 
 
-def _regen_options(
-    release_dir: Path,
-    *,
-    mrconso: Path | None,
-    out: Path | None,
-    umls_release: str | None,
-    uts: UtsOptions,
-    verbosity: int,
-) -> RegenOptions:
-    """The run's options, built once from the command line; progress on stderr unless -q."""
-    return RegenOptions(
-        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
-        progress=sys.stderr if verbosity >= 0 else None,
-    )  # fmt: skip
-
-
 @app.command("regenerate", cls=PlainUsage)
 @with_options
 def regenerate_command(
@@ -204,10 +188,8 @@ def regenerate_command(
             --mrconso 2025AB/META/MRCONSO.RRF
     """
     verbosity = configure_logging(quiet, verbose)
-    options = _regen_options(
-        release_dir, mrconso=mrconso, out=out, umls_release=umls_release, uts=uts,
-        verbosity=verbosity,
-    )  # fmt: skip
+    options = RegenOptions(release_dir, mrconso=mrconso, out=out, umls_release=umls_release,
+                           uts=uts, progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
     with exit_on_error(
         json_report=_failure_report("regenerate", release_dir, json_out),
         api_key_file=uts.api_key_file,
@@ -281,10 +263,8 @@ def freeze_command(
             --mrconso 2025AB/META/MRCONSO.RRF --update-manifest
     """
     verbosity = configure_logging(quiet, verbose)
-    options = _regen_options(
-        release_dir, mrconso=mrconso, out=None, umls_release=umls_release, uts=uts,
-        verbosity=verbosity,
-    )  # fmt: skip
+    options = RegenOptions(release_dir, mrconso=mrconso, umls_release=umls_release, uts=uts,
+                           progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
     with exit_on_error(
         json_report=_failure_report("freeze", release_dir, json_out),
         api_key_file=uts.api_key_file,
@@ -319,10 +299,8 @@ def demo_command(
     verbosity = configure_logging(quiet, 0)
     with exit_on_error(json_report=_failure_report("demo", Path("demo"), json_out)):
         data = demo_data()
-        options = _regen_options(
-            data.release, mrconso=data.mrconso, out=out, umls_release=None, uts=UtsOptions(),
-            verbosity=verbosity,
-        )  # fmt: skip
+        options = RegenOptions(data.release, mrconso=data.mrconso, out=out,
+                               progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
         report = run(options)
         report.command = "demo"  # what the user ran, in --json and in the report's first line
     _finish(report, verbosity=verbosity, json_out=json_out)
@@ -346,19 +324,31 @@ regenerate_app.command(cls=PlainUsage)(regenerate_command)
 def _run(command: typer.Typer, prog_name: str) -> None:
     """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
     try:
-        command(prog_name=prog_name)
+        _only_asked(command, sys.argv[1:])(prog_name=prog_name)
     finally:
         runtime.ignore_interrupts()
+
+
+def _only_asked(command: typer.Typer, args: list[str]) -> typer.Typer:
+    """``command`` with only the group or command ``args`` name first, and so on down: typer
+    builds the parser of every command before it parses (~1 ms each, 20 ms for all: issue 24),
+    and a run needs one. Given an option first, or a name it lacks, the whole ``command``."""
+    groups = [g for g in command.registered_groups if args and g.name == args[0]]
+    commands = [c for c in command.registered_commands if args and c.name == args[0]]
+    if len(groups) + len(commands) != 1:
+        return command
+    asked = copy.copy(command)
+    asked.registered_commands = commands
+    asked.registered_groups = [copy.copy(g) for g in groups]
+    for group in asked.registered_groups:
+        if group.typer_instance is not None:
+            group.typer_instance = _only_asked(group.typer_instance, args[1:])
+    return asked
 
 
 def main() -> None:
     """Run ``tempmedbench-synonyms`` with ``sys.argv``; ends with ``SystemExit``."""
     _run(app, "tempmedbench-synonyms")
-
-
-def regenerate_main() -> None:
-    """Run ``tempmedbench-regenerate-synonyms`` with ``sys.argv``; ends with ``SystemExit``."""
-    _run(regenerate_app, "tempmedbench-regenerate-synonyms")
 
 
 def script_main() -> None:
@@ -368,7 +358,7 @@ def script_main() -> None:
 
 def script_regenerate_main() -> None:
     """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
-    _as_script(regenerate_main)
+    _as_script(partial(_run, regenerate_app, "tempmedbench-regenerate-synonyms"))
 
 
 def _as_script(entry: Callable[[], None]) -> None:

@@ -13,6 +13,7 @@ import re
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -199,6 +200,9 @@ class _UsageJson:
         for param in params:
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
+            if _Quick is not None and getattr(param, "_runtime_param", False) is None:
+                desc = param.type_descriptor
+                param._runtime_param = _Quick(desc.parameter_info, desc.annotation, desc)
         return params
 
     def make_context(
@@ -268,6 +272,72 @@ def _lineage(ctx: Any) -> Iterator[Any]:
     while ctx is not None:
         yield ctx
         ctx = ctx.parent
+
+
+# -- the values of options, without pydantic ----------------------------------------------------
+#
+# Typer 0.2x coerces each value through a pydantic TypeAdapter built on first use: importing
+# pydantic and building the adapters was ~60 ms of the ~95 a one-input ``umls`` run takes over
+# the CLI's import (issue 24). The values our options take (str, int, float, Path, a Literal,
+# list[str]) are coerced here with typer's own functions, as its adapters would; any other
+# value goes to typer's adapter, so what it refuses is refused in typer's words.
+
+_SLOW = object()
+_DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+
+def _quick_class() -> type[Any] | None:
+    """The coercion ``_UsageJson.get_params`` gives each parameter; None on a typer without
+    pydantic adapters (before 0.2x: click's types coerce)."""
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+        from typer._param_types import coerce_cli_choice, coerce_cli_path
+    except ImportError:  # pragma: no cover - an older typer
+        return None
+
+    def quick(value: Any, desc: Any, param: Any, ctx: Any) -> Any:
+        kind, info = desc.annotation, desc.parameter_info
+        if info.parser is not None or desc.is_file:
+            return _SLOW
+        if kind is str and type(value) is str:
+            return value
+        if kind in (int, float) and info.min is None and info.max is None:
+            if type(value) is str and (_DIGITS if kind is int else _DECIMAL).fullmatch(value):
+                return kind(value)
+            if type(value) is int or (kind is float and type(value) is float):
+                return kind(value)
+        if kind is Path and info.path_type is None and type(value) is str:
+            try:  # given a Path, typer's check asks nothing of pydantic
+                return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            except UsageError:
+                return _SLOW  # refused: in typer's words, which quote the value as given
+        if desc.is_choice and not desc.is_list and not desc.is_tuple:
+            try:
+                return coerce_cli_choice(
+                    value, choices=desc.choices, case_sensitive=info.case_sensitive, ctx=ctx
+                )
+            except ValueError:
+                return _SLOW
+        if kind == list[str] and isinstance(value, list | tuple):
+            return list(value) if all(type(v) is str for v in value) else _SLOW
+        return _SLOW
+
+    @dataclasses.dataclass(frozen=True)
+    class Quick(RuntimeParam):
+        descriptor: Any
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            done = quick(value, self.descriptor, param, ctx)
+            if done is _SLOW:
+                slow = build_runtime_param(self.descriptor)
+                return slow._coerce_value(value, param=param, ctx=ctx)
+            return done
+
+    return Quick
+
+
+_Quick = _quick_class()
 
 
 class PlainUsage(_UsageJson, TyperCommand):

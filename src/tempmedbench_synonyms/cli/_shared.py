@@ -45,8 +45,17 @@ def echo_err(text: str = "") -> None:
 #: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
 #: paragraph separators (``str.splitlines`` would cut a JSON Lines line there).
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
-#: The UTF-8 bytes one of them starts with (C2 starts U+0080-U+00BF, E2 80 A8 U+2028).
-_C1_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _may_hold_c1(text: str, data: bytes) -> bool:
+    """Whether ``text`` (``data``: its UTF-8) may hold one of ``_C1``. ``isascii`` costs nothing;
+    in UTF-8 (C2 starts U+0080-U+00BF, E2 80 A8 U+2028) a search for a byte is a tenth of one
+    for three, and a hundredth of ``_C1``'s."""
+    if text.isascii():
+        return "\x7f" in text
+    if b"\x7f" in data or b"\xc2" in data:
+        return True
+    return b"\xe2" in data and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data)
 
 
 #: the words of the final report coloured on a terminal: the state of a file, the outcome
@@ -54,11 +63,10 @@ _STATES = re.compile(r"^(  )?(verified|MISMATCH|mismatch)\b", re.MULTILINE)
 _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 
 
-def echo_report(text: str, *, colour: bool | None = None) -> None:
-    """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red when
-    ``colour`` (default: a terminal and no ``NO_COLOR``), added after ``shown_text``."""
-    if colour is None:
-        colour = sys.stderr.isatty() and not config.no_color()
+def echo_report(text: str) -> None:
+    """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red on a
+    terminal without ``NO_COLOR`` (added after ``shown_text``)."""
+    colour = sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
     if colour:
         text = _STATES.sub(
@@ -79,7 +87,7 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
         text = report_text(redact_value(obj), one_line=one_line)
     text += "\n"
     data = text.encode("utf-8")  # (a lone surrogate is an escape already)
-    if any(b in data for b in _C1_BYTES):  # (a search of the bytes is a tenth of _C1's)
+    if _may_hold_c1(text, data):
         text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         data = text.encode("utf-8")
     if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
@@ -92,14 +100,6 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
         return
     buffer.write(data)
     buffer.flush()
-
-
-def print_json_line(obj: dict[str, Any]) -> None:
-    """One line of a JSON Lines stream (``print_json`` on one line), written as it is ready."""
-    print_json(obj, one_line=True)
-
-
-_print_json = print_json
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
@@ -173,10 +173,6 @@ def exit_on_error(
     ``json_report``: the failure's JSON on stdout too (``one_line`` for JSON Lines).
     ``api_key_file`` redacts a bug's traceback even before the library read the key.
     """
-
-    def print_json(report: dict[str, Any]) -> None:
-        _print_json(report, one_line=one_line)
-
     try:
         with runtime.interrupts():
             yield
@@ -195,7 +191,7 @@ def exit_on_error(
         if failed.hint:
             echo_err(f"hint: {failed.hint}")
         if json_report is not None:
-            print_json(json_report(failed))
+            print_json(json_report(failed), one_line=one_line)
         raise typer.Exit(failed.exit_code) from None
     except KeyboardInterrupt as stop:
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
@@ -205,7 +201,7 @@ def exit_on_error(
         if json_report is not None:
             report = json_report(_interrupted_error(why))
             try:
-                print_json(report)
+                print_json(report, one_line=one_line)
             except OSError:
                 pass
         raise typer.Exit(why.exit_code) from None
@@ -230,7 +226,7 @@ def exit_on_error(
         echo_err(f"error: {bug}")
         echo_err(f"hint: {bug.hint}")
         if json_report is not None:
-            print_json(json_report(bug))
+            print_json(json_report(bug), one_line=one_line)
         raise typer.Exit(bug.exit_code) from None
 
 

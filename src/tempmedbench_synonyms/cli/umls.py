@@ -37,7 +37,6 @@ from tempmedbench_synonyms.cli._shared import (
     exit_on_error,
     failure_json,
     print_json,
-    print_json_line,
 )
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
@@ -50,6 +49,7 @@ from tempmedbench_synonyms.lookups import (
     Search,
     Sources,
 )
+from tempmedbench_synonyms.paths import DIRECTIONS
 from tempmedbench_synonyms.secret import clean_text, shortened
 from tempmedbench_synonyms.uts.options import Local, UtsOptions
 
@@ -107,17 +107,9 @@ OneRequest = Annotated[Asking, Only(("umls_release", "dry_run"))]
 #: ``umls index`` builds an index: where it goes, no other file.
 IndexOnly = Annotated[Local, Only(("index_dir",))]
 CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
-Network = Annotated[UtsOptions, Only(UtsOptions.__dataclass_fields__)]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
 ]
-Terms = Annotated[
-    list[str] | None, typer.Argument(metavar="TERM", show_default=False, help="Terms to find.")
-]
-Cuis_ = Annotated[
-    list[str] | None, typer.Argument(metavar="CUI", show_default=False, help="Concepts.")
-]
-Auis = Annotated[list[str] | None, typer.Argument(metavar="AUI", show_default=False, help="Atoms.")]
 SabArg = Annotated[
     str | None,
     typer.Argument(
@@ -203,8 +195,8 @@ def _run(
                     if json_out:
                         line = {**answer.to_json(), "warnings": umls.warnings()}
                         # ``input`` stays exact (a script joins on it); the query is words
-                        line["query"] = _cut(answer.query, QUERY_SHOWN)
-                        print_json_line(line)
+                        line["query"] = shortened(answer.query, QUERY_SHOWN)
+                        print_json(line, one_line=True)
                     else:
                         found = (
                             shown.rows(lookup, answer) if answer.outcome is Outcome.FOUND else []
@@ -263,10 +255,10 @@ def _plan(umls: Umls, items: Sequence[Item], *, json_out: bool, verbosity: int) 
     if verbosity >= 0:
         echo_err(f"dry run: {line}")
     if json_out:
-        print_json_line({
+        print_json({
             "outcome": Outcome.PLANNED.value, "exit_code": 0, "message": f"dry run: {line}",
             "plan": plan,
-        })  # fmt: skip
+        }, one_line=True)  # fmt: skip
     raise typer.Exit(0)
 
 
@@ -386,7 +378,8 @@ def _pairs(
                 # A SAB argument without codes is there for the file's codes: which source
                 # was meant? Asking either would answer another question.
                 raise BadInputError(
-                    f"the line's SAB {_cut(given)} is not the SAB argument {_cut(sab)}",
+                    f"the line's SAB {shortened(given, LABEL_SHOWN)} is not the SAB argument "
+                    f"{shortened(sab, LABEL_SHOWN)}",
                     path=file, line=n,
                     hint="give SAB<TAB>CODE lines and no SAB argument, or the SAB argument and "
                     "one code a line",
@@ -415,15 +408,10 @@ LABEL_SHOWN = 60
 QUERY_SHOWN = 80
 
 
-def _cut(text: str, most: int = LABEL_SHOWN) -> str:
-    """``text`` as a message shows it: the key masked, then cut (``secret.shortened``)."""
-    return shortened(text, most)
-
-
 def _label(text: str) -> str:
     """An input as stderr names it: cut, and each character a terminal would not print as
     itself (controls, bidi overrides) written as its escape."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in _cut(text))
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shortened(text, LABEL_SHOWN))
 
 
 def _shown(value: object) -> str:
@@ -542,25 +530,45 @@ def _shown_of(kind: type[Lookup]) -> Shown:
 # and sources take inputs of their own and are written out below.
 
 
-def _command(kind: type[Lookup]) -> Callable[..., None]:
-    """``umls COMMAND`` of ``kind``: its inputs and its fields' options (``with_options``)."""
+#: The inputs of a command that reads them its own way: from the kind's options (``base``), what
+#: was given and ``--file``.
+Inputs = Callable[[Any, dict[str, Any], Path | None], Items]
+
+
+def _command(
+    kind: type[Lookup],
+    *,
+    arguments: list[inspect.Parameter] | None = None,
+    flags: Sequence[tuple[str, str]] = (),
+    inputs: Inputs | None = None,
+    asking: Any = Asking,
+    uts: Any = UtsOptions,
+) -> Callable[..., None]:
+    """``umls COMMAND`` of ``kind``: its arguments (by default one word a input, or SAB CODE...),
+    its ``flags`` (name and help), its fields' options (``with_options``) and the common ones."""
     coded = kind.inputs == ("sab", "code")
     options = any(f.metadata.get("cli") for f in fields(kind))
+    if arguments is None:
+        arguments = _arguments(None if coded else kind.argument)
     params = [
-        *_arguments(None if coded else (*kind.argument, kind.inputs[0])),
+        *arguments,
+        *(_param(name, Annotated[bool, typer.Option(f"--{name}", help=what, metavar=FLAG)], False)
+          for name, what in flags),
         *([_param("lookup", kind, kind())] if options else []),
-        _param("asking", Asking, Asking()),
+        _param("asking", asking, Asking()),
         _param("local", Local, Local()),
-        _param("uts", Network, UtsOptions()),
+        _param("uts", uts, UtsOptions()),
         _param("json_out", JsonLinesOption, False),
         _param("quiet", QuietOption, False),
         _param("verbose", VerboseOption, 0),
-    ]
+    ]  # fmt: skip
 
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
         base = given.get("lookup")
-        if coded:
+        if inputs is not None:
+            items = inputs(base, given, asking.file)
+        elif coded:
             items = _coded(given["sab"], given["codes"], asking.file,
                            lambda s, c: _lookup(kind, base, sab=s, code=c))  # fmt: skip
         else:
@@ -572,13 +580,15 @@ def _command(kind: type[Lookup]) -> Callable[..., None]:
 
     command.__name__ = f"{kind.command.replace('-', '_')}_command"
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    command.__doc__ = kind.__doc__
     return command
 
 
-def _arguments(takes: tuple[str, str, str] | None) -> list[inspect.Parameter]:
+def _arguments(takes: tuple[str, str] | None) -> list[inspect.Parameter]:
+    """One word an input (``takes``: the metavar and help), or ``SAB CODE...``."""
     if takes is None:
         return [_param("sab", SabArg, None), _param("codes", Codes, None)]
-    metavar, what, _ = takes
+    metavar, what = takes
     argument = typer.Argument(metavar=metavar, show_default=False, help=what)
     return [_param("ids", Annotated[list[str] | None, argument], None)]
 
@@ -595,99 +605,55 @@ def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
     return found
 
 
-def relations_command(
-    ids: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="CUI",
-            show_default=False,
-            help="Concepts; with --source, SAB CODE...; with --aui, AUIs.",
-        ),
-    ] = None,
-    source: Annotated[
-        bool,
-        typer.Option("--source", help="The inputs are SAB CODE... (one source).", metavar=FLAG),
-    ] = False,
-    aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
-    lookup: Relations = Relations(),  # noqa: B008
-    asking: Asking = Asking(),
-    local: Local = Local(),
-    uts: Network = UtsOptions(),
-    json_out: JsonLinesOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    if source and aui:
+def _relations(base: Relations, given: dict[str, Any], file: Path | None) -> Items:
+    ids = given["ids"]
+    if given["source"] and given["aui"]:
         raise UsageError("--source and --aui contradict each other: pick one")
-    if source:
+    if given["source"]:
         sab, codes = _sab_first(ids)
-        items = _coded(sab, codes, asking.file, lambda s, c: replace(lookup, sab=s, code=c))
-    elif aui:
-        items = _plain(ids, asking.file, lambda a: replace(lookup, aui=a))
-    else:
-        items = _plain(ids, asking.file, lambda c: replace(lookup, cui=c))
-    _run(items, asking, local, uts, _shown_of(Relations), json_out=json_out, quiet=quiet,
-         verbose=verbose)  # fmt: skip
+        return _coded(sab, codes, file, lambda s, c: replace(base, sab=s, code=c))
+    if given["aui"]:
+        return _plain(ids, file, lambda a: replace(base, aui=a))
+    return _plain(ids, file, lambda c: replace(base, cui=c))
 
 
-def hierarchy_command(
-    ids: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="SAB CODE",
-            show_default=False,
-            help="A source and its codes; with --aui, AUIs.",
-        ),
-    ] = None,
-    parents: Annotated[
-        bool, typer.Option("--parents", help="Their parents.", metavar=FLAG)
-    ] = False,
-    children: Annotated[
-        bool, typer.Option("--children", help="Their children.", metavar=FLAG)
-    ] = False,
-    ancestors: Annotated[
-        bool, typer.Option("--ancestors", help="Their ancestors.", metavar=FLAG)
-    ] = False,
-    descendants: Annotated[
-        bool, typer.Option("--descendants", help="Their descendants.", metavar=FLAG)
-    ] = False,
-    aui: Annotated[bool, typer.Option("--aui", help="The inputs are AUIs.", metavar=FLAG)] = False,
-    lookup: Hierarchy = Hierarchy(),  # noqa: B008
-    asking: Asking = Asking(),
-    local: Local = Local(),
-    uts: Network = UtsOptions(),
-    json_out: JsonLinesOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    chosen = [name for name, on in (("parents", parents), ("children", children),
-              ("ancestors", ancestors), ("descendants", descendants)) if on]  # fmt: skip
+def _hierarchy(lookup: Hierarchy, given: dict[str, Any], file: Path | None) -> Items:
+    chosen = [name for name in DIRECTIONS if given[name]]
     directions = "--parents, --children, --ancestors, --descendants"
     if not chosen:
         raise UsageError(f"give one of {directions}")
     if len(chosen) > 1:
-        given = ", ".join(f"--{name}" for name in chosen)
-        raise UsageError(f"give only one of {directions} (given: {given})")
+        named = ", ".join(f"--{name}" for name in chosen)
+        raise UsageError(f"give only one of {directions} (given: {named})")
     base = replace(lookup, direction=chosen[0])  # type: ignore[arg-type]
-    if aui:
-        items = _plain(ids, asking.file, lambda a: replace(base, aui=a))
-    else:
-        sab, codes = _sab_first(ids)
-        items = _coded(sab, codes, asking.file, lambda s, c: replace(base, sab=s, code=c))
-    _run(items, asking, local, uts, _shown_of(Hierarchy), json_out=json_out, quiet=quiet,
-         verbose=verbose)  # fmt: skip
+    if given["aui"]:
+        return _plain(given["ids"], file, lambda a: replace(base, aui=a))
+    sab, codes = _sab_first(given["ids"])
+    return _coded(sab, codes, file, lambda s, c: replace(base, sab=s, code=c))
 
 
-def sources_command(
-    asking: OneRequest = Asking(),
-    local: Local = Local(),
-    uts: OneNetwork = UtsOptions(),
-    json_out: JsonLinesOption = False,
-    quiet: QuietOption = False,
-    verbose: VerboseOption = 0,
-) -> None:
-    _run(lambda: [("sources", Sources())], asking, local, uts, _shown_of(Sources),
-         json_out=json_out, quiet=quiet, verbose=verbose)  # fmt: skip
+def _sources(base: None, given: dict[str, Any], file: Path | None) -> Items:
+    return lambda: [("sources", Sources())]
+
+
+_AUI = ("aui", "The inputs are AUIs.")
+#: The commands whose inputs are read their own way (in ``KINDS``' order, as --help lists them).
+_WRITTEN: dict[str, Callable[..., None]] = {
+    "relations": _command(
+        Relations, inputs=_relations,
+        arguments=_arguments(("CUI", "Concepts; with --source, SAB CODE...; with --aui, AUIs.")),
+        flags=[("source", "The inputs are SAB CODE... (one source)."), _AUI],
+    ),
+    "hierarchy": _command(
+        Hierarchy, inputs=_hierarchy,
+        arguments=_arguments(("SAB CODE", "A source and its codes; with --aui, AUIs.")),
+        flags=[*((name, f"Their {name}.") for name in DIRECTIONS), _AUI],
+    ),
+    "sources": _command(
+        Sources, inputs=_sources, arguments=[],
+        asking=OneRequest, uts=OneNetwork,
+    ),
+}  # fmt: skip
 
 
 def index_command(
@@ -733,11 +699,7 @@ def index_command(
         echo_err(f"indexed: {index.where}")
 
 
-_WRITTEN: dict[str, Callable[..., None]] = {
-    "relations": relations_command, "hierarchy": hierarchy_command, "sources": sources_command,
-}  # fmt: skip
 for _kind in KINDS:  # in KINDS' order, as --help lists them
     _made = _WRITTEN.get(_kind.command) or _command(_kind)
-    _made.__doc__ = _kind.__doc__
     umls_app.command(_kind.command, cls=PlainUsage)(with_options(_made))
 umls_app.command("index", cls=PlainUsage)(with_options(index_command))
