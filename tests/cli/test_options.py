@@ -4,6 +4,7 @@ gets the one object built from them (cli._options.with_options, docs/architectur
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,8 +141,13 @@ def _coerced(runtime: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]:
 def test_option_values_are_what_typers_own_coercion_makes_of_them(tmp_path: Path) -> None:
     """Each parameter of every command is coerced without typer's pydantic adapters (they cost
     a run ~60 ms, issue 24), to what those adapters give, and refused in their words."""
-    build_runtime_param = pytest.importorskip("typer._coercion").build_runtime_param  # typer 0.2x
     from tempmedbench_synonyms.cli._options import _Quick
+
+    try:
+        from typer._coercion import build_runtime_param
+    except ImportError:  # an older typer: click's types coerce, and none of ours is given
+        assert _Quick is None
+        return
 
     readable = tmp_path / "file"
     readable.write_text("x")
@@ -161,3 +167,26 @@ def test_option_values_are_what_typers_own_coercion_makes_of_them(tmp_path: Path
             assert _coerced(quick, value, param, ctx) == expected, (param.name, value)
         checked.add(repr(desc.annotation))
     assert len(checked) == 9  # bool, int, float, str, Path, list[str] and three Literals
+
+
+def test_option_values_fall_back_to_typers_own_coercion_when_its_private_parts_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The quick coercion stands on typer's private parts (``typer._coercion``): a typer whose
+    parts take other arguments leaves typer's own coercion in place, and every command still
+    parses its values."""
+    from tempmedbench_synonyms.cli import _options
+
+    def changed(*args: Any) -> Any:
+        raise TypeError("RuntimeParam.__init__() takes other arguments now")
+
+    monkeypatch.setattr(_options, "_Quick", changed)
+    search: Any = typer.main.get_command(cli.app).commands["umls"].commands["search"]
+    params = search.get_params(typer.Context(search))
+    assert len(params) > 10 and all(getattr(p, "_runtime_param", None) is None for p in params)
+    result = CliRunner().invoke(cli.app, ["umls", "search", "fever", "--limit", "x", "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["message"] == (
+        "Invalid value for '--limit': Input should be a valid integer, unable to parse string as "
+        "an integer"
+    )

@@ -201,8 +201,11 @@ class _UsageJson:
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
             if _Quick is not None and getattr(param, "_runtime_param", False) is None:
-                desc = param.type_descriptor
-                param._runtime_param = _Quick(desc.parameter_info, desc.annotation, desc)
+                try:  # typer's private parts: if they changed, typer's own coercion stands
+                    desc = param.type_descriptor
+                    param._runtime_param = _Quick(desc.parameter_info, desc.annotation, desc)
+                except (AttributeError, TypeError):
+                    pass
         return params
 
     def make_context(
@@ -328,7 +331,10 @@ def _quick_class() -> type[Any] | None:
         descriptor: Any
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            done = quick(value, self.descriptor, param, ctx)
+            try:
+                done = quick(value, self.descriptor, param, ctx)
+            except (AttributeError, TypeError):  # typer's private parts changed: its own path
+                done = _SLOW
             if done is _SLOW:
                 slow = build_runtime_param(self.descriptor)
                 return slow._coerce_value(value, param=param, ctx=ctx)
