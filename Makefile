@@ -87,6 +87,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_api.py
 	$(BIN)/python bench/bench_plugin_import.py
 	$(BIN)/python bench/bench_fake.py
+	$(BIN)/python bench/bench_run_shape.py
 	$(BIN)/python bench/bench_peers.py
 
 clean:
