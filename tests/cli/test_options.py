@@ -155,6 +155,7 @@ def test_option_values_are_what_typers_own_coercion_makes_of_them(tmp_path: Path
         None, 0, 3, 2.5, True, "25", "007", "0.5", "1e3", " 2", "-3", "x", "", "words", "exact",
         "WORDS", "-", "a//b/", str(readable), str(tmp_path), str(tmp_path / "missing"),
         "\udc80", ["a", "b"], ("x",), [], ["a", 1],
+        "+1", "1_000", "\u0661", ".5", "1.", "inf", "~", "9" * 400, "1" * 5000,  # past int's digits
     ]  # fmt: skip
     command: Any = typer.main.get_command(app)
     ctx = typer.Context(command)

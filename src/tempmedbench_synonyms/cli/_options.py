@@ -286,7 +286,8 @@ def _lineage(ctx: Any) -> Iterator[Any]:
 # value goes to typer's adapter, so what it refuses is refused in typer's words.
 
 _SLOW = object()
-_DIGITS = re.compile(r"[0-9]+")
+#: at most 18 digits: int() raises past sys.get_int_max_str_digits(); typer refuses in its words
+_DIGITS = re.compile(r"[0-9]{1,18}")
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
