@@ -327,7 +327,6 @@ def _quick_class() -> type[Any] | None:
             return list(value) if all(type(v) is str for v in value) else _SLOW
         return _SLOW
 
-    @dataclasses.dataclass(frozen=True)
     class Quick(RuntimeParam):
         descriptor: Any
 
@@ -341,7 +340,10 @@ def _quick_class() -> type[Any] | None:
                 return slow._coerce_value(value, param=param, ctx=ctx)
             return done
 
-    return Quick
+    try:  # (a RuntimeParam no frozen dataclass can extend: typer's own coercion stands)
+        return dataclasses.dataclass(frozen=True)(Quick)
+    except TypeError:
+        return None
 
 
 _Quick = _quick_class()
