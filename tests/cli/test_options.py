@@ -155,6 +155,7 @@ def test_option_values_are_what_typers_own_coercion_makes_of_them(tmp_path: Path
         None, 0, 3, 2.5, True, "25", "007", "0.5", "1e3", " 2", "-3", "x", "", "words", "exact",
         "WORDS", "-", "a//b/", str(readable), str(tmp_path), str(tmp_path / "missing"),
         "\udc80", ["a", "b"], ("x",), [], ["a", 1],
+        "+1", "1_000", "\u0661", ".5", "1.", "inf", "~", "9" * 400, "1" * 5000,  # past int's digits
     ]  # fmt: skip
     command: Any = typer.main.get_command(app)
     ctx = typer.Context(command)
@@ -190,3 +191,21 @@ def test_option_values_fall_back_to_typers_own_coercion_when_its_private_parts_c
         "Invalid value for '--limit': Input should be a valid integer, unable to parse string as "
         "an integer"
     )
+
+
+def test_no_quick_coercion_when_typers_runtime_param_is_no_longer_a_frozen_dataclass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A typer whose ``RuntimeParam`` a frozen dataclass cannot extend (its private parts
+    changed) leaves typer's own coercion in place: the CLI still imports."""
+    from tempmedbench_synonyms.cli import _options
+
+    coercion = pytest.importorskip("typer._coercion")
+
+    @dataclass
+    class Changed:
+        parameter_info: Any
+        annotation: Any
+
+    monkeypatch.setattr(coercion, "RuntimeParam", Changed)
+    assert _options._quick_class() is None

@@ -879,6 +879,15 @@ def test_a_clusters_hierarchy_links_follow_ptr_and_paui_each() -> None:
     }  # fmt: skip
 
 
+def test_a_ptr_that_is_its_paui_with_a_dot_gives_the_ancestors_of_its_segments() -> None:
+    """A PTR is split at its dots even when it is the PAUI as written (an AUI with a dot): the
+    cluster's ancestors link is there exactly when ``hierarchy --ancestors`` lists one."""
+    rows = [row("C1", "A1", "S", "1", "One"), row("C3", "A3", "S", "3", "Three")]
+    e = build({"MRCONSO": rows, "MRHIER": [hier("A3", "A1.2", "A1.2")]})
+    assert uis(e.hierarchy("ancestors", sab="S", code="3")) == ["1"]  # A1 and 2: A1 is code 1
+    assert (e.cluster("S", "3") or {})["ancestors"] == f"{CONTENT}/source/S/3/ancestors"
+
+
 def test_hierarchy_of_an_atom(umls: Engine) -> None:
     wind = atom("A9000911", "C9000091", SNOMED, "9990192008", "Wind fever")
     meteoric = atom("A9000901", "C9000090", SNOMED, "9990191001", "Meteoric disorder")

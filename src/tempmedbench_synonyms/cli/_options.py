@@ -286,7 +286,8 @@ def _lineage(ctx: Any) -> Iterator[Any]:
 # value goes to typer's adapter, so what it refuses is refused in typer's words.
 
 _SLOW = object()
-_DIGITS = re.compile(r"[0-9]+")
+#: at most 18 digits: int() raises past sys.get_int_max_str_digits(); typer refuses in its words
+_DIGITS = re.compile(r"[0-9]{1,18}")
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
@@ -326,7 +327,6 @@ def _quick_class() -> type[Any] | None:
             return list(value) if all(type(v) is str for v in value) else _SLOW
         return _SLOW
 
-    @dataclasses.dataclass(frozen=True)
     class Quick(RuntimeParam):
         descriptor: Any
 
@@ -340,7 +340,10 @@ def _quick_class() -> type[Any] | None:
                 return slow._coerce_value(value, param=param, ctx=ctx)
             return done
 
-    return Quick
+    try:  # (a RuntimeParam no frozen dataclass can extend: typer's own coercion stands)
+        return dataclasses.dataclass(frozen=True)(Quick)
+    except TypeError:
+        return None
 
 
 _Quick = _quick_class()

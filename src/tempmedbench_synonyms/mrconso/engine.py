@@ -194,9 +194,11 @@ _IN_PTR = (
     "AND instr('.' || h.ptr || '.', '.' || {a} || '.') > 0)"
 )
 _FLAG_HIER = (
-    # 2: a parent is an entry; 4: an ancestor too (in its row's PTR); 8: a PTR holds others
+    # 2: a parent is an entry; 4: an ancestor too (in its row's PTR); 8: a PTR holds others (or
+    # is the PAUI with a dot: its segments are the ancestors)
     f"coalesce((SELECT max(coalesce({_ENTRY}, 0)) * 2 | max(coalesce({_ENTRY} AND "
-    f"{_IN_PTR.format(a='h.paui')}, 0)) * 4 | max(h.ptr NOT IN ('', h.paui)) * 8 FROM mrhier h "
+    f"{_IN_PTR.format(a='h.paui')}, 0)) * 4 | max(h.ptr NOT IN ('', h.paui) OR "
+    "instr(h.ptr, '.') > 0) * 8 FROM mrhier h "
     "LEFT JOIN mrconso c ON c.aui = h.paui AND h.paui <> '' WHERE h.aui = m.aui), 0) | "
     # 64: rows below; 16: a child is an entry; 32: a descendant too (the atom in its PTR)
     "CASE WHEN NOT EXISTS (SELECT 1 FROM mrhier h WHERE h.paui = m.aui AND h.paui <> '') THEN 0 "
