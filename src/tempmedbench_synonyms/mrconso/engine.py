@@ -185,7 +185,7 @@ _WORD = re.compile(r"\w+")
 #: each a bit that ``_BITS`` and ``_OPEN`` read.
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
-    "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+    "AND +stype2 IN ('SCUI', 'SDUI', 'CODE'))"
 )
 _ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
 #: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
