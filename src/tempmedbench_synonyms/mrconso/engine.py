@@ -776,7 +776,6 @@ class Engine:
             return None
         out = []
         for cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, rsab, rg, flag in found:
-            kinds = {stype1, stype2}
             related_from, related_from_name = sides[(cui2, aui2, stype2)]
             related, related_name = sides[(cui1, aui1, stype1)]
             out.append({
@@ -788,8 +787,8 @@ class Engine:
                 "rootSource": rsab,
                 "groupId": rg or NONE,
                 "attributeCount": 0,
-                "classType": "ConceptRelation" if kinds == {"CUI"}
-                else "AtomRelation" if kinds == {"AUI"} else "AtomClusterRelation",
+                "classType": "ConceptRelation" if stype1 == stype2 == "CUI"
+                else "AtomRelation" if stype1 == stype2 == "AUI" else "AtomClusterRelation",
                 "relatedFromId": related_from,
                 "relatedFromIdName": related_from_name,
                 "relationLabel": rel,
