@@ -84,7 +84,7 @@ Build = Callable[[str], UtsRequest]
 
 def route(name: str, umls_release: str) -> str:
     """``/{name}/{release}``: the start of a request's path (``content``, ``search``...)."""
-    return f"/{name}/{quote(check_release(umls_release), safe='')}"
+    return f"/{name}/{seg(check_release(umls_release))}"
 
 
 def content(umls_release: str) -> str:
