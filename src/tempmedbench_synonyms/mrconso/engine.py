@@ -464,9 +464,9 @@ class Engine:
             found = rows.get((sab, code))
             if not found:
                 continue
-            named = min(found, key=name_order)
-            obsolete = all(r[_SUPPRESS] == "O" for r in found)
-            counted = any(r[_SUPPRESS] not in ("O", "E", "Y") for r in found)
+            named = found[0] if len(found) == 1 else min(found, key=name_order)
+            flags = {r[_SUPPRESS] for r in found}
+            obsolete, counted = flags == {"O"}, not flags <= {"O", "E", "Y"}
             at = self.links.code(sab, code)
             has = lists.get((sab, code), set())
             out.append({
