@@ -84,15 +84,19 @@ Build = Callable[[str], UtsRequest]
 
 def route(name: str, umls_release: str) -> str:
     """``/{name}/{release}``: the start of a request's path (``content``, ``search``...)."""
-    return f"/{name}/{quote(check_release(umls_release), safe='')}"
+    return f"/{name}/{seg(check_release(umls_release))}"
 
 
 def content(umls_release: str) -> str:
     return route("content", umls_release)
 
 
+#: What ``quote(text, safe="")`` leaves as it is (most codes: no call needed)
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
 def seg(value: str) -> str:
-    return quote(value, safe="")
+    return value if _UNQUOTED.fullmatch(value) else quote(value, safe="")
 
 
 _ATOMS = tuple(ATOMS_PARAMS.items())

@@ -216,7 +216,8 @@ def holds_secret(text: str, key: ApiKey | None = None) -> bool:
 def check_not_secret(*texts: str) -> None:
     """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
     far: that input's own bad input, before it is counted, asked or cached."""
-    if any(holds_secret(text) for text in texts):
+    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
+    if pattern is not None and any(pattern.search(text) for text in texts):
         raise BadInputError(
             "the input holds the API key, which this tool never sends as a term or code nor "
             "stores in its cache",

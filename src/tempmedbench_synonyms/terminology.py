@@ -136,7 +136,7 @@ class MetaTerminology:
         #: the release the answers name (``None``: no name says it)
         self.release = named if release == "current" else release
         self._links = Links(self.release or "current", LOCAL_LINKS)
-        self._engines: dict[frozenset[str], Any] = {}
+        self._engines: dict[tuple[str, bool], Any] = {}
         self._lock = threading.Lock()  # one connection: one question at a time
 
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
@@ -184,11 +184,11 @@ class MetaTerminology:
         return (*needed, *(f for f in optional if f in self._index.present))
 
     def _engine(self, lookup: Lookup) -> Any:
-        """The engine over the parts ``lookup`` needs, built on first need (one a file set)."""
-        files = frozenset(self._files(lookup))
-        if files not in self._engines:
-            self._engines[files] = self._index.engine(files, self._links)
-        return self._engines[files]
+        """The engine over the parts ``lookup`` needs, built on first need (one a command)."""
+        key = (lookup.command, bool(getattr(lookup, "semantic_types", ())))
+        if key not in self._engines:
+            self._engines[key] = self._index.engine(self._files(lookup), self._links)
+        return self._engines[key]
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
         from tempmedbench_synonyms.mrconso.index import describe

@@ -185,7 +185,7 @@ _WORD = re.compile(r"\w+")
 #: each a bit that ``_BITS`` and ``_OPEN`` read.
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
-    "AND stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+    "AND +stype2 IN ('SCUI', 'SDUI', 'CODE'))"
 )
 _ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
 #: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
@@ -466,9 +466,9 @@ class Engine:
             found = rows.get((sab, code))
             if not found:
                 continue
-            named = min(found, key=name_order)
-            obsolete = all(r[_SUPPRESS] == "O" for r in found)
-            counted = any(r[_SUPPRESS] not in ("O", "E", "Y") for r in found)
+            named = found[0] if len(found) == 1 else min(found, key=name_order)
+            flags = {r[_SUPPRESS] for r in found}
+            obsolete, counted = flags == {"O"}, not flags <= {"O", "E", "Y"}
             at = self.links.code(sab, code)
             has = lists.get((sab, code), set())
             out.append({
@@ -778,7 +778,6 @@ class Engine:
             return None
         out = []
         for cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, rsab, rg, flag in found:
-            kinds = {stype1, stype2}
             related_from, related_from_name = sides[(cui2, aui2, stype2)]
             related, related_name = sides[(cui1, aui1, stype1)]
             out.append({
@@ -790,8 +789,8 @@ class Engine:
                 "rootSource": rsab,
                 "groupId": rg or NONE,
                 "attributeCount": 0,
-                "classType": "ConceptRelation" if kinds == {"CUI"}
-                else "AtomRelation" if kinds == {"AUI"} else "AtomClusterRelation",
+                "classType": "ConceptRelation" if stype1 == stype2 == "CUI"
+                else "AtomRelation" if stype1 == stype2 == "AUI" else "AtomClusterRelation",
                 "relatedFromId": related_from,
                 "relatedFromIdName": related_from_name,
                 "relationLabel": rel,

@@ -134,6 +134,8 @@ class LocalIndex:
         progress: TextIO | None = None,
     ) -> None:
         self.meta, self.progress = Path(meta), progress
+        #: what ``--json``'s ``source`` names: the index
+        self.where = f"index of {self.meta}"
         self.index_dir = config.resolve_index_dir(index_dir)
         found = {"MRCONSO": locate(self.meta)} if mrconso_only else locate_meta(self.meta)
         self._files = {name: _File(name, inp) for name, inp in found.items()}
@@ -146,11 +148,6 @@ class LocalIndex:
         self._built: dict[str, Built] = {}
         self._held: list[int] = []  # the locks of a pipe's temporary parts
         self._ready = False
-
-    @property
-    def where(self) -> str:
-        """What ``--json``'s ``source`` names: the index."""
-        return f"index of {self.meta}"
 
     def engine(self, files: Collection[str], links: Links) -> Engine:
         """An engine over the parts of ``files`` (each one the META holds), each built first if

@@ -5,14 +5,13 @@ UTS sends them (``atom_json``, ``search_result_json``), with UTS's links (``Link
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from tempmedbench_synonyms.constants import DEFAULT_BASE_URL
 from tempmedbench_synonyms.mrconso.rows import COLUMN
+from tempmedbench_synonyms.paths import seg
 
 _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
     COLUMN[c]
@@ -22,12 +21,6 @@ _CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SU
     )
 )  # fmt: skip
 NONE = "NONE"
-#: What ``quote(text, safe="")`` leaves as it is (most codes: no call needed)
-_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
-
-
-def _quoted(text: str) -> str:
-    return text if _UNQUOTED.fullmatch(text) else quote(text, safe="")
 
 
 def known_code(code: str) -> bool:
@@ -61,7 +54,7 @@ class Links:
         object.__setattr__(self, "content", f"{self.base_url.rstrip('/')}/content/{self.release}")
 
     def code(self, sab: str, code: str) -> str:
-        return f"{self.content}/source/{sab}/{_quoted(code)}"
+        return f"{self.content}/source/{sab}/{seg(code)}"
 
     def concept(self, cui: str) -> str:
         return f"{self.content}/CUI/{cui}"
@@ -80,7 +73,7 @@ class Links:
         """The search UTS links a source code's concepts to (``concepts`` of a cluster)."""
         base = self.base_url.rstrip("/")
         return (
-            f"{base}/search/{self.release}?string={_quoted(code)}&sabs={sab}"
+            f"{base}/search/{self.release}?string={seg(code)}&sabs={sab}"
             "&searchType=exact&inputType=sourceUi"
         )
 
