@@ -112,7 +112,8 @@ class DaemonPool:
                 future.set_result(result)
 
     def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
-        """No more jobs (``cancel_futures``: queued ones dropped); wait ``timeout`` s; all done?"""
+        """No more jobs (with ``cancel_futures``, the queued ones are dropped); waits for the
+        workers at most ``timeout`` seconds (for ever if ``None``); whether all have ended."""
         self._closed = True
         if cancel_futures:
             while True:
