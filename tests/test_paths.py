@@ -64,6 +64,17 @@ def test_a_code_is_path_encoded_as_one_segment() -> None:
     )
 
 
+#: codes and their segment: SPEC 3's ``quote(code, safe="")``, UTF-8 with upper-case hex
+SEGMENTS = {"A_b.9-~": "A_b.9-~", "": "", "caf\u00e9~": "caf%C3%A9~", "\u212a": "%E2%84%AA"}
+SEGMENTS |= {"a+b": "a%2Bb", "x\ny": "x%0Ay", "%/?# ": "%25%2F%3F%23%20"}
+
+
+def test_a_segment_is_quoted_as_spec_says_whether_or_not_quote_is_called() -> None:
+    """``seg`` leaves out the quote call for what it would leave as it is (letters, digits,
+    ``_.-~``), and gives the same bytes for every code."""
+    assert {code: paths.seg(code) for code in SEGMENTS} == SEGMENTS
+
+
 def test_url_joins_a_base_url_with_or_without_its_final_slash() -> None:
     assert paths.url("https://uts.invalid/rest/", "/content/2025AB/AUI/A3220484") == (
         "https://uts.invalid/rest/content/2025AB/AUI/A3220484"

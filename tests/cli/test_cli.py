@@ -585,3 +585,25 @@ def test_a_run_builds_the_parser_of_the_one_command_it_runs(tmp_path: Path) -> N
         assert (done.returncode, done.stdout) == (whole.exit_code, whole.stdout), args
         names = json.loads(done.stderr.splitlines()[-1])  # the list printed last
         assert names == built if built else len(names) > 10, (args, names)
+
+
+def test_shell_completion_under_main_completes_subcommands_and_options(tmp_path: Path) -> None:
+    """Completion runs the script with no arguments (the words are in the environment): main()
+    then hands typer the whole app, so a group's commands and a command's options complete."""
+    code = "from tempmedbench_synonyms.cli import main; main()"
+    for words, completed in [
+        ("tempmedbench-synonyms um", "umls\n"),
+        ("tempmedbench-synonyms umls cr", "crosswalk\n"),
+        ("tempmedbench-synonyms umls crosswalk --me", "--meta\n"),
+    ]:
+        env = {
+            **os.environ,
+            "TEMPMEDBENCH_CACHE_DIR": str(tmp_path),
+            "_TEMPMEDBENCH_SYNONYMS_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - 1),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, completed, ""), words

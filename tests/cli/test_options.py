@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,15 +199,20 @@ def test_no_quick_coercion_when_typers_runtime_param_is_no_longer_a_frozen_datac
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A typer whose ``RuntimeParam`` a frozen dataclass cannot extend (its private parts
-    changed) leaves typer's own coercion in place: the CLI still imports."""
+    changed) leaves typer's own coercion in place: the CLI still imports. (The private modules
+    are stand-ins, so that this runs whatever typer is installed.)"""
     from tempmedbench_synonyms.cli import _options
-
-    coercion = pytest.importorskip("typer._coercion")
 
     @dataclass
     class Changed:
         parameter_info: Any
         annotation: Any
 
-    monkeypatch.setattr(coercion, "RuntimeParam", Changed)
+    coercion = types.ModuleType("typer._coercion")
+    coercion.RuntimeParam = Changed  # type: ignore[attr-defined]
+    coercion.build_runtime_param = lambda descriptor: None  # type: ignore[attr-defined]
+    param_types = types.ModuleType("typer._param_types")
+    param_types.coerce_cli_choice = param_types.coerce_cli_path = None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "typer._coercion", coercion)
+    monkeypatch.setitem(sys.modules, "typer._param_types", param_types)
     assert _options._quick_class() is None
