@@ -1068,6 +1068,27 @@ def test_a_file_with_columns_in_another_order_is_read_and_hashed_whole(tmp_path:
     assert index.get("129999") == ("Term 29999 (finding)", "Term 29999", True)
 
 
+def test_a_file_that_changes_between_its_two_reads_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digest is of the first read, the rows of the second (columns in another order): a
+    file written meanwhile would be reported with a hash that is not of the rows checked."""
+    header = "Active\tFSN\tUSPreferredTerm\tConceptID"
+    path = write(tmp_path / GPS_NAME, f"{header}\n1\tA (finding)\tA\t101\n")
+    fast = gps_module._read_gps_rows_fast
+
+    def then_rewritten(*args: object, **kwargs: object) -> object:
+        done = fast(*args, **kwargs)  # type: ignore[arg-type]
+        path.write_text(f"{header}\n1\tB (finding)\tB\t102\n", "utf-8")
+        return done
+
+    monkeypatch.setattr(gps_module, "_read_gps_rows_fast", then_rewritten)
+    with pytest.raises(BadInputError) as info:
+        load_gps_tsv(path)
+    assert str(info.value) == f"{path}: the file changed while it was read"
+    assert info.value.hint == "run again once nothing writes the file"
+
+
 # --------------------------------------------------------------------------------------------
 # Release dates
 

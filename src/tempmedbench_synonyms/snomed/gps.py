@@ -173,8 +173,8 @@ def _read_gps(
 ) -> tuple[dict[str, str], str]:
     """The rows of a GPS file under their identifiers, and the SHA-256 of its bytes."""
 
-    def open_bytes() -> IO[bytes]:
-        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES)
+    def open_bytes(seen: Callable[[bytes], object] | None = None) -> IO[bytes]:
+        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
 
     scan = _Scan()
     with _BackgroundHash() as hasher:
@@ -192,9 +192,17 @@ def _read_gps(
                 if rows is not None:
                     log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
                 del rows
-                with open_bytes() as raw, text_stream(raw) as stream:
+                again = hashlib.sha256()
+                with open_bytes(again.update) as raw, text_stream(raw) as stream:
                     stream.readline()
                     rows = _read_gps_rows_checked(stream, where, header, notes)
+                if again.hexdigest() != hasher.hexdigest():
+                    # The digest reported must be that of the rows checked.
+                    raise BadInputError(
+                        "the file changed while it was read",
+                        path=where,
+                        hint="run again once nothing writes the file",
+                    )
         except UnicodeDecodeError:
             raise not_utf8_error(where, open_bytes) from None
         digest = hasher.hexdigest()
