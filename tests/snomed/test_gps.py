@@ -1068,6 +1068,51 @@ def test_a_file_with_columns_in_another_order_is_read_and_hashed_whole(tmp_path:
     assert index.get("129999") == ("Term 29999 (finding)", "Term 29999", True)
 
 
+def test_a_file_that_changes_between_its_two_reads_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digest is of the first read, the rows of the second (columns in another order): a
+    file written meanwhile would be reported with a hash that is not of the rows checked."""
+    header = "Active\tFSN\tUSPreferredTerm\tConceptID"
+    path = write(tmp_path / GPS_NAME, f"{header}\n1\tA (finding)\tA\t101\n")
+    fast = gps_module._read_gps_rows_fast
+
+    def then_rewritten(*args: object, **kwargs: object) -> object:
+        done = fast(*args, **kwargs)  # type: ignore[arg-type]
+        path.write_text(f"{header}\n1\tB (finding)\tB\t102\n", "utf-8")
+        return done
+
+    monkeypatch.setattr(gps_module, "_read_gps_rows_fast", then_rewritten)
+    with pytest.raises(BadInputError) as info:
+        load_gps_tsv(path)
+    assert str(info.value) == f"{path}: the file changed while it was read"
+    assert info.value.hint == "run again once nothing writes the file"
+
+
+def test_a_file_grown_between_its_two_reads_is_refused_at_the_row_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second read is bounded in rows as the first is, not only compared at its end (a file
+    of 256 MiB of short rows would otherwise be held whole as rows first)."""
+    header = "Active\tFSN\tUSPreferredTerm\tConceptID"
+    path = write(tmp_path / GPS_NAME, f"{header}\n1\tA (finding)\tA\t101\n")
+    fast = gps_module._read_gps_rows_fast
+
+    def then_grown(*args: object, **kwargs: object) -> object:
+        done = fast(*args, **kwargs)  # type: ignore[arg-type]
+        rows = "".join(f"1\tT{i} (finding)\tT{i}\t{100 + i}\n" for i in range(5))
+        path.write_text(f"{header}\n{rows}", "utf-8")
+        return done
+
+    monkeypatch.setattr(gps_module, "GPS_MAX_ROWS", 3)
+    monkeypatch.setattr(gps_module, "_read_gps_rows_fast", then_grown)
+    with pytest.raises(BadInputError) as info:
+        load_gps_tsv(path)
+    assert str(info.value) == (
+        f"{path}: more than 3 lines; the GPS file has about 380,000 concepts, one a line"
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Release dates
 

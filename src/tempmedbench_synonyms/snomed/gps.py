@@ -94,6 +94,14 @@ class _BackgroundHash:
         return self._sha.hexdigest()
 
 
+def _too_many_lines(where: str) -> BadInputError:
+    return BadInputError(
+        f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a line",
+        path=where,
+        hint=SIZE_HINT,
+    )
+
+
 class _Scan:
     """The file's tabs and line feeds, gathered by :meth:`blocks` as the blocks go by."""
 
@@ -110,12 +118,7 @@ class _Scan:
             tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
             self.newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
             if self.newlines > GPS_MAX_ROWS:
-                raise BadInputError(
-                    f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, "
-                    "one a line",
-                    path=where,
-                    hint=SIZE_HINT,
-                )
+                raise _too_many_lines(where)
             self.skeleton.append(tabs_and_lfs)
             self.tail = (self.tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
             yield block
@@ -173,8 +176,8 @@ def _read_gps(
 ) -> tuple[dict[str, str], str]:
     """The rows of a GPS file under their identifiers, and the SHA-256 of its bytes."""
 
-    def open_bytes() -> IO[bytes]:
-        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES)
+    def open_bytes(seen: Callable[[bytes], object] | None = None) -> IO[bytes]:
+        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
 
     scan = _Scan()
     with _BackgroundHash() as hasher:
@@ -192,9 +195,17 @@ def _read_gps(
                 if rows is not None:
                     log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
                 del rows
-                with open_bytes() as raw, text_stream(raw) as stream:
+                again = hashlib.sha256()
+                with open_bytes(again.update) as raw, text_stream(raw) as stream:
                     stream.readline()
                     rows = _read_gps_rows_checked(stream, where, header, notes)
+                if again.hexdigest() != hasher.hexdigest():
+                    # The digest reported must be that of the rows checked.
+                    raise BadInputError(
+                        "the file changed while it was read",
+                        path=where,
+                        hint="run again once nothing writes the file",
+                    )
         except UnicodeDecodeError:
             raise not_utf8_error(where, open_bytes) from None
         digest = hasher.hexdigest()
@@ -306,6 +317,8 @@ def _read_gps_rows_checked(
     blank_from = 0  # the first line of a run of blank lines not yet followed by a row
     lineno = 1
     for lineno, line in enumerate(stream, start=2):
+        if lineno > GPS_MAX_ROWS + 1:  # as the first read bounds them: a file grown since
+            raise _too_many_lines(where)
         text = line.rstrip("\r\n")
         if not text:
             blank_from = blank_from or lineno

@@ -38,8 +38,18 @@ class Bounded(io.RawIOBase):
     a MiB); the error counts the lines before by reading ``raw`` (seekable) again.
     """
 
-    def __init__(self, raw: IO[bytes], where: str, what: str, max_bytes: int, max_line: int):
+    def __init__(
+        self,
+        raw: IO[bytes],
+        where: str,
+        what: str,
+        max_bytes: int,
+        max_line: int,
+        *,
+        seen: Callable[[bytes], object] | None = None,
+    ):
         self._raw = raw
+        self._seen = seen  # given every byte read (a hash)
         self.where = where
         self.what = what
         self.max_bytes = max_bytes
@@ -68,6 +78,8 @@ class Bounded(io.RawIOBase):
                     hint=SIZE_HINT,
                 )
             self._check_lines(data, self.total - n)
+            if self._seen is not None:
+                self._seen(data)
             buffer[:n] = data
         return n
 
@@ -117,9 +129,17 @@ CRLF_NOTE = ": CRLF line ends"
 SIZE_HINT = "pass the SNOMED International GPS (zip or .txt) or an RF2 snapshot, as downloaded"
 
 
-def bounded(raw: IO[bytes], where: str, what: str, max_bytes: int) -> IO[bytes]:
+def bounded(
+    raw: IO[bytes],
+    where: str,
+    what: str,
+    max_bytes: int,
+    *,
+    seen: Callable[[bytes], object] | None = None,
+) -> IO[bytes]:
     """``raw`` read through :class:`Bounded` (``max_bytes``, lines of ``LINE_MAX_BYTES``)."""
-    return io.BufferedReader(Bounded(raw, where, what, max_bytes, LINE_MAX_BYTES), READ_BLOCK)
+    bounds = Bounded(raw, where, what, max_bytes, LINE_MAX_BYTES, seen=seen)
+    return io.BufferedReader(bounds, READ_BLOCK)
 
 
 def check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes: int) -> None:
