@@ -206,6 +206,37 @@ def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
     )
 
 
+def test_a_rows_marker_with_a_bad_row_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A row of the wrong width, in a list or in a file, is said as the marker's (as a META's
+    is), not as a traceback."""
+    pytester.path.joinpath("bad.RRF").write_text("C9000001|bad|\n", "utf-8")
+    pytester.makepyfile(
+        """
+        import pytest
+        from pathlib import Path
+
+        @pytest.mark.fake_uts(rows=["C9000001|bad|"])
+        def test_bad_line(fake_uts):
+            pass
+
+        @pytest.mark.fake_uts(rows=Path("bad.RRF"))
+        def test_bad_file(fake_uts):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_uts rows: <rows>, line 1: an MRCONSO.RRF row has 18 fields, each followed by "
+            "'|'; this line has 2*",
+            "*fake_uts rows: bad.RRF, line 1: an MRCONSO.RRF row has 18 fields, each followed by "
+            "'|'; this line has 2*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("E *BadInputError: *")
+
+
 def test_a_marker_with_faults_not_a_faults_is_a_type_error(pytester: pytest.Pytester) -> None:
     """A ``faults`` dict was accepted, and the server then dropped every connection: the test
     errors at its set-up instead, saying what to write, and no request is ever answered."""

@@ -46,25 +46,26 @@ def _data(
 
     if rows is not None and meta is not None:
         raise pytest.UsageError("fake_uts takes rows or meta, not both")
-    if rows is None:
-        folder = Path(meta) if meta is not None else demo_data().mrconso.parent
-        if not folder.is_dir():
-            raise pytest.UsageError(f"fake_uts meta: no such folder {folder}")
-        try:
-            return FakeUtsData.from_meta(folder, release=release or DEMO_RELEASE)
-        except (FileNotFoundError, ValueError, BadInputError) as e:  # (BadInputError: a bad row)
-            raise pytest.UsageError(f"fake_uts meta: {e}") from None
-    if isinstance(rows, str) and ("|" in rows or "\n" in rows):
-        raise pytest.UsageError(
-            "fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
-            f"them, not one string: write rows=[{rows[:40]!r}...]"
-        )
-    if isinstance(rows, (str, os.PathLike)):
-        path = Path(rows)
-        if not path.is_file():
-            raise pytest.UsageError(f"fake_uts rows: no such file {path}")
-        return FakeUtsData.from_mrconso(path, release=release or DEMO_RELEASE)
-    return FakeUtsData.from_lines(rows, release=release or DEMO_RELEASE)
+    release = release or DEMO_RELEASE
+    try:
+        if rows is None:
+            folder = Path(meta) if meta is not None else demo_data().mrconso.parent
+            if not folder.is_dir():
+                raise pytest.UsageError(f"fake_uts meta: no such folder {folder}")
+            return FakeUtsData.from_meta(folder, release=release)
+        if isinstance(rows, str) and ("|" in rows or "\n" in rows):
+            raise pytest.UsageError(
+                "fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file "
+                f"of them, not one string: write rows=[{rows[:40]!r}...]"
+            )
+        if isinstance(rows, (str, os.PathLike)):
+            path = Path(rows)
+            if not path.is_file():
+                raise pytest.UsageError(f"fake_uts rows: no such file {path}")
+            return FakeUtsData.from_mrconso(path, release=release)
+        return FakeUtsData.from_lines(rows, release=release)
+    except (FileNotFoundError, ValueError, BadInputError) as e:  # (BadInputError: a bad row)
+        raise pytest.UsageError(f"fake_uts {'meta' if rows is None else 'rows'}: {e}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -122,6 +122,23 @@ def test_the_files_are_read_as_the_local_index_reads_them(tmp_path: Path) -> Non
     assert data.ask(LINKS, lambda e: e.semantic_type("T901"))["name"] == "X"
 
 
+def test_the_files_are_streamed_never_all_read_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read_rows`` hands on each batch as it is read (a user's META may be large): the rows
+    before a bad line come out before the bad line is read."""
+    from tempmedbench_synonyms.mrconso import forms, index
+
+    monkeypatch.setattr(forms, "READ_SIZE", 64)  # a block a row or so
+    monkeypatch.setattr(index, "BATCH_ROWS", 1)
+    good = "C9000001|A1|AT1||MSH|A definition.|N||\n"
+    (tmp_path / "MRDEF.RRF").write_text(good * 4 + "bad\n", "utf-8")
+    rows = read_rows("MRDEF", tmp_path / "MRDEF.RRF")
+    assert next(rows) == ["C9000001", "A1", "AT1", "", "MSH", "A definition.", "N", ""]
+    with pytest.raises(BadInputError, match=r"MRDEF.RRF, line 5: .* this line has 1 and no"):
+        list(rows)
+
+
 def _rows(file: str) -> list[dict[str, str]]:
     """The rows of ``fixtures/umls``'s ``file``, each by its columns' names."""
     rows = read_rows(file, META / f"{file}.RRF")

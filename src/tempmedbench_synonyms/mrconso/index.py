@@ -656,11 +656,12 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
     return rows
 
 
-def read_rows(name: str, path: Path) -> list[list[str]]:
-    """Every row of ``path``, the file ``name`` (``MRDEF``...) in any form, read and checked as a
-    build reads it (the fake's invented files)."""
+def read_rows(name: str, path: Path) -> Iterator[list[str]]:
+    """Each row of ``path``, the file ``name`` (``MRDEF``...) in any form, read and checked as a
+    build reads it, a batch at a time (the fake's files)."""
     f = _File(name, locate(path, name))
-    return [row for _, batch in _batches(f, threading.Event()) for row in batch]
+    for _, batch in _batches(f, threading.Event()):
+        yield from batch
 
 
 def _bad(f: _File, line: int, problem: str) -> BadInputError:
