@@ -594,3 +594,50 @@ def test_a_side_file_of_paths_that_is_no_regular_file_is_passed_over(
         [sys.executable, "-c", code, str(idx)], capture_output=True, text=True, timeout=20
     )
     assert (out.returncode, out.stdout) == (0, f"[({str(meta / 'MRSTY.RRF')!r},)]\n")
+
+
+def test_a_second_path_is_recorded_without_waiting_on_a_fifo_or_growing_past_the_bound(
+    meta: Path, tmp_path: Path
+) -> None:
+    """The side file is written non-blocking and only while it is a regular file under the
+    bound it is read to: a FIFO planted there (no reader) cannot hang a command that finds the
+    part at another path, and a side file already at the bound does not grow on every use."""
+    idx = tmp_path / "idx"
+    LocalIndex(meta, index_dir=idx).build(["MRSTY"])
+    (part,) = [p.path for p in list_indexes(idx)]
+    side = part.with_name(part.name + ".paths")
+    os.mkfifo(side, 0o600)
+    copy = tmp_path / "copy" / "META"
+    shutil.copytree(meta, copy)  # the same identity: found, and its path recorded
+    code = (
+        "import sys; from pathlib import Path; "
+        "from tempmedbench_synonyms.mrconso.index import LocalIndex; "
+        "i = LocalIndex(Path(sys.argv[1]), index_dir=Path(sys.argv[2])); "
+        "i.build(['MRSTY']); i.close(); print('done')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(copy), str(idx)],
+        capture_output=True, text=True, timeout=20,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (0, "done\n")
+    side.unlink()
+    full = '"/x"\n' * ((1 << 20) // 5 + 1)  # past the 1 MiB read: a path written now is lost
+    side.write_text(full, encoding="utf-8")
+    other = LocalIndex(copy, index_dir=idx)
+    other.build(["MRSTY"])
+    other.close()
+    assert side.read_text(encoding="utf-8") == full
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 16])
+def test_a_byte_order_mark_split_over_the_first_reads_is_dropped(
+    size: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipe may hand on fewer than three bytes first: the mark is dropped all the same, never
+    kept at the start of the first row's CUI."""
+    from tempmedbench_synonyms.mrconso.index import read_rows
+
+    monkeypatch.setattr(forms, "READ_SIZE", size)
+    path = tmp_path / "MRDEF.RRF"
+    path.write_bytes(b"\xef\xbb\xbfC0000001|A1|AT1||MSH|a fever|N||\nC0000002|A2|AT2||MSH|b|N||\n")
+    assert [row[:2] for row in read_rows("MRDEF", path)] == [["C0000001", "A1"], ["C0000002", "A2"]]

@@ -58,6 +58,7 @@ PATHS_SUFFIX = ".paths"
 BATCH_ROWS = 20_000
 #: The identity reads this much of each end of a file.
 _END_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
 #: SQLite instructions between two looks for a Ctrl-C in a long statement.
 _TICK = 20_000
 #: Measured (bench/bench_local_index.py): uncompressed bytes built a second, and the index's
@@ -420,11 +421,15 @@ def _schema(file: str) -> frozenset[str]:
 def _add_path(part: Path, path: str) -> None:
     """Record one more path a part's file was found at (for ``cache info`` and ``_supersede``),
     in the part's side file: a part is read ``immutable=1``, so it is never written once in
-    place (another connection may hold it). Best effort."""
+    place (another connection may hold it). Best effort: opened without waiting on a FIFO or
+    following a link, and written only while a regular file under what ``_more_paths`` reads."""
     with contextlib.suppress(OSError):
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
-        with os.fdopen(os.open(_side(part), flags, 0o600), "a", encoding="utf-8") as out:
-            out.write(json.dumps(path) + "\n")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+        fd = os.open(_side(part), flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            found = os.fstat(fd)
+            if stat.S_ISREG(found.st_mode) and found.st_size < _END_BYTES:
+                out.write(json.dumps(path) + "\n")
 
 
 def _side(part: Path) -> Path:
@@ -609,9 +614,15 @@ def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[s
     line = 0
     batch: list[list[str]] = []
     done = 0
+    head = True  # the byte order mark not looked for yet (a pipe may hand on a byte at a time)
     for done, block in f.input.blocks(stop):
-        if line == 0 and not carry and block.startswith(b"\xef\xbb\xbf"):
-            block = block[3:]
+        if head:
+            block, carry = carry + block, b""
+            if len(block) < 3 and _BOM.startswith(block):
+                carry = block  # still maybe the mark: wait for more
+                continue
+            head = False
+            block = block.removeprefix(_BOM)
         first, cut = block.find(b"\n"), block.rfind(b"\n")
         if len(carry) + (len(block) if first < 0 else first) > scan.MAX_LINE:
             raise _bad(
