@@ -37,6 +37,7 @@ from tempmedbench_synonyms.files import (
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
+from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
 
 if TYPE_CHECKING:  # (the progress bar's module is loaded only for a build: rich is slow to load)
@@ -58,7 +59,6 @@ PATHS_SUFFIX = ".paths"
 BATCH_ROWS = 20_000
 #: The identity reads this much of each end of a file.
 _END_BYTES = 1 << 20
-_BOM = b"\xef\xbb\xbf"
 #: SQLite instructions between two looks for a Ctrl-C in a long statement.
 _TICK = 20_000
 #: Measured (bench/bench_local_index.py): uncompressed bytes built a second, and the index's
@@ -618,11 +618,11 @@ def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[s
     for done, block in f.input.blocks(stop):
         if head:
             block, carry = carry + block, b""
-            if len(block) < 3 and _BOM.startswith(block):
+            if len(block) < 3 and BOM.startswith(block):
                 carry = block  # still maybe the mark: wait for more
                 continue
             head = False
-            block = block.removeprefix(_BOM)
+            block = block.removeprefix(BOM)
         first, cut = block.find(b"\n"), block.rfind(b"\n")
         if len(carry) + (len(block) if first < 0 else first) > scan.MAX_LINE:
             raise _bad(

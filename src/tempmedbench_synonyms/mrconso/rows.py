@@ -26,7 +26,7 @@ F_CUI, F_LAT, F_AUI, F_SAB, F_TTY, F_CODE, F_STR, F_SUPPRESS = tuple(
 #: How much of the start of the file is sniffed, and how many of its rows are checked.
 SNIFF_BYTES = 1 << 16
 SNIFF_ROWS = 5
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _CUI_SHAPE = re.compile(r"C\d{7}")
 _NOT_MRCONSO_HINT = (
     "--mrconso takes MRCONSO.RRF (the concept names of the UMLS Metathesaurus, in the META "
@@ -92,7 +92,7 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
             f"not an MRCONSO.RRF file: {problem}", path=path, line=line, hint=_NOT_MRCONSO_HINT
         )
 
-    skip = len(_BOM) if head.startswith(_BOM) else 0
+    skip = len(BOM) if head.startswith(BOM) else 0
     body = head[skip:]
     if not body.strip():
         raise bad("it is empty" if not head else "it holds no row, only blank space")
