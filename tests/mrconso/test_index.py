@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -594,3 +595,31 @@ def test_a_side_file_of_paths_that_is_no_regular_file_is_passed_over(
         [sys.executable, "-c", code, str(idx)], capture_output=True, text=True, timeout=20
     )
     assert (out.returncode, out.stdout) == (0, f"[({str(meta / 'MRSTY.RRF')!r},)]\n")
+
+
+def test_a_side_file_of_paths_that_is_a_fifo_is_never_waited_on_when_a_path_is_added(
+    meta: Path, tmp_path: Path
+) -> None:
+    """A second META holding the same file adds its path to the part's side file: a FIFO there
+    (opened for writing, it would wait for a reader forever) is passed over, the build ends."""
+    idx = tmp_path / "idx"
+    LocalIndex(meta, index_dir=idx).build(["MRSTY"])
+    (part,) = [p.path for p in list_indexes(idx)]
+    side = part.with_name(part.name + ".paths")
+    os.mkfifo(side, 0o600)
+    copy = tmp_path / "copy" / "META"
+    shutil.copytree(meta, copy)  # the same identity: the part is found, its path added
+    code = (
+        "import sys; from pathlib import Path; "
+        "from tempmedbench_synonyms.mrconso.index import LocalIndex, list_indexes; "
+        "LocalIndex(Path(sys.argv[1]), index_dir=Path(sys.argv[2])).build(['MRSTY']); "
+        "print([p.paths for p in list_indexes(Path(sys.argv[2]))])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(copy), str(idx)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert (out.returncode, out.stdout) == (0, f"[({str(meta / 'MRSTY.RRF')!r},)]\n")
+    assert stat.S_ISFIFO(side.lstat().st_mode)

@@ -423,8 +423,10 @@ def _add_path(part: Path, path: str) -> None:
     place (another connection may hold it). Best effort."""
     with contextlib.suppress(OSError):
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        flags |= os.O_NONBLOCK  # a FIFO there: no wait for a reader (ENXIO without one)
         with os.fdopen(os.open(_side(part), flags, 0o600), "a", encoding="utf-8") as out:
-            out.write(json.dumps(path) + "\n")
+            if stat.S_ISREG(os.fstat(out.fileno()).st_mode):
+                out.write(json.dumps(path) + "\n")
 
 
 def _side(part: Path) -> Path:
