@@ -195,12 +195,13 @@ def test_option_values_fall_back_to_typers_own_coercion_when_its_private_parts_c
     )
 
 
-def test_no_quick_coercion_when_typers_runtime_param_is_no_longer_a_frozen_dataclass(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("kind", ["no such module", "not a frozen dataclass"])
+def test_no_quick_coercion_when_typers_private_parts_are_missing_or_changed(
+    monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """A typer whose ``RuntimeParam`` a frozen dataclass cannot extend (its private parts
-    changed) leaves typer's own coercion in place: the CLI still imports. (The private modules
-    are stand-ins, so that this runs whatever typer is installed.)"""
+    """A typer without ``typer._coercion`` (one before its pydantic adapters), or whose
+    ``RuntimeParam`` a frozen dataclass cannot extend (its private parts changed), leaves
+    typer's own coercion in place: the CLI still imports. Whichever typer is installed."""
     from tempmedbench_synonyms.cli import _options
 
     @dataclass
@@ -210,9 +211,12 @@ def test_no_quick_coercion_when_typers_runtime_param_is_no_longer_a_frozen_datac
 
     coercion = types.ModuleType("typer._coercion")
     coercion.RuntimeParam = Changed  # type: ignore[attr-defined]
-    coercion.build_runtime_param = lambda descriptor: None  # type: ignore[attr-defined]
+    coercion.build_runtime_param = lambda desc: None  # type: ignore[attr-defined]
     param_types = types.ModuleType("typer._param_types")
     param_types.coerce_cli_choice = param_types.coerce_cli_path = None  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "typer._coercion", coercion)
-    monkeypatch.setitem(sys.modules, "typer._param_types", param_types)
+    modules = {"typer._coercion": coercion, "typer._param_types": param_types}
+    if kind == "no such module":
+        modules["typer._coercion"] = None  # the import raises ImportError
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
     assert _options._quick_class() is None

@@ -187,10 +187,15 @@ def test_the_invented_mrconso_is_sorted_and_the_mini_table_names_no_client_conce
 
 def test_an_mrconso_row_line_of_the_helper_reads_back() -> None:
     line = mrconso_row("C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever")
+    # by hand, in MRCONSO's order: CUI LAT TS LUI STT SUI ISPREF AUI SAUI SCUI SDUI SAB TTY CODE
+    # STR SRL SUPPRESS CVF (the defaults: English, not suppressed, the code as the SCUI)
+    fields = ("C9000001", "ENG", "P", "L9000001", "PF", "S90000001", "Y", "A90000001", "",
+              "D1", "", "MSH", "MH", "D1", "Invented fever", "0", "N", "")  # fmt: skip
+    assert line == "|".join(fields) + "|\n"
     [row] = FakeUtsData.from_lines([line]).rows
     assert (row.cui, row.aui, row.sab, row.tty, row.code, row.name) == (
         "C9000001", "A90000001", "MSH", "MH", "D1", "Invented fever",
     )  # fmt: skip
-    assert row.fields == tuple(line.removesuffix("|\n").split("|"))
+    assert row.fields == fields
     with pytest.raises(ValueError, match="an MRCONSO row has 18 fields, not 3"):
         type(row).from_fields(["a", "b", "c"])
