@@ -17,7 +17,8 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts, Counters
+from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.client import Counters
 from tempmedbench_synonyms.uts.estimate import estimate_line
 from tempmedbench_synonyms.uts.workers import completions
 

@@ -30,7 +30,13 @@ from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheEntry, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.client import BASE_URL_HINT, BadRequestError, UtsClient, parse_model
+from tempmedbench_synonyms.uts.client import (
+    BASE_URL_HINT,
+    BadRequestError,
+    Counters,
+    UtsClient,
+    parse_model,
+)
 from tempmedbench_synonyms.uts.models import (
     ATOM_MAPPING,
     UtsAtom,
@@ -51,22 +57,6 @@ _ATOMS = TypeAdapter(list[UtsAtom])
 
 #: Atoms per query, ``None`` where UMLS said "not found".
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Counters:
-    """What a ``CachedUts`` has done: requests sent (retries included), retries, cache hits."""
-
-    requests: int = 0
-    retries: int = 0
-    cache_hits: int = 0
-
-    def __sub__(self, other: Counters) -> Counters:
-        return Counters(
-            self.requests - other.requests,
-            self.retries - other.retries,
-            self.cache_hits - other.cache_hits,
-        )
 
 
 def _parse(kind: Kind, result: Any) -> Any:
@@ -131,11 +121,6 @@ class Got:
     truncated: bool = False
 
 
-def _when(stored_at: float) -> str:
-    """A cache entry's time of writing, for messages: ``2023-11-14 22:13 UTC``."""
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
-
-
 class CachedUts:
     """The UTS client behind the response cache (``client`` ``None``: offline)."""
 
@@ -161,7 +146,8 @@ class CachedUts:
         #: ``current``'s checked 404s since ``resume`` (never stored: they name no release), so a
         #: lookup that is its own probe (``umls concept``) is not sent twice
         self._current_404: set[CacheKey] = set()
-        self.cache_hits = 0
+        #: the client's counters, the cache hits among them
+        self.stats = client.stats if client is not None else Counters()
         #: entries this version could not read, warned of once
         self._unreadable: set[CacheKey] = set()
         #: False: nothing is written to the cache (``--dry-run`` and ``doctor``)
@@ -182,11 +168,7 @@ class CachedUts:
 
     def counters(self) -> Counters:
         """Requests, retries and cache hits so far, read together."""
-        requests, retries = 0, 0
-        if self.client is not None:
-            requests, retries = self.client.stats.snapshot()
-        with self._lock:
-            return Counters(requests, retries, self.cache_hits)
+        return self.stats.snapshot()
 
     def resume(self) -> None:
         """Undo a ``cancel`` before a new fetch, and forget ``current``'s 404s (asked again)."""
@@ -204,10 +186,6 @@ class CachedUts:
         """Close the client's connections (reopened if asked again)."""
         if self.client is not None:
             self.client.close()
-
-    def count_hits(self, n: int) -> None:
-        with self._lock:
-            self.cache_hits += n
 
     def need_network(
         self, what: str, key: CacheKey | None = None, *, keyless: bool = False
@@ -257,7 +235,7 @@ class CachedUts:
                     key.describe(),
                 )
                 return None
-        self.count_hits(1)
+        self.stats.count(cache_hits=1)
         return entry
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
@@ -467,9 +445,10 @@ class CachedUts:
                 hint=check,
             )
         instead = " instead of --offline" if self.offline else ""
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
         return UnavailableError(
             f"UMLS release {umls_release} is not served at {base}, as the cache says: its probe "
-            f"concept {probe_cui} answered 404 Not Found when asked on {_when(stored_at)}",
+            f"concept {probe_cui} answered 404 Not Found when asked on {when}",
             hint=f"that answer may be out of date: run again with --refresh{instead} to ask "
             f"UMLS again; if it still answers 404, {check}",
         )
@@ -514,7 +493,7 @@ class CachedUts:
             log.warning("cache memo %s of release %s cannot be used; reading the entries",
                         name, umls_release)  # fmt: skip
             return None
-        self.count_hits(len(queries))
+        self.stats.count(cache_hits=len(queries))
         return answers
 
     def save_memo(self, umls_release: str, queries: Sequence[AtomQuery], answers: Answers) -> None:

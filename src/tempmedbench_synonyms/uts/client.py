@@ -108,25 +108,31 @@ class Reply:
 
 
 @dataclass
-class ClientStats:
-    """Counters shared by every thread of a client (the report's ``requests``, the progress)."""
+class Counters:
+    """Requests sent (retries included), retries and cache hits, counted by every thread of a
+    client and its cache (the report, the progress); ``snapshot`` reads them together."""
 
     requests: int = 0
     retries: int = 0
+    cache_hits: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def count_request(self) -> None:
+    def count(self, *, requests: int = 0, retries: int = 0, cache_hits: int = 0) -> None:
         with self._lock:
-            self.requests += 1
+            self.requests += requests
+            self.retries += retries
+            self.cache_hits += cache_hits
 
-    def count_retry(self) -> None:
+    def snapshot(self) -> Counters:
         with self._lock:
-            self.retries += 1
+            return Counters(self.requests, self.retries, self.cache_hits)
 
-    def snapshot(self) -> tuple[int, int]:
-        """(requests, retries), read together."""
-        with self._lock:
-            return self.requests, self.retries
+    def __sub__(self, other: Counters) -> Counters:
+        return Counters(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.cache_hits - other.cache_hits,
+        )
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
@@ -317,7 +323,7 @@ class UtsClient:
         self._pool_size = pool_size
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
-        self.stats = ClientStats()
+        self.stats = Counters()
         # Retry lines (``_announce``): one at most every ``attempt`` seconds, answers between
         # failures or not (a flaky server must not print a line a failure).
         self._wave_lock = threading.Lock()
@@ -449,7 +455,7 @@ class UtsClient:
         budget.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
-        self.stats.count_request()
+        self.stats.count(requests=1)
         seconds = self._attempt_seconds(budget)
         problem: TempMedBenchError | Transient | None = None
         reply: Reply | None = None
@@ -722,7 +728,7 @@ class UtsClient:
 
     def _before_sleep(self, where: str) -> Callable[[RetryCallState], None]:
         def hook(retry_state: RetryCallState) -> None:
-            self.stats.count_retry()
+            self.stats.count(retries=1)
             exc = retry_state.outcome.exception() if retry_state.outcome else None
             left = self.retry.max_attempts - retry_state.attempt_number
             # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds
