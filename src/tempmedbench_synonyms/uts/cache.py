@@ -5,16 +5,18 @@ checked by its own SHA-256, trusted only when the user's own (docs/reference.md,
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
 import secrets
+import shlex
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,15 +294,24 @@ class ResponseCache:
         if status not in (200, 404):
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
         path = Path(self._entry_file(key))
-        self._ensure(path.parent)
-        head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
-        files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
-        with self._lock:
-            self._rejected.pop(key.digest(), None)
-        # After the entry: a memo that read the old token is stale from here on.
-        files.write_atomic(
-            path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
-        )
+        with self._writing():
+            self._ensure(path.parent)
+            head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
+            files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
+            with self._lock:
+                self._rejected.pop(key.digest(), None)
+            # After the entry: a memo that read the old token is stale from here on.
+            files.write_atomic(
+                path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
+            )
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write of an entry: an ``OSError`` is bad input (the run could not resume)."""
+        try:
+            yield
+        except OSError as err:
+            raise _write_error(err, self) from None
 
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
@@ -379,11 +390,42 @@ class ResponseCache:
     def set_current_release(self, umls_release: str) -> None:
         """Remember which concrete release ``current`` stands for now."""
         check_release(umls_release)
-        self._ensure(self.folder)
-        body = {"release": umls_release, "stored_at": self._clock()}
-        files.write_atomic(
-            self.folder / "current.json", _encode({"kind": "current"}, body), private=True
-        )
+        with self._writing():
+            self._ensure(self.folder)
+            body = {"release": umls_release, "stored_at": self._clock()}
+            files.write_atomic(
+                self.folder / "current.json", _encode({"kind": "current"}, body), private=True
+            )
+
+
+def _write_error(err: OSError, cache: ResponseCache) -> BadInputError:
+    """A failed write to the cache as bad input: what is in the way and what to remove, else the
+    cache folder and the fix of ``err``'s kind."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if isinstance(path, str):
+        root = shlex.quote(str(cache.root))
+        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
+        if err.errno == errno.EISDIR:
+            return BadInputError(
+                "cannot write this cache file: a folder is in its place (this tool never makes "
+                "one there)",
+                path=path,
+                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
+            )
+        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
+        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
+        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
+            return BadInputError(
+                "cannot write in the cache: a file is in the place of one of its folders",
+                path=found,
+                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
+            )
+    fix = files.os_fix(err)
+    return BadInputError(
+        f"cannot write to the cache folder: {files.os_problem(err)}",
+        path=cache.folder,
+        hint=(f"{fix}; or " if fix else "") + f"give a writable folder with {_ELSEWHERE}",
+    )
 
 
 class _Corrupt(Exception):

@@ -4,28 +4,21 @@ memo (docs/architecture.md, "UTS is asked one way"; docs/reference.md, "The cach
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
-import os
-import shlex
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from tempmedbench_synonyms import constants, paths
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, is_release
-from tempmedbench_synonyms.constants import CACHE_DIR_ENV
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.files import os_fix, os_problem
+from tempmedbench_synonyms.errors import NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
@@ -304,17 +297,7 @@ class CachedUts:
     def _store(self, umls_release: str, request: UtsRequest, found: Any) -> None:
         if self.cache is None or not self.store:
             return
-        key = _key(umls_release, request)
-        with self._writing():
-            self.cache.put(key, 404 if found is None else 200, found)
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Around a cache write: an ``OSError`` stops the run as bad input (it could not resume)."""
-        try:
-            yield
-        except OSError as err:
-            raise _cache_write_error(err, self.cache) from None
+        self.cache.put(_key(umls_release, request), 404 if found is None else 200, found)
 
     def _answer(
         self, umls_release: str, build: Build, *, check: bool, fresh: bool = False
@@ -352,8 +335,7 @@ class CachedUts:
                         hint="give a concrete release with --umls-release, such as 2025AB",
                     )
                 if self.cache is not None and self.store:
-                    with self._writing():
-                        self.cache.set_current_release(concrete)
+                    self.cache.set_current_release(concrete)
                 self._store(concrete, build(concrete), found)
                 log.info("release 'current' is %s", concrete)
                 return _got(request, concrete, found), None
@@ -516,37 +498,6 @@ class CachedUts:
                                  release_version=version)  # fmt: skip
         except OSError as err:  # a memo is an optimisation: never fail a run for it
             log.warning("cannot save a cache memo (%s)", err)
-
-
-def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
-    """A failed write to the cache as bad input: what is in the way and what to remove, else the
-    cache folder and the fix of ``err``'s kind."""
-    path = err.filename2 if err.filename2 is not None else err.filename
-    if cache is not None and isinstance(path, str):
-        root = shlex.quote(str(cache.root))
-        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
-        if err.errno == errno.EISDIR:
-            return BadInputError(
-                "cannot write this cache file: a folder is in its place (this tool never makes "
-                "one there)",
-                path=path,
-                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
-            )
-        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
-        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
-        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
-            return BadInputError(
-                "cannot write in the cache: a file is in the place of one of its folders",
-                path=found,
-                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
-            )
-    fix = os_fix(err)
-    return BadInputError(
-        f"cannot write to the cache folder: {os_problem(err)}",
-        path=cache.folder if cache is not None else None,
-        hint=(f"{fix}; or " if fix else "")
-        + f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}",
-    )
 
 
 def _memo_version() -> str:
