@@ -243,9 +243,30 @@ class SharedBudget:
                 "this platform has no file locking (fcntl), so runs cannot share one rate limit"
             )
             return None
+        fd: int | None = None
         try:
             fd = self._open()
-        except FileNotFoundError as err:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._give_up(f"the shared rate state {self.path} is not a regular file")
+                return None
+            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
+            if not self._lock(fd):
+                self._give_up(
+                    f"the shared rate state {self.path} stayed locked by another process for "
+                    f"{LOCK_TIMEOUT:g} s"
+                )
+                return None
+            state = self._read(fd)
+            now = self._wall()
+            state.settle(now)
+            step(state, now)
+            if not self.read_only:
+                data = state.encode()
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            return state
+        except FileNotFoundError as err:  # (only the open: the rest works on its descriptor)
             link = _dangling_link(self.path)
             if link is not None:
                 # A folder on the way is a symlink to nothing: no run can share the state
@@ -267,35 +288,9 @@ class SharedBudget:
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                self._give_up(f"the shared rate state {self.path} is not a regular file")
-                return None
-            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
-            if not self._lock(fd):
-                self._give_up(
-                    f"the shared rate state {self.path} stayed locked by another process for "
-                    f"{LOCK_TIMEOUT:g} s"
-                )
-                return None
-            state = self._read(fd)
-            now = self._wall()
-            state.settle(now)
-            step(state, now)
-            if not self.read_only:
-                data = state.encode()
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, data, 0)
-            return state
-        except UntrustedError as err:
-            self._give_up(f"{err}; {err.hint}")
-            return None
-        except OSError as err:
-            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
-            return None
         finally:
-            os.close(fd)  # also releases the lock
+            if fd is not None:
+                os.close(fd)  # also releases the lock
 
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
