@@ -550,41 +550,37 @@ def cache_info(root: Path) -> CacheInfo:
     """Count the entries (and leftovers) under ``root``, through links as a run reads them;
     a folder that cannot be read is BadInputError naming the path and the fix."""
     try:
-        return _cache_info(root)
+        check_cache_root(root)
+        layout = Path(root) / LAYOUT
+        _reachable(layout)
+        info = CacheInfo(root=str(root), exists=layout.is_dir())
+        if not info.exists:
+            return info
+        for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
+            base_url: str | None = None
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, BadInputError):
+                raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
+                base_url = str(loads_utf8(raw)["base_url"])
+            nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
+            for umls_release in sorted(
+                p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")
+            ):
+                count = 0
+                for f in _files(umls_release):
+                    if f.name.endswith(files.TMP_SUFFIX):
+                        info.temporary_files += 1
+                    elif f.suffix == ".json":
+                        count += 1
+                        nsi.bytes += f.stat().st_size
+                nsi.releases[umls_release.name] = count
+                nsi.entries += count
+            info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
+            info.entries += nsi.entries
+            info.bytes += nsi.bytes
+            info.namespaces.append(nsi)
+        return info
     except OSError as err:
         raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
-
-
-def _cache_info(root: Path) -> CacheInfo:
-    check_cache_root(root)
-    layout = Path(root) / LAYOUT
-    _reachable(layout)
-    info = CacheInfo(root=str(root), exists=layout.is_dir())
-    if not info.exists:
-        return info
-    for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
-        base_url: str | None = None
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, BadInputError):
-            raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
-            base_url = str(loads_utf8(raw)["base_url"])
-        nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
-        for umls_release in sorted(
-            p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")
-        ):
-            count = 0
-            for f in _files(umls_release):
-                if f.name.endswith(files.TMP_SUFFIX):
-                    info.temporary_files += 1
-                elif f.suffix == ".json":
-                    count += 1
-                    nsi.bytes += f.stat().st_size
-            nsi.releases[umls_release.name] = count
-            nsi.entries += count
-        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
-        info.entries += nsi.entries
-        info.bytes += nsi.bytes
-        info.namespaces.append(nsi)
-    return info
 
 
 @dataclass(frozen=True)
