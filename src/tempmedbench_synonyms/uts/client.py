@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import SplitResult, urlsplit
 
@@ -21,7 +22,7 @@ import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
 from pydantic import ValidationError
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from tempmedbench_synonyms import jsonio, paths
 from tempmedbench_synonyms.constants import __version__
@@ -40,7 +41,6 @@ from tempmedbench_synonyms.uts.retry import (
     MIN_ATTEMPT,
     Budget,
     RetryPolicy,
-    StopAfterTotal,
     Timeouts,
     Transient,
     parse_retry_after,
@@ -387,8 +387,7 @@ class UtsClient:
         where = redact(path, self._key)
         budget = Budget(self._clock())
         retrying = Retrying(
-            stop=stop_after_attempt(self.retry.max_attempts)
-            | StopAfterTotal(self._clock, budget, self.retry.max_total),
+            stop=partial(self._stop, budget),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
@@ -687,7 +686,7 @@ class UtsClient:
             self.limiter.slow_down()
             raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
-        # budget, or the retry will never be sent (``StopAfterTotal``).
+        # budget, or the retry will never be sent (``_stop``).
         elapsed = self._clock() - budget.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
@@ -712,6 +711,13 @@ class UtsClient:
         return min(self.retry.backoff_max, self.retry.backoff_base * 2.0 ** (attempt - 1))
 
     # -- tenacity hooks ------------------------------------------------------------------------
+
+    def _stop(self, budget: Budget, retry_state: RetryCallState) -> bool:
+        """No retry after ``max_attempts``, nor one whose wait ends more than ``max_total`` s after
+        the first try, less the waits for a turn (our clock, unlike ``stop_before_delay``)."""
+        if retry_state.attempt_number >= self.retry.max_attempts:
+            return True
+        return self._clock() - budget.start + retry_state.upcoming_sleep > self.retry.max_total
 
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
