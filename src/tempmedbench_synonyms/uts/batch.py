@@ -45,12 +45,9 @@ def ask_all(
 ) -> Generator[list[tuple[_K, _V]], None, None]:
     """Yield the ``(question, answer)`` pairs of ``questions``: the cache's first, then the misses
     asked on ``workers`` threads, each answer cached once complete. Not authorised, unavailable
-    and interrupted end the batch; close it on every way out to stop the workers.
-
-    ``cached``: from the cache alone; ``ask``: cache else UMLS; ``same``: one request (asked once);
-    ``before_asking`` sees the misses; ``answered``: done already; ``display`` and ``progress``
-    count ``unit``s.
-    """
+    and interrupted end the batch; close it on every way out to stop the workers. ``cached``:
+    from the cache alone; ``ask``: cache else UMLS; ``same``: one request (asked once);
+    ``before_asking`` sees the misses; ``answered``: done already."""
     hits: list[tuple[_K, _V]] = []
     misses: list[_K] = []
     for question in questions:

@@ -317,10 +317,8 @@ class ResponseCache:
 
     def release_version(self, umls_release: str) -> str | None:
         """What changes whenever an entry of ``umls_release`` is written or removed: ``put``'s token
-        and the folder's mtime in ns; ``None`` while there is no folder.
-
-        A memo saved while another run writes may pass for current: the entries stay the truth.
-        """
+        and the folder's mtime in ns; ``None`` while there is no folder. (A memo saved while
+        another run writes may pass for current: the entries stay the truth.)"""
         folder = os.path.join(self.folder, check_release(umls_release))
         try:
             mtime = os.stat(folder).st_mtime_ns
@@ -445,10 +443,8 @@ def _encode(head: dict[str, Any], body: Any) -> bytes:
 
 
 def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
-    """(header, body) of a cache file, checked against its SHA-256 before the body is parsed.
-
-    ``_Corrupt`` says why a file cannot be trusted; ``_OldFormat`` marks an earlier version's.
-    """
+    """(header, body) of a cache file, checked against its SHA-256 before the body is parsed;
+    ``_Corrupt`` says why it cannot be trusted, ``_OldFormat`` marks an earlier version's."""
     if not raw:
         raise _Corrupt("it is empty")
     head_raw, newline, data = raw.partition(b"\n")
@@ -593,11 +589,8 @@ class Cleared:
 
 
 def clear_cache(root: Path) -> Cleared:
-    """Delete every cached answer under ``root``; count the entries deleted.
-
-    Only our own ``uts-v1`` folder is removed; a symbolic link in it is removed as a link (what
-    it points to stays, uncounted, with a note).
-    """
+    """Delete every cached answer under ``root`` (our own ``uts-v1`` folder only; a symbolic link
+    in it is removed as a link, what it points to left, uncounted, with a note); count them."""
     layout = Path(root) / LAYOUT
     try:
         check_cache_root(root)

@@ -245,10 +245,8 @@ class CachedUts:
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS, read by the client's parser so nothing unreadable is stored.
-
-        SPEC 11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API.
-        """
+        """The answer from UMLS, read by the client's parser so nothing unreadable is stored; SPEC
+        11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API."""
         try:
             return CachedUts._fetch(client, request)
         except NotAuthorisedError as err:
@@ -304,10 +302,8 @@ class CachedUts:
     ) -> tuple[Got, float | None]:
         """(the answer, when it was stored if cached), from the cache (not with ``fresh``), else
         UMLS; with ``check``, a 404 from UMLS is checked (``check_served``) before it is stored.
-
         Unresolved ``current``: the answer's links name the release it is stored under (a 404, a
-        linkless answer, ``/metadata/current/sources`` are not stored).
-        """
+        linkless answer, ``/metadata/current/sources`` are not stored)."""
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
             known = None if request.keyless else self.known(umls_release)
@@ -359,12 +355,10 @@ class CachedUts:
         return self.cache.current_release(max_age=float("inf") if self.offline else CURRENT_MAX_AGE)
 
     def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
-        """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for.
-
-        Once it has answered, a 404 means "not found" whatever its body (SPEC 3). A regeneration's
-        probe: a 404, or a ``current`` naming no version, is UnavailableError. A lookup's (SPEC 11):
-        a 404 is checked (``check_served``) and ``umls_release`` given back.
-        """
+        """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for;
+        from then on a 404 means "not found" whatever its body. A regeneration's probe: a 404, or
+        a ``current`` naming no version, is UnavailableError. A lookup's (SPEC 11): a 404 is
+        checked (``check_served``) and ``umls_release`` given back."""
         got, stored_at = self._answer(
             umls_release, partial(paths.concept, cui=cui), check=not regeneration
         )
@@ -506,10 +500,8 @@ def _memo_version() -> str:
 
 
 def _memo_name(umls_release: str, queries: Sequence[AtomQuery]) -> str:
-    """The memo of one run: the package version, its concrete release and its queries, in order.
-
-    The version is in the name so two installed versions sharing a cache keep a memo each.
-    """
+    """The memo of one run: the package version (so that two versions sharing a cache keep a
+    memo each), its concrete release and its queries, in order."""
     text = json.dumps(
         [_memo_version(), umls_release, [[q.route, q.sab, q.ident] for q in queries]],
         ensure_ascii=False,

@@ -378,11 +378,8 @@ class UtsClient:
         shape: Shape = "object",
         keyless: bool = False,
     ) -> Reply:
-        """GET ``base_url + path``: the one method through which every request passes.
-
-        A 200 whose ``result`` is not of ``shape`` is retried, never returned (so never cached).
-        ``keyless``: sent without the key (SPEC 11: ``/metadata/{release}/sources`` only).
-        """
+        """GET ``base_url + path``, the one way out; a 200 whose ``result`` is not of ``shape`` is
+        retried, never returned (so never cached). ``keyless``: sent without the key."""
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
         budget = Budget(self._clock())
@@ -440,10 +437,8 @@ class UtsClient:
         *,
         keyless: bool = False,
     ) -> Reply:
-        """One HTTP request: rate limited, counted, bounded in time and size, translated.
-
-        The wait for a turn does not count against the retry budget (SPEC 8): it moves ``start``.
-        """
+        """One HTTP request: rate limited, counted, bounded in time and size, translated; the wait
+        for a turn does not count against the retry budget (SPEC 8): it moves ``start``."""
         if self._cancel.is_set():
             raise Cancelled()
         if self._key is None and not keyless:
@@ -676,11 +671,8 @@ class UtsClient:
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
     def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
-        """A 429: pause every worker if this request will be retried, else fail it alone.
-
-        The pause is asked only when the retry fits the budget (a ten-minute ``Retry-After`` must
-        not hold the run or Ctrl-C). The rate is halved either way.
-        """
+        """A 429: the rate halved, and every worker paused if the retry fits the budget (a
+        ten-minute ``Retry-After`` must not hold the run or Ctrl-C), else this request failed."""
         if budget.attempt >= self.retry.max_attempts:
             # No retry is left: a pause would stop the others for nothing.
             self.limiter.slow_down()
@@ -778,12 +770,9 @@ class UtsClient:
         limit: int = 0,
         keyless: bool = False,
     ) -> Listed | None:
-        """The raw items of a list route, every page or up to ``limit`` (0: all); ``None`` on a
-        first-page 404.
-
-        Pages go ``pageNumber=2..pageCount``. A page without a list, or a later empty one, is asked
-        again; a 404 after page 1 fails the list: it is never short without ``truncated``.
-        """
+        """The raw items of a list route, pages ``2..pageCount`` or up to ``limit`` (0: all);
+        ``None`` on a first-page 404. A page without a list, or a later empty one, is asked again;
+        a 404 after page 1 fails the list: it is never short without ``truncated``."""
         base = dict(params or {})
         first = self._request(path, base, shape="list", keyless=keyless)
         if not first.found:
@@ -827,14 +816,11 @@ class UtsClient:
             )
 
     def search(self, path: str, params: Mapping[str, str], *, limit: int) -> Listed | None:
-        """A search's results (``/search/{release}``), paged as SPEC section 11 says; ``None`` if
-        its first page is a 404.
-
-        Every page asks one ``pageSize`` (UTS counts pages in it). The next page is asked only while
-        the last was full (``_page_size_sent``) and brought a new ``(rootSource, ui)``; a row
-        without a ``ui`` (the ``"NONE"`` end row) or an empty list ends it; repeated rows are left
-        out. ``truncated``: the limit (or ``MAX_PAGES``) ended it while more might follow.
-        """
+        """A search's results, paged as SPEC section 11 says; ``None`` if its first page is a 404.
+        Every page asks one ``pageSize`` (UTS counts pages in it); the next only while the last was
+        full (``_page_size_sent``) and brought a new ``(rootSource, ui)``. A row without a ``ui``
+        (the ``"NONE"`` end row) or an empty list ends it; repeated rows are left out.
+        ``truncated``: the limit (or ``MAX_PAGES``) ended it while more might follow."""
         page_size = min(limit, paths.PAGE_SIZE) if limit else paths.PAGE_SIZE
         results: list[dict[str, Any]] = []
         seen: set[tuple[Any, Any]] = set()

@@ -100,10 +100,8 @@ def fair_share(rate: float, rates: Iterable[float]) -> float:
 
 
 def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
-    """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
-
-    By host, as UTS counts requests per IP; a base URL holding the key is refused (its name).
-    """
+    """The state file of one UTS host and port, ``<folder>/rate/<host>-<port>-<hash>.state`` (UTS
+    counts requests per IP); a base URL holding the key is refused (its name)."""
     if url_holds_secret(base_url):
         check_base_url(base_url)  # raises BadInputError, the key masked
     parts = urlsplit(base_url.strip())
@@ -336,11 +334,9 @@ class SharedBudget:
 
 
 class RateLimiter:
-    """The request budget of one run, shared by all its threads: ``acquire`` before each request.
-
-    Setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
-    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
-    """
+    """The request budget of one run, shared by all its threads: ``acquire`` before each request;
+    setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
+    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``)."""
 
     def __init__(
         self,
@@ -478,10 +474,8 @@ class RateLimiter:
             self._seen_slowdowns = state.slowdowns
 
     def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
-        """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate.
-
-        Its line is a warning if ``loud``, else for ``-v`` only.
-        """
+        """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate;
+        its line is a warning if ``loud``, else for ``-v`` only."""
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
         with self._lock:

@@ -83,11 +83,9 @@ class Budget:
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
-
-    RFC 9110 10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section
-    5.6.7) measured against the wall clock ``now``; a past date means "now".
-    """
+    """Seconds to wait from a ``Retry-After`` value (``None`` if absent or malformed), RFC 9110
+    10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section 5.6.7)
+    measured against the wall clock ``now``; a past date means "now"."""
     if value is None:
         return None
     text = value.strip()

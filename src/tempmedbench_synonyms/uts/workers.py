@@ -27,11 +27,9 @@ def completions(
 ) -> Generator[list[tuple[int, _T]], None, None]:
     """Run every call on ``workers`` threads; yield each round the ``(index, result)`` of the
     calls completed since (an empty list after ``tick`` seconds without one), until all are done.
-
     The first ``TempMedBenchError`` cancels every other worker and is raised once they stopped (a
     401 before the first seen); Ctrl-C, a bug or closing the iterator cancel them too, waiting at
-    most ``STOP_WAIT`` seconds.
-    """
+    most ``STOP_WAIT`` seconds."""
     if not calls:
         return
     pool = DaemonPool(min(workers, len(calls)), thread_name_prefix=name)
