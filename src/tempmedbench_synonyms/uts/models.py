@@ -406,15 +406,6 @@ class HierarchyEntry(Record):
     def _old_shapes(cls, data: Any) -> Any:
         return _entry(data)
 
-    @property
-    def is_atom(self) -> bool:
-        return self.class_type == "Atom"
-
-    @property
-    def code_ui(self) -> str | None:
-        """The code: ``ui`` (an older name)."""
-        return self.ui
-
 
 class AtomRecord(UtsAtom, Record):
     """An atom that keeps the object UTS sent (``umls atoms``, ``source``, ``atom``)."""
