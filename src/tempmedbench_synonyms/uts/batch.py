@@ -133,8 +133,6 @@ def answer_many(
         progress.flush()
     settled, early = terms.settle_release(uts, release, listed, builds, skip=set(answers))
     answers.update(early)
-
-    # Identical lookups are asked once.
     groups: dict[Lookup, list[int]] = {}
     for i, (_, lookup) in enumerate(listed):
         if i not in answers:

@@ -46,11 +46,9 @@ def completions(
                 exc = future.exception()
                 if exc is None:
                     finished.append((futures[future], future.result()))
-                elif isinstance(exc, NotAuthorisedError):
-                    error = exc  # the most telling error: stop at once
                 elif isinstance(exc, TempMedBenchError):
                     if error is None and not isinstance(exc, Cancelled):
-                        error = exc
+                        error = exc  # a 401 among them is raised, below
                 else:
                     raise exc
             yield sorted(finished, key=lambda pair: pair[0])
