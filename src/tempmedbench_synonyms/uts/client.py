@@ -388,7 +388,7 @@ class UtsClient:
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
-            before_sleep=self._before_sleep(where),
+            before_sleep=partial(self._before_sleep, where),
             reraise=True,
         )
         failure: Transient | None = None
@@ -724,24 +724,21 @@ class UtsClient:
         if self._cancel.is_set():
             raise Cancelled()
 
-    def _before_sleep(self, where: str) -> Callable[[RetryCallState], None]:
-        def hook(retry_state: RetryCallState) -> None:
-            self.stats.count(retries=1)
-            exc = retry_state.outcome.exception() if retry_state.outcome else None
-            left = self.retry.max_attempts - retry_state.attempt_number
-            # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds
-            # at most (eight workers meeting one outage print one line); -v shows every retry.
-            log.log(
-                logging.WARNING if self._announce() else logging.INFO,
-                "retrying %s in %.1f s after %s (%d attempt%s left)",
-                where,
-                retry_state.upcoming_sleep,
-                exc,
-                left,
-                "" if left == 1 else "s",
-            )
-
-        return hook
+    def _before_sleep(self, where: str, retry_state: RetryCallState) -> None:
+        self.stats.count(retries=1)
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        left = self.retry.max_attempts - retry_state.attempt_number
+        # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds at most
+        # (eight workers meeting one outage print one line); -v shows every retry.
+        log.log(
+            logging.WARNING if self._announce() else logging.INFO,
+            "retrying %s in %.1f s after %s (%d attempt%s left)",
+            where,
+            retry_state.upcoming_sleep,
+            exc,
+            left,
+            "" if left == 1 else "s",
+        )
 
     def _announce(self) -> bool:
         """Whether this failure's line is shown: the first, or ``timeouts.attempt`` s after one."""
