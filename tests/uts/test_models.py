@@ -244,7 +244,7 @@ def test_a_hierarchy_entry_of_2015_is_the_relation_to_its_code() -> None:
         "classType": "AtomClusterAtomClusterRelation", "ui": "0123abcd", "rootSource": "INV",
         "relationLabel": "PAR", "relatedConcept": f"{BASE}/source/INV/1000000",
     })  # fmt: skip
-    assert (entry.code_ui, entry.aui, entry.name, entry.root_source) == (
+    assert (entry.ui, entry.aui, entry.name, entry.root_source) == (
         "1000000", None, None, "INV",
     )  # fmt: skip
     assert entry.raw["ui"] == "0123abcd"
@@ -304,9 +304,7 @@ def test_link_ids_are_the_last_segment_decoded_and_a_bare_id_is_kept() -> None:
         "classType": "Atom", "ui": "A94462368", "name": "Invented HL7 parent",
         "rootSource": "HL7V3.0", "code": hl7, "concept": f"{BASE}/CUI/C9000003",
     })  # fmt: skip
-    assert (atom.ui, atom.aui, atom.code_ui, atom.is_atom) == (
-        "AMB/9 %x", "A94462368", "AMB/9 %x", True,
-    )  # fmt: skip
+    assert (atom.ui, atom.aui, atom.class_type) == ("AMB/9 %x", "A94462368", "Atom")
     cluster = HierarchyEntry.read({"classType": "SourceAtomCluster", "ui": "AMB/9 %x"})
     assert (cluster.ui, cluster.aui) == ("AMB/9 %x", None)
 

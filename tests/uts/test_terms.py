@@ -785,7 +785,7 @@ def test_a_hierarchy_entry_given_as_an_atom_is_named_by_its_code(tmp_path: Path)
     got = answer(make_uts(tmp_path), REL, "A90000001", Hierarchy("parents", aui="A90000001"))
     models = read_results(got, Hierarchy("parents"))
     assert all(isinstance(m, HierarchyEntry) for m in models)
-    assert [(m.code_ui, m.aui, m.name, m.root_source) for m in models] == [  # type: ignore[attr-defined]
+    assert [(m.ui, m.aui, m.name, m.root_source) for m in models] == [  # type: ignore[attr-defined]
         ("InventedParent", "A90000009", "Invented parent", "HL7V3.0"),
         ("1000000", None, "Invented root", "INV"),
     ]  # fmt: skip

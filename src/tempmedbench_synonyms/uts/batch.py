@@ -17,7 +17,8 @@ from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.progress import StepProgress, fetch_progress
 from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts, Counters
+from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.client import Counters
 from tempmedbench_synonyms.uts.estimate import estimate_line
 from tempmedbench_synonyms.uts.workers import completions
 
@@ -44,12 +45,9 @@ def ask_all(
 ) -> Generator[list[tuple[_K, _V]], None, None]:
     """Yield the ``(question, answer)`` pairs of ``questions``: the cache's first, then the misses
     asked on ``workers`` threads, each answer cached once complete. Not authorised, unavailable
-    and interrupted end the batch; close it on every way out to stop the workers.
-
-    ``cached``: from the cache alone; ``ask``: cache else UMLS; ``same``: one request (asked once);
-    ``before_asking`` sees the misses; ``answered``: done already; ``display`` and ``progress``
-    count ``unit``s.
-    """
+    and interrupted end the batch; close it on every way out to stop the workers. ``cached``:
+    from the cache alone; ``ask``: cache else UMLS; ``same``: one request (asked once);
+    ``before_asking`` sees the misses; ``answered``: done already."""
     hits: list[tuple[_K, _V]] = []
     misses: list[_K] = []
     for question in questions:
@@ -135,8 +133,6 @@ def answer_many(
         progress.flush()
     settled, early = terms.settle_release(uts, release, listed, builds, skip=set(answers))
     answers.update(early)
-
-    # Identical lookups are asked once.
     groups: dict[Lookup, list[int]] = {}
     for i, (_, lookup) in enumerate(listed):
         if i not in answers:

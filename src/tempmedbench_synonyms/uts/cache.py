@@ -5,16 +5,18 @@ checked by its own SHA-256, trusted only when the user's own (docs/reference.md,
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
 import secrets
+import shlex
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,24 +294,31 @@ class ResponseCache:
         if status not in (200, 404):
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
         path = Path(self._entry_file(key))
-        self._ensure(path.parent)
-        head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
-        files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
-        with self._lock:
-            self._rejected.pop(key.digest(), None)
-        # After the entry: a memo that read the old token is stale from here on.
-        files.write_atomic(
-            path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
-        )
+        with self._writing():
+            self._ensure(path.parent)
+            head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
+            files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
+            with self._lock:
+                self._rejected.pop(key.digest(), None)
+            # After the entry: a memo that read the old token is stale from here on.
+            files.write_atomic(
+                path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
+            )
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write of an entry: an ``OSError`` is bad input (the run could not resume)."""
+        try:
+            yield
+        except OSError as err:
+            raise _write_error(err, self) from None
 
     # -- memos: one file that answers a whole run, while the release folder is unchanged ------
 
     def release_version(self, umls_release: str) -> str | None:
         """What changes whenever an entry of ``umls_release`` is written or removed: ``put``'s token
-        and the folder's mtime in ns; ``None`` while there is no folder.
-
-        A memo saved while another run writes may pass for current: the entries stay the truth.
-        """
+        and the folder's mtime in ns; ``None`` while there is no folder. (A memo saved while
+        another run writes may pass for current: the entries stay the truth.)"""
         folder = os.path.join(self.folder, check_release(umls_release))
         try:
             mtime = os.stat(folder).st_mtime_ns
@@ -379,11 +388,42 @@ class ResponseCache:
     def set_current_release(self, umls_release: str) -> None:
         """Remember which concrete release ``current`` stands for now."""
         check_release(umls_release)
-        self._ensure(self.folder)
-        body = {"release": umls_release, "stored_at": self._clock()}
-        files.write_atomic(
-            self.folder / "current.json", _encode({"kind": "current"}, body), private=True
-        )
+        with self._writing():
+            self._ensure(self.folder)
+            body = {"release": umls_release, "stored_at": self._clock()}
+            files.write_atomic(
+                self.folder / "current.json", _encode({"kind": "current"}, body), private=True
+            )
+
+
+def _write_error(err: OSError, cache: ResponseCache) -> BadInputError:
+    """A failed write to the cache as bad input: what is in the way and what to remove, else the
+    cache folder and the fix of ``err``'s kind."""
+    path = err.filename2 if err.filename2 is not None else err.filename
+    if isinstance(path, str):
+        root = shlex.quote(str(cache.root))
+        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
+        if err.errno == errno.EISDIR:
+            return BadInputError(
+                "cannot write this cache file: a folder is in its place (this tool never makes "
+                "one there)",
+                path=path,
+                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
+            )
+        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
+        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
+        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
+            return BadInputError(
+                "cannot write in the cache: a file is in the place of one of its folders",
+                path=found,
+                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
+            )
+    fix = files.os_fix(err)
+    return BadInputError(
+        f"cannot write to the cache folder: {files.os_problem(err)}",
+        path=cache.folder,
+        hint=(f"{fix}; or " if fix else "") + f"give a writable folder with {_ELSEWHERE}",
+    )
 
 
 class _Corrupt(Exception):
@@ -403,10 +443,8 @@ def _encode(head: dict[str, Any], body: Any) -> bytes:
 
 
 def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
-    """(header, body) of a cache file, checked against its SHA-256 before the body is parsed.
-
-    ``_Corrupt`` says why a file cannot be trusted; ``_OldFormat`` marks an earlier version's.
-    """
+    """(header, body) of a cache file, checked against its SHA-256 before the body is parsed;
+    ``_Corrupt`` says why it cannot be trusted, ``_OldFormat`` marks an earlier version's."""
     if not raw:
         raise _Corrupt("it is empty")
     head_raw, newline, data = raw.partition(b"\n")
@@ -508,41 +546,37 @@ def cache_info(root: Path) -> CacheInfo:
     """Count the entries (and leftovers) under ``root``, through links as a run reads them;
     a folder that cannot be read is BadInputError naming the path and the fix."""
     try:
-        return _cache_info(root)
+        check_cache_root(root)
+        layout = Path(root) / LAYOUT
+        _reachable(layout)
+        info = CacheInfo(root=str(root), exists=layout.is_dir())
+        if not info.exists:
+            return info
+        for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
+            base_url: str | None = None
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, BadInputError):
+                raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
+                base_url = str(loads_utf8(raw)["base_url"])
+            nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
+            for umls_release in sorted(
+                p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")
+            ):
+                count = 0
+                for f in _files(umls_release):
+                    if f.name.endswith(files.TMP_SUFFIX):
+                        info.temporary_files += 1
+                    elif f.suffix == ".json":
+                        count += 1
+                        nsi.bytes += f.stat().st_size
+                nsi.releases[umls_release.name] = count
+                nsi.entries += count
+            info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
+            info.entries += nsi.entries
+            info.bytes += nsi.bytes
+            info.namespaces.append(nsi)
+        return info
     except OSError as err:
         raise files.os_error(err, what="the cache folder", instead=_ANOTHER_FOLDER) from None
-
-
-def _cache_info(root: Path) -> CacheInfo:
-    check_cache_root(root)
-    layout = Path(root) / LAYOUT
-    _reachable(layout)
-    info = CacheInfo(root=str(root), exists=layout.is_dir())
-    if not info.exists:
-        return info
-    for ns in sorted(p for p in layout.iterdir() if p.is_dir()):
-        base_url: str | None = None
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, BadInputError):
-            raw = files.read_regular(ns / "base.json", limit=_BASE_LIMIT)
-            base_url = str(loads_utf8(raw)["base_url"])
-        nsi = NamespaceInfo(folder=ns.name, base_url=base_url)
-        for umls_release in sorted(
-            p for p in ns.iterdir() if p.is_dir() and not p.name.startswith(".")
-        ):
-            count = 0
-            for f in _files(umls_release):
-                if f.name.endswith(files.TMP_SUFFIX):
-                    info.temporary_files += 1
-                elif f.suffix == ".json":
-                    count += 1
-                    nsi.bytes += f.stat().st_size
-            nsi.releases[umls_release.name] = count
-            nsi.entries += count
-        info.temporary_files += sum(1 for f in _files(ns) if f.name.endswith(files.TMP_SUFFIX))
-        info.entries += nsi.entries
-        info.bytes += nsi.bytes
-        info.namespaces.append(nsi)
-    return info
 
 
 @dataclass(frozen=True)
@@ -555,11 +589,8 @@ class Cleared:
 
 
 def clear_cache(root: Path) -> Cleared:
-    """Delete every cached answer under ``root``; count the entries deleted.
-
-    Only our own ``uts-v1`` folder is removed; a symbolic link in it is removed as a link (what
-    it points to stays, uncounted, with a note).
-    """
+    """Delete every cached answer under ``root`` (our own ``uts-v1`` folder only; a symbolic link
+    in it is removed as a link, what it points to left, uncounted, with a note); count them."""
     layout = Path(root) / LAYOUT
     try:
         check_cache_root(root)

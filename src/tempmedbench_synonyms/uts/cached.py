@@ -4,33 +4,32 @@ memo (docs/architecture.md, "UTS is asked one way"; docs/reference.md, "The cach
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
-import os
-import shlex
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from tempmedbench_synonyms import constants, paths
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, is_release
-from tempmedbench_synonyms.constants import CACHE_DIR_ENV
-from tempmedbench_synonyms.errors import BadInputError, NotAuthorisedError, UnavailableError
-from tempmedbench_synonyms.files import os_fix, os_problem
+from tempmedbench_synonyms.errors import NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
 from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheEntry, CacheKey, ResponseCache
-from tempmedbench_synonyms.uts.client import BASE_URL_HINT, BadRequestError, UtsClient, parse_model
+from tempmedbench_synonyms.uts.client import (
+    BASE_URL_HINT,
+    BadRequestError,
+    Counters,
+    UtsClient,
+    parse_model,
+)
 from tempmedbench_synonyms.uts.models import (
     ATOM_MAPPING,
     UtsAtom,
@@ -51,22 +50,6 @@ _ATOMS = TypeAdapter(list[UtsAtom])
 
 #: Atoms per query, ``None`` where UMLS said "not found".
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Counters:
-    """What a ``CachedUts`` has done: requests sent (retries included), retries, cache hits."""
-
-    requests: int = 0
-    retries: int = 0
-    cache_hits: int = 0
-
-    def __sub__(self, other: Counters) -> Counters:
-        return Counters(
-            self.requests - other.requests,
-            self.retries - other.retries,
-            self.cache_hits - other.cache_hits,
-        )
 
 
 def _parse(kind: Kind, result: Any) -> Any:
@@ -131,11 +114,6 @@ class Got:
     truncated: bool = False
 
 
-def _when(stored_at: float) -> str:
-    """A cache entry's time of writing, for messages: ``2023-11-14 22:13 UTC``."""
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
-
-
 class CachedUts:
     """The UTS client behind the response cache (``client`` ``None``: offline)."""
 
@@ -161,7 +139,8 @@ class CachedUts:
         #: ``current``'s checked 404s since ``resume`` (never stored: they name no release), so a
         #: lookup that is its own probe (``umls concept``) is not sent twice
         self._current_404: set[CacheKey] = set()
-        self.cache_hits = 0
+        #: the client's counters, the cache hits among them
+        self.stats = client.stats if client is not None else Counters()
         #: entries this version could not read, warned of once
         self._unreadable: set[CacheKey] = set()
         #: False: nothing is written to the cache (``--dry-run`` and ``doctor``)
@@ -182,11 +161,7 @@ class CachedUts:
 
     def counters(self) -> Counters:
         """Requests, retries and cache hits so far, read together."""
-        requests, retries = 0, 0
-        if self.client is not None:
-            requests, retries = self.client.stats.snapshot()
-        with self._lock:
-            return Counters(requests, retries, self.cache_hits)
+        return self.stats.snapshot()
 
     def resume(self) -> None:
         """Undo a ``cancel`` before a new fetch, and forget ``current``'s 404s (asked again)."""
@@ -204,10 +179,6 @@ class CachedUts:
         """Close the client's connections (reopened if asked again)."""
         if self.client is not None:
             self.client.close()
-
-    def count_hits(self, n: int) -> None:
-        with self._lock:
-            self.cache_hits += n
 
     def need_network(
         self, what: str, key: CacheKey | None = None, *, keyless: bool = False
@@ -257,7 +228,7 @@ class CachedUts:
                     key.describe(),
                 )
                 return None
-        self.count_hits(1)
+        self.stats.count(cache_hits=1)
         return entry
 
     def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
@@ -274,10 +245,8 @@ class CachedUts:
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS, read by the client's parser so nothing unreadable is stored.
-
-        SPEC 11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API.
-        """
+        """The answer from UMLS, read by the client's parser so nothing unreadable is stored; SPEC
+        11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API."""
         try:
             return CachedUts._fetch(client, request)
         except NotAuthorisedError as err:
@@ -326,27 +295,15 @@ class CachedUts:
     def _store(self, umls_release: str, request: UtsRequest, found: Any) -> None:
         if self.cache is None or not self.store:
             return
-        key = _key(umls_release, request)
-        with self._writing():
-            self.cache.put(key, 404 if found is None else 200, found)
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Around a cache write: an ``OSError`` stops the run as bad input (it could not resume)."""
-        try:
-            yield
-        except OSError as err:
-            raise _cache_write_error(err, self.cache) from None
+        self.cache.put(_key(umls_release, request), 404 if found is None else 200, found)
 
     def _answer(
         self, umls_release: str, build: Build, *, check: bool, fresh: bool = False
     ) -> tuple[Got, float | None]:
         """(the answer, when it was stored if cached), from the cache (not with ``fresh``), else
         UMLS; with ``check``, a 404 from UMLS is checked (``check_served``) before it is stored.
-
         Unresolved ``current``: the answer's links name the release it is stored under (a 404, a
-        linkless answer, ``/metadata/current/sources`` are not stored).
-        """
+        linkless answer, ``/metadata/current/sources`` are not stored)."""
         request = build(umls_release)  # checks every identifier before anything is looked up
         if umls_release == "current":
             known = None if request.keyless else self.known(umls_release)
@@ -374,8 +331,7 @@ class CachedUts:
                         hint="give a concrete release with --umls-release, such as 2025AB",
                     )
                 if self.cache is not None and self.store:
-                    with self._writing():
-                        self.cache.set_current_release(concrete)
+                    self.cache.set_current_release(concrete)
                 self._store(concrete, build(concrete), found)
                 log.info("release 'current' is %s", concrete)
                 return _got(request, concrete, found), None
@@ -399,12 +355,10 @@ class CachedUts:
         return self.cache.current_release(max_age=float("inf") if self.offline else CURRENT_MAX_AGE)
 
     def probe(self, umls_release: str, cui: str, *, regeneration: bool = False) -> str:
-        """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for.
-
-        Once it has answered, a 404 means "not found" whatever its body (SPEC 3). A regeneration's
-        probe: a 404, or a ``current`` naming no version, is UnavailableError. A lookup's (SPEC 11):
-        a 404 is checked (``check_served``) and ``umls_release`` given back.
-        """
+        """SPEC 3's probe of concept ``cui``: the concrete release ``umls_release`` stands for;
+        from then on a 404 means "not found" whatever its body. A regeneration's probe: a 404, or
+        a ``current`` naming no version, is UnavailableError. A lookup's (SPEC 11): a 404 is
+        checked (``check_served``) and ``umls_release`` given back."""
         got, stored_at = self._answer(
             umls_release, partial(paths.concept, cui=cui), check=not regeneration
         )
@@ -467,9 +421,10 @@ class CachedUts:
                 hint=check,
             )
         instead = " instead of --offline" if self.offline else ""
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stored_at))
         return UnavailableError(
             f"UMLS release {umls_release} is not served at {base}, as the cache says: its probe "
-            f"concept {probe_cui} answered 404 Not Found when asked on {_when(stored_at)}",
+            f"concept {probe_cui} answered 404 Not Found when asked on {when}",
             hint=f"that answer may be out of date: run again with --refresh{instead} to ask "
             f"UMLS again; if it still answers 404, {check}",
         )
@@ -514,7 +469,7 @@ class CachedUts:
             log.warning("cache memo %s of release %s cannot be used; reading the entries",
                         name, umls_release)  # fmt: skip
             return None
-        self.count_hits(len(queries))
+        self.stats.count(cache_hits=len(queries))
         return answers
 
     def save_memo(self, umls_release: str, queries: Sequence[AtomQuery], answers: Answers) -> None:
@@ -539,47 +494,14 @@ class CachedUts:
             log.warning("cannot save a cache memo (%s)", err)
 
 
-def _cache_write_error(err: OSError, cache: ResponseCache | None) -> BadInputError:
-    """A failed write to the cache as bad input: what is in the way and what to remove, else the
-    cache folder and the fix of ``err``'s kind."""
-    path = err.filename2 if err.filename2 is not None else err.filename
-    if cache is not None and isinstance(path, str):
-        root = shlex.quote(str(cache.root))
-        clear = f"or empty the cache: tempmedbench-synonyms cache clear --cache-dir {root}"
-        if err.errno == errno.EISDIR:
-            return BadInputError(
-                "cannot write this cache file: a folder is in its place (this tool never makes "
-                "one there)",
-                path=path,
-                hint=f"remove that folder (rm -r {shlex.quote(path)}), {clear}",
-            )
-        # The nearest part of the path that exists: a file of the cache's own, where a folder is?
-        found = next((p for p in (Path(path), *Path(path).parents) if os.path.lexists(p)), None)
-        if found is not None and found.is_relative_to(cache.folder) and not found.is_dir():
-            return BadInputError(
-                "cannot write in the cache: a file is in the place of one of its folders",
-                path=found,
-                hint=f"remove that file (rm {shlex.quote(str(found))}), {clear}",
-            )
-    fix = os_fix(err)
-    return BadInputError(
-        f"cannot write to the cache folder: {os_problem(err)}",
-        path=cache.folder if cache is not None else None,
-        hint=(f"{fix}; or " if fix else "")
-        + f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}",
-    )
-
-
 def _memo_version() -> str:
     """What a memo depends on besides the entries: the package and its mapping of UTS atoms."""
     return f"{constants.__version__}+atoms{ATOM_MAPPING}"
 
 
 def _memo_name(umls_release: str, queries: Sequence[AtomQuery]) -> str:
-    """The memo of one run: the package version, its concrete release and its queries, in order.
-
-    The version is in the name so two installed versions sharing a cache keep a memo each.
-    """
+    """The memo of one run: the package version (so that two versions sharing a cache keep a
+    memo each), its concrete release and its queries, in order."""
     text = json.dumps(
         [_memo_version(), umls_release, [[q.route, q.sab, q.ident] for q in queries]],
         ensure_ascii=False,

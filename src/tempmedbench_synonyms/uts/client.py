@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import SplitResult, urlsplit
 
@@ -21,7 +22,7 @@ import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
 from pydantic import ValidationError
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from tempmedbench_synonyms import jsonio, paths
 from tempmedbench_synonyms.constants import __version__
@@ -40,7 +41,6 @@ from tempmedbench_synonyms.uts.retry import (
     MIN_ATTEMPT,
     Budget,
     RetryPolicy,
-    StopAfterTotal,
     Timeouts,
     Transient,
     parse_retry_after,
@@ -108,25 +108,31 @@ class Reply:
 
 
 @dataclass
-class ClientStats:
-    """Counters shared by every thread of a client (the report's ``requests``, the progress)."""
+class Counters:
+    """Requests sent (retries included), retries and cache hits, counted by every thread of a
+    client and its cache (the report, the progress); ``snapshot`` reads them together."""
 
     requests: int = 0
     retries: int = 0
+    cache_hits: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def count_request(self) -> None:
+    def count(self, *, requests: int = 0, retries: int = 0, cache_hits: int = 0) -> None:
         with self._lock:
-            self.requests += 1
+            self.requests += requests
+            self.retries += retries
+            self.cache_hits += cache_hits
 
-    def count_retry(self) -> None:
+    def snapshot(self) -> Counters:
         with self._lock:
-            self.retries += 1
+            return Counters(self.requests, self.retries, self.cache_hits)
 
-    def snapshot(self) -> tuple[int, int]:
-        """(requests, retries), read together."""
-        with self._lock:
-            return self.requests, self.retries
+    def __sub__(self, other: Counters) -> Counters:
+        return Counters(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.cache_hits - other.cache_hits,
+        )
 
 
 #: What the JSON of a 200 must hold: ``result`` an object (a concept, an atom), a list (the first
@@ -317,7 +323,7 @@ class UtsClient:
         self._pool_size = pool_size
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
-        self.stats = ClientStats()
+        self.stats = Counters()
         # Retry lines (``_announce``): one at most every ``attempt`` seconds, answers between
         # failures or not (a flaky server must not print a line a failure).
         self._wave_lock = threading.Lock()
@@ -372,21 +378,17 @@ class UtsClient:
         shape: Shape = "object",
         keyless: bool = False,
     ) -> Reply:
-        """GET ``base_url + path``: the one method through which every request passes.
-
-        A 200 whose ``result`` is not of ``shape`` is retried, never returned (so never cached).
-        ``keyless``: sent without the key (SPEC 11: ``/metadata/{release}/sources`` only).
-        """
+        """GET ``base_url + path``, the one way out; a 200 whose ``result`` is not of ``shape`` is
+        retried, never returned (so never cached). ``keyless``: sent without the key."""
         url = paths.url(self.base_url, path)
         where = redact(path, self._key)
         budget = Budget(self._clock())
         retrying = Retrying(
-            stop=stop_after_attempt(self.retry.max_attempts)
-            | StopAfterTotal(self._clock, budget, self.retry.max_total),
+            stop=partial(self._stop, budget),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
-            before_sleep=self._before_sleep(where),
+            before_sleep=partial(self._before_sleep, where),
             reraise=True,
         )
         failure: Transient | None = None
@@ -435,10 +437,8 @@ class UtsClient:
         *,
         keyless: bool = False,
     ) -> Reply:
-        """One HTTP request: rate limited, counted, bounded in time and size, translated.
-
-        The wait for a turn does not count against the retry budget (SPEC 8): it moves ``start``.
-        """
+        """One HTTP request: rate limited, counted, bounded in time and size, translated; the wait
+        for a turn does not count against the retry budget (SPEC 8): it moves ``start``."""
         if self._cancel.is_set():
             raise Cancelled()
         if self._key is None and not keyless:
@@ -449,7 +449,7 @@ class UtsClient:
         budget.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
-        self.stats.count_request()
+        self.stats.count(requests=1)
         seconds = self._attempt_seconds(budget)
         problem: TempMedBenchError | Transient | None = None
         reply: Reply | None = None
@@ -671,17 +671,14 @@ class UtsClient:
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
     def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
-        """A 429: pause every worker if this request will be retried, else fail it alone.
-
-        The pause is asked only when the retry fits the budget (a ten-minute ``Retry-After`` must
-        not hold the run or Ctrl-C). The rate is halved either way.
-        """
+        """A 429: the rate halved, and every worker paused if the retry fits the budget (a
+        ten-minute ``Retry-After`` must not hold the run or Ctrl-C), else this request failed."""
         if budget.attempt >= self.retry.max_attempts:
             # No retry is left: a pause would stop the others for nothing.
             self.limiter.slow_down()
             raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
-        # budget, or the retry will never be sent (``StopAfterTotal``).
+        # budget, or the retry will never be sent (``_stop``).
         elapsed = self._clock() - budget.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
@@ -707,6 +704,13 @@ class UtsClient:
 
     # -- tenacity hooks ------------------------------------------------------------------------
 
+    def _stop(self, budget: Budget, retry_state: RetryCallState) -> bool:
+        """No retry after ``max_attempts``, nor one whose wait ends more than ``max_total`` s after
+        the first try, less the waits for a turn (our clock, unlike ``stop_before_delay``)."""
+        if retry_state.attempt_number >= self.retry.max_attempts:
+            return True
+        return self._clock() - budget.start + retry_state.upcoming_sleep > self.retry.max_total
+
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
         with self._rng_lock:
@@ -720,24 +724,21 @@ class UtsClient:
         if self._cancel.is_set():
             raise Cancelled()
 
-    def _before_sleep(self, where: str) -> Callable[[RetryCallState], None]:
-        def hook(retry_state: RetryCallState) -> None:
-            self.stats.count_retry()
-            exc = retry_state.outcome.exception() if retry_state.outcome else None
-            left = self.retry.max_attempts - retry_state.attempt_number
-            # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds
-            # at most (eight workers meeting one outage print one line); -v shows every retry.
-            log.log(
-                logging.WARNING if self._announce() else logging.INFO,
-                "retrying %s in %.1f s after %s (%d attempt%s left)",
-                where,
-                retry_state.upcoming_sleep,
-                exc,
-                left,
-                "" if left == 1 else "s",
-            )
-
-        return hook
+    def _before_sleep(self, where: str, retry_state: RetryCallState) -> None:
+        self.stats.count(retries=1)
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        left = self.retry.max_attempts - retry_state.attempt_number
+        # A warning, as pip's "Retrying ...": the first, then one every --timeout seconds at most
+        # (eight workers meeting one outage print one line); -v shows every retry.
+        log.log(
+            logging.WARNING if self._announce() else logging.INFO,
+            "retrying %s in %.1f s after %s (%d attempt%s left)",
+            where,
+            retry_state.upcoming_sleep,
+            exc,
+            left,
+            "" if left == 1 else "s",
+        )
 
     def _announce(self) -> bool:
         """Whether this failure's line is shown: the first, or ``timeouts.attempt`` s after one."""
@@ -766,12 +767,9 @@ class UtsClient:
         limit: int = 0,
         keyless: bool = False,
     ) -> Listed | None:
-        """The raw items of a list route, every page or up to ``limit`` (0: all); ``None`` on a
-        first-page 404.
-
-        Pages go ``pageNumber=2..pageCount``. A page without a list, or a later empty one, is asked
-        again; a 404 after page 1 fails the list: it is never short without ``truncated``.
-        """
+        """The raw items of a list route, pages ``2..pageCount`` or up to ``limit`` (0: all);
+        ``None`` on a first-page 404. A page without a list, or a later empty one, is asked again;
+        a 404 after page 1 fails the list: it is never short without ``truncated``."""
         base = dict(params or {})
         first = self._request(path, base, shape="list", keyless=keyless)
         if not first.found:
@@ -815,14 +813,11 @@ class UtsClient:
             )
 
     def search(self, path: str, params: Mapping[str, str], *, limit: int) -> Listed | None:
-        """A search's results (``/search/{release}``), paged as SPEC section 11 says; ``None`` if
-        its first page is a 404.
-
-        Every page asks one ``pageSize`` (UTS counts pages in it). The next page is asked only while
-        the last was full (``_page_size_sent``) and brought a new ``(rootSource, ui)``; a row
-        without a ``ui`` (the ``"NONE"`` end row) or an empty list ends it; repeated rows are left
-        out. ``truncated``: the limit (or ``MAX_PAGES``) ended it while more might follow.
-        """
+        """A search's results, paged as SPEC section 11 says; ``None`` if its first page is a 404.
+        Every page asks one ``pageSize`` (UTS counts pages in it); the next only while the last was
+        full (``_page_size_sent``) and brought a new ``(rootSource, ui)``. A row without a ``ui``
+        (the ``"NONE"`` end row) or an empty list ends it; repeated rows are left out.
+        ``truncated``: the limit (or ``MAX_PAGES``) ended it while more might follow."""
         page_size = min(limit, paths.PAGE_SIZE) if limit else paths.PAGE_SIZE
         results: list[dict[str, Any]] = []
         seen: set[tuple[Any, Any]] = set()

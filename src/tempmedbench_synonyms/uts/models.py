@@ -55,11 +55,9 @@ _CONTENT_ROUTES = frozenset({"CUI", "AUI", "source"})
 
 
 def release_of(link: str | None, base_url: str | None = None) -> str | None:
-    """The version segment of a content link: ``.../content/2025AB/CUI/C0000001`` -> ``2025AB``.
-
-    Read after ``base_url``'s own path when under it; else the segment between a ``content``
-    segment and a route word (``CUI``, ``AUI``, ``source``).
-    """
+    """The version segment of a content link (``.../content/2025AB/CUI/C0000001`` -> ``2025AB``),
+    read after ``base_url``'s own path when under it, else between a ``content`` segment and a
+    route word (``CUI``, ``AUI``, ``source``)."""
     if not link:
         return None
     if base_url:
@@ -407,15 +405,6 @@ class HierarchyEntry(Record):
     @classmethod
     def _old_shapes(cls, data: Any) -> Any:
         return _entry(data)
-
-    @property
-    def is_atom(self) -> bool:
-        return self.class_type == "Atom"
-
-    @property
-    def code_ui(self) -> str | None:
-        """The code: ``ui`` (an older name)."""
-        return self.ui
 
 
 class AtomRecord(UtsAtom, Record):

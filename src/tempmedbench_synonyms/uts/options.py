@@ -235,11 +235,9 @@ def check_workers(workers: int) -> int:
 
 
 def check_base_url(url: str) -> str:
-    """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``.
-
-    ``https`` with a host, no query, fragment or user name; plain ``http`` only to this machine
-    (else the key goes in clear); no key read so far (it would reach DNS and a file name).
-    """
+    """``url`` if it can be a UTS REST root, else BadInputError naming ``--base-url``: ``https``
+    with a host, no query, fragment or user name; plain ``http`` only to this machine (else the
+    key goes in clear); no key read so far (it would reach DNS and a file name)."""
     problem = None
     hint = (
         f"the default is {DEFAULT_BASE_URL}; plain http is allowed only to this machine "

@@ -100,10 +100,8 @@ def fair_share(rate: float, rates: Iterable[float]) -> float:
 
 
 def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
-    """The state file of one UTS host and port: ``<folder>/rate/<host>-<port>-<hash>.state``.
-
-    By host, as UTS counts requests per IP; a base URL holding the key is refused (its name).
-    """
+    """The state file of one UTS host and port, ``<folder>/rate/<host>-<port>-<hash>.state`` (UTS
+    counts requests per IP); a base URL holding the key is refused (its name)."""
     if url_holds_secret(base_url):
         check_base_url(base_url)  # raises BadInputError, the key masked
     parts = urlsplit(base_url.strip())
@@ -243,9 +241,30 @@ class SharedBudget:
                 "this platform has no file locking (fcntl), so runs cannot share one rate limit"
             )
             return None
+        fd: int | None = None
         try:
             fd = self._open()
-        except FileNotFoundError as err:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._give_up(f"the shared rate state {self.path} is not a regular file")
+                return None
+            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
+            if not self._lock(fd):
+                self._give_up(
+                    f"the shared rate state {self.path} stayed locked by another process for "
+                    f"{LOCK_TIMEOUT:g} s"
+                )
+                return None
+            state = self._read(fd)
+            now = self._wall()
+            state.settle(now)
+            step(state, now)
+            if not self.read_only:
+                data = state.encode()
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            return state
+        except FileNotFoundError as err:  # (only the open: the rest works on its descriptor)
             link = _dangling_link(self.path)
             if link is not None:
                 # A folder on the way is a symlink to nothing: no run can share the state
@@ -267,35 +286,9 @@ class SharedBudget:
         except OSError as err:
             self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                self._give_up(f"the shared rate state {self.path} is not a regular file")
-                return None
-            files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
-            if not self._lock(fd):
-                self._give_up(
-                    f"the shared rate state {self.path} stayed locked by another process for "
-                    f"{LOCK_TIMEOUT:g} s"
-                )
-                return None
-            state = self._read(fd)
-            now = self._wall()
-            state.settle(now)
-            step(state, now)
-            if not self.read_only:
-                data = state.encode()
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, data, 0)
-            return state
-        except UntrustedError as err:
-            self._give_up(f"{err}; {err.hint}")
-            return None
-        except OSError as err:
-            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
-            return None
         finally:
-            os.close(fd)  # also releases the lock
+            if fd is not None:
+                os.close(fd)  # also releases the lock
 
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
@@ -341,11 +334,9 @@ class SharedBudget:
 
 
 class RateLimiter:
-    """The request budget of one run, shared by all its threads: ``acquire`` before each request.
-
-    Setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
-    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``).
-    """
+    """The request budget of one run, shared by all its threads: ``acquire`` before each request;
+    setting ``cancel_event`` wakes every waiting thread. ``shared_state`` makes the budget one per
+    machine (``read_only``: honoured, never written: ``doctor``, ``--dry-run``)."""
 
     def __init__(
         self,
@@ -483,10 +474,8 @@ class RateLimiter:
             self._seen_slowdowns = state.slowdowns
 
     def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
-        """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate.
-
-        Its line is a warning if ``loud``, else for ``-v`` only.
-        """
+        """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate;
+        its line is a warning if ``loud``, else for ``-v`` only."""
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
         with self._lock:

@@ -5,12 +5,8 @@
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
-
-from tenacity import RetryCallState
-from tenacity.stop import stop_base
 
 from tempmedbench_synonyms.constants import DEFAULT_TIMEOUT, RETRY_BUDGET
 
@@ -87,11 +83,9 @@ class Budget:
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value; ``None`` if absent or malformed.
-
-    RFC 9110 10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section
-    5.6.7) measured against the wall clock ``now``; a past date means "now".
-    """
+    """Seconds to wait from a ``Retry-After`` value (``None`` if absent or malformed), RFC 9110
+    10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section 5.6.7)
+    measured against the wall clock ``now``; a past date means "now"."""
     if value is None:
         return None
     text = value.strip()
@@ -108,15 +102,3 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
         when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
-
-
-class StopAfterTotal(stop_base):
-    """tenacity stop: no retry whose wait ends more than ``limit`` s after the first try, less
-    the waits for a turn; reads our (injectable) clock, unlike ``stop_before_delay``."""
-
-    def __init__(self, clock: Callable[[], float], budget: Budget, limit: float) -> None:
-        self._clock, self._budget, self._limit = clock, budget, limit
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        elapsed = self._clock() - self._budget.start
-        return elapsed + retry_state.upcoming_sleep > self._limit

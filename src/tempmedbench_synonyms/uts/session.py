@@ -21,12 +21,10 @@ def open_uts(
     store: bool = True,
     key: ApiKey | None = None,
 ) -> CachedUts:
-    """The cached UTS client the atom source and the ``umls`` commands share.
-
-    A missing key fails only when the network is needed (``CachedUts.need_network``).
-    ``cached=False``: no cache (``doctor``'s probe); ``key``: given in Python; ``store=False``
-    (``doctor``, ``--dry-run``) writes nothing, the shared rate state read only.
-    """
+    """The cached UTS client the atom source and the ``umls`` commands share; a missing key fails
+    only when the network is needed. ``cached=False``: no cache (``doctor``'s probe); ``key``:
+    given in Python; ``store=False`` (``doctor``, ``--dry-run``) writes nothing, the shared rate
+    state read only."""
     # The key first: once read, every message masks it, also one that shows a --base-url it
     # was pasted into (``check_base_url`` masks a URL's user name, query and fragment besides).
     key = key or read_api_key(options.api_key_file)
@@ -44,7 +42,7 @@ def open_uts(
                 read_only=not store,
             ),
             timeouts=Timeouts.of(options.timeout),
-            retry=RetryPolicy(),
+            retry=RetryPolicy(),  # (the hostile-server tests put a faster one in its place)
             pool_size=pool,
         )
     uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)

@@ -10,7 +10,7 @@ from functools import cache, partial
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import Answer, Lookup, clean
-from tempmedbench_synonyms.paths import Build
+from tempmedbench_synonyms.paths import Build, check_limit
 from tempmedbench_synonyms.uts.cached import CachedUts, Got
 
 
@@ -24,9 +24,7 @@ def checked(
     for i, (input, lookup) in enumerate(items):
         build = builds.setdefault(lookup, cache(lookup.request))
         try:
-            limit = lookup.limit_or_default()
-            if limit < 0:
-                raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+            check_limit(lookup.limit_or_default())
             build(release)
         except BadInputError as err:
             bad[i] = bad_answer(input, lookup, err, release)

@@ -27,11 +27,9 @@ def completions(
 ) -> Generator[list[tuple[int, _T]], None, None]:
     """Run every call on ``workers`` threads; yield each round the ``(index, result)`` of the
     calls completed since (an empty list after ``tick`` seconds without one), until all are done.
-
     The first ``TempMedBenchError`` cancels every other worker and is raised once they stopped (a
     401 before the first seen); Ctrl-C, a bug or closing the iterator cancel them too, waiting at
-    most ``STOP_WAIT`` seconds.
-    """
+    most ``STOP_WAIT`` seconds."""
     if not calls:
         return
     pool = DaemonPool(min(workers, len(calls)), thread_name_prefix=name)
@@ -48,11 +46,9 @@ def completions(
                 exc = future.exception()
                 if exc is None:
                     finished.append((futures[future], future.result()))
-                elif isinstance(exc, NotAuthorisedError):
-                    error = exc  # the most telling error: stop at once
                 elif isinstance(exc, TempMedBenchError):
                     if error is None and not isinstance(exc, Cancelled):
-                        error = exc
+                        error = exc  # a 401 among them is raised, below
                 else:
                     raise exc
             yield sorted(finished, key=lambda pair: pair[0])
