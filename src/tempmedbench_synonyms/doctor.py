@@ -288,21 +288,6 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
     )
 
 
-class _Once(logging.Filter):
-    """Lets each distinct message through once."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.said: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message in self.said:
-            return False
-        self.said.add(message)
-        return True
-
-
 def run_checks(
     release_dir: Path | None,
     options: UtsOptions,
@@ -324,7 +309,15 @@ def run_checks(
     # The key is read by the api_key check and again by the probe: a warning about it (a key
     # file others can read) is said once.
     secret_log = logging.getLogger("tempmedbench_synonyms.secret")
-    once = _Once()
+    said: set[str] = set()
+
+    def once(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in said:
+            return False
+        said.add(message)
+        return True
+
     secret_log.addFilter(once)
     try:
         add(_made("versions", check_versions))
