@@ -317,7 +317,7 @@ class Umls:
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
         """``search`` of each string (the same keywords)."""
-        search = _lookup(Search, limit=options.pop("limit", None), **options)
+        search = _lookup(Search, limit=options.pop("limit", None), string="", **options)
         return self._each("strings", strings, search)
 
     def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:
