@@ -9,13 +9,10 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-from tempmedbench_synonyms.atoms import check_release
+from tempmedbench_synonyms.atoms import AtomSource, check_release
 from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions
-
-if TYPE_CHECKING:
-    from tempmedbench_synonyms.atoms import AtomSource
 
 
 class RunKeywords(UtsKeywords, total=False):
