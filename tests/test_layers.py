@@ -2,7 +2,7 @@
 
     face       the package's own __init__: the public API, its names imported on first use;
                nothing of the package imports it (``__version__`` lives in constants)
-    app        api, cli/, plan, doctor, options, sources, about, demo, pytest_plugin
+    app        api, cli/, plan, doctor, options, about, demo, pytest_plugin
     testing/   the public test helpers: the domains and regen, never the app
     regen/     the pure regeneration: the kernel only (it never knows where atoms come from)
     mrconso/   uts/   snomed/     the three domains: the kernel and their own package only;
@@ -35,7 +35,7 @@ KERNEL = LEAVES | {
     "progress",
 }  # fmt: skip
 DOMAINS = {"mrconso", "uts", "snomed"}
-APP = {"api", "umls", "terminology", "cli", "plan", "doctor", "options", "sources", "about",
+APP = {"api", "umls", "terminology", "cli", "plan", "doctor", "options", "about",
        "demo", "pytest_plugin", "__main__"}  # fmt: skip
 
 

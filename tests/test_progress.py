@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from tempmedbench_synonyms import progress
-from tempmedbench_synonyms.progress import StepProgress, fetch_progress
+from tempmedbench_synonyms.progress import StepProgress
 
 REL = "2099AA"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -40,7 +40,7 @@ def run_fetch(p: StepProgress, clock: Clock) -> None:
 def test_fetch_plain_lines_every_five_seconds_when_not_a_terminal() -> None:
     clock = Clock()
     out = io.StringIO()
-    p = fetch_progress(out, umls_release=REL, total=10, clock=clock)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=10, clock=clock)
     run_fetch(p, clock)
     assert out.getvalue().splitlines() == [
         "UMLS 2099AA: 2/10 concepts, 3 cache hits, 0 requests",
@@ -72,7 +72,7 @@ def test_plain_lines_are_bounded_on_a_long_run() -> None:
     reported every 0.2 s writes 119 lines, not 600."""
     clock = Clock()
     out = io.StringIO()
-    p = fetch_progress(out, umls_release=REL, total=15_000, clock=clock)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=15_000, clock=clock)
     for tick in range(15_000):  # 3000 s
         clock.now = tick * 0.2
         p.update(tick, hits=0, requests=tick)
@@ -106,7 +106,7 @@ def test_a_fetch_counts_its_time_from_when_it_began() -> None:
     a second, took 10 s, not 1 (the plain line and the bar alike)."""
     clock = Clock()
     out = io.StringIO()
-    p = fetch_progress(out, umls_release=REL, total=3, clock=clock, started=0.0)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=3, clock=clock, started=0.0)
     clock.now = 8.8  # the probe held
     p.update(0, hits=0, requests=1)
     clock.now = 9.8
@@ -183,7 +183,7 @@ def test_never_an_escape_sequence_when_stderr_is_not_a_terminal(
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich would draw on anything; the stream decides
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     out = io.StringIO()
-    p = fetch_progress(out, umls_release=REL, total=2, clock=lambda: 0.0)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=2, clock=lambda: 0.0)
     p.update(1, hits=0, requests=1)
     p.update(2, hits=0, requests=2, final=True)
     assert "\x1b" not in out.getvalue()
@@ -199,7 +199,7 @@ def test_a_terminal_stream_gets_the_bar() -> None:
             return True
 
     out = Tty()
-    p = fetch_progress(out, umls_release=REL, total=2, clock=lambda: 0.0)
+    p = StepProgress(out, label=f"UMLS {REL}", unit="concepts", total=2, clock=lambda: 0.0)
     assert p.is_tty
     p.update(2, hits=2, requests=1, final=True)
     assert "2/2 concepts" in ANSI.sub("", out.getvalue())
@@ -207,7 +207,7 @@ def test_a_terminal_stream_gets_the_bar() -> None:
 
 
 def test_quiet_shows_nothing() -> None:
-    p = fetch_progress(None, umls_release=REL, total=4)
+    p = StepProgress(None, label=f"UMLS {REL}", unit="concepts", total=4)
     p.update(4, hits=0, requests=4, final=True)
     p.close()
     assert not p.is_tty and p.stream is None
@@ -221,7 +221,9 @@ def test_sizes_and_durations() -> None:
     def took(seconds: float) -> str:
         """How the last line of a fetch that took ``seconds`` says so."""
         clock, out = Clock(), io.StringIO()
-        p = fetch_progress(out, umls_release=REL, total=1, clock=clock, started=0.0)
+        p = StepProgress(
+            out, label=f"UMLS {REL}", unit="concepts", total=1, clock=clock, started=0.0
+        )
         clock.now = seconds
         p.update(1, hits=0, requests=1, final=True)
         return out.getvalue().splitlines()[-1].rpartition(", done in ")[2]

@@ -727,6 +727,7 @@ def test_a_value_of_the_wrong_type_is_a_type_error_naming_the_argument(
          "target_sabs must hold strings, not int"),
         (lambda: umls.atoms_many(["C9000001"], limit=2.5),
          "limit must be a whole number or None, not float"),
+        (lambda: umls.search("zephyr", language=5), "language must be a string, not int"),
     ]  # fmt: skip
     for call, message in calls:
         with pytest.raises(TypeError) as raised:

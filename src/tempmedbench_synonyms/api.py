@@ -78,12 +78,10 @@ def regenerate(release: StrPath, **options: Unpack[RunKeywords]) -> Report:
 def run(options: RegenOptions) -> Report:
     """``regenerate`` with its options built once (the CLI builds them from its command line)."""
     from tempmedbench_synonyms.regen import pipeline
-    from tempmedbench_synonyms.sources import build_source
 
     options.check()
-    source = build_source(options)
     return pipeline.regenerate(
-        options.release, source, out_dir=options.out, umls_release=options.umls_release
+        options.release, options.source(), out_dir=options.out, umls_release=options.umls_release
     )
 
 

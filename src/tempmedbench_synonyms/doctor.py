@@ -119,10 +119,7 @@ def check_release(release_dir: Path) -> tuple[Check, Release | None]:
 
 def check_api_key(api_key_file: Path | None) -> Check:
     where = api_key_source(api_key_file)
-    try:
-        key = read_api_key(api_key_file)
-    except TempMedBenchError as err:
-        return _failed("api_key", err)
+    key = read_api_key(api_key_file)  # an error fails the check (_made)
     if key is None:
         missing = missing_key()
         return Check(
@@ -213,8 +210,6 @@ def check_cache(cache_dir: Path | None) -> Check:
     try:
         folder = resolve_cache_dir(cache_dir)
         check_cache_root(folder)
-    except TempMedBenchError as err:
-        return _failed("cache", err)
     except OSError:  # a folder on its path that cannot be entered, a name too long: said below
         pass
     return _writable("cache", [folder], hint)
@@ -252,10 +247,7 @@ def check_rate_state(base_url: str) -> Check:
 
 
 def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
-    try:
-        inp = sniff_mrconso(path)
-    except TempMedBenchError as err:
-        return _failed("mrconso", err)
+    inp = sniff_mrconso(path)
     sabs = (
         f"; which of the table's {len(table_sabs)} sources ({bounded_list(table_sabs, limit=5)}) "
         "it holds is known after a full scan, which a run makes and reports"
@@ -288,21 +280,6 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
     )
 
 
-class _Once(logging.Filter):
-    """Lets each distinct message through once."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.said: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message in self.said:
-            return False
-        self.said.add(message)
-        return True
-
-
 def run_checks(
     release_dir: Path | None,
     options: UtsOptions,
@@ -324,7 +301,15 @@ def run_checks(
     # The key is read by the api_key check and again by the probe: a warning about it (a key
     # file others can read) is said once.
     secret_log = logging.getLogger("tempmedbench_synonyms.secret")
-    once = _Once()
+    said: set[str] = set()
+
+    def once(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in said:
+            return False
+        said.add(message)
+        return True
+
     secret_log.addFilter(once)
     try:
         add(_made("versions", check_versions))

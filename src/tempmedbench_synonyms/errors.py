@@ -25,7 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: this leaf imports nothing of the package
+    from tempmedbench_synonyms.regen.report import Report
 
 
 class Outcome(StrEnum):
@@ -89,21 +92,6 @@ class TempMedBenchError(Exception):
         return self.message
 
 
-class _Report(Protocol):
-    """What ``MismatchError`` needs of a regeneration's report (``regen.report.Report``)."""
-
-    @property
-    def release(self) -> str: ...
-
-    @property
-    def message(self) -> str: ...
-
-    @property
-    def hint(self) -> str | None: ...
-
-    def to_json(self) -> dict[str, Any]: ...
-
-
 class MismatchError(TempMedBenchError):
     """The files were rebuilt, but a hash differs or a concept drifted (outcome ``mismatch``).
 
@@ -113,7 +101,7 @@ class MismatchError(TempMedBenchError):
     exit_code = 1
     outcome = Outcome.MISMATCH
 
-    def __init__(self, report: _Report) -> None:
+    def __init__(self, report: Report) -> None:
         self.report = report
         super().__init__(
             f"{report.release}: the rebuilt files do not verify: {report.message} "

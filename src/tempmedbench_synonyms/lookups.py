@@ -101,6 +101,8 @@ class Lookup:
     rows_rule: ClassVar[Rows] = EVERY_ROW
     #: asked in ``current`` as it is (its answer names no release to settle it by)
     as_current: ClassVar[bool] = False
+    #: ``words``, each formatted with the lookup (``{0.whose}``) and the first (``{asked}``)
+    words_as: ClassVar[tuple[str, str]] = ("{0.whose}", "no {asked}")
 
     def request(self, release: str) -> UtsRequest:
         """The request it sends in ``release``; BadInputError if it cannot be sent."""
@@ -113,15 +115,23 @@ class Lookup:
 
     def check(self) -> None:
         """BadInputError if it cannot be asked of a local index (limit, identifiers, options)."""
-        limit = self.limit_or_default()
-        if limit < 0:
-            raise BadInputError(f"--limit {limit} is out of range: give 0 (no cap) or more")
+        paths.check_limit(self.limit_or_default())
         self.request("current")
 
     def words(self) -> tuple[str, str]:
         """(the request in words, what "not found" says): ``("definitions of CUI C0000001", "no
         definitions of CUI C0000001")``."""
-        raise NotImplementedError
+        asked = self.words_as[0].format(self)
+        return asked, self.words_as[1].format(self, asked=asked)
+
+    @property
+    def whose(self) -> str:
+        """What it asks about: ``CUI C0000001``, ``AUI A0000001`` or ``MSH code D000001``."""
+        for name in ("cui", "aui"):
+            value = getattr(self, name, None)
+            if value is not None:
+                return f"{name.upper()} {value}"
+        return f"{getattr(self, 'sab', None)} code {getattr(self, 'code', None)}"
 
     def rows(self) -> Rows:
         """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
@@ -183,10 +193,6 @@ def _preferred() -> Any:
         metadata=spelt("--preferred", "Only the preferred atom (UTS then counts obsolete and "
                        "suppressible atoms too)."),
     )  # fmt: skip
-
-
-def _whose(sab: str | None, code: str | None, aui: str | None) -> str:
-    return f"AUI {aui}" if aui is not None else f"{sab} code {code}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +312,7 @@ class Cuis(Lookup):
     inputs = ("sab", "code")
     model = "SearchResult"
     rows_rule = COUNTED
+    words_as = ("concepts of {0.whose}", "no concept of {0.whose}")
 
     sab: str = ""
     code: str = ""
@@ -317,10 +324,6 @@ class Cuis(Lookup):
 
     def request(self, release: str) -> UtsRequest:
         return self._search().request(release)
-
-    def words(self) -> tuple[str, str]:
-        code = f"{self.sab} code {self.code}"
-        return f"concepts of {code}", f"no concept of {code}"
 
     def ask(self, engine: Any) -> Any:
         return self._search().ask(engine)
@@ -381,6 +384,7 @@ class Definitions(Lookup):
     model = "Definition"
     rows_rule = COUNTED
     columns = (Column("SOURCE", "root_source"), Column("DEFINITION", "value"))
+    words_as = ("definitions of {0.whose}", "no {asked}")
 
     cui: str = ""
     sabs: tuple[str, ...] = _sabs("definitions of")
@@ -390,9 +394,6 @@ class Definitions(Lookup):
         sabs = [("sabs", paths.sab_list(self.sabs))] if self.sabs else []
         path = f"{paths.content(release)}/CUI/{seg(check_cui(self.cui))}/definitions"
         return self._list(path, *sabs)
-
-    def words(self) -> tuple[str, str]:
-        return f"definitions of CUI {self.cui}", f"no definitions of CUI {self.cui}"
 
     def ask(self, engine: Any) -> Any:
         return engine.definitions(self.cui, sabs=self.sabs, rows=self.rows())
@@ -418,6 +419,7 @@ class Relations(Lookup):
         Column("ADDITIONAL", "additional_relation_label"), Column("TO", "related_ui"),
         Column("SOURCE", "root_source"),
     )  # fmt: skip
+    words_as = ("relations of {0.whose}", "no {asked}")
 
     cui: str | None = None
     sab: str | None = None
@@ -440,10 +442,6 @@ class Relations(Lookup):
         given = (("includeRelationLabels", labels), ("sabs", paths.sab_list(self.sabs)))
         return self._list(path, *((name, value) for name, value in given if value))
 
-    def words(self) -> tuple[str, str]:
-        whose = f"CUI {self.cui}" if self.cui is not None else _whose(self.sab, self.code, self.aui)
-        return f"relations of {whose}", f"no relations of {whose}"
-
     def ask(self, engine: Any) -> Any:
         return engine.relations(
             cui=self.cui, sab=self.sab, code=self.code, aui=self.aui,
@@ -465,6 +463,7 @@ class SemanticTypes(Lookup):
     argument = _CUIS
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TUI", "tui"), Column("TREE", "tree_number", True))
+    words_as = ("semantic types of {0.whose}", "no {asked}")
 
     cui: str = ""
     details: bool = field(
@@ -475,9 +474,6 @@ class SemanticTypes(Lookup):
 
     def request(self, release: str) -> UtsRequest:
         return paths.concept(release, self.cui)
-
-    def words(self) -> tuple[str, str]:
-        return f"semantic types of CUI {self.cui}", f"no semantic types of CUI {self.cui}"
 
     def ask(self, engine: Any) -> Any:
         return engine.semantic_types(self.cui, details=self.details)
@@ -522,9 +518,6 @@ class SourceConcept(Lookup):
     def request(self, release: str) -> UtsRequest:
         return UtsRequest("object", paths.code_path(release, self.sab, self.code))
 
-    def words(self) -> tuple[str, str]:
-        return f"{self.sab} code {self.code}", f"no {self.sab} code {self.code}"
-
     def ask(self, engine: Any) -> Any:
         return engine.cluster(self.sab, self.code)
 
@@ -543,6 +536,7 @@ class Hierarchy(Lookup):
     inputs = ("sab", "code")
     model = "HierarchyEntry"
     columns = (*NAMED, Column("AUI", "aui", True))
+    words_as = ("{0.direction} of {0.whose}", "no {asked}")
 
     direction: Direction = "parents"
     sab: str | None = None
@@ -558,10 +552,6 @@ class Hierarchy(Lookup):
             raise BadInputError("give a source and its code, or an AUI")
         return self._list(paths.subject(release, None, self.sab, self.code, self.aui)
                           + f"/{self.direction}")  # fmt: skip
-
-    def words(self) -> tuple[str, str]:
-        whose = _whose(self.sab, self.code, self.aui)
-        return f"{self.direction} of {whose}", f"no {self.direction} of {whose}"
 
     def ask(self, engine: Any) -> Any:
         return engine.hierarchy(self.direction, sab=self.sab, code=self.code, aui=self.aui)
@@ -588,12 +578,10 @@ class Sources(Lookup):
     noun = "source"
     hint_text = Crosswalk.hint_text
     as_current = True
+    words_as = ("sources", "no {asked}")
 
     def request(self, release: str) -> UtsRequest:
         return paths.sources(release, limit=self.limit_or_default())
-
-    def words(self) -> tuple[str, str]:
-        return "sources", "no sources"
 
     def ask(self, engine: Any) -> Any:
         return engine.sources()
@@ -616,14 +604,12 @@ class Concept(Lookup):
     columns = (Column("CUI", "ui"), Column("NAME", "name"), Column("STATUS", "status"),
                Column("ATOMS", "atom_count"), Column("TYPES", "type_names"))  # fmt: skip
     said = _ONE
+    words_as = ("{0.whose}", "no concept {0.cui}")
 
     cui: str = ""
 
     def request(self, release: str) -> UtsRequest:
         return paths.concept(release, self.cui)
-
-    def words(self) -> tuple[str, str]:
-        return f"CUI {self.cui}", f"no concept {self.cui}"
 
     def ask(self, engine: Any) -> Any:
         return engine.concept(self.cui)
@@ -643,6 +629,13 @@ class _AtomKind(Lookup):
     order = ("root_source", "term_type", "name", "ui")
     said = "{count} of {query}, UMLS {release}{cut}"
     noun = "atom"
+    words_as = ("{0.whose}", "no atoms for {asked}")
+
+    def words(self) -> tuple[str, str]:
+        if getattr(self, "preferred", False):
+            asked = f"preferred atom of {self.whose}"
+            return asked, f"no {asked}"
+        return Lookup.words(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -675,9 +668,9 @@ class Atoms(_AtomKind):
             return paths.for_query(release, AtomQuery("cui", self.sab, self.cui))
         return paths.concept_atoms(release, self.cui)
 
-    def words(self) -> tuple[str, str]:
-        return _atom_words(f"CUI {self.cui}" + (f" in {self.sab}" if self.sab else ""),
-                           self.preferred)  # fmt: skip
+    @property
+    def whose(self) -> str:
+        return f"CUI {self.cui}" + (f" in {self.sab}" if self.sab else "")
 
     def ask(self, engine: Any) -> Any:
         if self.preferred:  # UTS is sent no sab
@@ -711,9 +704,6 @@ class SourceAtoms(_AtomKind):
             return _preferred_atom(paths.subject(release, None, self.sab, self.code, None))
         return paths.for_query(release, AtomQuery("source", self.sab, self.code))
 
-    def words(self) -> tuple[str, str]:
-        return _atom_words(f"{self.sab} code {self.code}", self.preferred)
-
     def ask(self, engine: Any) -> Any:
         if self.preferred:
             return engine.preferred_atom(sab=self.sab, code=self.code)
@@ -735,14 +725,12 @@ class Atom(_AtomKind):
     command = "atom"
     inputs = ("aui",)
     argument = ("AUI", "Atoms.")
+    words_as = ("{0.whose}", "no atom {0.aui}")
 
     aui: str = ""
 
     def request(self, release: str) -> UtsRequest:
         return paths.for_query(release, AtomQuery("aui", "", self.aui))
-
-    def words(self) -> tuple[str, str]:
-        return f"AUI {self.aui}", f"no atom {self.aui}"
 
     def ask(self, engine: Any) -> Any:
         return engine.atom(self.aui)
@@ -756,12 +744,6 @@ def _one_more(limit: int) -> int | None:
 def _preferred_atom(subject: str) -> UtsRequest:
     """``.../atoms/preferred``: only ``apiKey`` (UTS then counts every atom)."""
     return UtsRequest("atom", subject + "/atoms/preferred")
-
-
-def _atom_words(what: str, preferred: bool) -> tuple[str, str]:
-    if preferred:
-        return f"preferred atom of {what}", f"no preferred atom of {what}"
-    return what, f"no atoms for {what}"
 
 
 #: Every kind, in the order the ``umls`` commands are listed.

@@ -1,5 +1,6 @@
 """A regeneration's options, defined once: one ``RegenOptions``, built once (by the CLI, or from
-the API's ``RunKeywords``) and handed down (docs/architecture.md, "Options are built once").
+the API's ``RunKeywords``) and handed down (docs/architecture.md, "Options are built once"), and
+the one choice of the atom source they ask for (``RegenOptions.source``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tempmedbench_synonyms.atoms import check_release
+from tempmedbench_synonyms.atoms import AtomSource, check_release
 from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions
 
 
@@ -56,6 +57,24 @@ class RegenOptions:
             self.uts.check()
             if self.umls_release is not None:
                 check_release(self.umls_release)
+
+    def source(self) -> AtomSource:
+        """The atom source they ask for: a local MRCONSO.RRF (the network options, meaning
+        nothing to it, said to be ignored), else the UTS REST API."""
+        if self.mrconso is not None:
+            from tempmedbench_synonyms.mrconso.source import MrconsoSource
+            from tempmedbench_synonyms.progress import StepProgress
+
+            self.uts.say_ignored("--mrconso")
+            # bytes read of the file as it is stored (compressed bytes when it is packed)
+            label = f"scanning {self.mrconso.name}"
+            progress = StepProgress(self.progress, label=label, unit="bytes")
+            return MrconsoSource(self.mrconso, progress=progress)
+        # A local run never loads the HTTP stack (requests, urllib3, tenacity), so it runs where
+        # that is missing, and starts sooner.
+        from tempmedbench_synonyms.uts.session import rest_source
+
+        return rest_source(self.uts, progress=self.progress)
 
 
 def as_path(name: str, value: Any, *, optional: bool = False) -> Any:

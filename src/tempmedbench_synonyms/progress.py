@@ -195,20 +195,6 @@ def print_above(text: str) -> bool:
     return True
 
 
-def fetch_progress(
-    stream: TextIO | None,
-    *,
-    umls_release: str,
-    total: int,
-    unit: Unit = "concepts",
-    clock: Callable[[], float] = time.monotonic,
-    started: float | None = None,
-) -> StepProgress:
-    """The progress of a fetch from UMLS: ``unit`` of ``umls_release``, timed from ``started``."""
-    return StepProgress(stream, label=f"UMLS {umls_release}", unit=unit, total=total,
-                        clock=clock, started=started)  # fmt: skip
-
-
 class _RateColumn(ProgressColumn):
     """Items or bytes a second; blank until known (rich's shows "?")."""
 

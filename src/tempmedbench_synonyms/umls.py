@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "Results", "Umls"]
 
 _T = TypeVar("_T")
+_L = TypeVar("_L", bound=Lookup)
 
 
 class Umls:
@@ -254,18 +255,17 @@ class Umls:
                     if asked:
                         next(paired, None)  # the batch runs to its end: its last progress line
 
-    def _one(self, input: str, lookup: Lookup) -> Results[Any]:
+    def _one(self, lookup: Lookup) -> Results[Any]:
         """The typed results of one lookup: ``()`` when not found; BadInputError if unaskable."""
-        (found,) = self._typed([(input, lookup)])
+        (found,) = self._typed([(_input_of(lookup), lookup)])
         if found.outcome is Outcome.BAD_INPUT:
             raise BadInputError(found.message, hint=found.hint)
         return Results(found.results, truncated=found.truncated)
 
-    def _each(
-        self, name: str, values: Iterable[Any], ask: Callable[[str], Lookup], sab: str = ""
-    ) -> Iterable[tuple[str, Lookup] | Answer]:
-        """The ``(input, lookup)`` of each of ``values`` (``SAB CODE`` if ``sab``); a non-string is
-        its own ``bad_input`` answer; a str where the iterable goes is a TypeError at once."""
+    def _each(self, name: str, values: Iterable[Any], lookup: Lookup) -> Iterator[Answer]:
+        """``lookup`` of each of ``values``, the field its argument ``name`` names in the plural
+        (``codes``: ``code``, ``SAB CODE`` its input); a non-string is its own ``bad_input``
+        answer; a str where the iterable goes is a TypeError at once."""
         if isinstance(values, (str, bytes)):
             raise TypeError(
                 f"{name} must be an iterable of strings, not one {type(values).__name__} (read "
@@ -276,12 +276,13 @@ class Umls:
         except TypeError:
             kind = type(values).__name__
             raise TypeError(f"{name} must be an iterable of strings, not {kind}") from None
-        where = f"{sab} " if sab else ""
+        field = name[:-1]
+        where = f"{getattr(lookup, 'sab', '')} " if field == "code" else ""
 
         def each() -> Iterator[tuple[str, Lookup] | Answer]:
             for value in values:
                 if isinstance(value, str):
-                    yield f"{where}{value}", ask(value)
+                    yield f"{where}{value}", replace(lookup, **{field: value})
                     continue
                 shown = reprlib.repr(value)  # bounded, whatever the object
                 yield Answer(
@@ -290,9 +291,9 @@ class Umls:
                 )  # fmt: skip
 
         # a list or tuple stays one batch (answer_many); any other iterable is read as it goes
-        return list(each()) if isinstance(values, (list, tuple)) else each()
+        return self._typed(list(each()) if isinstance(values, (list, tuple)) else each())
 
-    # -- the lookups ---------------------------------------------------------------------------
+    # -- the lookups: each a ``lookups`` kind, its arguments checked by ``_lookup`` -----------
 
     def search(
         self,
@@ -311,44 +312,31 @@ class Umls:
     ) -> Results[SearchResult]:
         """``/search/{release}?string=...``: the results in UTS's order (at most ``limit``,
         25 by default, 0 for all; ``truncated`` says whether it cut them)."""
-        given = {k: v for k, v in locals().items() if k not in ("self", "string")}
-        lookup = self._search(**given)
-        return self._one(string, replace(lookup, string=_text("string", string)))
+        given = _arguments(locals(), "string", "limit")  # the limit is checked first
+        return self._one(_lookup(Search, limit=limit, **given, string=string))
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
         """``search`` of each string (the same keywords)."""
-        lookup = self._search(**options)
-        return self._typed(self._each("strings", strings, lambda s: replace(lookup, string=s)))
-
-    @staticmethod
-    def _search(**options: Any) -> Search:
-        """A ``Search`` of ``search``'s keywords, checked; its string is put in after."""
-        if "limit" in options:
-            options["limit"] = _limit(options["limit"])
-        for name in ("sabs", "semantic_types"):
-            if name in options:
-                options[name] = _names(name, options[name])
-        return Search("", **options)
+        search = _lookup(Search, limit=options.pop("limit", None), string="", **options)
+        return self._each("strings", strings, search)
 
     def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:
         """The concepts a source code belongs to (code to CUI)."""
-        sab, code = _text("sab", sab), _text("code", code)
-        return self._one(f"{sab} {code}", Cuis(sab, code, _limit(limit)))
+        return self._one(_lookup(Cuis, sab=sab, code=code, limit=limit))
 
     def cuis_many(
         self, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``cuis`` of each code of ``sab``."""
-        sab, most = _text("sab", sab), _limit(limit)
-        return self._typed(self._each("codes", codes, lambda c: Cuis(sab, c, most), sab))
+        return self._each("codes", codes, _lookup(Cuis, sab=sab, limit=limit))
 
     def crosswalk(
         self, sab: str, code: str, *, target_sabs: Sequence[str] = (), limit: int | None = None
     ) -> Results[SourceAtomCluster]:
         """The codes of other sources (of ``target_sabs``) that share a concept with a code."""
-        sab, code = _text("sab", sab), _text("code", code)
-        targets = _names("target_sabs", target_sabs)
-        return self._one(f"{sab} {code}", Crosswalk(sab, code, targets, _limit(limit)))
+        return self._one(
+            _lookup(Crosswalk, sab=sab, code=code, target_sabs=target_sabs, limit=limit)
+        )
 
     def crosswalk_many(
         self,
@@ -359,25 +347,20 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``crosswalk`` of each code of ``sab``."""
-        sab, most = _text("sab", sab), _limit(limit)
-        targets = _names("target_sabs", target_sabs)
-        return self._typed(
-            self._each("codes", codes, lambda c: Crosswalk(sab, c, targets, most), sab)
-        )
+        crosswalk = _lookup(Crosswalk, sab=sab, limit=limit, target_sabs=target_sabs)
+        return self._each("codes", codes, crosswalk)
 
     def definitions(
         self, cui: str, *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Results[Definition]:
         """A concept's definitions (of ``sabs``)."""
-        cui = _text("cui", cui)
-        return self._one(cui, Definitions(cui, _names("sabs", sabs), _limit(limit)))
+        return self._one(_lookup(Definitions, cui=cui, sabs=sabs, limit=limit))
 
     def definitions_many(
         self, cuis: Iterable[str], *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Iterator[Answer]:
         """``definitions`` of each concept."""
-        of, most = _names("sabs", sabs), _limit(limit)
-        return self._typed(self._each("cuis", cuis, lambda c: Definitions(c, of, most)))
+        return self._each("cuis", cuis, _lookup(Definitions, sabs=sabs, limit=limit))
 
     def relations(
         self,
@@ -392,12 +375,7 @@ class Umls:
     ) -> Results[Relation]:
         """The relations of a concept, a source code (``sab`` and ``code``) or an atom (``aui``),
         as UTS gives them (never inverted)."""
-        lookup = Relations(
-            _maybe_text("cui", cui), _maybe_text("sab", sab), _maybe_text("code", code),
-            _maybe_text("aui", aui), _names("relation_labels", relation_labels),
-            _names("sabs", sabs), _limit(limit),
-        )  # fmt: skip
-        return self._one(_input_of(lookup), lookup)
+        return self._one(_lookup(Relations, **_arguments(locals())))
 
     def relations_many(
         self,
@@ -408,30 +386,26 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``relations`` of each concept."""
-        lookup = Relations(None, None, None, None, _names("relation_labels", relation_labels),
-                           _names("sabs", sabs), _limit(limit))  # fmt: skip
-        return self._typed(self._each("cuis", cuis, lambda c: replace(lookup, cui=c)))
+        given = _arguments(locals(), "cuis")
+        return self._each("cuis", cuis, _lookup(Relations, **given))
 
     def semantic_types(self, cui: str, *, details: bool = False) -> Results[SemanticTypeInfo]:
         """A concept's semantic types; with ``details``, each one's tree number too."""
-        cui = _text("cui", cui)
-        return self._one(cui, SemanticTypes(cui, details))
+        return self._one(_lookup(SemanticTypes, cui=cui, details=details))
 
     def semantic_types_many(
         self, cuis: Iterable[str], *, details: bool = False
     ) -> Iterator[Answer]:
         """``semantic_types`` of each concept."""
-        return self._typed(self._each("cuis", cuis, lambda c: SemanticTypes(c, details)))
+        return self._each("cuis", cuis, SemanticTypes(details=details))
 
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
         """A source code: its name, whether it is obsolete, its atom count and links."""
-        sab, code = _text("sab", sab), _text("code", code)
-        return _first(self._one(f"{sab} {code}", SourceConcept(sab, code)))
+        return _first(self._one(_lookup(SourceConcept, sab=sab, code=code)))
 
     def source_concept_many(self, sab: str, codes: Iterable[str]) -> Iterator[Answer]:
         """``source_concept`` of each code of ``sab``."""
-        sab = _text("sab", sab)
-        return self._typed(self._each("codes", codes, lambda c: SourceConcept(sab, c), sab))
+        return self._each("codes", codes, _lookup(SourceConcept, sab=sab))
 
     def hierarchy(
         self,
@@ -443,33 +417,26 @@ class Umls:
         limit: int | None = None,
     ) -> Results[HierarchyEntry]:
         """The ``parents``, ``children``, ``ancestors`` or ``descendants`` of a code or an atom."""
-        lookup = Hierarchy(
-            direction, _maybe_text("sab", sab), _maybe_text("code", code),
-            _maybe_text("aui", aui), _limit(limit),
-        )  # fmt: skip
-        return self._one(_input_of(lookup), lookup)
+        return self._one(_lookup(Hierarchy, **_arguments(locals())))
 
     def hierarchy_many(
         self, direction: Direction, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``hierarchy`` of each code of ``sab``."""
-        sab, most = _text("sab", sab), _limit(limit)
-        return self._typed(
-            self._each("codes", codes, lambda c: Hierarchy(direction, sab, c, None, most), sab)
-        )
+        hierarchy = _lookup(Hierarchy, direction=direction, sab=_text("sab", sab), limit=limit)
+        return self._each("codes", codes, hierarchy)
 
     def sources(self) -> Results[RootSource]:
         """``/metadata/{release}/sources``: the sources of the release (asked with no key)."""
-        return self._one("sources", Sources())
+        return self._one(Sources())
 
     def concept(self, cui: str) -> ConceptRecord | None:
         """A concept: its name, status, atom count and semantic types."""
-        cui = _text("cui", cui)
-        return _first(self._one(cui, Concept(cui)))
+        return _first(self._one(_lookup(Concept, cui=cui)))
 
     def concept_many(self, cuis: Iterable[str]) -> Iterator[Answer]:
         """``concept`` of each concept."""
-        return self._typed(self._each("cuis", cuis, Concept))
+        return self._each("cuis", cuis, Concept())
 
     def atoms(
         self,
@@ -481,8 +448,7 @@ class Umls:
     ) -> Results[AtomRecord]:
         """A concept's English atoms (of ``sab``), obsolete and suppressible ones left out; with
         ``preferred``, its one preferred atom."""
-        cui = _text("cui", cui)
-        return self._one(cui, Atoms(cui, _maybe_text("sab", sab), preferred, _limit(limit)))
+        return self._one(_lookup(Atoms, **_arguments(locals())))
 
     def atoms_many(
         self,
@@ -493,15 +459,13 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``atoms`` of each concept."""
-        of, most = _maybe_text("sab", sab), _limit(limit)
-        return self._typed(self._each("cuis", cuis, lambda c: Atoms(c, of, preferred, most)))
+        return self._each("cuis", cuis, _lookup(Atoms, **_arguments(locals(), "cuis")))
 
     def source_atoms(
         self, sab: str, code: str, *, preferred: bool = False, limit: int | None = None
     ) -> Results[AtomRecord]:
         """A source code's English atoms (``preferred``: as for ``atoms``)."""
-        sab, code = _text("sab", sab), _text("code", code)
-        return self._one(f"{sab} {code}", SourceAtoms(sab, code, preferred, _limit(limit)))
+        return self._one(_lookup(SourceAtoms, **_arguments(locals())))
 
     def source_atoms_many(
         self,
@@ -512,19 +476,15 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``source_atoms`` of each code of ``sab``."""
-        sab, most = _text("sab", sab), _limit(limit)
-        return self._typed(
-            self._each("codes", codes, lambda c: SourceAtoms(sab, c, preferred, most), sab)
-        )
+        return self._each("codes", codes, _lookup(SourceAtoms, **_arguments(locals(), "codes")))
 
     def atom(self, aui: str) -> AtomRecord | None:
         """One atom by its AUI."""
-        aui = _text("aui", aui)
-        return _first(self._one(aui, Atom(aui)))
+        return _first(self._one(_lookup(Atom, aui=aui)))
 
     def atom_many(self, auis: Iterable[str]) -> Iterator[Answer]:
         """``atom`` of each AUI."""
-        return self._typed(self._each("auis", auis, Atom))
+        return self._each("auis", auis, Atom())
 
 
 class Results(tuple[_T, ...]):
@@ -579,11 +539,11 @@ def _maybe_text(name: str, value: Any) -> str | None:
     return None if value is None else _text(name, value)
 
 
-def _limit(value: Any) -> int | None:
+def _limit(name: str, value: Any) -> int | None:
     """``limit``: ``None`` or a whole number (a bool is no number of results)."""
     if value is None or type(value) is int:
         return value
-    raise TypeError(f"limit must be a whole number or None, not {type(value).__name__}")
+    raise TypeError(f"{name} must be a whole number or None, not {type(value).__name__}")
 
 
 def _names(name: str, value: Any) -> tuple[str, ...]:
@@ -601,14 +561,37 @@ def _names(name: str, value: Any) -> tuple[str, ...]:
     return values
 
 
-def _input_of(lookup: Relations | Hierarchy) -> str:
-    """What names the input of a lookup that takes a CUI, a source code or an AUI."""
-    cui = getattr(lookup, "cui", None)
-    if cui is not None:
-        return str(cui)
-    if lookup.aui is not None:
-        return lookup.aui
-    return f"{lookup.sab} {lookup.code}"
+#: The check of an argument, by the type of the kind's field it fills (its annotation's text);
+#: a field of another type (a flag, a ``Literal``) is checked by the kind itself.
+_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "str": _text,
+    "str | None": _maybe_text,
+    "tuple[str, ...]": _names,
+    "int | None": _limit,
+}
+
+
+def _lookup(kind: type[_L], **given: Any) -> _L:
+    """A ``kind`` of the API's arguments, each checked in the order given (``_CHECKS``): a value
+    of the wrong type is a TypeError naming its argument."""
+    checks = {f.name: _CHECKS[f.type] for f in fields(kind) if f.type in _CHECKS}
+    return kind(**{k: checks[k](k, v) if k in checks else v for k, v in given.items()})
+
+
+def _arguments(values: dict[str, Any], *left_out: str) -> dict[str, Any]:
+    """A method's ``locals()``: its arguments, in order, but ``self`` and ``left_out``."""
+    return {k: v for k, v in values.items() if k != "self" and k not in left_out}
+
+
+def _input_of(lookup: Lookup) -> str:
+    """What names a lookup's input in its answer: its term, CUI or AUI, else ``SAB CODE``."""
+    for name in ("string", "cui", "aui"):
+        value = getattr(lookup, name, None)
+        if value is not None:
+            return str(value)
+    if not lookup.inputs:
+        return lookup.command
+    return f"{getattr(lookup, 'sab', None)} {getattr(lookup, 'code', None)}"
 
 
 def _first(results: Results[_T]) -> _T | None:

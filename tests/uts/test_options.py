@@ -15,7 +15,6 @@ from helpers.uts import BASE
 from tempmedbench_synonyms.constants import MAX_WORKERS
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.options import RegenOptions
-from tempmedbench_synonyms.sources import build_source
 from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
 from tempmedbench_synonyms.uts.cache import LAYOUT
 from tempmedbench_synonyms.uts.options import UtsOptions, check_workers
@@ -98,9 +97,9 @@ def test_factory_wires_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert src.uts.client.has_key
     assert src.uts.cache is not None and src.uts.cache.root == tmp_path
     options = UtsOptions(base_url=BASE, cache_dir=tmp_path)
-    cli_source = build_source(RegenOptions(tmp_path, uts=options, progress=sys.stderr))
+    cli_source = RegenOptions(tmp_path, uts=options, progress=sys.stderr).source()
     assert isinstance(cli_source, RestAtomSource) and cli_source.progress_stream is sys.stderr
-    quiet = build_source(RegenOptions(tmp_path, uts=options))
+    quiet = RegenOptions(tmp_path, uts=options).source()
     assert isinstance(quiet, RestAtomSource) and quiet.progress_stream is None
     offline = build(tmp_path, offline=True)
     assert offline.uts.client is None and offline.uts.offline

@@ -270,10 +270,9 @@ def freeze_command(
         api_key_file=uts.api_key_file,
     ):
         from tempmedbench_synonyms.regen.freeze import freeze
-        from tempmedbench_synonyms.sources import build_source
 
         report = freeze(
-            release_dir, build_source(options), umls_release=umls_release,
+            release_dir, options.source(), umls_release=umls_release,
             update_manifest=update_manifest, force=force,
         )  # fmt: skip
     _finish(report, verbosity=verbosity, json_out=json_out, render=render_freeze)

@@ -15,7 +15,7 @@ from typing import TextIO, TypeVar
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
-from tempmedbench_synonyms.progress import StepProgress, fetch_progress
+from tempmedbench_synonyms.progress import StepProgress
 from tempmedbench_synonyms.uts import terms
 from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.client import Counters
@@ -158,8 +158,8 @@ def answer_many(
             following += 1
         return out
 
-    display = partial(fetch_progress, progress, umls_release=settled, total=len(listed),
-                      unit="inputs", clock=clock, started=began)  # fmt: skip
+    display = partial(StepProgress, progress, label=f"UMLS {settled}", unit="inputs",
+                      total=len(listed), clock=clock, started=began)  # fmt: skip
     rounds = ask_all(uts, {lookup: len(where) for lookup, where in groups.items()},
                      cached=cached, ask=ask, workers=workers, display=display, progress=progress,
                      unit="input", before=before, answered=len(answers), tick=tick,

@@ -21,7 +21,7 @@ from tempmedbench_synonyms.atoms import (
     check_sab,
 )
 from tempmedbench_synonyms.errors import Interrupted, TempMedBenchError
-from tempmedbench_synonyms.progress import fetch_progress
+from tempmedbench_synonyms.progress import StepProgress
 from tempmedbench_synonyms.uts.batch import ask_all
 from tempmedbench_synonyms.uts.cached import Answers, CachedUts, Got
 from tempmedbench_synonyms.uts.models import UtsAtom
@@ -93,8 +93,9 @@ class RestAtomSource:
                 uts.need_network(f"the atoms of {len(misses)} of {len(unique)} concepts of "
                                  f"release {concrete} ({shown}{more})")  # fmt: skip
 
-            display = partial(fetch_progress, self.progress_stream, umls_release=concrete,
-                              total=len(unique), clock=self._clock, started=began)  # fmt: skip
+            display = partial(StepProgress, self.progress_stream, label=f"UMLS {concrete}",
+                              unit="concepts", total=len(unique), clock=self._clock,
+                              started=began)  # fmt: skip
             # Queries that send the same request (route aui ignores the sab) share one fetch.
             rounds = ask_all(uts, dict.fromkeys(unique, 1), cached=cached, ask=ask,
                              workers=self.workers, display=display,
