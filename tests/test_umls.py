@@ -895,3 +895,15 @@ def test_a_command_hands_its_options_whole_and_its_messages_name_the_flags(
         (found,) = local.answer_many([("C9000001", Atoms("C9000001", "SNOMEDCT_US"))])
         assert (found.outcome, local.summary(), local.warnings()) == (Outcome.FOUND, None, [])
     assert fake.seen == []
+
+
+def test_search_many_names_itself_for_a_keyword_search_does_not_take() -> None:
+    """``search_many`` takes ``search``'s keywords; another (``string`` too: the strings are its
+    first argument) is the TypeError Python gives any method, naming ``search_many``."""
+    umls = Umls(meta=FIXTURES / "umls")
+    for name in ("string", "strin"):
+        with pytest.raises(TypeError) as raised:
+            umls.search_many(["fever"], **{name: "y"})
+        assert str(raised.value) == (
+            f"Umls.search_many() got an unexpected keyword argument '{name}'"
+        )

@@ -317,6 +317,8 @@ class Umls:
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
         """``search`` of each string (the same keywords)."""
+        for name in sorted(options.keys() - _SEARCH_KEYWORDS):  # (not left to name _lookup)
+            raise TypeError(f"Umls.search_many() got an unexpected keyword argument {name!r}")
         search = _lookup(Search, limit=options.pop("limit", None), string="", **options)
         return self._each("strings", strings, search)
 
@@ -569,6 +571,10 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "tuple[str, ...]": _names,
     "int | None": _limit,
 }
+
+
+#: What ``search_many`` passes on to each ``search``: its keywords.
+_SEARCH_KEYWORDS = frozenset(Umls.search.__kwdefaults__ or ())
 
 
 def _lookup(kind: type[_L], **given: Any) -> _L:
