@@ -14,6 +14,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -87,53 +88,35 @@ _T = TypeVar("_T")
 # RF2: where the files are
 
 
-class _FolderSource:
-    """RF2 files found anywhere under a folder."""
+@dataclass
+class _Source:
+    """The RF2 files found anywhere under the folder ``path``, or inside the zip ``zf`` at it."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.names = sorted(
-            str(p.relative_to(root).as_posix()) for p in root.rglob("*.txt") if p.is_file()
-        )
+    path: Path
+    names: list[str]
+    zf: zipfile.ZipFile | None = None
 
     def where(self, name: str) -> str:
-        return str(self.root / name)
+        return str(self.path / name) if self.zf is None else f"{self.path}!{name}"
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        raw = open_regular(self.root / name, what="the RF2 file")
+        if self.zf is None:
+            raw: IO[bytes] = open_regular(self.path / name, what="the RF2 file")
+        else:
+            check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+            raw = self.zf.open(name)
         return bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
-        return nullcontext()
-
-    def source_file(self, name: str) -> SourceFile:
-        return SourceFile(self.where(name), sha256_file(self.root / name))
-
-
-class _ZipSource:
-    """RF2 files found anywhere inside a zip."""
-
-    def __init__(self, zf: zipfile.ZipFile, path: Path, names: list[str]) -> None:
-        self.zf = zf
-        self.path = path
-        self.names = sorted(names)
-
-    def where(self, name: str) -> str:
-        return f"{self.path}!{name}"
-
-    def open_bytes(self, name: str) -> IO[bytes]:
-        check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
-        return bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
-
-    def reading(self, name: str) -> AbstractContextManager[None]:
+        if self.zf is None:
+            return nullcontext()
         return reading_member(self.path, self.zf, name, hint=ZIP_HINT)
 
     def source_file(self, name: str) -> SourceFile:
+        if self.zf is None:
+            return SourceFile(self.where(name), sha256_file(self.path / name))
         # The zip's own hash is reported; hashing each member again would double the read time.
         return SourceFile(str(self.path), None, name)
-
-
-_Source = _FolderSource | _ZipSource
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,12 +316,13 @@ def is_concept_file(name: str) -> bool:
 
 def load_rf2_folder(path: Path) -> ConceptIndex:
     """Read the RF2 snapshot files found anywhere under the folder ``path``."""
-    return _load_rf2(path, "rf2-folder", _FolderSource(path))
+    names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file())
+    return _load_rf2(path, "rf2-folder", _Source(path, names))
 
 
 def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIndex:
     """Read the RF2 snapshot files found among ``names``, the members of the open zip ``zf``."""
-    index = _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
+    index = _load_rf2(path, "rf2-zip", _Source(path, sorted(names), zf))
     index.sha256 = sha256_file(path)
     index.files.insert(0, SourceFile(str(path), index.sha256))
     return index
