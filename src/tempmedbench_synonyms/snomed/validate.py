@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,16 +47,7 @@ class Finding:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code.value,
-            "file": self.file,
-            "line": self.line,
-            "record": self.record,
-            "field": self.field,
-            "expected": self.expected,
-            "found": self.found,
-            "message": self.message,
-        }
+        return {**asdict(self), "code": self.code.value}
 
 
 @dataclass(slots=True)
