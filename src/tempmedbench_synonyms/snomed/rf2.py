@@ -22,23 +22,8 @@ from typing import IO, TypeVar
 
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import open_regular, sha256_file
+from tempmedbench_synonyms.snomed import tables
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
-from tempmedbench_synonyms.snomed.tables import (
-    CRLF_NOTE,
-    NAME_DATE,
-    ZIP_HINT,
-    bad_width,
-    basename,
-    blank_inside,
-    blank_note,
-    bounded,
-    check_declared_size,
-    no_concepts,
-    not_utf8_error,
-    parse_header,
-    release_date,
-    text_stream,
-)
 from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
@@ -103,14 +88,14 @@ class _Source:
         if self.zf is None:
             raw: IO[bytes] = open_regular(self.path / name, what="the RF2 file")
         else:
-            check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+            tables.check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
             raw = self.zf.open(name)
-        return bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
+        return tables.bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
         if self.zf is None:
             return nullcontext()
-        return reading_member(self.path, self.zf, name, hint=ZIP_HINT)
+        return reading_member(self.path, self.zf, name, hint=tables.ZIP_HINT)
 
     def source_file(self, name: str) -> SourceFile:
         if self.zf is None:
@@ -167,8 +152,8 @@ def _rf2_rows(
         where = src.where(name)
         with src.reading(name):
             try:
-                with src.open_bytes(name) as raw, text_stream(raw) as stream:
-                    header = parse_header(stream.readline(), where, columns, notes)
+                with src.open_bytes(name) as raw, tables.text_stream(raw) as stream:
+                    header = tables.parse_header(stream.readline(), where, columns, notes)
                     pick = itemgetter(*(header.index[c] for c in columns))
                     widths = header.widths
                     width = len(header.names)
@@ -179,13 +164,13 @@ def _rf2_rows(
                             if parts == [""]:
                                 _trailing_blank_lines(rows, where, lineno, notes)
                                 break
-                            raise bad_width(where, lineno, parts, header)
+                            raise tables.bad_width(where, lineno, parts, header)
                         fields = pick(parts)
                         k = hash_(fields[0])
                         add[k & mask](k)
                         yield where, lineno, fields
             except UnicodeDecodeError:
-                raise not_utf8_error(where, partial(src.open_bytes, name)) from None
+                raise tables.not_utf8_error(where, partial(src.open_bytes, name)) from None
 
 
 def _trailing_blank_lines(
@@ -195,9 +180,9 @@ def _trailing_blank_lines(
     n = 1
     for _, line in rows:
         if line.rstrip("\r\n"):
-            raise blank_inside(where, first)
+            raise tables.blank_inside(where, first)
         n += 1
-    notes.append(blank_note(where, n))
+    notes.append(tables.blank_note(where, n))
 
 
 def _effective_time(value: str, where: str, line: int) -> str:
@@ -311,7 +296,7 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
 
 def is_concept_file(name: str) -> bool:
     """Whether a file's name (in any folder) is an RF2 Concept snapshot's."""
-    return _RF2_PATTERNS["concept"].match(basename(name)) is not None
+    return _RF2_PATTERNS["concept"].match(tables.basename(name)) is not None
 
 
 def load_rf2_folder(path: Path) -> ConceptIndex:
@@ -330,12 +315,12 @@ def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIn
 
 def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     found = {
-        k: [n for n in src.names if pattern.match(basename(n))]
+        k: [n for n in src.names if pattern.match(tables.basename(n))]
         for k, pattern in _RF2_PATTERNS.items()
     }
     missing = [k for k, v in found.items() if not v]
     if missing:
-        gps_hint = any("gpsrelease" in basename(n).lower() for n in src.names)
+        gps_hint = any("gpsrelease" in tables.basename(n).lower() for n in src.names)
         raise BadInputError(
             "no RF2 " + ", ".join(missing) + " snapshot file "
             "(sct2_Concept_Snapshot*.txt, sct2_Description_Snapshot*.txt, "
@@ -355,7 +340,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     concept_file = found["concept"][0]
     concepts, inactive = _read_concepts(src, concept_file, notes)
     if not concepts:
-        raise no_concepts(
+        raise tables.no_concepts(
             src.where(concept_file),
             "none of the International Edition's modules "
             f"({CORE_MODULE}, {MODEL_COMPONENT_MODULE})",
@@ -365,10 +350,9 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     _read_descriptions(src, found["description"], concepts, us_preferred, notes)
     del us_preferred
     _fill_rows(concepts, inactive, src.where(concept_file), notes)
-    dates = {
-        m.group(1) for n in (f for v in found.values() for f in v) if (m := NAME_DATE.search(n))
-    }
-    date = release_date(concept_file, path.name)
+    every_file = [f for v in found.values() for f in v]
+    dates = {m.group(1) for n in every_file if (m := tables.NAME_DATE.search(n))}
+    date = tables.release_date(concept_file, path.name)
     if date is None:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
@@ -379,12 +363,12 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
 
 def _one_crlf_note(notes: list[str]) -> list[str]:
     """The per-file "CRLF line ends" notes said once (CRLF is RF2's own line end)."""
-    crlf = [n for n in notes if n.endswith(CRLF_NOTE)]
+    crlf = [n for n in notes if n.endswith(tables.CRLF_NOTE)]
     if len(crlf) < 2:
         return notes
     one = f"{len(crlf)} RF2 files: CRLF line ends (RF2's own)"
     first = notes.index(crlf[0])
-    kept = [n for n in notes if not n.endswith(CRLF_NOTE)]
+    kept = [n for n in notes if not n.endswith(tables.CRLF_NOTE)]
     kept.insert(first, one)
     return kept
 
