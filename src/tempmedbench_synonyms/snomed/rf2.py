@@ -45,16 +45,8 @@ INTERNATIONAL_MODULES = frozenset({CORE_MODULE, MODEL_COMPONENT_MODULE})
 # Each list starts with the component identifier and effectiveTime: the row-version step needs them
 # there (see _read_latest).
 CONCEPT_COLUMNS = ("id", "effectiveTime", "active", "moduleId")
-DESCRIPTION_COLUMNS = ("id", "effectiveTime", "active", "moduleId", "conceptId", "typeId", "term")
-LANGUAGE_COLUMNS = (
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "refsetId",
-    "referencedComponentId",
-    "acceptabilityId",
-)
+DESCRIPTION_COLUMNS = (*CONCEPT_COLUMNS, "conceptId", "typeId", "term")
+LANGUAGE_COLUMNS = (*CONCEPT_COLUMNS, "refsetId", "referencedComponentId", "acceptabilityId")
 
 _RF2_PATTERNS = {
     "concept": re.compile(r"^sct2_Concept_Snapshot[-_].*\.txt$"),
