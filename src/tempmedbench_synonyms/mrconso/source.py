@@ -29,14 +29,7 @@ from tempmedbench_synonyms.mrconso.rows import (
     sniff,
     unended_note,
 )
-from tempmedbench_synonyms.mrconso.scan import (
-    STREAM_PIECE,
-    Needs,
-    ScanResult,
-    lines_of,
-    scan_block,
-    scan_range,
-)
+from tempmedbench_synonyms.mrconso.scan import STREAM_PIECE, Needs, ScanResult
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +122,7 @@ class MrconsoSource:
                 out = self._scan_parallel(inp.path, size, first, needs, report)
             else:
                 log.info("scanning %s in this process: %s", self.path, why_not)
-                out = scan_range(str(inp.path), 0, size, needs, report, first)
+                out = scan.scan_range(str(inp.path), 0, size, needs, report, first)
         if out.bad is not None:
             offset, problem = out.bad
             out.bad = (lines_before_offset(inp.path, offset) + 1, problem)
@@ -149,7 +142,7 @@ class MrconsoSource:
         lines_before = 0  # in a pipe, which cannot be read again (``lines_before_offset``)
         counting = inp.kind == "pipe"
         done = 0
-        blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
+        blocks = scan.lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
         for done, base, chunk, start, end in blocks:
             if needs.sabs:
                 # in pieces: the search holds the GIL, which the decompressing thread needs back
@@ -157,7 +150,7 @@ class MrconsoSource:
                 piece = start
                 while piece < end and out.bad is None:
                     cut = chunk.find(b"\n", piece + STREAM_PIECE, end) + 1 or end
-                    scan_block(base, chunk, needs, out, piece, cut)
+                    scan.scan_block(base, chunk, needs, out, piece, cut)
                     piece = cut
             if out.bad is not None:
                 offset, problem = out.bad
@@ -195,7 +188,7 @@ def lines_before_offset(path: Path, offset: int) -> int:
     start: only to name a bad row."""
     stop = threading.Event()
     again = locate(path)  # its own lists of the members and parts it reads
-    blocks = lines_of(again.blocks(stop), path, [], again.parts)
+    blocks = scan.lines_of(again.blocks(stop), path, [], again.parts)
     n = 0
     try:
         for _, base, chunk, start, end in blocks:
@@ -245,7 +238,7 @@ def scan_ranges(
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return [scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
+            return [scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
         size = ranges[-1][1]
@@ -307,7 +300,7 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
     stop = threading.Event()
     blocks = inp.blocks(stop)
     try:
-        next(lines_of(blocks, path, []), None)
+        next(scan.lines_of(blocks, path, []), None)
     except OSError as err:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     finally:
