@@ -17,18 +17,9 @@ from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.mrconso import scan
+from tempmedbench_synonyms.mrconso import rows, scan
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate
-from tempmedbench_synonyms.mrconso.rows import (
-    F_CODE,
-    F_LAT,
-    F_SUPPRESS,
-    SNIFF_BYTES,
-    atom_from_fields,
-    bom_note,
-    sniff,
-    unended_note,
-)
+from tempmedbench_synonyms.mrconso.rows import SNIFF_BYTES
 from tempmedbench_synonyms.mrconso.scan import STREAM_PIECE, Needs, ScanResult
 
 log = logging.getLogger(__name__)
@@ -110,9 +101,9 @@ class MrconsoSource:
         size = inp.size or 0
         with open_regular(inp.path, what="--mrconso") as f:
             head = f.read(SNIFF_BYTES)
-        first = sniff(head, at_end=len(head) == size, path=self.path)
+        first = rows.sniff(head, at_end=len(head) == size, path=self.path)
         if first:
-            warnings.append(bom_note(self.path))
+            warnings.append(rows.bom_note(self.path))
         report = self.progress or (lambda done, total: None)
         report(0, size)
         out = ScanResult()
@@ -127,7 +118,7 @@ class MrconsoSource:
             offset, problem = out.bad
             out.bad = (lines_before_offset(inp.path, offset) + 1, problem)
         if out.unended:
-            warnings.append(unended_note(self.path))
+            warnings.append(rows.unended_note(self.path))
         report(size, size)
         return out
 
@@ -270,7 +261,7 @@ def scan_ranges(
 
 
 def answers(
-    queries: Sequence[AtomQuery], rows: Sequence[tuple[int, list[str]]]
+    queries: Sequence[AtomQuery], matched: Sequence[tuple[int, list[str]]]
 ) -> dict[AtomQuery, tuple[Atom, ...] | None]:
     """The atoms of each query, as UTS answers the same request; ``None`` where none (404)."""
     found: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
@@ -278,14 +269,14 @@ def answers(
     for q in queries:
         if q.route == "aui":
             by_aui.setdefault(q.ident, []).append(q)
-    for _, fields in rows:
-        atom = atom_from_fields(fields)
+    for _, fields in matched:
+        atom = rows.atom_from_fields(fields)
         for q in by_aui.get(atom.aui, ()):
             found[q].append(atom)
-        if fields[F_LAT] != "ENG" or fields[F_SUPPRESS] != "N":
+        if fields[rows.F_LAT] != "ENG" or fields[rows.F_SUPPRESS] != "N":
             continue  # left out by language=ENG, includeObsolete/includeSuppressible=false
         for q in (
-            AtomQuery("source", atom.sab, fields[F_CODE]),
+            AtomQuery("source", atom.sab, fields[rows.F_CODE]),
             AtomQuery("cui", atom.sab, atom.cui),
         ):
             if q in found:
