@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,9 +102,7 @@ def _synonym(atom: Atom | None) -> dict[str, str] | None:
 def release_report(command: str, outcome: Outcome, opened: Release) -> Report:
     """A report of ``opened`` as read (its counts, its warnings), which the run then fills in."""
     concepts = opened.table.concepts
-    routes: dict[str, int] = {}
-    for e in concepts.values():
-        routes[e.route] = routes.get(e.route, 0) + 1
+    routes = Counter(e.route for e in concepts.values())
     return Report(
         command,
         outcome,
