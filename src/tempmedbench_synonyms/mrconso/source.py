@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tempmedbench_synonyms import runtime
@@ -110,7 +110,7 @@ class MrconsoSource:
         if needs.sabs:
             why_not = why_alone(size, self.workers)
             if why_not is None:
-                out = self._scan_parallel(inp.path, size, first, needs, report)
+                out = scan_ranges(inp.path, size, first, needs, report, self.workers)
             else:
                 log.info("scanning %s in this process: %s", self.path, why_not)
                 out = scan.scan_range(str(inp.path), 0, size, needs, report, first)
@@ -157,22 +157,6 @@ class MrconsoSource:
         report(done if total is None else total, done if total is None else total)
         return out
 
-    def _scan_parallel(
-        self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
-    ) -> ScanResult:
-        """Scan the file's byte ranges in worker processes (``scan_ranges``); join in file order."""
-        n = self.workers * 4  # more ranges than workers: finer progress, balanced load
-        bounds = [size * i // n for i in range(n + 1)]
-        parts = scan_ranges(path, itertools.pairwise(bounds), first, needs, report, self.workers)
-        out = ScanResult()
-        for part in parts:
-            out.rows.extend(part.rows)
-            out.sabs_seen |= part.sabs_seen
-            out.unended |= part.unended
-            if part.bad is not None and out.bad is None:
-                out.bad = part.bad
-        return out
-
 
 def lines_before_offset(path: Path, offset: int) -> int:
     """The line ends before ``offset`` (of the stream, or of a plain file), read again from the
@@ -202,21 +186,19 @@ def why_alone(size: int, workers: int) -> str | None:
 
 
 def scan_ranges(
-    path: Path,
-    bounds: Iterable[tuple[int, int]],
-    first: int,
-    needs: Needs,
-    report: ProgressCallback,
-    workers: int,
-) -> list[ScanResult]:
-    """``scan_range`` on each byte range of ``path`` in worker processes (``runtime``, rule 3), each
-    taking the next range when done; the results in file order.
+    path: Path, size: int, first: int, needs: Needs, report: ProgressCallback, workers: int
+) -> ScanResult:
+    """``scan_range`` on byte ranges of ``path`` in worker processes (``runtime``, rule 3), each
+    taking the next range when done; the results joined in file order.
 
     If no worker starts or answers before any range is done, this process scans it all.
     """
-    ranges = [(a, b) for a, b in bounds if b > a]
+    n = workers * 4  # more ranges than workers: finer progress, balanced load
+    bounds = [size * i // n for i in range(n + 1)]
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+    out = ScanResult()
     if not ranges:
-        return []
+        return out
     parts: dict[int, ScanResult] = {}
     busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
     done = 0
@@ -229,7 +211,7 @@ def scan_ranges(
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return [scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
+            return scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
         size = ranges[-1][1]
@@ -257,7 +239,13 @@ def scan_ranges(
                     if task is not None:
                         busy[worker] = task[0]
         group.finish()
-    return [parts[a] for a in sorted(parts)]
+    for _, part in sorted(parts.items()):  # in file order
+        out.rows.extend(part.rows)
+        out.sabs_seen |= part.sabs_seen
+        out.unended |= part.unended
+        if part.bad is not None and out.bad is None:
+            out.bad = part.bad
+    return out
 
 
 def answers(
