@@ -52,8 +52,6 @@ _NOTES = {
     LAUNCHER: "; `freeze` wrote it: list it (freeze --update-manifest) before publishing",
 }
 
-# --- reading files --------------------------------------------------------------------------
-
 
 def read_release_file(path: Path, *, what: str) -> bytes:
     """A release file's bytes, at most ``RELEASE_FILE_LIMIT`` (else bad input naming its size)."""

@@ -140,10 +140,6 @@ class _Scan:
         return b"".join(self.skeleton) == expected
 
 
-# --------------------------------------------------------------------------------------------
-# GPS
-
-
 def load_gps_tsv(path: str | Path) -> ConceptIndex:
     """Read the bare GPS file (``*GPSRelease*.txt``)."""
     p = Path(path)

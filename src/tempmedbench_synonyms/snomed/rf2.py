@@ -61,10 +61,6 @@ RF2_MAX_BYTES = 4 << 30
 _T = TypeVar("_T")
 
 
-# --------------------------------------------------------------------------------------------
-# RF2: where the files are
-
-
 @dataclass
 class _Source:
     """The RF2 files found anywhere under the folder ``path``, or inside the zip ``zf`` at it."""
