@@ -113,10 +113,6 @@ class _Scan:
         return bool(self.tail) and not self.tail.endswith(b"\n")
 
     @property
-    def lines(self) -> int:
-        return self.newlines + self.unterminated
-
-    @property
     def trailing_blank(self) -> int:
         """Blank lines at the end of the file; -1: too many to count from the tail."""
         m = _TRAILING_NEWLINES.search(self.tail)
@@ -255,7 +251,7 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> b
     if blank:
         rows.pop("", None)
         rows.pop("\r", None)
-    if len(rows) != scan.lines - 1 - blank:
+    if len(rows) != scan.newlines + scan.unterminated - 1 - blank:
         return False
     if not rows:
         return True
