@@ -104,8 +104,7 @@ class MrconsoInput:
 
 def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
     """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
-    found = _locate(Path(path), name)
-    return _released(found)
+    return _released(_locate(Path(path), name))
 
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:

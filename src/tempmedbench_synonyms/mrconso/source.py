@@ -19,7 +19,6 @@ from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.mrconso import rows, scan
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate
-from tempmedbench_synonyms.mrconso.rows import SNIFF_BYTES
 from tempmedbench_synonyms.mrconso.scan import STREAM_PIECE, Needs, ScanResult
 
 log = logging.getLogger(__name__)
@@ -100,7 +99,7 @@ class MrconsoSource:
     def _scan_file(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
         size = inp.size or 0
         with open_regular(inp.path, what="--mrconso") as f:
-            head = f.read(SNIFF_BYTES)
+            head = f.read(rows.SNIFF_BYTES)
         first = rows.sniff(head, at_end=len(head) == size, path=self.path)
         if first:
             warnings.append(rows.bom_note(self.path))
