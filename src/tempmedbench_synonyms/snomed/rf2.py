@@ -287,21 +287,14 @@ def is_concept_file(name: str) -> bool:
     return _RF2_PATTERNS["concept"].match(tables.basename(name)) is not None
 
 
-def load_rf2_folder(path: Path) -> ConceptIndex:
-    """Read the RF2 snapshot files found anywhere under the folder ``path``."""
-    names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file())
-    return _load_rf2(path, "rf2-folder", _Source(path, names))
-
-
-def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIndex:
-    """Read the RF2 snapshot files found among ``names``, the members of the open zip ``zf``."""
-    index = _load_rf2(path, "rf2-zip", _Source(path, sorted(names), zf))
-    index.sha256 = sha256_file(path)
-    index.files.insert(0, SourceFile(str(path), index.sha256))
-    return index
-
-
-def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
+def load_rf2(
+    path: Path, zf: zipfile.ZipFile | None = None, names: list[str] | None = None
+) -> ConceptIndex:
+    """Read the RF2 snapshot files found anywhere under the folder ``path``, or (``zf``) among
+    ``names``, the members of the open zip at ``path``."""
+    if zf is None:
+        names = [p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file()]
+    src = _Source(path, sorted(names or ()), zf)
     found = {
         k: [n for n in src.names if pattern.match(tables.basename(n))]
         for k, pattern in _RF2_PATTERNS.items()
@@ -346,7 +339,12 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
-    return ConceptIndex(concepts, kind, str(path), date, None, files, _one_crlf_note(notes))
+    notes = _one_crlf_note(notes)
+    if zf is None:
+        return ConceptIndex(concepts, "rf2-folder", str(path), date, None, files, notes)
+    digest = sha256_file(path)
+    files.insert(0, SourceFile(str(path), digest))
+    return ConceptIndex(concepts, "rf2-zip", str(path), date, digest, files, notes)
 
 
 def _one_crlf_note(notes: list[str]) -> list[str]:
