@@ -173,16 +173,6 @@ def _trailing_blank_lines(
     notes.append(tables.blank_note(where, n))
 
 
-def _effective_time(value: str, where: str, line: int) -> str:
-    if len(value) != 8 or not (value.isascii() and value.isdigit()):
-        raise BadInputError(
-            f"effectiveTime is {value!r}; it must be a date of 8 digits (YYYYMMDD)",
-            path=where,
-            line=line,
-        )
-    return value
-
-
 def _deduplicated(
     src: _Source,
     names: list[str],
@@ -203,7 +193,13 @@ def _deduplicated(
             yield row
             continue
         held += 1
-        et = _effective_time(fields[1], where, lineno)
+        et = fields[1]
+        if len(et) != 8 or not (et.isascii() and et.isdigit()):
+            raise BadInputError(
+                f"effectiveTime is {et!r}; it must be a date of 8 digits (YYYYMMDD)",
+                path=where,
+                line=lineno,
+            )
         old = best.get(cid)
         if old is not None:
             repeated_ids.add(cid)
