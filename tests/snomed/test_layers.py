@@ -49,8 +49,15 @@ def package_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path.name}: relative import"
             module = node.module or ""
-            # `from tempmedbench_synonyms import jsonio` imports the module jsonio.
-            names = [f"{module}.{a.name}" for a in node.names] if module + "." == TOP else [module]
+            # `from tempmedbench_synonyms import jsonio` imports the module jsonio, and
+            # `from tempmedbench_synonyms.snomed import tables` the module snomed.tables.
+            folder = PACKAGE.joinpath(*module.split(".")[1:])
+            names = [
+                f"{module}.{a.name}"
+                if module + "." == TOP or (folder / f"{a.name}.py").is_file()
+                else module
+                for a in node.names
+            ]
         else:
             continue
         out |= {n.removeprefix(TOP) for n in names if n.startswith(TOP)}

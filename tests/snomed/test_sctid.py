@@ -42,7 +42,7 @@ OFFICIAL_INVALID = [
 def test_official_valid_examples_pass_every_check(sctid: str) -> None:
     assert verhoeff_check_digit(sctid[:-1]) == sctid[-1]
     assert parse_sctid(sctid).problems == ()
-    assert parse_sctid(sctid).valid_concept_id
+    assert parse_sctid(sctid).as_dict()["valid"]
 
 
 @pytest.mark.parametrize(("sctid", "problems"), OFFICIAL_INVALID)
@@ -204,5 +204,5 @@ def test_verhoeff_rejects_non_digits() -> None:
 def test_is_extension_concept_reads_the_partition(sctid: str, extension: bool) -> None:
     assert is_extension_concept(sctid) is extension
     assert parse_sctid(sctid).is_extension_concept is (
-        extension and parse_sctid(sctid).valid_concept_id
+        extension and parse_sctid(sctid).as_dict()["valid"]
     )

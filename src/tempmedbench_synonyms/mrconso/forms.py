@@ -42,6 +42,13 @@ def _part(name: str) -> re.Pattern[str]:
     return re.compile(rf"{name}\.RRF\.([a-z]{{2,3}})\.gz")
 
 
+def _form(base: str, name: str) -> str | None:
+    """The form of ``name``.RRF a file named ``base`` is: "file", "gzip", "parts" or None."""
+    if base in (f"{name}.RRF", f"{name}.RRF.gz"):
+        return "file" if base.endswith(".RRF") else "gzip"
+    return "parts" if _part(name).fullmatch(base) else None
+
+
 _HINT = (
     "--mrconso takes MRCONSO.RRF as NLM ships it: MRCONSO.RRF, MRCONSO.RRF.gz, the parts "
     "MRCONSO.RRF.aa.gz, .ab.gz, ..., their META folder, umls-2025AB-metathesaurus-full.zip, "
@@ -97,8 +104,7 @@ class MrconsoInput:
 
 def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
     """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
-    found = _locate(Path(path), name)
-    return _released(found)
+    return _released(_locate(Path(path), name))
 
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
@@ -120,13 +126,10 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
             names = [i.filename for i in zf.infolist() if not i.is_dir()]
     folder = mrconso.path if mrconso.path.is_dir() else mrconso.path.parent
     for name in META_FILES[1:]:
-        plain = f"{name}.RRF"
         if zipped:
             held = mrconso.kind == "nested zip" or _members(names, name) is not None
         else:
-            held = any(
-                n in (plain, plain + ".gz") or _part(name).fullmatch(n) for n in os.listdir(folder)
-            )
+            held = any(_form(n, name) for n in os.listdir(folder))
         if held:
             found[name] = _released(
                 _in_zip(mrconso.path, name) if zipped else _in_folder(folder, name, meta=False)
@@ -264,9 +267,7 @@ def _members(names: list[str], file: str) -> tuple[list[str], str] | None:
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         folder, _, base = name.rpartition("/")
-        kind = {f"{file}.RRF": "file", f"{file}.RRF.gz": "gzip"}.get(base)
-        if kind is None and _part(file).fullmatch(base):
-            kind = "parts"
+        kind = _form(base, file)
         if kind is not None:
             groups.setdefault((folder, kind), []).append(name)
     if not groups:
@@ -354,18 +355,18 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                 counted = _CountingReader(f, done_before)
                 for name, data in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]
-                    part = _part(file).fullmatch(base)
-                    if not (part or base in (f"{file}.RRF", f"{file}.RRF.gz")):
+                    form = _form(base, file)
+                    if form is None:
                         for _ in data:  # another member: read through
                             pass
                         continue
-                    if part:
+                    if form == "parts":
                         found.parts.append(base)
                         _check_parts(found.parts, f"{found.path} > {nlm}", file)
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    if base == f"{file}.RRF":
+                    if form == "file":
                         for raw in data:
                             yield counted.done, raw
                     else:
@@ -381,14 +382,24 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
 
 
 class _CountingReader:
+    """Reads ``f`` forward, counting the bytes given; bytes read too far can be given back."""
+
     def __init__(self, f: IO[bytes], done: int) -> None:
         self.f = f
         self.done = done
+        self.head = b""
 
     def read(self, n: int) -> bytes:
-        data = self.f.read(n)
+        if self.head:
+            data, self.head = self.head[:n], self.head[n:]
+        else:
+            data = self.f.read(n)
         self.done += len(data)
         return data
+
+    def give_back(self, data: bytes) -> None:
+        self.head = data + self.head
+        self.done -= len(data)
 
 
 def _read_exact(f: _CountingReader, n: int) -> bytes:
@@ -476,23 +487,8 @@ def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
         if left is not None:
             left -= len(raw)
         yield from _drained(d, raw)
-    if d.unused_data:  # read past the member's end: give it back (only with a data descriptor)
-        f.f = _Prepend(d.unused_data, f.f)  # type: ignore[assignment]
-        f.done -= len(d.unused_data)
-
-
-class _Prepend:
-    """A reader that first gives back bytes read too far, then reads on."""
-
-    def __init__(self, head: bytes, f: Any) -> None:
-        self.head = head
-        self.f = f
-
-    def read(self, n: int) -> bytes:
-        if self.head:
-            out, self.head = self.head[:n], self.head[n:]
-            return bytes(out)
-        return bytes(self.f.read(n))
+    if d.unused_data:  # read past the member's end (only with a data descriptor)
+        f.give_back(d.unused_data)
 
 
 # -- plain reads, gzip, pipes, the reader thread -------------------------------------------------

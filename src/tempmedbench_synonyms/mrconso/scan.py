@@ -20,18 +20,8 @@ from typing import Any, cast
 from tempmedbench_synonyms.atoms import AtomQuery, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.mrconso.rows import (
-    F_AUI,
-    F_CODE,
-    F_CUI,
-    F_SAB,
-    SNIFF_BYTES,
-    bom_note,
-    fields_of,
-    last_row,
-    sniff,
-    unended_note,
-)
+from tempmedbench_synonyms.mrconso import rows
+from tempmedbench_synonyms.mrconso.rows import SNIFF_BYTES
 
 #: Bytes read at a time: enough that the per-block overhead vanishes, little enough for the CPU
 #: cache, so that the search and the copies of its rows find the block there.
@@ -242,13 +232,13 @@ def _check_row(offset: int, raw: bytes, needs: Needs, out: ScanResult) -> bool:
     """
     parts = raw.decode("utf-8", "surrogateescape").split("|")
     n = len(parts)
-    if n <= F_SAB:
+    if n <= rows.F_SAB:
         return False
-    sab = parts[F_SAB]
+    sab = parts[rows.F_SAB]
     if not (
-        (n > F_CODE and (sab, parts[F_CODE]) in needs.source)
-        or (parts[F_CUI], sab) in needs.cui
-        or parts[F_AUI] in needs.aui
+        (n > rows.F_CODE and (sab, parts[rows.F_CODE]) in needs.source)
+        or (parts[rows.F_CUI], sab) in needs.cui
+        or parts[rows.F_AUI] in needs.aui
     ):
         return False
     try:
@@ -256,7 +246,7 @@ def _check_row(offset: int, raw: bytes, needs: Needs, out: ScanResult) -> bool:
     except UnicodeDecodeError as err:
         out.bad = (offset, f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)")
         return True
-    fields = fields_of(line)
+    fields = rows.fields_of(line)
     if isinstance(fields, str):
         out.bad = (offset, fields)
         return True
@@ -276,7 +266,7 @@ def scan_range(
     out = ScanResult()
     for base, chunk in _blocks(Path(path), start, end, first):
         if not chunk.endswith(b"\n"):
-            chunk = last_row(chunk, path)
+            chunk = rows.last_row(chunk, path)
             out.unended = True
         scan_block(base, chunk, needs, out)
         if report is not None:
@@ -307,9 +297,9 @@ def lines_of(
             carry += data
             if len(carry) < SNIFF_BYTES:
                 continue
-            skip = sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
+            skip = rows.sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
             if skip:
-                warnings.append(bom_note(path))
+                warnings.append(rows.bom_note(path))
             data, carry, offset, sniffed = carry[skip:], b"", skip, True
         cut = data.rfind(b"\n") + 1
         if cut == 0:
@@ -328,9 +318,9 @@ def lines_of(
             offset += cut - start
         carry = data[cut:]
     if not sniffed:
-        skip = sniff(carry, at_end=True, path=path)
+        skip = rows.sniff(carry, at_end=True, path=path)
         if skip:
-            warnings.append(bom_note(path))
+            warnings.append(rows.bom_note(path))
         carry, offset = carry[skip:], skip
         cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
         if cut:
@@ -339,6 +329,6 @@ def lines_of(
     if carry:
         if len(carry) > MAX_LINE:
             raise too_long(offset, path)
-        row = last_row(carry, path, parts)
-        warnings.append(unended_note(path, parts))
+        row = rows.last_row(carry, path, parts)
+        warnings.append(rows.unended_note(path, parts))
         yield done, offset, row, 0, len(row)

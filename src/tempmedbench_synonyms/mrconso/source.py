@@ -10,33 +10,16 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, FetchResult, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.mrconso import scan
+from tempmedbench_synonyms.mrconso import rows, scan
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate
-from tempmedbench_synonyms.mrconso.rows import (
-    F_CODE,
-    F_LAT,
-    F_SUPPRESS,
-    SNIFF_BYTES,
-    atom_from_fields,
-    bom_note,
-    sniff,
-    unended_note,
-)
-from tempmedbench_synonyms.mrconso.scan import (
-    STREAM_PIECE,
-    Needs,
-    ScanResult,
-    lines_of,
-    scan_block,
-    scan_range,
-)
+from tempmedbench_synonyms.mrconso.scan import STREAM_PIECE, Needs, ScanResult
 
 log = logging.getLogger(__name__)
 
@@ -116,25 +99,25 @@ class MrconsoSource:
     def _scan_file(self, inp: MrconsoInput, needs: Needs, warnings: list[str]) -> ScanResult:
         size = inp.size or 0
         with open_regular(inp.path, what="--mrconso") as f:
-            head = f.read(SNIFF_BYTES)
-        first = sniff(head, at_end=len(head) == size, path=self.path)
+            head = f.read(rows.SNIFF_BYTES)
+        first = rows.sniff(head, at_end=len(head) == size, path=self.path)
         if first:
-            warnings.append(bom_note(self.path))
+            warnings.append(rows.bom_note(self.path))
         report = self.progress or (lambda done, total: None)
         report(0, size)
         out = ScanResult()
         if needs.sabs:
             why_not = why_alone(size, self.workers)
             if why_not is None:
-                out = self._scan_parallel(inp.path, size, first, needs, report)
+                out = scan_ranges(inp.path, size, first, needs, report, self.workers)
             else:
                 log.info("scanning %s in this process: %s", self.path, why_not)
-                out = scan_range(str(inp.path), 0, size, needs, report, first)
+                out = scan.scan_range(str(inp.path), 0, size, needs, report, first)
         if out.bad is not None:
             offset, problem = out.bad
             out.bad = (lines_before_offset(inp.path, offset) + 1, problem)
         if out.unended:
-            warnings.append(unended_note(self.path))
+            warnings.append(rows.unended_note(self.path))
         report(size, size)
         return out
 
@@ -149,7 +132,7 @@ class MrconsoSource:
         lines_before = 0  # in a pipe, which cannot be read again (``lines_before_offset``)
         counting = inp.kind == "pipe"
         done = 0
-        blocks = lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
+        blocks = scan.lines_of(inp.blocks(stop), self.path, warnings, inp.parts)
         for done, base, chunk, start, end in blocks:
             if needs.sabs:
                 # in pieces: the search holds the GIL, which the decompressing thread needs back
@@ -157,7 +140,7 @@ class MrconsoSource:
                 piece = start
                 while piece < end and out.bad is None:
                     cut = chunk.find(b"\n", piece + STREAM_PIECE, end) + 1 or end
-                    scan_block(base, chunk, needs, out, piece, cut)
+                    scan.scan_block(base, chunk, needs, out, piece, cut)
                     piece = cut
             if out.bad is not None:
                 offset, problem = out.bad
@@ -173,29 +156,13 @@ class MrconsoSource:
         report(done if total is None else total, done if total is None else total)
         return out
 
-    def _scan_parallel(
-        self, path: Path, size: int, first: int, needs: Needs, report: ProgressCallback
-    ) -> ScanResult:
-        """Scan the file's byte ranges in worker processes (``scan_ranges``); join in file order."""
-        n = self.workers * 4  # more ranges than workers: finer progress, balanced load
-        bounds = [size * i // n for i in range(n + 1)]
-        parts = scan_ranges(path, itertools.pairwise(bounds), first, needs, report, self.workers)
-        out = ScanResult()
-        for part in parts:
-            out.rows.extend(part.rows)
-            out.sabs_seen |= part.sabs_seen
-            out.unended |= part.unended
-            if part.bad is not None and out.bad is None:
-                out.bad = part.bad
-        return out
-
 
 def lines_before_offset(path: Path, offset: int) -> int:
     """The line ends before ``offset`` (of the stream, or of a plain file), read again from the
     start: only to name a bad row."""
     stop = threading.Event()
     again = locate(path)  # its own lists of the members and parts it reads
-    blocks = lines_of(again.blocks(stop), path, [], again.parts)
+    blocks = scan.lines_of(again.blocks(stop), path, [], again.parts)
     n = 0
     try:
         for _, base, chunk, start, end in blocks:
@@ -218,21 +185,19 @@ def why_alone(size: int, workers: int) -> str | None:
 
 
 def scan_ranges(
-    path: Path,
-    bounds: Iterable[tuple[int, int]],
-    first: int,
-    needs: Needs,
-    report: ProgressCallback,
-    workers: int,
-) -> list[ScanResult]:
-    """``scan_range`` on each byte range of ``path`` in worker processes (``runtime``, rule 3), each
-    taking the next range when done; the results in file order.
+    path: Path, size: int, first: int, needs: Needs, report: ProgressCallback, workers: int
+) -> ScanResult:
+    """``scan_range`` on byte ranges of ``path`` in worker processes (``runtime``, rule 3), each
+    taking the next range when done; the results joined in file order.
 
     If no worker starts or answers before any range is done, this process scans it all.
     """
-    ranges = [(a, b) for a, b in bounds if b > a]
+    n = workers * 4  # more ranges than workers: finer progress, balanced load
+    bounds = [size * i // n for i in range(n + 1)]
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+    out = ScanResult()
     if not ranges:
-        return []
+        return out
     parts: dict[int, ScanResult] = {}
     busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
     done = 0
@@ -245,7 +210,7 @@ def scan_ranges(
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return [scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)]
+            return scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
         size = ranges[-1][1]
@@ -273,11 +238,17 @@ def scan_ranges(
                     if task is not None:
                         busy[worker] = task[0]
         group.finish()
-    return [parts[a] for a in sorted(parts)]
+    for _, part in sorted(parts.items()):  # in file order
+        out.rows.extend(part.rows)
+        out.sabs_seen |= part.sabs_seen
+        out.unended |= part.unended
+        if part.bad is not None and out.bad is None:
+            out.bad = part.bad
+    return out
 
 
 def answers(
-    queries: Sequence[AtomQuery], rows: Sequence[tuple[int, list[str]]]
+    queries: Sequence[AtomQuery], matched: Sequence[tuple[int, list[str]]]
 ) -> dict[AtomQuery, tuple[Atom, ...] | None]:
     """The atoms of each query, as UTS answers the same request; ``None`` where none (404)."""
     found: dict[AtomQuery, list[Atom]] = {q: [] for q in queries}
@@ -285,14 +256,14 @@ def answers(
     for q in queries:
         if q.route == "aui":
             by_aui.setdefault(q.ident, []).append(q)
-    for _, fields in rows:
-        atom = atom_from_fields(fields)
+    for _, fields in matched:
+        atom = rows.atom_from_fields(fields)
         for q in by_aui.get(atom.aui, ()):
             found[q].append(atom)
-        if fields[F_LAT] != "ENG" or fields[F_SUPPRESS] != "N":
+        if fields[rows.F_LAT] != "ENG" or fields[rows.F_SUPPRESS] != "N":
             continue  # left out by language=ENG, includeObsolete/includeSuppressible=false
         for q in (
-            AtomQuery("source", atom.sab, fields[F_CODE]),
+            AtomQuery("source", atom.sab, fields[rows.F_CODE]),
             AtomQuery("cui", atom.sab, atom.cui),
         ):
             if q in found:
@@ -307,7 +278,7 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
     stop = threading.Event()
     blocks = inp.blocks(stop)
     try:
-        next(lines_of(blocks, path, []), None)
+        next(scan.lines_of(blocks, path, []), None)
     except OSError as err:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     finally:

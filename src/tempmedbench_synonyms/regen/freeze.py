@@ -44,16 +44,8 @@ def freeze(
     update_manifest: bool = False,
     force: bool = False,
 ) -> Report:
-    """Write ``expected_sha256.json`` from a regeneration (for release authors).
-
-    Refuses (mismatch, nothing written) when any concept drifted. Writes ``regenerate_synonyms.py``
-    beside the hashes; ``update_manifest`` lists both in the manifest. The rebuilt files are never
-    written into the release (no UMLS strings there).
-
-    An existing ``expected_sha256.json`` is replaced only with ``force`` (else bad input before any
-    fetch), kept as ``expected_sha256.json.bak`` (never overwritten); ``replaced`` says what
-    changed.
-    """
+    """Write ``expected_sha256.json`` and the launcher from a regeneration (docs/reference.md,
+    ``freeze``); a refusal (drift, an existing file without ``force``) writes nothing."""
     opened = open_release(release_dir, with_expected=False)
     target = opened.folder / EXPECTED
     backup = target.with_name(target.name + BACKUP_SUFFIX)

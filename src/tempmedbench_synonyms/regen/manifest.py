@@ -10,12 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from tempmedbench_synonyms.errors import BadInputError, ManifestError, bounded_list
-from tempmedbench_synonyms.files import (
-    decode_utf8,
-    read_input,
-    sha256_file,
-    write_atomic,
-)
+from tempmedbench_synonyms.files import decode_utf8, read_input, sha256_file, write_atomic
 
 MANIFEST = "MANIFEST.sha256"
 

@@ -6,26 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tempmedbench_synonyms import jsonio
+from tempmedbench_synonyms import files, jsonio
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, AtomSource, FetchResult
-from tempmedbench_synonyms.errors import (
-    BadInputError,
-    Outcome,
-    TempMedBenchError,
-)
-from tempmedbench_synonyms.files import (
-    check_writable,
-    file_kind,
-    holds_bytes,
-    leftovers_note,
-    remove_leftovers,
-    sha256_file,
-    write_atomic,
-)
+from tempmedbench_synonyms.errors import BadInputError, Outcome, TempMedBenchError
 from tempmedbench_synonyms.regen.canonical import sha256_bytes, sha256_text, table_bytes
 from tempmedbench_synonyms.regen.release import (
     FULL_TABLE,
@@ -114,9 +102,7 @@ def _synonym(atom: Atom | None) -> dict[str, str] | None:
 def release_report(command: str, outcome: Outcome, opened: Release) -> Report:
     """A report of ``opened`` as read (its counts, its warnings), which the run then fills in."""
     concepts = opened.table.concepts
-    routes: dict[str, int] = {}
-    for e in concepts.values():
-        routes[e.route] = routes.get(e.route, 0) + 1
+    routes = Counter(e.route for e in concepts.values())
     return Report(
         command,
         outcome,
@@ -168,13 +154,13 @@ def prepare(
             continue  # the check of the folders below says so
         if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
             raise BadInputError(
-                f"is {file_kind(mode)}, not a regular file: this run writes a file there",
+                f"is {files.file_kind(mode)}, not a regular file: this run writes a file there",
                 path=target,
                 hint=hint,
             )
     for folder in folders:
         try:
-            check_writable(folder)
+            files.check_writable(folder)
         except OSError as err:
             blocker = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
             if blocker is not None and not blocker.is_dir():
@@ -186,9 +172,9 @@ def prepare(
             raise BadInputError(
                 f"cannot write in this folder: {err.strerror or err}", path=folder, hint=hint
             ) from None
-    removed = [p for folder in folders for p in remove_leftovers(folder)]
+    removed = [p for folder in folders for p in files.remove_leftovers(folder)]
     if removed:
-        warnings.append(leftovers_note(removed))
+        warnings.append(files.leftovers_note(removed))
 
 
 def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:
@@ -197,10 +183,10 @@ def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:
     final = root / rel
     unverified = root / (rel + UNVERIFIED_SUFFIX)
     target = final if match else unverified
-    unchanged = holds_bytes(target, data)
+    unchanged = files.holds_bytes(target, data)
     try:
         if not unchanged:
-            write_atomic(target, data)
+            files.write_atomic(target, data)
         if match:
             unverified.unlink(missing_ok=True)
     except OSError as err:
@@ -251,7 +237,7 @@ def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
     report.umls_release = expected.umls_release
     for rel in OUTPUTS:
         path = root / rel
-        actual = sha256_file(path) if path.is_file() else None
+        actual = files.sha256_file(path) if path.is_file() else None
         match = actual == expected.files[rel]
         report.files[rel] = FileReport(expected.files[rel], actual, match, None)
     full = root / FULL_TABLE

@@ -52,8 +52,6 @@ _NOTES = {
     LAUNCHER: "; `freeze` wrote it: list it (freeze --update-manifest) before publishing",
 }
 
-# --- reading files --------------------------------------------------------------------------
-
 
 def read_release_file(path: Path, *, what: str) -> bytes:
     """A release file's bytes, at most ``RELEASE_FILE_LIMIT`` (else bad input naming its size)."""
@@ -124,24 +122,23 @@ class ConceptEntry(BaseModel):
         return {"source": self.code, "cui": self.cui, "aui": self.aui}[self.route]  # type: ignore[no-any-return]
 
 
-class SynonymTable(BaseModel):
-    """``synonyms/synonym_table_kept.json`` (SPEC section 2)."""
-
+class _Versioned(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
     format_version: Literal[1]
     umls_release: Annotated[StrictStr, Field(min_length=1)]
+
+
+class SynonymTable(_Versioned):
+    """``synonyms/synonym_table_kept.json`` (SPEC section 2)."""
+
     language: Literal["ENG"] = "ENG"
     concepts: dict[str, ConceptEntry]
 
 
-class ExpectedHashes(BaseModel):
+class ExpectedHashes(_Versioned):
     """``synonym_regeneration/expected_sha256.json`` (SPEC section 4)."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
-
-    format_version: Literal[1]
-    umls_release: Annotated[StrictStr, Field(min_length=1)]
     files: dict[str, Sha256Hex]
     concepts: dict[str, Sha256Hex] | None = None
 

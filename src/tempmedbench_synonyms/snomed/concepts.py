@@ -30,16 +30,6 @@ class SourceFile:
         return {"path": self.path, "member": self.member, "sha256": self.sha256}
 
 
-def decode_row(row: str) -> Concept:
-    """An index row (Active, FSN, PT joined by tabs) as a :class:`Concept`."""
-    active, fsn, pt = row.split("\t", 2)
-    pt = pt.rstrip("\r\n")
-    if "\t" in pt:
-        # A row that repeats the header's trailing empty cell; the loader checked it is empty.
-        pt = pt.split("\t", 1)[0]
-    return Concept(fsn, pt, active == "1")
-
-
 def encode_row(fsn: str, pt: str, active: bool) -> str:
     """The index's string for a concept read some other way than the GPS fast path."""
     return f"{'1' if active else '0'}\t{fsn}\t{pt}"
@@ -60,7 +50,14 @@ class ConceptIndex:
     def get(self, concept_id: str) -> Concept | None:
         """The concept's ``(fsn, us_pt, active)``, or None when the release does not hold it."""
         row = self.rows.get(concept_id)
-        return None if row is None else decode_row(row)
+        if row is None:
+            return None
+        active, fsn, pt = row.split("\t", 2)
+        pt = pt.rstrip("\r\n")
+        if "\t" in pt:
+            # A row that repeats the header's trailing empty cell; the loader checked it is empty.
+            pt = pt.split("\t", 1)[0]
+        return Concept(fsn, pt, active == "1")
 
     def summary(self) -> dict[str, object]:
         """A JSON-ready description of the source, for reports."""

@@ -23,25 +23,9 @@ from typing import IO
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import open_regular, sha256_file
+from tempmedbench_synonyms.snomed import tables
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
-from tempmedbench_synonyms.snomed.tables import (
-    LINE_MAX_BYTES,
-    READ_BLOCK,
-    SIZE_HINT,
-    ZIP_HINT,
-    Header,
-    bad_width,
-    basename,
-    blank_inside,
-    blank_note,
-    bounded,
-    check_declared_size,
-    no_concepts,
-    not_utf8_error,
-    parse_header,
-    release_date,
-    text_stream,
-)
+from tempmedbench_synonyms.snomed.tables import READ_BLOCK
 from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
@@ -98,7 +82,7 @@ def _too_many_lines(where: str) -> BadInputError:
     return BadInputError(
         f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a line",
         path=where,
-        hint=SIZE_HINT,
+        hint=tables.SIZE_HINT,
     )
 
 
@@ -129,10 +113,6 @@ class _Scan:
         return bool(self.tail) and not self.tail.endswith(b"\n")
 
     @property
-    def lines(self) -> int:
-        return self.newlines + self.unterminated
-
-    @property
     def trailing_blank(self) -> int:
         """Blank lines at the end of the file; -1: too many to count from the tail."""
         m = _TRAILING_NEWLINES.search(self.tail)
@@ -156,16 +136,12 @@ class _Scan:
         return b"".join(self.skeleton) == expected
 
 
-# --------------------------------------------------------------------------------------------
-# GPS
-
-
 def load_gps_tsv(path: str | Path) -> ConceptIndex:
     """Read the bare GPS file (``*GPSRelease*.txt``)."""
     p = Path(path)
     notes: list[str] = []
     rows, digest = _read_gps(partial(open_regular, p, what="the GPS file"), str(p), notes)
-    date = release_date(p.name, p.parent.as_posix())
+    date = tables.release_date(p.name, p.parent.as_posix())
     if date is None:
         notes.append(f"{p}: no release date in the file name")
     return ConceptIndex(rows, "gps-tsv", str(p), date, digest, [SourceFile(str(p), digest)], notes)
@@ -177,7 +153,7 @@ def _read_gps(
     """The rows of a GPS file under their identifiers, and the SHA-256 of its bytes."""
 
     def open_bytes(seen: Callable[[bytes], object] | None = None) -> IO[bytes]:
-        return bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
+        return tables.bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
 
     scan = _Scan()
     with _BackgroundHash() as hasher:
@@ -186,7 +162,7 @@ def _read_gps(
                 header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
             if rows is not None and _fast_rows_ok(rows, scan, header):
                 if scan.trailing_blank:
-                    notes.append(blank_note(where, scan.trailing_blank))
+                    notes.append(tables.blank_note(where, scan.trailing_blank))
             else:
                 # Columns in another order, or more of them (no rows), or something is off (a
                 # short row, a bad Active, an empty, repeated or non-digit identifier...): the
@@ -196,7 +172,7 @@ def _read_gps(
                     log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
                 del rows
                 again = hashlib.sha256()
-                with open_bytes(again.update) as raw, text_stream(raw) as stream:
+                with open_bytes(again.update) as raw, tables.text_stream(raw) as stream:
                     stream.readline()
                     rows = _read_gps_rows_checked(stream, where, header, notes)
                 if again.hexdigest() != hasher.hexdigest():
@@ -207,10 +183,10 @@ def _read_gps(
                         hint="run again once nothing writes the file",
                     )
         except UnicodeDecodeError:
-            raise not_utf8_error(where, open_bytes) from None
+            raise tables.not_utf8_error(where, open_bytes) from None
         digest = hasher.hexdigest()
     if not rows:
-        raise no_concepts(
+        raise tables.no_concepts(
             where,
             "the file has a header only",
             "the GPS file lists about 380,000 concepts; download it again",
@@ -220,7 +196,7 @@ def _read_gps(
 
 def _read_gps_rows_fast(
     blocks: Iterable[bytes], where: str, notes: list[str]
-) -> tuple[Header, dict[str, str] | None]:
+) -> tuple[tables.Header, dict[str, str] | None]:
     """The loader's hot loop: the header, and each line's rest under its identifier; ``None``
     rows when the header is not the GPS's own.
 
@@ -228,12 +204,12 @@ def _read_gps_rows_fast(
     store in a per-block dict a row (measured fastest); :func:`_fast_rows_ok` checks them.
     """
     rows: dict[str, str] = {}
-    header: Header | None = None
+    header: tables.Header | None = None
     blocks = iter(blocks)
     for text in _whole_lines(blocks):
         if header is None:
             first, newline, text = text.partition("\n")
-            header = parse_header(first + newline, where, GPS_COLUMNS, notes)
+            header = tables.parse_header(first + newline, where, GPS_COLUMNS, notes)
             if header.names != GPS_COLUMNS:
                 for _ in blocks:  # read to the end: the scan and the hash need every byte
                     pass
@@ -247,7 +223,7 @@ def _read_gps_rows_fast(
             block_rows[cid] = rest
         rows.update(block_rows)
     if header is None:  # an empty file
-        header = parse_header("", where, GPS_COLUMNS, notes)
+        header = tables.parse_header("", where, GPS_COLUMNS, notes)
     return header, rows
 
 
@@ -266,7 +242,7 @@ def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
         yield str(carry, "utf-8")
 
 
-def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
+def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> bool:
     """Whether every fast-path row has the header's width, an Active of 0 or 1 and a distinct
     ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped."""
     blank = scan.trailing_blank
@@ -275,7 +251,7 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
     if blank:
         rows.pop("", None)
         rows.pop("\r", None)
-    if len(rows) != scan.lines - 1 - blank:
+    if len(rows) != scan.newlines + scan.unterminated - 1 - blank:
         return False
     if not rows:
         return True
@@ -306,7 +282,7 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: Header) -> bool:
 
 
 def _read_gps_rows_checked(
-    stream: io.TextIOWrapper, where: str, header: Header, notes: list[str]
+    stream: io.TextIOWrapper, where: str, header: tables.Header, notes: list[str]
 ) -> dict[str, str]:
     """Every row, checked as it is read; raises on the first bad one, naming its line."""
     cols = header.index
@@ -324,10 +300,10 @@ def _read_gps_rows_checked(
             blank_from = blank_from or lineno
             continue
         if blank_from:
-            raise blank_inside(where, blank_from)
+            raise tables.blank_inside(where, blank_from)
         parts = text.split("\t")
         if len(parts) not in header.widths:
-            raise bad_width(where, lineno, parts, header)
+            raise tables.bad_width(where, lineno, parts, header)
         if any(parts[i] for i in extra if i < len(parts)):
             raise BadInputError(
                 "a value in the column that has no name in the header", path=where, line=lineno
@@ -356,13 +332,13 @@ def _read_gps_rows_checked(
         first_seen[cid] = lineno
         rows[cid] = encode_row(fsn, pt, active == "1")
     if blank_from:
-        notes.append(blank_note(where, lineno - blank_from + 1))
+        notes.append(tables.blank_note(where, lineno - blank_from + 1))
     return rows
 
 
 def is_gps_member(name: str) -> bool:
     """Whether a zip member's name is the GPS file's: ``*GPSRelease*.txt``, in any folder."""
-    return "gpsrelease" in basename(name).lower() and name.endswith(".txt")
+    return "gpsrelease" in tables.basename(name).lower() and name.endswith(".txt")
 
 
 def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> ConceptIndex:
@@ -381,11 +357,11 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
         member = fitting[0]
     where = f"{path}!{member}"
     notes: list[str] = []
-    check_declared_size(path, zf, member, GPS_MAX_BYTES)
-    with reading_member(path, zf, member, hint=ZIP_HINT):
+    tables.check_declared_size(path, zf, member, GPS_MAX_BYTES)
+    with reading_member(path, zf, member, hint=tables.ZIP_HINT):
         rows, member_digest = _read_gps(partial(zf.open, member), where, notes)
     digest = sha256_file(path)
-    date = release_date(member, path.name)
+    date = tables.release_date(member, path.name)
     if date is None:
         notes.append(f"{where}: no release date in the member or zip name")
     files = [SourceFile(str(path), digest), SourceFile(str(path), member_digest, member)]
@@ -393,6 +369,6 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
 
 
 def _has_gps_header(path: Path, zf: zipfile.ZipFile, member: str) -> bool:
-    with reading_member(path, zf, member, hint=ZIP_HINT), zf.open(member) as raw:
-        first = raw.readline(LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
+    with reading_member(path, zf, member, hint=tables.ZIP_HINT), zf.open(member) as raw:
+        first = raw.readline(tables.LINE_MAX_BYTES).decode("utf-8", "replace").lstrip("\ufeff")
     return all(c in first.rstrip("\r\n").split("\t") for c in GPS_COLUMNS)

@@ -12,7 +12,7 @@ from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.files import open_regular
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import is_gps_member, load_gps_tsv, load_gps_zip
-from tempmedbench_synonyms.snomed.rf2 import is_concept_file, load_rf2_folder, load_rf2_zip
+from tempmedbench_synonyms.snomed.rf2 import is_concept_file, load_rf2
 from tempmedbench_synonyms.zips import ZIP_ERRORS
 
 
@@ -26,7 +26,7 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
             hint="pass the GPS zip or its .txt file, or an RF2 snapshot folder or zip, to --gps",
         )
     if p.is_dir():
-        return load_rf2_folder(p)
+        return load_rf2(p)
     with open_regular(p, what="the GPS input") as f:
         if zipfile.is_zipfile(f):
             return _load_zip(p, f)
@@ -69,7 +69,7 @@ def _load_zip(path: Path, f: IO[bytes]) -> ConceptIndex:
         if gps:
             return load_gps_zip(path, zf, gps)
         if any(is_concept_file(n) for n in names):
-            return load_rf2_zip(path, zf, names)
+            return load_rf2(path, zf, names)
     raise BadInputError(
         "the zip holds neither a *GPSRelease*.txt member nor an RF2 Concept snapshot",
         path=path,

@@ -14,6 +14,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -21,23 +22,8 @@ from typing import IO, TypeVar
 
 from tempmedbench_synonyms.errors import BadInputError, bounded_list
 from tempmedbench_synonyms.files import open_regular, sha256_file
+from tempmedbench_synonyms.snomed import tables
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, SourceFile, encode_row
-from tempmedbench_synonyms.snomed.tables import (
-    CRLF_NOTE,
-    NAME_DATE,
-    ZIP_HINT,
-    bad_width,
-    basename,
-    blank_inside,
-    blank_note,
-    bounded,
-    check_declared_size,
-    no_concepts,
-    not_utf8_error,
-    parse_header,
-    release_date,
-    text_stream,
-)
 from tempmedbench_synonyms.zips import reading_member
 
 log = logging.getLogger(__name__)
@@ -59,16 +45,8 @@ INTERNATIONAL_MODULES = frozenset({CORE_MODULE, MODEL_COMPONENT_MODULE})
 # Each list starts with the component identifier and effectiveTime: the row-version step needs them
 # there (see _read_latest).
 CONCEPT_COLUMNS = ("id", "effectiveTime", "active", "moduleId")
-DESCRIPTION_COLUMNS = ("id", "effectiveTime", "active", "moduleId", "conceptId", "typeId", "term")
-LANGUAGE_COLUMNS = (
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "refsetId",
-    "referencedComponentId",
-    "acceptabilityId",
-)
+DESCRIPTION_COLUMNS = (*CONCEPT_COLUMNS, "conceptId", "typeId", "term")
+LANGUAGE_COLUMNS = (*CONCEPT_COLUMNS, "refsetId", "referencedComponentId", "acceptabilityId")
 
 _RF2_PATTERNS = {
     "concept": re.compile(r"^sct2_Concept_Snapshot[-_].*\.txt$"),
@@ -83,57 +61,35 @@ RF2_MAX_BYTES = 4 << 30
 _T = TypeVar("_T")
 
 
-# --------------------------------------------------------------------------------------------
-# RF2: where the files are
+@dataclass
+class _Source:
+    """The RF2 files found anywhere under the folder ``path``, or inside the zip ``zf`` at it."""
 
-
-class _FolderSource:
-    """RF2 files found anywhere under a folder."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.names = sorted(
-            str(p.relative_to(root).as_posix()) for p in root.rglob("*.txt") if p.is_file()
-        )
+    path: Path
+    names: list[str]
+    zf: zipfile.ZipFile | None = None
 
     def where(self, name: str) -> str:
-        return str(self.root / name)
+        return str(self.path / name) if self.zf is None else f"{self.path}!{name}"
 
     def open_bytes(self, name: str) -> IO[bytes]:
-        raw = open_regular(self.root / name, what="the RF2 file")
-        return bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
+        if self.zf is None:
+            raw: IO[bytes] = open_regular(self.path / name, what="the RF2 file")
+        else:
+            tables.check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
+            raw = self.zf.open(name)
+        return tables.bounded(raw, self.where(name), "an RF2 file", RF2_MAX_BYTES)
 
     def reading(self, name: str) -> AbstractContextManager[None]:
-        return nullcontext()
+        if self.zf is None:
+            return nullcontext()
+        return reading_member(self.path, self.zf, name, hint=tables.ZIP_HINT)
 
     def source_file(self, name: str) -> SourceFile:
-        return SourceFile(self.where(name), sha256_file(self.root / name))
-
-
-class _ZipSource:
-    """RF2 files found anywhere inside a zip."""
-
-    def __init__(self, zf: zipfile.ZipFile, path: Path, names: list[str]) -> None:
-        self.zf = zf
-        self.path = path
-        self.names = sorted(names)
-
-    def where(self, name: str) -> str:
-        return f"{self.path}!{name}"
-
-    def open_bytes(self, name: str) -> IO[bytes]:
-        check_declared_size(self.path, self.zf, name, RF2_MAX_BYTES)
-        return bounded(self.zf.open(name), self.where(name), "an RF2 file", RF2_MAX_BYTES)
-
-    def reading(self, name: str) -> AbstractContextManager[None]:
-        return reading_member(self.path, self.zf, name, hint=ZIP_HINT)
-
-    def source_file(self, name: str) -> SourceFile:
+        if self.zf is None:
+            return SourceFile(self.where(name), sha256_file(self.path / name))
         # The zip's own hash is reported; hashing each member again would double the read time.
         return SourceFile(str(self.path), None, name)
-
-
-_Source = _FolderSource | _ZipSource
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,8 +140,8 @@ def _rf2_rows(
         where = src.where(name)
         with src.reading(name):
             try:
-                with src.open_bytes(name) as raw, text_stream(raw) as stream:
-                    header = parse_header(stream.readline(), where, columns, notes)
+                with src.open_bytes(name) as raw, tables.text_stream(raw) as stream:
+                    header = tables.parse_header(stream.readline(), where, columns, notes)
                     pick = itemgetter(*(header.index[c] for c in columns))
                     widths = header.widths
                     width = len(header.names)
@@ -196,13 +152,13 @@ def _rf2_rows(
                             if parts == [""]:
                                 _trailing_blank_lines(rows, where, lineno, notes)
                                 break
-                            raise bad_width(where, lineno, parts, header)
+                            raise tables.bad_width(where, lineno, parts, header)
                         fields = pick(parts)
                         k = hash_(fields[0])
                         add[k & mask](k)
                         yield where, lineno, fields
             except UnicodeDecodeError:
-                raise not_utf8_error(where, partial(src.open_bytes, name)) from None
+                raise tables.not_utf8_error(where, partial(src.open_bytes, name)) from None
 
 
 def _trailing_blank_lines(
@@ -212,19 +168,9 @@ def _trailing_blank_lines(
     n = 1
     for _, line in rows:
         if line.rstrip("\r\n"):
-            raise blank_inside(where, first)
+            raise tables.blank_inside(where, first)
         n += 1
-    notes.append(blank_note(where, n))
-
-
-def _effective_time(value: str, where: str, line: int) -> str:
-    if len(value) != 8 or not (value.isascii() and value.isdigit()):
-        raise BadInputError(
-            f"effectiveTime is {value!r}; it must be a date of 8 digits (YYYYMMDD)",
-            path=where,
-            line=line,
-        )
-    return value
+    notes.append(tables.blank_note(where, n))
 
 
 def _deduplicated(
@@ -247,7 +193,13 @@ def _deduplicated(
             yield row
             continue
         held += 1
-        et = _effective_time(fields[1], where, lineno)
+        et = fields[1]
+        if len(et) != 8 or not (et.isascii() and et.isdigit()):
+            raise BadInputError(
+                f"effectiveTime is {et!r}; it must be a date of 8 digits (YYYYMMDD)",
+                path=where,
+                line=lineno,
+            )
         old = best.get(cid)
         if old is not None:
             repeated_ids.add(cid)
@@ -328,30 +280,24 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
 
 def is_concept_file(name: str) -> bool:
     """Whether a file's name (in any folder) is an RF2 Concept snapshot's."""
-    return _RF2_PATTERNS["concept"].match(basename(name)) is not None
+    return _RF2_PATTERNS["concept"].match(tables.basename(name)) is not None
 
 
-def load_rf2_folder(path: Path) -> ConceptIndex:
-    """Read the RF2 snapshot files found anywhere under the folder ``path``."""
-    return _load_rf2(path, "rf2-folder", _FolderSource(path))
-
-
-def load_rf2_zip(path: Path, zf: zipfile.ZipFile, names: list[str]) -> ConceptIndex:
-    """Read the RF2 snapshot files found among ``names``, the members of the open zip ``zf``."""
-    index = _load_rf2(path, "rf2-zip", _ZipSource(zf, path, names))
-    index.sha256 = sha256_file(path)
-    index.files.insert(0, SourceFile(str(path), index.sha256))
-    return index
-
-
-def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
+def load_rf2(
+    path: Path, zf: zipfile.ZipFile | None = None, names: list[str] | None = None
+) -> ConceptIndex:
+    """Read the RF2 snapshot files found anywhere under the folder ``path``, or (``zf``) among
+    ``names``, the members of the open zip at ``path``."""
+    if zf is None:
+        names = [p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file()]
+    src = _Source(path, sorted(names or ()), zf)
     found = {
-        k: [n for n in src.names if pattern.match(basename(n))]
+        k: [n for n in src.names if pattern.match(tables.basename(n))]
         for k, pattern in _RF2_PATTERNS.items()
     }
     missing = [k for k, v in found.items() if not v]
     if missing:
-        gps_hint = any("gpsrelease" in basename(n).lower() for n in src.names)
+        gps_hint = any("gpsrelease" in tables.basename(n).lower() for n in src.names)
         raise BadInputError(
             "no RF2 " + ", ".join(missing) + " snapshot file "
             "(sct2_Concept_Snapshot*.txt, sct2_Description_Snapshot*.txt, "
@@ -371,7 +317,7 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     concept_file = found["concept"][0]
     concepts, inactive = _read_concepts(src, concept_file, notes)
     if not concepts:
-        raise no_concepts(
+        raise tables.no_concepts(
             src.where(concept_file),
             "none of the International Edition's modules "
             f"({CORE_MODULE}, {MODEL_COMPONENT_MODULE})",
@@ -381,26 +327,30 @@ def _load_rf2(path: Path, kind: str, src: _Source) -> ConceptIndex:
     _read_descriptions(src, found["description"], concepts, us_preferred, notes)
     del us_preferred
     _fill_rows(concepts, inactive, src.where(concept_file), notes)
-    dates = {
-        m.group(1) for n in (f for v in found.values() for f in v) if (m := NAME_DATE.search(n))
-    }
-    date = release_date(concept_file, path.name)
+    every_file = [f for v in found.values() for f in v]
+    dates = {m.group(1) for n in every_file if (m := tables.NAME_DATE.search(n))}
+    date = tables.release_date(concept_file, path.name)
     if date is None:
         notes.append(f"{src.where(concept_file)}: no release date in the file name")
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
-    return ConceptIndex(concepts, kind, str(path), date, None, files, _one_crlf_note(notes))
+    notes = _one_crlf_note(notes)
+    if zf is None:
+        return ConceptIndex(concepts, "rf2-folder", str(path), date, None, files, notes)
+    digest = sha256_file(path)
+    files.insert(0, SourceFile(str(path), digest))
+    return ConceptIndex(concepts, "rf2-zip", str(path), date, digest, files, notes)
 
 
 def _one_crlf_note(notes: list[str]) -> list[str]:
     """The per-file "CRLF line ends" notes said once (CRLF is RF2's own line end)."""
-    crlf = [n for n in notes if n.endswith(CRLF_NOTE)]
+    crlf = [n for n in notes if n.endswith(tables.CRLF_NOTE)]
     if len(crlf) < 2:
         return notes
     one = f"{len(crlf)} RF2 files: CRLF line ends (RF2's own)"
     first = notes.index(crlf[0])
-    kept = [n for n in notes if not n.endswith(CRLF_NOTE)]
+    kept = [n for n in notes if not n.endswith(tables.CRLF_NOTE)]
     kept.insert(first, one)
     return kept
 

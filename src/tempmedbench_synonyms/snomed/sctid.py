@@ -31,30 +31,21 @@ PARTITIONS: dict[str, tuple[str, str]] = {
 CONCEPT_PARTITIONS = frozenset({"00", "10"})
 EXTENSION_CONCEPT_PARTITION = "10"
 
-# Verhoeff's tables: _D is the multiplication table of the dihedral group D5, _P the position
-# permutations (cycle of 8), _INV the group inverses.
-_D: tuple[tuple[int, ...], ...] = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
-    (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
-    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
-    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
-    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8),
-    (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
-    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2),
-    (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
-    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
-    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-)
-_P: tuple[tuple[int, ...], ...] = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
-    (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
-    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
-    (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
-    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0),
-    (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
-    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5),
-    (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
-)
+
+def _d5(j: int, k: int) -> int:
+    """``j * k`` in the dihedral group D5, numbered as Verhoeff does: 0-4 the rotations, 5-9 the
+    reflections."""
+    if j < 5:
+        return (j + k) % 5 + (5 if k >= 5 else 0)
+    return (j - k) % 5 + (0 if k >= 5 else 5)
+
+
+# Verhoeff's tables: _D the multiplication table of D5, _P the position permutations (row i is
+# row 1 applied i times, a cycle of 8), _INV the group inverses.
+_D = tuple(tuple(_d5(j, k) for k in range(10)) for j in range(10))
+_P: list[tuple[int, ...]] = [tuple(range(10))]
+for _ in range(7):
+    _P.append(tuple((1, 5, 7, 6, 2, 8, 3, 0, 9, 4)[n] for n in _P[-1]))
 _INV: tuple[int, ...] = (0, 4, 3, 2, 1, 5, 6, 7, 8, 9)
 
 
@@ -100,11 +91,6 @@ class SctidInfo:
     expected_check_digit: str | None = None
 
     @property
-    def valid_concept_id(self) -> bool:
-        """True when the identifier passes every check of SPEC section 6 for a concept."""
-        return not self.problems
-
-    @property
     def is_extension_concept(self) -> bool:
         """A long-format concept identifier: it belongs to an extension's namespace."""
         return not self.problems and is_extension_concept(self.sctid)
@@ -113,7 +99,7 @@ class SctidInfo:
         """A JSON-ready view, for the CLI."""
         return {
             "sctid": self.sctid,
-            "valid": self.valid_concept_id,
+            "valid": not self.problems,
             "well_formed": self.well_formed,
             "format": self.format,
             "partition": self.partition,

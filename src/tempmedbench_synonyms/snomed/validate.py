@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,16 +47,7 @@ class Finding:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code.value,
-            "file": self.file,
-            "line": self.line,
-            "record": self.record,
-            "field": self.field,
-            "expected": self.expected,
-            "found": self.found,
-            "message": self.message,
-        }
+        return {**asdict(self), "code": self.code.value}
 
 
 @dataclass(slots=True)
@@ -152,7 +143,8 @@ def iter_records(
 # The term fields that come with each code field: what a code without a concept reports as
 # UNEXPECTED_TERM.
 _SNOMED_TERMS = ("snomed_fsn", "snomed_pt")
-_RC_TERMS = ("related_condition", "related_condition_snomed_fsn", "related_condition_snomed_pt")
+_RC_SNOMED_TERMS = ("related_condition_snomed_fsn", "related_condition_snomed_pt")
+_RC_TERMS = ("related_condition", *_RC_SNOMED_TERMS)
 _QUESTION_TERMS = ("concept_snomed_fsn", "concept_snomed_pt")
 _IN_RELEASE = "a concept of the release"
 # The fields that must hold their concept's FSN or US preferred term: the finding, and the field
@@ -279,12 +271,7 @@ class _Checker:
                 rc_concept = self.resolve("related_condition_snomed_code", rc_code, _RC_TERMS)
             if rc_concept is not None:
                 self.fsn_or_pt(rc_code, rc_concept, "related_condition")
-                self.terms(
-                    rc_code,
-                    rc_concept,
-                    "related_condition_snomed_fsn",
-                    "related_condition_snomed_pt",
-                )
+                self.terms(rc_code, rc_concept, *_RC_SNOMED_TERMS)
         return self.line
 
     def questions(self, records: Iterable[dict[str, Any]]) -> int:
