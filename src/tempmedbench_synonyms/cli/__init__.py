@@ -26,10 +26,10 @@ from tempmedbench_synonyms.cli._options import (
     VerboseOption,
     with_options,
 )
-from tempmedbench_synonyms.cli._plan import DryRunOption, show_plan
-from tempmedbench_synonyms.cli._render import render_freeze, render_report
+from tempmedbench_synonyms.cli._render import render_freeze, render_plan, render_report
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
+    echo_err,
     echo_report,
     exit_on_error,
     failure_json,
@@ -128,6 +128,15 @@ ReleaseOverrideOption = Annotated[
         "allowed, but the hashes will then likely differ.",
     ),
 ]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Say what a run would do (concepts, answers already cached, requests left and "
+        "their time at --rate) and stop: nothing is sent but the release probe, nothing written.",
+        metavar=FLAG,
+    ),
+]
 
 
 def _failure_report(
@@ -195,7 +204,14 @@ def regenerate_command(
         api_key_file=uts.api_key_file,
     ):
         if dry_run:
-            show_plan(options, json_out=json_out, verbosity=verbosity)
+            from tempmedbench_synonyms.plan import plan
+
+            report, found = plan(options)
+            if verbosity >= 0:
+                echo_err(render_plan(report, found))
+            if json_out:
+                print_json({**report.to_json(), "plan": found.to_json()})
+            raise typer.Exit(report.exit_code)
         report = run(options)
     _finish(report, verbosity=verbosity, json_out=json_out)
 

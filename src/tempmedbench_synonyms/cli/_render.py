@@ -1,4 +1,5 @@
-"""Human reports on stderr: what was checked, what matched, what drifted, what to do next."""
+"""Human reports on stderr: what was checked, what matched, what drifted, what to do next; and
+the plan of ``regenerate --dry-run``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from tempmedbench_synonyms.errors import bounded_list, plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it
+    from tempmedbench_synonyms.plan import Plan
     from tempmedbench_synonyms.regen.report import Report
 
 _LIST_AT_MOST = 20
@@ -89,6 +91,36 @@ def render_freeze(report: Report) -> str:
                  f"(exit {report.exit_code}): {report.message}")  # fmt: skip
     if report.hint:
         lines.append(f"hint: {report.hint}")
+    return "\n".join(lines)
+
+
+def render_plan(report: Report, plan: Plan) -> str:
+    """The human plan: what was checked, where the atoms would come from, what is left."""
+    from tempmedbench_synonyms.uts.estimate import duration_words
+
+    lines = [f"regenerate --dry-run: {report.release}"]
+    lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
+    if report.mrconso is not None:
+        lines.append(f"  MRCONSO        {report.mrconso['path']} ({report.mrconso['kind']})")
+    else:
+        sent = f"{report.requests} request" + ("" if report.requests == 1 else "s")
+        lines.append(
+            f"  UMLS release   {report.umls_release} (UMLS REST API, {sent} sent, "
+            f"{report.cache_hits} answered by the cache)"
+        )
+        lines.append(
+            f"  requests       {plan.requests} left to send, about "
+            f"{duration_words(plan.seconds or 0.0)}"
+        )
+    if report.mrconso is not None:
+        lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
+    else:
+        lines.append(
+            f"  concepts       {plan.concepts}: {plan.cached} cached, {plan.to_fetch} to fetch"
+        )
+    for w in report.warnings:
+        lines.append(f"  warning        {w}")
+    lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
     return "\n".join(lines)
 
 
