@@ -364,15 +364,13 @@ def _coded(
 ) -> Items:
     """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
     SAB argument); each with ``make``'s lookup."""
-    return lambda: [
-        (f"{s} {c}", spoilt or make(sab=s, code=c)) for s, c, spoilt in _pairs(sab, codes, file)
-    ]
+    return partial(_pairs, sab, codes, file, make)
 
 
 def _pairs(
-    sab: str | None, codes: Sequence[str] | None, file: Path | None
-) -> list[tuple[str, str, BadInputError | None]]:
-    """(SAB, code, the error that spoils its line) of each input."""
+    sab: str | None, codes: Sequence[str] | None, file: Path | None, make: Make
+) -> list[Item]:
+    """Each input of ``_coded`` with its lookup, or the error that spoils its line."""
     pairs: list[tuple[str, str, BadInputError | None]] = []
     if sab is not None:
         pairs += [(sab, code, None) for code in codes or ()]
@@ -403,7 +401,7 @@ def _pairs(
             )
     if sab is not None and not codes and file is None:
         raise BadInputError(f"no code of {sab}: give SAB CODE...", hint="see --help")
-    return pairs
+    return [(f"{s} {c}", spoilt or make(sab=s, code=c)) for s, c, spoilt in pairs]
 
 
 # -- showing -----------------------------------------------------------------------------------
