@@ -110,16 +110,6 @@ CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
 ]
-SabArg = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="SAB", show_default=False, help="The source (root source abbreviation)."
-    ),
-]
-Codes = Annotated[
-    list[str] | None,
-    typer.Argument(metavar="CODE", show_default=False, help="Codes of that source."),
-]
 
 
 # -- one run of many inputs ------------------------------------------------------------------
@@ -589,10 +579,17 @@ def _command(
 def _arguments(takes: tuple[str, str] | None) -> list[inspect.Parameter]:
     """One word an input (``takes``: the metavar and help), or ``SAB CODE...``."""
     if takes is None:
-        return [_param("sab", SabArg, None), _param("codes", Codes, None)]
+        return [
+            _argument("sab", str | None, ("SAB", "The source (root source abbreviation).")),
+            _argument("codes", list[str] | None, ("CODE", "Codes of that source.")),
+        ]
+    return [_argument("ids", list[str] | None, takes)]
+
+
+def _argument(name: str, kind: Any, takes: tuple[str, str]) -> inspect.Parameter:
     metavar, what = takes
     argument = typer.Argument(metavar=metavar, show_default=False, help=what)
-    return [_param("ids", Annotated[list[str] | None, argument], None)]
+    return _param(name, Annotated[kind, argument], None)
 
 
 def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
