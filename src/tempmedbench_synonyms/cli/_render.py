@@ -102,19 +102,16 @@ def render_plan(report: Report, plan: Plan) -> str:
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
     if report.mrconso is not None:
         lines.append(f"  MRCONSO        {report.mrconso['path']} ({report.mrconso['kind']})")
+        lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
     else:
-        sent = f"{report.requests} request" + ("" if report.requests == 1 else "s")
         lines.append(
-            f"  UMLS release   {report.umls_release} (UMLS REST API, {sent} sent, "
-            f"{report.cache_hits} answered by the cache)"
+            f"  UMLS release   {report.umls_release} (UMLS REST API, "
+            f"{plural(report.requests, 'request')} sent, {report.cache_hits} answered by the cache)"
         )
         lines.append(
             f"  requests       {plan.requests} left to send, about "
             f"{duration_words(plan.seconds or 0.0)}"
         )
-    if report.mrconso is not None:
-        lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
-    else:
         lines.append(
             f"  concepts       {plan.concepts}: {plan.cached} cached, {plan.to_fetch} to fetch"
         )
