@@ -28,11 +28,10 @@ def _header(report: Report) -> list[str]:
     lines = [f"{report.command}: {report.release}"]
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
     if report.source is not None:
-        src = "local MRCONSO.RRF" if report.source == "mrconso" else "UMLS REST API"
         via = (
-            src
+            "local MRCONSO.RRF"
             if report.source == "mrconso"
-            else f"{src}, {plural(report.requests, 'request')}, "
+            else f"UMLS REST API, {plural(report.requests, 'request')}, "
             f"{plural(report.cache_hits, 'cache hit')}"
         )
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
@@ -126,6 +125,7 @@ def _replaced(replaced: dict[str, Any]) -> list[str]:
     lines = [f"  replaced       the previous hashes, kept as {replaced['backup']}"]
     if not replaced["readable"]:
         lines.append("                 (the previous file could not be read as expected hashes)")
+    unchanged = len(lines)
     for rel, change in replaced["files"].items():
         lines.append(f"  changed        {rel}: {change['old']} -> {change['new']}")
     for key, what in (
@@ -136,8 +136,6 @@ def _replaced(replaced: dict[str, Any]) -> list[str]:
         if replaced[key]:
             lines.append(f"  concepts       {len(replaced[key])} {what}:")
             lines += _keys(replaced[key])
-    if not replaced["files"] and not any(
-        replaced[k] for k in ("concepts_changed", "concepts_added", "concepts_removed")
-    ):
+    if len(lines) == unchanged:  # no hash, no concept listed as changed
         lines.append("  unchanged      every hash is the same as before")
     return lines
