@@ -113,19 +113,18 @@ class _Server(HTTPServer):
             self.shutdown_request(request)
 
     def server_close(self) -> None:
+        """Close the listening socket and every connection, and join the request threads."""
         super().server_close()
-        for thread in self._live.values():
-            thread.join()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("fake UTS: a connection from %s ended badly", client_address)
-
-    def drop_connections(self) -> None:
         for sock in self._live:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:  # closed already: its thread has ended
                 pass
+        for thread in self._live.values():
+            thread.join()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("fake UTS: a connection from %s ended badly", client_address)
 
 
 class FakeUtsServer:
@@ -169,8 +168,7 @@ class FakeUtsServer:
             return
         server.stopping.set()
         server.shutdown()
-        server.drop_connections()
-        server.server_close()  # joins the request threads
+        server.server_close()
         thread.join()
 
     def __enter__(self) -> FakeUtsServer:
