@@ -679,10 +679,8 @@ def index_command(
 
         index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
                            progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
-        try:
+        with closing(index):
             parts = index.build()
-        finally:
-            index.close()
     if json_out:
         print_json({"index": index.where, "release": index.release,
                     "parts": [p.to_json() for p in parts]})  # fmt: skip
