@@ -6,7 +6,7 @@ offline"). Registered by the ``pytest11`` entry point; it imports nothing heavy 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -131,5 +131,4 @@ def fake_uts(request: pytest.FixtureRequest, fake_uts_factory: FakeUtsFactory) -
             "the fake_uts marker takes rows, meta, release and faults, not "
             f"{', '.join(sorted(unknown))}"
         )
-    factory: Callable[..., RunningFakeUts] = fake_uts_factory
-    return factory(**kwargs)
+    return fake_uts_factory(**kwargs)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -26,10 +27,10 @@ from tempmedbench_synonyms.cli._options import (
     VerboseOption,
     with_options,
 )
-from tempmedbench_synonyms.cli._plan import DryRunOption, show_plan
-from tempmedbench_synonyms.cli._render import render_freeze, render_report
+from tempmedbench_synonyms.cli._render import render_freeze, render_plan, render_report
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
+    echo_err,
     echo_report,
     exit_on_error,
     failure_json,
@@ -40,7 +41,7 @@ from tempmedbench_synonyms.cli.doctor import doctor_command
 from tempmedbench_synonyms.cli.gps import gps_app
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.demo import demo_data
-from tempmedbench_synonyms.errors import Outcome, TempMedBenchError
+from tempmedbench_synonyms.errors import Outcome
 from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.uts.options import UtsOptions
 
@@ -128,20 +129,30 @@ ReleaseOverrideOption = Annotated[
         "allowed, but the hashes will then likely differ.",
     ),
 ]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Say what a run would do (concepts, answers already cached, requests left and "
+        "their time at --rate) and stop: nothing is sent but the release probe, nothing written.",
+        metavar=FLAG,
+    ),
+]
 
 
-def _failure_report(
-    command: str, release_dir: Path, json_out: bool
-) -> Callable[[TempMedBenchError], dict[str, Any]] | None:
-    """With --json, the report of a run an error stopped: ``failure_json``, other keys empty."""
+def _reporting(
+    command: str, release_dir: Path, json_out: bool, api_key_file: Path | None = None
+) -> AbstractContextManager[None]:
+    """``exit_on_error`` whose --json report of a run an error stopped is ``failure_json``, the
+    report's other keys empty."""
     if not json_out:
-        return None
+        return exit_on_error(api_key_file=api_key_file)
     from tempmedbench_synonyms.regen.report import Report
 
     empty = Report(command, Outcome.BAD_INPUT, str(release_dir)).to_json()
     for key in ("outcome", "exit_code", "message", "hint"):
         del empty[key]  # the error's own
-    return partial(failure_json, **empty)
+    return exit_on_error(json_report=partial(failure_json, **empty), api_key_file=api_key_file)
 
 
 def _finish(
@@ -190,12 +201,16 @@ def regenerate_command(
     verbosity = configure_logging(quiet, verbose)
     options = RegenOptions(release_dir, mrconso=mrconso, out=out, umls_release=umls_release,
                            uts=uts, progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
-    with exit_on_error(
-        json_report=_failure_report("regenerate", release_dir, json_out),
-        api_key_file=uts.api_key_file,
-    ):
+    with _reporting("regenerate", release_dir, json_out, uts.api_key_file):
         if dry_run:
-            show_plan(options, json_out=json_out, verbosity=verbosity)
+            from tempmedbench_synonyms.plan import plan
+
+            report, found = plan(options)
+            if verbosity >= 0:
+                echo_err(render_plan(report, found))
+            if json_out:
+                print_json({**report.to_json(), "plan": found.to_json()})
+            raise typer.Exit(report.exit_code)
         report = run(options)
     _finish(report, verbosity=verbosity, json_out=json_out)
 
@@ -218,7 +233,7 @@ def check_command(
         tempmedbench-synonyms check TempMedBench-1.0
     """
     verbosity = configure_logging(quiet, verbose)
-    with exit_on_error(json_report=_failure_report("check", release_dir, json_out)):
+    with _reporting("check", release_dir, json_out):
         report = check(release_dir, out=out)
     _finish(report, verbosity=verbosity, json_out=json_out)
 
@@ -265,10 +280,7 @@ def freeze_command(
     verbosity = configure_logging(quiet, verbose)
     options = RegenOptions(release_dir, mrconso=mrconso, umls_release=umls_release, uts=uts,
                            progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
-    with exit_on_error(
-        json_report=_failure_report("freeze", release_dir, json_out),
-        api_key_file=uts.api_key_file,
-    ):
+    with _reporting("freeze", release_dir, json_out, uts.api_key_file):
         from tempmedbench_synonyms.regen.freeze import freeze
 
         report = freeze(
@@ -296,7 +308,7 @@ def demo_command(
         tempmedbench-synonyms demo --out /tmp/demo
     """
     verbosity = configure_logging(quiet, 0)
-    with exit_on_error(json_report=_failure_report("demo", Path("demo"), json_out)):
+    with _reporting("demo", Path("demo"), json_out):
         data = demo_data()
         options = RegenOptions(data.release, mrconso=data.mrconso, out=out,
                                progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip

@@ -105,14 +105,12 @@ def _typer_option(spelt: Flag, f: dataclasses.Field[Any]) -> Any:
 
 # -- the options every command spells alike -----------------------------------------------------
 
-QUIET_WITH_VERBOSE = "-q (--quiet) and -v (--verbose) contradict each other: pick one"
-
 
 def _one_of_quiet_and_verbose(ctx: typer.Context, param: Any, value: Any) -> Any:
     """``-q`` with ``-v`` is a usage error, whichever the parser meets second."""
     other = "verbose" if param.name == "quiet" else "quiet"
     if value and ctx.params.get(other):
-        raise UsageError(QUIET_WITH_VERBOSE, ctx)
+        raise UsageError("-q (--quiet) and -v (--verbose) contradict each other: pick one", ctx)
     return value
 
 
@@ -122,14 +120,7 @@ JsonOption = Annotated[
 ]
 #: ``--json`` of a command that answers each of its inputs (SPEC 11: JSON Lines).
 JSON_LINES_HELP = "Print one JSON object a line on stdout, one for each input, in input order."
-JsonLinesOption = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help=JSON_LINES_HELP,
-        metavar=FLAG,
-    ),
-]
+JsonLinesOption = Annotated[bool, typer.Option("--json", help=JSON_LINES_HELP, metavar=FLAG)]
 QuietOption = Annotated[
     bool,
     typer.Option(
@@ -154,16 +145,6 @@ VerboseOption = Annotated[
 ]
 
 # -- the command classes -----------------------------------------------------------------------
-
-
-def usage_error_json(message: str, command: str) -> dict[str, Any]:
-    """The ``--json`` object of a command line the command refused (exit 2)."""
-    return {
-        "outcome": Outcome.BAD_INPUT.value,
-        "exit_code": 2,
-        "message": message,
-        "hint": f"{command} --help lists the arguments and options",
-    }
 
 
 def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
@@ -240,9 +221,14 @@ def _answering(args: list[str], top: Any, info_name: str | None) -> Iterator[Non
             chain, command = [top], str(info_name)
         _near_options_only(err)
         if json_given(args, chain):
+            refused = {  # the command line's --json object: exit 2
+                "outcome": Outcome.BAD_INPUT.value,
+                "exit_code": 2,
+                "message": err.format_message(),  # type: ignore[attr-defined]
+                "hint": f"{command} --help lists the arguments and options",
+            }
             try:
-                message = err.format_message()  # type: ignore[attr-defined]
-                print_json(usage_error_json(message, command), one_line=_json_lines(chain[0]))
+                print_json(refused, one_line=_json_lines(chain[0]))
             except OSError:  # stdout's reader is gone: the usage message and exit 2 follow
                 pass
         raise

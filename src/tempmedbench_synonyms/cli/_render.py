@@ -1,4 +1,5 @@
-"""Human reports on stderr: what was checked, what matched, what drifted, what to do next."""
+"""Human reports on stderr: what was checked, what matched, what drifted, what to do next; and
+the plan of ``regenerate --dry-run``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from tempmedbench_synonyms.errors import bounded_list, plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it
+    from tempmedbench_synonyms.plan import Plan
     from tempmedbench_synonyms.regen.report import Report
 
 _LIST_AT_MOST = 20
@@ -26,11 +28,10 @@ def _header(report: Report) -> list[str]:
     lines = [f"{report.command}: {report.release}"]
     lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
     if report.source is not None:
-        src = "local MRCONSO.RRF" if report.source == "mrconso" else "UMLS REST API"
         via = (
-            src
+            "local MRCONSO.RRF"
             if report.source == "mrconso"
-            else f"{src}, {plural(report.requests, 'request')}, "
+            else f"UMLS REST API, {plural(report.requests, 'request')}, "
             f"{plural(report.cache_hits, 'cache hit')}"
         )
         lines.append(f"  UMLS release   {report.umls_release} ({via})")
@@ -92,11 +93,39 @@ def render_freeze(report: Report) -> str:
     return "\n".join(lines)
 
 
+def render_plan(report: Report, plan: Plan) -> str:
+    """The human plan: what was checked, where the atoms would come from, what is left."""
+    from tempmedbench_synonyms.uts.estimate import duration_words
+
+    lines = [f"regenerate --dry-run: {report.release}"]
+    lines.append(f"  manifest       {report.manifest_files} files match MANIFEST.sha256")
+    if report.mrconso is not None:
+        lines.append(f"  MRCONSO        {report.mrconso['path']} ({report.mrconso['kind']})")
+        lines.append(f"  concepts       {plan.concepts}, read from the file in one pass")
+    else:
+        lines.append(
+            f"  UMLS release   {report.umls_release} (UMLS REST API, "
+            f"{plural(report.requests, 'request')} sent, {report.cache_hits} answered by the cache)"
+        )
+        lines.append(
+            f"  requests       {plan.requests} left to send, about "
+            f"{duration_words(plan.seconds or 0.0)}"
+        )
+        lines.append(
+            f"  concepts       {plan.concepts}: {plan.cached} cached, {plan.to_fetch} to fetch"
+        )
+    for w in report.warnings:
+        lines.append(f"  warning        {w}")
+    lines.append(f"{report.outcome} (exit {report.exit_code}): {report.message}")
+    return "\n".join(lines)
+
+
 def _replaced(replaced: dict[str, Any]) -> list[str]:
     """What freeze --force changed in the hashes it replaced."""
     lines = [f"  replaced       the previous hashes, kept as {replaced['backup']}"]
     if not replaced["readable"]:
         lines.append("                 (the previous file could not be read as expected hashes)")
+    unchanged = len(lines)
     for rel, change in replaced["files"].items():
         lines.append(f"  changed        {rel}: {change['old']} -> {change['new']}")
     for key, what in (
@@ -107,8 +136,6 @@ def _replaced(replaced: dict[str, Any]) -> list[str]:
         if replaced[key]:
             lines.append(f"  concepts       {len(replaced[key])} {what}:")
             lines += _keys(replaced[key])
-    if not replaced["files"] and not any(
-        replaced[k] for k in ("concepts_changed", "concepts_added", "concepts_removed")
-    ):
+    if len(lines) == unchanged:  # no hash, no concept listed as changed
         lines.append("  unchanged      every hash is the same as before")
     return lines

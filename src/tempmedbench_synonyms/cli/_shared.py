@@ -129,9 +129,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     ``TEMPMEDBENCH_LOG_LEVEL`` if set, else warnings. Returns -1 for ``-q``, else the ``-v`` count.
     """
     verbosity = -1 if quiet else verbose
-    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
-        verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
-    )
+    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
     if verbosity == 0:
         level = _env_log_level(level)
     # Human text on stderr never crashes on a character its encoding lacks (LANG=C,

@@ -4,7 +4,7 @@ hold, and emptying them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -20,9 +20,6 @@ from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_j
 from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.secret import shown_text
 from tempmedbench_synonyms.uts.options import UtsOptions
-
-if TYPE_CHECKING:
-    from tempmedbench_synonyms.uts.cache import CacheInfo
 
 #: The one network option the cache commands take.
 CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
@@ -76,7 +73,20 @@ def info_command(
     if not info.exists:
         typer.echo("empty: nothing cached yet")
     else:
-        _say_cache(info)
+        typer.echo(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
+        for ns in info.namespaces:
+            typer.echo(
+                f"  {shown_text(ns.base_url or ns.folder)}: {plural(ns.entries, 'answer')}, "
+                f"{format_size(ns.bytes)}"
+            )  # base.json is a file, and folders are named by anyone: escapes, never control bytes
+            for release, count in sorted(ns.releases.items()):
+                typer.echo(f"    {shown_text(release)}: {count}")
+        leftovers = info.temporary_files
+        if leftovers:
+            echo_err(
+                f"note: {plural(leftovers, 'temporary file')} left by an interrupted run; the "
+                f"next run that writes to this cache removes {'it' if leftovers == 1 else 'them'}"
+            )
     if parts:
         total = format_size(sum(p.bytes for p in parts))
         typer.echo(f"index folder: {folder}: {plural(len(parts), 'index file')}, {total}")
@@ -84,25 +94,6 @@ def info_command(
             rows = "not trusted (rebuilt when used)" if p.rows is None else plural(p.rows, "row")
             paths = shown_text(", ".join(p.paths))
             typer.echo(f"  {p.file}: {rows}, {format_size(p.bytes)}, from {paths}")
-
-
-def _say_cache(info: CacheInfo) -> None:
-    from tempmedbench_synonyms.progress import format_size
-
-    typer.echo(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
-    for ns in info.namespaces:
-        typer.echo(
-            f"  {shown_text(ns.base_url or ns.folder)}: {plural(ns.entries, 'answer')}, "
-            f"{format_size(ns.bytes)}"
-        )  # base.json is a file, and folders are named by anyone: escapes, never control bytes
-        for release, count in sorted(ns.releases.items()):
-            typer.echo(f"    {shown_text(release)}: {count}")
-    leftovers = info.temporary_files
-    if leftovers:
-        echo_err(
-            f"note: {plural(leftovers, 'temporary file')} left by an interrupted run; "
-            f"the next run that writes to this cache removes {'it' if leftovers == 1 else 'them'}"
-        )
 
 
 @cache_app.command("clear", cls=PlainUsage)

@@ -110,16 +110,6 @@ CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
 ]
-SabArg = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="SAB", show_default=False, help="The source (root source abbreviation)."
-    ),
-]
-Codes = Annotated[
-    list[str] | None,
-    typer.Argument(metavar="CODE", show_default=False, help="Codes of that source."),
-]
 
 
 # -- one run of many inputs ------------------------------------------------------------------
@@ -336,18 +326,22 @@ def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
     return (ids[0], list(ids[1:])) if ids else (None, [])
 
 
+#: A lookup from its input's fields: the kind, or the command's options with them filled in.
+Make = Callable[..., Lookup]
+
+
 #: An input and its lookup, or the error that keeps it from being asked (a line not UTF-8).
 Item = tuple[str, "Lookup | BadInputError"]
 Items = Callable[[], list[Item]]
 
 
-def _plain(args: Sequence[str] | None, file: Path | None, make: Callable[[str], Lookup]) -> Items:
-    """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each with ``make``'s
-    lookup; read when ``_run`` calls for them."""
+def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str) -> Items:
+    """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each the field ``name``
+    of ``make``'s lookup; read when ``_run`` calls for them."""
 
     def items() -> list[Item]:
-        given: list[Item] = [(one, make(one)) for one in args or ()]
-        return given + [(line, spoilt or make(line)) for _, line, spoilt in _lines(file)]
+        given: list[Item] = [(one, make(**{name: one})) for one in args or ()]
+        return given + [(line, spoilt or make(**{name: line})) for _, line, spoilt in _lines(file)]
 
     return items
 
@@ -356,17 +350,17 @@ def _coded(
     sab: str | None,
     codes: Sequence[str] | None,
     file: Path | None,
-    make: Callable[[str, str], Lookup],
+    make: Make,
 ) -> Items:
     """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
     SAB argument); each with ``make``'s lookup."""
-    return lambda: [(f"{s} {c}", spoilt or make(s, c)) for s, c, spoilt in _pairs(sab, codes, file)]
+    return partial(_pairs, sab, codes, file, make)
 
 
 def _pairs(
-    sab: str | None, codes: Sequence[str] | None, file: Path | None
-) -> list[tuple[str, str, BadInputError | None]]:
-    """(SAB, code, the error that spoils its line) of each input."""
+    sab: str | None, codes: Sequence[str] | None, file: Path | None, make: Make
+) -> list[Item]:
+    """Each input of ``_coded`` with its lookup, or the error that spoils its line."""
     pairs: list[tuple[str, str, BadInputError | None]] = []
     if sab is not None:
         pairs += [(sab, code, None) for code in codes or ()]
@@ -397,7 +391,7 @@ def _pairs(
             )
     if sab is not None and not codes and file is None:
         raise BadInputError(f"no code of {sab}: give SAB CODE...", hint="see --help")
-    return pairs
+    return [(f"{s} {c}", spoilt or make(sab=s, code=c)) for s, c, spoilt in pairs]
 
 
 # -- showing -----------------------------------------------------------------------------------
@@ -530,9 +524,9 @@ def _shown_of(kind: type[Lookup]) -> Shown:
 # and sources take inputs of their own and are written out below.
 
 
-#: The inputs of a command that reads them its own way: from the kind's options (``base``), what
-#: was given and ``--file``.
-Inputs = Callable[[Any, dict[str, Any], Path | None], Items]
+#: The inputs of a command that reads them its own way: from its ``Make``, what was given and
+#: ``--file``.
+Inputs = Callable[[Make, dict[str, Any], Path | None], Items]
 
 
 def _command(
@@ -565,15 +559,13 @@ def _command(
 
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
-        base = given.get("lookup")
+        make: Make = partial(_lookup, kind, given.get("lookup"))
         if inputs is not None:
-            items = inputs(base, given, asking.file)
+            items = inputs(make, given, asking.file)
         elif coded:
-            items = _coded(given["sab"], given["codes"], asking.file,
-                           lambda s, c: _lookup(kind, base, sab=s, code=c))  # fmt: skip
+            items = _coded(given["sab"], given["codes"], asking.file, make)
         else:
-            items = _plain(given["ids"], asking.file,
-                           lambda one: _lookup(kind, base, **{kind.inputs[0]: one}))  # fmt: skip
+            items = _plain(given["ids"], asking.file, make, kind.inputs[0])
         _run(items, asking, given["local"], given["uts"], _shown_of(kind),
              json_out=given["json_out"], quiet=given["quiet"],
              verbose=given["verbose"])  # fmt: skip
@@ -587,10 +579,17 @@ def _command(
 def _arguments(takes: tuple[str, str] | None) -> list[inspect.Parameter]:
     """One word an input (``takes``: the metavar and help), or ``SAB CODE...``."""
     if takes is None:
-        return [_param("sab", SabArg, None), _param("codes", Codes, None)]
+        return [
+            _argument("sab", str | None, ("SAB", "The source (root source abbreviation).")),
+            _argument("codes", list[str] | None, ("CODE", "Codes of that source.")),
+        ]
+    return [_argument("ids", list[str] | None, takes)]
+
+
+def _argument(name: str, kind: Any, takes: tuple[str, str]) -> inspect.Parameter:
     metavar, what = takes
     argument = typer.Argument(metavar=metavar, show_default=False, help=what)
-    return [_param("ids", Annotated[list[str] | None, argument], None)]
+    return _param(name, Annotated[kind, argument], None)
 
 
 def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
@@ -605,19 +604,15 @@ def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
     return found
 
 
-def _relations(base: Relations, given: dict[str, Any], file: Path | None) -> Items:
-    ids = given["ids"]
+def _relations(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     if given["source"] and given["aui"]:
         raise UsageError("--source and --aui contradict each other: pick one")
     if given["source"]:
-        sab, codes = _sab_first(ids)
-        return _coded(sab, codes, file, lambda s, c: replace(base, sab=s, code=c))
-    if given["aui"]:
-        return _plain(ids, file, lambda a: replace(base, aui=a))
-    return _plain(ids, file, lambda c: replace(base, cui=c))
+        return _coded(*_sab_first(given["ids"]), file, make)
+    return _plain(given["ids"], file, make, "aui" if given["aui"] else "cui")
 
 
-def _hierarchy(lookup: Hierarchy, given: dict[str, Any], file: Path | None) -> Items:
+def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     chosen = [name for name in DIRECTIONS if given[name]]
     directions = "--parents, --children, --ancestors, --descendants"
     if not chosen:
@@ -625,15 +620,14 @@ def _hierarchy(lookup: Hierarchy, given: dict[str, Any], file: Path | None) -> I
     if len(chosen) > 1:
         named = ", ".join(f"--{name}" for name in chosen)
         raise UsageError(f"give only one of {directions} (given: {named})")
-    base = replace(lookup, direction=chosen[0])  # type: ignore[arg-type]
+    make = partial(make, direction=chosen[0])
     if given["aui"]:
-        return _plain(given["ids"], file, lambda a: replace(base, aui=a))
-    sab, codes = _sab_first(given["ids"])
-    return _coded(sab, codes, file, lambda s, c: replace(base, sab=s, code=c))
+        return _plain(given["ids"], file, make, "aui")
+    return _coded(*_sab_first(given["ids"]), file, make)
 
 
-def _sources(base: None, given: dict[str, Any], file: Path | None) -> Items:
-    return lambda: [("sources", Sources())]
+def _sources(make: Make, given: dict[str, Any], file: Path | None) -> Items:
+    return lambda: [("sources", make())]
 
 
 _AUI = ("aui", "The inputs are AUIs.")
@@ -685,10 +679,8 @@ def index_command(
 
         index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
                            progress=sys.stderr if verbosity >= 0 else None)  # fmt: skip
-        try:
+        with closing(index):
             parts = index.build()
-        finally:
-            index.close()
     if json_out:
         print_json({"index": index.where, "release": index.release,
                     "parts": [p.to_json() for p in parts]})  # fmt: skip

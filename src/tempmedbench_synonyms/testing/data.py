@@ -19,10 +19,17 @@ from tempmedbench_synonyms.mrconso.index import read_rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
 from tempmedbench_synonyms.mrconso.shapes import Links
 
-_CUI, _AUI, _SAB, _TTY, _CODE, _STR = (
-    COLUMN[c] for c in ("CUI", "AUI", "SAB", "TTY", "CODE", "STR")
-)
 _T = TypeVar("_T")
+
+
+class _Column:
+    """A field of a ``FakeRow`` by its MRCONSO.RRF column name."""
+
+    def __init__(self, name: str) -> None:
+        self.index = COLUMN[name]
+
+    def __get__(self, row: FakeRow, owner: object = None) -> str:
+        return row.fields[self.index]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,13 @@ class FakeRow:
     (what the fake answers from a row is the engine's: SPEC 12)."""
 
     fields: tuple[str, ...]
+    cui = _Column("CUI")
+    aui = _Column("AUI")
+    sab = _Column("SAB")
+    tty = _Column("TTY")
+    #: ``NOCODE`` if none
+    code = _Column("CODE")
+    name = _Column("STR")
 
     @classmethod
     def from_fields(cls, fields: Sequence[str]) -> FakeRow:
@@ -38,36 +52,6 @@ class FakeRow:
         if len(fields) != len(COLUMN):
             raise ValueError(f"an MRCONSO row has {len(COLUMN)} fields, not {len(fields)}")
         return cls(tuple(fields))
-
-    @property
-    def cui(self) -> str:
-        """CUI: the concept."""
-        return self.fields[_CUI]
-
-    @property
-    def aui(self) -> str:
-        """AUI: the atom."""
-        return self.fields[_AUI]
-
-    @property
-    def sab(self) -> str:
-        """SAB: the source."""
-        return self.fields[_SAB]
-
-    @property
-    def tty(self) -> str:
-        """TTY: the term type."""
-        return self.fields[_TTY]
-
-    @property
-    def code(self) -> str:
-        """CODE: the source code (``NOCODE`` if none)."""
-        return self.fields[_CODE]
-
-    @property
-    def name(self) -> str:
-        """STR: the string."""
-        return self.fields[_STR]
 
 
 class FakeUtsData:

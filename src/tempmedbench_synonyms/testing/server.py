@@ -91,24 +91,18 @@ class _Server(HTTPServer):
         self.prefix = prefix
         #: set by ``FakeUtsServer.stop``: every latency or stall still waiting ends at once
         self.stopping = threading.Event()
-        self._live: set[socket.socket] = set()
-        self._threads: list[threading.Thread] = []
-        self._live_lock = threading.Lock()
+        #: each connection and the thread answering it: written by the serving thread only, read
+        #: by ``FakeUtsServer.stop`` once ``shutdown`` has ended that thread
+        self._live: dict[socket.socket, threading.Thread] = {}
         super().__init__((host, port), _Handler)
         self.base_url = f"http://{host}:{self.server_address[1]}{prefix}"
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        # the connection is live before its thread starts, so a stop that comes meanwhile
-        # drops it too
-        with self._live_lock:
-            self._live.add(request)
-        thread = runtime.start_thread(
+        # the ended ones dropped, so a long-lived server keeps no list of every request
+        self._live = {sock: t for sock, t in self._live.items() if t.is_alive()}
+        self._live[request] = runtime.start_thread(
             self._answer, name="fake-uts-request", args=(request, client_address)
         )
-        with self._live_lock:
-            # the ended ones dropped, so a long-lived server keeps no list of every request
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
 
     def _answer(self, request: Any, client_address: Any) -> None:
         try:
@@ -117,27 +111,20 @@ class _Server(HTTPServer):
             self.handle_error(request, client_address)
         finally:
             self.shutdown_request(request)
-            with self._live_lock:
-                self._live.discard(request)
 
     def server_close(self) -> None:
+        """Close the listening socket and every connection, and join the request threads."""
         super().server_close()
-        with self._live_lock:
-            threads = list(self._threads)
-        for thread in threads:
+        for sock in self._live:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # closed already: its thread has ended
+                pass
+        for thread in self._live.values():
             thread.join()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("fake UTS: a connection from %s ended badly", client_address)
-
-    def drop_connections(self) -> None:
-        with self._live_lock:
-            live = list(self._live)
-        for sock in live:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class FakeUtsServer:
@@ -181,8 +168,7 @@ class FakeUtsServer:
             return
         server.stopping.set()
         server.shutdown()
-        server.drop_connections()
-        server.server_close()  # joins the request threads
+        server.server_close()
         thread.join()
 
     def __enter__(self) -> FakeUtsServer:
