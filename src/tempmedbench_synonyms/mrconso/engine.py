@@ -185,7 +185,7 @@ _WORD = re.compile(r"\w+")
 #: each a bit that ``_BITS`` and ``_OPEN`` read.
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
-    "AND +stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+    "AND (+stype2 = 'SCUI' OR +stype2 = 'SDUI' OR +stype2 = 'CODE'))"
 )
 _ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
 #: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
@@ -231,10 +231,11 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
     if rows.suppress is None:
         kept = "1"
     else:
+        # (each value compared: SQLite makes a list of three constants a table at each run)
         flags = sorted(rows.suppress & {"O", "E", "Y"})
-        either = [f"{table}.suppress IN ({', '.join(repr(f) for f in flags)})"] if flags else []
+        either = [f"{table}.suppress = {f!r}" for f in flags]
         if "N" in rows.suppress:
-            either.append(f"{table}.suppress NOT IN ('O', 'E', 'Y')")
+            either.append(" AND ".join(f"{table}.suppress <> {f!r}" for f in ("O", "E", "Y")))
         kept = f"({' OR '.join(either)})" if either else "0"
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
 
