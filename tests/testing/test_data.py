@@ -199,3 +199,16 @@ def test_an_mrconso_row_line_of_the_helper_reads_back() -> None:
     assert row.fields == fields
     with pytest.raises(ValueError, match="an MRCONSO row has 18 fields, not 3"):
         type(row).from_fields(["a", "b", "c"])
+
+
+def test_a_fakerow_field_read_on_the_class_is_its_column_not_an_error() -> None:
+    """``FakeRow.cui`` (as ``hasattr``, ``help`` and ``inspect`` read it) is the column, as the
+    properties it replaced were, not an AttributeError about ``None``."""
+    names = ("cui", "aui", "sab", "tty", "code", "name")
+    assert [hasattr(testing.FakeRow, n) for n in names] == [True] * 6
+    assert [testing.FakeRow.__dict__[n].index for n in names] == [
+        COLUMN[c] for c in ("CUI", "AUI", "SAB", "TTY", "CODE", "STR")
+    ]
+    assert [getattr(testing.FakeRow, n) for n in names] == [
+        testing.FakeRow.__dict__[n] for n in names
+    ]

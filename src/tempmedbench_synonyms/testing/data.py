@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
@@ -23,13 +23,17 @@ _T = TypeVar("_T")
 
 
 class _Column:
-    """A field of a ``FakeRow`` by its MRCONSO.RRF column name."""
+    """A field of a ``FakeRow`` by its MRCONSO.RRF column name (read on the class: itself)."""
 
     def __init__(self, name: str) -> None:
         self.index = COLUMN[name]
 
-    def __get__(self, row: FakeRow, owner: object = None) -> str:
-        return row.fields[self.index]
+    @overload
+    def __get__(self, row: None, owner: object = None) -> _Column: ...
+    @overload
+    def __get__(self, row: FakeRow, owner: object = None) -> str: ...
+    def __get__(self, row: FakeRow | None, owner: object = None) -> str | _Column:
+        return self if row is None else row.fields[self.index]
 
 
 @dataclass(frozen=True, slots=True)
