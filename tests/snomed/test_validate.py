@@ -725,6 +725,26 @@ def test_report_as_dict() -> None:
     json.dumps(data)  # JSON-ready
 
 
+def test_a_finding_of_a_deeply_nested_value_is_listed_as_it_is() -> None:
+    """A value nested as deep as the JSON reader takes (600 lists) is a finding's ``found`` as
+    read: ``as_dict`` (``gps validate --json``) does not copy it deeply into a RecursionError."""
+    deep = json.loads("[" * 600 + "]" * 600)
+    (finding,) = check_events([ev(event_type="medication", snomed_fsn=deep)], IDX)
+    assert finding.as_dict() == {
+        "code": "UNEXPECTED_TERM",
+        "file": EV,
+        "line": 1,
+        "record": "e1",
+        "field": "snomed_fsn",
+        "expected": None,
+        "found": deep,
+        "message": "snomed_fsn is set, but snomed_code is absent: no concept backs it",
+    }
+    assert list(finding.as_dict()) == [
+        "code", "file", "line", "record", "field", "expected", "found", "message"
+    ]  # fmt: skip
+
+
 # --------------------------------------------------------------------------------------------
 # A question's concept: identifier or label
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,9 @@ class Finding:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "code": self.code.value}
+        # (not dataclasses.asdict: it copies each value deeply, and a record's value may be nested
+        # as deep as the JSON reader takes: a RecursionError)
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"code": self.code.value}
 
 
 @dataclass(slots=True)
