@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from tempmedbench_synonyms import (
     Umls,
     UnavailableError,
 )
-from tempmedbench_synonyms.lookups import Atoms, Concept
+from tempmedbench_synonyms import umls as umls_module
+from tempmedbench_synonyms.lookups import KINDS, Atoms, Concept
 from tempmedbench_synonyms.testing import (
     CANARY_KEY,
     FakeUts,
@@ -728,12 +730,45 @@ def test_a_value_of_the_wrong_type_is_a_type_error_naming_the_argument(
         (lambda: umls.atoms_many(["C9000001"], limit=2.5),
          "limit must be a whole number or None, not float"),
         (lambda: umls.search("zephyr", language=5), "language must be a string, not int"),
+        # a flag took any value as its truth (preferred="false" gave the preferred atom); a choice
+        # that was no string failed in a regular expression, naming nothing
+        (lambda: umls.atoms("C9000001", preferred="false"),
+         "preferred must be True or False, not str"),
+        (lambda: umls.atoms_many(["C9000001"], preferred=0),
+         "preferred must be True or False, not int"),
+        (lambda: umls.source_atoms("SNOMEDCT_US", "1", preferred=None),
+         "preferred must be True or False, not NoneType"),
+        (lambda: umls.semantic_types("C9000001", details="no"),
+         "details must be True or False, not str"),
+        (lambda: umls.semantic_types_many(["C9000001"], details=1),
+         "details must be True or False, not int"),
+        (lambda: umls.search("zephyr", partial="no"), "partial must be True or False, not str"),
+        (lambda: umls.search_many(["zephyr"], include_obsolete=1),
+         "include_obsolete must be True or False, not int"),
+        (lambda: umls.search("zephyr", include_suppressible=[]),
+         "include_suppressible must be True or False, not list"),
+        (lambda: umls.search("zephyr", search_type=5), "search_type must be a string, not int"),
+        (lambda: umls.search("zephyr", input_type=b"code"),
+         "input_type must be a string, not bytes"),
+        (lambda: umls.search("zephyr", return_id_type=1),
+         "return_id_type must be a string, not int"),
+        (lambda: umls.hierarchy(5, sab="MSH", code="D1"), "direction must be a string, not int"),
+        (lambda: umls.hierarchy_many(None, "MSH", ["D1"]),
+         "direction must be a string, not NoneType"),
     ]  # fmt: skip
     for call, message in calls:
         with pytest.raises(TypeError) as raised:
             call()
         assert str(raised.value) == message
     assert fake.seen == []
+
+
+def test_every_field_of_every_kind_is_checked_by_its_type() -> None:
+    """The API checks each argument by the type of the field it fills: a field of a type with
+    no check would let any value through (as every flag did)."""
+    unchecked = [(k.__name__, f.name, f.type) for k in KINDS for f in fields(k)
+                 if f.type not in umls_module._CHECKS]  # fmt: skip
+    assert unchecked == []
 
 
 def test_a_non_string_inside_many_is_one_bad_input_answer(umls: Umls, fake: FakeUts) -> None:

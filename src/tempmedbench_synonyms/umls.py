@@ -399,7 +399,7 @@ class Umls:
         self, cuis: Iterable[str], *, details: bool = False
     ) -> Iterator[Answer]:
         """``semantic_types`` of each concept."""
-        return self._each("cuis", cuis, SemanticTypes(details=details))
+        return self._each("cuis", cuis, _lookup(SemanticTypes, details=details))
 
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
         """A source code: its name, whether it is obsolete, its atom count and links."""
@@ -563,13 +563,25 @@ def _names(name: str, value: Any) -> tuple[str, ...]:
     return values
 
 
-#: The check of an argument, by the type of the kind's field it fills (its annotation's text);
-#: a field of another type (a flag, a ``Literal``) is checked by the kind itself.
+def _flag(name: str, value: Any) -> bool:
+    """A flag: ``True`` or ``False`` (``"false"`` is no flag, though Python takes it as true)."""
+    if type(value) is bool:
+        return value
+    raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+
+
+#: The check of an argument, by the type of the kind's field it fills (its annotation's text;
+#: every field's type is here, a test says so); a choice's value is checked by the kind itself.
 _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "str": _text,
     "str | None": _maybe_text,
     "tuple[str, ...]": _names,
     "int | None": _limit,
+    "bool": _flag,
+    "SearchType": _text,
+    "Direction": _text,
+    "InputType | None": _maybe_text,
+    "ReturnIdType | None": _maybe_text,
 }
 
 

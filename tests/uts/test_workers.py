@@ -1,4 +1,5 @@
-"""The daemon worker pool: results and errors through futures, cancelled queues, bounded stops."""
+"""The daemon worker pool: results and errors through futures, cancelled queues, bounded stops;
+and the error a batch of workers ends with."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import threading
 
 import pytest
 
+from tempmedbench_synonyms.errors import NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.runtime import DaemonPool
+from tempmedbench_synonyms.uts import workers
 
 
 def test_results_and_exceptions_come_back_through_the_futures() -> None:
@@ -64,3 +67,23 @@ def test_a_stop_waits_a_bounded_time_and_cancels_what_never_started() -> None:
 def test_a_pool_needs_a_worker() -> None:
     with pytest.raises(ValueError, match="max_workers must be at least 1"):
         DaemonPool(0)
+
+
+def test_a_401_after_the_first_error_is_the_one_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``completions``: a 401 beats the error seen first, even one that comes while the others
+    stop (the key is what the user must fix). Its worker fails only once the first error has
+    cancelled the batch, so no round of the loop sees it: the scan after the stop must."""
+    monkeypatch.setattr(workers, "STOP_WAIT", 60.0)  # the stop waits for it, however slow the host
+    cancelled = threading.Event()
+
+    def unavailable() -> None:
+        raise UnavailableError("UMLS answered HTTP 503 for /content/2099AA/CUI/C9000001")
+
+    def refused() -> None:
+        assert cancelled.wait(60)
+        raise NotAuthorisedError(401, "/content/2099AA/CUI/C9000002")
+
+    rounds = workers.completions([unavailable, refused], workers=2, cancel=cancelled.set)
+    with pytest.raises(NotAuthorisedError) as raised:
+        list(rounds)
+    assert (raised.value.status, raised.value.url) == (401, "/content/2099AA/CUI/C9000002")
