@@ -942,3 +942,20 @@ def test_search_many_names_itself_for_a_keyword_search_does_not_take() -> None:
         assert str(raised.value) == (
             f"Umls.search_many() got an unexpected keyword argument '{name}'"
         )
+
+
+def test_an_endless_iterable_of_sources_is_refused_not_read_forever() -> None:
+    """``sabs=`` (and every list of names) is read to a bound: an endless generator is bad input
+    at once, with nothing asked."""
+    import itertools
+
+    umls = Umls(meta=FIXTURES / "umls")
+    for call in (
+        lambda: umls.search("fever", sabs=itertools.repeat("MSH")),
+        lambda: umls.relations("C0000005", relation_labels=itertools.repeat("RB")),
+    ):
+        with pytest.raises(BadInputError) as raised:
+            call()
+        assert str(raised.value).endswith("holds more than 10,000 names")
+    (found,) = umls.search("fever", sabs=["MSH"] * 10_000)  # (the bound itself is read)
+    assert found.ui == "C9000091"

@@ -548,15 +548,21 @@ def _limit(name: str, value: Any) -> int | None:
     raise TypeError(f"{name} must be a whole number or None, not {type(value).__name__}")
 
 
+#: The most names a list argument (``sabs``, ``relation_labels``...) is read to.
+_MAX_NAMES = 10_000
+
+
 def _names(name: str, value: Any) -> tuple[str, ...]:
     """Sources or labels as a tuple: a ``str`` is one of them, not its letters."""
     if isinstance(value, str):
         return (value,)
     try:
-        values = tuple(value)
+        values = tuple(islice(value, _MAX_NAMES + 1))  # (an endless iterable is refused)
     except TypeError:
         kind = type(value).__name__
         raise TypeError(f"{name} must be a string or an iterable of strings, not {kind}") from None
+    if len(values) > _MAX_NAMES:
+        raise BadInputError(f"{name} holds more than {_MAX_NAMES:,} names")
     for item in values:
         if not isinstance(item, str):
             raise TypeError(f"{name} must hold strings, not {type(item).__name__}")
