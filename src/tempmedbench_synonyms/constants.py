@@ -57,7 +57,6 @@ NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 #: This machine's names, which no proxy should ever see a request for.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-# -- UTS ----------------------------------------------------------------------------------------
 
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
 #: Where a user finds their API key.

@@ -69,12 +69,8 @@ class ApiKey:
 def read_api_key(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> ApiKey | None:
-    """The key from ``api_key_file``, else the file ``UMLS_API_KEY_FILE`` names, else
-    ``UMLS_API_KEY``; ``None`` if none.
-
-    A file that cannot be read or is empty is bad input (exit 2), never a silent fallback; a
-    leading BOM is left out with a warning; a bad character is bad input (``_checked_key``).
-    """
+    """The key (docs/reference.md, "The API key") or ``None``. A file that cannot be read or is
+    empty is bad input (exit 2), never a silent fallback; a leading BOM is dropped, warned."""
     api_key_file = config.key_file(api_key_file, environ=environ)
     if api_key_file is not None:
         try:

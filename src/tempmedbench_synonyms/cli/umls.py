@@ -112,9 +112,6 @@ OneNetwork = Annotated[
 ]
 
 
-# -- one run of many inputs ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Shown:
     """How a command shows its answers: the table's header and one row a result."""
@@ -250,9 +247,6 @@ def _plan(umls: Umls, items: Sequence[Item], *, json_out: bool, verbosity: int) 
             "plan": plan,
         }, one_line=True)  # fmt: skip
     raise typer.Exit(0)
-
-
-# -- inputs ------------------------------------------------------------------------------------
 
 
 #: The most bytes ``--file`` holds: a larger file, or standard input that goes on
@@ -394,9 +388,6 @@ def _pairs(
     return [(f"{s} {c}", spoilt or make(sab=s, code=c)) for s, c, spoilt in pairs]
 
 
-# -- showing -----------------------------------------------------------------------------------
-
-
 #: The most characters of an input that a line of stderr names it by, and of a JSON ``query``.
 LABEL_SHOWN = 60
 QUERY_SHOWN = 80
@@ -517,7 +508,6 @@ def _shown_of(kind: type[Lookup]) -> Shown:
                  **_BEFORE.get(kind.command, {}))  # fmt: skip
 
 
-# -- the commands ----------------------------------------------------------------------------
 #
 # Every kind of ``lookups.KINDS`` is one command, its inputs one word each (a term, a CUI, an
 # AUI) or SAB CODE..., its options the kind's fields, its help the kind's; relations, hierarchy

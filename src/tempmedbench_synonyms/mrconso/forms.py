@@ -1,9 +1,6 @@
-"""The files NLM ships MRCONSO.RRF (and MRDEF, MRREL, MRSTY, MRHIER, MRSAB) in, found (``locate``,
-``locate_meta``) and read as one stream of bytes (``MrconsoInput.blocks``), never unpacked, and
-the release their names say.
-
-The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form is inflated
-(``zips.inflate``) in a reader thread that hands blocks over a bounded queue.
+"""The files NLM ships MRCONSO.RRF (and MRDEF, MRREL, MRSTY, MRHIER, MRSAB) in (docs/reference.md,
+"MRCONSO.RRF as NLM ships it"), read as one stream of bytes, never unpacked; a compressed form is
+inflated in a reader thread that hands blocks over a bounded queue.
 """
 
 from __future__ import annotations
@@ -253,9 +250,6 @@ def _suffix(i: int, width: int) -> str:
         i, r = divmod(i, 26)
         letters.append(chr(ord("a") + r))
     return "".join(reversed(letters))
-
-
-# -- zips ----------------------------------------------------------------------------------------
 
 
 def _members(names: list[str], file: str) -> tuple[list[str], str] | None:

@@ -119,11 +119,9 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
 
 
 def last_row(rest: bytes, path: str | Path, parts: Sequence[str] = ()) -> bytes:
-    """The bytes after a file's last line end, as a row with its line end added.
-
-    A complete row (18 fields, each with ``|``) is read (``unended_note`` says so); anything else
-    is a row cut short (a missing part, a truncated file): bad input, never drift.
-    """
+    """The bytes after a file's last line end, as a row with its line end added: a complete row
+    (18 fields, each with ``|``), else a row cut short (a missing part, a truncated file): bad
+    input, never drift."""
     row = rest[:-1] if rest.endswith(b"\r") else rest
     if row.endswith(b"|") and row.count(b"|") == len(MRCONSO_COLUMNS):
         return rest + b"\n"

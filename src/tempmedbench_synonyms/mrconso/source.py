@@ -32,11 +32,8 @@ _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 class MrconsoSource:
-    """Answer atom queries from a local MRCONSO (any form NLM ships), in one streaming pass.
-
-    ``progress`` is told (bytes done, bytes in all); ``workers``: the most worker processes a plain
-    file is scanned by (default: the usable cores, at most 4).
-    """
+    """``progress`` is told (bytes done, bytes in all); ``workers``: the most worker processes a
+    plain file is scanned by (default: the usable cores, at most 4)."""
 
     name = "mrconso"
 

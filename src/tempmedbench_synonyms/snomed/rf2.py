@@ -92,9 +92,6 @@ class _Source:
         return SourceFile(str(self.path), None, name)
 
 
-# --------------------------------------------------------------------------------------------
-# RF2: rows, and the latest version of each component
-
 #: One RF2 row: the file, the line, and the fields of the columns asked for, in their order.
 _Row = tuple[str, int, tuple[str, ...]]
 
@@ -272,10 +269,6 @@ def _read_latest(
 
 def _bad_active(value: str, where: str, line: int) -> BadInputError:
     return BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
-
-
-# --------------------------------------------------------------------------------------------
-# RF2: the three files
 
 
 def is_concept_file(name: str) -> bool:

@@ -164,10 +164,6 @@ def release_date(*names: str) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------------------------
-# Headers and lines
-
-
 @dataclass(frozen=True, slots=True)
 class Header:
     """Where each needed column sits, and the row widths that are accepted."""

@@ -94,9 +94,6 @@ class ValidationReport:
         }
 
 
-# --------------------------------------------------------------------------------------------
-# Reading the artifacts
-
 # Lines are parsed in batches of about this many bytes: one call of the C JSON parser per batch is
 # twice as fast as one per line, and only one batch of records is in memory at a time.
 BATCH_BYTES = 1 << 20
@@ -134,10 +131,6 @@ def iter_records(
         raise BadInputError(f"cannot read the file: {err.strerror}", path=str(path)) from None
     with raw:
         yield from jsonio.iter_jsonl(iter(partial(raw.read, batch_bytes), b""), where, _RULES)
-
-
-# --------------------------------------------------------------------------------------------
-# Checking
 
 
 # The term fields that come with each code field: what a code without a concept reports as
