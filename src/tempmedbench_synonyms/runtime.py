@@ -366,7 +366,6 @@ class WorkerGroup:
 
 
 def live_workers() -> int:
-    """Worker processes started and not yet stopped."""
     with _LIVE_LOCK:
         return len(_LIVE)
 

@@ -109,7 +109,6 @@ class _Scan:
 
     @property
     def unterminated(self) -> bool:
-        """Whether the last line has no LF."""
         return bool(self.tail) and not self.tail.endswith(b"\n")
 
     @property

@@ -224,13 +224,10 @@ def _read_latest(
     notes: list[str],
     consume: Callable[[Iterable[_Row], Counter[str]], _T],
 ) -> _T:
-    """``consume`` the rows of ``names``, keeping only the latest version of each component; it
-    counts the rows of other modules it skips, which a note names.
-
-    One pass while hashing identifiers; only if one repeats are the rows consumed again through
-    :func:`_deduplicated` (a first-pass error may come from an older version: it stands only
-    if none repeats).
-    """
+    """``consume`` the rows of ``names`` (and the count of other modules' rows, skipped), the
+    latest version of each component only, in one pass while hashing identifiers; only if one
+    repeats are the rows consumed again through :func:`_deduplicated` (a first-pass error may come
+    from an older version: it stands only if none repeats)."""
     keys = _IdKeys()
     rows = _rf2_rows(src, names, columns, notes, keys)
     skipped: Counter[str] = Counter()

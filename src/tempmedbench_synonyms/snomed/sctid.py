@@ -96,7 +96,6 @@ class SctidInfo:
         return not self.problems and is_extension_concept(self.sctid)
 
     def as_dict(self) -> dict[str, object]:
-        """A JSON-ready view, for the CLI."""
         return {
             "sctid": self.sctid,
             "valid": not self.problems,

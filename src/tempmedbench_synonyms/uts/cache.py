@@ -386,7 +386,6 @@ class ResponseCache:
         return umls_release
 
     def set_current_release(self, umls_release: str) -> None:
-        """Remember which concrete release ``current`` stands for now."""
         check_release(umls_release)
         with self._writing():
             self._ensure(self.folder)

@@ -416,7 +416,6 @@ class ConceptRecord(UtsConcept, Record):
 
     @property
     def type_names(self) -> list[str]:
-        """The names of its semantic types."""
         return [t.name for t in self.semantic_types if t.name]
 
 
