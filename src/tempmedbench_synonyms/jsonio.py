@@ -314,7 +314,6 @@ def strings(value: Any) -> Iterator[str]:
 
 
 def has_lone_surrogate(value: Any) -> bool:
-    """Whether a parsed JSON value (or a string) holds a string (or key) with a lone surrogate."""
     return any(_LONE_SURROGATE.search(text) for text in strings(value))
 
 

@@ -323,7 +323,6 @@ def spawn_worker(module: str, *, name: str) -> Worker:
 
 
 def worker_channel(fd: int) -> Channel:
-    """A worker's end of its channel, from the descriptor its parent passed."""
     import socket
 
     return Channel(socket.socket(fileno=fd))

@@ -177,7 +177,6 @@ def missing_key() -> ApiKeyMissingError:
 
 
 def readable_by_others(mode: int) -> bool:
-    """Whether a file of this mode can be read (or written) by users other than its owner."""
     return bool(mode & (stat.S_IRWXG | stat.S_IRWXO))
 
 

@@ -40,7 +40,6 @@ def _part(name: str) -> re.Pattern[str]:
 
 
 def _form(base: str, name: str) -> str | None:
-    """The form of ``name``.RRF a file named ``base`` is: "file", "gzip", "parts" or None."""
     if base in (f"{name}.RRF", f"{name}.RRF.gz"):
         return "file" if base.endswith(".RRF") else "gzip"
     return "parts" if _part(name).fullmatch(base) else None

@@ -78,7 +78,6 @@ def atom_from_fields(fields: Sequence[str]) -> Atom:
 
 
 def _excerpt(text: str, at_most: int = 60) -> str:
-    """A bounded, printable quote of what was found."""
     shown = repr(text[:at_most])
     return shown + ("..." if len(text) > at_most else "")
 
@@ -144,7 +143,6 @@ def unended_note(path: str | Path, parts: Sequence[str] = ()) -> str:
 
 
 def bom_note(path: Path) -> str:
-    """The warning of a file that starts with a byte order mark."""
     return (
         f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "
         "it was removed before the first row was read"

@@ -106,5 +106,4 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
 
 
 def search_result_json(ui: str, name: str, root_source: str, uri: str | None) -> dict[str, Any]:
-    """One result of ``/search``: ``ui``, ``rootSource``, ``uri``, ``name``."""
     return {"ui": ui, "rootSource": root_source, "uri": uri or NONE, "name": name}

@@ -116,7 +116,6 @@ class ConceptEntry(BaseModel):
 
     @property
     def ident(self) -> str:
-        """What the route fetches by: the code, the CUI or the AUI."""
         return {"source": self.code, "cui": self.cui, "aui": self.aui}[self.route]  # type: ignore[no-any-return]
 
 

@@ -44,7 +44,6 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
 
 
 def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
-    """A zip's local-header or empty-archive signature, or a .zip name."""
     f.seek(0)
     magic = f.read(4)
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"

@@ -269,7 +269,6 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
 
 
 def is_concept_file(name: str) -> bool:
-    """Whether a file's name (in any folder) is an RF2 Concept snapshot's."""
     return _RF2_PATTERNS["concept"].match(tables.basename(name)) is not None
 
 

@@ -61,7 +61,6 @@ class ValidationReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Findings by code; every code is listed, with 0 when it has none."""
         counts = {code.value: 0 for code in FindingCode}
         for f in self.findings:
             counts[f.code.value] += 1

@@ -235,7 +235,6 @@ class ResponseCache:
             return self._rejected.get(key.digest())
 
     def rejections(self) -> list[str]:
-        """Every ``rejection`` of this cache so far, in the order the entries were read."""
         with self._lock:
             return list(self._rejected.values())
 
@@ -476,7 +475,6 @@ def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
 
 
 def _short(what: object) -> str:
-    """An exception's message (or a key) for a warning, at most 200 characters."""
     text = str(what)
     return text if len(text) <= 200 else text[:200] + "..."
 

@@ -211,7 +211,6 @@ def _text(value: object) -> str | None:
 
 
 def _count(value: object) -> int | None:
-    """A count UTS sends: an integer, else unknown."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

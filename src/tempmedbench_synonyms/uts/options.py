@@ -105,7 +105,6 @@ class UtsOptions:
 
     @property
     def url(self) -> str:
-        """The base URL in force: ``--base-url``, else ``UMLS_BASE_URL``, else the UTS root."""
         return config.base_url(self.base_url)
 
     @property
