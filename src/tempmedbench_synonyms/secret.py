@@ -116,7 +116,6 @@ _AROUND = " \t\r\n"
 #: What no key holds, and no one sees: control characters (NUL...), format characters (the
 #: zero-width space, a BOM inside the text...), separators other than the space, private use.
 _INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"))
-#: The form of a UTS API key: a UUID.
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 

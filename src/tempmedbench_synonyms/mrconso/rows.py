@@ -17,7 +17,6 @@ MRCONSO_COLUMNS: tuple[str, ...] = (
     "CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI",
     "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS", "CVF",
 )  # fmt: skip
-#: The index of each column in a row's fields.
 COLUMN = {name: i for i, name in enumerate(MRCONSO_COLUMNS)}
 F_CUI, F_LAT, F_AUI, F_SAB, F_TTY, F_CODE, F_STR, F_SUPPRESS = tuple(
     COLUMN[c] for c in ("CUI", "LAT", "AUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 #: Files at least this large are scanned by worker processes, one byte range each.
 PARALLEL_MIN_SIZE = 64 << 20
-#: The most worker processes a scan starts.
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
