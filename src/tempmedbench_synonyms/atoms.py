@@ -32,11 +32,8 @@ class Atom:
 
 @dataclass(frozen=True, slots=True, order=True)
 class AtomQuery:
-    """One request for candidate atoms.
-
-    ``ident`` is the code, CUI or AUI of route ``source``, ``cui`` or ``aui``. ``sab`` scopes
-    routes ``source`` and ``cui``; for ``aui`` it only lets a source skip impossible atoms.
-    """
+    """``ident`` is the code, CUI or AUI of route ``source``, ``cui`` or ``aui``. ``sab`` scopes
+    routes ``source`` and ``cui``; for ``aui`` it only lets a source skip impossible atoms."""
 
     route: Route
     sab: str

@@ -316,7 +316,6 @@ def _read_file(file: Path) -> bytes:
 
 
 def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
-    """``SAB CODE...`` given as one list of arguments."""
     return (ids[0], list(ids[1:])) if ids else (None, [])
 
 
@@ -421,7 +420,6 @@ def _table(
 
 
 def _models(lookup: Lookup, answer: Answer) -> list[Any]:
-    """The results as the models of the lookup's kind, in its table's ``order``."""
     from tempmedbench_synonyms.uts.models import read_results
 
     models: list[Any] = list(read_results(answer, lookup))
@@ -431,13 +429,11 @@ def _models(lookup: Lookup, answer: Answer) -> list[Any]:
 
 
 def _rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    """One row a result: the kind's ``columns``, each an attribute of the result's model."""
     return [[_cell(getattr(m, c.attribute)) for c in lookup.columns]
             for m in _models(lookup, answer)]  # fmt: skip
 
 
 def _cell(value: Any) -> str:
-    """A table cell: ``yes``/``no`` for a flag, a list joined, a server's string ``_shown``."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
@@ -502,7 +498,6 @@ _BEFORE: dict[str, dict[str, Any]] = {
 
 
 def _shown_of(kind: type[Lookup]) -> Shown:
-    """How a kind's answers are shown: its ``columns``."""
     optional = frozenset(c.header for c in kind.columns if c.optional)
     return Shown([c.header for c in kind.columns], _rows, optional=optional,
                  **_BEFORE.get(kind.command, {}))  # fmt: skip

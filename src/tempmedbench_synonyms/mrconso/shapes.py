@@ -1,7 +1,4 @@
-"""UTS's objects of an MRCONSO.RRF row, for the engine (SPEC 12): which codes are known
-(``known_code``), the order that names a code (``name_order``), an atom and a search result as
-UTS sends them (``atom_json``, ``search_result_json``), with UTS's links (``Links``).
-"""
+"""UTS's objects of an MRCONSO.RRF row, as UTS sends them, for the engine (SPEC 12)."""
 
 from __future__ import annotations
 

@@ -275,8 +275,7 @@ def is_concept_file(name: str) -> bool:
 def load_rf2(
     path: Path, zf: zipfile.ZipFile | None = None, names: list[str] | None = None
 ) -> ConceptIndex:
-    """Read the RF2 snapshot files found anywhere under the folder ``path``, or (``zf``) among
-    ``names``, the members of the open zip at ``path``."""
+    """The RF2 snapshot files anywhere under the folder ``path``, or among ``names`` in ``zf``."""
     if zf is None:
         names = [p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file()]
     src = _Source(path, sorted(names or ()), zf)

@@ -1,6 +1,4 @@
-"""Shared helpers of the SNOMED CT readers: bounded reads, zip members, headers, widths, UTF-8, and
-the release date in a file name.
-"""
+"""Shared helpers of the SNOMED CT readers."""
 
 from __future__ import annotations
 
