@@ -17,7 +17,6 @@ from tempmedbench_synonyms.zips import ZIP_ERRORS
 
 
 def load_concept_index(path: str | Path) -> ConceptIndex:
-    """Read a GPS zip or TSV, or an RF2 snapshot folder or zip, into a :class:`ConceptIndex`."""
     p = Path(path)
     if not p.exists():
         raise BadInputError(

@@ -82,7 +82,6 @@ class Bounded(io.RawIOBase):
         return n
 
     def _check_lines(self, data: bytes, base: int) -> None:
-        """Check the lines of ``data``, the bytes from offset ``base`` of the stream."""
         limit = self.max_line
         first = data.find(b"\n")
         if first < 0:

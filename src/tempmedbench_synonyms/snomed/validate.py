@@ -333,7 +333,6 @@ def check_artifact(
 
 
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
-    """Validate a release folder's two artifact files against ``index``."""
     root = Path(release_dir)
     if not root.is_dir():
         raise BadInputError(
