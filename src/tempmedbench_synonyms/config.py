@@ -174,9 +174,13 @@ class Flag:
     help: str
     #: what ``--help`` shows as the default ("" for none; ``None``: the field's default)
     default_text: str | None = None
+    #: what ``--help`` shows the value as (``None``: typer's name of its type)
+    metavar: str | None = None
 
 
-def spelt(flag: str, help: str, default_text: str | None = None) -> dict[str, Flag]:
+def spelt(
+    flag: str, help: str, default_text: str | None = None, metavar: str | None = None
+) -> dict[str, Flag]:
     """A dataclass field's metadata spelt ``flag`` on the command line:
     ``field(default=..., metadata=spelt("--rate", "Requests a second."))``."""
-    return {"cli": Flag(flag, help, default_text)}
+    return {"cli": Flag(flag, help, default_text, metavar)}

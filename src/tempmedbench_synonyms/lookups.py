@@ -170,7 +170,7 @@ def _sabs(what: str = "results of") -> Any:
     return field(
         default=(),
         metadata=spelt("--sabs", f"Only {what} these sources (root source abbreviations; "
-                       "repeat it or separate them with commas).", ""),
+                       "repeat it or separate them with commas).", "", "<sab,...>"),
     )  # fmt: skip
 
 
@@ -225,7 +225,7 @@ class Search(Lookup):
     semantic_types: tuple[str, ...] = field(
         default=(),
         metadata=spelt("--semantic-types", "Only concepts of these semantic types (TUIs, such "
-                       "as T047; repeat it or separate them with commas).", ""),
+                       "as T047; repeat it or separate them with commas).", "", "<tui,...>"),
     )  # fmt: skip
     partial: bool = field(
         default=False, metadata=spelt("--partial", "Also results that match part of the term.")
@@ -345,7 +345,7 @@ class Crosswalk(Lookup):
     target_sabs: tuple[str, ...] = field(
         default=(),
         metadata=spelt("--target-sabs", "Only codes of these sources (repeat it or separate "
-                       "them with commas).", ""),
+                       "them with commas).", "", "<sab,...>"),
     )  # fmt: skip
     limit: int | None = _limit()
 
@@ -423,7 +423,7 @@ class Relations(Lookup):
     relation_labels: tuple[str, ...] = field(
         default=(),
         metadata=spelt("--relation-labels", "Only relations of these labels (RB, RN, PAR, CHD, "
-                       "RO...; repeat it or separate them with commas).", ""),
+                       "RO...; repeat it or separate them with commas).", "", "<label,...>"),
     )  # fmt: skip
     sabs: tuple[str, ...] = _sabs("relations asserted by")
     limit: int | None = _limit()

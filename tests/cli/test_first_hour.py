@@ -182,3 +182,25 @@ def test_no_color_keeps_the_report_plain(
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
     echo_report("verified (exit 0): both files match")
     assert capsys.readouterr().err == "verified (exit 0): both files match\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "metavar"),
+    [
+        ("search", "--sabs", "<sab,...>"),
+        ("search", "--semantic-types", "<tui,...>"),
+        ("crosswalk", "--target-sabs", "<sab,...>"),
+        ("relations", "--relation-labels", "<label,...>"),
+        ("relations", "--sabs", "<sab,...>"),
+    ],
+)
+def test_a_list_option_shows_what_it_lists_not_its_python_type(
+    command: str, flag: str, metavar: str
+) -> None:
+    """typer shows a list option as ``<list[str]>``; ours say what they list, comma separated."""
+    result = runner.invoke(app, ["umls", command, "-h"], env={"COLUMNS": "100", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith(f"│ {flag} ")]
+    assert line.split()[2] == metavar
+    options = result.stdout[result.stdout.index("─ Options ") :]
+    assert "<list[str]>" not in options

@@ -98,7 +98,7 @@ def _typer_option(spelt: Flag, f: dataclasses.Field[Any]) -> Any:
     return typer.Option(
         spelt.flag,
         help=spelt.help,
-        metavar=FLAG if boolean else None,
+        metavar=FLAG if boolean else spelt.metavar,
         show_default=(not boolean if spelt.default_text is None else (spelt.default_text or False)),
     )
 

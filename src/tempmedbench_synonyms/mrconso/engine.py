@@ -22,7 +22,6 @@ from tempmedbench_synonyms.mrconso.shapes import (
     Links,
     atom_json,
     known_code,
-    name_order,
     search_result_json,
 )
 
@@ -147,17 +146,22 @@ def finish(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 _MMAP = 1 << 40
 #: An MRCONSO row as the engine reads it: the 18 fields in ``COLUMNS`` order (``shapes``'s).
 _ROW = ", ".join(f"m.{c.lower()}" for c in MRCONSO_COLUMNS)
-_AUI, _SAB, _CODE, _STR, _SUPPRESS = (COLUMN[c] for c in ("AUI", "SAB", "CODE", "STR", "SUPPRESS"))
+_AUI = COLUMN["AUI"]
 #: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
     "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
     "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y') DESC, rowid"
 )
-#: The row that names a source code first (SPEC 12, "A source code's name"; ``shapes.name_order``).
-_CODE_ORDER = (
-    "ORDER BY suppress <> 'N', lat <> 'ENG', tty <> 'PT', ispref <> 'Y', ts <> 'P', "
-    "stt <> 'PF', aui"
-)
+#: The order that names a source code (SPEC 12, "A source code's name"): its first row by these.
+_NAME_KEY = ("suppress <> 'N'", "lat <> 'ENG'", "tty <> 'PT'", "ispref <> 'Y'", "ts <> 'P'",
+             "stt <> 'PF'", "aui")  # fmt: skip
+_CODE_ORDER = "ORDER BY " + ", ".join(_NAME_KEY)
+#: An MRCONSO row ``m`` as a cluster reads it (``_flagged``; its lists' flags last): the fields
+#: that count and name its code, the name's key (``_NAME_KEY``: the rule's tests as numbers, then
+#: the AUI) read by ``_C_KEY``.
+_CLUSTER_ROW = "m.sab, m.code, m.str, m.suppress, " + ", ".join(f"m.{k}" for k in _NAME_KEY)
+_C_STR, _C_SUPPRESS, _C_AUI = 2, 3, 3 + len(_NAME_KEY)
+_C_KEY = operator.itemgetter(slice(4, 4 + len(_NAME_KEY)))
 #: The rows of a source's code, SCUI or SDUI ``{sab}``, ``{id}`` (SQL expressions), through the
 #: indexes: (code, sab), and the partial ones on SCUI and SDUI where they differ from the code.
 _IDENT = {
@@ -185,7 +189,7 @@ _WORD = re.compile(r"\w+")
 #: each a bit that ``_BITS`` and ``_OPEN`` read.
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
-    "AND +stype2 IN ('SCUI', 'SDUI', 'CODE'))"
+    "AND (+stype2 = 'SCUI' OR +stype2 = 'SDUI' OR +stype2 = 'CODE'))"
 )
 _ENTRY = "c.sab = m.sab AND c.code NOT IN (m.code, '', 'NOCODE')"
 #: SQL true when ``{a}`` is one of the AUIs ``_ptr`` gives for the row ``h``.
@@ -207,9 +211,11 @@ _FLAG_HIER = (
     "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
     f"AND h.paui <> '' AND {_ENTRY}) THEN 80 ELSE 64 END"
 )
-_BITS = ((1, "relations"), (2, "parents"), (4, "ancestors"), (16, "children"), (32, "descendants"))
-#: the lists a flag leaves open: read from the rows when no atom of the code settles them
-_OPEN = ((8, "ancestors"), (64, "descendants"))
+#: each list's bit, in the order a cluster gives the lists
+_BITS = (("descendants", 32), ("ancestors", 4), ("parents", 2), ("children", 16), ("relations", 1))
+#: the lists a flag leaves open (its bit, the list's bit): read from the rows when no atom of the
+#: code settles them
+_OPEN = ((8, 4, "ancestors"), (64, 32, "descendants"))
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
@@ -231,10 +237,11 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
     if rows.suppress is None:
         kept = "1"
     else:
+        # (each value compared: SQLite makes a list of three constants a table at each run)
         flags = sorted(rows.suppress & {"O", "E", "Y"})
-        either = [f"{table}.suppress IN ({', '.join(repr(f) for f in flags)})"] if flags else []
+        either = [f"{table}.suppress = {f!r}" for f in flags]
         if "N" in rows.suppress:
-            either.append(f"{table}.suppress NOT IN ('O', 'E', 'Y')")
+            either.append(" AND ".join(f"{table}.suppress <> {f!r}" for f in ("O", "E", "Y")))
         kept = f"({' OR '.join(either)})" if either else "0"
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
 
@@ -459,18 +466,17 @@ class Engine:
             )
         rows: dict[tuple[str, str], list[Any]] = {}
         for r in found:
-            rows.setdefault((r[_SAB], r[_CODE]), []).append(r)
-        lists = self._lists(rows)
+            rows.setdefault(r[:2], []).append(r)
         out = []
         for sab, code in codes:
             found = rows.get((sab, code))
             if not found:
                 continue
-            named = found[0] if len(found) == 1 else min(found, key=name_order)
-            flags = {r[_SUPPRESS] for r in found}
+            named = found[0] if len(found) == 1 else min(found, key=_C_KEY)
+            flags = {r[_C_SUPPRESS] for r in found}
             obsolete, counted = flags == {"O"}, not flags <= {"O", "E", "Y"}
             at = self.links.code(sab, code)
-            has = lists.get((sab, code), set())
+            bits = self._lists((sab, code), found)
             out.append({
                 "classType": "SourceAtomCluster",
                 "ui": code,
@@ -481,36 +487,34 @@ class Engine:
                 "cVMemberCount": 0,
                 "attributes": NONE,
                 "atoms": f"{at}/atoms",
-                **{k: f"{at}/{k}" if k in has else NONE
-                   for k in ("descendants", "ancestors", "parents", "children", "relations")},
+                **{k: f"{at}/{k}" if bits & b else NONE for k, b in _BITS},
                 "definitions": NONE,
                 "concepts": self.links.search(code, sab),
                 "defaultPreferredAtom": f"{at}/atoms/preferred",
-                "name": named[_STR],
+                "name": named[_C_STR],
             })  # fmt: skip
         return out
 
     def _flagged(self) -> str:
-        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_ROW``, then its flags
-        from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
+        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_CLUSTER_ROW``, then its
+        flags from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
         rel = _FLAG_REL if "MRREL" in self.files else "0"
-        return f"{_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
+        return f"{_CLUSTER_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
 
-    def _lists(self, rows: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str], set[str]]:
-        """Which of its lists (parents... relations) each code of ``rows`` (its rows, each with
-        its flags: ``_flagged``) has an entry in; an ancestor met only deeper in a PTR, and a
-        descendant below children that are all no entry (SPEC 12: a deeper one counts), read
-        for the few codes whose flags leave them open."""
-        has: dict[tuple[str, str], set[str]] = {}
-        for it, found in rows.items():
-            bits = functools.reduce(operator.or_, (r[-1] for r in found))
-            has[it] = {k for b, k in _BITS if bits & b}
-            if kinds := {k for b, k in _OPEN if bits & b} - has[it]:
-                # (deep: the whole subtree, only for a descendant not found yet)
-                atoms = dict.fromkeys((r[_AUI] for r in found), it)
-                deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
-                has[it].update(k for k in kinds if deep.get(k))
-        return has
+    def _lists(self, it: tuple[str, str], found: Sequence[Any]) -> int:
+        """The bits (``_BITS``) of the lists (parents... relations) the code ``it`` has an entry
+        in, from its rows (each with its flags: ``_flagged``); an ancestor met only deeper in a
+        PTR, and a descendant below children that are all no entry (SPEC 12: a deeper one
+        counts), read for the few codes whose flags leave them open."""
+        bits = 0
+        for r in found:
+            bits |= r[-1]
+        if kinds := {k for flag, b, k in _OPEN if bits & flag and not bits & b}:
+            # (deep: the whole subtree, only for a descendant not found yet)
+            atoms = dict.fromkeys((r[_C_AUI] for r in found), it)
+            deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
+            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep.get(k))
+        return bits
 
     def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
@@ -587,7 +591,7 @@ class Engine:
         ).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
             return None
-        return self._clusters(sorted({(r[_SAB], r[_CODE]) for r in found}), found)
+        return self._clusters(sorted({r[:2] for r in found}), found)
 
     @_answer
     def search(

@@ -10,32 +10,16 @@ from tempmedbench_synonyms.constants import DEFAULT_BASE_URL
 from tempmedbench_synonyms.mrconso.rows import COLUMN
 from tempmedbench_synonyms.paths import seg
 
-_CUI, _LAT, _TS, _STT, _ISPREF, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
+_CUI, _LAT, _AUI, _SCUI, _SDUI, _SAB, _TTY, _CODE, _STR, _SUPPRESS = (
     COLUMN[c]
-    for c in (
-        "CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR",
-        "SUPPRESS",
-    )
-)  # fmt: skip
+    for c in ("CUI", "LAT", "AUI", "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")
+)
 NONE = "NONE"
 
 
 def known_code(code: str) -> bool:
     """Whether a CODE names a source code (SPEC 12: ``NOCODE`` and an empty CODE never do)."""
     return code not in ("", "NOCODE")
-
-
-def name_order(fields: Sequence[str]) -> tuple[bool | str, ...]:
-    """The sort key that puts first the atom whose string names its source code (SPEC 11)."""
-    return (
-        fields[_SUPPRESS] != "N",
-        fields[_LAT] != "ENG",
-        fields[_TTY] != "PT",
-        fields[_ISPREF] != "Y",
-        fields[_TS] != "P",
-        fields[_STT] != "PF",
-        fields[_AUI],
-    )
 
 
 @dataclass(frozen=True, slots=True)
