@@ -67,8 +67,6 @@ _ZIP_HINT = "extract MRCONSO.RRF (or its parts), or zip it again with standard d
 
 @dataclass
 class MrconsoInput:
-    """Where MRCONSO is read from: the path given, its form, the zip members and the parts."""
-
     path: Path
     kind: str  # file, gzip, parts, zip, nested zip, pipe
     #: zip members read, outermost first (the .nlm, then MRCONSO.RRF or the parts inside it)

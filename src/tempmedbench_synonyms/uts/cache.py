@@ -58,8 +58,6 @@ _ELSEWHERE = f"--cache-dir or {CACHE_DIR_ENV}"
 
 @dataclass(frozen=True)
 class CacheKey:
-    """What identifies one complete answer: release, route path and query parameters."""
-
     umls_release: str
     path: str
     params: tuple[tuple[str, str], ...] = ()
