@@ -32,11 +32,8 @@ class Atom:
 
 @dataclass(frozen=True, slots=True, order=True)
 class AtomQuery:
-    """One request for candidate atoms.
-
-    ``ident`` is the code, CUI or AUI of route ``source``, ``cui`` or ``aui``. ``sab`` scopes
-    routes ``source`` and ``cui``; for ``aui`` it only lets a source skip impossible atoms.
-    """
+    """``ident`` is the code, CUI or AUI of route ``source``, ``cui`` or ``aui``. ``sab`` scopes
+    routes ``source`` and ``cui``; for ``aui`` it only lets a source skip impossible atoms."""
 
     route: Route
     sab: str
@@ -69,15 +66,10 @@ class AtomSource(Protocol):
     name: str
 
     def fetch(self, umls_release: str, probe_cui: str, queries: Sequence[AtomQuery]) -> FetchResult:
-        """Answer every query for ``umls_release``.
-
-        A REST source probes ``probe_cui`` once (SPEC section 3). Raises ``NotAuthorisedError`` or
-        ``UnavailableError`` when the atoms cannot be had.
-        """
+        """A REST source probes ``probe_cui`` once (SPEC section 3). Raises ``NotAuthorisedError``
+        or ``UnavailableError`` when the atoms cannot be had."""
         ...
 
-
-# -- identifiers ------------------------------------------------------------------------------
 
 RELEASE_PATTERN = r"[0-9]{4}A[AB]"
 CUI_PATTERN = r"C[0-9]{7}"

@@ -1,8 +1,7 @@
 """Where each setting comes from: a flag, else an environment variable, else a platform folder.
 
 The only module that reads the environment (docs/architecture.md, "The environment"); the
-variables: docs/reference.md, "Environment variables". Every function takes an optional
-``environ`` mapping (tests); by default the process's own.
+variables: docs/reference.md, "Environment variables".
 """
 
 from __future__ import annotations
@@ -37,12 +36,10 @@ def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def variable(name: str, *, environ: Mapping[str, str] | None = None) -> str:
-    """The value of the environment variable ``name``, stripped; "" when unset."""
     return _env(environ).get(name, "").strip()
 
 
 def tool_variables(*, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The ``UMLS_*`` and ``TEMPMEDBENCH_*`` variables set, sorted."""
     return sorted(name for name in _env(environ) if name.startswith(ENV_PREFIXES))
 
 
@@ -61,7 +58,6 @@ def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
 
 
 def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The key file to read: ``--api-key-file``, else the file ``UMLS_API_KEY_FILE`` names."""
     return api_key_file if api_key_file is not None else _from_env(API_KEY_FILE_ENV, environ)
 
 
@@ -85,14 +81,12 @@ def api_key_source(
 
 
 def base_url(flag: str | None, *, environ: Mapping[str, str] | None = None) -> str:
-    """``--base-url``, else ``UMLS_BASE_URL``, else the UTS REST root."""
     if flag is not None:
         return flag
     return variable(BASE_URL_ENV, environ=environ) or DEFAULT_BASE_URL
 
 
 def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | None = None) -> Path:
-    """``--cache-dir``, else ``TEMPMEDBENCH_CACHE_DIR``, else the platformdirs user cache folder."""
     if cache_dir is not None:
         return _expanded(cache_dir, "--cache-dir")
     return _from_env(CACHE_DIR_ENV, environ) or _platform_folder("cache", environ=environ)
@@ -113,12 +107,10 @@ def resolve_index_dir(
 
 
 def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
-    """The shared rate state's folder: ``TEMPMEDBENCH_STATE_DIR``, else platformdirs'."""
     return _from_env(STATE_DIR_ENV, environ) or _platform_folder("state", environ=environ)
 
 
 def _from_env(name: str, environ: Mapping[str, str] | None) -> Path | None:
-    """The path the variable ``name`` gives, ``~`` expanded; None when it is unset or blank."""
     value = variable(name, environ=environ)
     return _expanded(value, name) if value else None
 
@@ -166,7 +158,6 @@ def log_level_name(*, environ: Mapping[str, str] | None = None) -> str:
 
 
 def gps_path(flag: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
-    """``--gps``, else ``TEMPMEDBENCH_GPS``; ``None`` when neither names one."""
     return flag if flag is not None else _from_env(GPS_ENV, environ)
 
 

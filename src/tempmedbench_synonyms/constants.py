@@ -14,23 +14,17 @@ __version__ = "0.1.0"
 #: The name of the app: its folders (platformdirs), its User-Agent, its messages.
 APP_NAME = "tempmedbench-synonyms"
 
-# -- environment variables (read by ``config`` only) ------------------------------------------
+# -- environment variables, read by ``config`` only (docs/reference.md, "Environment variables")
 
-#: The UMLS API key itself (SPEC section 7).
 API_KEY_ENV = "UMLS_API_KEY"
-#: A file holding the key (the twin of ``--api-key-file``).
 API_KEY_FILE_ENV = "UMLS_API_KEY_FILE"
-#: The UTS REST root (the twin of ``--base-url``).
 BASE_URL_ENV = "UMLS_BASE_URL"
-#: The cache folder (the twin of ``--cache-dir``).
 CACHE_DIR_ENV = "TEMPMEDBENCH_CACHE_DIR"
-#: The local UMLS's index folder (the twin of ``--index-dir``; SPEC 12).
 INDEX_DIR_ENV = "TEMPMEDBENCH_INDEX_DIR"
 #: Where the rate state shared by every run of the machine lives (instead of platformdirs').
 STATE_DIR_ENV = "TEMPMEDBENCH_STATE_DIR"
 #: The log level when neither ``-q`` nor ``-v`` is given (as pip-audit's PIP_AUDIT_LOGLEVEL).
 LOG_LEVEL_ENV = "TEMPMEDBENCH_LOG_LEVEL"
-#: The GPS input of the ``gps`` commands (the twin of ``--gps``).
 GPS_ENV = "TEMPMEDBENCH_GPS"
 #: https://no-color.org: set to anything, no colour at all.
 NO_COLOR_ENV = "NO_COLOR"
@@ -57,7 +51,6 @@ NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 #: This machine's names, which no proxy should ever see a request for.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-# -- UTS ----------------------------------------------------------------------------------------
 
 DEFAULT_BASE_URL = "https://uts-ws.nlm.nih.gov/rest"
 #: Where a user finds their API key.

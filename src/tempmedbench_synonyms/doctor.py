@@ -358,7 +358,6 @@ def _made(name: str, make: Callable[[], Check]) -> Check:
 
 
 def exit_code(checks: list[Check]) -> int:
-    """0 when every check passed, else the exit code of the first that failed."""
     return next((c.exit_code for c in checks if not c.ok), 0)
 
 

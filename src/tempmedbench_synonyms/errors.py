@@ -1,23 +1,6 @@
-"""The exceptions of tempmedbench-synonyms, each with the exit code the CLI maps it to.
-
-    TempMedBenchError                 base; ``exit_code`` and ``outcome`` say how a run ends
-    ├── MismatchError                 1  mismatch: the files were rebuilt but do not verify
-    │                                    (raised by ``ensure_synonyms`` only)
-    ├── BadInputError                 2  bad_input: unusable release folder, file, option
-    │   ├── ManifestError             2  a file differs from MANIFEST.sha256 or escapes the folder
-    │   ├── SpanError                 2  a span out of range, overlapping, or naming an unknown qid
-    │   └── UntrustedError            2  a cache or rate-state folder or file not the user's own
-    ├── NotAuthorisedError            3  not_authorised: UMLS answered 401/403
-    │   └── ApiKeyMissingError        3  no API key where the network is needed
-    ├── UnavailableError              4  unavailable: UMLS unreachable, release not served,
-    │                                    or an offline run missing data
-    ├── Cancelled                     4  a request not sent because the run was stopping
-    └── InternalError                70  internal_error: a bug (EX_SOFTWARE, never the 1 of a
-                                         mismatch)
-
-    Interrupted (a KeyboardInterrupt) 130 Ctrl-C, 143 SIGTERM: outcome interrupted
-
-Only the CLI turns them into exit codes (docs/architecture.md, "Errors").
+"""The exceptions of tempmedbench-synonyms, each with its ``exit_code`` and ``outcome`` (README.md,
+"Outcomes and exit codes"). Only the CLI turns them into exit codes (docs/architecture.md,
+"Errors").
 """
 
 from __future__ import annotations
@@ -93,10 +76,8 @@ class TempMedBenchError(Exception):
 
 
 class MismatchError(TempMedBenchError):
-    """The files were rebuilt, but a hash differs or a concept drifted (outcome ``mismatch``).
-
-    Raised by ``ensure_synonyms``; ``report`` is the regeneration's report.
-    """
+    """The files were rebuilt, but a hash differs or a concept drifted: raised by
+    ``ensure_synonyms`` only."""
 
     exit_code = 1
     outcome = Outcome.MISMATCH
@@ -248,10 +229,8 @@ class UnavailableError(TempMedBenchError):
 
 
 class Cancelled(TempMedBenchError):
-    """Control flow: the run was stopping before this request was sent.
-
-    The error that stopped the run wins; should one reach the CLI alone, exit 4 ``unavailable``.
-    """
+    """Control flow: the run was stopping before this request was sent; the error that stopped
+    the run wins."""
 
     exit_code = 4
     outcome = Outcome.UNAVAILABLE

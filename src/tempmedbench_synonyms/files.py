@@ -111,7 +111,6 @@ def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
 
 
 def _bytes_text(n: int) -> str:
-    """``n`` bytes in words: ``10001 bytes``, ``67108865 bytes (64 MiB)``."""
     return f"{n} bytes ({n >> 20} MiB)" if n >= 1 << 20 else f"{n} bytes"
 
 
@@ -239,7 +238,6 @@ def os_problem(err: OSError) -> str:
 
 
 def os_fix(err: OSError) -> str | None:
-    """What to do about an ``OSError`` a path gave, when its kind says (``None`` otherwise)."""
     return _OS_FIXES.get(err.errno or 0)
 
 

@@ -1,9 +1,5 @@
-r"""JSON in and out: the one strict reader of JSON from outside (SPEC section 8), and the text of
+"""JSON in and out: the one strict reader of JSON from outside (SPEC section 8), and the text of
 ``--json`` reports (SPEC section 7).
-
-``parse_json`` refuses what Python's ``json`` accepts beyond RFC 8259 or would change silently
-(``NaN``, a number too large for a float, a key twice) as ``BadInputError`` naming the file and
-line; ``report_text`` writes a string UTF-8 cannot encode as its ``\uXXXX`` escape.
 """
 
 from __future__ import annotations
@@ -171,9 +167,6 @@ def loads_utf8(raw: bytes) -> Any:
     return DECODER.decode(raw.decode("utf-8"))
 
 
-# --- JSON Lines -----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class LineRules:
     """What a kind of JSON Lines file may hold, in its refusals' words; ``line_max`` per line."""
@@ -195,11 +188,10 @@ _TWO_OBJECTS_IN_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
 
 
 def iter_jsonl(blocks: Iterable[bytes], where: str, rules: LineRules) -> Iterator[dict[str, Any]]:
-    """The objects of a JSON Lines file given as blocks of its bytes, in line order.
+    """The objects of a JSON Lines file given as blocks of its bytes.
 
     Lines end with ``"\\n"`` only; the last may lack it. A blank line, a BOM, a line that is not one
     object, non-UTF-8 bytes and a line past ``rules.line_max`` are BadInputError naming the first.
-    A block's lines are parsed together (:func:`_fast_batch`).
     """
     return itertools.chain.from_iterable(_batches(blocks, where, rules))
 
@@ -322,11 +314,8 @@ def strings(value: Any) -> Iterator[str]:
 
 
 def has_lone_surrogate(value: Any) -> bool:
-    """Whether a parsed JSON value (or a string) holds a string (or key) with a lone surrogate."""
     return any(_LONE_SURROGATE.search(text) for text in strings(value))
 
-
-# --- writing --------------------------------------------------------------------------------
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

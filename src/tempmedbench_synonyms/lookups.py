@@ -77,8 +77,6 @@ _CUI_HINT = "check the CUI (C and 7 digits, such as C0020538)"
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
-    """What every kind carries (the module docstring); the kinds below fill it in."""
-
     #: the ``umls`` command that asks it (the kind's docstring is its help)
     command: ClassVar[str]
     #: the fields that name one input: the command's arguments (``sab`` and ``code``: SAB CODE...)
@@ -119,8 +117,7 @@ class Lookup:
         self.request("current")
 
     def words(self) -> tuple[str, str]:
-        """(the request in words, what "not found" says): ``("definitions of CUI C0000001", "no
-        definitions of CUI C0000001")``."""
+        """(the request in words, what "not found" says)."""
         asked = self.words_as[0].format(self)
         return asked, self.words_as[1].format(self, asked=asked)
 
@@ -147,7 +144,6 @@ class Lookup:
         return self.default_limit if given is None else int(given)
 
     def results(self, value: Any) -> list[dict[str, Any]]:
-        """The result objects of what UTS sent: a list's items, or the one object."""
         if isinstance(value, list):
             return [v for v in value if isinstance(v, dict)]
         return [value] if isinstance(value, dict) else []
@@ -161,7 +157,6 @@ class Lookup:
         return said.format(count=plural(count, self.noun), query=query, release=release, cut=cut)
 
     def hint(self) -> str:
-        """What a not-found answer suggests."""
         if self.hint_text:
             return self.hint_text
         if getattr(self, "cui", None) is not None:

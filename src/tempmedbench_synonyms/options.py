@@ -26,8 +26,7 @@ class RunKeywords(UtsKeywords, total=False):
 
 @dataclass(frozen=True, slots=True)
 class RegenOptions:
-    """One regeneration's options: the release, the atoms' source, where files go, the UMLS
-    release, the network options, and where progress goes (``None``: nowhere)."""
+    """One regeneration's options; ``progress`` ``None``: nowhere."""
 
     release: Path
     mrconso: Path | None = None

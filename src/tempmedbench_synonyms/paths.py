@@ -158,7 +158,6 @@ def check_tui(tui: str) -> str:
 
 
 def joined(values: Sequence[str], pattern: re.Pattern[str], what: str, sep: str) -> str:
-    """``values`` joined with ``sep``, each checked against ``pattern`` (``what``: its words)."""
     for value in values:
         if not pattern.fullmatch(value) or sep in value:
             raise BadInputError(f"{shortened(value)!r} cannot be sent to UMLS: it is not {what}")
@@ -221,5 +220,4 @@ def last_segment(link: str | None) -> str:
 
 
 def url(base_url: str, path: str) -> str:
-    """The URL of ``path`` under ``base_url`` (which may end in a slash)."""
     return base_url.rstrip("/") + path

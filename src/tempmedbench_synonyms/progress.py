@@ -39,12 +39,9 @@ _drawn: list[StepProgress] = []
 
 
 class StepProgress:
-    """The progress of one step: ``update`` it (or call it as a ``ProgressCallback``), ``close``
-    it when the step ends (safe twice).
-
-    ``stream``: where (``None``: nowhere); a terminal (or a ``console``, rich's, for tests) gets the
-    bar. Time counts from the first update, or from ``started`` on ``clock`` if given.
-    """
+    """``stream``: where (``None``: nowhere); a terminal (or a ``console``, rich's, for tests) gets
+    the bar. Time counts from the first update, or from ``started`` on ``clock`` if given.
+    ``close`` is safe twice."""
 
     def __init__(
         self,

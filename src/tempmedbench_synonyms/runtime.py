@@ -84,7 +84,6 @@ class DaemonPool:
         self._closed = False
 
     def submit(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
-        """Run ``fn(*args)`` on a worker; its future holds the result or the exception."""
         from concurrent.futures import Future
 
         if self._closed:
@@ -272,8 +271,6 @@ class Channel:
 
 
 class Worker(Channel):
-    """One worker process, and the parent's end of its channel."""
-
     def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket, name: str) -> None:
         super().__init__(sock)
         self.process = process
@@ -323,7 +320,6 @@ def spawn_worker(module: str, *, name: str) -> Worker:
 
 
 def worker_channel(fd: int) -> Channel:
-    """A worker's end of its channel, from the descriptor its parent passed."""
     import socket
 
     return Channel(socket.socket(fileno=fd))
@@ -366,7 +362,6 @@ class WorkerGroup:
 
 
 def live_workers() -> int:
-    """Worker processes started and not yet stopped."""
     with _LIVE_LOCK:
         return len(_LIVE)
 

@@ -69,12 +69,8 @@ class ApiKey:
 def read_api_key(
     api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
 ) -> ApiKey | None:
-    """The key from ``api_key_file``, else the file ``UMLS_API_KEY_FILE`` names, else
-    ``UMLS_API_KEY``; ``None`` if none.
-
-    A file that cannot be read or is empty is bad input (exit 2), never a silent fallback; a
-    leading BOM is left out with a warning; a bad character is bad input (``_checked_key``).
-    """
+    """The key (docs/reference.md, "The API key") or ``None``. A file that cannot be read or is
+    empty is bad input (exit 2), never a silent fallback; a leading BOM is dropped, warned."""
     api_key_file = config.key_file(api_key_file, environ=environ)
     if api_key_file is not None:
         try:
@@ -120,7 +116,6 @@ _AROUND = " \t\r\n"
 #: What no key holds, and no one sees: control characters (NUL...), format characters (the
 #: zero-width space, a BOM inside the text...), separators other than the space, private use.
 _INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"))
-#: The form of a UTS API key: a UUID.
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
@@ -181,7 +176,6 @@ def missing_key() -> ApiKeyMissingError:
 
 
 def readable_by_others(mode: int) -> bool:
-    """Whether a file of this mode can be read (or written) by users other than its owner."""
     return bool(mode & (stat.S_IRWXG | stat.S_IRWXO))
 
 

@@ -1,8 +1,6 @@
-"""Where ``Umls`` takes its answers from: one interface (``Terminology``), one backend each.
-
-UTS over REST (``UtsTerminology``) and the user's own UMLS files through the local index
-(``MetaTerminology``). ``Umls`` (umls.py) and through it the ``umls`` commands ask a
-backend only, never what is behind it (docs/architecture.md).
+"""Where ``Umls`` takes its answers from: one interface (``Terminology``), one backend each (UTS,
+the user's own UMLS files); ``Umls`` asks a backend only, never what is behind it
+(docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -207,8 +207,6 @@ class Umls:
         JSON; nothing is sent or written."""
         return self._backend.plan(items, unread=unread)
 
-    # -- many at once ------------------------------------------------------------------------
-
     def answer_many(self, items: Iterable[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
         """One ``Answer`` per ``(input, lookup)``, in input order, its results as UTS sent them:
         what every method and command is made of.
@@ -621,8 +619,6 @@ def _input_of(lookup: Lookup) -> str:
 def _first(results: Results[_T]) -> _T | None:
     return results[0] if results else None
 
-
-# -- Python's words ----------------------------------------------------------------------------
 
 #: A flag in a message (``--limit``), with the value after it if any (``--rate 500``,
 #: ``--mrconso PATH``); a quoted span (an input, as ``repr`` shows it) is matched to be kept.

@@ -51,7 +51,6 @@ _COMPRESSION_METHODS = {
 def member_error(
     path: Path, zf: zipfile.ZipFile, member: str, err: BaseException, *, hint: str
 ) -> BadInputError:
-    """The error for a zip member that cannot be read, naming the zip and the member."""
     where = f"{path}!{member}"
     method: int | None
     try:

@@ -144,8 +144,6 @@ VerboseOption = Annotated[
     ),
 ]
 
-# -- the command classes -----------------------------------------------------------------------
-
 
 def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
     """Whether ``--json`` is among ``args`` as the flag (not a value, not after ``--``)."""

@@ -112,9 +112,6 @@ OneNetwork = Annotated[
 ]
 
 
-# -- one run of many inputs ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Shown:
     """How a command shows its answers: the table's header and one row a result."""
@@ -252,9 +249,6 @@ def _plan(umls: Umls, items: Sequence[Item], *, json_out: bool, verbosity: int) 
     raise typer.Exit(0)
 
 
-# -- inputs ------------------------------------------------------------------------------------
-
-
 #: The most bytes ``--file`` holds: a larger file, or standard input that goes on
 #: (``yes | ...``), is bad input, read no further.
 INPUT_FILE_MAX = 64 << 20
@@ -322,7 +316,6 @@ def _read_file(file: Path) -> bytes:
 
 
 def _sab_first(ids: Sequence[str] | None) -> tuple[str | None, list[str]]:
-    """``SAB CODE...`` given as one list of arguments."""
     return (ids[0], list(ids[1:])) if ids else (None, [])
 
 
@@ -394,9 +387,6 @@ def _pairs(
     return [(f"{s} {c}", spoilt or make(sab=s, code=c)) for s, c, spoilt in pairs]
 
 
-# -- showing -----------------------------------------------------------------------------------
-
-
 #: The most characters of an input that a line of stderr names it by, and of a JSON ``query``.
 LABEL_SHOWN = 60
 QUERY_SHOWN = 80
@@ -430,7 +420,6 @@ def _table(
 
 
 def _models(lookup: Lookup, answer: Answer) -> list[Any]:
-    """The results as the models of the lookup's kind, in its table's ``order``."""
     from tempmedbench_synonyms.uts.models import read_results
 
     models: list[Any] = list(read_results(answer, lookup))
@@ -440,13 +429,11 @@ def _models(lookup: Lookup, answer: Answer) -> list[Any]:
 
 
 def _rows(lookup: Lookup, answer: Answer) -> list[list[str]]:
-    """One row a result: the kind's ``columns``, each an attribute of the result's model."""
     return [[_cell(getattr(m, c.attribute)) for c in lookup.columns]
             for m in _models(lookup, answer)]  # fmt: skip
 
 
 def _cell(value: Any) -> str:
-    """A table cell: ``yes``/``no`` for a flag, a list joined, a server's string ``_shown``."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
@@ -511,13 +498,11 @@ _BEFORE: dict[str, dict[str, Any]] = {
 
 
 def _shown_of(kind: type[Lookup]) -> Shown:
-    """How a kind's answers are shown: its ``columns``."""
     optional = frozenset(c.header for c in kind.columns if c.optional)
     return Shown([c.header for c in kind.columns], _rows, optional=optional,
                  **_BEFORE.get(kind.command, {}))  # fmt: skip
 
 
-# -- the commands ----------------------------------------------------------------------------
 #
 # Every kind of ``lookups.KINDS`` is one command, its inputs one word each (a term, a CUI, an
 # AUI) or SAB CODE..., its options the kind's fields, its help the kind's; relations, hierarchy

@@ -1,9 +1,6 @@
-"""The files NLM ships MRCONSO.RRF (and MRDEF, MRREL, MRSTY, MRHIER, MRSAB) in, found (``locate``,
-``locate_meta``) and read as one stream of bytes (``MrconsoInput.blocks``), never unpacked, and
-the release their names say.
-
-The forms: docs/reference.md, "MRCONSO.RRF as NLM ships it". A compressed form is inflated
-(``zips.inflate``) in a reader thread that hands blocks over a bounded queue.
+"""The files NLM ships MRCONSO.RRF (and MRDEF, MRREL, MRSTY, MRHIER, MRSAB) in (docs/reference.md,
+"MRCONSO.RRF as NLM ships it"), read as one stream of bytes, never unpacked; a compressed form is
+inflated in a reader thread that hands blocks over a bounded queue.
 """
 
 from __future__ import annotations
@@ -43,7 +40,6 @@ def _part(name: str) -> re.Pattern[str]:
 
 
 def _form(base: str, name: str) -> str | None:
-    """The form of ``name``.RRF a file named ``base`` is: "file", "gzip", "parts" or None."""
     if base in (f"{name}.RRF", f"{name}.RRF.gz"):
         return "file" if base.endswith(".RRF") else "gzip"
     return "parts" if _part(name).fullmatch(base) else None
@@ -71,8 +67,6 @@ _ZIP_HINT = "extract MRCONSO.RRF (or its parts), or zip it again with standard d
 
 @dataclass
 class MrconsoInput:
-    """Where MRCONSO is read from: the path given, its form, the zip members and the parts."""
-
     path: Path
     kind: str  # file, gzip, parts, zip, nested zip, pipe
     #: zip members read, outermost first (the .nlm, then MRCONSO.RRF or the parts inside it)
@@ -253,9 +247,6 @@ def _suffix(i: int, width: int) -> str:
         i, r = divmod(i, 26)
         letters.append(chr(ord("a") + r))
     return "".join(reversed(letters))
-
-
-# -- zips ----------------------------------------------------------------------------------------
 
 
 def _members(names: list[str], file: str) -> tuple[list[str], str] | None:

@@ -17,7 +17,6 @@ MRCONSO_COLUMNS: tuple[str, ...] = (
     "CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI",
     "SCUI", "SDUI", "SAB", "TTY", "CODE", "STR", "SRL", "SUPPRESS", "CVF",
 )  # fmt: skip
-#: The index of each column in a row's fields.
 COLUMN = {name: i for i, name in enumerate(MRCONSO_COLUMNS)}
 F_CUI, F_LAT, F_AUI, F_SAB, F_TTY, F_CODE, F_STR, F_SUPPRESS = tuple(
     COLUMN[c] for c in ("CUI", "LAT", "AUI", "SAB", "TTY", "CODE", "STR", "SUPPRESS")
@@ -78,7 +77,6 @@ def atom_from_fields(fields: Sequence[str]) -> Atom:
 
 
 def _excerpt(text: str, at_most: int = 60) -> str:
-    """A bounded, printable quote of what was found."""
     shown = repr(text[:at_most])
     return shown + ("..." if len(text) > at_most else "")
 
@@ -119,11 +117,9 @@ def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:
 
 
 def last_row(rest: bytes, path: str | Path, parts: Sequence[str] = ()) -> bytes:
-    """The bytes after a file's last line end, as a row with its line end added.
-
-    A complete row (18 fields, each with ``|``) is read (``unended_note`` says so); anything else
-    is a row cut short (a missing part, a truncated file): bad input, never drift.
-    """
+    """The bytes after a file's last line end, as a row with its line end added: a complete row
+    (18 fields, each with ``|``), else a row cut short (a missing part, a truncated file): bad
+    input, never drift."""
     row = rest[:-1] if rest.endswith(b"\r") else rest
     if row.endswith(b"|") and row.count(b"|") == len(MRCONSO_COLUMNS):
         return rest + b"\n"
@@ -146,7 +142,6 @@ def unended_note(path: str | Path, parts: Sequence[str] = ()) -> str:
 
 
 def bom_note(path: Path) -> str:
-    """The warning of a file that starts with a byte order mark."""
     return (
         f"{path} starts with a UTF-8 byte order mark (BOM), which MRCONSO.RRF does not have: "
         "it was removed before the first row was read"

@@ -3,8 +3,6 @@
 One regular expression finds every row whose SAB some query names, with its CUI, AUI and CODE
 (``_row_pattern``; its cost does not grow with the SABs: a trie); C-level set tests keep the
 wanted ones; only those are decoded, split and checked exactly (SPEC section 3), in file order.
-``scan_range`` scans a byte range of a plain file (a worker process, ``worker``); ``lines_of``
-cuts a stream of blocks into whole lines for ``scan_block`` (the compressed forms).
 """
 
 from __future__ import annotations
@@ -226,10 +224,8 @@ def scan_block(
 
 
 def _check_row(offset: int, raw: bytes, needs: Needs, out: ScanResult) -> bool:
-    """Check one candidate row exactly; record it if it answers a query. True on a bad row.
-
-    A damaged row that answers no query is passed over; one that answers one is bad input.
-    """
+    """Record one candidate row if it answers a query; True on a bad row. A damaged row that
+    answers no query is passed over; one that answers one is bad input."""
     parts = raw.decode("utf-8", "surrogateescape").split("|")
     n = len(parts)
     if n <= rows.F_SAB:

@@ -1,7 +1,4 @@
-"""UTS's objects of an MRCONSO.RRF row, for the engine (SPEC 12): which codes are known
-(``known_code``), an atom and a search result as UTS sends them (``atom_json``,
-``search_result_json``), with UTS's links (``Links``).
-"""
+"""UTS's objects of an MRCONSO.RRF row, as UTS sends them, for the engine (SPEC 12)."""
 
 from __future__ import annotations
 
@@ -90,5 +87,4 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
 
 
 def search_result_json(ui: str, name: str, root_source: str, uri: str | None) -> dict[str, Any]:
-    """One result of ``/search``: ``ui``, ``rootSource``, ``uri``, ``name``."""
     return {"ui": ui, "rootSource": root_source, "uri": uri or NONE, "name": name}

@@ -25,18 +25,14 @@ log = logging.getLogger(__name__)
 
 #: Files at least this large are scanned by worker processes, one byte range each.
 PARALLEL_MIN_SIZE = 64 << 20
-#: The most worker processes a scan starts.
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
 _DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 class MrconsoSource:
-    """Answer atom queries from a local MRCONSO (any form NLM ships), in one streaming pass.
-
-    ``progress`` is told (bytes done, bytes in all); ``workers``: the most worker processes a plain
-    file is scanned by (default: the usable cores, at most 4).
-    """
+    """``progress`` is told (bytes done, bytes in all); ``workers``: the most worker processes a
+    plain file is scanned by (default: the usable cores, at most 4)."""
 
     name = "mrconso"
 

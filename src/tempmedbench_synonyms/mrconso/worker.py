@@ -14,7 +14,6 @@ REPORT_EVERY = 8 << 20
 
 
 def main(fd: int) -> None:
-    """Serve the parent on the channel of descriptor ``fd``."""
     runtime.worker_setup()
     channel = runtime.worker_channel(fd)
     try:

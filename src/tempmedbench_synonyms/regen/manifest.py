@@ -113,10 +113,8 @@ def _check_safe(folder: Path, rel: str, *, line: int) -> None:
 
 
 def _stays_inside(folder: Path, rel: str) -> bool:
-    """Whether every link along ``rel`` (a plain relative path) points inside ``folder``.
-
-    Each link is resolved strictly, so a loop raises (RuntimeError, or OSError from 3.13).
-    """
+    """Each link along ``rel`` is resolved strictly, so a loop raises (RuntimeError, or OSError
+    from 3.13)."""
     try:
         root = folder.resolve()
         current = folder

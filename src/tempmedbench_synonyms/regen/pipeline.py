@@ -205,7 +205,6 @@ def regenerate(
     out_dir: Path | None = None,
     umls_release: str | None = None,
 ) -> Report:
-    """Rebuild both files, verify them against ``expected_sha256.json`` and write them."""
     opened = open_release(release_dir)
     expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder
@@ -229,7 +228,6 @@ def regenerate(
 
 
 def check(release_dir: Path, *, out_dir: Path | None = None) -> Report:
-    """Verify files already rebuilt against ``expected_sha256.json``, with no network."""
     opened = open_release(release_dir)
     expected = load_expected(opened.folder)
     root = Path(out_dir) if out_dir is not None else opened.folder

@@ -58,8 +58,6 @@ def read_release_file(path: Path, *, what: str) -> bytes:
     return read_input(path, what=what, limit=RELEASE_FILE_LIMIT, too_large=TOO_LARGE_HINT)
 
 
-# --- models ---------------------------------------------------------------------------------
-
 _Model = TypeVar("_Model", bound=BaseModel)
 Cui = Annotated[StrictStr, Field(pattern=f"^{CUI_PATTERN}$")]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
@@ -118,7 +116,6 @@ class ConceptEntry(BaseModel):
 
     @property
     def ident(self) -> str:
-        """What the route fetches by: the code, the CUI or the AUI."""
         return {"source": self.code, "cui": self.cui, "aui": self.aui}[self.route]  # type: ignore[no-any-return]
 
 
@@ -296,11 +293,8 @@ class Release:
 
 
 def open_release(folder: Path, *, with_expected: bool = True) -> Release:
-    """Check the folder against its manifest, then read and validate its synonym files.
-
-    The manifest must list and match the expected hashes, unless ``with_expected=False``
-    (``freeze``, about to write them).
-    """
+    """The manifest must list and match the expected hashes, unless ``with_expected=False``
+    (``freeze``, about to write them)."""
     folder = Path(folder)
     try:
         mode: int | None = os.stat(folder).st_mode

@@ -32,7 +32,6 @@ class Choice:
 
 
 def choose(entry: ConceptEntry, atoms: Iterable[Atom] | None, span_texts: Iterable[str]) -> Choice:
-    """Choose the kept synonym of one concept from the atoms its route fetched."""
     if atoms is None:
         what = {"source": f"{entry.sab} code {entry.code}", "cui": f"{entry.cui} in {entry.sab}",
                 "aui": f"atom {entry.aui}"}[entry.route]  # fmt: skip

@@ -74,10 +74,8 @@ def insertion(original: str, name: str) -> str:
 
 
 def replace_spans(text: str, spans: Sequence[PlacedSpan], names: Mapping[str, str | None]) -> str:
-    """Put each concept's kept name at its spans; a drifted concept (None) keeps its text.
-
-    Left to right over the sorted spans: the string SPEC 4's right-to-left replacement gives.
-    """
+    """A drifted concept (None) keeps its text. Left to right over the sorted spans: the string
+    SPEC 4's right-to-left replacement gives."""
     pieces: list[str] = []
     pos = 0
     for s in spans:

@@ -20,8 +20,6 @@ class Concept(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class SourceFile:
-    """One file that was read: where, which zip member, and its SHA-256."""
-
     path: str
     sha256: str | None
     member: str | None = None

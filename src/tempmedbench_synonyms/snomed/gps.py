@@ -109,7 +109,6 @@ class _Scan:
 
     @property
     def unterminated(self) -> bool:
-        """Whether the last line has no LF."""
         return bool(self.tail) and not self.tail.endswith(b"\n")
 
     @property
@@ -137,7 +136,6 @@ class _Scan:
 
 
 def load_gps_tsv(path: str | Path) -> ConceptIndex:
-    """Read the bare GPS file (``*GPSRelease*.txt``)."""
     p = Path(path)
     notes: list[str] = []
     rows, digest = _read_gps(partial(open_regular, p, what="the GPS file"), str(p), notes)

@@ -17,7 +17,6 @@ from tempmedbench_synonyms.zips import ZIP_ERRORS
 
 
 def load_concept_index(path: str | Path) -> ConceptIndex:
-    """Read a GPS zip or TSV, or an RF2 snapshot folder or zip, into a :class:`ConceptIndex`."""
     p = Path(path)
     if not p.exists():
         raise BadInputError(
@@ -44,7 +43,6 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
 
 
 def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
-    """A zip's local-header or empty-archive signature, or a .zip name."""
     f.seek(0)
     magic = f.read(4)
     return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"

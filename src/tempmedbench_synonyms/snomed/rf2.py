@@ -92,9 +92,6 @@ class _Source:
         return SourceFile(str(self.path), None, name)
 
 
-# --------------------------------------------------------------------------------------------
-# RF2: rows, and the latest version of each component
-
 #: One RF2 row: the file, the line, and the fields of the columns asked for, in their order.
 _Row = tuple[str, int, tuple[str, ...]]
 
@@ -227,13 +224,10 @@ def _read_latest(
     notes: list[str],
     consume: Callable[[Iterable[_Row], Counter[str]], _T],
 ) -> _T:
-    """``consume`` the rows of ``names``, keeping only the latest version of each component; it
-    counts the rows of other modules it skips, which a note names.
-
-    One pass while hashing identifiers; only if one repeats are the rows consumed again through
-    :func:`_deduplicated` (a first-pass error may come from an older version: it stands only
-    if none repeats).
-    """
+    """``consume`` the rows of ``names`` (and the count of other modules' rows, skipped), the
+    latest version of each component only, in one pass while hashing identifiers; only if one
+    repeats are the rows consumed again through :func:`_deduplicated` (a first-pass error may come
+    from an older version: it stands only if none repeats)."""
     keys = _IdKeys()
     rows = _rf2_rows(src, names, columns, notes, keys)
     skipped: Counter[str] = Counter()
@@ -274,20 +268,14 @@ def _bad_active(value: str, where: str, line: int) -> BadInputError:
     return BadInputError(f"active is {value!r}; it must be 1 or 0", path=where, line=line)
 
 
-# --------------------------------------------------------------------------------------------
-# RF2: the three files
-
-
 def is_concept_file(name: str) -> bool:
-    """Whether a file's name (in any folder) is an RF2 Concept snapshot's."""
     return _RF2_PATTERNS["concept"].match(tables.basename(name)) is not None
 
 
 def load_rf2(
     path: Path, zf: zipfile.ZipFile | None = None, names: list[str] | None = None
 ) -> ConceptIndex:
-    """Read the RF2 snapshot files found anywhere under the folder ``path``, or (``zf``) among
-    ``names``, the members of the open zip at ``path``."""
+    """The RF2 snapshot files anywhere under the folder ``path``, or among ``names`` in ``zf``."""
     if zf is None:
         names = [p.relative_to(path).as_posix() for p in path.rglob("*.txt") if p.is_file()]
     src = _Source(path, sorted(names or ()), zf)

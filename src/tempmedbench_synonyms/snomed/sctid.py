@@ -96,7 +96,6 @@ class SctidInfo:
         return not self.problems and is_extension_concept(self.sctid)
 
     def as_dict(self) -> dict[str, object]:
-        """A JSON-ready view, for the CLI."""
         return {
             "sctid": self.sctid,
             "valid": not self.problems,
@@ -120,11 +119,8 @@ _FORMAT_EXPECTED = "6 to 18 digits, no leading zero"
 
 
 def parse_sctid(value: str) -> SctidInfo:
-    """Take an identifier apart and check it as a concept identifier (SPEC section 6).
-
-    Not 6 to 18 ASCII digits without a leading zero: ``SCTID_FORMAT`` only; else partition and
-    check digit are checked independently.
-    """
+    """SPEC section 6. Not 6 to 18 ASCII digits without a leading zero: ``SCTID_FORMAT`` only;
+    else partition and check digit are checked independently."""
     if not _is_digits(value) or not MIN_LENGTH <= len(value) <= MAX_LENGTH or value[0] == "0":
         if not value:
             why = "it is empty"

@@ -1,6 +1,4 @@
-"""Shared helpers of the SNOMED CT readers: bounded reads, zip members, headers, widths, UTF-8, and
-the release date in a file name.
-"""
+"""Shared helpers of the SNOMED CT readers."""
 
 from __future__ import annotations
 
@@ -84,7 +82,6 @@ class Bounded(io.RawIOBase):
         return n
 
     def _check_lines(self, data: bytes, base: int) -> None:
-        """Check the lines of ``data``, the bytes from offset ``base`` of the stream."""
         limit = self.max_line
         first = data.find(b"\n")
         if first < 0:
@@ -162,10 +159,6 @@ def release_date(*names: str) -> str | None:
         if m is not None:
             return m.group(1)
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Headers and lines
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,7 +63,6 @@ class ValidationReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Findings by code; every code is listed, with 0 when it has none."""
         counts = {code.value: 0 for code in FindingCode}
         for f in self.findings:
             counts[f.code.value] += 1
@@ -95,9 +94,6 @@ class ValidationReport:
             "message": self.message,
         }
 
-
-# --------------------------------------------------------------------------------------------
-# Reading the artifacts
 
 # Lines are parsed in batches of about this many bytes: one call of the C JSON parser per batch is
 # twice as fast as one per line, and only one batch of records is in memory at a time.
@@ -136,10 +132,6 @@ def iter_records(
         raise BadInputError(f"cannot read the file: {err.strerror}", path=str(path)) from None
     with raw:
         yield from jsonio.iter_jsonl(iter(partial(raw.read, batch_bytes), b""), where, _RULES)
-
-
-# --------------------------------------------------------------------------------------------
-# Checking
 
 
 # The term fields that come with each code field: what a code without a concept reports as
@@ -343,7 +335,6 @@ def check_artifact(
 
 
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
-    """Validate a release folder's two artifact files against ``index``."""
     root = Path(release_dir)
     if not root.is_dir():
         raise BadInputError(

@@ -1,10 +1,6 @@
-"""Test helpers for code that talks to UMLS Terminology Services, fully offline (public API).
-
-``FakeUts`` (a fake UTS REST API over invented RRF rows, with ``Faults``), served by
-``FakeUtsServer`` on 127.0.0.1 or through ``add_fake_uts`` in a ``responses`` mock; invented
-rows and releases; ``VirtualTime``; ``CANARY_KEY`` and ``find_secret`` (README.md, "Testing your
-own code offline"). Import every name from ``tempmedbench_synonyms.testing``; the submodules are
-how it is arranged.
+"""Test helpers for code that talks to UMLS Terminology Services, fully offline (public API:
+README.md, "Testing your own code offline"). Import every name from
+``tempmedbench_synonyms.testing``; the submodules are how it is arranged.
 """
 
 from tempmedbench_synonyms.testing.canary import CANARY_KEY, find_secret

@@ -126,8 +126,6 @@ class FakeUts:
     def __repr__(self) -> str:
         return f"FakeUts(release={self.data.release!r}, rows={len(self.data.rows)})"
 
-    # -- what tests read -----------------------------------------------------------------------
-
     @property
     def arrivals(self) -> list[float]:
         """Arrival times (the fake's clock) of every request, in order."""
@@ -154,8 +152,6 @@ class FakeUts:
         """How many requests arrived, or only those answered with ``status``."""
         with self._lock:
             return sum(1 for s in self.seen if status is None or s.status == status)
-
-    # -- the core ----------------------------------------------------------------------------
 
     def handle(self, path: str, query: Mapping[str, Sequence[str]], *, base_url: str) -> FakeReply:
         """Answer ``GET base_url + path?query``; ``path`` starts after the base URL."""
@@ -247,8 +243,6 @@ class FakeUts:
         if kind in ("401", "404", "400"):
             return self._error(int(kind), "scripted")
         raise AssertionError(kind)  # pragma: no cover - Faults checks the kinds
-
-    # -- replies -------------------------------------------------------------------------------
 
     @staticmethod
     def _json(status: int, doc: object, headers: Mapping[str, str] | None = None) -> FakeReply:

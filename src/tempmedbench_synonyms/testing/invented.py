@@ -29,7 +29,7 @@ def invented_rows(
     seed: int = 0,
     atoms_of: Callable[[int], int] | None = None,
 ) -> Iterator[str]:
-    """MRCONSO.RRF-format lines for invented concepts (for benchmarks and tests).
+    """MRCONSO.RRF-format lines for invented concepts.
 
     Concept ``k``: CUI ``C{first_cui + k}``, code ``{1000000 + k}``, ``atoms_per_concept`` atoms
     of ``sab`` (``atoms_of(k)``): a PT, then SYs (the last of three or more suppressible), one MTH.
@@ -72,7 +72,7 @@ def make_invented_release(
     atoms_of: Callable[[int], int] | None = None,
     release: str = "2099AA",
 ) -> InventedRelease:
-    """Write an invented TempMedBench-style release under ``root`` (for benchmarks and tests).
+    """Write an invented TempMedBench-style release under ``root``.
 
     ``root/MRCONSO.RRF`` holds ``invented_rows``; ``root/release`` is a release whose concepts use
     the three routes in turn, its ``expected_sha256.json`` frozen with this package's ``freeze``.

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-# -- the loopback HTTP server ------------------------------------------------------------------
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as UTS offers
     server_version = "FakeUTS/1"
@@ -211,9 +208,6 @@ class RunningFakeUts(FakeUtsServer):
         (``subprocess.run(..., env=fake_uts.env)``): this process's, less every ``UMLS_*`` and
         ``TEMPMEDBENCH_*`` variable, plus ``variables`` and ``no_proxy``."""
         return {**config.without_tool_variables(), **self.variables, **self.no_proxy}
-
-
-# -- the responses helper --------------------------------------------------------------------
 
 
 def add_fake_uts(

@@ -58,8 +58,6 @@ _ELSEWHERE = f"--cache-dir or {CACHE_DIR_ENV}"
 
 @dataclass(frozen=True)
 class CacheKey:
-    """What identifies one complete answer: release, route path and query parameters."""
-
     umls_release: str
     path: str
     params: tuple[tuple[str, str], ...] = ()
@@ -235,7 +233,6 @@ class ResponseCache:
             return self._rejected.get(key.digest())
 
     def rejections(self) -> list[str]:
-        """Every ``rejection`` of this cache so far, in the order the entries were read."""
         with self._lock:
             return list(self._rejected.values())
 
@@ -386,7 +383,6 @@ class ResponseCache:
         return umls_release
 
     def set_current_release(self, umls_release: str) -> None:
-        """Remember which concrete release ``current`` stands for now."""
         check_release(umls_release)
         with self._writing():
             self._ensure(self.folder)
@@ -477,7 +473,6 @@ def _decode(raw: bytes) -> tuple[dict[str, Any], Any]:
 
 
 def _short(what: object) -> str:
-    """An exception's message (or a key) for a warning, at most 200 characters."""
     text = str(what)
     return text if len(text) <= 200 else text[:200] + "..."
 

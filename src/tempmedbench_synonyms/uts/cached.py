@@ -176,7 +176,6 @@ class CachedUts:
             self.client.cancel()
 
     def close(self) -> None:
-        """Close the client's connections (reopened if asked again)."""
         if self.client is not None:
             self.client.close()
 

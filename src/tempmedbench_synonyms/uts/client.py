@@ -332,8 +332,6 @@ class UtsClient:
     def __repr__(self) -> str:
         return f"UtsClient(base_url={redact(self.base_url, self._key)!r}, api_key=***)"
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
     def cancel(self) -> None:
         """Stop: unsent requests raise ``Cancelled``, sleeps end, requests on the wire are cut."""
         self._cancel.set()
@@ -367,8 +365,6 @@ class UtsClient:
                 session.auth = None if self._key is None else _ApiKeyAuth(self._key)
                 self._session = session
             return self._session
-
-    # -- the chokepoint ----------------------------------------------------------------------
 
     def _request(
         self,
@@ -702,8 +698,6 @@ class UtsClient:
         """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
         return min(self.retry.backoff_max, self.retry.backoff_base * 2.0 ** (attempt - 1))
 
-    # -- tenacity hooks ------------------------------------------------------------------------
-
     def _stop(self, budget: Budget, retry_state: RetryCallState) -> bool:
         """No retry after ``max_attempts``, nor one whose wait ends more than ``max_total`` s after
         the first try, less the waits for a turn (our clock, unlike ``stop_before_delay``)."""
@@ -749,8 +743,6 @@ class UtsClient:
             if loud:
                 self._last_line = now
             return loud
-
-    # -- public methods ------------------------------------------------------------------------
 
     def get_result(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         """The ``result`` of a single-object route (a concept, an atom); ``None`` on 404."""

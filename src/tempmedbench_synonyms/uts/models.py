@@ -211,7 +211,6 @@ def _text(value: object) -> str | None:
 
 
 def _count(value: object) -> int | None:
-    """A count UTS sends: an integer, else unknown."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -416,7 +415,6 @@ class ConceptRecord(UtsConcept, Record):
 
     @property
     def type_names(self) -> list[str]:
-        """The names of its semantic types."""
         return [t.name for t in self.semantic_types if t.name]
 
 

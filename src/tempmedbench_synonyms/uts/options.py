@@ -44,8 +44,6 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class UtsOptions:
-    """The network options of one command (module docstring)."""
-
     base_url: str | None = field(
         default=None,
         metadata=spelt("--base-url", "UTS REST root.", f"{BASE_URL_ENV}, else {DEFAULT_BASE_URL}"),
@@ -107,12 +105,10 @@ class UtsOptions:
 
     @property
     def url(self) -> str:
-        """The base URL in force: ``--base-url``, else ``UMLS_BASE_URL``, else the UTS root."""
         return config.base_url(self.base_url)
 
     @property
     def cache_folder(self) -> Path:
-        """The cache folder in force (``config.resolve_cache_dir``)."""
         return config.resolve_cache_dir(self.cache_dir)
 
     def check(self) -> int:

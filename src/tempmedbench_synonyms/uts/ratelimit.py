@@ -371,7 +371,6 @@ class RateLimiter:
 
     @property
     def fallback_warning(self) -> str | None:
-        """Why the runs on this machine do not share this run's budget, or ``None``."""
         problem = None if self.shared is None else self.shared.problem
         return None if problem is None else f"{problem}; {_FALLBACK}"
 

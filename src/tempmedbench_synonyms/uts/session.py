@@ -51,6 +51,5 @@ def open_uts(
 
 
 def rest_source(options: UtsOptions, *, progress: TextIO | None) -> RestAtomSource:
-    """The REST atom source of a regeneration; progress to ``progress`` (``None``: nowhere)."""
     uts = open_uts(options)
     return RestAtomSource(uts, workers=check_workers(options.workers), progress_stream=progress)

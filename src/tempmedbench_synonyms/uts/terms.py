@@ -38,7 +38,6 @@ def cui_of(lookup: Lookup) -> str | None:
 
 
 def bad_answer(input: str, lookup: Lookup, err: BadInputError, release: str) -> Answer:
-    """The answer of an input that cannot be asked."""
     return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint, release=release,
                   query=lookup.words()[0])  # fmt: skip
 
