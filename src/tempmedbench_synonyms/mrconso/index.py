@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -82,13 +82,7 @@ class Built:
     path: Path
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "rows": self.rows,
-            "bytes": self.bytes,
-            "seconds": round(self.seconds, 3),
-            "path": str(self.path),
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 3), "path": str(self.path)}
 
 
 @dataclass(frozen=True)
@@ -102,13 +96,7 @@ class Part:
     bytes: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "path": str(self.path),
-            "paths": list(self.paths),
-            "rows": self.rows,
-            "bytes": self.bytes,
-        }
+        return {**asdict(self), "path": str(self.path), "paths": list(self.paths)}
 
 
 @dataclass
@@ -119,7 +107,7 @@ class _File:
     input: MrconsoInput
     identity: str = ""
     part: Path | None = None
-    source: str = field(default="")
+    source: str = ""
 
 
 class LocalIndex:
