@@ -149,13 +149,13 @@ _ROW = ", ".join(f"m.{c.lower()}" for c in MRCONSO_COLUMNS)
 _AUI = COLUMN["AUI"]
 #: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
-    "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
+    "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
     "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y') DESC, rowid"
 )
 #: The order that names a source code (SPEC 12, "A source code's name"): its first row by these.
 _NAME_KEY = ("suppress <> 'N'", "lat <> 'ENG'", "tty <> 'PT'", "ispref <> 'Y'", "ts <> 'P'",
              "stt <> 'PF'", "aui")  # fmt: skip
-_CODE_ORDER = "ORDER BY " + ", ".join(_NAME_KEY)
+_CODE_ORDER = ", ".join(_NAME_KEY)
 #: An MRCONSO row ``m`` as a cluster reads it (``_flagged``; its lists' flags last): the fields
 #: that count and name its code, the name's key (``_NAME_KEY``: the rule's tests as numbers, then
 #: the AUI) read by ``_C_KEY``.
@@ -244,6 +244,27 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
             either.append(" AND ".join(f"{table}.suppress <> {f!r}" for f in ("O", "E", "Y")))
         kept = f"({' OR '.join(either)})" if either else "0"
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
+
+
+def _any_of(table: str, params: list[Any], **columns: Collection[str]) -> str:
+    """`` AND {table}.{column} IN (...)`` for each column given values (added to ``params``)."""
+    where = ""
+    for column, values in columns.items():
+        if values:
+            where += f" AND {table}.{column} IN {_IN}"
+            params.append(_json(values))
+    return where
+
+
+def _subject(
+    cui: str | None, sab: str | None, code: str | None
+) -> tuple[str, list[object], str] | None:
+    """The rows of the concept ``cui``, else of the known code, and the order that names it."""
+    if cui is not None:
+        return "m.cui = ?", [cui], _CONCEPT_ORDER
+    if sab is not None and code is not None and known_code(code):
+        return "m.code = ? AND m.sab = ?", [code, sab], _CODE_ORDER
+    return None
 
 
 def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
@@ -344,7 +365,7 @@ class Engine:
         where = _IDENT[field].format(sab=_PAIRS[0], id=_PAIRS[1])
         found = self.db.execute(
             f"SELECT {_PAIRS[0]}, {_PAIRS[1]}, (SELECT str FROM mrconso WHERE {where} "
-            f"{_CODE_ORDER} LIMIT 1) FROM json_each(?) j",
+            f"ORDER BY {_CODE_ORDER} LIMIT 1) FROM json_each(?) j",
             (_json(set(idents)),),
         )
         return {(sab, ident): name for sab, ident, name in found if name is not None}
@@ -406,19 +427,11 @@ class Engine:
     ) -> list[dict[str, Any]] | None:
         """A concept's atoms (``cui``) or a source code's (``sab``, ``code``), in MRCONSO's
         order, those ``rows`` counts, of ``sabs``/``ttys``/``language`` when given."""
-        if cui is not None:
-            where, params = "m.cui = ?", [cui]
-        elif sab is not None and code is not None and known_code(code):
-            where, params = "m.code = ? AND m.sab = ?", [code, sab]
-        else:
+        subject = _subject(cui, sab, code)
+        if subject is None or not self._known(subject[0].replace("m.", ""), subject[1]):
             return None
-        if not self._known(where.replace("m.", ""), params):
-            return None
-        where += " AND " + _counted(rows)
-        for column, values in (("sab", sabs), ("tty", ttys)):
-            if values:
-                where += f" AND m.{column} IN {_IN}"
-                params.append(_json(values))
+        where, params, _ = subject
+        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys)
         if language is not None:
             where += " AND m.lat = ?"
             params.append(language)
@@ -435,14 +448,8 @@ class Engine:
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
         """``.../atoms/preferred``: the row that names the concept or the code."""
-        if cui is not None:
-            found = self._rows("m.cui = ?", (cui,), _CONCEPT_ORDER.removeprefix("ORDER BY "))
-        elif sab is not None and code is not None and known_code(code):
-            found = self._rows(
-                "m.code = ? AND m.sab = ?", (code, sab), _CODE_ORDER.removeprefix("ORDER BY ")
-            )
-        else:
-            found = []
+        subject = _subject(cui, sab, code)
+        found = [] if subject is None else self._rows(*subject)
         return self._atom(found[0]) if found else None
 
     @_answer
@@ -576,11 +583,8 @@ class Engine:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
         if not known_code(code):
             return None
-        where = _counted(rows, "o")
         params: list[object] = [code, sab, sab]
-        if targets:
-            where += f" AND o.sab IN {_IN}"
-            params.append(_json(targets))
+        where = _counted(rows, "o") + _any_of("o", params, sab=targets)
         # the codes' rows in one statement (the concepts first: each of their rows read once)
         found = self.db.execute(
             f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
@@ -724,10 +728,8 @@ class Engine:
         """MRDEF: ``Definition`` objects by SAB, then ATUI."""
         if not self._known("cui = ?", (cui,)):
             return None
-        where, params = f"m.cui = ? AND {_counted(rows, english=False)}", [cui]
-        if sabs:
-            where += f" AND m.sab IN {_IN}"
-            params.append(_json(sabs))
+        params: list[object] = [cui]
+        where = f"m.cui = ? AND {_counted(rows, english=False)}" + _any_of("m", params, sab=sabs)
         found = self.db.execute(
             f"SELECT m.sab, m.def FROM mrdef m WHERE {where} ORDER BY m.sab, m.atui", params
         )
@@ -764,10 +766,7 @@ class Engine:
         else:
             return None
         where += " AND " + _counted(rows, "r", english=False)
-        for column, values in (("rel", labels), ("sab", sabs)):
-            if values:
-                where += f" AND r.{column} IN {_IN}"
-                params.append(_json(values))
+        where += _any_of("r", params, rel=labels, sab=sabs)
         found = self.db.execute(
             "SELECT r.cui1, r.aui1, r.stype1, r.rel, r.cui2, r.aui2, r.stype2, r.rela, r.rui, "
             f"r.srui, r.sab, r.rg, r.suppress FROM mrrel r WHERE {where} ORDER BY r.rui",
