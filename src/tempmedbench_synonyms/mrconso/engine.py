@@ -1,7 +1,5 @@
-"""SPEC 12's answers from rows, once: the index's tables (``TABLES``), how a file's rows go in
-(``create``, ``load``, ``finish``), and every question of SPEC 11 answered from them
-(``Engine``) as the JSON objects UTS sends. The local UMLS (``mrconso.index``) asks it of the
-user's files, the fake UTS (``testing``) of its invented rows: docs/architecture.md.
+"""SPEC 12's answers from rows, once: the index's tables, how a file's rows go in, and every
+question of SPEC 11 answered from them (``Engine``): docs/architecture.md, "Rows are read one way".
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ from tempmedbench_synonyms.mrconso.shapes import (
 
 #: The Metathesaurus files the engine answers from, each a part of the index of its own.
 FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
-#: Each file's columns, as the UMLS Reference Manual names them (a row: these, each followed by
-#: ``|``).
+#: Each file's columns, as the UMLS Reference Manual names them (each followed by ``|``).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "MRCONSO": MRCONSO_COLUMNS,
     "MRDEF": ("CUI", "AUI", "ATUI", "SATUI", "SAB", "DEF", "SUPPRESS", "CVF"),
@@ -108,9 +105,8 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 def load(
     db: sqlite3.Connection, file: str, rows: Iterable[Sequence[str]], schema: str = "main"
 ) -> int:
-    """Insert ``rows`` (each the file's fields, as ``COLUMNS[file]`` names them, without the
-    trailing empty field) into ``file``'s tables in file order; how many went in. Called once or
-    more (in batches) between ``create`` and ``finish``; the caller commits."""
+    """Insert ``rows`` (each ``COLUMNS[file]``, no trailing empty field) in file order, in
+    batches between ``create`` and ``finish``; how many went in. The caller commits."""
     width = len(COLUMNS[file])
     before = db.total_changes
     if file == "MRCONSO":
@@ -298,17 +294,10 @@ def _ptr(paui: str, ptr: str) -> list[str]:
 
 
 class Engine:
-    """SPEC 12's answers from one connection that holds the tables of ``files`` (MRCONSO always;
-    a table in ``main`` or in an attached database, found by its name).
-
-    Every method answers one question as UTS's JSON objects, with ``"NONE"`` where UTS sends it
-    for an absent link or value (``lookups.clean`` turns it into null for a local answer), in
-    SPEC 12's order: a list (empty: nothing matched) or one object, and ``None`` when the
-    identifier asked about is unknown (MRCONSO lacks it). Links are ``links``'s. A question whose
-    file is not in ``files`` is never asked (the caller checks ``needs``). Safe to call from one
-    thread at a time per connection; prepared statements are cached by sqlite3 itself. A
-    statement that a signal stopped (its exception then in ``stopped``: the connection's progress
-    handler keeps it) raises that exception, not SQLite's error.
+    """SPEC 12's answers from one connection holding the tables of ``files`` (MRCONSO always),
+    each method one question as UTS's JSON objects in SPEC 12's order, ``"NONE"`` where UTS
+    sends it, ``None`` for an identifier MRCONSO lacks. A question whose file is not in
+    ``files`` is never asked (the caller checks ``needs``). One thread at a time per connection.
     """
 
     def __init__(
@@ -319,18 +308,16 @@ class Engine:
         stopped: Sequence[BaseException] = (),
     ) -> None:
         self.db, self.files, self.links, self.stopped = db, frozenset(files), links, stopped
-        self._sorted_by_cui: bool | None = None
         # each database read through the OS's pages, not copied page by page into SQLite's
         # cache: an answer reads a few scattered rows of each (a third of its time)
         for _, schema, _ in db.execute("PRAGMA database_list").fetchall():
             db.execute(f'PRAGMA "{schema}".mmap_size = {_MMAP}')
 
+    @functools.cached_property
     def _sorted(self) -> bool:
-        """Whether MRCONSO's rows are in CUI order (``finish`` records it)."""
-        if self._sorted_by_cui is None:
-            found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
-            self._sorted_by_cui = bool(found and found[0])
-        return self._sorted_by_cui
+        """Whether MRCONSO's rows are in CUI order (``load`` records it)."""
+        found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
+        return bool(found and found[0])
 
     # -- rows and names ------------------------------------------------------------------------
 
@@ -462,8 +449,7 @@ class Engine:
         self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
     ) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order: their rows in one query, each with its lists' flags (``found``: those
-        rows, read already by ``_flagged``, in file order) (SPEC 12)."""
+        their order, from their rows by ``_flagged`` in file order (``found``: read already)."""
         codes = [(s, c) for s, c in codes if known_code(c)]
         if found is None:
             found = self.db.execute(
@@ -503,8 +489,7 @@ class Engine:
         return out
 
     def _flagged(self) -> str:
-        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_CLUSTER_ROW``, then its
-        flags from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
+        """``_CLUSTER_ROW``, then its flags from MRREL and MRHIER when present."""
         rel = _FLAG_REL if "MRREL" in self.files else "0"
         return f"{_CLUSTER_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
 
@@ -562,9 +547,8 @@ class Engine:
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
     ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
-        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
-        their smallest distance (SPEC 12: an entry of the code's SAB, with another known
-        code)."""
+        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes
+        (``_entry``) at their smallest distance."""
         raw = self._edges(code_of.keys(), deep)
         codes = self._where({a for found in raw.values() for _, a, _ in found})
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
@@ -666,7 +650,7 @@ class Engine:
         named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
         # A file sorted by CUI (as NLM ships it) gives concepts in their order: the first
         # ``limit`` are known once that many are found, the exact ones (first) found before.
-        early = limit is not None and return_id_type == "concept" and self._sorted()
+        early = limit is not None and return_id_type == "concept" and self._sorted
         if early and input_type == "atom" and search_type != "exact":
             equal = " AND ".join([*where[:filters], "m.folded = :q"])
             found = dict.fromkeys(
@@ -852,8 +836,7 @@ class Engine:
 
     @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
-        """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
-        tree number and child count)."""
+        """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
         if not self._known("cui = ?", (cui,)):
             return None
         out = []
@@ -1015,8 +998,6 @@ def _words(
     return fts, lambda name: wanted.issubset(map(form, _WORD.findall(name)))
 
 
-#: Each command's files: those it needs, and those it reads when the META holds them (for the
-#: links and counts they decide).
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "search": (("MRCONSO",), ()),
     "cuis": (("MRCONSO",), ()),
