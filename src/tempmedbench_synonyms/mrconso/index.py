@@ -35,7 +35,7 @@ from tempmedbench_synonyms.files import (
     os_error,
 )
 from tempmedbench_synonyms.mrconso import engine
-from tempmedbench_synonyms.mrconso.engine import Engine
+from tempmedbench_synonyms.mrconso.engine import FILES, Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
 from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
@@ -169,7 +169,7 @@ class LocalIndex:
 
     def build(self, files: Collection[str] | None = None) -> list[Built]:
         """Build every part of ``files`` (default: each file the META holds) not built yet."""
-        return [self._ensure(name) for name in sorted(files or self.present, key=_order)]
+        return [self._ensure(name) for name in sorted(files or self.present, key=FILES.index)]
 
     def close(self) -> None:
         """Close the connection; a pipe's temporary part is removed (it is never kept)."""
@@ -213,7 +213,6 @@ class LocalIndex:
         return Built(f.name, rows, part.stat().st_size, 0.0, part)
 
     def _part(self, f: _File) -> Path:
-        """Where ``f``'s part is: named by its identity (``_identity``)."""
         if f.part is None:
             try:
                 f.identity = json.dumps(_identity(f), sort_keys=True)
@@ -308,10 +307,6 @@ class LocalIndex:
             self.progress.flush()
         else:
             log.info("%s", text)
-
-
-def _order(name: str) -> int:
-    return engine.FILES.index(name)
 
 
 def _duration(seconds: float) -> str:
@@ -528,8 +523,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN")
         engine.create(db, f.name)
-        rows = 0
-        done = shown = 0
+        rows = done = shown = 0
         for done, batch in _batches(f, stop):
             if rows:  # each batch said once the next comes: the last by the final line alone
                 bar.update(shown, total=f.input.size, rows=rows)
@@ -724,7 +718,7 @@ def describe(meta: Path, index_dir: Path | None = None) -> list[Part]:
     (``bytes`` then the file's own size)."""
     index = LocalIndex(meta, index_dir=index_dir)
     out = []
-    for name in sorted(index.present, key=_order):
+    for name in sorted(index.present, key=FILES.index):
         f = index._files[name]
         if f.input.kind == "pipe":
             continue
