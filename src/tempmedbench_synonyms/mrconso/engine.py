@@ -494,10 +494,8 @@ class Engine:
         return f"{_CLUSTER_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
 
     def _lists(self, it: tuple[str, str], found: Sequence[Any]) -> int:
-        """The bits (``_BITS``) of the lists (parents... relations) the code ``it`` has an entry
-        in, from its rows (each with its flags: ``_flagged``); an ancestor met only deeper in a
-        PTR, and a descendant below children that are all no entry (SPEC 12: a deeper one
-        counts), read for the few codes whose flags leave them open."""
+        """The bits (``_BITS``) of the lists the code ``it`` has an entry in, from its rows' flags;
+        those the flags leave open (``_OPEN``: SPEC 12, a deeper entry counts) read from MRHIER."""
         bits = 0
         for r in found:
             bits |= r[-1]
@@ -961,10 +959,6 @@ class Engine:
         ]
 
 
-def _same(word: str) -> str:
-    return word
-
-
 def _words(
     folded: str, search_type: str, partial: bool
 ) -> tuple[str | None, Callable[[str], bool]]:
@@ -979,10 +973,10 @@ def _words(
         raise ValueError(f"no search type {search_type!r}")
     if not words:
         return None, lambda _: False
-    form = _same if search_type == "words" else _norm
+    form = str if search_type == "words" else _norm  # (str: the word itself)
     wanted = {form(w) for w in words}
     terms = {
-        form(w): f'"{w}"' if form is _same else f'("{form(w)}" OR "{form(w)}s")'
+        form(w): f'"{w}"' if form is str else f'("{form(w)}" OR "{form(w)}s")'
         for w in words
         if w.isascii() or all(_UCD_3_2.category(c) == unicodedata.category(c) for c in w)
     }
