@@ -152,9 +152,8 @@ _CONCEPT_ORDER = (
 _NAME_KEY = ("suppress <> 'N'", "lat <> 'ENG'", "tty <> 'PT'", "ispref <> 'Y'", "ts <> 'P'",
              "stt <> 'PF'", "aui")  # fmt: skip
 _CODE_ORDER = ", ".join(_NAME_KEY)
-#: An MRCONSO row ``m`` as a cluster reads it (``_flagged``; its lists' flags last): the fields
-#: that count and name its code, the name's key (``_NAME_KEY``: the rule's tests as numbers, then
-#: the AUI) read by ``_C_KEY``.
+#: An MRCONSO row ``m`` as a cluster reads it (``_flagged``: its lists' flags last): the fields
+#: that count and name its code, then ``_NAME_KEY`` (the name's key, read by ``_C_KEY``).
 _CLUSTER_ROW = "m.sab, m.code, m.str, m.suppress, " + ", ".join(f"m.{k}" for k in _NAME_KEY)
 _C_STR, _C_SUPPRESS, _C_AUI = 2, 3, 3 + len(_NAME_KEY)
 _C_KEY = operator.itemgetter(slice(4, 4 + len(_NAME_KEY)))

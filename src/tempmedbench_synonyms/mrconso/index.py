@@ -353,10 +353,9 @@ def _fingerprint(path: Path) -> list[Any]:
 def _record(
     part: Path, identity: str, say: Callable[[str], None] | None = None
 ) -> tuple[int, list[str]] | None:
-    """(rows, paths recorded) when ``part`` is there, the user's own, its record (written last
-    by its build) says this identity, schema and Unicode version, it holds every table and index
-    a build makes (``_schema``) and its file's table the rows recorded; else None (build it: a
-    part that is there but fails is damaged, said with why on ``say``)."""
+    """(rows, paths recorded) when ``part`` is the user's own and whole: its record (written last
+    by its build) says this identity and versions, it holds ``_schema`` and the rows recorded;
+    else None (build it: a part that is there but fails is damaged, said with why on ``say``)."""
     file = part.name.split(".", 1)[0]
     try:
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
