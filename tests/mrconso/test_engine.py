@@ -453,7 +453,7 @@ def test_whether_the_rows_are_in_cui_order_is_known_across_batches() -> None:
         for batch in batches:
             engine.load(db, "MRCONSO", batch)
         engine.finish(db, "MRCONSO")
-        assert Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))._sorted() is in_order, batches
+        assert Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))._sorted is in_order, batches
         db.close()
 
 
@@ -467,7 +467,7 @@ def test_a_cut_search_gives_the_first_results_in_sorted_and_unsorted_files() -> 
     ]  # fmt: skip
     for order in (rows, rows[::-1]):
         e = build({"MRCONSO": order})
-        assert e._sorted() is (order is rows)
+        assert e._sorted is (order is rows)
         assert uis(e.search("fever", limit=1)) == ["C2"]
         assert uis(e.search("fever", limit=2)) == ["C2", "C1"]
         assert uis(e.search("fever", limit=9)) == ["C2", "C1", "C3"]

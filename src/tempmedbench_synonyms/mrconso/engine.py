@@ -1,7 +1,5 @@
-"""SPEC 12's answers from rows, once: the index's tables (``TABLES``), how a file's rows go in
-(``create``, ``load``, ``finish``), and every question of SPEC 11 answered from them
-(``Engine``) as the JSON objects UTS sends. The local UMLS (``mrconso.index``) asks it of the
-user's files, the fake UTS (``testing``) of its invented rows: docs/architecture.md.
+"""SPEC 12's answers from rows, once: the index's tables, how a file's rows go in, and every
+question of SPEC 11 answered from them (``Engine``): docs/architecture.md, "Rows are read one way".
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ from tempmedbench_synonyms.mrconso.shapes import (
 
 #: The Metathesaurus files the engine answers from, each a part of the index of its own.
 FILES = ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB")
-#: Each file's columns, as the UMLS Reference Manual names them (a row: these, each followed by
-#: ``|``).
+#: Each file's columns, as the UMLS Reference Manual names them (each followed by ``|``).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "MRCONSO": MRCONSO_COLUMNS,
     "MRDEF": ("CUI", "AUI", "ATUI", "SATUI", "SAB", "DEF", "SUPPRESS", "CVF"),
@@ -108,9 +105,8 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
 def load(
     db: sqlite3.Connection, file: str, rows: Iterable[Sequence[str]], schema: str = "main"
 ) -> int:
-    """Insert ``rows`` (each the file's fields, as ``COLUMNS[file]`` names them, without the
-    trailing empty field) into ``file``'s tables in file order; how many went in. Called once or
-    more (in batches) between ``create`` and ``finish``; the caller commits."""
+    """Insert ``rows`` (each ``COLUMNS[file]``, no trailing empty field) in file order, in
+    batches between ``create`` and ``finish``; how many went in. The caller commits."""
     width = len(COLUMNS[file])
     before = db.total_changes
     if file == "MRCONSO":
@@ -149,16 +145,15 @@ _ROW = ", ".join(f"m.{c.lower()}" for c in MRCONSO_COLUMNS)
 _AUI = COLUMN["AUI"]
 #: The row that names a concept first (SPEC 12, "A concept's name").
 _CONCEPT_ORDER = (
-    "ORDER BY (lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
+    "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y' AND stt = 'PF') DESC, "
     "(lat = 'ENG' AND ts = 'P' AND ispref = 'Y') DESC, rowid"
 )
 #: The order that names a source code (SPEC 12, "A source code's name"): its first row by these.
 _NAME_KEY = ("suppress <> 'N'", "lat <> 'ENG'", "tty <> 'PT'", "ispref <> 'Y'", "ts <> 'P'",
              "stt <> 'PF'", "aui")  # fmt: skip
-_CODE_ORDER = "ORDER BY " + ", ".join(_NAME_KEY)
-#: An MRCONSO row ``m`` as a cluster reads it (``_flagged``; its lists' flags last): the fields
-#: that count and name its code, the name's key (``_NAME_KEY``: the rule's tests as numbers, then
-#: the AUI) read by ``_C_KEY``.
+_CODE_ORDER = ", ".join(_NAME_KEY)
+#: An MRCONSO row ``m`` as a cluster reads it (``_flagged``: its lists' flags last): the fields
+#: that count and name its code, then ``_NAME_KEY`` (the name's key, read by ``_C_KEY``).
 _CLUSTER_ROW = "m.sab, m.code, m.str, m.suppress, " + ", ".join(f"m.{k}" for k in _NAME_KEY)
 _C_STR, _C_SUPPRESS, _C_AUI = 2, 3, 3 + len(_NAME_KEY)
 _C_KEY = operator.itemgetter(slice(4, 4 + len(_NAME_KEY)))
@@ -246,6 +241,27 @@ def _counted(rows: Rows, table: str = "m", english: bool = True) -> str:
     return f"{kept} AND {table}.lat = 'ENG'" if english and rows.english else kept
 
 
+def _any_of(table: str, params: list[Any], **columns: Collection[str]) -> str:
+    """`` AND {table}.{column} IN (...)`` for each column given values (added to ``params``)."""
+    where = ""
+    for column, values in columns.items():
+        if values:
+            where += f" AND {table}.{column} IN {_IN}"
+            params.append(_json(values))
+    return where
+
+
+def _subject(
+    cui: str | None, sab: str | None, code: str | None
+) -> tuple[str, list[object], str] | None:
+    """The rows of the concept ``cui``, else of the known code, and the order that names it."""
+    if cui is not None:
+        return "m.cui = ?", [cui], _CONCEPT_ORDER
+    if sab is not None and code is not None and known_code(code):
+        return "m.code = ? AND m.sab = ?", [code, sab], _CODE_ORDER
+    return None
+
+
 def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
     """Whether a hierarchy entry's (SAB, CODE) is one of ``code``'s lists (SPEC 12): MRCONSO
     holds it, of the same SAB, with another known code."""
@@ -277,17 +293,10 @@ def _ptr(paui: str, ptr: str) -> list[str]:
 
 
 class Engine:
-    """SPEC 12's answers from one connection that holds the tables of ``files`` (MRCONSO always;
-    a table in ``main`` or in an attached database, found by its name).
-
-    Every method answers one question as UTS's JSON objects, with ``"NONE"`` where UTS sends it
-    for an absent link or value (``lookups.clean`` turns it into null for a local answer), in
-    SPEC 12's order: a list (empty: nothing matched) or one object, and ``None`` when the
-    identifier asked about is unknown (MRCONSO lacks it). Links are ``links``'s. A question whose
-    file is not in ``files`` is never asked (the caller checks ``needs``). Safe to call from one
-    thread at a time per connection; prepared statements are cached by sqlite3 itself. A
-    statement that a signal stopped (its exception then in ``stopped``: the connection's progress
-    handler keeps it) raises that exception, not SQLite's error.
+    """SPEC 12's answers from one connection holding the tables of ``files`` (MRCONSO always),
+    each method one question as UTS's JSON objects in SPEC 12's order, ``"NONE"`` where UTS
+    sends it, ``None`` for an identifier MRCONSO lacks. A question whose file is not in
+    ``files`` is never asked (the caller checks ``needs``). One thread at a time per connection.
     """
 
     def __init__(
@@ -298,18 +307,16 @@ class Engine:
         stopped: Sequence[BaseException] = (),
     ) -> None:
         self.db, self.files, self.links, self.stopped = db, frozenset(files), links, stopped
-        self._sorted_by_cui: bool | None = None
         # each database read through the OS's pages, not copied page by page into SQLite's
         # cache: an answer reads a few scattered rows of each (a third of its time)
         for _, schema, _ in db.execute("PRAGMA database_list").fetchall():
             db.execute(f'PRAGMA "{schema}".mmap_size = {_MMAP}')
 
+    @functools.cached_property
     def _sorted(self) -> bool:
-        """Whether MRCONSO's rows are in CUI order (``finish`` records it)."""
-        if self._sorted_by_cui is None:
-            found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
-            self._sorted_by_cui = bool(found and found[0])
-        return self._sorted_by_cui
+        """Whether MRCONSO's rows are in CUI order (``load`` records it)."""
+        found = self.db.execute("SELECT sorted FROM mrconso_order").fetchone()
+        return bool(found and found[0])
 
     # -- rows and names ------------------------------------------------------------------------
 
@@ -344,7 +351,7 @@ class Engine:
         where = _IDENT[field].format(sab=_PAIRS[0], id=_PAIRS[1])
         found = self.db.execute(
             f"SELECT {_PAIRS[0]}, {_PAIRS[1]}, (SELECT str FROM mrconso WHERE {where} "
-            f"{_CODE_ORDER} LIMIT 1) FROM json_each(?) j",
+            f"ORDER BY {_CODE_ORDER} LIMIT 1) FROM json_each(?) j",
             (_json(set(idents)),),
         )
         return {(sab, ident): name for sab, ident, name in found if name is not None}
@@ -406,19 +413,11 @@ class Engine:
     ) -> list[dict[str, Any]] | None:
         """A concept's atoms (``cui``) or a source code's (``sab``, ``code``), in MRCONSO's
         order, those ``rows`` counts, of ``sabs``/``ttys``/``language`` when given."""
-        if cui is not None:
-            where, params = "m.cui = ?", [cui]
-        elif sab is not None and code is not None and known_code(code):
-            where, params = "m.code = ? AND m.sab = ?", [code, sab]
-        else:
+        subject = _subject(cui, sab, code)
+        if subject is None or not self._known(subject[0].replace("m.", ""), subject[1]):
             return None
-        if not self._known(where.replace("m.", ""), params):
-            return None
-        where += " AND " + _counted(rows)
-        for column, values in (("sab", sabs), ("tty", ttys)):
-            if values:
-                where += f" AND m.{column} IN {_IN}"
-                params.append(_json(values))
+        where, params, _ = subject
+        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys)
         if language is not None:
             where += " AND m.lat = ?"
             params.append(language)
@@ -435,14 +434,8 @@ class Engine:
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
         """``.../atoms/preferred``: the row that names the concept or the code."""
-        if cui is not None:
-            found = self._rows("m.cui = ?", (cui,), _CONCEPT_ORDER.removeprefix("ORDER BY "))
-        elif sab is not None and code is not None and known_code(code):
-            found = self._rows(
-                "m.code = ? AND m.sab = ?", (code, sab), _CODE_ORDER.removeprefix("ORDER BY ")
-            )
-        else:
-            found = []
+        subject = _subject(cui, sab, code)
+        found = [] if subject is None else self._rows(*subject)
         return self._atom(found[0]) if found else None
 
     @_answer
@@ -455,8 +448,7 @@ class Engine:
         self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
     ) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order: their rows in one query, each with its lists' flags (``found``: those
-        rows, read already by ``_flagged``, in file order) (SPEC 12)."""
+        their order, from their rows by ``_flagged`` in file order (``found``: read already)."""
         codes = [(s, c) for s, c in codes if known_code(c)]
         if found is None:
             found = self.db.execute(
@@ -496,16 +488,13 @@ class Engine:
         return out
 
     def _flagged(self) -> str:
-        """The columns of an MRCONSO row ``m`` as a cluster reads it: ``_CLUSTER_ROW``, then its
-        flags from MRREL and MRHIER when present (``_FLAG_REL``, ``_FLAG_HIER``)."""
+        """``_CLUSTER_ROW``, then its flags from MRREL and MRHIER when present."""
         rel = _FLAG_REL if "MRREL" in self.files else "0"
         return f"{_CLUSTER_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
 
     def _lists(self, it: tuple[str, str], found: Sequence[Any]) -> int:
-        """The bits (``_BITS``) of the lists (parents... relations) the code ``it`` has an entry
-        in, from its rows (each with its flags: ``_flagged``); an ancestor met only deeper in a
-        PTR, and a descendant below children that are all no entry (SPEC 12: a deeper one
-        counts), read for the few codes whose flags leave them open."""
+        """The bits (``_BITS``) of the lists the code ``it`` has an entry in, from its rows' flags;
+        those the flags leave open (``_OPEN``: SPEC 12, a deeper entry counts) read from MRHIER."""
         bits = 0
         for r in found:
             bits |= r[-1]
@@ -555,9 +544,8 @@ class Engine:
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
     ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
-        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
-        their smallest distance (SPEC 12: an entry of the code's SAB, with another known
-        code)."""
+        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes
+        (``_entry``) at their smallest distance."""
         raw = self._edges(code_of.keys(), deep)
         codes = self._where({a for found in raw.values() for _, a, _ in found})
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
@@ -576,11 +564,8 @@ class Engine:
         """``/crosswalk/{release}/source/{sab}/{code}``: clusters by rootSource, then ui."""
         if not known_code(code):
             return None
-        where = _counted(rows, "o")
         params: list[object] = [code, sab, sab]
-        if targets:
-            where += f" AND o.sab IN {_IN}"
-            params.append(_json(targets))
+        where = _counted(rows, "o") + _any_of("o", params, sab=targets)
         # the codes' rows in one statement (the concepts first: each of their rows read once)
         found = self.db.execute(
             f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
@@ -662,7 +647,7 @@ class Engine:
         named = "aui" if return_id_type in ("concept", "aui") else _RETURN_FIELDS[return_id_type]
         # A file sorted by CUI (as NLM ships it) gives concepts in their order: the first
         # ``limit`` are known once that many are found, the exact ones (first) found before.
-        early = limit is not None and return_id_type == "concept" and self._sorted()
+        early = limit is not None and return_id_type == "concept" and self._sorted
         if early and input_type == "atom" and search_type != "exact":
             equal = " AND ".join([*where[:filters], "m.folded = :q"])
             found = dict.fromkeys(
@@ -724,10 +709,8 @@ class Engine:
         """MRDEF: ``Definition`` objects by SAB, then ATUI."""
         if not self._known("cui = ?", (cui,)):
             return None
-        where, params = f"m.cui = ? AND {_counted(rows, english=False)}", [cui]
-        if sabs:
-            where += f" AND m.sab IN {_IN}"
-            params.append(_json(sabs))
+        params: list[object] = [cui]
+        where = f"m.cui = ? AND {_counted(rows, english=False)}" + _any_of("m", params, sab=sabs)
         found = self.db.execute(
             f"SELECT m.sab, m.def FROM mrdef m WHERE {where} ORDER BY m.sab, m.atui", params
         )
@@ -764,10 +747,7 @@ class Engine:
         else:
             return None
         where += " AND " + _counted(rows, "r", english=False)
-        for column, values in (("rel", labels), ("sab", sabs)):
-            if values:
-                where += f" AND r.{column} IN {_IN}"
-                params.append(_json(values))
+        where += _any_of("r", params, rel=labels, sab=sabs)
         found = self.db.execute(
             "SELECT r.cui1, r.aui1, r.stype1, r.rel, r.cui2, r.aui2, r.stype2, r.rela, r.rui, "
             f"r.srui, r.sab, r.rg, r.suppress FROM mrrel r WHERE {where} ORDER BY r.rui",
@@ -853,8 +833,7 @@ class Engine:
 
     @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
-        """MRSTY: the concept's types by TUI, each a ``SemanticType`` (``details``: with its
-        tree number and child count)."""
+        """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
         if not self._known("cui = ?", (cui,)):
             return None
         out = []
@@ -979,10 +958,6 @@ class Engine:
         ]
 
 
-def _same(word: str) -> str:
-    return word
-
-
 def _words(
     folded: str, search_type: str, partial: bool
 ) -> tuple[str | None, Callable[[str], bool]]:
@@ -997,10 +972,10 @@ def _words(
         raise ValueError(f"no search type {search_type!r}")
     if not words:
         return None, lambda _: False
-    form = _same if search_type == "words" else _norm
+    form = str if search_type == "words" else _norm  # (str: the word itself)
     wanted = {form(w) for w in words}
     terms = {
-        form(w): f'"{w}"' if form is _same else f'("{form(w)}" OR "{form(w)}s")'
+        form(w): f'"{w}"' if form is str else f'("{form(w)}" OR "{form(w)}s")'
         for w in words
         if w.isascii() or all(_UCD_3_2.category(c) == unicodedata.category(c) for c in w)
     }
@@ -1016,8 +991,6 @@ def _words(
     return fts, lambda name: wanted.issubset(map(form, _WORD.findall(name)))
 
 
-#: Each command's files: those it needs, and those it reads when the META holds them (for the
-#: links and counts they decide).
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "search": (("MRCONSO",), ()),
     "cuis": (("MRCONSO",), ()),

@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -35,7 +35,7 @@ from tempmedbench_synonyms.files import (
     os_error,
 )
 from tempmedbench_synonyms.mrconso import engine
-from tempmedbench_synonyms.mrconso.engine import Engine
+from tempmedbench_synonyms.mrconso.engine import FILES, Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
 from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
@@ -82,13 +82,7 @@ class Built:
     path: Path
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "rows": self.rows,
-            "bytes": self.bytes,
-            "seconds": round(self.seconds, 3),
-            "path": str(self.path),
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 3), "path": str(self.path)}
 
 
 @dataclass(frozen=True)
@@ -102,13 +96,7 @@ class Part:
     bytes: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "path": str(self.path),
-            "paths": list(self.paths),
-            "rows": self.rows,
-            "bytes": self.bytes,
-        }
+        return {**asdict(self), "path": str(self.path), "paths": list(self.paths)}
 
 
 @dataclass
@@ -119,7 +107,7 @@ class _File:
     input: MrconsoInput
     identity: str = ""
     part: Path | None = None
-    source: str = field(default="")
+    source: str = ""
 
 
 class LocalIndex:
@@ -181,7 +169,7 @@ class LocalIndex:
 
     def build(self, files: Collection[str] | None = None) -> list[Built]:
         """Build every part of ``files`` (default: each file the META holds) not built yet."""
-        return [self._ensure(name) for name in sorted(files or self.present, key=_order)]
+        return [self._ensure(name) for name in sorted(files or self.present, key=FILES.index)]
 
     def close(self) -> None:
         """Close the connection; a pipe's temporary part is removed (it is never kept)."""
@@ -225,7 +213,6 @@ class LocalIndex:
         return Built(f.name, rows, part.stat().st_size, 0.0, part)
 
     def _part(self, f: _File) -> Path:
-        """Where ``f``'s part is: named by its identity (``_identity``)."""
         if f.part is None:
             try:
                 f.identity = json.dumps(_identity(f), sort_keys=True)
@@ -322,10 +309,6 @@ class LocalIndex:
             log.info("%s", text)
 
 
-def _order(name: str) -> int:
-    return engine.FILES.index(name)
-
-
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
@@ -370,10 +353,9 @@ def _fingerprint(path: Path) -> list[Any]:
 def _record(
     part: Path, identity: str, say: Callable[[str], None] | None = None
 ) -> tuple[int, list[str]] | None:
-    """(rows, paths recorded) when ``part`` is there, the user's own, its record (written last
-    by its build) says this identity, schema and Unicode version, it holds every table and index
-    a build makes (``_schema``) and its file's table the rows recorded; else None (build it: a
-    part that is there but fails is damaged, said with why on ``say``)."""
+    """(rows, paths recorded) when ``part`` is the user's own and whole: its record (written last
+    by its build) says this identity and versions, it holds ``_schema`` and the rows recorded;
+    else None (build it: a part that is there but fails is damaged, said with why on ``say``)."""
     file = part.name.split(".", 1)[0]
     try:
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
@@ -540,8 +522,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN")
         engine.create(db, f.name)
-        rows = 0
-        done = shown = 0
+        rows = done = shown = 0
         for done, batch in _batches(f, stop):
             if rows:  # each batch said once the next comes: the last by the final line alone
                 bar.update(shown, total=f.input.size, rows=rows)
@@ -736,7 +717,7 @@ def describe(meta: Path, index_dir: Path | None = None) -> list[Part]:
     (``bytes`` then the file's own size)."""
     index = LocalIndex(meta, index_dir=index_dir)
     out = []
-    for name in sorted(index.present, key=_order):
+    for name in sorted(index.present, key=FILES.index):
         f = index._files[name]
         if f.input.kind == "pipe":
             continue
