@@ -152,9 +152,25 @@ class Lookup:
         """The request whose answer completes ``result`` (merged into it), if any."""
         return None
 
-    def found_message(self, count: int, query: str, release: str, cut: str) -> str:
-        said = _ONE if getattr(self, "preferred", False) else self.said
-        return said.format(count=plural(count, self.noun), query=query, release=release, cut=cut)
+    def answered(
+        self, input: str, results: list[Any], release: str | None, truncated: bool, why: str = ""
+    ) -> Answer:
+        """``found`` with ``results`` cut to the limit, else ``not_found`` (ending with ``why``)."""
+        query, nothing = self.words()
+        said = release or "local"
+        limit = self.limit_or_default()
+        if limit and len(results) > limit:  # atoms: UTS sends every page, the limit is ours
+            results, truncated = results[:limit], True
+        if not results:
+            return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {said} has {nothing}{why}",
+                          hint=self.hint(), release=release, query=query)  # fmt: skip
+        cut = f"; --limit {limit} cut it" if truncated else ""
+        found = _ONE if getattr(self, "preferred", False) else self.said
+        message = found.format(
+            count=plural(len(results), self.noun), query=query, release=said, cut=cut
+        )
+        return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
+                      release=release, query=query, truncated=truncated)  # fmt: skip
 
     def hint(self) -> str:
         if self.hint_text:

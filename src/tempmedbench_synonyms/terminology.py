@@ -8,11 +8,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Generator, Sequence
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
 
 from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
-from tempmedbench_synonyms.lookups import Answer, Lookup, clean
+from tempmedbench_synonyms.lookups import Answer, Lookup
 
 if TYPE_CHECKING:
     from tempmedbench_synonyms.secret import ApiKey
@@ -79,8 +80,6 @@ class UtsTerminology:
             yield from many
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from dataclasses import replace
-
         from tempmedbench_synonyms.uts.estimate import plan_lookups
 
         found = plan_lookups(self._session(), self.release, items, rate=self.options.rate)
@@ -142,7 +141,7 @@ class MetaTerminology:
             yield self._answer(input, lookup)
 
     def _answer(self, input: str, lookup: Lookup) -> Answer:
-        query, nothing = lookup.words()
+        query = lookup.words()[0]
         try:
             lookup.check()
             with self._lock:
@@ -153,18 +152,8 @@ class MetaTerminology:
             return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
                           release=self.release, query=query, source=self._index.where)  # fmt: skip
         results = value if isinstance(value, list) else [] if value is None else [value]
-        limit = lookup.limit_or_default()
-        truncated = bool(limit) and len(results) > limit
-        results = results[:limit] if truncated else results
-        said = self.release or "local"
-        if not results:
-            return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {said} has {nothing}",
-                          hint=lookup.hint(), release=self.release, query=query,
-                          source=self._index.where)  # fmt: skip
-        cut = f"; --limit {limit} cut it" if truncated else ""
-        return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results),
-                      lookup.found_message(len(results), query, said, cut), release=self.release,
-                      query=query, truncated=truncated, source=self._index.where)  # fmt: skip
+        answer = lookup.answered(input, results, self.release, truncated=False)
+        return replace(answer, source=self._index.where)
 
     def _files(self, lookup: Lookup) -> tuple[str, ...]:
         """The files ``lookup`` needs (``engine.needs``); one the META lacks is bad input."""

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from tempmedbench_synonyms import files
@@ -30,6 +30,7 @@ from tempmedbench_synonyms.jsonio import loads_utf8
 from tempmedbench_synonyms.secret import check_not_secret, redact
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 LAYOUT = "uts-v1"
 #: 2: a header line with the body's SHA-256, then the body. 1 (before): one JSON object, no hash.
@@ -210,11 +211,8 @@ class ResponseCache:
         path = self._entry_file(key)
         with self._lock:
             self._rejected.pop(key.digest(), None)
-        try:
-            loaded = self._load(path, "cache entry", "fetching it again")
-            if loaded is None:
-                return None
-            head, result = loaded
+
+        def entry(head: dict[str, Any], result: Any) -> CacheEntry:
             if head.get("key") != key.as_json():
                 raise _Corrupt("it holds the answer to another request")
             status, stored_at = head.get("status"), head.get("stored_at")
@@ -222,10 +220,9 @@ class ResponseCache:
                 raise _Corrupt("not a cache entry of this version")
             if status == 404 and result is not None:
                 raise _Corrupt("a 'not found' entry with a body")
-        except (_Corrupt, _OldFormat) as err:
-            self._distrust(key, path, err, "cache entry", "fetching it again")
-            return None
-        return CacheEntry(status=int(status), result=result, stored_at=float(stored_at))
+            return CacheEntry(status=int(status), result=result, stored_at=float(stored_at))
+
+        return self._read(path, "cache entry", "fetching it again", entry, key)
 
     def rejection(self, key: CacheKey) -> str | None:
         """Why the last read of ``key``'s entry was not trusted, for the offline message."""
@@ -236,13 +233,24 @@ class ResponseCache:
         with self._lock:
             return list(self._rejected.values())
 
-    def _load(self, path: str | Path, what: str, instead: str) -> tuple[dict[str, Any], Any] | None:
-        """(header, body) of a cache file matching its SHA-256; ``None`` if missing or unreadable
-        (warned). Raises ``_Corrupt`` or ``_OldFormat``."""
+    def _read(
+        self,
+        path: str | Path,
+        what: str,
+        instead: str,
+        check: Callable[[dict[str, Any], Any], _T],
+        key: CacheKey | None = None,
+    ) -> _T | None:
+        """``check(header, body)`` of a cache file matching its SHA-256; ``None`` if missing,
+        unreadable (warned), or not trusted (``_distrust``: ``check`` raised ``_Corrupt``)."""
         raw = _read_or_none(path, what, instead)
         if raw is None:
             return None
-        return _decode(raw)
+        try:
+            return check(*_decode(raw))
+        except (_Corrupt, _OldFormat) as err:
+            self._distrust(key, path, err, what, instead)
+            return None
 
     def _distrust(
         self, key: CacheKey | None, path: str | Path, err: Exception, what: str, instead: str
@@ -338,19 +346,15 @@ class ResponseCache:
         (warned), or of an earlier version. The entries stay the truth."""
         path = self._memo_path(umls_release, name)
         self._trust(path.parent)
-        try:
-            loaded = self._load(path, "cache memo", "reading the entries")
-            if loaded is None:
-                return None
-            head, data = loaded
+
+        def memo(head: dict[str, Any], data: Any) -> Any:
             if head.get("name") != name:
                 raise _Corrupt("it is the memo of another run")
-        except (_Corrupt, _OldFormat) as err:
-            self._distrust(None, path, err, "cache memo", "reading the entries")
-            return None
-        if head.get("release_version") != self.release_version(umls_release):
-            return None  # entries changed since: stale, not corrupt
-        return data
+            if head.get("release_version") != self.release_version(umls_release):
+                return None  # entries changed since: stale, not corrupt
+            return data
+
+        return self._read(path, "cache memo", "reading the entries", memo)
 
     def save_memo(self, umls_release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` as valid while the release folder's version stays ``release_version``."""
@@ -362,25 +366,18 @@ class ResponseCache:
 
     def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
         """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
-        path = self.folder / "current.json"
-        try:
-            loaded = self._load(path, "cache entry", "asking UMLS again")
-            if loaded is None:
-                return None
-            head, body = loaded
+
+        def current(head: dict[str, Any], body: Any) -> str | None:
             if head.get("kind") != "current" or not isinstance(body, dict):
                 raise _Corrupt("not what current.json holds")
             umls_release, stored = body.get("release"), body.get("stored_at")
             concrete = isinstance(umls_release, str) and is_release(umls_release)
             if not isinstance(stored, (int, float)) or not concrete or umls_release == "current":
                 raise _Corrupt("not what current.json holds")
-        except (_Corrupt, _OldFormat) as err:
-            self._distrust(None, path, err, "cache entry", "asking UMLS again")
-            return None
-        age = self._clock() - float(stored)
-        if age > max_age or age < 0:
-            return None
-        return umls_release
+            age = self._clock() - float(stored)
+            return None if age > max_age or age < 0 else umls_release
+
+        return self._read(self.folder / "current.json", "cache entry", "asking UMLS again", current)
 
     def set_current_release(self, umls_release: str) -> None:
         check_release(umls_release)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
@@ -68,14 +68,9 @@ class LookupPlan:
         return said + (f" ({self.bad} more cannot be asked: bad input)" if self.bad else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "inputs": self.inputs,
-            "bad_input": self.bad,
-            "cached": self.cached,
-            "to_fetch": self.to_fetch,
-            "requests": self.requests,
-            "seconds": self.seconds,
-        }
+        """The fields but ``rate``, ``bad`` as ``bad_input``."""
+        doc = asdict(self)
+        return {"bad_input" if k == "bad" else k: v for k, v in doc.items() if k != "rate"}
 
 
 def plan_all(

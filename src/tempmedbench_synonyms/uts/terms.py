@@ -9,7 +9,7 @@ from functools import cache, partial
 
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, Outcome
-from tempmedbench_synonyms.lookups import Answer, Lookup, clean
+from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.paths import Build, check_limit
 from tempmedbench_synonyms.uts.cached import CachedUts, Got
 
@@ -93,7 +93,6 @@ def cached_answer(
 def _answer_in(
     ask: Callable[[Build], Got | None], release: str, input: str, lookup: Lookup, build: Build
 ) -> Answer | None:
-    query, nothing = lookup.words()
     try:
         got = ask(build)  # identifiers checked as the request is built
         if got is None:
@@ -107,18 +106,9 @@ def _answer_in(
             if extra is not None and isinstance(extra.value, dict):
                 result = {**result, **extra.value}
             results.append(result)
-        limit, truncated = lookup.limit_or_default(), got.truncated
-        if limit and len(results) > limit:  # atoms: UTS sends every page, the limit is ours
-            results, truncated = results[:limit], True
     except BadInputError as err:  # (a 400 from UTS too: this input's own bad input)
         if err.path is not None or err.key is not None:
             raise  # the cache or an option, not this input
         return bad_answer(input, lookup, err, release)
-    if not results:
-        why = " (404 Not Found)" if got.value is None else ""
-        return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {got.release} has {nothing}{why}",
-                      hint=lookup.hint(), release=got.release, query=query)  # fmt: skip
-    cut = f"; --limit {limit} cut it" if truncated else ""
-    message = lookup.found_message(len(results), query, got.release, cut)
-    return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
-                  release=got.release, query=query, truncated=truncated)  # fmt: skip
+    why = " (404 Not Found)" if got.value is None else ""
+    return lookup.answered(input, results, got.release, got.truncated, why)
