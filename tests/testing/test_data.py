@@ -62,6 +62,33 @@ def test_from_meta_reads_whichever_files_the_folder_holds(tmp_path: Path) -> Non
     assert data.ask(LINKS, lambda e: e.sources()) == []
 
 
+def test_from_meta_reads_each_file_in_any_form_nlm_ships(tmp_path: Path) -> None:
+    """As the local index does (SPEC 7): ``NAME.RRF.gz`` and the parts ``NAME.RRF.aa.gz``, ...
+    are read like ``NAME.RRF``: the same answers as from the plain folder."""
+    import gzip
+
+    plain = FakeUtsData.from_meta(META, release="2099AA")
+    for name in ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"):
+        data = (META / f"{name}.RRF").read_bytes()
+        if name == "MRCONSO":  # split in two parts at a line's end
+            cut = data.index(b"\n", len(data) // 2) + 1
+            (tmp_path / "MRCONSO.RRF.aa.gz").write_bytes(gzip.compress(data[:cut]))
+            (tmp_path / "MRCONSO.RRF.ab.gz").write_bytes(gzip.compress(data[cut:]))
+        else:
+            (tmp_path / f"{name}.RRF.gz").write_bytes(gzip.compress(data))
+    packed = FakeUtsData.from_meta(tmp_path, release="2099AA")
+    assert packed.rows == plain.rows
+    assert len(packed.rows) == (META / "MRCONSO.RRF").read_bytes().count(b"\n")
+    for question in (
+        lambda e: e.concept("C9000001"),
+        lambda e: e.definitions("C9000001"),
+        lambda e: e.relations(cui="C9000001"),
+        lambda e: e.semantic_types("C9000001"),
+        lambda e: e.sources(),
+    ):
+        assert packed.ask(LINKS, question) == plain.ask(LINKS, question)
+
+
 def test_one_question_at_a_time() -> None:
     """The server answers on several threads, and a sqlite3 connection is not to be used by two
     at once: a second question waits until the first is answered."""

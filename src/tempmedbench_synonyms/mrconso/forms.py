@@ -123,12 +123,17 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
         if zipped:
             held = mrconso.kind == "nested zip" or _members(names, name) is not None
         else:
-            held = any(_form(n, name) for n in os.listdir(folder))
+            held = holds(folder, name)
         if held:
             found[name] = _released(
                 _in_zip(mrconso.path, name) if zipped else _in_folder(folder, name, meta=False)
             )
     return found
+
+
+def holds(folder: Path, name: str) -> bool:
+    """Whether ``folder`` holds ``name``.RRF in a form NLM ships: plain, ``.gz`` or parts."""
+    return any(_form(n, name) for n in os.listdir(folder))
 
 
 def _released(found: MrconsoInput) -> MrconsoInput:

@@ -15,6 +15,7 @@ from typing import TypeVar, overload
 
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
+from tempmedbench_synonyms.mrconso.forms import holds
 from tempmedbench_synonyms.mrconso.index import read_rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, split_row
 from tempmedbench_synonyms.mrconso.shapes import Links
@@ -130,10 +131,12 @@ class FakeUtsData:
 
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
-        """Read whichever META files ``folder`` holds, as the local index does; none is a
+        """Read whichever META files ``folder`` holds (in any form NLM ships), as the local index
+        does; none is a
         ``FileNotFoundError``."""
-        found = {f: Path(folder) / f"{f}.RRF" for f in FILES}
-        read = {f: read_rows(f, p) for f, p in found.items() if p.is_file()}
+        folder = Path(folder)
+        held = [f for f in FILES if folder.is_dir() and holds(folder, f)]
+        read = {f: read_rows(f, folder) for f in held}
         if not read:
             raise FileNotFoundError(
                 f"{folder} holds none of {', '.join(f + '.RRF' for f in FILES)}"
