@@ -132,8 +132,7 @@ class FakeUtsData:
     @classmethod
     def from_meta(cls, folder: Path, *, release: str = "2099AA") -> FakeUtsData:
         """Read whichever META files ``folder`` holds (in any form NLM ships), as the local index
-        does; none is a
-        ``FileNotFoundError``."""
+        does; none is a ``FileNotFoundError``."""
         folder = Path(folder)
         held = [f for f in FILES if folder.is_dir() and holds(folder, f)]
         read = {f: read_rows(f, folder) for f in held}
