@@ -946,16 +946,24 @@ def test_search_many_names_itself_for_a_keyword_search_does_not_take() -> None:
 
 def test_an_endless_iterable_of_sources_is_refused_not_read_forever() -> None:
     """``sabs=`` (and every list of names) is read to a bound: an endless generator is bad input
-    at once, with nothing asked."""
+    at once, with nothing asked, naming the argument and what to give instead."""
     import itertools
 
     umls = Umls(meta=FIXTURES / "umls")
-    for call in (
-        lambda: umls.search("fever", sabs=itertools.repeat("MSH")),
-        lambda: umls.relations("C0000005", relation_labels=itertools.repeat("RB")),
+    for name, call in (
+        ("sabs", lambda: umls.search("fever", sabs=itertools.repeat("MSH"))),
+        (
+            "relation_labels",
+            lambda: umls.relations("C0000005", relation_labels=itertools.repeat("RB")),
+        ),
+        ("sabs", lambda: umls.search("fever", sabs=["MSH"] * 10_001)),
     ):
         with pytest.raises(BadInputError) as raised:
             call()
-        assert str(raised.value).endswith("holds more than 10,000 names")
+        assert (str(raised.value), raised.value.key, raised.value.hint) == (
+            f"{name} holds more than 10,000 names",
+            name,
+            f"give {name} the names themselves, at most 10,000 (a list, a tuple or a set)",
+        )
     (found,) = umls.search("fever", sabs=["MSH"] * 10_000)  # (the bound itself is read)
     assert found.ui == "C9000091"
