@@ -944,18 +944,41 @@ def test_search_many_names_itself_for_a_keyword_search_does_not_take() -> None:
         )
 
 
-def test_an_endless_iterable_of_sources_is_refused_not_read_forever() -> None:
-    """``sabs=`` (and every list of names) is read to a bound: an endless generator is bad input
-    at once, with nothing asked."""
-    import itertools
+class _Endless:
+    """An endless iterable of one name that counts how many it gave: past 20,000 a read is an
+    AssertionError, so a lost bound fails the test instead of eating the machine's memory."""
 
-    umls = Umls(meta=FIXTURES / "umls")
-    for call in (
-        lambda: umls.search("fever", sabs=itertools.repeat("MSH")),
-        lambda: umls.relations("C0000005", relation_labels=itertools.repeat("RB")),
-    ):
-        with pytest.raises(BadInputError) as raised:
-            call()
-        assert str(raised.value).endswith("holds more than 10,000 names")
-    (found,) = umls.search("fever", sabs=["MSH"] * 10_000)  # (the bound itself is read)
-    assert found.ui == "C9000091"
+    def __init__(self, name: str) -> None:
+        self.name, self.read = name, 0
+
+    def __iter__(self) -> _Endless:
+        return self
+
+    def __next__(self) -> str:
+        self.read += 1
+        assert self.read <= 20_000, "read past the bound"
+        return self.name
+
+
+def test_an_endless_iterable_of_sources_is_refused_not_read_forever(tmp_path: Path) -> None:
+    """``sabs=`` (and every list of names) is read to a bound: an endless iterable is bad input
+    once one name past it is read, naming the argument and what to give instead."""
+    with Umls(meta=FIXTURES / "umls", index_dir=tmp_path / "index") as umls:
+        sabs, labels = _Endless("MSH"), _Endless("RB")
+        for name, call in (
+            ("sabs", lambda: umls.search("fever", sabs=sabs)),
+            ("relation_labels", lambda: umls.relations("C0000005", relation_labels=labels)),
+            ("sabs", lambda: umls.search("fever", sabs=["MSH"] * 10_001)),
+        ):
+            with pytest.raises(BadInputError) as raised:
+                call()
+            assert (str(raised.value), raised.value.key, raised.value.hint) == (
+                f"{name} holds more than 10,000 names",
+                name,
+                f"give {name} the names themselves, at most 10,000 (a list, a tuple or a set)",
+            )
+        assert (sabs.read, labels.read) == (10_001, 10_001)
+        (found,) = umls.search("fever", sabs=["MSH"] * 10_000)  # (the bound itself is read)
+        assert found.ui == "C9000091"
+    # the index of that search is in the test's folder, never the user's cache
+    assert [p.name.split(".")[0] for p in (tmp_path / "index").glob("*.sqlite")] == ["MRCONSO"]

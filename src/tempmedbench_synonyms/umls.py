@@ -560,7 +560,12 @@ def _names(name: str, value: Any) -> tuple[str, ...]:
         kind = type(value).__name__
         raise TypeError(f"{name} must be a string or an iterable of strings, not {kind}") from None
     if len(values) > _MAX_NAMES:
-        raise BadInputError(f"{name} holds more than {_MAX_NAMES:,} names")
+        raise BadInputError(
+            f"{name} holds more than {_MAX_NAMES:,} names",
+            key=name,
+            hint=f"give {name} the names themselves, at most {_MAX_NAMES:,} (a list, a tuple or "
+            "a set)",
+        )
     for item in values:
         if not isinstance(item, str):
             raise TypeError(f"{name} must hold strings, not {type(item).__name__}")
