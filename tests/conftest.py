@@ -43,6 +43,16 @@ def _private_rate_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's default cache (answers and ``--meta`` indexes) is its own, never the user's:
+    a test that names no folder must not write into ``~/.cache``, nor read what is there; the
+    user's own variables do not reach the tests."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    for name in ("TEMPMEDBENCH_CACHE_DIR", "TEMPMEDBENCH_INDEX_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _signals_left_as_found() -> Iterator[None]:
     """A test leaves SIGINT's and SIGTERM's handlers and the main thread's signal mask as it
     found them: one left ignored or blocked would make a later test's Ctrl-C do nothing (the
