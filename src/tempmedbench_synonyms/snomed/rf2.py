@@ -317,9 +317,7 @@ def load_rf2(
     _fill_rows(concepts, inactive, src.where(concept_file), notes)
     every_file = [f for v in found.values() for f in v]
     dates = {m.group(1) for n in every_file if (m := tables.NAME_DATE.search(n))}
-    date = tables.release_date(concept_file, path.name)
-    if date is None:
-        notes.append(f"{src.where(concept_file)}: no release date in the file name")
+    date = tables.release_date(src.where(concept_file), notes, concept_file, path.name)
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
