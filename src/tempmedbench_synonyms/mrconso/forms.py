@@ -212,17 +212,9 @@ def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
         parts = sorted([*parts, named])
     _check_parts([p.name for p in parts], folder, name)
     total = sum(p.stat().st_size for p in parts)
-
-    def reads() -> Iterator[tuple[int, bytes]]:
-        done = 0
-        for part in parts:
-            for n, raw in _file_reads(part):
-                yield done + n, raw
-            done += part.stat().st_size
-
     return MrconsoInput(
         named or folder, "parts", parts=[p.name for p in parts], size=total,
-        _open=lambda: _counted_gunzip(reads()),
+        _open=lambda: _counted_gunzip(_file_reads(*parts)),
     )  # fmt: skip
 
 
@@ -485,12 +477,14 @@ def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
 # -- plain reads, gzip, pipes, the reader thread -------------------------------------------------
 
 
-def _file_reads(path: Path, *, regular: bool = True) -> Iterator[tuple[int, bytes]]:
-    with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
-        done = 0
-        while raw := f.read(READ_SIZE):
-            done += len(raw)
-            yield done, raw
+def _file_reads(*paths: Path, regular: bool = True) -> Iterator[tuple[int, bytes]]:
+    """The bytes of ``paths`` one after the other, with the count read so far."""
+    done = 0
+    for path in paths:
+        with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
+            while raw := f.read(READ_SIZE):
+                done += len(raw)
+                yield done, raw
 
 
 def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
