@@ -349,12 +349,8 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    if form == "file":
-                        for raw in data:
-                            yield counted.done, raw
-                    else:
-                        for out in _gunzip(data):
-                            yield counted.done, out
+                    for out in data if form == "file" else _gunzip(data):
+                        yield counted.done, out
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
@@ -491,13 +487,9 @@ def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     """A pipe, read once: gzip if it starts like gzip, plain otherwise."""
     reads = _file_reads(path, regular=False)
     first = next(reads, None)
-    if first is None:
-        return
-    head = [first]
-    if first[1].startswith(b"\x1f\x8b"):
-        yield from _counted_gunzip(itertools.chain(head, reads))
-    else:
-        yield from itertools.chain(head, reads)
+    if first is not None:
+        reads = itertools.chain([first], reads)
+        yield from _counted_gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
 
 
 def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
