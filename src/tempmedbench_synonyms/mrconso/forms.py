@@ -289,9 +289,10 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
         parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
         if parts:
             _check_parts(parts, path, file)
+        reads = functools.partial(_zip_reads, path, members)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
-            _open=lambda: _zip_blocks(path, members, gz=kind != "file"),
+            _open=reads if kind == "file" else lambda: _counted_gunzip(reads()),
         )  # fmt: skip
     nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
     if nlms:
@@ -309,17 +310,14 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
     )
 
 
-def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[int, bytes]]:
-    def reads() -> Iterator[tuple[int, bytes]]:
-        done = 0
-        with zipfile.ZipFile(path) as zf:
-            for name in members:
-                with reading_member(path, zf, name, hint=_ZIP_HINT), open_member(zf, name) as f:
-                    while raw := f.read(READ_SIZE):
-                        done += len(raw)
-                        yield done, raw
-
-    yield from (_counted_gunzip(reads()) if gz else reads())
+def _zip_reads(path: Path, members: list[str]) -> Iterator[tuple[int, bytes]]:
+    done = 0
+    with zipfile.ZipFile(path) as zf:
+        for name in members:
+            with reading_member(path, zf, name, hint=_ZIP_HINT), open_member(zf, name) as f:
+                while raw := f.read(READ_SIZE):
+                    done += len(raw)
+                    yield done, raw
 
 
 def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
