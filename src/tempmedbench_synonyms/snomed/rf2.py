@@ -113,11 +113,7 @@ class _IdKeys:
         out: set[int] = set()
         for bucket in self.buckets:
             if len(set(bucket)) != len(bucket):
-                seen: set[int] = set()
-                for k in bucket:
-                    if k in seen:
-                        out.add(k)
-                    seen.add(k)
+                out.update(k for k, n in Counter(bucket).items() if n > 1)
         return out
 
 
