@@ -385,14 +385,9 @@ def _read_descriptions(
                 continue
             if active == "0":
                 continue
-            if type_id == fsn_type:
-                is_fsn = True
-            elif type_id == synonym_type:
-                if did not in us_preferred:
-                    continue
-                is_fsn = False
-            else:
-                continue
+            is_fsn = type_id == fsn_type
+            if not is_fsn and (type_id != synonym_type or did not in us_preferred):
+                continue  # another type, or a synonym the US English refset does not prefer
             old = get(cid)
             if old is None:
                 continue  # not a concept of the index (another module's, or none at all)
