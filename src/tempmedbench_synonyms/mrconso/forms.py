@@ -191,10 +191,9 @@ def _magic(path: Path) -> bytes:
 def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
     plain = f"{name}.RRF"
     for where in (folder, folder / "META") if meta else (folder,):
-        if (where / plain).is_file():
-            return _locate(where / plain, name)
-        if (where / (plain + ".gz")).is_file():
-            return _locate(where / (plain + ".gz"), name)
+        for file in (where / plain, where / f"{plain}.gz"):
+            if file.is_file():
+                return _locate(file, name)
         if where.is_dir() and any(_part(name).fullmatch(p.name) for p in where.iterdir()):
             return _parts(where, None, name)
     raise BadInputError(
