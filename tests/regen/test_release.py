@@ -232,7 +232,7 @@ def test_surface_splits_on_newline_only_and_final_newline_is_optional(mini: Path
         '{"qid": "b", "question_surface": ""}'.encode()
     )
     lines = load_surface(mini)
-    assert [(s.qid, s.text, s.line) for s in lines] == [("a", "x\u2028y\u0085z\n", 1), ("b", "", 2)]
+    assert [(s.qid, s.text) for s in lines] == [("a", "x\u2028y\u0085z\n"), ("b", "")]
 
 
 @pytest.mark.parametrize(
@@ -420,8 +420,14 @@ def test_the_surface_read_in_small_blocks_is_the_surface(
     (tmp_path / SURFACE).write_text(text, encoding="utf-8")
     monkeypatch.setattr(release_module, "SURFACE_BLOCK", block)
     got = load_surface(tmp_path)
-    assert [(s.qid, s.text, s.line) for s in got] == [
-        ("q1", "Fièvre — “Zephyr” 🌀 at 08:00?", 1),
-        ("q2", "a\u2028b\u0085c", 2),
-        ("q3", "ß" * 50, 3),
+    assert [(s.qid, s.text) for s in got] == [
+        ("q1", "Fièvre — “Zephyr” 🌀 at 08:00?"),
+        ("q2", "a\u2028b\u0085c"),
+        ("q3", "ß" * 50),
     ]
+    # The lines are numbered as in the file, whatever the blocks cut.
+    with (tmp_path / SURFACE).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(lines[1]) + "\n")
+    with pytest.raises(BadInputError) as info:
+        load_surface(tmp_path)
+    assert str(info.value) == f"{SURFACE}, line 4: qid 'q2' again (first on line 2)"

@@ -23,7 +23,7 @@ def concept(spans: dict[str, list[list[int]]]) -> ConceptEntry:
 
 
 def line(qid: str, text: str, **extra: Any) -> SurfaceLine:
-    return SurfaceLine(qid, text, {"qid": qid, "question_surface": text, **extra}, 1)
+    return SurfaceLine(qid, text, {"qid": qid, "question_surface": text, **extra})
 
 
 def test_insertion_uses_the_lower_formula_not_isupper() -> None:

@@ -340,20 +340,10 @@ def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str)
 
 
 def _coded(
-    sab: str | None,
-    codes: Sequence[str] | None,
-    file: Path | None,
-    make: Make,
-) -> Items:
-    """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
-    SAB argument); each with ``make``'s lookup."""
-    return partial(_pairs, sab, codes, file, make)
-
-
-def _pairs(
     sab: str | None, codes: Sequence[str] | None, file: Path | None, make: Make
 ) -> list[Item]:
-    """Each input of ``_coded`` with its lookup, or the error that spoils its line."""
+    """Source codes: ``SAB CODE...``, then ``--file``'s ``SAB<TAB>CODE`` (or ``CODE`` after a
+    SAB argument); each with ``make``'s lookup, or the error that spoils its line."""
     pairs: list[tuple[str, str, BadInputError | None]] = []
     if sab is not None:
         pairs += [(sab, code, None) for code in codes or ()]
@@ -548,7 +538,7 @@ def _command(
         if inputs is not None:
             items = inputs(make, given, asking.file)
         elif coded:
-            items = _coded(given["sab"], given["codes"], asking.file, make)
+            items = partial(_coded, given["sab"], given["codes"], asking.file, make)
         else:
             items = _plain(given["ids"], asking.file, make, kind.inputs[0])
         _run(items, asking, given["local"], given["uts"], _shown_of(kind),
@@ -593,7 +583,7 @@ def _relations(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     if given["source"] and given["aui"]:
         raise UsageError("--source and --aui contradict each other: pick one")
     if given["source"]:
-        return _coded(*_sab_first(given["ids"]), file, make)
+        return partial(_coded, *_sab_first(given["ids"]), file, make)
     return _plain(given["ids"], file, make, "aui" if given["aui"] else "cui")
 
 
@@ -608,7 +598,7 @@ def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     make = partial(make, direction=chosen[0])
     if given["aui"]:
         return _plain(given["ids"], file, make, "aui")
-    return _coded(*_sab_first(given["ids"]), file, make)
+    return partial(_coded, *_sab_first(given["ids"]), file, make)
 
 
 def _sources(make: Make, given: dict[str, Any], file: Path | None) -> Items:

@@ -196,10 +196,9 @@ def _magic(path: Path) -> bytes:
 def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
     plain = f"{name}.RRF"
     for where in (folder, folder / "META") if meta else (folder,):
-        if (where / plain).is_file():
-            return _locate(where / plain, name)
-        if (where / (plain + ".gz")).is_file():
-            return _locate(where / (plain + ".gz"), name)
+        for file in (where / plain, where / f"{plain}.gz"):
+            if file.is_file():
+                return _locate(file, name)
         if where.is_dir() and any(_part(name).fullmatch(p.name) for p in where.iterdir()):
             return _parts(where, None, name)
     raise BadInputError(
@@ -217,17 +216,9 @@ def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
         parts = sorted([*parts, named])
     _check_parts([p.name for p in parts], folder, name)
     total = sum(p.stat().st_size for p in parts)
-
-    def reads() -> Iterator[tuple[int, bytes]]:
-        done = 0
-        for part in parts:
-            for n, raw in _file_reads(part):
-                yield done + n, raw
-            done += part.stat().st_size
-
     return MrconsoInput(
         named or folder, "parts", parts=[p.name for p in parts], size=total,
-        _open=lambda: _counted_gunzip(reads()),
+        _open=lambda: _counted_gunzip(_file_reads(*parts)),
     )  # fmt: skip
 
 
@@ -302,9 +293,10 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
         parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
         if parts:
             _check_parts(parts, path, file)
+        reads = functools.partial(_zip_reads, path, members)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
-            _open=lambda: _zip_blocks(path, members, gz=kind != "file"),
+            _open=reads if kind == "file" else lambda: _counted_gunzip(reads()),
         )  # fmt: skip
     nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
     if nlms:
@@ -322,17 +314,14 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
     )
 
 
-def _zip_blocks(path: Path, members: list[str], *, gz: bool) -> Iterator[tuple[int, bytes]]:
-    def reads() -> Iterator[tuple[int, bytes]]:
-        done = 0
-        with zipfile.ZipFile(path) as zf:
-            for name in members:
-                with reading_member(path, zf, name, hint=_ZIP_HINT), open_member(zf, name) as f:
-                    while raw := f.read(READ_SIZE):
-                        done += len(raw)
-                        yield done, raw
-
-    yield from (_counted_gunzip(reads()) if gz else reads())
+def _zip_reads(path: Path, members: list[str]) -> Iterator[tuple[int, bytes]]:
+    done = 0
+    with zipfile.ZipFile(path) as zf:
+        for name in members:
+            with reading_member(path, zf, name, hint=_ZIP_HINT), open_member(zf, name) as f:
+                while raw := f.read(READ_SIZE):
+                    done += len(raw)
+                    yield done, raw
 
 
 def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
@@ -362,12 +351,8 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    if form == "file":
-                        for raw in data:
-                            yield counted.done, raw
-                    else:
-                        for out in _gunzip(data):
-                            yield counted.done, out
+                    for out in data if form == "file" else _gunzip(data):
+                        yield counted.done, out
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
@@ -490,25 +475,23 @@ def _inflated(f: _CountingReader, size: int | None) -> Iterator[bytes]:
 # -- plain reads, gzip, pipes, the reader thread -------------------------------------------------
 
 
-def _file_reads(path: Path, *, regular: bool = True) -> Iterator[tuple[int, bytes]]:
-    with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
-        done = 0
-        while raw := f.read(READ_SIZE):
-            done += len(raw)
-            yield done, raw
+def _file_reads(*paths: Path, regular: bool = True) -> Iterator[tuple[int, bytes]]:
+    """The bytes of ``paths`` one after the other, with the count read so far."""
+    done = 0
+    for path in paths:
+        with open_regular(path, what="--mrconso") if regular else open(path, "rb") as f:
+            while raw := f.read(READ_SIZE):
+                done += len(raw)
+                yield done, raw
 
 
 def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     """A pipe, read once: gzip if it starts like gzip, plain otherwise."""
     reads = _file_reads(path, regular=False)
     first = next(reads, None)
-    if first is None:
-        return
-    head = [first]
-    if first[1].startswith(b"\x1f\x8b"):
-        yield from _counted_gunzip(itertools.chain(head, reads))
-    else:
-        yield from itertools.chain(head, reads)
+    if first is not None:
+        reads = itertools.chain([first], reads)
+        yield from _counted_gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
 
 
 def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:

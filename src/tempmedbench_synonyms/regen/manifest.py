@@ -158,12 +158,8 @@ def verify_manifest(
             )
     checked = len(entries) - len(skipped & set(entries))
     # Every listed file is checked, and every bad one named in one error, as `sha256sum -c` does.
-    bad: list[ManifestError] = []
-    for rel, expected in entries.items():
-        if rel not in skipped:
-            problem = _check_listed(folder, rel, expected)
-            if problem is not None:
-                bad.append(problem)
+    found = (_check_listed(folder, rel, sha) for rel, sha in entries.items() if rel not in skipped)
+    bad = [problem for problem in found if problem is not None]
     if len(bad) == 1:
         raise bad[0]
     if bad:

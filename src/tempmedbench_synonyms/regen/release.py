@@ -229,7 +229,6 @@ class SurfaceLine:
     qid: str
     text: str
     obj: dict[str, Any]
-    line: int
 
 
 #: The bytes of the surface parsed at a time (``load_surface``).
@@ -276,7 +275,7 @@ def load_surface(folder: Path) -> list[SurfaceLine]:
                 line=number,
                 key="question_surface",
             )
-        out.append(SurfaceLine(qid, question, obj, number))
+        out.append(SurfaceLine(qid, question, obj))
     return out
 
 

@@ -19,10 +19,6 @@ def rank(tty: str) -> int:
     return {"PT": 0, "SY": 1}.get(tty, 2)
 
 
-def is_candidate(atom: Atom, sab: str) -> bool:
-    return atom.sab == sab and atom.language == "ENG" and atom.usable
-
-
 @dataclass(frozen=True)
 class Choice:
     """The kept atom, or ``None`` with the reason the concept drifted."""
@@ -44,7 +40,7 @@ def choose(entry: ConceptEntry, atoms: Iterable[Atom] | None, span_texts: Iterab
             where = f"now belongs to {now}, not" if now else "has no concept link; the entry names"
             return Choice(None, f"atom {entry.aui} {where} {entry.cui}")
         atoms = [a for a in atoms if a.cui == entry.cui]
-    candidates = [a for a in atoms if is_candidate(a, entry.sab)]
+    candidates = [a for a in atoms if a.sab == entry.sab and a.language == "ENG" and a.usable]
     pinned = entry.pinned_aui
     if pinned is not None:
         for atom in candidates:

@@ -139,9 +139,7 @@ def load_gps_tsv(path: str | Path) -> ConceptIndex:
     p = Path(path)
     notes: list[str] = []
     rows, digest = _read_gps(partial(open_regular, p, what="the GPS file"), str(p), notes)
-    date = tables.release_date(p.name, p.parent.as_posix())
-    if date is None:
-        notes.append(f"{p}: no release date in the file name")
+    date = tables.release_date(str(p), notes, p.name, p.parent.as_posix())
     return ConceptIndex(rows, "gps-tsv", str(p), date, digest, [SourceFile(str(p), digest)], notes)
 
 
@@ -359,9 +357,7 @@ def load_gps_zip(path: Path, zf: zipfile.ZipFile, members: list[str]) -> Concept
     with reading_member(path, zf, member, hint=tables.ZIP_HINT):
         rows, member_digest = _read_gps(partial(zf.open, member), where, notes)
     digest = sha256_file(path)
-    date = tables.release_date(member, path.name)
-    if date is None:
-        notes.append(f"{where}: no release date in the member or zip name")
+    date = tables.release_date(where, notes, member, path.name, what="the member or zip name")
     files = [SourceFile(str(path), digest), SourceFile(str(path), member_digest, member)]
     return ConceptIndex(rows, "gps-zip", str(path), date, digest, files, notes)
 

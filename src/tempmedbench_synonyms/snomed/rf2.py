@@ -113,11 +113,7 @@ class _IdKeys:
         out: set[int] = set()
         for bucket in self.buckets:
             if len(set(bucket)) != len(bucket):
-                seen: set[int] = set()
-                for k in bucket:
-                    if k in seen:
-                        out.add(k)
-                    seen.add(k)
+                out.update(k for k, n in Counter(bucket).items() if n > 1)
         return out
 
 
@@ -317,9 +313,7 @@ def load_rf2(
     _fill_rows(concepts, inactive, src.where(concept_file), notes)
     every_file = [f for v in found.values() for f in v]
     dates = {m.group(1) for n in every_file if (m := tables.NAME_DATE.search(n))}
-    date = tables.release_date(concept_file, path.name)
-    if date is None:
-        notes.append(f"{src.where(concept_file)}: no release date in the file name")
+    date = tables.release_date(src.where(concept_file), notes, concept_file, path.name)
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
     files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
@@ -391,14 +385,9 @@ def _read_descriptions(
                 continue
             if active == "0":
                 continue
-            if type_id == fsn_type:
-                is_fsn = True
-            elif type_id == synonym_type:
-                if did not in us_preferred:
-                    continue
-                is_fsn = False
-            else:
-                continue
+            is_fsn = type_id == fsn_type
+            if not is_fsn and (type_id != synonym_type or did not in us_preferred):
+                continue  # another type, or a synonym the US English refset does not prefer
             old = get(cid)
             if old is None:
                 continue  # not a concept of the index (another module's, or none at all)

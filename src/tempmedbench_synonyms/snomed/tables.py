@@ -152,12 +152,16 @@ def check_declared_size(path: Path, zf: zipfile.ZipFile, member: str, max_bytes:
         )
 
 
-def release_date(*names: str) -> str | None:
-    """The first release date found in ``names``: a time stamp anywhere, else ``_<date>.txt``."""
+def release_date(
+    where: str, notes: list[str], *names: str, what: str = "the file name"
+) -> str | None:
+    """The first release date found in ``names``: a time stamp anywhere, else ``_<date>.txt``;
+    when none is, a note says so."""
     for name in names:
         m = _STAMP_DATE.search(name) or NAME_DATE.search(name)
         if m is not None:
             return m.group(1)
+    notes.append(f"{where}: no release date in {what}")
     return None
 
 
