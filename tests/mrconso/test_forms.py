@@ -349,6 +349,69 @@ def test_a_streamed_nlm_inside_the_full_zip(
     }  # fmt: skip
 
 
+class _FedOnceEnded:
+    """The standard library's decompressor, refusing to be fed once its stream has ended: there
+    zlib returns nothing, keeps the input as ``unconsumed_tail`` and adds it to ``unused_data``
+    again, so a reader that feeds the tail back loops for ever, its memory growing."""
+
+    def __init__(self, wbits: int) -> None:
+        self.d = zlib.decompressobj(wbits)
+
+    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+        assert not self.d.eof, "fed again after its end"
+        return self.d.decompress(data, max_length)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.d, name)
+
+
+@pytest.mark.parametrize("form", ["gzip of two members", "streamed nlm"])
+def test_a_member_ending_inside_a_read_is_read_once_with_the_standard_librarys_inflate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """A gzip member (``cat MRCONSO.RRF.a?.gz``) or a streamed .nlm's deflated member that ends
+    inside a block whose output filled a read: zlib keeps what follows as ``unconsumed_tail``
+    too, and the reader goes on to the next member instead of feeding it again (it hung)."""
+    import types
+
+    from tempmedbench_synonyms.mrconso import forms
+
+    monkeypatch.setattr(forms, "READ_SIZE", 4096)
+    monkeypatch.setattr(zips, "inflate", types.SimpleNamespace(decompressobj=_FedOnceEnded))
+    cut = BIG.index(b"\n", len(BIG) // 2) + 1
+    if form == "gzip of two members":
+        path = tmp_path / "MRCONSO.RRF.gz"
+        path.write_bytes(gz(BIG[:cut]) + gz(BIG[cut:]))
+    else:
+        members = {"2025AB/META/MRCONSO.RRF": BIG, "2025AB/META/MRSTY.RRF": MRSTY}
+        path = tmp_path / "umls-2025AB-full.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=False))
+    read = list(forms.locate(path).blocks(threading.Event()))
+    assert b"".join(raw for _, raw in read) == BIG
+    assert max(len(raw) for _, raw in read) == 4096
+
+
+def test_an_nlm_of_deflated_members_is_read_whole_by_either_inflate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inflate: str
+) -> None:
+    """A member's last compressed bytes can all be taken in while its output still waits (ISA-L
+    holds it): the reader asks for that output rather than read past the member's size (it was
+    "cannot read: truncated member" with isal)."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    monkeypatch.setattr(forms, "READ_SIZE", 4096)
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB/META/MRCONSO.RRF", BIG)
+        z.writestr("2025AB/META/MRSTY.RRF", MRSTY)
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", inner.getvalue())
+    read = list(forms.locate(path).blocks(threading.Event()))
+    assert b"".join(raw for _, raw in read) == BIG
+
+
 def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:
     path = tmp_path / "umls-2025AB-full.zip"
     with zipfile.ZipFile(path, "w") as z:

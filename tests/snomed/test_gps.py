@@ -156,6 +156,18 @@ def test_gps_zip_with_two_candidates_takes_the_table(tmp_path: Path) -> None:
     assert len(load_concept_index(z).rows) == 19
 
 
+def test_gps_zip_with_no_date_in_its_names_says_so_once(tmp_path: Path) -> None:
+    """The note names the member inside the zip, and both names it looked in."""
+    z = tmp_path / "gps.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(GPS_FILE, "data/SnomedINTL_GPSRelease_PRODUCTION.txt")
+    index = load_concept_index(z)
+    assert index.release_date is None
+    assert index.notes == [
+        f"{z}!data/SnomedINTL_GPSRelease_PRODUCTION.txt: no release date in the member or zip name"
+    ]
+
+
 def test_gps_zip_with_two_tables_is_refused(tmp_path: Path) -> None:
     z = tmp_path / "gps.zip"
     with zipfile.ZipFile(z, "w") as zf:

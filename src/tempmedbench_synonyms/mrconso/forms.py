@@ -513,13 +513,15 @@ def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def _drained(d: Any, raw: bytes) -> Iterator[bytes]:
-    """What ``d`` (a decompressor) makes of ``raw``, handed on at most READ_SIZE at a time."""
+    """What ``d`` (a decompressor) makes of ``raw``, handed on at most READ_SIZE at a time, up to
+    its stream's end (what follows is ``d.unused_data``; zlib keeps it as the tail too). A full
+    output may leave more waiting with no input left (ISA-L takes the input in): it is asked for."""
     while True:
         out = d.decompress(raw, READ_SIZE)
         if out:
             yield out
         raw = d.unconsumed_tail
-        if not raw:
+        if d.eof or (not raw and len(out) < READ_SIZE):
             return
 
 
