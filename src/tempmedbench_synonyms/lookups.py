@@ -153,9 +153,16 @@ class Lookup:
         return None
 
     def answered(
-        self, input: str, results: list[Any], release: str | None, truncated: bool, why: str = ""
+        self,
+        input: str,
+        results: list[Any],
+        release: str | None,
+        truncated: bool,
+        why: str = "",
+        source: str | None = None,
     ) -> Answer:
-        """``found`` with ``results`` cut to the limit, else ``not_found`` (ending with ``why``)."""
+        """``found`` with ``results`` cut to the limit, else ``not_found`` (ending with ``why``);
+        ``source``: the local index that answered."""
         query, nothing = self.words()
         said = release or "local"
         limit = self.limit_or_default()
@@ -163,14 +170,15 @@ class Lookup:
             results, truncated = results[:limit], True
         if not results:
             return Answer(input, Outcome.NOT_FOUND, message=f"UMLS {said} has {nothing}{why}",
-                          hint=self.hint(), release=release, query=query)  # fmt: skip
+                          hint=self.hint(), release=release, query=query,
+                          source=source)  # fmt: skip
         cut = f"; --limit {limit} cut it" if truncated else ""
         found = _ONE if getattr(self, "preferred", False) else self.said
         message = found.format(
             count=plural(len(results), self.noun), query=query, release=said, cut=cut
         )
         return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
-                      release=release, query=query, truncated=truncated)  # fmt: skip
+                      release=release, query=query, source=source, truncated=truncated)  # fmt: skip
 
     def hint(self) -> str:
         if self.hint_text:

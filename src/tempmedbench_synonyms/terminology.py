@@ -141,7 +141,6 @@ class MetaTerminology:
             yield self._answer(input, lookup)
 
     def _answer(self, input: str, lookup: Lookup) -> Answer:
-        query = lookup.words()[0]
         try:
             lookup.check()
             with self._lock:
@@ -150,10 +149,10 @@ class MetaTerminology:
             if err.path is not None or err.key is not None:
                 raise  # the files or an option, not this input
             return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
-                          release=self.release, query=query, source=self._index.where)  # fmt: skip
+                          release=self.release, query=lookup.words()[0],
+                          source=self._index.where)  # fmt: skip
         results = value if isinstance(value, list) else [] if value is None else [value]
-        answer = lookup.answered(input, results, self.release, truncated=False)
-        return replace(answer, source=self._index.where)
+        return lookup.answered(input, results, self.release, False, source=self._index.where)
 
     def _files(self, lookup: Lookup) -> tuple[str, ...]:
         """The files ``lookup`` needs (``engine.needs``); one the META lacks is bad input."""
