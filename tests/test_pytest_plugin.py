@@ -178,13 +178,15 @@ def test_a_marker_with_an_unknown_argument_is_a_usage_error(pytester: pytest.Pyt
     )
 
 
-def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
-    pytester: pytest.Pytester,
-) -> None:
+def test_a_rows_marker_that_cannot_be_read_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """One string for rows, a missing file, a row of the wrong width in a list or in a file: each
+    is said as the marker's (as a META's is), not as a traceback."""
     row = "C7000001|ENG|P|L1|PF|S1|Y|A70000001||||SNOMEDCT_US|PT|555|invented row|0|N||"
+    pytester.path.joinpath("bad.RRF").write_text("C9000001|bad|\n", "utf-8")
     pytester.makepyfile(
         f"""
         import pytest
+        from pathlib import Path
 
         @pytest.mark.fake_uts(rows={row!r})
         def test_one_string(fake_uts):
@@ -193,27 +195,6 @@ def test_a_marker_with_one_row_string_or_a_missing_file_is_a_usage_error(
         @pytest.mark.fake_uts(rows="no/such/MRCONSO.RRF")
         def test_no_file(fake_uts):
             pass
-        """
-    )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(
-        [
-            "*fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
-            "them, not one string*",
-            "*fake_uts rows: no such file no/such/MRCONSO.RRF*",
-        ]
-    )
-
-
-def test_a_rows_marker_with_a_bad_row_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    """A row of the wrong width, in a list or in a file, is said as the marker's (as a META's
-    is), not as a traceback."""
-    pytester.path.joinpath("bad.RRF").write_text("C9000001|bad|\n", "utf-8")
-    pytester.makepyfile(
-        """
-        import pytest
-        from pathlib import Path
 
         @pytest.mark.fake_uts(rows=["C9000001|bad|"])
         def test_bad_line(fake_uts):
@@ -225,9 +206,12 @@ def test_a_rows_marker_with_a_bad_row_is_a_usage_error(pytester: pytest.Pytester
         """
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(
         [
+            "*fake_uts rows takes a list of MRCONSO.RRF-format lines, or the Path of a file of "
+            "them, not one string*",
+            "*fake_uts rows: no such file no/such/MRCONSO.RRF*",
             "*fake_uts rows: <rows>, line 1: an MRCONSO.RRF row has 18 fields, each followed by "
             "'|'; this line has 2*",
             "*fake_uts rows: bad.RRF, line 1: an MRCONSO.RRF row has 18 fields, each followed by "
