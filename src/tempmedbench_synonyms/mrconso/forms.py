@@ -179,9 +179,7 @@ def _locate(path: Path, name: str) -> MrconsoInput:
     if _part(name).fullmatch(path.name):
         return _parts(path.parent, path, name)
     if magic.startswith(b"\x1f\x8b"):
-        return MrconsoInput(
-            path, "gzip", size=st.st_size, _open=lambda: _counted_gunzip(_file_reads(path))
-        )
+        return MrconsoInput(path, "gzip", size=st.st_size, _open=lambda: _gunzip(_file_reads(path)))
     return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_reads(path))
 
 
@@ -218,7 +216,7 @@ def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
     total = sum(p.stat().st_size for p in parts)
     return MrconsoInput(
         named or folder, "parts", parts=[p.name for p in parts], size=total,
-        _open=lambda: _counted_gunzip(_file_reads(*parts)),
+        _open=lambda: _gunzip(_file_reads(*parts)),
     )  # fmt: skip
 
 
@@ -296,7 +294,7 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
         reads = functools.partial(_zip_reads, path, members)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
-            _open=reads if kind == "file" else lambda: _counted_gunzip(reads()),
+            _open=reads if kind == "file" else lambda: _gunzip(reads()),
         )  # fmt: skip
     nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
     if nlms:
@@ -351,8 +349,8 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    for out in data if form == "file" else _gunzip(data):
-                        yield counted.done, out
+                    reads = ((counted.done, raw) for raw in data)
+                    yield from reads if form == "file" else _gunzip(reads)
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
@@ -491,17 +489,19 @@ def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     first = next(reads, None)
     if first is not None:
         reads = itertools.chain([first], reads)
-        yield from _counted_gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
+        yield from _gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
 
 
-def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
-    """Decompress gzip data (any number of members), handing on at most READ_SIZE at a time."""
+def _gunzip(raws: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """Decompress gzip data (any number of members; parts are one gzip), handing on at most
+    READ_SIZE at a time with the count of compressed bytes read, for the progress."""
     d = zips.inflate.decompressobj(31)
     started = False
-    for raw in raws:
+    for done, raw in raws:
         while raw:
             started = True
-            yield from _drained(d, raw)
+            for out in _drained(d, raw):
+                yield done, out
             if d.eof:
                 raw = d.unused_data
                 d = zips.inflate.decompressobj(31)
@@ -523,20 +523,6 @@ def _drained(d: Any, raw: bytes) -> Iterator[bytes]:
         raw = d.unconsumed_tail
         if d.eof or (not raw and len(out) < READ_SIZE):
             return
-
-
-def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
-    """``_gunzip`` counting compressed bytes read, for the progress (parts are one gzip)."""
-    done = 0
-
-    def raw_only() -> Iterator[bytes]:
-        nonlocal done
-        for n, raw in raws:
-            done = n
-            yield raw
-
-    for out in _gunzip(raw_only()):
-        yield done, out
 
 
 _END = object()
