@@ -81,6 +81,10 @@ class MrconsoInput:
         default=None, repr=False, compare=False
     )
 
+    def __post_init__(self) -> None:
+        if self.release is None:  # the names nearest MRCONSO first: zip members, then the path
+            self.release = named_release([*reversed(self.members), str(self.path.absolute())])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -98,7 +102,7 @@ class MrconsoInput:
 
 def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
     """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
-    return _released(_locate(Path(path), name))
+    return _locate(Path(path), name)
 
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
@@ -120,26 +124,16 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
             names = [i.filename for i in zf.infolist() if not i.is_dir()]
     folder = mrconso.path if mrconso.path.is_dir() else mrconso.path.parent
     for name in META_FILES[1:]:
-        if zipped:
-            held = mrconso.kind == "nested zip" or _members(names, name) is not None
-        else:
-            held = holds(folder, name)
-        if held:
-            found[name] = _released(
-                _in_zip(mrconso.path, name) if zipped else _in_folder(folder, name, meta=False)
-            )
+        if mrconso.kind == "nested zip" or (zipped and _members(names, name) is not None):
+            found[name] = _in_zip(mrconso.path, name)
+        elif not zipped and holds(folder, name):
+            found[name] = _in_folder(folder, name, meta=False)
     return found
 
 
 def holds(folder: Path, name: str) -> bool:
     """Whether ``folder`` holds ``name``.RRF in a form NLM ships: plain, ``.gz`` or parts."""
     return any(_form(n, name) for n in os.listdir(folder))
-
-
-def _released(found: MrconsoInput) -> MrconsoInput:
-    if found.release is None:  # the names nearest MRCONSO first: zip members, then the path
-        found.release = named_release([*reversed(found.members), str(found.path.absolute())])
-    return found
 
 
 def named_release(names: Iterable[str]) -> str | None:
@@ -173,7 +167,11 @@ def _locate(path: Path, name: str) -> MrconsoInput:
             path=path,
             hint=_HINT,
         )
-    magic = _magic(path)
+    try:
+        with open_regular(path, what="--mrconso") as f:
+            magic = f.read(4)
+    except OSError as err:
+        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
         return _in_zip(path, name)
     if _part(name).fullmatch(path.name):
@@ -181,14 +179,6 @@ def _locate(path: Path, name: str) -> MrconsoInput:
     if magic.startswith(b"\x1f\x8b"):
         return MrconsoInput(path, "gzip", size=st.st_size, _open=lambda: _gunzip(_file_reads(path)))
     return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_reads(path))
-
-
-def _magic(path: Path) -> bytes:
-    try:
-        with open_regular(path, what="--mrconso") as f:
-            return f.read(4)
-    except OSError as err:
-        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
 
 
 def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
@@ -322,19 +312,15 @@ def _zip_reads(path: Path, members: list[str]) -> Iterator[tuple[int, bytes]]:
                     yield done, raw
 
 
-def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    """``zf.open(name)``; an encrypted member or an unknown method is bad input."""
-    with reading_member(path, zf, name, hint=_ZIP_HINT):
-        return open_member(zf, name)
-
-
 def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
     """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
     headers in one forward pass (no seeking); members are added to ``found`` as they come."""
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
-            with _open_member(found.path, zf, nlm) as f:
+            with reading_member(found.path, zf, nlm, hint=_ZIP_HINT):  # only its opening
+                opened = open_member(zf, nlm)
+            with opened as f:
                 counted = _CountingReader(f, done_before)
                 for name, data in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]
