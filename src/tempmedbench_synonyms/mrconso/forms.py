@@ -390,8 +390,12 @@ def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
         name = _read_exact(f, nlen).decode("utf-8" if flags & 0x800 else "cp437")
         extra = _read_exact(f, xlen)
         zip64 = _zip64_field(extra)
-        if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:
-            csize = _zip64_csize(zip64, usize, csize)
+        if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:  # the zip64 field holds the sizes
+            pos = 8 if usize == 0xFFFFFFFF else 0  # the compressed one after the uncompressed
+            if zip64 is None or (csize == 0xFFFFFFFF and len(zip64) < pos + 8):
+                raise zipfile.BadZipFile("zip64 sizes missing")
+            if csize == 0xFFFFFFFF:
+                (csize,) = struct.unpack_from("<Q", zip64, pos)
         if flags & 1:
             raise zipfile.BadZipFile(f"member {name} is encrypted")
         if method == zipfile.ZIP_STORED:
@@ -418,18 +422,6 @@ def _zip64_field(extra: bytes) -> bytes | None:
             return extra[i + 4 : i + 4 + size]
         i += 4 + size
     return None
-
-
-def _zip64_csize(field: bytes | None, usize: int, csize: int) -> int:
-    """The compressed size from the zip64 field (after the uncompressed size if both are)."""
-    if field is None:
-        raise zipfile.BadZipFile("zip64 sizes missing")
-    if csize != 0xFFFFFFFF:
-        return csize
-    pos = 8 if usize == 0xFFFFFFFF else 0
-    if len(field) < pos + 8:
-        raise zipfile.BadZipFile("zip64 sizes missing")
-    return int(struct.unpack("<Q", field[pos : pos + 8])[0])
 
 
 def _stored(f: _CountingReader, size: int) -> Iterator[bytes]:
