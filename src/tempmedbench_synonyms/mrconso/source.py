@@ -11,6 +11,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 from tempmedbench_synonyms import runtime
@@ -156,18 +157,13 @@ class MrconsoSource:
 def lines_before_offset(path: Path, offset: int) -> int:
     """The line ends before ``offset`` (of the stream, or of a plain file), read again from the
     start: only to name a bad row."""
-    stop = threading.Event()
     again = locate(path)  # its own lists of the members and parts it reads
-    blocks = scan.lines_of(again.blocks(stop), path, [], again.parts)
     n = 0
-    try:
-        for _, base, chunk, start, end in blocks:
+    with closing(again.blocks(threading.Event())) as blocks:  # closed, its reader thread ends
+        for _, base, chunk, start, end in scan.lines_of(blocks, path, [], again.parts):
             if base + end >= offset:
                 return n + chunk.count(b"\n", start, max(start, offset - base))
             n += chunk.count(b"\n", start, end)
-    finally:
-        stop.set()
-        blocks.close()
     return n  # pragma: no cover - the stream changed since it was scanned
 
 
@@ -271,13 +267,9 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in ``path`` and check its first rows read as MRCONSO.RRF (``sniff``), else
     BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed)."""
     inp = locate(path)
-    stop = threading.Event()
-    blocks = inp.blocks(stop)
     try:
-        next(scan.lines_of(blocks, path, []), None)
+        with closing(inp.blocks(threading.Event())) as blocks:
+            next(scan.lines_of(blocks, path, []), None)
     except OSError as err:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
-    finally:
-        stop.set()
-        blocks.close()
     return inp
