@@ -8,6 +8,7 @@ wanted ones; only those are decoded, split and checked exactly (SPEC section 3),
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -284,19 +285,20 @@ def lines_of(
 
     A line split between blocks is joined and handed on alone: blocks are not copied (measured).
     """
-    carry = b""
-    offset = 0  # stream offset of carry[0]
-    sniffed = False
+    head = b""
     done = 0
+    for block in blocks:  # the start, sniffed first (the whole stream if it is shorter)
+        done, data = block
+        head += data
+        if len(head) >= SNIFF_BYTES:
+            break
+    skip = rows.sniff(head[:SNIFF_BYTES], at_end=len(head) < SNIFF_BYTES, path=path)
+    if skip:
+        warnings.append(rows.bom_note(path))
+    carry = b""
+    offset = skip  # stream offset of carry[0]
+    blocks = itertools.chain([(done, head[skip:])], blocks)
     for done, data in blocks:
-        if not sniffed:
-            carry += data
-            if len(carry) < SNIFF_BYTES:
-                continue
-            skip = rows.sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
-            if skip:
-                warnings.append(rows.bom_note(path))
-            data, carry, offset, sniffed = carry[skip:], b"", skip, True
         cut = data.rfind(b"\n") + 1
         if cut == 0:
             carry += data
@@ -313,15 +315,6 @@ def lines_of(
             yield done, offset - start, data, start, cut
             offset += cut - start
         carry = data[cut:]
-    if not sniffed:
-        skip = rows.sniff(carry, at_end=True, path=path)
-        if skip:
-            warnings.append(rows.bom_note(path))
-        carry, offset = carry[skip:], skip
-        cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
-        if cut:
-            yield done, offset, carry, 0, cut
-            carry, offset = carry[cut:], offset + cut
     if carry:
         if len(carry) > MAX_LINE:
             raise too_long(offset, path)
