@@ -100,11 +100,6 @@ class MrconsoInput:
         yield from _threaded(self._open, stop, self.path)
 
 
-def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
-    """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
-    return _locate(Path(path), name)
-
-
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
     """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
     MRCONSO must be among them. A full release zip's ``.nlm`` is read forward only, so its files
@@ -147,7 +142,9 @@ def named_release(names: Iterable[str]) -> str | None:
     return None
 
 
-def _locate(path: Path, name: str) -> MrconsoInput:
+def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
+    """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
+    path = Path(path)
     try:
         st = path.stat()
     except OSError as err:  # a hint of the error's own (permissions, a name too long) first
@@ -186,7 +183,7 @@ def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
     for where in (folder, folder / "META") if meta else (folder,):
         for file in (where / plain, where / f"{plain}.gz"):
             if file.is_file():
-                return _locate(file, name)
+                return locate(file, name)
         if where.is_dir() and any(_part(name).fullmatch(p.name) for p in where.iterdir()):
             return _parts(where, None, name)
     raise BadInputError(
