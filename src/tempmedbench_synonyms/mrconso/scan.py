@@ -30,13 +30,14 @@ BLOCK_SIZE = 1 << 18
 MAX_LINE = 1 << 20
 #: Bytes of a decompressed stream searched at a time (see ``source._scan_stream``).
 STREAM_PIECE = 1 << 17
+DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 def too_long(offset: int, path: str | Path) -> BadInputError:
     return BadInputError(
         f"a line longer than {MAX_LINE:,} bytes (from byte {offset:,}): not an MRCONSO.RRF row",
         path=path,
-        hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
+        hint=DAMAGED_HINT,
     )
 
 
@@ -188,10 +189,9 @@ _LINE, _CUI_OF, _AUI_OF, _SAB_OF, _CODE_OF = (itemgetter(i) for i in range(5))
 
 
 def scan_block(
-    base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
+    base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int, stop: int
 ) -> None:
     """The rows of ``chunk[start:stop]`` that can matter, each checked exactly (``_check_row``)."""
-    stop = len(chunk) if stop < 0 else stop
     found = needs.rows.findall(chunk, start, stop)
     head = needs.first.match(chunk, start, stop)
     if head is not None:
@@ -265,7 +265,7 @@ def scan_range(
         if not chunk.endswith(b"\n"):
             chunk = rows.last_row(chunk, path)
             out.unended = True
-        scan_block(base, chunk, needs, out)
+        scan_block(base, chunk, needs, out, 0, len(chunk))
         if report is not None:
             report(min(base + len(chunk), end), end)
         if out.bad is not None:

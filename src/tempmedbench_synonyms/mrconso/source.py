@@ -28,7 +28,6 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_SIZE = 64 << 20
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
-_DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 class MrconsoSource:
@@ -78,7 +77,7 @@ class MrconsoSource:
                 close()  # its bar ends before any message, Ctrl-C included
         if result.bad is not None:
             line, problem = result.bad
-            raise BadInputError(problem, path=self.path, line=line, hint=_DAMAGED_HINT)
+            raise BadInputError(problem, path=self.path, line=line, hint=scan.DAMAGED_HINT)
         missing = [sab.decode() for sab in needs.sabs if sab not in result.sabs_seen]
         warnings += [
             f"{self.path} has no row of source {sab!r}: is it the MRCONSO.RRF of a release that "
