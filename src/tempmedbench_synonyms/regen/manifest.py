@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from tempmedbench_synonyms.errors import BadInputError, ManifestError, bounded_list
@@ -213,11 +213,9 @@ def _check_listed(folder: Path, rel: str, expected: str) -> ManifestError | None
     return None
 
 
-def _walk(folder: Path) -> list[str]:
-    found: list[str] = []
+def _walk(folder: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         base = Path(dirpath).relative_to(folder)
         for name in sorted(filenames):
-            found.append((base / name).as_posix())
-    return found
+            yield (base / name).as_posix()
