@@ -185,10 +185,7 @@ def scan_ranges(
     """
     n = workers * 4  # more ranges than workers: finer progress, balanced load
     bounds = [size * i // n for i in range(n + 1)]
-    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
-    out = ScanResult()
-    if not ranges:
-        return out
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]  # from 0 to size
     parts: dict[int, ScanResult] = {}
     busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
     done = 0
@@ -201,10 +198,9 @@ def scan_ranges(
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)
+            return scan.scan_range(str(path), 0, size, needs, report, first)
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
-        size = ranges[-1][1]
         while busy:
             for worker in group.ready(busy):
                 try:
@@ -229,6 +225,7 @@ def scan_ranges(
                     if task is not None:
                         busy[worker] = task[0]
         group.finish()
+    out = ScanResult()
     for _, part in sorted(parts.items()):  # in file order
         out.rows.extend(part.rows)
         out.sabs_seen |= part.sabs_seen
