@@ -276,8 +276,7 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
     if found is not None:
         members, kind = found
         parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
-        if parts:
-            _check_parts(parts, path, file)
+        _check_parts(parts, path, file)
         reads = functools.partial(_zip_reads, path, members)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
