@@ -40,8 +40,7 @@ def read_manifest(folder: Path) -> dict[str, str]:
     """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
     entries: dict[str, str] = {}
     for number, line in enumerate(_manifest_text(folder).split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         m = _MANIFEST_LINE.fullmatch(line)
