@@ -39,7 +39,6 @@ from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.retry import (
     MIN_ATTEMPT,
-    Budget,
     RetryPolicy,
     Timeouts,
     Transient,
@@ -173,6 +172,20 @@ def _describe(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "a number"
     )
+
+
+@dataclass(slots=True)
+class _Ask:
+    """One request through ``_request``, and what is left of its retries: its start, moved on by
+    every wait for a turn (SPEC section 8: waiting is not failing), and which attempt this is."""
+
+    url: str
+    where: str
+    params: dict[str, str]
+    shape: Shape
+    keyless: bool
+    start: float
+    attempt: int = 1
 
 
 class BadRequestError(BadInputError):
@@ -377,24 +390,21 @@ class UtsClient:
         """GET ``base_url + path``, the one way out; a 200 whose ``result`` is not of ``shape`` is
         retried, never returned (so never cached). ``keyless``: sent without the key."""
         url = paths.url(self.base_url, path)
-        where = redact(path, self._key)
-        budget = Budget(self._clock())
+        ask = _Ask(url, redact(path, self._key), dict(params or {}), shape, keyless, self._clock())
         retrying = Retrying(
-            stop=partial(self._stop, budget),
+            stop=partial(self._stop, ask),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
-            before_sleep=partial(self._before_sleep, where),
+            before_sleep=partial(self._before_sleep, ask.where),
             reraise=True,
         )
         failure: Transient | None = None
         try:
             for attempt in retrying:
                 with attempt:
-                    budget.attempt = attempt.retry_state.attempt_number
-                    reply = self._attempt(
-                        url, where, dict(params or {}), shape, budget, keyless=keyless
-                    )
+                    ask.attempt = attempt.retry_state.attempt_number
+                    reply = self._attempt(ask)
         except Transient as err:
             failure = err
         if failure is not None:
@@ -417,50 +427,41 @@ class UtsClient:
                     "fetched so far is cached and will not be fetched again"
                 )
             raise UnavailableError(
-                f"UMLS could not answer {where} after "
-                f"{retrying.statistics.get('attempt_number', 1)} attempts: {failure.message}",
+                f"UMLS could not answer {ask.where} after {ask.attempt} attempts: "
+                f"{failure.message}",
                 hint=hint,
             )
         return reply
 
-    def _attempt(
-        self,
-        url: str,
-        where: str,
-        params: dict[str, str],
-        shape: Shape,
-        budget: Budget,
-        *,
-        keyless: bool = False,
-    ) -> Reply:
+    def _attempt(self, ask: _Ask) -> Reply:
         """One HTTP request: rate limited, counted, bounded in time and size, translated; the wait
         for a turn does not count against the retry budget (SPEC 8): it moves ``start``."""
         if self._cancel.is_set():
             raise Cancelled()
-        if self._key is None and not keyless:
+        if self._key is None and not ask.keyless:
             raise missing_key()
         session = self._get_session()
         before = self._clock()
         self.limiter.acquire()
-        budget.start += self._clock() - before
+        ask.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count(requests=1)
-        seconds = self._attempt_seconds(budget)
+        seconds = self._attempt_seconds(ask)
         problem: TempMedBenchError | Transient | None = None
         reply: Reply | None = None
         with WATCHDOG.flight(self, seconds) as flight:
             try:
                 response = session.get(
-                    url,
-                    params=params,
+                    ask.url,
+                    params=ask.params,
                     timeout=(min(self.timeouts.connect, seconds), min(self.timeouts.read, seconds)),
                     allow_redirects=False,
                     stream=True,
-                    auth=_no_key if keyless else None,
+                    auth=_no_key if ask.keyless else None,
                 )
                 try:
-                    reply = self._translate(response, where, shape, budget, flight)
+                    reply = self._translate(response, ask, flight)
                 finally:
                     response.close()
             except (TempMedBenchError, Transient) as err:
@@ -469,7 +470,7 @@ class UtsClient:
                 problem = err.with_traceback(None)
             except requests.exceptions.SSLError as exc:
                 problem = UnavailableError(
-                    f"TLS failed for {where}: {self._clean(str(exc))}",
+                    f"TLS failed for {ask.where}: {self._clean(str(exc))}",
                     hint="check the system's CA certificates, or a proxy that intercepts TLS",
                 )
             except (
@@ -503,7 +504,7 @@ class UtsClient:
                 )
             except Exception as exc:  # the boundary: nothing leaves with the URL in it
                 problem = UnavailableError(
-                    f"request for {where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
+                    f"request for {ask.where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
                 )
         if (flight.doomed == "cancel" or self._cancel.is_set()) and not isinstance(
             problem, (NotAuthorisedError, BadInputError)
@@ -527,9 +528,9 @@ class UtsClient:
             return reply
         raise problem
 
-    def _attempt_seconds(self, budget: Budget) -> float:
+    def _attempt_seconds(self, ask: _Ask) -> float:
         """``--timeout``, capped by the retry budget left (at least ``MIN_ATTEMPT``)."""
-        left = self.retry.max_total - (self._clock() - budget.start)
+        left = self.retry.max_total - (self._clock() - ask.start)
         return min(self.timeouts.attempt, max(left, min(MIN_ATTEMPT, self.timeouts.attempt)))
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
@@ -602,22 +603,15 @@ class UtsClient:
             raise Transient("cut", "cut off")
         return b"".join(chunks)
 
-    def _translate(
-        self,
-        response: requests.Response,
-        where: str,
-        shape: Shape,
-        budget: Budget,
-        flight: Flight,
-    ) -> Reply:
-        status = response.status_code
+    def _translate(self, response: requests.Response, ask: _Ask, flight: Flight) -> Reply:
+        status, where = response.status_code, ask.where
         content_type = self._clean(
             response.headers.get("Content-Type", "no content type").split(";")[0], 100
         )
         if status == 200:
             raw = self._read_body(response, flight)
             body = self._parse(raw, content_type)
-            problem = _shape_problem(body, shape)
+            problem = _shape_problem(body, ask.shape)
             if problem is not None:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise Transient("not_json", f"HTTP 200 with {problem}")
@@ -650,7 +644,7 @@ class UtsClient:
             )
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         if status == 429:
-            self._rate_limited(retry_after, budget)
+            self._rate_limited(retry_after, ask)
         if status in _RETRY_STATUSES or 500 <= status <= 599:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
             raise Transient(
@@ -666,20 +660,20 @@ class UtsClient:
             )
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
-    def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
+    def _rate_limited(self, retry_after: float | None, ask: _Ask) -> NoReturn:
         """A 429: the rate halved, and every worker paused if the retry fits the budget (a
         ten-minute ``Retry-After`` must not hold the run or Ctrl-C), else this request failed."""
-        if budget.attempt >= self.retry.max_attempts:
+        if ask.attempt >= self.retry.max_attempts:
             # No retry is left: a pause would stop the others for nothing.
             self.limiter.slow_down()
             raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
         # budget, or the retry will never be sent (``_stop``).
-        elapsed = self._clock() - budget.start
+        elapsed = self._clock() - ask.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
         else:
-            longest = self._backoff_ceiling(budget.attempt)
+            longest = self._backoff_ceiling(ask.attempt)
         if elapsed + longest > self.retry.max_total:
             self.limiter.slow_down()
             after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
@@ -698,12 +692,12 @@ class UtsClient:
         """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
         return min(self.retry.backoff_max, self.retry.backoff_base * 2.0 ** (attempt - 1))
 
-    def _stop(self, budget: Budget, retry_state: RetryCallState) -> bool:
+    def _stop(self, ask: _Ask, retry_state: RetryCallState) -> bool:
         """No retry after ``max_attempts``, nor one whose wait ends more than ``max_total`` s after
         the first try, less the waits for a turn (our clock, unlike ``stop_before_delay``)."""
         if retry_state.attempt_number >= self.retry.max_attempts:
             return True
-        return self._clock() - budget.start + retry_state.upcoming_sleep > self.retry.max_total
+        return self._clock() - ask.start + retry_state.upcoming_sleep > self.retry.max_total
 
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None

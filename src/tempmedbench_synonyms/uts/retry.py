@@ -73,15 +73,6 @@ def worth_retrying(exc: BaseException) -> bool:
     return isinstance(exc, Transient) and not exc.final
 
 
-@dataclass(slots=True)
-class Budget:
-    """What is left of one request's retries: its start, moved on by every wait for a turn
-    (SPEC section 8: waiting is not failing), and which attempt this is."""
-
-    start: float
-    attempt: int = 1
-
-
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (``None`` if absent or malformed), RFC 9110
     10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section 5.6.7)
