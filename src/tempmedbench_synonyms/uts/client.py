@@ -331,8 +331,8 @@ class UtsClient:
         self._cancel = limiter.cancel_event
         # The default sleep wakes up at once when the run is cancelled.
         self._sleep: Callable[[float], object] = sleep or self._cancel.wait
+        # (Random's C core is thread-safe: the workers share it without a lock.)
         self._rng = rng or random.Random()
-        self._rng_lock = threading.Lock()
         self._pool_size = pool_size
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
@@ -663,30 +663,27 @@ class UtsClient:
     def _rate_limited(self, retry_after: float | None, ask: _Ask) -> NoReturn:
         """A 429: the rate halved, and every worker paused if the retry fits the budget (a
         ten-minute ``Retry-After`` must not hold the run or Ctrl-C), else this request failed."""
-        if ask.attempt >= self.retry.max_attempts:
-            # No retry is left: a pause would stop the others for nothing.
-            self.limiter.slow_down()
-            raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
         # budget, or the retry will never be sent (``_stop``).
-        elapsed = self._clock() - ask.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
         else:
             longest = self._backoff_ceiling(ask.attempt)
-        if elapsed + longest > self.retry.max_total:
+        last = ask.attempt >= self.retry.max_attempts
+        message = "HTTP 429 Too Many Requests"
+        if last or self._clock() - ask.start + longest > self.retry.max_total:
+            # No retry is left, or none can be sent: a pause would stop the others for nothing.
             self.limiter.slow_down()
-            after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
-            raise Transient(
-                "429",
-                f"HTTP 429 Too Many Requests{after}, beyond the {self.retry.max_total:g} s "
-                "this tool waits for one request",
-                retry_after,
-                final=True,
-            )
+            if not last:
+                after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
+                message += (
+                    f"{after}, beyond the {self.retry.max_total:g} s this tool waits for one "
+                    "request"
+                )
+            raise Transient("429", message, retry_after, final=True)
         # Its line shares the retry lines' throttle: one line, not one a 429 and one a retry.
         self.limiter.penalise(retry_after, loud=self._announce())
-        raise Transient("429", "HTTP 429 Too Many Requests", retry_after)
+        raise Transient("429", message, retry_after)
 
     def _backoff_ceiling(self, attempt: int) -> float:
         """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
@@ -701,11 +698,10 @@ class UtsClient:
 
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
-        with self._rng_lock:
-            if isinstance(exc, Transient) and exc.retry_after is not None:
-                return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
-            ceiling = self._backoff_ceiling(retry_state.attempt_number)
-            return self._rng.uniform(ceiling / 2.0, ceiling)
+        if isinstance(exc, Transient) and exc.retry_after is not None:
+            return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
+        ceiling = self._backoff_ceiling(retry_state.attempt_number)
+        return self._rng.uniform(ceiling / 2.0, ceiling)
 
     def _sleep_or_cancel(self, seconds: float) -> None:
         self._sleep(seconds)
