@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from tempmedbench_synonyms import jsonio, paths
-from tempmedbench_synonyms.constants import __version__
+from tempmedbench_synonyms.constants import DEFAULT_TIMEOUT, __version__
 from tempmedbench_synonyms.errors import (
     BadInputError,
     Cancelled,
@@ -38,9 +38,9 @@ from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
 from tempmedbench_synonyms.uts.retry import (
+    CONNECT,
     MIN_ATTEMPT,
     RetryPolicy,
-    Timeouts,
     Transient,
     parse_retry_after,
     worth_retrying,
@@ -308,7 +308,7 @@ class UtsClient:
         base_url: str,
         api_key: ApiKey | None,
         limiter: RateLimiter,
-        timeouts: Timeouts = Timeouts(),
+        timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy = RetryPolicy(),
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -323,7 +323,9 @@ class UtsClient:
         #: does, and any other 404 says the base URL is not the UMLS REST API.
         self.any_404_is_not_found = False
         self.limiter = limiter
-        self.timeouts = timeouts
+        #: ``--timeout``: the seconds of one attempt, from connect to last byte (a watchdog shuts
+        #: its sockets down at that deadline, however slow the bytes); no connect or read longer.
+        self.timeout = timeout
         self.retry = retry
         self._clock = clock
         self._wall_clock = wall_clock
@@ -455,7 +457,7 @@ class UtsClient:
                 response = session.get(
                     ask.url,
                     params=ask.params,
-                    timeout=(min(self.timeouts.connect, seconds), min(self.timeouts.read, seconds)),
+                    timeout=(min(CONNECT, seconds), seconds),
                     allow_redirects=False,
                     stream=True,
                     auth=_no_key if ask.keyless else None,
@@ -531,7 +533,7 @@ class UtsClient:
     def _attempt_seconds(self, ask: _Ask) -> float:
         """``--timeout``, capped by the retry budget left (at least ``MIN_ATTEMPT``)."""
         left = self.retry.max_total - (self._clock() - ask.start)
-        return min(self.timeouts.attempt, max(left, min(MIN_ATTEMPT, self.timeouts.attempt)))
+        return min(self.timeout, max(left, min(MIN_ATTEMPT, self.timeout)))
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
         """A 200's JSON as SPEC section 8 reads all JSON (strict UTF-8, ``jsonio.DECODER``, every
@@ -725,11 +727,11 @@ class UtsClient:
         )
 
     def _announce(self) -> bool:
-        """Whether this failure's line is shown: the first, or ``timeouts.attempt`` s after one."""
+        """Whether this failure's line is shown: the first, or ``timeout`` s after one."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line
-            loud = last is None or now - last >= self.timeouts.attempt
+            loud = last is None or now - last >= self.timeout
             if loud:
                 self._last_line = now
             return loud

@@ -8,27 +8,12 @@ import email.utils
 from dataclasses import dataclass
 from datetime import UTC
 
-from tempmedbench_synonyms.constants import DEFAULT_TIMEOUT, RETRY_BUDGET
+from tempmedbench_synonyms.constants import RETRY_BUDGET
 
 #: Seconds to wait for a connection (when ``--timeout`` is longer).
 CONNECT = 10.0
 #: The least time an attempt is given when the retry budget is nearly spent.
 MIN_ATTEMPT = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Seconds to wait for a connection, for each read, and for the whole attempt (``attempt``,
-    ``--timeout``: a watchdog shuts the socket down at that deadline, however slow the bytes)."""
-
-    connect: float = CONNECT
-    read: float = DEFAULT_TIMEOUT
-    attempt: float = DEFAULT_TIMEOUT
-
-    @classmethod
-    def of(cls, seconds: float) -> Timeouts:
-        """The timeouts of ``--timeout seconds``: no connect or read longer than the attempt."""
-        return cls(connect=min(CONNECT, seconds), read=seconds, attempt=seconds)
 
 
 @dataclass(frozen=True, slots=True)
