@@ -429,8 +429,7 @@ class UtsClient:
                     "fetched so far is cached and will not be fetched again"
                 )
             raise UnavailableError(
-                f"UMLS could not answer {ask.where} after {ask.attempt} attempts: "
-                f"{failure.message}",
+                f"UMLS could not answer {ask.where} after {ask.attempt} attempts: {failure}",
                 hint=hint,
             )
         return reply
@@ -515,13 +514,8 @@ class UtsClient:
             raise Cancelled()
         if flight.doomed == "timeout" or (
             isinstance(problem, Transient)
-            and (
-                problem.kind == "cut"
-                or (
-                    problem.kind in ("timeout", "connection", "proxy")
-                    and time.monotonic() >= flight.deadline
-                )
-            )
+            and problem.kind in ("cut", "timeout", "connection", "proxy")
+            and time.monotonic() >= flight.deadline
         ):
             # Cut off at its deadline; a body read "to the end" then was read to the cut.
             problem = Transient("timeout", f"no complete answer within {seconds:g} s")

@@ -46,7 +46,6 @@ class Transient(Exception):
     ) -> None:
         super().__init__(message)
         self.kind = kind
-        self.message = message
         self.retry_after = retry_after
         #: no retry can help (a Retry-After beyond the budget): fail the request now
         self.final = final
