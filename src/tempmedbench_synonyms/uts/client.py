@@ -800,8 +800,7 @@ class UtsClient:
         results: list[dict[str, Any]] = []
         seen: set[tuple[Any, Any]] = set()
         size = 0
-        number = 1
-        while True:
+        for number in range(1, MAX_PAGES + 1):
             asked = {**params, "pageSize": str(page_size)}
             if number > 1:
                 asked["pageNumber"] = str(number)
@@ -844,10 +843,8 @@ class UtsClient:
                 return Listed(results, truncated=True)
             if ended or new == 0 or not full:
                 return Listed(results)
-            if number >= MAX_PAGES:
-                log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
-                return Listed(results, truncated=True)
-            number += 1
+        log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
+        return Listed(results, truncated=True)
 
 
 def _page_size_sent(body: Any, asked: int) -> int:
