@@ -300,9 +300,8 @@ class ResponseCache:
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
         path = Path(self._entry_file(key))
         with self._writing():
-            self._ensure(path.parent)
             head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
-            files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
+            self._write(path, head, result if status == 200 else None)
             with self._lock:
                 self._rejected.pop(key.digest(), None)
             # After the entry: a memo that read the old token is stale from here on.
@@ -358,11 +357,8 @@ class ResponseCache:
 
     def save_memo(self, umls_release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` as valid while the release folder's version stays ``release_version``."""
-        path = self._memo_path(umls_release, name)
-        self._ensure(path.parent)
-        files.write_atomic(
-            path, _encode({"name": name, "release_version": release_version}, data), private=True
-        )
+        head = {"name": name, "release_version": release_version}
+        self._write(self._memo_path(umls_release, name), head, data)
 
     def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
         """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
@@ -382,11 +378,12 @@ class ResponseCache:
     def set_current_release(self, umls_release: str) -> None:
         check_release(umls_release)
         with self._writing():
-            self._ensure(self.folder)
             body = {"release": umls_release, "stored_at": self._clock()}
-            files.write_atomic(
-                self.folder / "current.json", _encode({"kind": "current"}, body), private=True
-            )
+            self._write(self.folder / "current.json", {"kind": "current"}, body)
+
+    def _write(self, path: Path, head: dict[str, Any], body: Any) -> None:
+        self._ensure(path.parent)
+        files.write_atomic(path, _encode(head, body), private=True)
 
 
 def _write_error(err: OSError, cache: ResponseCache) -> BadInputError:

@@ -329,9 +329,9 @@ class UtsClient:
         self.retry = retry
         self._clock = clock
         self._wall_clock = wall_clock
-        # The limiter's cancel event: cancelling wakes the retry sleeps and its waits alike.
+        # The limiter's cancel event: cancelling wakes its waits and the retry sleeps (the default
+        # sleep) alike.
         self._cancel = limiter.cancel_event
-        # The default sleep wakes up at once when the run is cancelled.
         self._sleep: Callable[[float], object] = sleep or self._cancel.wait
         # (Random's C core is thread-safe: the workers share it without a lock.)
         self._rng = rng or random.Random()
@@ -339,8 +339,6 @@ class UtsClient:
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
         self.stats = Counters()
-        # Retry lines (``_announce``): one at most every ``attempt`` seconds, answers between
-        # failures or not (a flaky server must not print a line a failure).
         self._wave_lock = threading.Lock()
         self._last_line: float | None = None
 
@@ -721,7 +719,8 @@ class UtsClient:
         )
 
     def _announce(self) -> bool:
-        """Whether this failure's line is shown: the first, or ``timeout`` s after one."""
+        """Whether this failure's line is shown: the first, or ``timeout`` s after one, answers
+        between failures or not (a flaky server must not print a line a failure)."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line
