@@ -29,9 +29,8 @@ from tempmedbench_synonyms.testing import (
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.estimate import duration_words, estimate_line, fetch_seconds
-from tempmedbench_synonyms.uts.retry import RetryPolicy
 
 
 def files_under(folder: Path) -> dict[str, bytes]:

@@ -48,10 +48,9 @@ from tempmedbench_synonyms.testing import (
 from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.options import UtsOptions
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy
 from tempmedbench_synonyms.uts.session import rest_source
 from tempmedbench_synonyms.uts.source import RestAtomSource
 

@@ -34,8 +34,7 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     invented_rows,
 )
-from tempmedbench_synonyms.uts.client import UtsClient
-from tempmedbench_synonyms.uts.retry import RetryPolicy
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 
 
 def data(concepts: int = 3, atoms: int = 4) -> FakeUtsData:

@@ -35,11 +35,16 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime
-from tempmedbench_synonyms.uts.client import UtsClient, parse_model, redact
+from tempmedbench_synonyms.uts.client import (
+    RetryPolicy,
+    UtsClient,
+    parse_model,
+    parse_retry_after,
+    redact,
+)
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.options import check_timeout
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter, shared_state_path
-from tempmedbench_synonyms.uts.retry import RetryPolicy, parse_retry_after
 
 LINK = f"{BASE}/content/2099AA"
 

@@ -29,9 +29,8 @@ from helpers.uts import fake_uts
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUtsServer, RunningFakeUts
-from tempmedbench_synonyms.uts.client import UtsClient, unreached
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, unreached
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy
 
 CONCEPT_PATH = "/content/2099AA/CUI/C9000001"
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",

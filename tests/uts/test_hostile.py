@@ -33,9 +33,8 @@ from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find
 from tempmedbench_synonyms.uts import client as client_module
 from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import LAYOUT, namespace_of
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy
 from tempmedbench_synonyms.uts.watchdog import Watchdog
 from uts.hostile_server import ESCAPES, HostileServer, Plan
 
