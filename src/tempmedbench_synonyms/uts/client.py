@@ -466,11 +466,11 @@ class UtsClient:
             failure = err
         if failure is not None:
             # Raised outside the except block: nothing chained, nothing from requests.
+            kept = "everything fetched so far is cached and will not be fetched again"
             if failure.kind == "429":
                 hint = (
                     "UMLS is limiting the requests from this address; run again later, perhaps "
-                    "with a lower --rate: everything fetched so far is cached and will not be "
-                    "fetched again"
+                    f"with a lower --rate: {kept}"
                 )
             elif failure.kind == "proxy":
                 named = f"the proxy {failure.proxy}" if failure.proxy else "the proxy"
@@ -479,10 +479,7 @@ class UtsClient:
                     "used: check it, or name the UMLS host in NO_PROXY to go there without it"
                 )
             else:
-                hint = (
-                    "UMLS may be down or unreachable from here; run again later: everything "
-                    "fetched so far is cached and will not be fetched again"
-                )
+                hint = f"UMLS may be down or unreachable from here; run again later: {kept}"
             raise UnavailableError(
                 f"UMLS could not answer {ask.where} after {ask.attempt} attempts: {failure}",
                 hint=hint,
