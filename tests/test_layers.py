@@ -119,7 +119,7 @@ ALLOWED = {
 ORDER = {
     "uts": [
         "__init__", "session", "source", "batch", "estimate", "terms", "workers", "cached",
-        "cache", "client", "ratelimit", "retry", "watchdog", "models", "options",
+        "cache", "client", "ratelimit", "watchdog", "models", "options",
     ],
     "mrconso": [
         "__init__", "index", "engine", "source", "worker", "scan", "forms", "shapes", "rows",

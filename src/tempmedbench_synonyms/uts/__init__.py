@@ -11,7 +11,6 @@ __all__ = [
     "models",
     "options",
     "ratelimit",
-    "retry",
     "session",
     "source",
     "terms",
