@@ -10,7 +10,7 @@ from collections.abc import Generator, Sequence
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
 from tempmedbench_synonyms.lookups import Answer, Lookup
@@ -32,9 +32,6 @@ Items = Sequence[tuple[str, Lookup]]
 class Terminology(Protocol):
     """A source of answers to SPEC 11's lookups in one release: what ``Umls`` asks."""
 
-    #: how many inputs one batch takes (``Umls`` reads an endless iterable this many at a time)
-    ahead: ClassVar[int]
-
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
         """One ``Answer`` per ``(input, lookup)``, in order (closed early: its work stops)."""
 
@@ -53,8 +50,6 @@ class Terminology(Protocol):
 
 class UtsTerminology:
     """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(self, options: UtsOptions, release: str, key: ApiKey | None = None) -> None:
         options.check()  # out of range: BadInputError now, not at the first ask
@@ -104,8 +99,6 @@ class UtsTerminology:
 class MetaTerminology:
     """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
     for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ from functools import cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from tempmedbench_synonyms import terminology
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.config import resolve_index_dir
 from tempmedbench_synonyms.constants import (
@@ -223,7 +224,7 @@ class Umls:
                 yield items
             return
         it = iter(items)
-        while chunk := list(islice(it, self._backend.ahead)):
+        while chunk := list(islice(it, terminology.MANY_AHEAD)):
             yield chunk
 
     def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
