@@ -112,12 +112,8 @@ class Umls:
         base_url: str | None = None,
         progress: bool | TextIO = False,
     ) -> None:
-        if type(release) is not str:
-            raise TypeError(f"release must be a string, not {type(release).__name__}")
-        if api_key is not None and type(api_key) is not str:
-            raise TypeError(f"api_key must be a string, not {type(api_key).__name__}")
         with _in_python_words():
-            release = check_release(release)
+            release = check_release(_text("release", release))
             local = Local(as_path("meta", meta, optional=True),
                           as_path("mrconso", mrconso, optional=True),
                           as_path("index_dir", index_dir, optional=True))  # fmt: skip
@@ -125,7 +121,7 @@ class Umls:
                 api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
                 timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
             )  # fmt: skip
-            self._start(release, local, options, progress, api_key)
+            self._start(release, local, options, progress, _maybe_text("api_key", api_key))
 
     @classmethod
     def of(
