@@ -40,9 +40,11 @@ class Terminology(Protocol):
 
     def warnings(self) -> list[str]:
         """What a report says besides the log (``--json``'s ``warnings``)."""
+        return []
 
     def summary(self) -> str | None:
         """What was asked so far, in a line (``-v``), if anything was."""
+        return None
 
     def close(self) -> None:
         """Let go of the connections; they open again on the next ask."""
@@ -96,7 +98,7 @@ class UtsTerminology:
             self._uts.close()
 
 
-class MetaTerminology:
+class MetaTerminology(Terminology):
     """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
     for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
 
@@ -191,12 +193,6 @@ class MetaTerminology:
             f"{self.release or 'local'}){'; ' + said if said else ''}; nothing is sent"
         )
         return line, {"inputs": inputs, "bad_input": bad, "files": parts, "seconds": None}
-
-    def warnings(self) -> list[str]:
-        return []
-
-    def summary(self) -> str | None:
-        return None
 
     def close(self) -> None:
         with self._lock:
