@@ -192,7 +192,7 @@ class FakeUts:
             if fault == "truncated":  # the whole answer promised, half of it sent
                 reply = FakeReply(200, reply.headers, reply.body[: max(1, len(reply.body) // 2)])
         delay = self.faults.latency + (self.faults.stall if fault == "stall" else 0.0)
-        reply = replace(reply, delay=delay, fault=fault or reply.fault)
+        reply = replace(reply, delay=delay, fault=fault)
         with self._lock:
             self.seen.append(
                 SeenRequest(path, asked, key_ok, reply.status, fault, now, key is not None)
