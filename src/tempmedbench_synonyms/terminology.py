@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator, Sequence
-from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -69,12 +68,10 @@ class UtsTerminology:
         from tempmedbench_synonyms.uts import batch
         from tempmedbench_synonyms.uts.options import check_workers
 
-        many = batch.answer_many(
+        return batch.answer_many(
             self._session(), self.release, items, workers=check_workers(self.options.workers),
             progress=progress,
         )  # fmt: skip
-        with closing(many):
-            yield from many
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
         from tempmedbench_synonyms.uts.estimate import plan_lookups

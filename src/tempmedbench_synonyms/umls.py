@@ -226,8 +226,7 @@ class Umls:
     def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
         """The answers of one chunk, from the backend (``terminology``)."""
         _open(self._progress)  # closed since: said before anything is asked
-        with closing(self._backend.answer(items, self._progress)) as answers:
-            yield from answers
+        yield from self._backend.answer(items, self._progress)  # closed with this generator
 
     def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
         """``answer_many`` with typed results and Python's words; an ``Answer`` among ``items`` (an
