@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator, Sequence
-from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
 from tempmedbench_synonyms.lookups import Answer, Lookup
@@ -32,9 +31,6 @@ Items = Sequence[tuple[str, Lookup]]
 class Terminology(Protocol):
     """A source of answers to SPEC 11's lookups in one release: what ``Umls`` asks."""
 
-    #: how many inputs one batch takes (``Umls`` reads an endless iterable this many at a time)
-    ahead: ClassVar[int]
-
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
         """One ``Answer`` per ``(input, lookup)``, in order (closed early: its work stops)."""
 
@@ -43,9 +39,11 @@ class Terminology(Protocol):
 
     def warnings(self) -> list[str]:
         """What a report says besides the log (``--json``'s ``warnings``)."""
+        return []
 
     def summary(self) -> str | None:
         """What was asked so far, in a line (``-v``), if anything was."""
+        return None
 
     def close(self) -> None:
         """Let go of the connections; they open again on the next ask."""
@@ -53,8 +51,6 @@ class Terminology(Protocol):
 
 class UtsTerminology:
     """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(self, options: UtsOptions, release: str, key: ApiKey | None = None) -> None:
         options.check()  # out of range: BadInputError now, not at the first ask
@@ -72,12 +68,10 @@ class UtsTerminology:
         from tempmedbench_synonyms.uts import batch
         from tempmedbench_synonyms.uts.options import check_workers
 
-        many = batch.answer_many(
+        return batch.answer_many(
             self._session(), self.release, items, workers=check_workers(self.options.workers),
             progress=progress,
         )  # fmt: skip
-        with closing(many):
-            yield from many
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
         from tempmedbench_synonyms.uts.estimate import plan_lookups
@@ -101,11 +95,9 @@ class UtsTerminology:
             self._uts.close()
 
 
-class MetaTerminology:
+class MetaTerminology(Terminology):
     """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
     for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(
         self,
@@ -198,12 +190,6 @@ class MetaTerminology:
             f"{self.release or 'local'}){'; ' + said if said else ''}; nothing is sent"
         )
         return line, {"inputs": inputs, "bad_input": bad, "files": parts, "seconds": None}
-
-    def warnings(self) -> list[str]:
-        return []
-
-    def summary(self) -> str | None:
-        return None
 
     def close(self) -> None:
         with self._lock:
