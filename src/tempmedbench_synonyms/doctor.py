@@ -82,10 +82,6 @@ class Check:
         return {"name": self.name, "ok": self.ok, "message": self.message, "hint": self.hint}
 
 
-def _passed(name: str, message: str) -> Check:
-    return Check(name, True, message)
-
-
 def _failed(name: str, err: TempMedBenchError) -> Check:
     return Check(name, False, redact(str(err)), err.hint, err.exit_code)
 
@@ -99,7 +95,7 @@ def check_versions() -> Check:
     missing = [name for name, version in found.items() if version == "not installed"]
     if missing:
         return Check("versions", False, message, f"{bounded_list(missing)}: {_PYTHON_HINT}", 2)
-    return _passed("versions", message)
+    return Check("versions", True, message)
 
 
 def check_release(release_dir: Path) -> tuple[Check, Release | None]:
@@ -110,8 +106,9 @@ def check_release(release_dir: Path) -> tuple[Check, Release | None]:
     except OSError as err:
         return _failed("release", os_error(err)), None
     table = opened.table
-    return _passed(
+    return Check(
         "release",
+        True,
         f"{opened.folder}: {opened.files_checked} files match MANIFEST.sha256; "
         f"{len(table.concepts)} concepts, UMLS release {table.umls_release}",
     ), opened
@@ -121,14 +118,10 @@ def check_api_key(api_key_file: Path | None) -> Check:
     where = api_key_source(api_key_file)
     key = read_api_key(api_key_file)  # an error fails the check (_made)
     if key is None:
-        missing = missing_key()
-        return Check(
-            "api_key",
-            False,
-            f"no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor {API_KEY_ENV} "
-            "gives one",
-            missing.hint,
-            missing.exit_code,
+        raise ApiKeyMissingError(
+            message=f"no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor "
+            f"{API_KEY_ENV} gives one",
+            hint=missing_key().hint,
         )
     notes = [f"it {note}" for note in key.notes]  # a byte order mark left out: still a pass
     hints = []
@@ -161,12 +154,9 @@ def check_uts(
     """The one probe request (module docstring); ``current_hint``: the hint when UTS does not
     serve ``current`` and :data:`KNOWN_CUI` (doctor has no table)."""
     if not key_ok:
-        return Check(
-            "uts",
-            False,
-            "not asked: there is no usable API key to send",
-            "fix the api_key check first",
-            ApiKeyMissingError.exit_code,
+        raise ApiKeyMissingError(
+            message="not asked: there is no usable API key to send",
+            hint="fix the api_key check first",
         )
     try:
         # No cache: asked of UMLS even when cached, its answer not cached, and a cache folder
@@ -183,8 +173,9 @@ def check_uts(
             failed = replace(failed, hint=current_hint)
         return failed
     shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
-    return _passed(
+    return Check(
         "uts",
+        True,
         f"{redact(options.url)} accepted the key and serves UMLS release {shown} "
         f"(probe: concept {cui})",
     )
@@ -195,14 +186,11 @@ def _writable(name: str, folders: list[Path], hint: str) -> Check:
         try:
             check_writable(folder)
         except OSError as err:
-            return Check(
-                name,
-                False,
+            raise BadInputError(
                 f"cannot write in {folder}: {os_problem(err)}",
-                "; ".join(h for h in (os_fix(err), hint) if h),
-                BadInputError.exit_code,
-            )
-    return _passed(name, f"{bounded_list(sorted(set(folders)))} writable")
+                hint="; ".join(h for h in (os_fix(err), hint) if h),
+            ) from None
+    return Check(name, True, f"{bounded_list(sorted(set(folders)))} writable")
 
 
 def check_cache(cache_dir: Path | None) -> Check:
@@ -234,16 +222,13 @@ def check_rate_state(base_url: str) -> Check:
         except OSError as err:
             problem = f"cannot make the shared rate state {path} ({err.strerror or err})"
     if problem is not None:
-        return Check(
-            "rate_state",
-            False,
+        raise BadInputError(
             f"{problem}: runs would each keep their own --rate but not share one budget, "
             "so two runs at once could exceed the UTS limit together",
-            f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or run "
-            "one at a time",
-            BadInputError.exit_code,
+            hint=f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or "
+            "run one at a time",
         )
-    return _passed("rate_state", f"{path} can be locked and shared by runs on this machine")
+    return Check("rate_state", True, f"{path} can be locked and shared by runs on this machine")
 
 
 def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
@@ -254,7 +239,9 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
         if table_sabs
         else ""
     )
-    return _passed("mrconso", f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}")
+    return Check(
+        "mrconso", True, f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}"
+    )
 
 
 def check_meta(meta: Path, index_dir: Path | None) -> Check:
@@ -273,8 +260,9 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
             + ", ".join(f"{p.file} ({format_size(p.bytes)} to read)" for p in todo)
             + ": each is built when a command first needs it"
         )
-    return _passed(
+    return Check(
         "meta",
+        True,
         f"{meta} is a META of {plural(len(parts), 'file')}, indexed in {folder}: "
         + ("; ".join(said) if done else said[0]),
     )
@@ -321,8 +309,8 @@ def run_checks(
         local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
         if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
             # A run from local files sends nothing: no key is needed, so none is missing.
-            add(_passed("api_key", f"none found; none is needed with {local}"))
-            add(_passed("uts", f"not asked: a run with {local} sends no request"))
+            add(Check("api_key", True, f"none found; none is needed with {local}"))
+            add(Check("uts", True, f"not asked: a run with {local} sends no request"))
         else:
             add(key)
             if opened is not None and opened.table.concepts:
