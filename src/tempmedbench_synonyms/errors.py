@@ -71,9 +71,6 @@ class TempMedBenchError(Exception):
         #: ``cache_hits`` of a fetch a 401 stopped); the keys are the report's
         self.report_fields: dict[str, Any] = {}
 
-    def __str__(self) -> str:
-        return self.message
-
 
 class MismatchError(TempMedBenchError):
     """The files were rebuilt, but a hash differs or a concept drifted: raised by
@@ -104,9 +101,6 @@ def _where(path: str | Path | None, line: int | None, key: str | None) -> str:
 
 class BadInputError(TempMedBenchError):
     """The input cannot be used as it is: a file, a line, a key, an option."""
-
-    exit_code = 2
-    outcome = Outcome.BAD_INPUT
 
     def __init__(
         self,
