@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -66,12 +65,10 @@ class ApiKey:
         raise TypeError("an ApiKey cannot be pickled")
 
 
-def read_api_key(
-    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
-) -> ApiKey | None:
+def read_api_key(api_key_file: Path | None) -> ApiKey | None:
     """The key (docs/reference.md, "The API key") or ``None``. A file that cannot be read or is
     empty is bad input (exit 2), never a silent fallback; a leading BOM is dropped, warned."""
-    api_key_file = config.key_file(api_key_file, environ=environ)
+    api_key_file = config.key_file(api_key_file)
     if api_key_file is not None:
         try:
             raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
@@ -101,7 +98,7 @@ def read_api_key(
                 "the API key file %s can be read by other users; chmod 600 it", api_key_file
             )
     else:
-        value, notes = _checked_key(config.key_from_env(environ=environ), path=None)
+        value, notes = _checked_key(config.variable(API_KEY_ENV), path=None)
         if not value:
             return None
     for note in notes:
