@@ -103,22 +103,19 @@ class StepProgress:
         start: what the cache answered at once counts neither in the rate nor the time left."""
         if self.stream is None or self._closed:
             return
-        task = self._bar.tasks[0]
-        if not self._begun:
-            self._begun = True
-            if self._started is None:
-                self._start = self._clock()  # the step starts now, not when it was built
-            self._bar.update(self._task, completed=done, total=total)
-            task.start_time = self._start  # the bar's time taken counts from there too
-            self._bar.start_task(self._task)
-        else:
-            self._bar.update(self._task, completed=done, total=total)
         extra = [] if rows is None else [f"{rows:,} row" + ("" if rows == 1 else "s")]
         if hits is not None:
             extra.append(plural(hits, "cache hit"))
         if requests is not None:
             extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
-        self._bar.update(self._task, extra=", ".join(extra))
+        if not self._begun and self._started is None:
+            self._start = self._clock()  # the step starts now, not when it was built
+        self._bar.update(self._task, completed=done, total=total, extra=", ".join(extra))
+        task = self._bar.tasks[0]
+        if not self._begun:
+            self._begun = True
+            task.start_time = self._start  # the bar's time taken counts from there too
+            self._bar.start_task(self._task)
         now = self._clock()
         interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
         if not final and now - self._last < interval:
