@@ -288,37 +288,6 @@ class Worker(Channel):
                 _LIVE.discard(self)
 
 
-def spawn_worker(module: str, *, name: str) -> Worker:
-    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it. Raises
-    ``OSError`` when it cannot be started (the caller then works alone)."""
-    import socket
-    import subprocess
-
-    ours, theirs = socket.socketpair()
-    code = (
-        f"import sys; sys.path.insert(0, {_ROOT!r}); "
-        f"from {module} import main; main({theirs.fileno()})"
-    )
-    try:
-        with held_signals():  # no Ctrl-C between the start and the listing below
-            process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", code],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            worker = Worker(process, ours, name)
-            with _LIVE_LOCK:
-                _LIVE.add(worker)
-    except BaseException:
-        ours.close()
-        raise
-    finally:
-        theirs.close()
-    return worker
-
-
 def worker_channel(fd: int) -> Channel:
     import socket
 
@@ -336,10 +305,35 @@ class WorkerGroup:
         return self
 
     def spawn(self, module: str, *, name: str) -> Worker:
-        """A worker started (``spawn_worker``) the group stops, even on a Ctrl-C as it starts."""
-        with held_signals():
-            worker = spawn_worker(module, name=name)
-            self.workers.append(worker)
+        """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it,
+        which the group stops. Raises ``OSError`` when it cannot be started (the caller then works
+        alone)."""
+        import socket
+        import subprocess
+
+        ours, theirs = socket.socketpair()
+        code = (
+            f"import sys; sys.path.insert(0, {_ROOT!r}); "
+            f"from {module} import main; main({theirs.fileno()})"
+        )
+        try:
+            with held_signals():  # no Ctrl-C between the start and the listings below
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", code],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                worker = Worker(process, ours, name)
+                with _LIVE_LOCK:
+                    _LIVE.add(worker)
+                self.workers.append(worker)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         return worker
 
     def finish(self) -> None:

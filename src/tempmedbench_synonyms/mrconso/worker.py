@@ -1,4 +1,4 @@
-"""A worker process of the parallel MRCONSO scan, started by ``runtime.spawn_worker`` (runtime
+"""A worker process of the parallel MRCONSO scan, started by ``runtime.WorkerGroup`` (runtime
 rule 3): it scans the byte ranges it is sent, one at a time, and imports only the scan and the
 kernel, so it starts in a few milliseconds.
 """
