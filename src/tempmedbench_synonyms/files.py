@@ -12,6 +12,7 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -254,31 +255,29 @@ def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> Bad
     )
 
 
-def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
-    """Remove the temporary files a killed run left in ``folder`` (regular files of
-    write_atomic's pattern older than :data:`LEFTOVER_AGE`); return them."""
-    now = time.time() if now is None else now
+def remove_leftovers(folders: Iterable[Path]) -> str | None:
+    """Remove the temporary files a killed run left in ``folders`` (regular files of
+    write_atomic's pattern older than :data:`LEFTOVER_AGE`); the one warning that says which."""
+    now = time.time()
     removed: list[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return removed
-    for entry in entries:
-        if _LEFTOVER.fullmatch(entry.name) is None:
-            continue
+    for folder in folders:
         try:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < LEFTOVER_AGE:
-                continue
-            os.unlink(entry.path)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            continue  # gone meanwhile, or not ours to remove: leave it
-        removed.append(Path(entry.path))
-    return removed
-
-
-def leftovers_note(removed: list[Path]) -> str:
-    """The one warning that says which temporary files :func:`remove_leftovers` removed."""
+            continue
+        for entry in entries:
+            if _LEFTOVER.fullmatch(entry.name) is None:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < LEFTOVER_AGE:
+                    continue
+                os.unlink(entry.path)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove: leave it
+            removed.append(Path(entry.path))
+    if not removed:
+        return None
     return f"removed {len(removed)} temporary file(s) left by an interrupted run: " + bounded_list(
         removed
     )
