@@ -198,17 +198,16 @@ def shortened(text: str, most: int = 40) -> str:
     return text if len(text) <= most else text[:most] + "..."
 
 
-def holds_secret(text: str, key: ApiKey | None = None) -> bool:
-    """Whether ``text`` holds a key ``redact`` masks (any case)."""
-    pattern = _secrets_pattern(frozenset(secret_forms(key)))
-    return pattern is not None and pattern.search(text) is not None
+def holds_secret(*texts: str) -> bool:
+    """Whether any of ``texts`` holds a key ``redact`` masks (any case)."""
+    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
+    return pattern is not None and any(pattern.search(text) for text in texts)
 
 
 def check_not_secret(*texts: str) -> None:
     """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
     far: that input's own bad input, before it is counted, asked or cached."""
-    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
-    if pattern is not None and any(pattern.search(text) for text in texts):
+    if holds_secret(*texts):
         raise BadInputError(
             "the input holds the API key, which this tool never sends as a term or code nor "
             "stores in its cache",
