@@ -147,12 +147,12 @@ def check_uts(
     options: UtsOptions,
     umls_release: str,
     cui: str,
+    current_hint: str | None,
     *,
     key_ok: bool,
-    current_hint: str | None = None,
 ) -> Check:
-    """The one probe request (module docstring); ``current_hint``: the hint when UTS does not
-    serve ``current`` and :data:`KNOWN_CUI` (doctor has no table)."""
+    """The one probe request; ``current_hint``: the hint when UTS does not serve ``current`` and
+    :data:`KNOWN_CUI` (doctor has no table)."""
     if not key_ok:
         raise ApiKeyMissingError(
             message="not asked: there is no usable API key to send",
@@ -313,13 +313,12 @@ def run_checks(
             add(Check("uts", True, f"not asked: a run with {local} sends no request"))
         else:
             add(key)
+            # no release folder (or none that could be read): the key and UTS all the same
+            hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
+            probe: tuple[str, str, str | None] = ("current", KNOWN_CUI, hint)
             if opened is not None and opened.table.concepts:
-                probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
-                add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
-            else:  # no release folder (or none that could be read): the key and UTS all the same
-                hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
-                add(_made("uts", lambda: check_uts(options, "current", KNOWN_CUI, key_ok=key.ok,
-                                                   current_hint=hint)))  # fmt: skip
+                probe = (opened.table.umls_release, probe_cui(opened.table.concepts), None)
+            add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
         add(_made("cache", lambda: check_cache(options.cache_dir)))
         root = out if out is not None else (opened.folder if opened is not None else None)
         if root is not None:
