@@ -215,12 +215,16 @@ def why_no_workers() -> str | None:
     return None
 
 
-def worker_setup() -> None:
-    """The first call of a worker's ``main``: Ctrl-C is for the parent to handle (rule 3)."""
+def worker_setup(fd: int) -> Channel:
+    """The first call of a worker's ``main``: Ctrl-C is for the parent to handle (rule 3); its
+    channel to the parent, on ``fd``."""
+    import socket
+
     if hasattr(signal, "SIGINT"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if _CAN_MASK:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, set(_STOPS))
+    return Channel(socket.socket(fileno=fd))
 
 
 class WorkerLost(Exception):
@@ -286,12 +290,6 @@ class Worker(Channel):
             self.close()
             with _LIVE_LOCK:
                 _LIVE.discard(self)
-
-
-def worker_channel(fd: int) -> Channel:
-    import socket
-
-    return Channel(socket.socket(fileno=fd))
 
 
 class WorkerGroup:

@@ -14,8 +14,7 @@ REPORT_EVERY = 8 << 20
 
 
 def main(fd: int) -> None:
-    runtime.worker_setup()
-    channel = runtime.worker_channel(fd)
+    channel = runtime.worker_setup(fd)
     try:
         path, needs, first, limits = channel.recv()
         scan.BLOCK_SIZE, scan.MAX_LINE = limits  # as the parent scans (its tests set them)
