@@ -13,12 +13,11 @@ import secrets
 import stat
 import time
 from collections.abc import Iterable
+from io import BufferedReader
 from pathlib import Path
-from typing import BinaryIO
 
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list
 
-_HASH_BLOCK = 1 << 20
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
 TMP_SUFFIX = ".tmp"
 _TOKEN_HEX = 12  # secrets.token_hex(6)
@@ -56,7 +55,9 @@ def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -
     )
 
 
-def open_regular(path: str | Path, *, what: str | None = None, own: str | None = None) -> BinaryIO:
+def open_regular(
+    path: str | Path, *, what: str | None = None, own: str | None = None
+) -> BufferedReader:
     """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
     Anything else is :class:`BadInputError`; ``OSError`` is left to the caller. With ``own`` (how to
     choose a folder of one's own), the file must also be the user's own (:func:`check_own`)."""
@@ -101,7 +102,7 @@ def read_regular(
     return data
 
 
-def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
+def _read_at_most(f: BufferedReader, limit: int) -> bytes | int:
     """The bytes of ``f``, or past ``limit`` its size (``-1`` if it grew past it while read);
     ``fstat`` first, so a larger file is not read at all."""
     size = os.fstat(f.fileno()).st_size
@@ -333,8 +334,5 @@ def decode_utf8(raw: bytes, *, path: str) -> str:
 
 def sha256_file(path: Path) -> str:
     """SHA-256 of a file, read in blocks so that a large release file is never held whole."""
-    digest = hashlib.sha256()
     with open_regular(path) as f:
-        while block := f.read(_HASH_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
