@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -45,13 +46,9 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
     """The first ``limit`` items as text, then "and N more" (SPEC section 8)."""
-    shown: list[str] = []
-    more = 0
-    for item in items:
-        if len(shown) < limit:
-            shown.append(str(item))
-        else:
-            more += 1
+    rest = iter(items)
+    shown = [str(item) for item in itertools.islice(rest, limit)]
+    more = sum(1 for _ in rest)
     if more:
         shown.append(f"and {more} more")
     return sep.join(shown)
