@@ -89,12 +89,10 @@ def open_regular(
 
 
 def read_regular(
-    path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
+    path: str | Path, *, limit: int, what: str | None = None, own: str | None = None
 ) -> bytes:
     """A regular file's bytes (:func:`open_regular`); past ``limit``, BadInputError."""
     with open_regular(path, what=what, own=own) as f:
-        if limit is None:
-            return f.read()
         data = _read_at_most(f, limit)
     if isinstance(data, int):
         subject = f"{what} " if what else ""
@@ -288,8 +286,8 @@ def read_input(
     path: Path,
     *,
     what: str,
+    limit: int,
     folder: Path | None = None,
-    limit: int | None = None,
     too_large: str | None = None,
 ) -> bytes:
     """The bytes of the regular file ``path``; missing or unreadable is BadInputError (a hint about
@@ -297,7 +295,7 @@ def read_input(
     ``too_large``; never read past ``limit + 1`` bytes, so a growing file is bounded too."""
     try:
         with open_regular(path, what=what) as f:
-            data = f.read() if limit is None else _read_at_most(f, limit)
+            data = _read_at_most(f, limit)
     except FileNotFoundError:
         hint = None
         if folder is not None and not folder.is_dir():
@@ -311,7 +309,6 @@ def read_input(
     except OSError as err:  # a folder, a FIFO or a device is refused by open_regular itself
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
     if isinstance(data, int):
-        assert limit is not None
         over = f"over the limit of {_bytes_text(limit)} for {what}"
         problem = f"grew {over} as it was read" if data < 0 else f"{_bytes_text(data)}, {over}"
         raise BadInputError(problem, path=path, hint=too_large)
