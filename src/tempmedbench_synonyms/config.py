@@ -21,7 +21,6 @@ from tempmedbench_synonyms.constants import (
     GPS_ENV,
     HOME_ENV,
     INDEX_DIR_ENV,
-    LOG_LEVEL_ENV,
     LOOPBACK_HOSTS,
     NO_COLOR_ENV,
     NO_PROXY_VARS,
@@ -130,11 +129,6 @@ def _platform_folder(kind: str) -> Path:
         "folders you can write in; in a container run as a user with no passwd entry, add "
         "-e HOME=/tmp (or a folder you mount)",
     )
-
-
-def log_level_name() -> str:
-    """``TEMPMEDBENCH_LOG_LEVEL`` as set ("" when unset); ``cli`` says what it means."""
-    return variable(LOG_LEVEL_ENV)
 
 
 def gps_path(flag: Path | None) -> Path | None:
