@@ -135,8 +135,7 @@ class DaemonPool:
 
 def _stop(signum: int, frame: object) -> None:
     """The first SIGINT or SIGTERM: every later one is ignored, this one stops the command."""
-    for s in _STOPS:
-        signal.signal(s, signal.SIG_IGN)
+    ignore_interrupts()
     raise Interrupted(signum, _NAMES.get(signum, f"signal {signum}"))
 
 
