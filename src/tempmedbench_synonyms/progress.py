@@ -76,7 +76,6 @@ class StepProgress:
             disable=not self.is_tty,
         )
         self._task = self._bar.add_task(label, total=total, start=False, extra="")
-        self._begun = False
         self._started = started
         self._start = clock() if started is None else started
         self._last = float("-inf")
@@ -108,14 +107,13 @@ class StepProgress:
             extra.append(plural(hits, "cache hit"))
         if requests is not None:
             extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
-        if not self._begun and self._started is None:
+        task = self._bar.tasks[0]
+        first = task.start_time is None  # (the task is added unstarted)
+        if first and self._started is None:
             self._start = self._clock()  # the step starts now, not when it was built
         self._bar.update(self._task, completed=done, total=total, extra=", ".join(extra))
-        task = self._bar.tasks[0]
-        if not self._begun:
-            self._begun = True
+        if first:
             task.start_time = self._start  # the bar's time taken counts from there too
-            self._bar.start_task(self._task)
         now = self._clock()
         interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
         if not final and now - self._last < interval:
