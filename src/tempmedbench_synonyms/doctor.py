@@ -82,8 +82,9 @@ class Check:
         return {"name": self.name, "ok": self.ok, "message": self.message, "hint": self.hint}
 
 
-def _failed(name: str, err: TempMedBenchError) -> Check:
-    return Check(name, False, redact(str(err)), err.hint, err.exit_code)
+def _failed(name: str, err: TempMedBenchError | OSError) -> Check:
+    error = os_error(err) if isinstance(err, OSError) else err
+    return Check(name, False, redact(str(error)), error.hint, error.exit_code)
 
 
 def check_versions() -> Check:
@@ -101,10 +102,8 @@ def check_versions() -> Check:
 def check_release(release_dir: Path) -> tuple[Check, Release | None]:
     try:
         opened = open_release(release_dir)
-    except TempMedBenchError as err:
+    except (TempMedBenchError, OSError) as err:
         return _failed("release", err), None
-    except OSError as err:
-        return _failed("release", os_error(err)), None
     table = opened.table
     return Check(
         "release",
@@ -338,10 +337,8 @@ def _made(name: str, make: Callable[[], Check]) -> Check:
     """The check ``make`` makes; an uncaught error fails that check, never doctor."""
     try:
         return make()
-    except TempMedBenchError as err:
+    except (TempMedBenchError, OSError) as err:
         return _failed(name, err)
-    except OSError as err:
-        return _failed(name, os_error(err))
 
 
 def exit_code(checks: list[Check]) -> int:
