@@ -274,10 +274,9 @@ class Channel:
 
 
 class Worker(Channel):
-    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket, name: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket) -> None:
         super().__init__(sock)
         self.process = process
-        self.name = name
 
     def stop(self, *, kill: bool) -> None:
         """End the worker (at once if ``kill``), reap it and close its channel."""
@@ -301,7 +300,7 @@ class WorkerGroup:
     def __enter__(self) -> WorkerGroup:
         return self
 
-    def spawn(self, module: str, *, name: str) -> Worker:
+    def spawn(self, module: str) -> Worker:
         """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it,
         which the group stops. Raises ``OSError`` when it cannot be started (the caller then works
         alone)."""
@@ -322,7 +321,7 @@ class WorkerGroup:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
-                worker = Worker(process, ours, name)
+                worker = Worker(process, ours)
                 with _LIVE_LOCK:
                     _LIVE.add(worker)
                 self.workers.append(worker)
