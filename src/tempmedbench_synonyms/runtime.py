@@ -110,18 +110,17 @@ class DaemonPool:
             else:
                 future.set_result(result)
 
-    def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
-        """No more jobs (with ``cancel_futures``, the queued ones are dropped); waits for the
-        workers at most ``timeout`` seconds (for ever if ``None``); whether all have ended."""
+    def shutdown(self, *, timeout: float | None = None) -> bool:
+        """No more jobs, the queued ones cancelled; waits for the workers at most ``timeout``
+        seconds (for ever if ``None``); whether all have ended."""
         self._closed = True
-        if cancel_futures:
-            while True:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is not None:
-                    job[0].cancel()
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
         for _ in self._threads:
             self._jobs.put(None)
         end = None if timeout is None else time.monotonic() + timeout
