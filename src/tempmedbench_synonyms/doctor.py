@@ -273,18 +273,11 @@ def run_checks(
     *,
     mrconso: Path | None = None,
     out: Path | None = None,
-    say: Callable[[Check], None] | None = None,
+    say: Callable[[Check], None],
     meta: Path | None = None,
     index_dir: Path | None = None,
-) -> list[Check]:
-    """Every check, in order; ``say`` is called with each as soon as it is made."""
-    checks: list[Check] = []
-
-    def add(check: Check) -> None:
-        checks.append(check)
-        if say is not None:
-            say(check)
-
+) -> None:
+    """Every check, in order: ``say`` is called with each as soon as it is made."""
     # The key is read by the api_key check and again by the probe: a warning about it (a key
     # file others can read) is said once.
     secret_log = logging.getLogger("tempmedbench_synonyms.secret")
@@ -299,38 +292,37 @@ def run_checks(
 
     secret_log.addFilter(once)
     try:
-        add(_made("versions", check_versions))
+        say(_made("versions", check_versions))
         opened = None
         if release_dir is not None:
             found, opened = check_release(release_dir)
-            add(found)
+            say(found)
         key = _made("api_key", lambda: check_api_key(options.api_key_file))
         local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
         if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
             # A run from local files sends nothing: no key is needed, so none is missing.
-            add(Check("api_key", True, f"none found; none is needed with {local}"))
-            add(Check("uts", True, f"not asked: a run with {local} sends no request"))
+            say(Check("api_key", True, f"none found; none is needed with {local}"))
+            say(Check("uts", True, f"not asked: a run with {local} sends no request"))
         else:
-            add(key)
+            say(key)
             # no release folder (or none that could be read): the key and UTS all the same
             hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
             probe: tuple[str, str, str | None] = ("current", KNOWN_CUI, hint)
             if opened is not None and opened.table.concepts:
                 probe = (opened.table.umls_release, probe_cui(opened.table.concepts), None)
-            add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
-        add(_made("cache", lambda: check_cache(options.cache_dir)))
+            say(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
+        say(_made("cache", lambda: check_cache(options.cache_dir)))
         root = out if out is not None else (opened.folder if opened is not None else None)
         if root is not None:
-            add(_made("out", lambda: check_out(root)))
-        add(_made("rate_state", lambda: check_rate_state(options.url)))
+            say(_made("out", lambda: check_out(root)))
+        say(_made("rate_state", lambda: check_rate_state(options.url)))
         if mrconso is not None:
             sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
-            add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
+            say(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
         if meta is not None:
-            add(_made("meta", lambda: check_meta(meta, index_dir)))
+            say(_made("meta", lambda: check_meta(meta, index_dir)))
     finally:
         secret_log.removeFilter(once)
-    return checks
 
 
 def _made(name: str, make: Callable[[], Check]) -> Check:
