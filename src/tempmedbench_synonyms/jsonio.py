@@ -66,6 +66,11 @@ DECODER = json.JSONDecoder(
 _UNCHECKED_KEYS = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
+#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: only a text holding one can decode to a lone
+#: surrogate (``has_lone_surrogate`` then looks at the strings themselves).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def parse_json(
     text: str, *, path: str | Path, line: int | None = None, utf8_only: bool = False
 ) -> Any:
@@ -75,26 +80,8 @@ def parse_json(
     Refused besides invalid JSON: NaN, Infinity, a float out of range, a repeated key, beyond
     ``json``'s limits; with ``utf8_only``, a lone surrogate escape such as ``"\\ud800"`` too.
     """
-    data = _decode(text, path=path, line=line)
-    if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
-        raise BadInputError(
-            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
-            "encode",
-            path=path,
-            line=line,
-        )
-    return data
-
-
-#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: only a text holding one can decode to a lone
-#: surrogate (``has_lone_surrogate`` then looks at the strings themselves).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
-    """``DECODER.decode(text)``, each problem as ``BadInputError`` (``parse_json``)."""
     try:
-        return DECODER.decode(text)
+        data = DECODER.decode(text)
     except json.JSONDecodeError as err:
         raise BadInputError(
             f"invalid JSON: {err.msg} (column {err.colno})",
@@ -121,6 +108,14 @@ def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
         raise BadInputError(
             f"JSON this tool cannot read: {problem}", path=path, line=line
         ) from None
+    if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
+        raise BadInputError(
+            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
+            "encode",
+            path=path,
+            line=line,
+        )
+    return data
 
 
 def _position(text: str) -> int | None:
