@@ -85,17 +85,6 @@ class MismatchError(TempMedBenchError):
         )
 
 
-def _where(path: str | Path | None, line: int | None, key: str | None) -> str:
-    parts: list[str] = []
-    if path is not None:
-        parts.append(str(path) if line is None else f"{path}, line {line}")
-    elif line is not None:
-        parts.append(f"line {line}")
-    if key:
-        parts.append(key)
-    return ": ".join(parts)
-
-
 class BadInputError(TempMedBenchError):
     """The input cannot be used as it is: a file, a line, a key, an option."""
 
@@ -112,9 +101,16 @@ class BadInputError(TempMedBenchError):
         self.path = None if path is None else str(path)
         self.line = line
         self.key = key
+        where: list[str] = []
+        if path is not None:
+            where.append(str(path) if line is None else f"{path}, line {line}")
+        elif line is not None:
+            where.append(f"line {line}")
         # "--rate 25 is out of range" names its option already: no "--rate: " before it
-        where = _where(path, line, None if key and problem.startswith(key) else key)
-        super().__init__(f"{where}: {problem}" if where else problem, hint=hint)
+        if key and not problem.startswith(key):
+            where.append(key)
+        said = ": ".join(where)
+        super().__init__(f"{said}: {problem}" if said else problem, hint=hint)
 
 
 class ManifestError(BadInputError):
