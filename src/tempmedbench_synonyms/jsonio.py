@@ -234,7 +234,13 @@ def _batches(
         records, count_keys = _fast_batch(text, array, lines, rules.utf8_only, count_keys)
         if records is None:  # line by line: the first line at fault is named
             for number, line in enumerate(text.split("\n"), start=first):
-                yield [_parse_line(line, where, number, rules)]
+                if not line.strip():
+                    raise BadInputError(rules.blank, path=where, line=number)
+                obj = parse_json(line, path=where, line=number, utf8_only=rules.utf8_only)
+                if not isinstance(obj, dict):
+                    kind = type(obj).__name__
+                    raise BadInputError(rules.not_object.format(kind=kind), path=where, line=number)
+                yield [obj]
         else:
             yield records
         first += lines
@@ -262,16 +268,6 @@ def _fast_batch(
     except (ValueError, RecursionError):
         return None, count_keys
     return records, count_keys
-
-
-def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[str, Any]:
-    if not line.strip():
-        raise BadInputError(rules.blank, path=where, line=number)
-    obj = parse_json(line, path=where, line=number, utf8_only=rules.utf8_only)
-    if not isinstance(obj, dict):
-        kind = type(obj).__name__
-        raise BadInputError(rules.not_object.format(kind=kind), path=where, line=number)
-    return obj
 
 
 def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:
