@@ -29,9 +29,7 @@ class JsonProblem(ValueError):
 
 
 class DuplicateKey(JsonProblem):
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} appears twice in one object")
-        self.key = key
+    """A key twice in one object: said without "invalid JSON: " (``parse_json``)."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -52,7 +50,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKey(key)
+                raise DuplicateKey(f"the key {key!r} appears twice in one object")
             seen.add(key)
     return obj
 
