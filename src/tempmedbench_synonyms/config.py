@@ -18,7 +18,6 @@ from tempmedbench_synonyms.constants import (
     CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
     ENV_PREFIXES,
-    GPS_ENV,
     HOME_ENV,
     INDEX_DIR_ENV,
     LOOPBACK_HOSTS,
@@ -49,10 +48,6 @@ def no_proxy_with_loopback() -> str:
     return ",".join(dict.fromkeys(name for name in [*names, *LOOPBACK_HOSTS] if name))
 
 
-def key_file(api_key_file: Path | None) -> Path | None:
-    return api_key_file if api_key_file is not None else _from_env(API_KEY_FILE_ENV)
-
-
 def api_key_source(api_key_file: Path | None) -> str | None:
     """Where the key is taken from, in words: ``--api-key-file PATH``, ``UMLS_API_KEY_FILE
     (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one (the file may still be bad)."""
@@ -75,21 +70,24 @@ def base_url(flag: str | None) -> str:
 def resolve_cache_dir(cache_dir: Path | None) -> Path:
     if cache_dir is not None:
         return _expanded(cache_dir, "--cache-dir")
-    return _from_env(CACHE_DIR_ENV) or _platform_folder("cache")
+    return path_variable(CACHE_DIR_ENV) or _platform_folder("cache")
 
 
 def resolve_index_dir(index_dir: Path | None, cache_dir: Path | None = None) -> Path:
     """The local indexes' folder: ``--index-dir``, ``TEMPMEDBENCH_INDEX_DIR``, or the cache's."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
-    return _from_env(INDEX_DIR_ENV) or resolve_cache_dir(cache_dir) / "index"
+    return path_variable(INDEX_DIR_ENV) or resolve_cache_dir(cache_dir) / "index"
 
 
 def state_folder() -> Path:
-    return _from_env(STATE_DIR_ENV) or _platform_folder("state")
+    return path_variable(STATE_DIR_ENV) or _platform_folder("state")
 
 
-def _from_env(name: str) -> Path | None:
+def path_variable(name: str, flag: Path | None = None) -> Path | None:
+    """``flag``, else the path the variable ``name`` gives (``~`` expanded), else ``None``."""
+    if flag is not None:
+        return flag
     value = variable(name)
     return _expanded(value, name) if value else None
 
@@ -129,10 +127,6 @@ def _platform_folder(kind: str) -> Path:
         "folders you can write in; in a container run as a user with no passwd entry, add "
         "-e HOME=/tmp (or a folder you mount)",
     )
-
-
-def gps_path(flag: Path | None) -> Path | None:
-    return flag if flag is not None else _from_env(GPS_ENV)
 
 
 def no_color() -> bool:

@@ -14,12 +14,13 @@ from typing import Any
 from tempmedbench_synonyms.about import dependency_versions
 from tempmedbench_synonyms.config import (
     api_key_source,
-    key_file,
+    path_variable,
     resolve_cache_dir,
     resolve_index_dir,
 )
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
+    API_KEY_FILE_ENV,
     CACHE_DIR_ENV,
     PROFILE_URL,
     STATE_DIR_ENV,
@@ -130,7 +131,7 @@ def check_api_key(api_key_file: Path | None) -> Check:
             "hexadecimal digits)"
         )
         hints.append(f"if UTS refuses it, copy the key again from your UTS profile ({PROFILE_URL})")
-    path = key_file(api_key_file)
+    path = path_variable(API_KEY_FILE_ENV, api_key_file)
     try:
         loose = path is not None and readable_by_others(path.stat().st_mode)
     except OSError:

@@ -68,7 +68,7 @@ class ApiKey:
 def read_api_key(api_key_file: Path | None) -> ApiKey | None:
     """The key (docs/reference.md, "The API key") or ``None``. A file that cannot be read or is
     empty is bad input (exit 2), never a silent fallback; a leading BOM is dropped, warned."""
-    api_key_file = config.key_file(api_key_file)
+    api_key_file = config.path_variable(API_KEY_FILE_ENV, api_key_file)
     if api_key_file is not None:
         try:
             raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
