@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -126,6 +127,11 @@ def test_an_unusable_key_file_is_bad_input_never_a_fallback(
 def test_the_key_never_shows_in_repr_or_str() -> None:
     key = ApiKey(CANARY_KEY)
     assert CANARY_KEY not in repr(key) + str(key) + repr([key]) + f"{key}"
+
+
+def test_the_key_cannot_be_pickled() -> None:
+    with pytest.raises(TypeError, match="an ApiKey cannot be pickled"):
+        pickle.dumps(ApiKey(CANARY_KEY))
 
 
 def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:

@@ -54,12 +54,6 @@ class ApiKey:
 
     __str__ = __repr__
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ApiKey) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash((ApiKey, self._value))
-
     def __reduce__(self) -> tuple[object, ...]:
         # Pickling would write the key somewhere we do not control.
         raise TypeError("an ApiKey cannot be pickled")
