@@ -122,7 +122,12 @@ class StepProgress:
         if self.is_tty:
             if not self._bar.live.is_started:
                 self._bar.start()  # draws
-                self._log_above()
+                # Log lines on the bar's stream are printed above it (rich's FileProxy).
+                stream = self.stream
+                for handler in logging.getLogger().handlers:
+                    if isinstance(handler, logging.StreamHandler) and handler.stream is stream:
+                        self._handlers.append((handler, stream))
+                        handler.setStream(FileProxy(self._bar.console, stream))
                 _drawn.append(self)
             elif not final:
                 self._bar.refresh()  # (the final state is drawn by close)
@@ -145,14 +150,6 @@ class StepProgress:
             _drawn.remove(self)
         if self._bar.live.is_started:
             self._bar.stop()
-
-    def _log_above(self) -> None:
-        """Log lines on the bar's stream are printed above it (rich's ``FileProxy``)."""
-        for handler in logging.getLogger().handlers:
-            stream = self.stream
-            if isinstance(handler, logging.StreamHandler) and stream and handler.stream is stream:
-                self._handlers.append((handler, stream))
-                handler.setStream(FileProxy(self._bar.console, stream))
 
     def _plain(self, task: Task, *, final: bool) -> str:
         """The plain line: counts, then rate and time left after a second, or the time taken."""
