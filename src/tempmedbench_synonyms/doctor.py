@@ -3,6 +3,7 @@ and their order: docs/reference.md, ``doctor``)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import platform
 import threading
@@ -195,11 +196,10 @@ def _writable(name: str, folders: list[Path], hint: str) -> Check:
 
 def check_cache(cache_dir: Path | None) -> Check:
     hint = f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}"
-    try:
-        folder = resolve_cache_dir(cache_dir)
+    folder = resolve_cache_dir(cache_dir)
+    # A folder on its path that cannot be entered, a name too long: said by the check below.
+    with contextlib.suppress(OSError):
         check_cache_root(folder)
-    except OSError:  # a folder on its path that cannot be entered, a name too long: said below
-        pass
     return _writable("cache", [folder], hint)
 
 
