@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import BASE
+from helpers import BASE, tool_env
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.errors import UntrustedError
@@ -518,11 +518,14 @@ def test_info_and_clear(tmp_path: Path) -> None:
 def test_cache_dir_resolution(tmp_path: Path) -> None:
     flag = tmp_path / "flag"
     env = {"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "env")}
-    assert resolve_cache_dir(flag, environ=env) == flag
-    assert resolve_cache_dir(None, environ=env) == tmp_path / "env"
-    default = resolve_cache_dir(None, environ={})
+    with tool_env(env):
+        assert resolve_cache_dir(flag) == flag
+        assert resolve_cache_dir(None) == tmp_path / "env"
+    with tool_env():
+        default = resolve_cache_dir(None)
     assert default.name == "tempmedbench-synonyms"
-    assert resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": "  "}) == default
+    with tool_env({"TEMPMEDBENCH_CACHE_DIR": "  "}):
+        assert resolve_cache_dir(None) == default
 
 
 def test_memos_are_valid_only_while_the_release_folder_is_unchanged(tmp_path: Path) -> None:

@@ -199,9 +199,9 @@ class ResponseCache:
         for parent in (self.folder, self.folder / MEMO_FOLDER):
             with contextlib.suppress(OSError):
                 folders += sorted(p for p in parent.iterdir() if p.is_dir())
-        removed = [p for folder in folders for p in files.remove_leftovers(folder)]
-        if removed:
-            log.warning("%s", files.leftovers_note(removed))
+        note = files.remove_leftovers(folders)
+        if note:
+            log.warning("%s", note)
 
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejection``)."""

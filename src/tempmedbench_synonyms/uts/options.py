@@ -276,7 +276,7 @@ _MAX_DECODINGS = 8
 def url_holds_secret(url: str) -> bool:
     """Whether ``url`` holds a key read so far as given or as a resolver would see it
     (percent-decoded to a fixed point, NFKC, case-folded, its host IDNA-encoded as urllib3 does)."""
-    return any(holds_secret(form) for form in _url_forms(url))
+    return holds_secret(*_url_forms(url))
 
 
 def _url_forms(url: str) -> set[str]:
