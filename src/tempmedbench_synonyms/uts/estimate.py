@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
@@ -47,32 +46,6 @@ def estimate_line(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LookupPlan:
-    """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad``, ``cached`` and
-    ``to_fetch``; ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds``
-    at ``rate`` (pages, details and retries on top)."""
-
-    inputs: int
-    bad: int
-    cached: int
-    to_fetch: int
-    requests: int
-    seconds: float
-    rate: float
-
-    def line(self) -> str:
-        """What the dry run says: ``estimate_line``, in inputs."""
-        said = estimate_line(self.inputs - self.bad, self.cached, self.to_fetch, self.requests,
-                             self.rate, unit="input")  # fmt: skip
-        return said + (f" ({self.bad} more cannot be asked: bad input)" if self.bad else "")
-
-    def to_json(self) -> dict[str, Any]:
-        """The fields but ``rate``, ``bad`` as ``bad_input``."""
-        doc = asdict(self)
-        return {"bad_input" if k == "bad" else k: v for k, v in doc.items() if k != "rate"}
-
-
 def plan_all(
     questions: Mapping[_K, int],
     cached: Callable[[_K], object | None],
@@ -85,10 +58,17 @@ def plan_all(
 
 
 def plan_lookups(
-    uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
-) -> LookupPlan:
-    """The dry run of ``batch.answer_many``: the cache read for every input, nothing sent or
-    written; ``current`` as the cache learnt it, if it has."""
+    uts: CachedUts,
+    release: str,
+    items: Iterable[tuple[str, Lookup]],
+    *,
+    rate: float,
+    unread: int = 0,
+) -> tuple[str, dict[str, Any]]:
+    """The dry run of ``batch.answer_many`` (``--dry-run``): what it says and its JSON. The cache
+    is read for every input, nothing sent or written; ``current`` as the cache learnt it, if it
+    has. ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds`` at
+    ``rate`` (pages, details and retries on top); ``unread`` inputs are bad input too."""
     uts.store = False
     listed = list(items)
     concrete = uts.known(check_release(release))
@@ -102,5 +82,9 @@ def plan_lookups(
     hits, misses, requests = plan_all(questions, cached)
     if concrete is None and any(terms.cui_of(q) is not None for q in misses):
         requests += 1  # the probe that resolves current
-    return LookupPlan(len(listed), len(bad), hits, len(listed) - len(bad) - hits, requests,
-                      fetch_seconds(requests, rate), rate)  # fmt: skip
+    inputs, unasked = len(listed) + unread, len(bad) + unread
+    to_fetch = inputs - unasked - hits
+    said = estimate_line(inputs - unasked, hits, to_fetch, requests, rate, unit="input")
+    said += f" ({unasked} more cannot be asked: bad input)" if unasked else ""
+    counts = dict(inputs=inputs, bad_input=unasked, cached=hits, to_fetch=to_fetch)
+    return said, {**counts, "requests": requests, "seconds": fetch_seconds(requests, rate)}
