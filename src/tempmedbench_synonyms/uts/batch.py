@@ -139,12 +139,14 @@ def answer_many(
             groups.setdefault(lookup, []).append(i)
 
     def cached(lookup: Lookup) -> Answer | None:
-        asked = terms.release_for(lookup, release, settled)
+        asked = release if lookup.as_current else settled
         input = listed[groups[lookup][0]][0]
-        return terms.cached_answer(uts, asked, input, lookup, builds[lookup])
+        return terms.answer_by(
+            partial(uts.lookup_cached, asked), asked, input, lookup, builds[lookup]
+        )
 
     def ask(lookup: Lookup) -> Answer:
-        asked = terms.release_for(lookup, release, settled)
+        asked = release if lookup.as_current else settled
         return terms.answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
 
     following = 0

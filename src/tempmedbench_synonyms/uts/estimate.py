@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
@@ -76,8 +77,8 @@ def plan_lookups(
     questions = Counter(lookup for i, (_, lookup) in enumerate(listed) if i not in bad)
 
     def cached(lookup: Lookup) -> object | None:
-        asked = terms.release_for(lookup, release, concrete or "current")
-        return terms.cached_answer(uts, asked, "", lookup, builds[lookup])
+        asked = release if lookup.as_current else concrete or "current"
+        return terms.answer_by(partial(uts.lookup_cached, asked), asked, "", lookup, builds[lookup])
 
     hits, misses, requests = plan_all(questions, cached)
     if concrete is None and any(terms.cui_of(q) is not None for q in misses):

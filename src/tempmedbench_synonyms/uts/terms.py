@@ -71,28 +71,18 @@ def settle_release(
     return "current", answered
 
 
-def release_for(lookup: Lookup, release: str, settled: str) -> str:
-    """``settled``, but ``umls sources`` keeps ``current`` (its answer names no release)."""
-    return release if lookup.as_current else settled
-
-
 def answer_in(uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build) -> Answer:
     """One input's answer in ``release``, from the cache, else UMLS (``build``: its request)."""
-    found = _answer_in(partial(uts.lookup, release), release, input, lookup, build)
+    found = answer_by(partial(uts.lookup, release), release, input, lookup, build)
     assert found is not None  # only the cache alone may lack an answer
     return found
 
 
-def cached_answer(
-    uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build
-) -> Answer | None:
-    """The answer of one input from the cache alone, or ``None`` if any part is missing."""
-    return _answer_in(partial(uts.lookup_cached, release), release, input, lookup, build)
-
-
-def _answer_in(
+def answer_by(
     ask: Callable[[Build], Got | None], release: str, input: str, lookup: Lookup, build: Build
 ) -> Answer | None:
+    """One input's answer by ``ask`` (``CachedUts.lookup_cached``: ``None`` if the cache lacks
+    any part of it)."""
     try:
         got = ask(build)  # identifiers checked as the request is built
         if got is None:
