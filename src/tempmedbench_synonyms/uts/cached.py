@@ -230,24 +230,20 @@ class CachedUts:
         self.stats.count(cache_hits=1)
         return entry
 
-    def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
-        """The answer from UMLS (every page), cached once whole; ``check``: a 404 checked first."""
-        key = _key(umls_release, request)
-        client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
-        found = self._ask(client, request)
-        if found is None and check:
-            self.check_served(umls_release)
-        if found is not None or not request.keyless:
-            # (a release that ``/metadata`` does not serve today may be served tomorrow)
-            self._store(umls_release, request, found)
-        return found
-
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
         """The answer from UMLS, read by the client's parser so nothing unreadable is stored; SPEC
         11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API."""
+        path, params, kind = request.path, request.param_dict, request.kind
         try:
-            return CachedUts._fetch(client, request)
+            if kind == "search":
+                listed = client.search(path, params, limit=request.limit)
+            elif kind in ("list", "atoms"):
+                listed = client.get_listed(
+                    path, params, limit=request.limit, keyless=request.keyless
+                )
+            else:
+                result = client.get_result(path, params)
         except NotAuthorisedError as err:
             if not request.keyless or err.status is None:  # (no status: nothing was sent)
                 raise
@@ -256,40 +252,28 @@ class CachedUts:
             if not request.keyless:
                 raise
             status = 400
+        else:
+            if kind in ("concept", "atom", "object"):
+                if result is not None and kind != "object":
+                    parse_model(UtsConcept if kind == "concept" else UtsAtom, result, kind)
+                return result
+            if listed is None:
+                return None
+            if kind == "atoms":
+                for item in listed.items:
+                    parse_model(UtsAtom, item, "atom")
+                return listed.items
+            if not all(isinstance(item, dict) for item in listed.items):
+                raise UnavailableError(
+                    f"UMLS sent a list item this tool cannot read (not an object) for {path}",
+                    hint="the UTS response format may have changed; please report it",
+                )
+            return {"items": listed.items, "truncated": listed.truncated}
         raise UnavailableError(
             f"{redact(client.base_url)} answered HTTP {status} for {request.path}, a request "
             "sent without the API key: this does not look like the UMLS REST API",
             hint=BASE_URL_HINT,
         )
-
-    @staticmethod
-    def _fetch(client: UtsClient, request: UtsRequest) -> Any:
-        path, params = request.path, request.param_dict
-        if request.kind == "search":
-            listed = client.search(path, params, limit=request.limit)
-        elif request.kind == "list":
-            listed = client.get_listed(path, params, limit=request.limit, keyless=request.keyless)
-        elif request.kind == "atoms":
-            atoms = client.get_listed(path, params)
-            if atoms is None:
-                return None
-            for item in atoms.items:
-                parse_model(UtsAtom, item, "atom")
-            return atoms.items
-        else:
-            result = client.get_result(path, params)
-            if result is not None and request.kind in ("concept", "atom"):
-                parse_model(UtsConcept if request.kind == "concept" else UtsAtom, result,
-                            request.kind)  # fmt: skip
-            return result
-        if listed is None:
-            return None
-        if not all(isinstance(item, dict) for item in listed.items):
-            raise UnavailableError(
-                f"UMLS sent a list item this tool cannot read (not an object) for {path}",
-                hint="the UTS response format may have changed; please report it",
-            )
-        return {"items": listed.items, "truncated": listed.truncated}
 
     def _store(self, umls_release: str, request: UtsRequest, found: Any) -> None:
         if self.cache is None or not self.store:
@@ -337,10 +321,17 @@ class CachedUts:
             umls_release = known
             request = build(known)
         entry = None if fresh else self._cached(umls_release, request)
-        if entry is None:
-            found = self._ask_and_store(umls_release, request, check=check and not request.keyless)
-            return _got(request, umls_release, found), None
-        return _got(request, umls_release, entry.result), entry.stored_at
+        if entry is not None:
+            return _got(request, umls_release, entry.result), entry.stored_at
+        key = _key(umls_release, request)
+        client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
+        found = self._ask(client, request)  # every page, cached once whole
+        if found is None and check and not request.keyless:
+            self.check_served(umls_release)
+        if found is not None or not request.keyless:
+            # (a release that ``/metadata`` does not serve today may be served tomorrow)
+            self._store(umls_release, request, found)
+        return _got(request, umls_release, found), None
 
     # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
