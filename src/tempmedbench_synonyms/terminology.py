@@ -79,7 +79,7 @@ class UtsTerminology:
             yield from many
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from tempmedbench_synonyms.uts.estimate import plan_lookups
+        from tempmedbench_synonyms.uts.batch import plan_lookups
 
         session, rate = self._session(), self.options.rate
         return plan_lookups(session, self.release, items, rate=rate, unread=unread)

@@ -27,10 +27,10 @@ from helpers.uts import BASE, make_uts
 from tempmedbench_synonyms.errors import NotAuthorisedError, Outcome, UnavailableError
 from tempmedbench_synonyms.lookups import Answer, Crosswalk, Definitions, Lookup, Search
 from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
-from tempmedbench_synonyms.uts.batch import answer_many
+from tempmedbench_synonyms.uts.batch import answer_many, plan_lookups
 from tempmedbench_synonyms.uts.cache import LAYOUT
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.estimate import fetch_seconds, plan_lookups
+from tempmedbench_synonyms.uts.estimate import fetch_seconds
 
 CUIS = [f"C9{k:06d}" for k in range(1, 41)]
 DEFINITIONS = f"{CONTENT}/CUI/(C9[0-9]{{6}})/definitions"

@@ -14,7 +14,6 @@ __all__ = [
     "retry",
     "session",
     "source",
-    "terms",
     "watchdog",
     "workers",
 ]

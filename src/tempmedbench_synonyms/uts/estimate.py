@@ -1,20 +1,14 @@
 """How long a batch takes at ``--rate`` (the limiter starts requests ``HEADROOM / rate``
-apart), and the dry run of one (``plan_all``; ``plan_lookups`` for SPEC 11's).
+apart), and the dry run of one (``plan_all``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from functools import partial
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
 
-from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import plural
-from tempmedbench_synonyms.lookups import Lookup
-from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
 
 _K = TypeVar("_K", bound=Hashable)
@@ -56,36 +50,3 @@ def plan_all(
     misses = [q for q in questions if cached(q) is None]
     requests = len({q if same is None else same(q) for q in misses})
     return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
-
-
-def plan_lookups(
-    uts: CachedUts,
-    release: str,
-    items: Iterable[tuple[str, Lookup]],
-    *,
-    rate: float,
-    unread: int = 0,
-) -> tuple[str, dict[str, Any]]:
-    """The dry run of ``batch.answer_many`` (``--dry-run``): what it says and its JSON. The cache
-    is read for every input, nothing sent or written; ``current`` as the cache learnt it, if it
-    has. ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds`` at
-    ``rate`` (pages, details and retries on top); ``unread`` inputs are bad input too."""
-    uts.store = False
-    listed = list(items)
-    concrete = uts.known(check_release(release))
-    builds, bad = terms.checked(listed, release)
-    questions = Counter(lookup for i, (_, lookup) in enumerate(listed) if i not in bad)
-
-    def cached(lookup: Lookup) -> object | None:
-        asked = release if lookup.as_current else concrete or "current"
-        return terms.answer_by(partial(uts.lookup_cached, asked), asked, "", lookup, builds[lookup])
-
-    hits, misses, requests = plan_all(questions, cached)
-    if concrete is None and any(terms.cui_of(q) is not None for q in misses):
-        requests += 1  # the probe that resolves current
-    inputs, unasked = len(listed) + unread, len(bad) + unread
-    to_fetch = inputs - unasked - hits
-    said = estimate_line(inputs - unasked, hits, to_fetch, requests, rate, unit="input")
-    said += f" ({unasked} more cannot be asked: bad input)" if unasked else ""
-    counts = dict(inputs=inputs, bad_input=unasked, cached=hits, to_fetch=to_fetch)
-    return said, {**counts, "requests": requests, "seconds": fetch_seconds(requests, rate)}
