@@ -40,12 +40,6 @@ from tempmedbench_synonyms.uts.models import (
 
 log = logging.getLogger(__name__)
 
-#: What to do when ``--offline`` meets an answer the cache does not hold.
-OFFLINE_MISS_HINT = (
-    "run once without --offline to fill the cache (a regeneration can also read a local "
-    "MRCONSO.RRF with --mrconso PATH)"
-)
-
 _ATOMS = TypeAdapter(list[UtsAtom])
 
 #: Atoms per query, ``None`` where UMLS said "not found".
@@ -187,7 +181,8 @@ class CachedUts:
         if self.offline or self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
-                hint=OFFLINE_MISS_HINT,
+                hint="run once without --offline to fill the cache (a regeneration can also "
+                "read a local MRCONSO.RRF with --mrconso PATH)",
             )
         if not self.client.has_key and not keyless:
             raise missing_key()
