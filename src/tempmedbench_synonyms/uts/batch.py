@@ -239,29 +239,21 @@ def answer_many(
         asked = release if lookup.as_current else settled
         return answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
 
-    following = 0
-
-    def ready() -> list[Answer]:
-        """The answers next in input order, as far as they go."""
-        nonlocal following
-        out = []
-        while following in answers:
-            out.append(answers.pop(following))
-            following += 1
-        return out
-
     display = partial(StepProgress, progress, label=f"UMLS {settled}", unit="inputs",
                       total=len(listed), clock=clock, started=began)  # fmt: skip
     rounds = ask_all(uts, {lookup: len(where) for lookup, where in groups.items()},
                      cached=cached, ask=ask, workers=workers, display=display, progress=progress,
                      unit="input", before=before, answered=len(answers), tick=tick,
                      name="uts-lookup")  # fmt: skip
+    following = 0
     with closing(rounds):
         for got in rounds:
             for lookup, found in got:
                 for i in groups[lookup]:
                     answers[i] = replace(found, input=listed[i][0])
-            yield from ready()
+            while following in answers:  # the answers next in input order, as far as they go
+                yield answers.pop(following)
+                following += 1
 
 
 def plan_lookups(
