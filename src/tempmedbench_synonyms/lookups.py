@@ -190,6 +190,13 @@ class Lookup:
         return "check the code, and the source it belongs to"
 
 
+def option(
+    default: Any, flag: str, help: str, default_text: str | None = None, metavar: str | None = None
+) -> Any:
+    """A dataclass field spelt ``flag`` on the command line (``config.spelt``)."""
+    return field(default=default, metadata=spelt(flag, help, default_text, metavar))
+
+
 def _sabs(what: str = "results of") -> Any:
     return field(
         default=(),
@@ -235,15 +242,10 @@ class Search(Lookup):
                  "forms) or fewer --sabs")  # fmt: skip
 
     string: str = ""
-    search_type: SearchType = field(
-        default="words", metadata=spelt("--search-type", "How the term is matched.")
-    )
-    input_type: InputType | None = field(
-        default=None, metadata=spelt("--input-type", "What the term is (UTS: atom).", "")
-    )
-    return_id_type: ReturnIdType | None = field(
-        default=None,
-        metadata=spelt("--return-id-type", "What each result names (UTS: concept).", ""),
+    search_type: SearchType = option("words", "--search-type", "How the term is matched.")
+    input_type: InputType | None = option(None, "--input-type", "What the term is (UTS: atom).", "")
+    return_id_type: ReturnIdType | None = option(
+        None, "--return-id-type", "What each result names (UTS: concept).", ""
     )
     sabs: tuple[str, ...] = _sabs()
     semantic_types: tuple[str, ...] = field(
@@ -251,15 +253,9 @@ class Search(Lookup):
         metadata=spelt("--semantic-types", "Only concepts of these semantic types (TUIs, such "
                        "as T047; repeat it or separate them with commas).", "", "<tui,...>"),
     )  # fmt: skip
-    partial: bool = field(
-        default=False, metadata=spelt("--partial", "Also results that match part of the term.")
-    )
-    include_obsolete: bool = field(
-        default=False, metadata=spelt("--include-obsolete", "Also obsolete atoms.")
-    )
-    include_suppressible: bool = field(
-        default=False, metadata=spelt("--include-suppressible", "Also suppressible atoms.")
-    )
+    partial: bool = option(False, "--partial", "Also results that match part of the term.")
+    include_obsolete: bool = option(False, "--include-obsolete", "Also obsolete atoms.")
+    include_suppressible: bool = option(False, "--include-suppressible", "Also suppressible atoms.")
     #: local search only: the LAT of the matching atoms (UTS search has no such filter)
     language: str | None = field(
         default=None,
@@ -480,11 +476,9 @@ class SemanticTypes(Lookup):
     words_as = ("semantic types of {0.whose}", "no {asked}")
 
     cui: str = ""
-    details: bool = field(
-        default=False,
-        metadata=spelt("--details", "Also each type's tree number and definition (one more "
-                       "request a type)."),
-    )  # fmt: skip
+    details: bool = option(
+        False, "--details", "Also each type's tree number and definition (one more request a type)."
+    )
 
     def request(self, release: str) -> UtsRequest:
         return paths.concept(release, self.cui)
