@@ -112,18 +112,11 @@ class CachedUts:
     """The UTS client behind the response cache (``client`` ``None``: offline)."""
 
     def __init__(
-        self,
-        client: UtsClient | None,
-        cache: ResponseCache | None,
-        *,
-        offline: bool = False,
-        refresh: bool = False,
+        self, client: UtsClient | None, cache: ResponseCache | None, *, refresh: bool = False
     ) -> None:
-        if client is None and not offline:
-            raise ValueError("an online CachedUts needs a client")
         self.client = client
         self.cache = cache
-        self.offline = offline
+        self.offline = client is None
         self.refresh = refresh
         self._lock = threading.Lock()
         #: held while a 404 is checked (``check_served``): other workers wait for its verdict
@@ -178,7 +171,7 @@ class CachedUts:
     ) -> UtsClient:
         """The client, to fetch ``what`` (words for messages): UnavailableError under
         ``--offline``, ApiKeyMissingError without a key (unless ``keyless``)."""
-        if self.offline or self.client is None:
+        if self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
                 hint="run once without --offline to fill the cache (a regeneration can also "
