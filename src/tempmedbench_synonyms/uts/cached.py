@@ -51,10 +51,8 @@ def _parse(kind: Kind, result: Any) -> Any:
     stored; TypeError or ValueError if it is not of that shape."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
-    if kind == "atom":
-        return [UtsAtom.model_validate(result)]
-    if kind == "atoms":
-        return _ATOMS.validate_python(result)
+    if kind in ("atom", "atoms"):  # an atom: a list of one
+        return _ATOMS.validate_python(result if kind == "atoms" else [result])
     if kind == "object":
         if not isinstance(result, dict):
             raise TypeError("not an object")
@@ -73,11 +71,9 @@ def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
         return None
     if kind not in ("concept", "atom", "atoms"):
         return release_in(stored, base_url)
-    found = _parse(kind, stored)
     if kind == "concept":
-        concrete: str | None = found.release_at(base_url)
-        return concrete
-    for atom in found:
+        return UtsConcept.model_validate(stored).release_at(base_url)
+    for atom in _parse(kind, stored):
         concrete = release_of(atom.concept, base_url)
         if concrete:
             return concrete
@@ -412,8 +408,7 @@ class CachedUts:
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
         """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS;
         a 404 is "not found" only once the release is known to be served (``check_served``)."""
-        got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
-        return got
+        return self._answer(umls_release, build, check=True, fresh=fresh)[0]
 
     def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
         """The answer from the cache only (``None`` on a miss or unresolved ``current``)."""
