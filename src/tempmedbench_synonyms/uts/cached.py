@@ -67,10 +67,8 @@ def _parse(kind: Kind, result: Any) -> Any:
 
 def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
     """The concrete release named by an answer's links (how ``current`` is learnt)."""
-    if stored is None:
-        return None
-    if kind not in ("concept", "atom", "atoms"):
-        return release_in(stored, base_url)
+    if stored is None or kind not in ("concept", "atom", "atoms"):
+        return release_in(stored, base_url)  # (a 404, None, names no release)
     if kind == "concept":
         return UtsConcept.model_validate(stored).release_at(base_url)
     for atom in _parse(kind, stored):
