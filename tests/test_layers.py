@@ -118,7 +118,7 @@ ALLOWED = {
 #: package (and the kernel). docs/architecture.md's module map lists them in this order.
 ORDER = {
     "uts": [
-        "__init__", "session", "source", "batch", "estimate", "terms", "workers", "cached",
+        "__init__", "session", "source", "batch", "estimate", "workers", "cached",
         "cache", "client", "ratelimit", "watchdog", "models", "options",
     ],
     "mrconso": [

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -74,11 +73,10 @@ class UtsTerminology:
         )  # fmt: skip
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from tempmedbench_synonyms.uts.estimate import plan_lookups
+        from tempmedbench_synonyms.uts.batch import plan_lookups
 
-        found = plan_lookups(self._session(), self.release, items, rate=self.options.rate)
-        found = replace(found, inputs=found.inputs + unread, bad=found.bad + unread)
-        return found.line(), found.to_json()
+        session, rate = self._session(), self.options.rate
+        return plan_lookups(session, self.release, items, rate=rate, unread=unread)
 
     def warnings(self) -> list[str]:
         return self._session().warnings()

@@ -86,7 +86,7 @@ def make_uts(
             rng=random.Random(1),
         )
     cache = ResponseCache(cache_dir, BASE, **({"clock": now.clock} if now else {}))
-    return CachedUts(client, cache, offline=offline, refresh=refresh)
+    return CachedUts(client, cache, refresh=refresh)
 
 
 def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:

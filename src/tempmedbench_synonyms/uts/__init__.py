@@ -13,7 +13,6 @@ __all__ = [
     "ratelimit",
     "session",
     "source",
-    "terms",
     "watchdog",
     "workers",
 ]

@@ -44,7 +44,7 @@ def open_uts(
             retry=RetryPolicy(),  # (the hostile-server tests put a faster one in its place)
             pool_size=pool,
         )
-    uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts = CachedUts(client, cache, refresh=options.refresh)  # no client: offline
     uts.store = store
     return uts
 
