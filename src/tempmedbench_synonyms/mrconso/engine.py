@@ -356,11 +356,6 @@ class Engine:
         )
         return {(sab, ident): name for sab, ident, name in found if name is not None}
 
-    def _atom(self, fields: Sequence[str]) -> dict[str, Any]:
-        doc = atom_json(fields, self.links)
-        doc["attributes"] = NONE  # (the files hold no attributes: SPEC 12)
-        return doc
-
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
     @_answer
@@ -421,13 +416,13 @@ class Engine:
         if language is not None:
             where += " AND m.lat = ?"
             params.append(language)
-        return [self._atom(r) for r in self._rows(where, params)]
+        return [atom_json(r, self.links) for r in self._rows(where, params)]
 
     @_answer
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
         found = self._rows("m.aui = ?", (aui,))
-        return self._atom(found[0]) if found else None
+        return atom_json(found[0], self.links) if found else None
 
     @_answer
     def preferred_atom(
@@ -436,7 +431,7 @@ class Engine:
         """``.../atoms/preferred``: the row that names the concept or the code."""
         subject = _subject(cui, sab, code)
         found = [] if subject is None else self._rows(*subject)
-        return self._atom(found[0]) if found else None
+        return atom_json(found[0], self.links) if found else None
 
     @_answer
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
@@ -898,7 +893,7 @@ class Engine:
                     best[entry] = min(n, best.get(entry, n))
             ordered = sorted(best, key=lambda a: (best[a], a))
             rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(ordered),))}
-            return [self._atom(rows[a]) for a in ordered]
+            return [atom_json(rows[a], self.links) for a in ordered]
         if sab is None or code is None:
             return None
         atoms = self._code_rows(sab, code)
