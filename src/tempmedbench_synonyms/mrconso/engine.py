@@ -262,12 +262,6 @@ def _subject(
     return None
 
 
-def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
-    """Whether a hierarchy entry's (SAB, CODE) is one of ``code``'s lists (SPEC 12): MRCONSO
-    holds it, of the same SAB, with another known code."""
-    return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
-
-
 def _answer(method: _Method) -> _Method:
     """An ``Engine`` question: its statement stopped by a signal raises the signal's exception."""
 
@@ -527,27 +521,29 @@ class Engine:
             ]
         return raw
 
-    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str]]:
-        """The (SAB, CODE) of each of ``auis`` MRCONSO holds."""
+    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str, str]]:
+        """The (SAB, CODE, STR) of each of ``auis`` MRCONSO holds."""
         if not auis:
             return {}
         found = self.db.execute(
-            f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
+            f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
         )
-        return {aui: (sab, code) for aui, sab, code in found}
+        return {aui: (sab, code, string) for aui, sab, code, string in found}
 
     def _code_edges(
         self, code_of: dict[str, tuple[str, str]], deep: bool
     ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
-        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes
-        (``_entry``) at their smallest distance."""
+        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
+        their smallest distance: those MRCONSO holds, of the same SAB, another known code."""
         raw = self._edges(code_of.keys(), deep)
         codes = self._where({a for found in raw.values() for _, a, _ in found})
         out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
         for kind, found in raw.items():
             for start, entry, n in found:
-                it, at = code_of[start], codes.get(entry)
-                if at is not None and _entry(it, at):
+                if entry not in codes:
+                    continue
+                it, at = code_of[start], codes[entry][:2]
+                if at[0] == it[0] and at != it and known_code(at[1]):
                     best = out.setdefault(it, {}).setdefault(kind, {})
                     best[at] = min(n, best.get(at, n))
         return out
@@ -785,13 +781,7 @@ class Engine:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks. ``None`` when MRCONSO
         lacks the concept ``concept`` (read with the sides' concepts)."""
-        auis = {  # each atom side's SAB, CODE and STR
-            aui: (sab, code, string)
-            for aui, sab, code, string in self.db.execute(
-                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
-                (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
-            )
-        }
+        auis = self._where({aui for _, aui, stype in sides if aui and stype != "CUI"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         concepts, codes = [], []  # (named below, once their names are read)
         for side in sides:
