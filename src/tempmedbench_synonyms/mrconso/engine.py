@@ -54,6 +54,9 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrconso_folded ON mrconso (folded)",
         "CREATE INDEX {s}.mrconso_scui ON mrconso (scui) WHERE scui <> code",
         "CREATE INDEX {s}.mrconso_sdui ON mrconso (sdui) WHERE sdui <> code",
+        "CREATE VIRTUAL TABLE {s}.mrconso_words USING fts5 (folded, content='', detail='none', "
+        "columnsize=0, "
+        "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N*' tokenchars '_'\")",
         # in rowid order (NOT INDEXED: a scan of the folded index, in another order, is 3x slower)
         "INSERT INTO {s}.mrconso_words (rowid, folded) SELECT rowid, folded FROM {s}.mrconso "
         "NOT INDEXED",
@@ -82,11 +85,6 @@ INDEXES: dict[str, tuple[str, ...]] = {
     ),
     "MRSAB": (),
 }
-_WORDS = (
-    "CREATE VIRTUAL TABLE {s}.mrconso_words USING fts5 (folded, content='', detail='none', "
-    "columnsize=0, "
-    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N*' tokenchars '_'\")"
-)
 
 
 def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
@@ -96,7 +94,6 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
         columns += ", folded"
     db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
     if file == "MRCONSO":
-        db.execute(_WORDS.format(s=schema))
         # whether the rows are in CUI order, as NLM ships them (a search can then stop early):
         # ``load`` clears it when a batch is not (a window over the rows after: 2 s in 25)
         db.execute(f"CREATE TABLE {schema}.mrconso_order AS SELECT 1 AS sorted")
@@ -120,15 +117,11 @@ def load(
                 cuis.insert(0, last[0])
             if cuis != sorted(cuis):  # (a sorted list is sorted in one pass)
                 db.execute(f"UPDATE {schema}.mrconso_order SET sorted = 0")
-        marks = ", ".join("?" * (width + 1))
         at = COLUMNS[file].index("STR")
-        db.executemany(
-            f"INSERT INTO {schema}.mrconso VALUES ({marks})",
-            ((*r, r[at].casefold()) for r in rows),
-        )
-    else:
-        marks = ", ".join("?" * width)
-        db.executemany(f"INSERT INTO {schema}.{file.lower()} VALUES ({marks})", rows)
+        rows = ((*r, r[at].casefold()) for r in rows)
+        width += 1  # (folded)
+    marks = ", ".join("?" * width)
+    db.executemany(f"INSERT INTO {schema}.{file.lower()} VALUES ({marks})", rows)
     return db.total_changes - before
 
 
