@@ -139,15 +139,9 @@ class LocalIndex:
         self._ready = False
 
     def engine(self, files: Collection[str], links: Links) -> Engine:
-        """An engine over the parts of ``files`` (each one the META holds), each built first if
-        it is not yet (saying so, with a progress bar on ``progress``)."""
-        missing = [name for name in files if name not in self.present]
-        if missing:
-            raise BadInputError(
-                f"holds no {missing[0]}.RRF, which this question needs",
-                path=self.meta,
-                hint=f"pass a META folder (or a form of it) that holds {missing[0]}.RRF",
-            )
+        """An engine over the parts of ``files`` (each one the META holds: the caller checks,
+        naming the command), each built first if it is not yet (saying so, with a progress bar
+        on ``progress``)."""
         if self._db is None:
             self._db = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
             weakref.finalize(self, self._db.close)  # a LocalIndex never closed: not left open
