@@ -11,7 +11,7 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, MRCONSO_COLUMNS
@@ -204,7 +204,7 @@ _BITS = (("descendants", 32), ("ancestors", 4), ("parents", 2), ("children", 16)
 #: the lists a flag leaves open (its bit, the list's bit): read from the rows when no atom of the
 #: code settles them
 _OPEN = ((8, 4, "ancestors"), (64, 32, "descendants"))
-_Method = TypeVar("_Method", bound=Callable[..., Any])
+_T = TypeVar("_T")
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
 _UCD_3_2 = unicodedata.ucd_3_2_0
@@ -255,21 +255,6 @@ def _subject(
     return None
 
 
-def _answer(method: _Method) -> _Method:
-    """An ``Engine`` question: its statement stopped by a signal raises the signal's exception."""
-
-    @functools.wraps(method)
-    def answer(self: Engine, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError:
-            if self.stopped:
-                raise self.stopped[0] from None
-            raise
-
-    return cast(_Method, answer)
-
-
 def _json(values: Iterable[object]) -> str:
     return json.dumps(list(values))
 
@@ -298,6 +283,15 @@ class Engine:
         # cache: an answer reads a few scattered rows of each (a third of its time)
         for _, schema, _ in db.execute("PRAGMA database_list").fetchall():
             db.execute(f'PRAGMA "{schema}".mmap_size = {_MMAP}')
+
+    def ask(self, question: Callable[[Engine], _T]) -> _T:
+        """``question(self)``: a statement a signal stopped raises the signal's exception."""
+        try:
+            return question(self)
+        except sqlite3.OperationalError:
+            if self.stopped:
+                raise self.stopped[0] from None
+            raise
 
     @functools.cached_property
     def _sorted(self) -> bool:
@@ -345,7 +339,6 @@ class Engine:
 
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
-    @_answer
     def concept(self, cui: str) -> dict[str, Any] | None:
         """``/content/{release}/CUI/{cui}``: a ``Concept``."""
         count = self.db.execute("SELECT count(*) FROM mrconso WHERE cui = ?", (cui,)).fetchone()[0]
@@ -381,7 +374,6 @@ class Engine:
             "name": self._concept_names([cui])[cui][0],
         }
 
-    @_answer
     def atoms(
         self,
         *,
@@ -405,13 +397,11 @@ class Engine:
             params.append(language)
         return [atom_json(r, self.links) for r in self._rows(where, params)]
 
-    @_answer
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
         found = self._rows("m.aui = ?", (aui,))
         return atom_json(found[0], self.links) if found else None
 
-    @_answer
     def preferred_atom(
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
@@ -420,7 +410,6 @@ class Engine:
         found = [] if subject is None else self._rows(*subject)
         return atom_json(found[0], self.links) if found else None
 
-    @_answer
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
         """``/content/{release}/source/{sab}/{code}``: a ``SourceAtomCluster``."""
         found = self._clusters([(sab, code)])
@@ -541,7 +530,6 @@ class Engine:
                     best[at] = min(n, best.get(at, n))
         return out
 
-    @_answer
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -562,7 +550,6 @@ class Engine:
             return None
         return self._clusters(sorted({r[:2] for r in found}), found)
 
-    @_answer
     def search(
         self,
         string: str,
@@ -686,7 +673,6 @@ class Engine:
 
     # -- the other files ---------------------------------------------------------------------
 
-    @_answer
     def definitions(
         self, cui: str, *, sabs: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -703,7 +689,6 @@ class Engine:
             for sab, text in found
         ]
 
-    @_answer
     def relations(
         self,
         *,
@@ -809,7 +794,6 @@ class Engine:
             first.setdefault(tui, (tui, stn, sty))
         return list(first.values())
 
-    @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
         if not self._known("cui = ?", (cui,)):
@@ -822,7 +806,6 @@ class Engine:
             out.append(doc)
         return out
 
-    @_answer
     def semantic_type(self, tui: str) -> dict[str, Any] | None:
         """``/semantic-network/{release}/TUI/{tui}``: a ``SemanticType``."""
         first = self.db.execute(
@@ -852,7 +835,6 @@ class Engine:
             "name": sty,
         }
 
-    @_answer
     def hierarchy(
         self,
         direction: str,
@@ -886,7 +868,6 @@ class Engine:
         found = edges.get((sab, code), {}).get(direction, {})
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
-    @_answer
     def sources(self) -> list[dict[str, Any]]:
         """MRSAB's current versions (without MRSAB: one per SAB of MRCONSO), as ``RootSource``
         objects by abbreviation."""
