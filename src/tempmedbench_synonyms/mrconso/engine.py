@@ -850,14 +850,13 @@ class Engine:
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
                 return None
-            raw = self._edges([aui], deep)
-            codes = self._where({a for _, a, _ in raw[direction]})
             best: dict[str, int] = {}
-            for _, entry, n in raw[direction]:
-                if entry in codes and entry != aui:
+            for _, entry, n in self._edges([aui], deep)[direction]:
+                if entry != aui:
                     best[entry] = min(n, best.get(entry, n))
-            ordered = sorted(best, key=lambda a: (best[a], a))
-            rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(ordered),))}
+            # (those MRCONSO holds)
+            rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(best),))}
+            ordered = sorted(rows, key=lambda a: (best[a], a))
             return [atom_json(rows[a], self.links) for a in ordered]
         if sab is None or code is None:
             return None
