@@ -362,7 +362,7 @@ class Engine:
             "dateAdded": NONE,
             "majorRevisionDate": NONE,
             "status": NONE,
-            "semanticTypes": [{"name": sty, "uri": self.links.tui(tui)} for tui, _, sty in types],
+            "semanticTypes": [{"name": sty, "uri": self.links.tui(tui)} for tui, sty in types],
             "atomCount": count,
             "attributeCount": 0,
             "cvMemberCount": 0,
@@ -785,21 +785,20 @@ class Engine:
             out[side] = (self.links.code(sab, code), named[(sab, code)])
         return out
 
-    def _types(self, cui: str) -> list[tuple[str, str, str]]:
-        """A concept's semantic types (TUI, STN, STY) by TUI, each once."""
-        first: dict[str, tuple[str, str, str]] = {}
-        for tui, stn, sty in self.db.execute(
-            "SELECT tui, stn, sty FROM mrsty WHERE cui = ? ORDER BY tui, rowid", (cui,)
-        ):
-            first.setdefault(tui, (tui, stn, sty))
-        return list(first.values())
+    def _types(self, cui: str) -> list[tuple[str, str]]:
+        """A concept's semantic types (TUI, STY) by TUI, each its first row's (min()'s row)."""
+        return self.db.execute(
+            "SELECT tui, sty FROM (SELECT tui, sty, min(rowid) FROM mrsty WHERE cui = ? "
+            "GROUP BY tui) ORDER BY tui",
+            (cui,),
+        ).fetchall()
 
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
         if not self._known("cui = ?", (cui,)):
             return None
         out = []
-        for tui, _, sty in self._types(cui):
+        for tui, sty in self._types(cui):
             doc: dict[str, Any] = {"name": sty, "uri": self.links.tui(tui)}
             if details:
                 doc.update(self.semantic_type(tui) or {})
