@@ -391,10 +391,8 @@ class Engine:
         if subject is None or not self._known(subject[0].replace("m.", ""), subject[1]):
             return None
         where, params, _ = subject
-        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys)
-        if language is not None:
-            where += " AND m.lat = ?"
-            params.append(language)
+        langs = () if language is None else (language,)
+        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys, lat=langs)
         return [atom_json(r, self.links) for r in self._rows(where, params)]
 
     def atom(self, aui: str) -> dict[str, Any] | None:
