@@ -278,14 +278,9 @@ class LocalIndex:
         )
         started = time.monotonic()
         try:
+            bar = StepProgress(self.progress, label=f"indexing {f.name}", unit="bytes", total=size)
             with runtime.collector_paused():  # millions of rows, none in a cycle
-                rows = _fill(
-                    f,
-                    tmp,
-                    StepProgress(
-                        self.progress, label=f"indexing {f.name}", unit="bytes", total=size
-                    ),
-                )
+                rows = _fill(f, tmp, bar)
             if final is not None:
                 os.replace(tmp, final)
                 _supersede(final, f.source)
