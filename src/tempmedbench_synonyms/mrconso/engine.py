@@ -469,18 +469,18 @@ class Engine:
             bits |= r[-1]
         if kinds := {k for flag, b, k in _OPEN if bits & flag and not bits & b}:
             # (deep: the whole subtree, only for a descendant not found yet)
-            atoms = dict.fromkeys((r[_C_AUI] for r in found), it)
-            deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
-            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep.get(k))
+            auis = {r[_C_AUI] for r in found}
+            deep = self._code_edges(it, auis, deep="descendants" in kinds)
+            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep[k])
         return bits
 
-    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
-        """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
-        distance). Descendants are read from the rows below the atoms' children too only when
-        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, int]]]:
+        """MRHIER's entries of the atoms ``auis`` by list, each (AUI, distance). Descendants are
+        read from the rows below the atoms' children too only when ``deep`` (the rows reached
+        through PAUI, their distance from PTR)."""
         asked = _json(auis)
-        raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
-        up = self.db.execute(f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
+        raw: dict[str, list[tuple[str, int]]] = {k: [] for k in _HIERARCHY}
+        up = self.db.execute(f"SELECT paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
         below = self.db.execute(
             "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
             "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
@@ -489,16 +489,14 @@ class Engine:
             else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
             (asked,),
         ).fetchall()
-        for aui, paui, ptr in up:
+        for paui, ptr in up:
             if paui:
-                raw["parents"].append((aui, paui, 1))
-            raw["ancestors"] += [(aui, a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
+                raw["parents"].append((paui, 1))
+            raw["ancestors"] += [(a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
         for aui, paui, ptr in below:
             if paui in auis:
-                raw["children"].append((paui, aui, 1))
-            raw["descendants"] += [
-                (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
-            ]
+                raw["children"].append((aui, 1))
+            raw["descendants"] += [(aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis]
         return raw
 
     def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str, str]]:
@@ -511,21 +509,20 @@ class Engine:
         return {aui: (sab, code, string) for aui, sab, code, string in found}
 
     def _code_edges(
-        self, code_of: dict[str, tuple[str, str]], deep: bool
-    ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
-        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes at
-        their smallest distance: those MRCONSO holds, of the same SAB, another known code."""
-        raw = self._edges(code_of.keys(), deep)
-        codes = self._where({a for found in raw.values() for _, a, _ in found})
-        out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
+        self, it: tuple[str, str], auis: Collection[str], deep: bool
+    ) -> dict[str, dict[tuple[str, str], int]]:
+        """The lists of the code ``it`` (its atoms ``auis``), each code at its smallest distance:
+        those MRCONSO holds, of the same SAB, another known code."""
+        raw = self._edges(auis, deep)
+        codes = self._where({a for found in raw.values() for a, _ in found})
+        out: dict[str, dict[tuple[str, str], int]] = {k: {} for k in raw}
         for kind, found in raw.items():
-            for start, entry, n in found:
+            for entry, n in found:
                 if entry not in codes:
                     continue
-                it, at = code_of[start], codes[entry][:2]
+                at = codes[entry][:2]
                 if at[0] == it[0] and at != it and known_code(at[1]):
-                    best = out.setdefault(it, {}).setdefault(kind, {})
-                    best[at] = min(n, best.get(at, n))
+                    out[kind][at] = min(n, out[kind].get(at, n))
         return out
 
     def crosswalk(
@@ -848,7 +845,7 @@ class Engine:
             if not self._known("aui = ?", (aui,)):
                 return None
             best: dict[str, int] = {}
-            for _, entry, n in self._edges([aui], deep)[direction]:
+            for entry, n in self._edges([aui], deep)[direction]:
                 if entry != aui:
                     best[entry] = min(n, best.get(entry, n))
             # (those MRCONSO holds)
@@ -860,8 +857,7 @@ class Engine:
         atoms = self._code_rows(sab, code)
         if not atoms:
             return None
-        edges = self._code_edges({r[_AUI]: (sab, code) for r in atoms}, deep)
-        found = edges.get((sab, code), {}).get(direction, {})
+        found = self._code_edges((sab, code), {r[_AUI] for r in atoms}, deep)[direction]
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
     def sources(self) -> list[dict[str, Any]]:
