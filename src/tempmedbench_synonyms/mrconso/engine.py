@@ -641,26 +641,17 @@ class Engine:
             elif exact or match is None or (trusted and name.isascii()) or match(name):
                 found[key] = exact
                 strings[ident] = string
-        return self._results(found, return_id_type, strings, limit)
-
-    def _results(
-        self,
-        found: dict[tuple[str, str], bool],
-        kind: str,
-        strings: dict[str, str],
-        limit: int | None,
-    ) -> list[dict[str, Any]]:
-        """The first ``limit`` search results (SPEC 12), exact matches first, then by ui and
-        rootSource (a concept's is its own: its ui decides), named."""
+        # the first ``limit``: exact matches first, then by ui and rootSource (a concept's is
+        # its own: its ui decides), named
         keys = sorted(found, key=lambda k: (not found[k], k[1], k[0]))[:limit]
-        if kind == "concept":
+        if return_id_type == "concept":
             names = self._concept_names(ui for _, ui in keys)
             return [
                 search_result_json(cui, *names[cui], self.links.concept(cui)) for _, cui in keys
             ]
-        if kind == "aui":
+        if return_id_type == "aui":
             return [search_result_json(a, strings[a], sab, self.links.aui(a)) for sab, a in keys]
-        codes = self._code_names(_RETURN_FIELDS[kind], keys)
+        codes = self._code_names(_RETURN_FIELDS[return_id_type], keys)
         return [
             search_result_json(ident, codes[(sab, ident)], sab, self.links.code(sab, ident))
             for sab, ident in keys
