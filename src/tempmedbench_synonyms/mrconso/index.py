@@ -27,13 +27,7 @@ from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
-from tempmedbench_synonyms.files import (
-    LEFTOVER_AGE,
-    TMP_SUFFIX,
-    check_own,
-    make_folders,
-    os_error,
-)
+from tempmedbench_synonyms.files import LEFTOVER_AGE, TMP_SUFFIX, check_own, make_folders, os_error
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
