@@ -313,10 +313,8 @@ class Engine:
         return self._rows("m.code = ? AND m.sab = ?", (code, sab))
 
     def _known(self, where: str, params: Sequence[object]) -> bool:
-        return (
-            self.db.execute(f"SELECT 1 FROM mrconso WHERE {where} LIMIT 1", params).fetchone()
-            is not None
-        )
+        found = self.db.execute(f"SELECT 1 FROM mrconso WHERE {where} LIMIT 1", params)
+        return found.fetchone() is not None
 
     def _concept_names(self, cuis: Iterable[str]) -> dict[str, tuple[str, str]]:
         """The (STR, SAB) of the row that names each concept MRCONSO holds."""
@@ -385,8 +383,7 @@ class Engine:
         language: str | None = None,
         rows: Rows = COUNTED,
     ) -> list[dict[str, Any]] | None:
-        """A concept's atoms (``cui``) or a source code's (``sab``, ``code``), in MRCONSO's
-        order, those ``rows`` counts, of ``sabs``/``ttys``/``language`` when given."""
+        """A concept's or a source code's atoms that ``rows`` counts, in MRCONSO's order."""
         subject = _subject(cui, sab, code)
         if subject is None or not self._known(subject[0].replace("m.", ""), subject[1]):
             return None
@@ -773,11 +770,10 @@ class Engine:
 
     def _types(self, cui: str) -> list[tuple[str, str]]:
         """A concept's semantic types (TUI, STY) by TUI, each its first row's (min()'s row)."""
-        return self.db.execute(
-            "SELECT tui, sty FROM (SELECT tui, sty, min(rowid) FROM mrsty WHERE cui = ? "
-            "GROUP BY tui) ORDER BY tui",
-            (cui,),
-        ).fetchall()
+        found = self.db.execute(
+            "SELECT tui, sty, min(rowid) FROM mrsty WHERE cui = ? GROUP BY tui ORDER BY tui", (cui,)
+        )
+        return [(tui, sty) for tui, sty, _ in found]
 
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
@@ -828,9 +824,8 @@ class Engine:
         code: str | None = None,
         aui: str | None = None,
     ) -> list[dict[str, Any]] | None:
-        """MRHIER: a code's parents, children, ancestors or descendants as clusters, or an
-        atom's as Atoms (SPEC 12): parents and children by code (atoms: by AUI), ancestors and
-        descendants nearest first, then by code."""
+        """MRHIER: a code's lists as clusters, or an atom's as Atoms, nearest first, then by code
+        (atoms: by AUI) (SPEC 12)."""
         deep = direction == "descendants"
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
@@ -864,8 +859,7 @@ class Engine:
             for sab, lat, count, first, srl in self.db.execute(
                 "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
                 f"srl NOT GLOB '*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} "
-                "THEN CAST(srl AS INTEGER) END) FROM mrconso "
-                "GROUP BY sab, lat"
+                "THEN CAST(srl AS INTEGER) END) FROM mrconso GROUP BY sab, lat"
             ):
                 by_sab.setdefault(sab, []).append((lat, count, first, srl))
             found = []
