@@ -927,27 +927,24 @@ def _words(
     return fts, lambda name: wanted.issubset(map(form, _WORD.findall(name)))
 
 
+#: What a command reads besides MRCONSO (the files it needs, those it reads when the META holds
+#: them); a command not named here reads MRCONSO alone.
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "search": (("MRCONSO",), ()),
-    "cuis": (("MRCONSO",), ()),
-    "crosswalk": (("MRCONSO",), ("MRHIER", "MRREL")),
-    "definitions": (("MRCONSO", "MRDEF"), ()),
-    "relations": (("MRCONSO", "MRREL"), ()),
-    "semantic-types": (("MRCONSO", "MRSTY"), ()),
-    "source-concept": (("MRCONSO",), ("MRHIER", "MRREL")),
-    "hierarchy": (("MRCONSO", "MRHIER"), ("MRREL",)),
-    "sources": (("MRCONSO",), ("MRSAB",)),
-    "concept": (("MRCONSO",), ("MRSTY", "MRDEF", "MRREL")),
-    "atoms": (("MRCONSO",), ()),
-    "source": (("MRCONSO",), ()),
-    "atom": (("MRCONSO",), ()),
+    "crosswalk": ((), ("MRHIER", "MRREL")),
+    "definitions": (("MRDEF",), ()),
+    "relations": (("MRREL",), ()),
+    "semantic-types": (("MRSTY",), ()),
+    "source-concept": ((), ("MRHIER", "MRREL")),
+    "hierarchy": (("MRHIER",), ("MRREL",)),
+    "sources": ((), ("MRSAB",)),
+    "concept": ((), ("MRSTY", "MRDEF", "MRREL")),
 }
 
 
 def needs(command: str, *, semantic_types: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files a ``umls`` command needs (absent: bad input naming the first), and those it
     reads when the META holds them (for the links and counts they decide)."""
-    required, optional = _NEEDS[command]
+    required, optional = _NEEDS.get(command, ((), ()))
     if command == "search" and semantic_types:
         required += ("MRSTY",)
-    return required, optional
+    return ("MRCONSO", *required), optional
