@@ -92,11 +92,10 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
     columns = ", ".join(c.lower() for c in COLUMNS[file])
     if file == "MRCONSO":  # the rowid is the row's place in the file (file order)
         columns += ", folded"
-    db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
-    if file == "MRCONSO":
         # whether the rows are in CUI order, as NLM ships them (a search can then stop early):
         # ``load`` clears it when a batch is not (a window over the rows after: 2 s in 25)
         db.execute(f"CREATE TABLE {schema}.mrconso_order AS SELECT 1 AS sorted")
+    db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
 
 
 def load(
