@@ -344,9 +344,8 @@ def _record(
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
         if not part.is_file():
             return None
-        with contextlib.closing(
-            sqlite3.connect(f"file:{quote(str(part))}?mode=ro", uri=True)
-        ) as db:
+        uri = f"file:{quote(str(part))}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             got = db.execute(
                 "SELECT schema_version, unicode_version, identity, rows FROM index_record"
             ).fetchall()
