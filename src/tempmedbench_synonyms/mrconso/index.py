@@ -194,7 +194,8 @@ class LocalIndex:
                 # built meanwhile by the process we waited for; a damaged part is said
                 found = _record(part, f.identity, self._say)
                 if found is None:
-                    return self._build(f, part.with_name(f".{part.name}"), part)
+                    tmp = part.with_name(f".{part.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
+                    return self._build(f, tmp, part)
         rows, paths = found
         if f.source not in paths:
             _add_path(part, f.source)
@@ -230,13 +231,13 @@ class LocalIndex:
             self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
                       f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
 
-    def _build(self, f: _File, tmp_stem: Path, final: Path | None) -> Built:
-        """Build ``f``'s part in a temporary file beside ``tmp_stem`` and move it to ``final``
-        (None: a pipe's part, left at the temporary path for ``engine`` to open once)."""
+    def _build(self, f: _File, tmp: Path, final: Path | None) -> Built:
+        """Build ``f``'s part in the temporary file ``tmp`` and move it to ``final`` (None: a
+        pipe's part, left at ``tmp`` for ``engine`` to open once)."""
         from tempmedbench_synonyms.progress import StepProgress, format_size
 
         folder = self.index_dir
-        left = sorted(folder.glob(f"{tmp_stem.name}.*{TMP_SUFFIX}"))
+        left = [] if final is None else sorted(folder.glob(f".{final.name}.*{TMP_SUFFIX}"))
         for old in left:  # we hold the part's lock: no build of it runs
             old.unlink(missing_ok=True)
         if left:
@@ -265,11 +266,6 @@ class LocalIndex:
             )
         else:
             self._say(f"indexing {f.name}.RRF from the pipe {f.input.path} (read once)")
-        tmp = (
-            tmp_stem
-            if final is None
-            else tmp_stem.with_name(f"{tmp_stem.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
-        )
         started = time.monotonic()
         try:
             bar = StepProgress(self.progress, label=f"indexing {f.name}", unit="bytes", total=size)
