@@ -853,19 +853,15 @@ class Engine:
                 "SELECT rsab, son, sf, lat, srl, cxty, ssn FROM mrsab WHERE rowid IN "
                 "(SELECT min(rowid) FROM mrsab WHERE curver = 'Y' GROUP BY rsab) ORDER BY rsab"
             ).fetchall()
-        else:  # (every row of MRCONSO is read)
-            by_sab: dict[str, list[Any]] = {}
-            for sab, lat, count, first, srl in self.db.execute(
-                "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
-                f"srl NOT GLOB '*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} "
-                "THEN CAST(srl AS INTEGER) END) FROM mrconso GROUP BY sab, lat"
-            ):
-                by_sab.setdefault(sab, []).append((lat, count, first, srl))
-            found = []
-            for sab, langs in sorted(by_sab.items()):  # LAT: most rows, then first seen
-                lat = min(langs, key=lambda x: (-x[1], x[2]))[0]
-                levels = [srl for *_, srl in langs if srl is not None]
-                found.append((sab, sab, sab, lat, str(max(levels)) if levels else "", "", sab))
+        else:  # (every row of MRCONSO is read; LAT: the one most rows have, then the first seen)
+            found = self.db.execute(
+                "SELECT sab, sab, sab, lat, coalesce(CAST(level AS TEXT), ''), '', sab FROM "
+                "(SELECT sab, lat, max(max(CASE WHEN srl GLOB '[0-9]*' AND srl NOT GLOB "
+                f"'*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} THEN CAST(srl AS INTEGER) END)) "
+                "OVER by_sab AS level, row_number() OVER (by_sab ORDER BY count(*) DESC, "
+                "min(rowid)) AS n FROM mrconso GROUP BY sab, lat WINDOW by_sab AS (PARTITION BY "
+                "sab)) WHERE n = 1 ORDER BY sab"
+            ).fetchall()
         return [
             {
                 "classType": "RootSource",
