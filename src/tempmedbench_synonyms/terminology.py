@@ -134,7 +134,7 @@ class MetaTerminology(Terminology):
         try:
             lookup.check()
             with self._lock:
-                value = lookup.ask(self._engine(lookup))
+                value = self._engine(lookup).ask(lookup.ask)
         except BadInputError as err:
             if err.path is not None or err.key is not None:
                 raise  # the files or an option, not this input
