@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
+from helpers import tool_env
 from tempmedbench_synonyms import config
 from tempmedbench_synonyms.about import version_text
 from tempmedbench_synonyms.config import resolve_cache_dir, state_folder
@@ -34,15 +37,19 @@ def _key_file(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
 
 
 def test_the_file_wins_over_the_environment_and_is_stripped(tmp_path: Path) -> None:
-    key = read_api_key(_key_file(tmp_path, f"  {CANARY_KEY}\n"), environ={"UMLS_API_KEY": "env"})
+    with tool_env({"UMLS_API_KEY": "env"}):
+        key = read_api_key(_key_file(tmp_path, f"  {CANARY_KEY}\n"))
     assert key is not None and key.reveal() == CANARY_KEY
 
 
 def test_the_environment_alone_and_blank_means_none() -> None:
-    key = read_api_key(None, environ={"UMLS_API_KEY": f" {CANARY_KEY} "})
+    with tool_env({"UMLS_API_KEY": f" {CANARY_KEY} "}):
+        key = read_api_key(None)
     assert key is not None and key.reveal() == CANARY_KEY
-    assert read_api_key(None, environ={"UMLS_API_KEY": "  "}) is None
-    assert read_api_key(None, environ={}) is None
+    with tool_env({"UMLS_API_KEY": "  "}):
+        assert read_api_key(None) is None
+    with tool_env():
+        assert read_api_key(None) is None
 
 
 def test_umls_api_key_file_is_the_environment_twin_of_the_flag(tmp_path: Path) -> None:
@@ -52,15 +59,16 @@ def test_umls_api_key_file_is_the_environment_twin_of_the_flag(tmp_path: Path) -
     other.chmod(0o600)
     env = {"UMLS_API_KEY_FILE": f" {path} ", "UMLS_API_KEY": "from-the-variable"}
     # the file the variable names wins over UMLS_API_KEY, as --api-key-file does ...
-    key = read_api_key(None, environ=env)
+    with tool_env(env):
+        key = read_api_key(None)
     assert key is not None and key.reveal() == CANARY_KEY
     # ... and the flag wins over both
-    key = read_api_key(other, environ=env)
+    with tool_env(env):
+        key = read_api_key(other)
     assert key is not None and key.reveal() == "flag-key-0001"
     # a blank variable is no file at all
-    key = read_api_key(
-        None, environ={"UMLS_API_KEY_FILE": " ", "UMLS_API_KEY": "variable-key-0002"}
-    )
+    with tool_env({"UMLS_API_KEY_FILE": " ", "UMLS_API_KEY": "variable-key-0002"}):
+        key = read_api_key(None)
     assert key is not None and key.reveal() == "variable-key-0002"
 
 
@@ -69,16 +77,16 @@ def test_a_key_file_named_by_the_environment_is_checked_like_the_flags(
 ) -> None:
     loose = _key_file(tmp_path, CANARY_KEY, mode=0o644)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.config"):
-        key = read_api_key(None, environ={"UMLS_API_KEY_FILE": str(loose)})
+        with tool_env({"UMLS_API_KEY_FILE": str(loose)}):
+            key = read_api_key(None)
     assert key is not None and key.reveal() == CANARY_KEY
     assert [r.getMessage() for r in caplog.records] == [
         f"the API key file {loose} can be read by other users; chmod 600 it"
     ]
     missing = tmp_path / "nowhere"
-    with pytest.raises(BadInputError) as info:
-        read_api_key(
-            None, environ={"UMLS_API_KEY_FILE": str(missing), "UMLS_API_KEY": "fallback-key-0003"}
-        )
+    env = {"UMLS_API_KEY_FILE": str(missing), "UMLS_API_KEY": "fallback-key-0003"}
+    with tool_env(env), pytest.raises(BadInputError) as info:
+        read_api_key(None)
     assert str(info.value) == f"{missing}: cannot read the API key file: No such file or directory"
 
 
@@ -87,7 +95,7 @@ def test_a_key_file_others_can_read_is_used_with_one_warning(
 ) -> None:
     path = _key_file(tmp_path, CANARY_KEY, mode=0o644)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.config"):
-        key = read_api_key(path, environ={})
+        key = read_api_key(path)
     assert key is not None and key.reveal() == CANARY_KEY
     assert [r.getMessage() for r in caplog.records] == [
         f"the API key file {path} can be read by other users; chmod 600 it"
@@ -108,8 +116,8 @@ def test_an_unusable_key_file_is_bad_input_never_a_fallback(
     tmp_path: Path, text: str, message: str
 ) -> None:
     path = _key_file(tmp_path, text)
-    with pytest.raises(BadInputError) as info:
-        read_api_key(path, environ={"UMLS_API_KEY": "would-be-fallback"})
+    with tool_env({"UMLS_API_KEY": "would-be-fallback"}), pytest.raises(BadInputError) as info:
+        read_api_key(path)
     assert str(info.value) == f"{path}: {message}"
     if len(text) > 4096:  # files.read_regular's words, and what the file should hold
         assert info.value.hint == "it should hold only your UMLS API key"
@@ -119,6 +127,11 @@ def test_an_unusable_key_file_is_bad_input_never_a_fallback(
 def test_the_key_never_shows_in_repr_or_str() -> None:
     key = ApiKey(CANARY_KEY)
     assert CANARY_KEY not in repr(key) + str(key) + repr([key]) + f"{key}"
+
+
+def test_the_key_cannot_be_pickled() -> None:
+    with pytest.raises(TypeError, match="an ApiKey cannot be pickled"):
+        pickle.dumps(ApiKey(CANARY_KEY))
 
 
 def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:
@@ -142,11 +155,13 @@ def test_a_missing_key_is_not_authorised_with_the_way_to_give_one() -> None:
 
 def test_the_cache_folder_comes_from_the_flag_then_the_environment(tmp_path: Path) -> None:
     env = {"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "from-env")}
-    assert resolve_cache_dir(tmp_path / "flag", environ=env) == tmp_path / "flag"
-    assert resolve_cache_dir(None, environ=env) == tmp_path / "from-env"
+    with tool_env(env):
+        assert resolve_cache_dir(tmp_path / "flag") == tmp_path / "flag"
+        assert resolve_cache_dir(None) == tmp_path / "from-env"
     home = Path("~").expanduser()
-    assert resolve_cache_dir(Path("~/c"), environ={}) == home / "c"
-    default = resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": " "})
+    assert resolve_cache_dir(Path("~/c")) == home / "c"
+    with tool_env({"TEMPMEDBENCH_CACHE_DIR": " "}):
+        default = resolve_cache_dir(None)
     assert default.name == "tempmedbench-synonyms"  # platformdirs' user cache folder
 
 
@@ -212,13 +227,14 @@ def test_the_tools_variables_are_every_umls_and_tempmedbench_one() -> None:
         "TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_FUTURE": "1", "NO_COLOR": "1",
         "HOME": "/home/me", "MY_UMLS_THING": "kept", "umls_api_key": "kept (not read)",
     }  # fmt: skip
-    assert config.tool_variables(environ=environ) == [
-        "TEMPMEDBENCH_CACHE_DIR", "TEMPMEDBENCH_FUTURE", "UMLS_API_KEY_FILE", "UMLS_BASE_URL",
-    ]  # fmt: skip
-    assert config.without_tool_variables(environ=environ) == {
-        "PATH": "/bin", "NO_COLOR": "1", "HOME": "/home/me", "MY_UMLS_THING": "kept",
-        "umls_api_key": "kept (not read)",
-    }  # fmt: skip
+    with patch.dict(os.environ, environ, clear=True):
+        assert config.tool_variables() == [
+            "TEMPMEDBENCH_CACHE_DIR", "TEMPMEDBENCH_FUTURE", "UMLS_API_KEY_FILE", "UMLS_BASE_URL",
+        ]  # fmt: skip
+        assert config.without_tool_variables() == {
+            "PATH": "/bin", "NO_COLOR": "1", "HOME": "/home/me", "MY_UMLS_THING": "kept",
+            "umls_api_key": "kept (not read)",
+        }  # fmt: skip
     assert all(name.startswith(ENV_PREFIXES) for name in ENV_VARS)
 
 
@@ -247,9 +263,8 @@ def no_home(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("no_home")
 def test_without_a_home_folder_the_default_folders_are_bad_input_naming_the_fix() -> None:
-    for kind, find in (("cache", lambda: resolve_cache_dir(None, environ={})),
-                       ("state", lambda: state_folder(environ={}))):  # fmt: skip
-        with pytest.raises(BadInputError) as info:
+    for kind, find in (("cache", lambda: resolve_cache_dir(None)), ("state", state_folder)):
+        with tool_env(), pytest.raises(BadInputError) as info:
             find()
         assert str(info.value) == (
             f"the default {kind} folder is in the home folder, and there is none: HOME is not "
@@ -258,12 +273,10 @@ def test_without_a_home_folder_the_default_folders_are_bad_input_naming_the_fix(
         assert info.value.hint == NO_HOME_HINT
     # Named folders need no home folder, unless they start with ~.
     env = {"TEMPMEDBENCH_CACHE_DIR": "/c", "TEMPMEDBENCH_STATE_DIR": "/s"}
-    assert (resolve_cache_dir(None, environ=env), state_folder(environ=env)) == (
-        Path("/c"),
-        Path("/s"),
-    )
+    with tool_env(env):
+        assert (resolve_cache_dir(None), state_folder()) == (Path("/c"), Path("/s"))
     with pytest.raises(BadInputError) as info:
-        resolve_cache_dir(Path("~/c"), environ={})
+        resolve_cache_dir(Path("~/c"))
     assert str(info.value) == (
         "--cache-dir starts with ~, and there is no home folder: HOME is not set and the user "
         "has no home folder in the password database"
@@ -310,7 +323,7 @@ def test_a_relative_home_is_no_home_folder(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
     with pytest.raises(BadInputError) as info:
-        resolve_cache_dir(None, environ={"HOME": "relative"})
+        resolve_cache_dir(None)
     assert str(info.value).startswith(
         "the default cache folder is in the home folder, and there is none: HOME='relative' is "
         "not an absolute path, and user id "
@@ -325,7 +338,7 @@ def test_a_bom_is_left_out_of_the_key_with_a_note(
 ) -> None:
     path = _key_file(tmp_path, f"\ufeff{CANARY_KEY}\r\n")  # Notepad's "UTF-8"
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms"):
-        key = read_api_key(path, environ={})
+        key = read_api_key(path)
     assert key is not None and key.reveal() == CANARY_KEY
     note = (
         "starts with a byte order mark (BOM, as Notepad's UTF-8 writes it), which is not part "
@@ -333,7 +346,8 @@ def test_a_bom_is_left_out_of_the_key_with_a_note(
     )
     assert key.notes == (note,)
     assert [r.getMessage() for r in caplog.records] == [f"{path} {note}"]
-    key = read_api_key(None, environ={"UMLS_API_KEY": f"\ufeff{CANARY_KEY}"})  # $(cat key.txt)
+    with tool_env({"UMLS_API_KEY": f"\ufeff{CANARY_KEY}"}):  # $(cat key.txt)
+        key = read_api_key(None)
     assert key is not None and key.reveal() == CANARY_KEY
 
 
@@ -357,7 +371,7 @@ def test_an_invisible_or_control_character_is_bad_input_naming_the_line_not_the_
 ) -> None:
     path = _key_file(tmp_path, text)
     with pytest.raises(BadInputError) as info:
-        read_api_key(path, environ={})
+        read_api_key(path)
     assert str(info.value) == (
         f"{path}, line {line}: the API key file holds {shown}: an invisible or control "
         "character, which no API key has"
@@ -371,14 +385,15 @@ def test_an_invisible_or_control_character_is_bad_input_naming_the_line_not_the_
 
 
 def test_the_key_variable_is_checked_alike() -> None:
-    with pytest.raises(BadInputError) as info:
-        read_api_key(None, environ={"UMLS_API_KEY": f"{CANARY_KEY}\u200b"})
+    with tool_env({"UMLS_API_KEY": f"{CANARY_KEY}\u200b"}), pytest.raises(BadInputError) as info:
+        read_api_key(None)
     assert str(info.value) == (
         f"UMLS_API_KEY holds U+200B (ZERO WIDTH SPACE) at character {len(CANARY_KEY) + 1}: an "
         "invisible or control character, which no API key has"
     )
-    with pytest.raises(BadInputError) as info:
-        read_api_key(None, environ={"UMLS_API_KEY": f"{CANARY_KEY} {CANARY_KEY}"})
+    env = {"UMLS_API_KEY": f"{CANARY_KEY} {CANARY_KEY}"}
+    with tool_env(env), pytest.raises(BadInputError) as info:
+        read_api_key(None)
     assert str(info.value) == ("UMLS_API_KEY holds more than one word; it should hold only the key")
     assert CANARY_KEY not in str(info.value) + str(info.value.hint)
 

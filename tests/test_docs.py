@@ -221,7 +221,7 @@ def test_the_limits_the_readme_and_spec_quote_are_in_the_table() -> None:
     constants_named = {row[2].strip("`") for row in table_rows("Limits")}
     assert {
         "constants.MAX_RATE", "constants.DEFAULT_RATE", "constants.RETRY_BUDGET",
-        "uts.client.MAX_BODY", "uts.client.MAX_ANSWER", "uts.retry.RetryPolicy.max_attempts",
+        "uts.client.MAX_BODY", "uts.client.MAX_ANSWER", "uts.client.RetryPolicy.max_attempts",
     } <= constants_named  # fmt: skip
 
 

@@ -29,9 +29,8 @@ from tempmedbench_synonyms.testing import (
 )
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.estimate import duration_words, estimate_line, fetch_seconds
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -58,7 +57,7 @@ def prefill(release: Path, cache_dir: Path, base_url: str, n: int) -> int:
     """Cache the answers of the first ``n`` distinct queries of the table (not the probe), as an
     earlier interrupted run would have; returns how many concepts they answer."""
     client = UtsClient(base_url=base_url, api_key=ApiKey(CANARY_KEY), limiter=virtual_limiter(),
-                       timeouts=Timeouts(connect=2.0, read=2.0), retry=RetryPolicy(),
+                       timeout=2.0, retry=RetryPolicy(),
                        sleep=lambda s: None, rng=random.Random(0))  # fmt: skip
     uts = CachedUts(client, ResponseCache(cache_dir, base_url))
     queries = atom_queries(open_release(release).table.concepts)

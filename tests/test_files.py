@@ -91,13 +91,13 @@ def test_check_own_trusts_only_what_the_user_owns_and_no_one_else_can_write(
     theirs.chmod(0o600)
     os.chown(theirs, 4242, -1)  # (as root: another user's file)
     with pytest.raises(UntrustedError) as info:
-        read_regular(theirs, own="TEMPMEDBENCH_STATE_DIR")
+        read_regular(theirs, limit=100, own="TEMPMEDBENCH_STATE_DIR")
     assert (str(info.value), info.value.hint) == (
         f"{theirs}: the file belongs to another user (uid 4242; you are uid {os.getuid()}), so "
         "what it holds cannot be trusted",
         f"use a folder of your own (TEMPMEDBENCH_STATE_DIR), or have {theirs} removed",
     )
-    assert read_regular(theirs) == b"planted"  # a file that is not kept by the tool: read
+    assert read_regular(theirs, limit=100) == b"planted"  # a file the tool does not keep: read
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(

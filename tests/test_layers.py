@@ -118,8 +118,8 @@ ALLOWED = {
 #: package (and the kernel). docs/architecture.md's module map lists them in this order.
 ORDER = {
     "uts": [
-        "__init__", "session", "source", "batch", "estimate", "terms", "workers", "cached",
-        "cache", "client", "ratelimit", "retry", "watchdog", "models", "options",
+        "__init__", "session", "source", "batch", "estimate", "workers", "cached",
+        "cache", "client", "ratelimit", "watchdog", "models", "options",
     ],
     "mrconso": [
         "__init__", "index", "engine", "source", "worker", "scan", "forms", "shapes", "rows",

@@ -48,21 +48,20 @@ from tempmedbench_synonyms.testing import (
 from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.options import UtsOptions
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.session import rest_source
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
 def fast_source(base_url: str, cache_dir: Path, *, workers: int = 8) -> RestAtomSource:
-    """The REST source with waits removed (limiter and retries) and a short read timeout."""
+    """The REST source with waits removed (limiter and retries) and a short timeout."""
     client = UtsClient(
         base_url=base_url,
         api_key=ApiKey(CANARY_KEY),
         limiter=virtual_limiter(),
-        timeouts=Timeouts(connect=2.0, read=0.5),
+        timeout=0.5,
         retry=RetryPolicy(max_attempts=10),
         sleep=lambda s: None,
         rng=random.Random(0),

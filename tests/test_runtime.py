@@ -89,12 +89,10 @@ def test_another_thread_takes_the_usual_exit(exits: list[int]) -> None:
 
 
 def test_a_worker_process_takes_the_usual_exit(exits: list[int]) -> None:
-    worker = runtime.spawn_worker("tempmedbench_synonyms.mrconso.worker", name="idle")
-    try:
+    with runtime.WorkerGroup() as group:
+        worker = group.spawn("tempmedbench_synonyms.mrconso.worker")
         assert runtime.live_workers() == 1
         assert runtime.quick_exit(0) is None
-    finally:
-        worker.stop(kill=True)
     assert runtime.live_workers() == 0 and worker.process.returncode is not None
     assert exits == []
 

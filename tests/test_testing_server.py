@@ -34,8 +34,7 @@ from tempmedbench_synonyms.testing import (
     find_secret,
     invented_rows,
 )
-from tempmedbench_synonyms.uts.client import UtsClient
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 
 
 def data(concepts: int = 3, atoms: int = 4) -> FakeUtsData:
@@ -180,7 +179,7 @@ def client_for(server: FakeUtsServer, **retry: Any) -> UtsClient:
         base_url=server.base_url,
         api_key=ApiKey(CANARY_KEY),
         limiter=virtual_limiter(),
-        timeouts=Timeouts(connect=2.0, read=0.3),
+        timeout=0.3,
         retry=RetryPolicy(**retry),
         sleep=lambda s: None,
         rng=random.Random(0),

@@ -559,9 +559,9 @@ def test_many_answers_an_endless_generator_after_one_chunk(umls: Umls, fake: Fak
 def test_many_streams_in_chunks_in_order_the_cache_shared_across_them(
     umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tempmedbench_synonyms.terminology import UtsTerminology
+    from tempmedbench_synonyms import terminology
 
-    monkeypatch.setattr(UtsTerminology, "ahead", 2)
+    monkeypatch.setattr(terminology, "MANY_AHEAD", 2)
     inputs = ["C9000001", "C9000002", "C9000001", "XYZ", "C9000002"]
     answers = list(umls.concept_many(iter(inputs)))
     assert [(a.input, a.outcome) for a in answers] == [
@@ -888,9 +888,9 @@ def test_many_ends_each_batch_with_its_last_progress_line(fake: FakeUts, tmp_pat
 def test_ctrl_c_while_reading_the_inputs_ends_the_stream_after_the_answers_before(
     umls: Umls, fake: FakeUts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tempmedbench_synonyms.terminology import UtsTerminology
+    from tempmedbench_synonyms import terminology
 
-    monkeypatch.setattr(UtsTerminology, "ahead", 2)
+    monkeypatch.setattr(terminology, "MANY_AHEAD", 2)
 
     def inputs() -> Iterator[str]:
         yield from ("C9000001", "C9000002", "C9000090")

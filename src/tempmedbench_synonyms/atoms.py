@@ -71,18 +71,15 @@ class AtomSource(Protocol):
         ...
 
 
-RELEASE_PATTERN = r"[0-9]{4}A[AB]"
 CUI_PATTERN = r"C[0-9]{7}"
-AUI_PATTERN = r"A[0-9]{7,9}"
-SAB_PATTERN = r"[A-Z0-9][A-Z0-9_.-]{0,39}"
 #: SNOMED CT identifiers have at most 18 digits, LOINC codes 8 characters; 100 leaves room for
 #: any source's code while keeping a message and a cache key short.
 MAX_CODE_LENGTH = 100
 
-_RELEASE = re.compile(RELEASE_PATTERN)
+_RELEASE = re.compile(r"[0-9]{4}A[AB]")
 _CUI = re.compile(CUI_PATTERN)
-_AUI = re.compile(AUI_PATTERN)
-_SAB = re.compile(SAB_PATTERN)
+_AUI = re.compile(r"A[0-9]{7,9}")
+_SAB = re.compile(r"[A-Z0-9][A-Z0-9_.-]{0,39}")
 
 #: Names people type for a source that UMLS abbreviates otherwise (too far apart for difflib).
 _ALIASES = {

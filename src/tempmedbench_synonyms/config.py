@@ -7,7 +7,6 @@ variables: docs/reference.md, "Environment variables".
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +18,8 @@ from tempmedbench_synonyms.constants import (
     CACHE_DIR_ENV,
     DEFAULT_BASE_URL,
     ENV_PREFIXES,
-    GPS_ENV,
     HOME_ENV,
     INDEX_DIR_ENV,
-    LOG_LEVEL_ENV,
     LOOPBACK_HOSTS,
     NO_COLOR_ENV,
     NO_PROXY_VARS,
@@ -31,87 +28,67 @@ from tempmedbench_synonyms.constants import (
 from tempmedbench_synonyms.errors import BadInputError
 
 
-def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if environ is None else environ
+def variable(name: str) -> str:
+    return os.environ.get(name, "").strip()
 
 
-def variable(name: str, *, environ: Mapping[str, str] | None = None) -> str:
-    return _env(environ).get(name, "").strip()
+def tool_variables() -> list[str]:
+    return sorted(name for name in os.environ if name.startswith(ENV_PREFIXES))
 
 
-def tool_variables(*, environ: Mapping[str, str] | None = None) -> list[str]:
-    return sorted(name for name in _env(environ) if name.startswith(ENV_PREFIXES))
-
-
-def without_tool_variables(*, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def without_tool_variables() -> dict[str, str]:
     """The environment less ``tool_variables``: for a child given every setting by its caller."""
-    return {k: v for k, v in _env(environ).items() if not k.startswith(ENV_PREFIXES)}
+    return {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIXES)}
 
 
-def no_proxy_with_loopback(*, environ: Mapping[str, str] | None = None) -> str:
+def no_proxy_with_loopback() -> str:
     """``NO_PROXY`` and ``no_proxy`` together, with ``LOOPBACK_HOSTS``: so no proxy sees a child's
     requests to 127.0.0.1."""
-    names = [
-        name.strip() for var in NO_PROXY_VARS for name in variable(var, environ=environ).split(",")
-    ]
+    names = [name.strip() for var in NO_PROXY_VARS for name in variable(var).split(",")]
     return ",".join(dict.fromkeys(name for name in [*names, *LOOPBACK_HOSTS] if name))
 
 
-def key_file(api_key_file: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
-    return api_key_file if api_key_file is not None else _from_env(API_KEY_FILE_ENV, environ)
-
-
-def key_from_env(*, environ: Mapping[str, str] | None = None) -> str:
-    return variable(API_KEY_ENV, environ=environ)
-
-
-def api_key_source(
-    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
-) -> str | None:
+def api_key_source(api_key_file: Path | None) -> str | None:
     """Where the key is taken from, in words: ``--api-key-file PATH``, ``UMLS_API_KEY_FILE
     (PATH)`` or ``UMLS_API_KEY``; ``None`` if nothing gives one (the file may still be bad)."""
     if api_key_file is not None:
         return f"--api-key-file {api_key_file}"
-    from_env = variable(API_KEY_FILE_ENV, environ=environ)
+    from_env = variable(API_KEY_FILE_ENV)
     if from_env:
         return f"{API_KEY_FILE_ENV} ({from_env})"
-    if key_from_env(environ=environ):
+    if variable(API_KEY_ENV):
         return API_KEY_ENV
     return None
 
 
-def base_url(flag: str | None, *, environ: Mapping[str, str] | None = None) -> str:
+def base_url(flag: str | None) -> str:
     if flag is not None:
         return flag
-    return variable(BASE_URL_ENV, environ=environ) or DEFAULT_BASE_URL
+    return variable(BASE_URL_ENV) or DEFAULT_BASE_URL
 
 
-def resolve_cache_dir(cache_dir: Path | None, *, environ: Mapping[str, str] | None = None) -> Path:
+def resolve_cache_dir(cache_dir: Path | None) -> Path:
     if cache_dir is not None:
         return _expanded(cache_dir, "--cache-dir")
-    return _from_env(CACHE_DIR_ENV, environ) or _platform_folder("cache", environ=environ)
+    return path_variable(CACHE_DIR_ENV) or _platform_folder("cache")
 
 
-def resolve_index_dir(
-    index_dir: Path | None,
-    cache_dir: Path | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-) -> Path:
+def resolve_index_dir(index_dir: Path | None, cache_dir: Path | None = None) -> Path:
     """The local indexes' folder: ``--index-dir``, ``TEMPMEDBENCH_INDEX_DIR``, or the cache's."""
     if index_dir is not None:
         return _expanded(index_dir, "--index-dir")
-    return (
-        _from_env(INDEX_DIR_ENV, environ) or resolve_cache_dir(cache_dir, environ=environ) / "index"
-    )
+    return path_variable(INDEX_DIR_ENV) or resolve_cache_dir(cache_dir) / "index"
 
 
-def state_folder(*, environ: Mapping[str, str] | None = None) -> Path:
-    return _from_env(STATE_DIR_ENV, environ) or _platform_folder("state", environ=environ)
+def state_folder() -> Path:
+    return path_variable(STATE_DIR_ENV) or _platform_folder("state")
 
 
-def _from_env(name: str, environ: Mapping[str, str] | None) -> Path | None:
-    value = variable(name, environ=environ)
+def path_variable(name: str, flag: Path | None = None) -> Path | None:
+    """``flag``, else the path the variable ``name`` gives (``~`` expanded), else ``None``."""
+    if flag is not None:
+        return flag
+    value = variable(name)
     return _expanded(value, name) if value else None
 
 
@@ -128,7 +105,7 @@ def _expanded(path: str | Path, name: str) -> Path:
         ) from None
 
 
-def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
+def _platform_folder(kind: str) -> Path:
     """The platformdirs user ``kind`` folder; no home folder is BadInputError saying what to set."""
     # Imported here: platformdirs is only needed when neither flag nor variable names a folder.
     import platformdirs
@@ -139,7 +116,7 @@ def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
         found = ""
     if os.path.isabs(found):
         return Path(found)
-    home = _env(environ).get(HOME_ENV)
+    home = os.environ.get(HOME_ENV)
     why = f"{HOME_ENV} is not set" if not home else f"{HOME_ENV}={home!r} is not an absolute path"
     uid = getattr(os, "getuid", lambda: None)()
     user = "the user running it" if uid is None else f"user id {uid}"
@@ -152,18 +129,9 @@ def _platform_folder(kind: str, *, environ: Mapping[str, str] | None) -> Path:
     )
 
 
-def log_level_name(*, environ: Mapping[str, str] | None = None) -> str:
-    """``TEMPMEDBENCH_LOG_LEVEL`` as set ("" when unset); ``cli`` says what it means."""
-    return variable(LOG_LEVEL_ENV, environ=environ)
-
-
-def gps_path(flag: Path | None, *, environ: Mapping[str, str] | None = None) -> Path | None:
-    return flag if flag is not None else _from_env(GPS_ENV, environ)
-
-
-def no_color(*, environ: Mapping[str, str] | None = None) -> bool:
+def no_color() -> bool:
     """Whether ``NO_COLOR`` is set to anything (https://no-color.org)."""
-    return bool(_env(environ).get(NO_COLOR_ENV))
+    return bool(os.environ.get(NO_COLOR_ENV))
 
 
 @dataclass(frozen=True, slots=True)

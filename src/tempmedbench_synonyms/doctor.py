@@ -3,6 +3,7 @@ and their order: docs/reference.md, ``doctor``)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import platform
 import threading
@@ -14,12 +15,13 @@ from typing import Any
 from tempmedbench_synonyms.about import dependency_versions
 from tempmedbench_synonyms.config import (
     api_key_source,
-    key_file,
+    path_variable,
     resolve_cache_dir,
     resolve_index_dir,
 )
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
+    API_KEY_FILE_ENV,
     CACHE_DIR_ENV,
     PROFILE_URL,
     STATE_DIR_ENV,
@@ -82,12 +84,9 @@ class Check:
         return {"name": self.name, "ok": self.ok, "message": self.message, "hint": self.hint}
 
 
-def _passed(name: str, message: str) -> Check:
-    return Check(name, True, message)
-
-
-def _failed(name: str, err: TempMedBenchError) -> Check:
-    return Check(name, False, redact(str(err)), err.hint, err.exit_code)
+def _failed(name: str, err: TempMedBenchError | OSError) -> Check:
+    error = os_error(err) if isinstance(err, OSError) else err
+    return Check(name, False, redact(str(error)), error.hint, error.exit_code)
 
 
 def check_versions() -> Check:
@@ -99,19 +98,18 @@ def check_versions() -> Check:
     missing = [name for name, version in found.items() if version == "not installed"]
     if missing:
         return Check("versions", False, message, f"{bounded_list(missing)}: {_PYTHON_HINT}", 2)
-    return _passed("versions", message)
+    return Check("versions", True, message)
 
 
 def check_release(release_dir: Path) -> tuple[Check, Release | None]:
     try:
         opened = open_release(release_dir)
-    except TempMedBenchError as err:
+    except (TempMedBenchError, OSError) as err:
         return _failed("release", err), None
-    except OSError as err:
-        return _failed("release", os_error(err)), None
     table = opened.table
-    return _passed(
+    return Check(
         "release",
+        True,
         f"{opened.folder}: {opened.files_checked} files match MANIFEST.sha256; "
         f"{len(table.concepts)} concepts, UMLS release {table.umls_release}",
     ), opened
@@ -121,14 +119,10 @@ def check_api_key(api_key_file: Path | None) -> Check:
     where = api_key_source(api_key_file)
     key = read_api_key(api_key_file)  # an error fails the check (_made)
     if key is None:
-        missing = missing_key()
-        return Check(
-            "api_key",
-            False,
-            f"no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor {API_KEY_ENV} "
-            "gives one",
-            missing.hint,
-            missing.exit_code,
+        raise ApiKeyMissingError(
+            message=f"no UMLS API key: neither --api-key-file, UMLS_API_KEY_FILE nor "
+            f"{API_KEY_ENV} gives one",
+            hint=missing_key().hint,
         )
     notes = [f"it {note}" for note in key.notes]  # a byte order mark left out: still a pass
     hints = []
@@ -138,7 +132,7 @@ def check_api_key(api_key_file: Path | None) -> Check:
             "hexadecimal digits)"
         )
         hints.append(f"if UTS refuses it, copy the key again from your UTS profile ({PROFILE_URL})")
-    path = key_file(api_key_file)
+    path = path_variable(API_KEY_FILE_ENV, api_key_file)
     try:
         loose = path is not None and readable_by_others(path.stat().st_mode)
     except OSError:
@@ -154,19 +148,16 @@ def check_uts(
     options: UtsOptions,
     umls_release: str,
     cui: str,
+    current_hint: str | None,
     *,
     key_ok: bool,
-    current_hint: str | None = None,
 ) -> Check:
-    """The one probe request (module docstring); ``current_hint``: the hint when UTS does not
-    serve ``current`` and :data:`KNOWN_CUI` (doctor has no table)."""
+    """The one probe request; ``current_hint``: the hint when UTS does not serve ``current`` and
+    :data:`KNOWN_CUI` (doctor has no table)."""
     if not key_ok:
-        return Check(
-            "uts",
-            False,
-            "not asked: there is no usable API key to send",
-            "fix the api_key check first",
-            ApiKeyMissingError.exit_code,
+        raise ApiKeyMissingError(
+            message="not asked: there is no usable API key to send",
+            hint="fix the api_key check first",
         )
     try:
         # No cache: asked of UMLS even when cached, its answer not cached, and a cache folder
@@ -183,8 +174,9 @@ def check_uts(
             failed = replace(failed, hint=current_hint)
         return failed
     shown = umls_release if concrete == umls_release else f"{umls_release} (now {concrete})"
-    return _passed(
+    return Check(
         "uts",
+        True,
         f"{redact(options.url)} accepted the key and serves UMLS release {shown} "
         f"(probe: concept {cui})",
     )
@@ -195,23 +187,19 @@ def _writable(name: str, folders: list[Path], hint: str) -> Check:
         try:
             check_writable(folder)
         except OSError as err:
-            return Check(
-                name,
-                False,
+            raise BadInputError(
                 f"cannot write in {folder}: {os_problem(err)}",
-                "; ".join(h for h in (os_fix(err), hint) if h),
-                BadInputError.exit_code,
-            )
-    return _passed(name, f"{bounded_list(sorted(set(folders)))} writable")
+                hint="; ".join(h for h in (os_fix(err), hint) if h),
+            ) from None
+    return Check(name, True, f"{bounded_list(sorted(set(folders)))} writable")
 
 
 def check_cache(cache_dir: Path | None) -> Check:
     hint = f"give a writable folder with --cache-dir or {CACHE_DIR_ENV}"
-    try:
-        folder = resolve_cache_dir(cache_dir)
+    folder = resolve_cache_dir(cache_dir)
+    # A folder on its path that cannot be entered, a name too long: said by the check below.
+    with contextlib.suppress(OSError):
         check_cache_root(folder)
-    except OSError:  # a folder on its path that cannot be entered, a name too long: said below
-        pass
     return _writable("cache", [folder], hint)
 
 
@@ -234,16 +222,13 @@ def check_rate_state(base_url: str) -> Check:
         except OSError as err:
             problem = f"cannot make the shared rate state {path} ({err.strerror or err})"
     if problem is not None:
-        return Check(
-            "rate_state",
-            False,
+        raise BadInputError(
             f"{problem}: runs would each keep their own --rate but not share one budget, "
             "so two runs at once could exceed the UTS limit together",
-            f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or run "
-            "one at a time",
-            BadInputError.exit_code,
+            hint=f"set {STATE_DIR_ENV} to a local folder of your own that you can write in, or "
+            "run one at a time",
         )
-    return _passed("rate_state", f"{path} can be locked and shared by runs on this machine")
+    return Check("rate_state", True, f"{path} can be locked and shared by runs on this machine")
 
 
 def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
@@ -254,7 +239,9 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
         if table_sabs
         else ""
     )
-    return _passed("mrconso", f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}")
+    return Check(
+        "mrconso", True, f"{path} reads as MRCONSO.RRF ({inp.kind}, first rows checked){sabs}"
+    )
 
 
 def check_meta(meta: Path, index_dir: Path | None) -> Check:
@@ -273,8 +260,9 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
             + ", ".join(f"{p.file} ({format_size(p.bytes)} to read)" for p in todo)
             + ": each is built when a command first needs it"
         )
-    return _passed(
+    return Check(
         "meta",
+        True,
         f"{meta} is a META of {plural(len(parts), 'file')}, indexed in {folder}: "
         + ("; ".join(said) if done else said[0]),
     )
@@ -286,18 +274,11 @@ def run_checks(
     *,
     mrconso: Path | None = None,
     out: Path | None = None,
-    say: Callable[[Check], None] | None = None,
+    say: Callable[[Check], None],
     meta: Path | None = None,
     index_dir: Path | None = None,
-) -> list[Check]:
-    """Every check, in order; ``say`` is called with each as soon as it is made."""
-    checks: list[Check] = []
-
-    def add(check: Check) -> None:
-        checks.append(check)
-        if say is not None:
-            say(check)
-
+) -> None:
+    """Every check, in order: ``say`` is called with each as soon as it is made."""
     # The key is read by the api_key check and again by the probe: a warning about it (a key
     # file others can read) is said once.
     secret_log = logging.getLogger("tempmedbench_synonyms.secret")
@@ -312,49 +293,45 @@ def run_checks(
 
     secret_log.addFilter(once)
     try:
-        add(_made("versions", check_versions))
+        say(_made("versions", check_versions))
         opened = None
         if release_dir is not None:
             found, opened = check_release(release_dir)
-            add(found)
+            say(found)
         key = _made("api_key", lambda: check_api_key(options.api_key_file))
         local = "--mrconso" if mrconso is not None else "--meta" if meta is not None else None
         if local is not None and key.exit_code == ApiKeyMissingError.exit_code:
             # A run from local files sends nothing: no key is needed, so none is missing.
-            add(_passed("api_key", f"none found; none is needed with {local}"))
-            add(_passed("uts", f"not asked: a run with {local} sends no request"))
+            say(Check("api_key", True, f"none found; none is needed with {local}"))
+            say(Check("uts", True, f"not asked: a run with {local} sends no request"))
         else:
-            add(key)
+            say(key)
+            # no release folder (or none that could be read): the key and UTS all the same
+            hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
+            probe: tuple[str, str, str | None] = ("current", KNOWN_CUI, hint)
             if opened is not None and opened.table.concepts:
-                probe = (opened.table.umls_release, probe_cui(opened.table.concepts))
-                add(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
-            else:  # no release folder (or none that could be read): the key and UTS all the same
-                hint = _NO_TABLE_HINT if release_dir is None else _UNREAD_TABLE_HINT
-                add(_made("uts", lambda: check_uts(options, "current", KNOWN_CUI, key_ok=key.ok,
-                                                   current_hint=hint)))  # fmt: skip
-        add(_made("cache", lambda: check_cache(options.cache_dir)))
+                probe = (opened.table.umls_release, probe_cui(opened.table.concepts), None)
+            say(_made("uts", lambda: check_uts(options, *probe, key_ok=key.ok)))
+        say(_made("cache", lambda: check_cache(options.cache_dir)))
         root = out if out is not None else (opened.folder if opened is not None else None)
         if root is not None:
-            add(_made("out", lambda: check_out(root)))
-        add(_made("rate_state", lambda: check_rate_state(options.url)))
+            say(_made("out", lambda: check_out(root)))
+        say(_made("rate_state", lambda: check_rate_state(options.url)))
         if mrconso is not None:
             sabs = sorted({e.sab for e in opened.table.concepts.values()}) if opened else []
-            add(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
+            say(_made("mrconso", lambda: check_mrconso(mrconso, sabs)))
         if meta is not None:
-            add(_made("meta", lambda: check_meta(meta, index_dir)))
+            say(_made("meta", lambda: check_meta(meta, index_dir)))
     finally:
         secret_log.removeFilter(once)
-    return checks
 
 
 def _made(name: str, make: Callable[[], Check]) -> Check:
     """The check ``make`` makes; an uncaught error fails that check, never doctor."""
     try:
         return make()
-    except TempMedBenchError as err:
+    except (TempMedBenchError, OSError) as err:
         return _failed(name, err)
-    except OSError as err:
-        return _failed(name, os_error(err))
 
 
 def exit_code(checks: list[Check]) -> int:

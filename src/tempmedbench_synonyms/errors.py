@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -45,13 +46,9 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def bounded_list(items: Iterable[object], *, limit: int = LIST_AT_MOST, sep: str = ", ") -> str:
     """The first ``limit`` items as text, then "and N more" (SPEC section 8)."""
-    shown: list[str] = []
-    more = 0
-    for item in items:
-        if len(shown) < limit:
-            shown.append(str(item))
-        else:
-            more += 1
+    rest = iter(items)
+    shown = [str(item) for item in itertools.islice(rest, limit)]
+    more = sum(1 for _ in rest)
     if more:
         shown.append(f"and {more} more")
     return sep.join(shown)
@@ -71,9 +68,6 @@ class TempMedBenchError(Exception):
         #: ``cache_hits`` of a fetch a 401 stopped); the keys are the report's
         self.report_fields: dict[str, Any] = {}
 
-    def __str__(self) -> str:
-        return self.message
-
 
 class MismatchError(TempMedBenchError):
     """The files were rebuilt, but a hash differs or a concept drifted: raised by
@@ -91,22 +85,8 @@ class MismatchError(TempMedBenchError):
         )
 
 
-def _where(path: str | Path | None, line: int | None, key: str | None) -> str:
-    parts: list[str] = []
-    if path is not None:
-        parts.append(str(path) if line is None else f"{path}, line {line}")
-    elif line is not None:
-        parts.append(f"line {line}")
-    if key:
-        parts.append(key)
-    return ": ".join(parts)
-
-
 class BadInputError(TempMedBenchError):
     """The input cannot be used as it is: a file, a line, a key, an option."""
-
-    exit_code = 2
-    outcome = Outcome.BAD_INPUT
 
     def __init__(
         self,
@@ -121,9 +101,16 @@ class BadInputError(TempMedBenchError):
         self.path = None if path is None else str(path)
         self.line = line
         self.key = key
+        where: list[str] = []
+        if path is not None:
+            where.append(str(path) if line is None else f"{path}, line {line}")
+        elif line is not None:
+            where.append(f"line {line}")
         # "--rate 25 is out of range" names its option already: no "--rate: " before it
-        where = _where(path, line, None if key and problem.startswith(key) else key)
-        super().__init__(f"{where}: {problem}" if where else problem, hint=hint)
+        if key and not problem.startswith(key):
+            where.append(key)
+        said = ": ".join(where)
+        super().__init__(f"{said}: {problem}" if said else problem, hint=hint)
 
 
 class ManifestError(BadInputError):

@@ -12,12 +12,12 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Iterable
+from io import BufferedReader
 from pathlib import Path
-from typing import BinaryIO
 
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError, bounded_list
 
-_HASH_BLOCK = 1 << 20
 #: Every temporary file ends so; ``cache info`` counts the ones a killed run left behind.
 TMP_SUFFIX = ".tmp"
 _TOKEN_HEX = 12  # secrets.token_hex(6)
@@ -55,7 +55,9 @@ def not_regular_error(path: str | Path, kind: str, *, what: str | None = None) -
     )
 
 
-def open_regular(path: str | Path, *, what: str | None = None, own: str | None = None) -> BinaryIO:
+def open_regular(
+    path: str | Path, *, what: str | None = None, own: str | None = None
+) -> BufferedReader:
     """Open ``path`` for reading in binary mode if it is a regular file (a link to one is fine).
     Anything else is :class:`BadInputError`; ``OSError`` is left to the caller. With ``own`` (how to
     choose a folder of one's own), the file must also be the user's own (:func:`check_own`)."""
@@ -87,12 +89,10 @@ def open_regular(path: str | Path, *, what: str | None = None, own: str | None =
 
 
 def read_regular(
-    path: str | Path, *, what: str | None = None, limit: int | None = None, own: str | None = None
+    path: str | Path, *, limit: int, what: str | None = None, own: str | None = None
 ) -> bytes:
     """A regular file's bytes (:func:`open_regular`); past ``limit``, BadInputError."""
     with open_regular(path, what=what, own=own) as f:
-        if limit is None:
-            return f.read()
         data = _read_at_most(f, limit)
     if isinstance(data, int):
         subject = f"{what} " if what else ""
@@ -100,7 +100,7 @@ def read_regular(
     return data
 
 
-def _read_at_most(f: BinaryIO, limit: int) -> bytes | int:
+def _read_at_most(f: BufferedReader, limit: int) -> bytes | int:
     """The bytes of ``f``, or past ``limit`` its size (``-1`` if it grew past it while read);
     ``fstat`` first, so a larger file is not read at all."""
     size = os.fstat(f.fileno()).st_size
@@ -254,31 +254,29 @@ def os_error(err: OSError, *, what: str = "", instead: str | None = None) -> Bad
     )
 
 
-def remove_leftovers(folder: Path, *, now: float | None = None) -> list[Path]:
-    """Remove the temporary files a killed run left in ``folder`` (regular files of
-    write_atomic's pattern older than :data:`LEFTOVER_AGE`); return them."""
-    now = time.time() if now is None else now
+def remove_leftovers(folders: Iterable[Path]) -> str | None:
+    """Remove the temporary files a killed run left in ``folders`` (regular files of
+    write_atomic's pattern older than :data:`LEFTOVER_AGE`); the one warning that says which."""
+    now = time.time()
     removed: list[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return removed
-    for entry in entries:
-        if _LEFTOVER.fullmatch(entry.name) is None:
-            continue
+    for folder in folders:
         try:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < LEFTOVER_AGE:
-                continue
-            os.unlink(entry.path)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            continue  # gone meanwhile, or not ours to remove: leave it
-        removed.append(Path(entry.path))
-    return removed
-
-
-def leftovers_note(removed: list[Path]) -> str:
-    """The one warning that says which temporary files :func:`remove_leftovers` removed."""
+            continue
+        for entry in entries:
+            if _LEFTOVER.fullmatch(entry.name) is None:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < LEFTOVER_AGE:
+                    continue
+                os.unlink(entry.path)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove: leave it
+            removed.append(Path(entry.path))
+    if not removed:
+        return None
     return f"removed {len(removed)} temporary file(s) left by an interrupted run: " + bounded_list(
         removed
     )
@@ -288,8 +286,8 @@ def read_input(
     path: Path,
     *,
     what: str,
+    limit: int,
     folder: Path | None = None,
-    limit: int | None = None,
     too_large: str | None = None,
 ) -> bytes:
     """The bytes of the regular file ``path``; missing or unreadable is BadInputError (a hint about
@@ -297,7 +295,7 @@ def read_input(
     ``too_large``; never read past ``limit + 1`` bytes, so a growing file is bounded too."""
     try:
         with open_regular(path, what=what) as f:
-            data = f.read() if limit is None else _read_at_most(f, limit)
+            data = _read_at_most(f, limit)
     except FileNotFoundError:
         hint = None
         if folder is not None and not folder.is_dir():
@@ -311,7 +309,6 @@ def read_input(
     except OSError as err:  # a folder, a FIFO or a device is refused by open_regular itself
         raise BadInputError(f"cannot read {what}: {err.strerror}", path=path) from None
     if isinstance(data, int):
-        assert limit is not None
         over = f"over the limit of {_bytes_text(limit)} for {what}"
         problem = f"grew {over} as it was read" if data < 0 else f"{_bytes_text(data)}, {over}"
         raise BadInputError(problem, path=path, hint=too_large)
@@ -334,8 +331,5 @@ def decode_utf8(raw: bytes, *, path: str) -> str:
 
 def sha256_file(path: Path) -> str:
     """SHA-256 of a file, read in blocks so that a large release file is never held whole."""
-    digest = hashlib.sha256()
     with open_regular(path) as f:
-        while block := f.read(_HASH_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -29,9 +29,7 @@ class JsonProblem(ValueError):
 
 
 class DuplicateKey(JsonProblem):
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} appears twice in one object")
-        self.key = key
+    """A key twice in one object: said without "invalid JSON: " (``parse_json``)."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -52,7 +50,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKey(key)
+                raise DuplicateKey(f"the key {key!r} appears twice in one object")
             seen.add(key)
     return obj
 
@@ -66,6 +64,11 @@ DECODER = json.JSONDecoder(
 _UNCHECKED_KEYS = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
+#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: only a text holding one can decode to a lone
+#: surrogate (``has_lone_surrogate`` then looks at the strings themselves).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def parse_json(
     text: str, *, path: str | Path, line: int | None = None, utf8_only: bool = False
 ) -> Any:
@@ -75,26 +78,8 @@ def parse_json(
     Refused besides invalid JSON: NaN, Infinity, a float out of range, a repeated key, beyond
     ``json``'s limits; with ``utf8_only``, a lone surrogate escape such as ``"\\ud800"`` too.
     """
-    data = _decode(text, path=path, line=line)
-    if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
-        raise BadInputError(
-            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
-            "encode",
-            path=path,
-            line=line,
-        )
-    return data
-
-
-#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: only a text holding one can decode to a lone
-#: surrogate (``has_lone_surrogate`` then looks at the strings themselves).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
-    """``DECODER.decode(text)``, each problem as ``BadInputError`` (``parse_json``)."""
     try:
-        return DECODER.decode(text)
+        data = DECODER.decode(text)
     except json.JSONDecodeError as err:
         raise BadInputError(
             f"invalid JSON: {err.msg} (column {err.colno})",
@@ -121,6 +106,14 @@ def _decode(text: str, *, path: str | Path, line: int | None) -> Any:
         raise BadInputError(
             f"JSON this tool cannot read: {problem}", path=path, line=line
         ) from None
+    if utf8_only and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
+        raise BadInputError(
+            "a string holds a lone surrogate escape (\\ud800 to \\udfff), which UTF-8 cannot "
+            "encode",
+            path=path,
+            line=line,
+        )
+    return data
 
 
 def _position(text: str) -> int | None:
@@ -239,7 +232,13 @@ def _batches(
         records, count_keys = _fast_batch(text, array, lines, rules.utf8_only, count_keys)
         if records is None:  # line by line: the first line at fault is named
             for number, line in enumerate(text.split("\n"), start=first):
-                yield [_parse_line(line, where, number, rules)]
+                if not line.strip():
+                    raise BadInputError(rules.blank, path=where, line=number)
+                obj = parse_json(line, path=where, line=number, utf8_only=rules.utf8_only)
+                if not isinstance(obj, dict):
+                    kind = type(obj).__name__
+                    raise BadInputError(rules.not_object.format(kind=kind), path=where, line=number)
+                yield [obj]
         else:
             yield records
         first += lines
@@ -267,16 +266,6 @@ def _fast_batch(
     except (ValueError, RecursionError):
         return None, count_keys
     return records, count_keys
-
-
-def _parse_line(line: str, where: str, number: int, rules: LineRules) -> dict[str, Any]:
-    if not line.strip():
-        raise BadInputError(rules.blank, path=where, line=number)
-    obj = parse_json(line, path=where, line=number, utf8_only=rules.utf8_only)
-    if not isinstance(obj, dict):
-        kind = type(obj).__name__
-        raise BadInputError(rules.not_object.format(kind=kind), path=where, line=number)
-    return obj
 
 
 def _check_line_lengths(block: bytes, where: str, first: int, rules: LineRules) -> None:

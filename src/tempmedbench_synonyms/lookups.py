@@ -67,22 +67,21 @@ class Column:
 
 NAMED = (Column("UI", "ui"), Column("NAME", "name"), Column("SOURCE", "root_source"))
 _ONE = "found {query}, UMLS {release}"
-_CUIS = ("CUI", "Concepts.")
 #: A relation label (MRREL's REL: RO, PAR, CHD...).
 _LABEL = re.compile(r"[A-Za-z0-9_]{1,40}")
 #: A value of ``semanticTypes``: a TUI (T047), a tree number (A2.2) or a type's name.
 _SEMANTIC_TYPE = re.compile(r"[A-Za-z0-9_.,' -]{1,80}")
-_CUI_HINT = "check the CUI (C and 7 digits, such as C0020538)"
 
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
     #: the ``umls`` command that asks it (the kind's docstring is its help)
     command: ClassVar[str]
-    #: the fields that name one input: the command's arguments (``sab`` and ``code``: SAB CODE...)
-    inputs: ClassVar[tuple[str, ...]]
+    #: the fields that name one input (a CUI unless it says): the command's arguments (``sab``
+    #: and ``code``: SAB CODE...)
+    inputs: ClassVar[tuple[str, ...]] = ("cui",)
     #: the metavar and help of the argument of a kind whose input is one field
-    argument: ClassVar[tuple[str, str]] = ("", "")
+    argument: ClassVar[tuple[str, str]] = ("CUI", "Concepts.")
     #: the class of ``uts.models`` each result is read as (by name: the kernel has no pydantic)
     model: ClassVar[str]
     #: the table ``umls COMMAND`` prints, one row a result, sorted by the attributes ``order``
@@ -131,8 +130,9 @@ class Lookup:
         return f"{getattr(self, 'sab', None)} code {getattr(self, 'code', None)}"
 
     def rows(self) -> Rows:
-        """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say."""
-        return self.rows_rule
+        """Which MRCONSO rows it answers from (SPEC 12): ``rows_rule``, unless its flags say; every
+        row for ``--preferred`` (UTS then counts obsolete and suppressible atoms too)."""
+        return EVERY_ROW if getattr(self, "preferred", False) else self.rows_rule
 
     def _list(self, path: str, *params: tuple[str, str]) -> UtsRequest:
         """A list that follows ``pageCount``, cut at the kind's limit."""
@@ -184,10 +184,17 @@ class Lookup:
         if self.hint_text:
             return self.hint_text
         if getattr(self, "cui", None) is not None:
-            return _CUI_HINT
+            return "check the CUI (C and 7 digits, such as C0020538)"
         if getattr(self, "aui", None) is not None:
             return "check the AUI (A and 7 to 9 digits, such as A3220484)"
         return "check the code, and the source it belongs to"
+
+
+def option(
+    default: Any, flag: str, help: str, default_text: str | None = None, metavar: str | None = None
+) -> Any:
+    """A dataclass field spelt ``flag`` on the command line (``config.spelt``)."""
+    return field(default=default, metadata=spelt(flag, help, default_text, metavar))
 
 
 def _sabs(what: str = "results of") -> Any:
@@ -235,15 +242,10 @@ class Search(Lookup):
                  "forms) or fewer --sabs")  # fmt: skip
 
     string: str = ""
-    search_type: SearchType = field(
-        default="words", metadata=spelt("--search-type", "How the term is matched.")
-    )
-    input_type: InputType | None = field(
-        default=None, metadata=spelt("--input-type", "What the term is (UTS: atom).", "")
-    )
-    return_id_type: ReturnIdType | None = field(
-        default=None,
-        metadata=spelt("--return-id-type", "What each result names (UTS: concept).", ""),
+    search_type: SearchType = option("words", "--search-type", "How the term is matched.")
+    input_type: InputType | None = option(None, "--input-type", "What the term is (UTS: atom).", "")
+    return_id_type: ReturnIdType | None = option(
+        None, "--return-id-type", "What each result names (UTS: concept).", ""
     )
     sabs: tuple[str, ...] = _sabs()
     semantic_types: tuple[str, ...] = field(
@@ -251,15 +253,9 @@ class Search(Lookup):
         metadata=spelt("--semantic-types", "Only concepts of these semantic types (TUIs, such "
                        "as T047; repeat it or separate them with commas).", "", "<tui,...>"),
     )  # fmt: skip
-    partial: bool = field(
-        default=False, metadata=spelt("--partial", "Also results that match part of the term.")
-    )
-    include_obsolete: bool = field(
-        default=False, metadata=spelt("--include-obsolete", "Also obsolete atoms.")
-    )
-    include_suppressible: bool = field(
-        default=False, metadata=spelt("--include-suppressible", "Also suppressible atoms.")
-    )
+    partial: bool = option(False, "--partial", "Also results that match part of the term.")
+    include_obsolete: bool = option(False, "--include-obsolete", "Also obsolete atoms.")
+    include_suppressible: bool = option(False, "--include-suppressible", "Also suppressible atoms.")
     #: local search only: the LAT of the matching atoms (UTS search has no such filter)
     language: str | None = field(
         default=None,
@@ -307,11 +303,12 @@ class Search(Lookup):
         return counted(self.include_obsolete, self.include_suppressible)
 
     def ask(self, engine: Any) -> Any:
+        limit = self.limit_or_default()  # (0: no cap) one more says truncated
         return engine.search(
             self.string, search_type=self.search_type, input_type=self.input_type or "atom",
             return_id_type=self.return_id_type or "concept", sabs=self.sabs,
             semantic_types=self.semantic_types, partial=self.partial, language=self.language,
-            rows=self.rows(), limit=_one_more(self.limit_or_default()),
+            rows=self.rows(), limit=limit + 1 if limit else None,
         )  # fmt: skip
 
     def check(self) -> None:
@@ -398,8 +395,6 @@ class Definitions(Lookup):
     """
 
     command = "definitions"
-    inputs = ("cui",)
-    argument = _CUIS
     model = "Definition"
     rows_rule = COUNTED
     columns = (Column("SOURCE", "root_source"), Column("DEFINITION", "value"))
@@ -429,8 +424,6 @@ class Relations(Lookup):
     """
 
     command = "relations"
-    inputs = ("cui",)
-    argument = _CUIS
     model = "Relation"
     rows_rule = COUNTED
     columns = (
@@ -478,18 +471,14 @@ class SemanticTypes(Lookup):
     """
 
     command = "semantic-types"
-    inputs = ("cui",)
-    argument = _CUIS
     model = "SemanticTypeInfo"
     columns = (Column("NAME", "name"), Column("TUI", "tui"), Column("TREE", "tree_number", True))
     words_as = ("semantic types of {0.whose}", "no {asked}")
 
     cui: str = ""
-    details: bool = field(
-        default=False,
-        metadata=spelt("--details", "Also each type's tree number and definition (one more "
-                       "request a type)."),
-    )  # fmt: skip
+    details: bool = option(
+        False, "--details", "Also each type's tree number and definition (one more request a type)."
+    )
 
     def request(self, release: str) -> UtsRequest:
         return paths.concept(release, self.cui)
@@ -617,8 +606,6 @@ class Concept(Lookup):
     """
 
     command = "concept"
-    inputs = ("cui",)
-    argument = _CUIS
     model = "ConceptRecord"
     columns = (Column("CUI", "ui"), Column("NAME", "name"), Column("STATUS", "status"),
                Column("ATOMS", "atom_count"), Column("TYPES", "type_names"))  # fmt: skip
@@ -668,8 +655,7 @@ class Atoms(_AtomKind):
     """
 
     command = "atoms"
-    inputs = ("cui",)
-    argument = _CUIS
+    rows_rule = Rows(english=True)
 
     cui: str = ""
     sab: str | None = field(
@@ -696,9 +682,6 @@ class Atoms(_AtomKind):
             return engine.preferred_atom(cui=self.cui)
         return engine.atoms(cui=self.cui, sabs=(self.sab,) if self.sab else (), rows=self.rows())
 
-    def rows(self) -> Rows:
-        return EVERY_ROW if self.preferred else Rows(english=True)
-
 
 @dataclass(frozen=True, slots=True)
 class SourceAtoms(_AtomKind):
@@ -712,6 +695,7 @@ class SourceAtoms(_AtomKind):
 
     command = "source"
     inputs = ("sab", "code")
+    rows_rule = Rows(english=True)
 
     sab: str = ""
     code: str = ""
@@ -727,9 +711,6 @@ class SourceAtoms(_AtomKind):
         if self.preferred:
             return engine.preferred_atom(sab=self.sab, code=self.code)
         return engine.atoms(sab=self.sab, code=self.code, rows=self.rows())
-
-    def rows(self) -> Rows:
-        return EVERY_ROW if self.preferred else Rows(english=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -753,11 +734,6 @@ class Atom(_AtomKind):
 
     def ask(self, engine: Any) -> Any:
         return engine.atom(self.aui)
-
-
-def _one_more(limit: int) -> int | None:
-    """A local search's ``--limit`` (0: no cap) plus one, which says ``truncated``."""
-    return limit + 1 if limit else None
 
 
 def _preferred_atom(subject: str) -> UtsRequest:

@@ -37,12 +37,12 @@ DIRECTIONS: tuple[str, ...] = Direction.__args__  # type: ignore[attr-defined]
 #: SPEC section 3: every atoms request asks for 200 atoms a page and follows pageCount.
 PAGE_SIZE = 200
 #: SPEC section 3: the parameters of every atoms request.
-ATOMS_PARAMS: dict[str, str] = {
-    "language": "ENG",
-    "includeObsolete": "false",
-    "includeSuppressible": "false",
-    "pageSize": str(PAGE_SIZE),
-}
+_ATOMS = (
+    ("language", "ENG"),
+    ("includeObsolete", "false"),
+    ("includeSuppressible", "false"),
+    ("pageSize", str(PAGE_SIZE)),
+)
 
 #: What an answer holds: a concept, one atom (route aui), or a list of atoms (every page); for
 #: SPEC 11, any one object, a list that follows ``pageCount`` up to a limit, or a search.
@@ -97,9 +97,6 @@ _UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 def seg(value: str) -> str:
     return value if _UNQUOTED.fullmatch(value) else quote(value, safe="")
-
-
-_ATOMS = tuple(ATOMS_PARAMS.items())
 
 
 def concept(umls_release: str, cui: str) -> UtsRequest:

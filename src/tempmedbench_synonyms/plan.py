@@ -21,7 +21,6 @@ from tempmedbench_synonyms.regen.pipeline import (
 )
 from tempmedbench_synonyms.regen.release import Release, load_expected, open_release
 from tempmedbench_synonyms.regen.report import Report
-from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.estimate import estimate_line, fetch_seconds, plan_all
 from tempmedbench_synonyms.uts.session import open_uts
 from tempmedbench_synonyms.uts.source import check_queries
@@ -57,19 +56,21 @@ def _report(opened: Release, source: str, message: str) -> Report:
     return report
 
 
-def plan_rest(
-    release_dir: Path, uts: CachedUts, *, rate: float, umls_release: str | None = None
-) -> tuple[Report, Plan]:
-    """``regenerate --dry-run`` over the REST API; ``uts`` is opened with ``store=False``."""
-    opened = _open(release_dir)
+def plan(options: RegenOptions) -> tuple[Report, Plan]:
+    """``regenerate --dry-run``: ``plan_mrconso`` from the file, else over the REST API (its
+    cache opened with ``store=False``) nothing asked but the release probe."""
+    if options.mrconso is not None:
+        return plan_mrconso(options.release, options.mrconso)
+    uts = open_uts(options.uts, store=False)
+    rate = options.uts.rate
+    opened = _open(options.release)
     concepts = opened.table.concepts
     queries = atom_queries(concepts)
-    wanted = wanted_release(opened, umls_release)
+    wanted = wanted_release(opened, options.umls_release)
     concrete = wanted
     cached = requests = 0
     if concepts:
-        unique = sorted(set(queries.values()))
-        check_queries(wanted, probe_cui(concepts), unique)
+        check_queries(wanted, probe_cui(concepts), sorted(set(queries.values())))
         try:
             hits_before = uts.counters().cache_hits
             try:
@@ -110,16 +111,6 @@ def plan_rest(
     counters = uts.counters()
     report.requests, report.cache_hits = counters.requests, counters.cache_hits
     return report, plan
-
-
-def plan(options: RegenOptions) -> tuple[Report, Plan]:
-    """``regenerate --dry-run``: ``plan_mrconso`` from the file, else ``plan_rest``."""
-    if options.mrconso is not None:
-        return plan_mrconso(options.release, options.mrconso)
-    return plan_rest(
-        options.release, open_uts(options.uts, store=False), rate=options.uts.rate,
-        umls_release=options.umls_release,
-    )  # fmt: skip
 
 
 def plan_mrconso(release_dir: Path, mrconso: Path) -> tuple[Report, Plan]:

@@ -76,7 +76,6 @@ class StepProgress:
             disable=not self.is_tty,
         )
         self._task = self._bar.add_task(label, total=total, start=False, extra="")
-        self._begun = False
         self._started = started
         self._start = clock() if started is None else started
         self._last = float("-inf")
@@ -103,22 +102,18 @@ class StepProgress:
         start: what the cache answered at once counts neither in the rate nor the time left."""
         if self.stream is None or self._closed:
             return
-        task = self._bar.tasks[0]
-        if not self._begun:
-            self._begun = True
-            if self._started is None:
-                self._start = self._clock()  # the step starts now, not when it was built
-            self._bar.update(self._task, completed=done, total=total)
-            task.start_time = self._start  # the bar's time taken counts from there too
-            self._bar.start_task(self._task)
-        else:
-            self._bar.update(self._task, completed=done, total=total)
         extra = [] if rows is None else [f"{rows:,} row" + ("" if rows == 1 else "s")]
         if hits is not None:
             extra.append(plural(hits, "cache hit"))
         if requests is not None:
             extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
-        self._bar.update(self._task, extra=", ".join(extra))
+        task = self._bar.tasks[0]
+        first = task.start_time is None  # (the task is added unstarted)
+        if first and self._started is None:
+            self._start = self._clock()  # the step starts now, not when it was built
+        self._bar.update(self._task, completed=done, total=total, extra=", ".join(extra))
+        if first:
+            task.start_time = self._start  # the bar's time taken counts from there too
         now = self._clock()
         interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
         if not final and now - self._last < interval:
@@ -127,7 +122,12 @@ class StepProgress:
         if self.is_tty:
             if not self._bar.live.is_started:
                 self._bar.start()  # draws
-                self._log_above()
+                # Log lines on the bar's stream are printed above it (rich's FileProxy).
+                stream = self.stream
+                for handler in logging.getLogger().handlers:
+                    if isinstance(handler, logging.StreamHandler) and handler.stream is stream:
+                        self._handlers.append((handler, stream))
+                        handler.setStream(FileProxy(self._bar.console, stream))
                 _drawn.append(self)
             elif not final:
                 self._bar.refresh()  # (the final state is drawn by close)
@@ -150,14 +150,6 @@ class StepProgress:
             _drawn.remove(self)
         if self._bar.live.is_started:
             self._bar.stop()
-
-    def _log_above(self) -> None:
-        """Log lines on the bar's stream are printed above it (rich's ``FileProxy``)."""
-        for handler in logging.getLogger().handlers:
-            stream = self.stream
-            if isinstance(handler, logging.StreamHandler) and stream and handler.stream is stream:
-                self._handlers.append((handler, stream))
-                handler.setStream(FileProxy(self._bar.console, stream))
 
     def _plain(self, task: Task, *, final: bool) -> str:
         """The plain line: counts, then rate and time left after a second, or the time taken."""

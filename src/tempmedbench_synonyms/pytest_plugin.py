@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,19 +22,6 @@ __all__ = ["FakeUtsFactory", "fake_uts", "fake_uts_factory"]
 
 #: The release the demo table names (``fixtures/tempmedbench-mini``): the default rows serve it.
 DEMO_RELEASE = "2099AA"
-
-
-class FakeUtsFactory(Protocol):
-    """``fake_uts_factory``'s call: start one more fake UTS for this test."""
-
-    def __call__(
-        self,
-        rows: Iterable[str] | Path | None = None,
-        *,
-        release: str | None = None,
-        faults: Faults | None = None,
-        meta: Path | None = None,
-    ) -> RunningFakeUts: ...
 
 
 def _data(
@@ -78,6 +65,37 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+class FakeUtsFactory:
+    """``fake_uts_factory``: each call starts one more fake UTS for this test."""
+
+    def __init__(self, folders: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._folders, self._monkeypatch = folders, monkeypatch
+        self._started: list[RunningFakeUts] = []
+
+    def __call__(
+        self,
+        rows: Iterable[str] | Path | None = None,
+        *,
+        release: str | None = None,
+        faults: Faults | None = None,
+        meta: Path | None = None,
+    ) -> RunningFakeUts:
+        from tempmedbench_synonyms import config
+        from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
+
+        fake = FakeUts(_data(rows, release, meta), api_key=CANARY_KEY, faults=faults)
+        server = RunningFakeUts(fake, self._folders.mktemp("fake-uts"))
+        self._started.append(server)
+        server.start()
+        if len(self._started) == 1:
+            for name in config.tool_variables():
+                self._monkeypatch.delenv(name)
+            # and NO_PROXY naming this machine: no proxy sees the fake's requests
+            for name, value in {**server.variables, **server.no_proxy}.items():
+                self._monkeypatch.setenv(name, value)
+        return server
+
+
 @pytest.fixture
 def fake_uts_factory(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -85,34 +103,11 @@ def fake_uts_factory(
     """Start fake UTS servers on 127.0.0.1 for this test; each is stopped when the test ends (a
     request still waiting out a ``stall`` fault ends unanswered). The first one's variables replace
     every ``UMLS_*`` and ``TEMPMEDBENCH_*`` variable of this process meanwhile (``monkeypatch``)."""
-    from tempmedbench_synonyms import config
-    from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, RunningFakeUts
-
-    started: list[RunningFakeUts] = []
-
-    def start(
-        rows: Iterable[str] | Path | None = None,
-        *,
-        release: str | None = None,
-        faults: Faults | None = None,
-        meta: Path | None = None,
-    ) -> RunningFakeUts:
-        fake = FakeUts(_data(rows, release, meta), api_key=CANARY_KEY, faults=faults)
-        server = RunningFakeUts(fake, tmp_path_factory.mktemp("fake-uts"))
-        started.append(server)
-        server.start()
-        if len(started) == 1:
-            for name in config.tool_variables():
-                monkeypatch.delenv(name)
-            # and NO_PROXY naming this machine: no proxy sees the fake's requests
-            for name, value in {**server.variables, **server.no_proxy}.items():
-                monkeypatch.setenv(name, value)
-        return server
-
+    factory = FakeUtsFactory(tmp_path_factory, monkeypatch)
     try:
-        yield start
+        yield factory
     finally:
-        for server in started:
+        for server in factory._started:
             server.stop()
 
 

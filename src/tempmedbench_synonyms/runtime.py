@@ -110,18 +110,17 @@ class DaemonPool:
             else:
                 future.set_result(result)
 
-    def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
-        """No more jobs (with ``cancel_futures``, the queued ones are dropped); waits for the
-        workers at most ``timeout`` seconds (for ever if ``None``); whether all have ended."""
+    def shutdown(self, *, timeout: float | None = None) -> bool:
+        """No more jobs, the queued ones cancelled; waits for the workers at most ``timeout``
+        seconds (for ever if ``None``); whether all have ended."""
         self._closed = True
-        if cancel_futures:
-            while True:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is not None:
-                    job[0].cancel()
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
         for _ in self._threads:
             self._jobs.put(None)
         end = None if timeout is None else time.monotonic() + timeout
@@ -135,8 +134,7 @@ class DaemonPool:
 
 def _stop(signum: int, frame: object) -> None:
     """The first SIGINT or SIGTERM: every later one is ignored, this one stops the command."""
-    for s in _STOPS:
-        signal.signal(s, signal.SIG_IGN)
+    ignore_interrupts()
     raise Interrupted(signum, _NAMES.get(signum, f"signal {signum}"))
 
 
@@ -215,12 +213,16 @@ def why_no_workers() -> str | None:
     return None
 
 
-def worker_setup() -> None:
-    """The first call of a worker's ``main``: Ctrl-C is for the parent to handle (rule 3)."""
+def worker_setup(fd: int) -> Channel:
+    """The first call of a worker's ``main``: Ctrl-C is for the parent to handle (rule 3); its
+    channel to the parent, on ``fd``."""
+    import socket
+
     if hasattr(signal, "SIGINT"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if _CAN_MASK:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, set(_STOPS))
+    return Channel(socket.socket(fileno=fd))
 
 
 class WorkerLost(Exception):
@@ -271,10 +273,9 @@ class Channel:
 
 
 class Worker(Channel):
-    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket, name: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket) -> None:
         super().__init__(sock)
         self.process = process
-        self.name = name
 
     def stop(self, *, kill: bool) -> None:
         """End the worker (at once if ``kill``), reap it and close its channel."""
@@ -288,43 +289,6 @@ class Worker(Channel):
                 _LIVE.discard(self)
 
 
-def spawn_worker(module: str, *, name: str) -> Worker:
-    """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it. Raises
-    ``OSError`` when it cannot be started (the caller then works alone)."""
-    import socket
-    import subprocess
-
-    ours, theirs = socket.socketpair()
-    code = (
-        f"import sys; sys.path.insert(0, {_ROOT!r}); "
-        f"from {module} import main; main({theirs.fileno()})"
-    )
-    try:
-        with held_signals():  # no Ctrl-C between the start and the listing below
-            process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", code],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            worker = Worker(process, ours, name)
-            with _LIVE_LOCK:
-                _LIVE.add(worker)
-    except BaseException:
-        ours.close()
-        raise
-    finally:
-        theirs.close()
-    return worker
-
-
-def worker_channel(fd: int) -> Channel:
-    import socket
-
-    return Channel(socket.socket(fileno=fd))
-
-
 class WorkerGroup:
     """The workers of one task, killed on the way out unless ``finish``-ed, then reaped."""
 
@@ -335,11 +299,36 @@ class WorkerGroup:
     def __enter__(self) -> WorkerGroup:
         return self
 
-    def spawn(self, module: str, *, name: str) -> Worker:
-        """A worker started (``spawn_worker``) the group stops, even on a Ctrl-C as it starts."""
-        with held_signals():
-            worker = spawn_worker(module, name=name)
-            self.workers.append(worker)
+    def spawn(self, module: str) -> Worker:
+        """Start ``module``'s ``main(fd)`` in a fresh interpreter (rule 3), with a channel to it,
+        which the group stops. Raises ``OSError`` when it cannot be started (the caller then works
+        alone)."""
+        import socket
+        import subprocess
+
+        ours, theirs = socket.socketpair()
+        code = (
+            f"import sys; sys.path.insert(0, {_ROOT!r}); "
+            f"from {module} import main; main({theirs.fileno()})"
+        )
+        try:
+            with held_signals():  # no Ctrl-C between the start and the listings below
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", code],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                worker = Worker(process, ours)
+                with _LIVE_LOCK:
+                    _LIVE.add(worker)
+                self.workers.append(worker)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         return worker
 
     def finish(self) -> None:

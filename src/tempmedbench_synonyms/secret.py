@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -55,23 +54,15 @@ class ApiKey:
 
     __str__ = __repr__
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ApiKey) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash((ApiKey, self._value))
-
     def __reduce__(self) -> tuple[object, ...]:
         # Pickling would write the key somewhere we do not control.
         raise TypeError("an ApiKey cannot be pickled")
 
 
-def read_api_key(
-    api_key_file: Path | None, *, environ: Mapping[str, str] | None = None
-) -> ApiKey | None:
+def read_api_key(api_key_file: Path | None) -> ApiKey | None:
     """The key (docs/reference.md, "The API key") or ``None``. A file that cannot be read or is
     empty is bad input (exit 2), never a silent fallback; a leading BOM is dropped, warned."""
-    api_key_file = config.key_file(api_key_file, environ=environ)
+    api_key_file = config.path_variable(API_KEY_FILE_ENV, api_key_file)
     if api_key_file is not None:
         try:
             raw = read_regular(api_key_file, what="the API key file", limit=_KEY_FILE_LIMIT)
@@ -101,7 +92,7 @@ def read_api_key(
                 "the API key file %s can be read by other users; chmod 600 it", api_key_file
             )
     else:
-        value, notes = _checked_key(config.key_from_env(environ=environ), path=None)
+        value, notes = _checked_key(config.variable(API_KEY_ENV), path=None)
         if not value:
             return None
     for note in notes:
@@ -201,17 +192,16 @@ def shortened(text: str, most: int = 40) -> str:
     return text if len(text) <= most else text[:most] + "..."
 
 
-def holds_secret(text: str, key: ApiKey | None = None) -> bool:
-    """Whether ``text`` holds a key ``redact`` masks (any case)."""
-    pattern = _secrets_pattern(frozenset(secret_forms(key)))
-    return pattern is not None and pattern.search(text) is not None
+def holds_secret(*texts: str) -> bool:
+    """Whether any of ``texts`` holds a key ``redact`` masks (any case)."""
+    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
+    return pattern is not None and any(pattern.search(text) for text in texts)
 
 
 def check_not_secret(*texts: str) -> None:
     """BadInputError if any of ``texts`` (a lookup's path or parameters) holds a key read so
     far: that input's own bad input, before it is counted, asked or cached."""
-    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
-    if pattern is not None and any(pattern.search(text) for text in texts):
+    if holds_secret(*texts):
         raise BadInputError(
             "the input holds the API key, which this tool never sends as a term or code nor "
             "stores in its cache",
@@ -266,20 +256,16 @@ def may_hold_secret(json_text: str) -> bool:
     ``apiKey=``, no key read so far, and no key with a JSON-escaped character (a big report is
     then not walked string by string)."""
     forms = frozenset(secret_forms())
-    if any(_JSON_ESCAPED.search(form) for form in forms) or _apikey_in(json_text):
+    if any(_JSON_ESCAPED.search(form) for form in forms):
         return True
+    # _APIKEY_RE.search(json_text), tried only at each "y=" (a tenth of the search's cost)
+    at = json_text.find("=", 6)
+    while at >= 0:
+        if json_text[at - 1] in "yY" and _APIKEY_RE.match(json_text, at - 6):
+            return True
+        at = json_text.find("=", at + 1)
     pattern = _secrets_pattern(forms)
     return pattern is not None and pattern.search(json_text) is not None
-
-
-def _apikey_in(text: str) -> bool:
-    """``_APIKEY_RE.search(text)``, tried only at each ``y=`` (a tenth of the search's cost)."""
-    at = text.find("=", 6)
-    while at >= 0:
-        if text[at - 1] in "yY" and _APIKEY_RE.match(text, at - 6):
-            return True
-        at = text.find("=", at + 1)
-    return False
 
 
 def redact_value(value: Any) -> Any:

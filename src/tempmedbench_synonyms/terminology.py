@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator, Sequence
-from contextlib import closing
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
 from tempmedbench_synonyms.lookups import Answer, Lookup
@@ -32,9 +30,6 @@ Items = Sequence[tuple[str, Lookup]]
 class Terminology(Protocol):
     """A source of answers to SPEC 11's lookups in one release: what ``Umls`` asks."""
 
-    #: how many inputs one batch takes (``Umls`` reads an endless iterable this many at a time)
-    ahead: ClassVar[int]
-
     def answer(self, items: Items, progress: TextIO | None) -> Generator[Answer, None, None]:
         """One ``Answer`` per ``(input, lookup)``, in order (closed early: its work stops)."""
 
@@ -43,9 +38,11 @@ class Terminology(Protocol):
 
     def warnings(self) -> list[str]:
         """What a report says besides the log (``--json``'s ``warnings``)."""
+        return []
 
     def summary(self) -> str | None:
         """What was asked so far, in a line (``-v``), if anything was."""
+        return None
 
     def close(self) -> None:
         """Let go of the connections; they open again on the next ask."""
@@ -53,8 +50,6 @@ class Terminology(Protocol):
 
 class UtsTerminology:
     """UTS over REST: ``uts.batch.answer_many`` over one ``CachedUts``, opened on first use."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(self, options: UtsOptions, release: str, key: ApiKey | None = None) -> None:
         options.check()  # out of range: BadInputError now, not at the first ask
@@ -72,19 +67,16 @@ class UtsTerminology:
         from tempmedbench_synonyms.uts import batch
         from tempmedbench_synonyms.uts.options import check_workers
 
-        many = batch.answer_many(
+        return batch.answer_many(
             self._session(), self.release, items, workers=check_workers(self.options.workers),
             progress=progress,
         )  # fmt: skip
-        with closing(many):
-            yield from many
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from tempmedbench_synonyms.uts.estimate import plan_lookups
+        from tempmedbench_synonyms.uts.batch import plan_lookups
 
-        found = plan_lookups(self._session(), self.release, items, rate=self.options.rate)
-        found = replace(found, inputs=found.inputs + unread, bad=found.bad + unread)
-        return found.line(), found.to_json()
+        session, rate = self._session(), self.options.rate
+        return plan_lookups(session, self.release, items, rate=rate, unread=unread)
 
     def warnings(self) -> list[str]:
         return self._session().warnings()
@@ -101,11 +93,9 @@ class UtsTerminology:
             self._uts.close()
 
 
-class MetaTerminology:
+class MetaTerminology(Terminology):
     """A user's own UMLS files (SPEC 12), answered by the engine over one ``LocalIndex`` open
     for the ``Umls``'s life. ``release`` is the files' (another is bad input)."""
-
-    ahead: ClassVar[int] = MANY_AHEAD
 
     def __init__(
         self,
@@ -144,7 +134,7 @@ class MetaTerminology:
         try:
             lookup.check()
             with self._lock:
-                value = lookup.ask(self._engine(lookup))
+                value = self._engine(lookup).ask(lookup.ask)
         except BadInputError as err:
             if err.path is not None or err.key is not None:
                 raise  # the files or an option, not this input
@@ -198,12 +188,6 @@ class MetaTerminology:
             f"{self.release or 'local'}){'; ' + said if said else ''}; nothing is sent"
         )
         return line, {"inputs": inputs, "bad_input": bad, "files": parts, "seconds": None}
-
-    def warnings(self) -> list[str]:
-        return []
-
-    def summary(self) -> str | None:
-        return None
 
     def close(self) -> None:
         with self._lock:

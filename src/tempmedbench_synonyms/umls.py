@@ -14,6 +14,7 @@ from functools import cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from tempmedbench_synonyms import terminology
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.config import resolve_index_dir
 from tempmedbench_synonyms.constants import (
@@ -111,12 +112,8 @@ class Umls:
         base_url: str | None = None,
         progress: bool | TextIO = False,
     ) -> None:
-        if type(release) is not str:
-            raise TypeError(f"release must be a string, not {type(release).__name__}")
-        if api_key is not None and type(api_key) is not str:
-            raise TypeError(f"api_key must be a string, not {type(api_key).__name__}")
         with _in_python_words():
-            release = check_release(release)
+            release = check_release(_text("release", release))
             local = Local(as_path("meta", meta, optional=True),
                           as_path("mrconso", mrconso, optional=True),
                           as_path("index_dir", index_dir, optional=True))  # fmt: skip
@@ -124,7 +121,7 @@ class Umls:
                 api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
                 timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
             )  # fmt: skip
-            self._start(release, local, options, progress, api_key)
+            self._start(release, local, options, progress, _maybe_text("api_key", api_key))
 
     @classmethod
     def of(
@@ -223,14 +220,13 @@ class Umls:
                 yield items
             return
         it = iter(items)
-        while chunk := list(islice(it, self._backend.ahead)):
+        while chunk := list(islice(it, terminology.MANY_AHEAD)):
             yield chunk
 
     def _batch(self, items: Sequence[tuple[str, Lookup]]) -> Generator[Answer, None, None]:
         """The answers of one chunk, from the backend (``terminology``)."""
         _open(self._progress)  # closed since: said before anything is asked
-        with closing(self._backend.answer(items, self._progress)) as answers:
-            yield from answers
+        yield from self._backend.answer(items, self._progress)  # closed with this generator
 
     def _typed(self, items: Iterable[tuple[str, Lookup] | Answer]) -> Iterator[Answer]:
         """``answer_many`` with typed results and Python's words; an ``Answer`` among ``items`` (an

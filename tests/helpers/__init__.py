@@ -6,6 +6,7 @@ Importable as ``helpers`` because pyproject.toml's pytest settings put ``tests/`
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+from unittest.mock import patch
 
 import responses
 
@@ -38,6 +40,12 @@ ATOM_PARAMS = {
 
 #: The ``rehash`` fixture (tests/conftest.py): rewrite a release folder's MANIFEST.sha256.
 Rehash = Callable[[Path], None]
+
+
+def tool_env(values: Mapping[str, str] | None = None) -> Any:
+    """``os.environ`` for a block with ``values`` as the only UMLS_ and TEMPMEDBENCH_ variables."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    return patch.dict(os.environ, {**kept, **(values or {})}, clear=True)
 
 
 def wait_until(condition: Callable[[], object], what: str, *, deadline: float = 60.0) -> None:

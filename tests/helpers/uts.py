@@ -15,9 +15,8 @@ from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, Faul
 from tempmedbench_synonyms.uts.batch import answer_many
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy
 
 REL = "2099AA"
 
@@ -87,7 +86,7 @@ def make_uts(
             rng=random.Random(1),
         )
     cache = ResponseCache(cache_dir, BASE, **({"clock": now.clock} if now else {}))
-    return CachedUts(client, cache, offline=offline, refresh=refresh)
+    return CachedUts(client, cache, refresh=refresh)
 
 
 def answer(uts: CachedUts, release: str, input: str, lookup: Lookup) -> Answer:

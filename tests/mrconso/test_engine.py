@@ -982,3 +982,40 @@ def test_needs() -> None:
     assert needs("sources") == (("MRCONSO",), ("MRSAB",))
     for command in ("atoms", "source", "atom"):
         assert needs(command) == (("MRCONSO",), ())
+
+
+def test_a_question_whose_statement_a_signal_stopped_raises_the_signals_exception() -> None:
+    """``ask``: SQLite's progress handler keeps the signal's exception (``index._ticks``) and
+    stops the statement; the question raises that exception, not SQLite's ``interrupted``."""
+    stopped: list[BaseException] = []
+    db = sqlite3.connect(":memory:")
+    engine.create(db, "MRCONSO")
+    engine.load(db, "MRCONSO", [row("C1", "A1", "S", "1", "Fever")])
+    engine.finish(db, "MRCONSO")
+    found = Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"), stopped=stopped)
+    unstopped = Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))
+    assert found.ask(lambda e: e.atom("A1"))["ui"] == "A1"
+    stopped.append(KeyboardInterrupt())
+    db.set_progress_handler(lambda: 1, 1)  # (as ``_ticks`` does once it caught one)
+    with pytest.raises(KeyboardInterrupt):
+        found.ask(lambda e: e.atom("A1"))
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):  # (no signal: as it came)
+        unstopped.ask(lambda e: e.atom("A1"))
+    db.close()
+
+
+def test_a_concepts_semantic_types_are_each_tui_once_by_tui_named_by_its_first_row() -> None:
+    mrsty = [
+        ["C1", "T2", "A2", "Second", "AT1", ""],
+        ["C1", "T1", "", "One", "AT2", ""],
+        ["C1", "T1", "", "Other", "AT3", ""],
+    ]
+    e = build({"MRCONSO": [row("C1", "A1", "S", "1", "Fever")], "MRSTY": mrsty})
+    assert [t["name"] for t in cast(dict[str, Any], e.concept("C1"))["semanticTypes"]] == [
+        "One",
+        "Second",
+    ]
+    assert e.semantic_types("C1") == [
+        {"name": "One", "uri": f"{SEMNET}/TUI/T1"},
+        {"name": "Second", "uri": f"{SEMNET}/TUI/T2"},
+    ]

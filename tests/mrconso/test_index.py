@@ -24,6 +24,7 @@ from helpers import ROOT
 from tempmedbench_synonyms.errors import BadInputError, UntrustedError
 from tempmedbench_synonyms.mrconso import engine, forms, scan
 from tempmedbench_synonyms.mrconso.index import LocalIndex, describe, list_indexes, remove_indexes
+from tempmedbench_synonyms.umls import Umls
 
 UMLS = ROOT / "fixtures/umls"
 ROWS = {
@@ -132,15 +133,17 @@ def test_a_plain_file_wins_over_parts_and_absent_files_are_absent(
     assert built(ix, ["MRREL"]) == {"MRREL": (ROWS["MRREL"], True)}
 
 
-def test_an_engine_over_a_file_the_meta_lacks_is_bad_input_naming_it(
+def test_a_question_over_a_file_the_meta_lacks_is_bad_input_naming_it(
     meta: Path, tmp_path: Path
 ) -> None:
     (meta / "MRHIER.RRF").unlink()
-    ix = LocalIndex(meta, index_dir=tmp_path / "idx")
-    with pytest.raises(BadInputError) as caught:
-        ix.engine(["MRCONSO", "MRHIER"], None)  # type: ignore[arg-type]
-    assert str(caught.value) == f"{meta}: holds no MRHIER.RRF, which this question needs"
-    assert not (tmp_path / "idx").exists()
+    with (
+        Umls(meta=meta, index_dir=tmp_path / "idx") as umls,
+        pytest.raises(BadInputError) as caught,
+    ):
+        umls.hierarchy("parents", aui="A0000001")
+    assert str(caught.value) == f"{meta}: umls hierarchy needs MRHIER.RRF, and it holds none"
+    assert not (tmp_path / "idx").exists()  # nothing built
 
 
 def test_mrconso_only_takes_the_file_alone(meta: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -282,15 +283,15 @@ def test_ctrl_c_as_a_worker_starts_leaves_no_worker(
     monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
     path = write(tmp_path / "M.RRF", ROWS * 50)
     started: list[runtime.Worker] = []
-    real = runtime.spawn_worker
+    real = runtime.Worker
 
-    def spawn(module: str, *, name: str) -> runtime.Worker:
-        worker = real(module, name=name)
+    def spawn(*args: Any) -> runtime.Worker:
+        worker = real(*args)
         started.append(worker)
         os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C does, the moment the start returns
         return worker
 
-    monkeypatch.setattr(runtime, "spawn_worker", spawn)
+    monkeypatch.setattr(runtime, "Worker", spawn)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -314,10 +315,10 @@ def test_ctrl_c_before_a_worker_has_its_first_range_ends_it_at_once(
     monkeypatch.setattr(source, "PARALLEL_MIN_SIZE", 0)
     path = write(tmp_path / "M.RRF", ROWS * 50)
     started: list[runtime.Worker] = []
-    real = runtime.spawn_worker
+    real = runtime.Worker
 
-    def spawn(module: str, *, name: str) -> runtime.Worker:
-        worker = real(module, name=name)
+    def spawn(*args: Any) -> runtime.Worker:
+        worker = real(*args)
         started.append(worker)
 
         def interrupted(message: object) -> None:
@@ -329,7 +330,7 @@ def test_ctrl_c_before_a_worker_has_its_first_range_ends_it_at_once(
     def hang(signum: int, frame: object) -> None:
         raise AssertionError("the scan hung after Ctrl-C")
 
-    monkeypatch.setattr(runtime, "spawn_worker", spawn)
+    monkeypatch.setattr(runtime, "Worker", spawn)
     previous = signal.signal(signal.SIGALRM, hang)
     signal.alarm(20)
     try:

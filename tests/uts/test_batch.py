@@ -27,10 +27,10 @@ from helpers.uts import BASE, make_uts
 from tempmedbench_synonyms.errors import NotAuthorisedError, Outcome, UnavailableError
 from tempmedbench_synonyms.lookups import Answer, Crosswalk, Definitions, Lookup, Search
 from tempmedbench_synonyms.testing import CANARY_KEY, find_secret
-from tempmedbench_synonyms.uts.batch import answer_many
+from tempmedbench_synonyms.uts.batch import answer_many, plan_lookups
 from tempmedbench_synonyms.uts.cache import LAYOUT
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.estimate import LookupPlan, fetch_seconds, plan_lookups
+from tempmedbench_synonyms.uts.estimate import fetch_seconds
 
 CUIS = [f"C9{k:06d}" for k in range(1, 41)]
 DEFINITIONS = f"{CONTENT}/CUI/(C9[0-9]{{6}})/definitions"
@@ -290,20 +290,19 @@ def test_the_dry_run_counts_the_cache_and_sends_and_writes_nothing(tmp_path: Pat
     run(make_uts(tmp_path), items[:2])
     before = entries(tmp_path)
     sent = len(responses.calls)
-    planned = plan_lookups(make_uts(tmp_path), REL,
-                           [*items, *items[3:], ("bad", Search(""))], rate=10)  # fmt: skip
-    assert planned == LookupPlan(inputs=6, bad=1, cached=2, to_fetch=3, requests=2,
-                                 seconds=fetch_seconds(2, 10), rate=10)  # fmt: skip
-    assert planned.line() == (
+    line, planned = plan_lookups(make_uts(tmp_path), REL,
+                                 [*items, *items[3:], ("bad", Search(""))], rate=10)  # fmt: skip
+    assert line == (
         "5 inputs: 2 answered by the cache, 3 to fetch, about 1 s at 10 requests a second "
         "(1 more cannot be asked: bad input)"
     )
-    assert planned.to_json() == {"inputs": 6, "bad_input": 1, "cached": 2, "to_fetch": 3,
-                                 "requests": 2, "seconds": fetch_seconds(2, 10)}  # fmt: skip
+    assert list(planned.items()) == [("inputs", 6), ("bad_input", 1), ("cached", 2),
+                                     ("to_fetch", 3), ("requests", 2),
+                                     ("seconds", fetch_seconds(2, 10))]  # fmt: skip
     assert len(responses.calls) == sent and entries(tmp_path) == before
     # current, never learnt: nothing can be looked up, and the probe comes on top.
-    fresh = plan_lookups(make_uts(tmp_path / "new"), "current", items, rate=10)
-    assert (fresh.cached, fresh.to_fetch, fresh.requests) == (0, 4, 5)
+    _, fresh = plan_lookups(make_uts(tmp_path / "new"), "current", items, rate=10)
+    assert (fresh["cached"], fresh["to_fetch"], fresh["requests"]) == (0, 4, 5)
     assert len(responses.calls) == sent and not (tmp_path / "new" / LAYOUT).exists()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import BASE
+from helpers import BASE, tool_env
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.config import resolve_cache_dir
 from tempmedbench_synonyms.errors import UntrustedError
@@ -49,7 +49,7 @@ def test_keys_ignore_the_api_key_and_the_page_and_sort_parameters() -> None:
     b = CacheKey.make("2099AA", "/p", {"a": "1", "b": "2"})
     assert a == b
     assert a.params == (("a", "1"), ("b", "2"))
-    assert a.digest() == b.digest()
+    assert a.digest == b.digest
     assert "SECRET" not in str(a.as_json())
     assert a.describe() == "/p?a=1&b=2"
 
@@ -59,7 +59,7 @@ def test_a_keys_digest_is_the_sha256_of_its_compact_json() -> None:
     only while these bytes stay the same. Written by hand: compact, UTF-8, not ASCII-escaped."""
     key = CacheKey.make("2099AA", "/search/2099AA", {"string": "fièvre", "apiKey": "SECRET"})
     canonical = '["2099AA","/search/2099AA",[["string","fièvre"]]]'
-    assert key.digest() == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert key.digest == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def test_keys_differ_by_release_path_and_parameters() -> None:
@@ -70,7 +70,7 @@ def test_keys_differ_by_release_path_and_parameters() -> None:
         CacheKey.make("2099AA", "/p", {"a": "2"}),
         CacheKey.make("2099AA", "/p", {}),
     ]
-    assert len({base.digest(), *(k.digest() for k in others)}) == 5
+    assert len({base.digest, *(k.digest for k in others)}) == 5
 
 
 def test_put_then_get_round_trips_200_and_404(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_put_then_get_round_trips_200_and_404(tmp_path: Path) -> None:
 def test_entry_file_layout_and_exact_bytes(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path, BASE, clock=lambda: 5.0)
     cache.put(KEY, 200, [])
-    path = tmp_path / LAYOUT / namespace_of(BASE) / "2099AA" / f"{KEY.digest()}.json"
+    path = tmp_path / LAYOUT / namespace_of(BASE) / "2099AA" / f"{KEY.digest}.json"
     # A header line holding the body's size and SHA-256 (of b"[]"), then the body.
     assert hashlib.sha256(b"[]").hexdigest() == EMPTY_LIST_SHA256
     assert path.read_bytes() == (
@@ -117,7 +117,7 @@ def test_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
     folders = [root, root / LAYOUT, cache.folder, cache.folder / "2099AA", tmp_path / "new"]
     assert [mode(f) for f in folders] == [0o700] * 5
     files = sorted(p.relative_to(cache.folder).as_posix() for p in root.rglob("*") if p.is_file())
-    entry = f"2099AA/{KEY.digest()}.json"
+    entry = f"2099AA/{KEY.digest}.json"
     token = f"2099AA/{cache_module.GENERATION_FILE}"
     assert files == [token, entry, "base.json", "current.json"]
     assert [mode(cache.folder / f) for f in files] == [0o600] * 4
@@ -268,7 +268,7 @@ def test_a_corrupt_entry_is_a_miss_and_one_warning_naming_it(
 ) -> None:
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
-    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest}.json"))
     path.write_bytes(content)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert cache.get(KEY) is None
@@ -289,7 +289,7 @@ def test_an_entry_edited_by_hand_is_never_trusted(
     even though the file is still a well-formed entry of this version."""
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [{"ui": "A90000001", "name": "Invented fever"}])
-    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest}.json"))
     edited = path.read_bytes().replace(b"Invented fever", b"Invented fover")
     path.write_bytes(edited)
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
@@ -307,11 +307,11 @@ def test_an_entry_of_the_previous_format_is_a_miss_said_once(
     other = CacheKey.make("2099AA", "/content/2099AA/AUI/A90000001")
     cache.put(KEY, 200, [])
     cache.put(other, 404, None)
-    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest}.json"))
     path.write_bytes(
         b'{"format":1,"key":' + KEY_JSON + b',"status":200,"stored_at":5.0,"result":[]}'
     )
-    other_path = next((tmp_path / LAYOUT).rglob(f"{other.digest()}.json"))
+    other_path = next((tmp_path / LAYOUT).rglob(f"{other.digest}.json"))
     other_path.write_bytes(
         b'{"format":1,"key":["2099AA","/content/2099AA/AUI/A90000001",[]],"status":404,'
         b'"stored_at":5.0,"result":null}'
@@ -337,7 +337,7 @@ def test_corrupt_warnings_name_five_files_then_say_there_are_more(
     keys = [CacheKey.make("2099AA", f"/content/2099AA/AUI/A9000000{i}") for i in range(8)]
     for key in keys:
         cache.put(key, 404, None)
-        next((tmp_path / LAYOUT).rglob(f"{key.digest()}.json")).write_bytes(b"{")
+        next((tmp_path / LAYOUT).rglob(f"{key.digest}.json")).write_bytes(b"{")
     with caplog.at_level(logging.WARNING, logger="tempmedbench_synonyms.uts.cache"):
         assert [cache.get(key) for key in keys] == [None] * 8
     messages = [r.getMessage() for r in caplog.records]
@@ -356,7 +356,7 @@ def test_a_fifo_or_a_huge_file_in_an_entrys_place_is_refused_without_hanging(
 ) -> None:
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
-    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    path = next((tmp_path / LAYOUT).rglob(f"{KEY.digest}.json"))
     path.unlink()
     os.mkfifo(path)
     monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1024 * 1024)
@@ -449,7 +449,7 @@ def test_an_unreadable_entry_or_memo_is_a_miss_and_one_warning(
     """A cache file that cannot be opened (a folder in its place) costs a fetch, not the run."""
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
-    entry = next((tmp_path / LAYOUT).rglob(f"{KEY.digest()}.json"))
+    entry = next((tmp_path / LAYOUT).rglob(f"{KEY.digest}.json"))
     entry.unlink()
     entry.mkdir()
     memo = save_memo(cache, {"x": 1})
@@ -518,11 +518,14 @@ def test_info_and_clear(tmp_path: Path) -> None:
 def test_cache_dir_resolution(tmp_path: Path) -> None:
     flag = tmp_path / "flag"
     env = {"TEMPMEDBENCH_CACHE_DIR": str(tmp_path / "env")}
-    assert resolve_cache_dir(flag, environ=env) == flag
-    assert resolve_cache_dir(None, environ=env) == tmp_path / "env"
-    default = resolve_cache_dir(None, environ={})
+    with tool_env(env):
+        assert resolve_cache_dir(flag) == flag
+        assert resolve_cache_dir(None) == tmp_path / "env"
+    with tool_env():
+        default = resolve_cache_dir(None)
     assert default.name == "tempmedbench-synonyms"
-    assert resolve_cache_dir(None, environ={"TEMPMEDBENCH_CACHE_DIR": "  "}) == default
+    with tool_env({"TEMPMEDBENCH_CACHE_DIR": "  "}):
+        assert resolve_cache_dir(None) == default
 
 
 def test_memos_are_valid_only_while_the_release_folder_is_unchanged(tmp_path: Path) -> None:
@@ -665,7 +668,7 @@ def test_an_entry_that_cannot_be_opened_is_a_miss_and_one_warning(
     cache = ResponseCache(tmp_path, BASE)
     cache.put(KEY, 200, [])
     release = cache.folder / "2099AA"
-    entry = release / f"{KEY.digest()}.json"
+    entry = release / f"{KEY.digest}.json"
     (cache.folder / "moved").mkdir()
     release.rename(cache.folder / "moved" / "2099AA")
     release.write_bytes(b"a file where the release folder was")

@@ -35,11 +35,16 @@ from tempmedbench_synonyms.errors import (
 )
 from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, VirtualTime
-from tempmedbench_synonyms.uts.client import UtsClient, parse_model, redact
+from tempmedbench_synonyms.uts.client import (
+    RetryPolicy,
+    UtsClient,
+    parse_model,
+    parse_retry_after,
+    redact,
+)
 from tempmedbench_synonyms.uts.models import UtsAtom, UtsConcept
 from tempmedbench_synonyms.uts.options import check_timeout
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM, RateLimiter, shared_state_path
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts, parse_retry_after
 
 LINK = f"{BASE}/content/2099AA"
 
@@ -50,12 +55,17 @@ def t() -> VirtualTime:
 
 
 def make_client(
-    t: VirtualTime, *, key: str | None = CANARY_KEY, retry: RetryPolicy | None = None
+    t: VirtualTime,
+    *,
+    key: str | None = CANARY_KEY,
+    retry: RetryPolicy | None = None,
+    timeout: float = 30.0,
 ) -> UtsClient:
     return UtsClient(
         base_url=BASE,
         api_key=None if key is None else ApiKey(key),
         limiter=RateLimiter(20, clock=t.clock, sleep=t.sleep),
+        timeout=timeout,
         retry=retry or RetryPolicy(),
         clock=t.clock,
         wall_clock=lambda: 1_700_000_000.0,
@@ -730,10 +740,15 @@ def test_the_client_is_the_only_module_that_imports_requests() -> None:
 # -- bounded attempts and retries you can see ---------------------------------------------------
 
 
-def test_timeouts_of_one_value_bound_the_connect_and_each_read_too() -> None:
-    assert Timeouts.of(5) == Timeouts(connect=5, read=5, attempt=5)
-    assert Timeouts.of(60) == Timeouts(connect=10, read=60, attempt=60)
-    assert Timeouts() == Timeouts.of(30)
+@responses.activate(registry=OrderedRegistry)
+@pytest.mark.parametrize(("timeout", "sent"), [(5.0, (5.0, 5.0)), (60.0, (10.0, 60.0))])
+def test_one_timeout_bounds_the_connect_and_each_read_too(
+    t: VirtualTime, timeout: float, sent: tuple[float, float]
+) -> None:
+    """The connect waits at most 10 s, and neither it nor a read longer than the attempt."""
+    responses.get(BASE + "/content/2099AA/CUI/C9000001", json={"result": {"ui": "C9000001"}})
+    make_client(t, timeout=timeout).get_result("/content/2099AA/CUI/C9000001")
+    assert responses.calls[0].request.req_kwargs["timeout"] == sent  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf"), 120.5])
@@ -818,7 +833,7 @@ def test_a_wave_longer_than_the_timeout_says_so_again(
     responses.get(url, status=200, json={"result": {"ui": "C9000001"}})
     client = UtsClient(
         base_url=BASE, api_key=ApiKey(CANARY_KEY), limiter=RateLimiter(20, clock=t.clock,
-        sleep=t.sleep), timeouts=Timeouts.of(3), clock=t.clock, sleep=t.sleep,
+        sleep=t.sleep), timeout=3, clock=t.clock, sleep=t.sleep,
         rng=random.Random(7),
     )  # fmt: skip
     client.get_result("/content/2099AA/CUI/C9000001")

@@ -29,9 +29,8 @@ from helpers.uts import fake_uts
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.secret import ApiKey
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUtsServer, RunningFakeUts
-from tempmedbench_synonyms.uts.client import UtsClient, unreached
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient, unreached
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 
 CONCEPT_PATH = "/content/2099AA/CUI/C9000001"
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
@@ -101,7 +100,7 @@ def client_for(base_url: str) -> UtsClient:
         base_url=base_url,
         api_key=ApiKey(CANARY_KEY),
         limiter=RateLimiter(20),
-        timeouts=Timeouts.of(2),
+        timeout=2,
         retry=RetryPolicy(max_attempts=1),
     )
 

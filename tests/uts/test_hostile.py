@@ -33,9 +33,8 @@ from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find
 from tempmedbench_synonyms.uts import client as client_module
 from tempmedbench_synonyms.uts import session as uts_session
 from tempmedbench_synonyms.uts.cache import LAYOUT, namespace_of
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.watchdog import Watchdog
 from uts.hostile_server import ESCAPES, HostileServer, Plan
 
@@ -411,7 +410,7 @@ def test_cancel_cuts_a_request_stuck_in_a_read_at_once() -> None:
     cancel cuts it at once. The join's deadline (60 s) is reached only if it does not."""
     with HostileServer(fake(), lambda path, n: "silent", limit=300) as server:
         client = UtsClient(base_url=server.base_url, api_key=ApiKey(CANARY_KEY),
-                           limiter=RateLimiter(20), timeouts=Timeouts.of(120))  # fmt: skip
+                           limiter=RateLimiter(20), timeout=120)  # fmt: skip
         outcome: list[BaseException] = []
 
         def ask() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import wait_until
+from helpers import tool_env, wait_until
 from helpers.uts import rate_in_force
 from tempmedbench_synonyms.config import state_folder
 from tempmedbench_synonyms.errors import BadInputError, Cancelled
@@ -977,7 +977,8 @@ def test_the_state_path_is_one_per_host_and_port_under_the_state_folder(
 
     default = Path(platformdirs.user_state_dir("tempmedbench-synonyms", appauthor=False))
     assert state_folder() == default
-    assert state_folder(environ={"TEMPMEDBENCH_STATE_DIR": " "}) == default
+    with tool_env({"TEMPMEDBENCH_STATE_DIR": " "}):
+        assert state_folder() == default
 
 
 _SENDER = """

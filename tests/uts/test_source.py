@@ -483,7 +483,7 @@ def test_offline_a_corrupt_entry_is_unavailable_and_the_message_says_it_was_corr
     source(make_uts(tmp_path)).fetch(REL, "C9000001", [Q_SOURCE, Q_CUI])
     request = paths.for_query(REL, Q_CUI)
     key = CacheKey.make(REL, request.path, request.param_dict)
-    (entry,) = (tmp_path / LAYOUT).rglob(f"{REL}/{key.digest()}.json")
+    (entry,) = (tmp_path / LAYOUT).rglob(f"{REL}/{key.digest}.json")
     entry.write_bytes(entry.read_bytes()[:-10])  # torn by a disk fault
     memos = list((tmp_path / LAYOUT).rglob(".memo/2099AA/*.json"))
     assert len(memos) == 1

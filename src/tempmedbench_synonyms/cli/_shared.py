@@ -144,7 +144,7 @@ def configure_logging(quiet: bool, verbose: int) -> int:
 
 def _env_log_level(default: int) -> int:
     """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default`` (a bad one said, not fatal)."""
-    raw = config.log_level_name()
+    raw = config.variable(LOG_LEVEL_ENV)
     if not raw:
         return default
     level = _LOG_LEVELS.get(raw.lower())

@@ -45,7 +45,7 @@ gps_app = typer.Typer(
 
 def _gps(ctx: typer.Context, param: Any, given: Path | None) -> Path:
     """``--gps``, else ``TEMPMEDBENCH_GPS``; a usage error when neither names one."""
-    found = config.gps_path(given)
+    found = config.path_variable(GPS_ENV, given)
     if found is None and not ctx.resilient_parsing:
         raise UsageError(f"Missing option '--gps' (or the {GPS_ENV} environment variable).", ctx)
     return found  # type: ignore[return-value]

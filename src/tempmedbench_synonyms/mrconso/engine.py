@@ -11,7 +11,7 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from tempmedbench_synonyms.lookups import COUNTED, Rows
 from tempmedbench_synonyms.mrconso.rows import COLUMN, MRCONSO_COLUMNS
@@ -54,6 +54,9 @@ INDEXES: dict[str, tuple[str, ...]] = {
         "CREATE INDEX {s}.mrconso_folded ON mrconso (folded)",
         "CREATE INDEX {s}.mrconso_scui ON mrconso (scui) WHERE scui <> code",
         "CREATE INDEX {s}.mrconso_sdui ON mrconso (sdui) WHERE sdui <> code",
+        "CREATE VIRTUAL TABLE {s}.mrconso_words USING fts5 (folded, content='', detail='none', "
+        "columnsize=0, "
+        "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N*' tokenchars '_'\")",
         # in rowid order (NOT INDEXED: a scan of the folded index, in another order, is 3x slower)
         "INSERT INTO {s}.mrconso_words (rowid, folded) SELECT rowid, folded FROM {s}.mrconso "
         "NOT INDEXED",
@@ -82,11 +85,6 @@ INDEXES: dict[str, tuple[str, ...]] = {
     ),
     "MRSAB": (),
 }
-_WORDS = (
-    "CREATE VIRTUAL TABLE {s}.mrconso_words USING fts5 (folded, content='', detail='none', "
-    "columnsize=0, "
-    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N*' tokenchars '_'\")"
-)
 
 
 def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
@@ -94,12 +92,10 @@ def create(db: sqlite3.Connection, file: str, schema: str = "main") -> None:
     columns = ", ".join(c.lower() for c in COLUMNS[file])
     if file == "MRCONSO":  # the rowid is the row's place in the file (file order)
         columns += ", folded"
-    db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
-    if file == "MRCONSO":
-        db.execute(_WORDS.format(s=schema))
         # whether the rows are in CUI order, as NLM ships them (a search can then stop early):
         # ``load`` clears it when a batch is not (a window over the rows after: 2 s in 25)
         db.execute(f"CREATE TABLE {schema}.mrconso_order AS SELECT 1 AS sorted")
+    db.execute(f"CREATE TABLE {schema}.{file.lower()} ({columns})")
 
 
 def load(
@@ -120,15 +116,11 @@ def load(
                 cuis.insert(0, last[0])
             if cuis != sorted(cuis):  # (a sorted list is sorted in one pass)
                 db.execute(f"UPDATE {schema}.mrconso_order SET sorted = 0")
-        marks = ", ".join("?" * (width + 1))
         at = COLUMNS[file].index("STR")
-        db.executemany(
-            f"INSERT INTO {schema}.mrconso VALUES ({marks})",
-            ((*r, r[at].casefold()) for r in rows),
-        )
-    else:
-        marks = ", ".join("?" * width)
-        db.executemany(f"INSERT INTO {schema}.{file.lower()} VALUES ({marks})", rows)
+        rows = ((*r, r[at].casefold()) for r in rows)
+        width += 1  # (folded)
+    marks = ", ".join("?" * width)
+    db.executemany(f"INSERT INTO {schema}.{file.lower()} VALUES ({marks})", rows)
     return db.total_changes - before
 
 
@@ -211,7 +203,7 @@ _BITS = (("descendants", 32), ("ancestors", 4), ("parents", 2), ("children", 16)
 #: the lists a flag leaves open (its bit, the list's bit): read from the rows when no atom of the
 #: code settles them
 _OPEN = ((8, 4, "ancestors"), (64, 32, "descendants"))
-_Method = TypeVar("_Method", bound=Callable[..., Any])
+_T = TypeVar("_T")
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
 _UCD_3_2 = unicodedata.ucd_3_2_0
@@ -262,27 +254,6 @@ def _subject(
     return None
 
 
-def _entry(code: tuple[str, str], entry: tuple[str, str] | None) -> bool:
-    """Whether a hierarchy entry's (SAB, CODE) is one of ``code``'s lists (SPEC 12): MRCONSO
-    holds it, of the same SAB, with another known code."""
-    return entry is not None and entry[0] == code[0] and entry != code and known_code(entry[1])
-
-
-def _answer(method: _Method) -> _Method:
-    """An ``Engine`` question: its statement stopped by a signal raises the signal's exception."""
-
-    @functools.wraps(method)
-    def answer(self: Engine, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError:
-            if self.stopped:
-                raise self.stopped[0] from None
-            raise
-
-    return cast(_Method, answer)
-
-
 def _json(values: Iterable[object]) -> str:
     return json.dumps(list(values))
 
@@ -312,6 +283,15 @@ class Engine:
         for _, schema, _ in db.execute("PRAGMA database_list").fetchall():
             db.execute(f'PRAGMA "{schema}".mmap_size = {_MMAP}')
 
+    def ask(self, question: Callable[[Engine], _T]) -> _T:
+        """``question(self)``: a statement a signal stopped raises the signal's exception."""
+        try:
+            return question(self)
+        except sqlite3.OperationalError:
+            if self.stopped:
+                raise self.stopped[0] from None
+            raise
+
     @functools.cached_property
     def _sorted(self) -> bool:
         """Whether MRCONSO's rows are in CUI order (``load`` records it)."""
@@ -332,10 +312,8 @@ class Engine:
         return self._rows("m.code = ? AND m.sab = ?", (code, sab))
 
     def _known(self, where: str, params: Sequence[object]) -> bool:
-        return (
-            self.db.execute(f"SELECT 1 FROM mrconso WHERE {where} LIMIT 1", params).fetchone()
-            is not None
-        )
+        found = self.db.execute(f"SELECT 1 FROM mrconso WHERE {where} LIMIT 1", params)
+        return found.fetchone() is not None
 
     def _concept_names(self, cuis: Iterable[str]) -> dict[str, tuple[str, str]]:
         """The (STR, SAB) of the row that names each concept MRCONSO holds."""
@@ -356,14 +334,8 @@ class Engine:
         )
         return {(sab, ident): name for sab, ident, name in found if name is not None}
 
-    def _atom(self, fields: Sequence[str]) -> dict[str, Any]:
-        doc = atom_json(fields, self.links)
-        doc["attributes"] = NONE  # (the files hold no attributes: SPEC 12)
-        return doc
-
     # -- MRCONSO (with MRSTY, MRDEF, MRREL, MRHIER for the links they decide, when present) ------
 
-    @_answer
     def concept(self, cui: str) -> dict[str, Any] | None:
         """``/content/{release}/CUI/{cui}``: a ``Concept``."""
         count = self.db.execute("SELECT count(*) FROM mrconso WHERE cui = ?", (cui,)).fetchone()[0]
@@ -387,7 +359,7 @@ class Engine:
             "dateAdded": NONE,
             "majorRevisionDate": NONE,
             "status": NONE,
-            "semanticTypes": [{"name": sty, "uri": self.links.tui(tui)} for tui, _, sty in types],
+            "semanticTypes": [{"name": sty, "uri": self.links.tui(tui)} for tui, sty in types],
             "atomCount": count,
             "attributeCount": 0,
             "cvMemberCount": 0,
@@ -399,7 +371,6 @@ class Engine:
             "name": self._concept_names([cui])[cui][0],
         }
 
-    @_answer
     def atoms(
         self,
         *,
@@ -411,34 +382,28 @@ class Engine:
         language: str | None = None,
         rows: Rows = COUNTED,
     ) -> list[dict[str, Any]] | None:
-        """A concept's atoms (``cui``) or a source code's (``sab``, ``code``), in MRCONSO's
-        order, those ``rows`` counts, of ``sabs``/``ttys``/``language`` when given."""
+        """A concept's or a source code's atoms that ``rows`` counts, in MRCONSO's order."""
         subject = _subject(cui, sab, code)
         if subject is None or not self._known(subject[0].replace("m.", ""), subject[1]):
             return None
         where, params, _ = subject
-        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys)
-        if language is not None:
-            where += " AND m.lat = ?"
-            params.append(language)
-        return [self._atom(r) for r in self._rows(where, params)]
+        langs = () if language is None else (language,)
+        where += " AND " + _counted(rows) + _any_of("m", params, sab=sabs, tty=ttys, lat=langs)
+        return [atom_json(r, self.links) for r in self._rows(where, params)]
 
-    @_answer
     def atom(self, aui: str) -> dict[str, Any] | None:
         """``/content/{release}/AUI/{aui}``: an ``Atom``, whatever its LAT and SUPPRESS."""
         found = self._rows("m.aui = ?", (aui,))
-        return self._atom(found[0]) if found else None
+        return atom_json(found[0], self.links) if found else None
 
-    @_answer
     def preferred_atom(
         self, *, cui: str | None = None, sab: str | None = None, code: str | None = None
     ) -> dict[str, Any] | None:
         """``.../atoms/preferred``: the row that names the concept or the code."""
         subject = _subject(cui, sab, code)
         found = [] if subject is None else self._rows(*subject)
-        return self._atom(found[0]) if found else None
+        return atom_json(found[0], self.links) if found else None
 
-    @_answer
     def cluster(self, sab: str, code: str) -> dict[str, Any] | None:
         """``/content/{release}/source/{sab}/{code}``: a ``SourceAtomCluster``."""
         found = self._clusters([(sab, code)])
@@ -500,18 +465,18 @@ class Engine:
             bits |= r[-1]
         if kinds := {k for flag, b, k in _OPEN if bits & flag and not bits & b}:
             # (deep: the whole subtree, only for a descendant not found yet)
-            atoms = dict.fromkeys((r[_C_AUI] for r in found), it)
-            deep = self._code_edges(atoms, deep="descendants" in kinds).get(it, {})
-            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep.get(k))
+            auis = {r[_C_AUI] for r in found}
+            deep = self._code_edges(it, auis, deep="descendants" in kinds)
+            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep[k])
         return bits
 
-    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, str, int]]]:
-        """MRHIER's entries of the atoms ``auis`` by list, each (start AUI, entry AUI,
-        distance). Descendants are read from the rows below the atoms' children too only when
-        ``deep`` (the rows reached through PAUI, their distance from PTR)."""
+    def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, int]]]:
+        """MRHIER's entries of the atoms ``auis`` by list, each (AUI, distance). Descendants are
+        read from the rows below the atoms' children too only when ``deep`` (the rows reached
+        through PAUI, their distance from PTR)."""
         asked = _json(auis)
-        raw: dict[str, list[tuple[str, str, int]]] = {k: [] for k in _HIERARCHY}
-        up = self.db.execute(f"SELECT aui, paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
+        raw: dict[str, list[tuple[str, int]]] = {k: [] for k in _HIERARCHY}
+        up = self.db.execute(f"SELECT paui, ptr FROM mrhier WHERE aui IN {_IN}", (asked,))
         below = self.db.execute(
             "WITH RECURSIVE down(aui) AS (SELECT value FROM json_each(?) UNION "
             "SELECT h.aui FROM mrhier h JOIN down d ON h.paui = d.aui AND h.paui <> '') "
@@ -520,44 +485,42 @@ class Engine:
             else f"SELECT aui, paui, ptr FROM mrhier WHERE paui IN {_IN} AND paui <> ''",
             (asked,),
         ).fetchall()
-        for aui, paui, ptr in up:
+        for paui, ptr in up:
             if paui:
-                raw["parents"].append((aui, paui, 1))
-            raw["ancestors"] += [(aui, a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
+                raw["parents"].append((paui, 1))
+            raw["ancestors"] += [(a, n) for n, a in enumerate(_ptr(paui, ptr), 1)]
         for aui, paui, ptr in below:
             if paui in auis:
-                raw["children"].append((paui, aui, 1))
-            raw["descendants"] += [
-                (a, aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis
-            ]
+                raw["children"].append((aui, 1))
+            raw["descendants"] += [(aui, n) for n, a in enumerate(_ptr(paui, ptr), 1) if a in auis]
         return raw
 
-    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str]]:
-        """The (SAB, CODE) of each of ``auis`` MRCONSO holds."""
+    def _where(self, auis: Collection[str]) -> dict[str, tuple[str, str, str]]:
+        """The (SAB, CODE, STR) of each of ``auis`` MRCONSO holds."""
         if not auis:
             return {}
         found = self.db.execute(
-            f"SELECT aui, sab, code FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
+            f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}", (_json(auis),)
         )
-        return {aui: (sab, code) for aui, sab, code in found}
+        return {aui: (sab, code, string) for aui, sab, code, string in found}
 
     def _code_edges(
-        self, code_of: dict[str, tuple[str, str]], deep: bool
-    ) -> dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]]:
-        """For each code of ``code_of`` (its atoms' AUIs to their codes), its lists' codes
-        (``_entry``) at their smallest distance."""
-        raw = self._edges(code_of.keys(), deep)
-        codes = self._where({a for found in raw.values() for _, a, _ in found})
-        out: dict[tuple[str, str], dict[str, dict[tuple[str, str], int]]] = {}
+        self, it: tuple[str, str], auis: Collection[str], deep: bool
+    ) -> dict[str, dict[tuple[str, str], int]]:
+        """The lists of the code ``it`` (its atoms ``auis``), each code at its smallest distance:
+        those MRCONSO holds, of the same SAB, another known code."""
+        raw = self._edges(auis, deep)
+        codes = self._where({a for found in raw.values() for a, _ in found})
+        out: dict[str, dict[tuple[str, str], int]] = {k: {} for k in raw}
         for kind, found in raw.items():
-            for start, entry, n in found:
-                it, at = code_of[start], codes.get(entry)
-                if at is not None and _entry(it, at):
-                    best = out.setdefault(it, {}).setdefault(kind, {})
-                    best[at] = min(n, best.get(at, n))
+            for entry, n in found:
+                if entry not in codes:
+                    continue
+                at = codes[entry][:2]
+                if at[0] == it[0] and at != it and known_code(at[1]):
+                    out[kind][at] = min(n, out[kind].get(at, n))
         return out
 
-    @_answer
     def crosswalk(
         self, sab: str, code: str, *, targets: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -578,7 +541,6 @@ class Engine:
             return None
         return self._clusters(sorted({r[:2] for r in found}), found)
 
-    @_answer
     def search(
         self,
         string: str,
@@ -675,26 +637,17 @@ class Engine:
             elif exact or match is None or (trusted and name.isascii()) or match(name):
                 found[key] = exact
                 strings[ident] = string
-        return self._results(found, return_id_type, strings, limit)
-
-    def _results(
-        self,
-        found: dict[tuple[str, str], bool],
-        kind: str,
-        strings: dict[str, str],
-        limit: int | None,
-    ) -> list[dict[str, Any]]:
-        """The first ``limit`` search results (SPEC 12), exact matches first, then by ui and
-        rootSource (a concept's is its own: its ui decides), named."""
+        # the first ``limit``: exact matches first, then by ui and rootSource (a concept's is
+        # its own: its ui decides), named
         keys = sorted(found, key=lambda k: (not found[k], k[1], k[0]))[:limit]
-        if kind == "concept":
+        if return_id_type == "concept":
             names = self._concept_names(ui for _, ui in keys)
             return [
                 search_result_json(cui, *names[cui], self.links.concept(cui)) for _, cui in keys
             ]
-        if kind == "aui":
+        if return_id_type == "aui":
             return [search_result_json(a, strings[a], sab, self.links.aui(a)) for sab, a in keys]
-        codes = self._code_names(_RETURN_FIELDS[kind], keys)
+        codes = self._code_names(_RETURN_FIELDS[return_id_type], keys)
         return [
             search_result_json(ident, codes[(sab, ident)], sab, self.links.code(sab, ident))
             for sab, ident in keys
@@ -702,7 +655,6 @@ class Engine:
 
     # -- the other files ---------------------------------------------------------------------
 
-    @_answer
     def definitions(
         self, cui: str, *, sabs: Collection[str] = (), rows: Rows = COUNTED
     ) -> list[dict[str, Any]] | None:
@@ -719,7 +671,6 @@ class Engine:
             for sab, text in found
         ]
 
-    @_answer
     def relations(
         self,
         *,
@@ -790,13 +741,7 @@ class Engine:
         """The link and name of each side (CUI, AUI, STYPE) of MRREL rows (SPEC 12): a
         concept, an atom or a source code; ``NONE`` for one MRCONSO lacks. ``None`` when MRCONSO
         lacks the concept ``concept`` (read with the sides' concepts)."""
-        auis = {  # each atom side's SAB, CODE and STR
-            aui: (sab, code, string)
-            for aui, sab, code, string in self.db.execute(
-                f"SELECT aui, sab, code, str FROM mrconso WHERE aui IN {_IN}",
-                (_json({aui for _, aui, stype in sides if aui and stype != "CUI"}),),
-            )
-        }
+        auis = self._where({aui for _, aui, stype in sides if aui and stype != "CUI"})
         out: dict[tuple[str, str, str], tuple[str, str]] = {}
         concepts, codes = [], []  # (named below, once their names are read)
         for side in sides:
@@ -822,29 +767,25 @@ class Engine:
             out[side] = (self.links.code(sab, code), named[(sab, code)])
         return out
 
-    def _types(self, cui: str) -> list[tuple[str, str, str]]:
-        """A concept's semantic types (TUI, STN, STY) by TUI, each once."""
-        first: dict[str, tuple[str, str, str]] = {}
-        for tui, stn, sty in self.db.execute(
-            "SELECT tui, stn, sty FROM mrsty WHERE cui = ? ORDER BY tui, rowid", (cui,)
-        ):
-            first.setdefault(tui, (tui, stn, sty))
-        return list(first.values())
+    def _types(self, cui: str) -> list[tuple[str, str]]:
+        """A concept's semantic types (TUI, STY) by TUI, each its first row's (min()'s row)."""
+        found = self.db.execute(
+            "SELECT tui, sty, min(rowid) FROM mrsty WHERE cui = ? GROUP BY tui ORDER BY tui", (cui,)
+        )
+        return [(tui, sty) for tui, sty, _ in found]
 
-    @_answer
     def semantic_types(self, cui: str, *, details: bool = False) -> list[dict[str, Any]] | None:
         """MRSTY: the concept's types by TUI (``details``: each a whole ``SemanticType``)."""
         if not self._known("cui = ?", (cui,)):
             return None
         out = []
-        for tui, _, sty in self._types(cui):
+        for tui, sty in self._types(cui):
             doc: dict[str, Any] = {"name": sty, "uri": self.links.tui(tui)}
             if details:
                 doc.update(self.semantic_type(tui) or {})
             out.append(doc)
         return out
 
-    @_answer
     def semantic_type(self, tui: str) -> dict[str, Any] | None:
         """``/semantic-network/{release}/TUI/{tui}``: a ``SemanticType``."""
         first = self.db.execute(
@@ -874,7 +815,6 @@ class Engine:
             "name": sty,
         }
 
-    @_answer
     def hierarchy(
         self,
         direction: str,
@@ -883,32 +823,28 @@ class Engine:
         code: str | None = None,
         aui: str | None = None,
     ) -> list[dict[str, Any]] | None:
-        """MRHIER: a code's parents, children, ancestors or descendants as clusters, or an
-        atom's as Atoms (SPEC 12): parents and children by code (atoms: by AUI), ancestors and
-        descendants nearest first, then by code."""
+        """MRHIER: a code's lists as clusters, or an atom's as Atoms, nearest first, then by code
+        (atoms: by AUI) (SPEC 12)."""
         deep = direction == "descendants"
         if aui is not None:
             if not self._known("aui = ?", (aui,)):
                 return None
-            raw = self._edges([aui], deep)
-            codes = self._where({a for _, a, _ in raw[direction]})
             best: dict[str, int] = {}
-            for _, entry, n in raw[direction]:
-                if entry in codes and entry != aui:
+            for entry, n in self._edges([aui], deep)[direction]:
+                if entry != aui:
                     best[entry] = min(n, best.get(entry, n))
-            ordered = sorted(best, key=lambda a: (best[a], a))
-            rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(ordered),))}
-            return [self._atom(rows[a]) for a in ordered]
+            # (those MRCONSO holds)
+            rows = {r[_AUI]: r for r in self._rows(f"m.aui IN {_IN}", (_json(best),))}
+            ordered = sorted(rows, key=lambda a: (best[a], a))
+            return [atom_json(rows[a], self.links) for a in ordered]
         if sab is None or code is None:
             return None
         atoms = self._code_rows(sab, code)
         if not atoms:
             return None
-        edges = self._code_edges({r[_AUI]: (sab, code) for r in atoms}, deep)
-        found = edges.get((sab, code), {}).get(direction, {})
+        found = self._code_edges((sab, code), {r[_AUI] for r in atoms}, deep)[direction]
         return self._clusters(sorted(found, key=lambda c: (found[c], c[1])))
 
-    @_answer
     def sources(self) -> list[dict[str, Any]]:
         """MRSAB's current versions (without MRSAB: one per SAB of MRCONSO), as ``RootSource``
         objects by abbreviation."""
@@ -917,20 +853,15 @@ class Engine:
                 "SELECT rsab, son, sf, lat, srl, cxty, ssn FROM mrsab WHERE rowid IN "
                 "(SELECT min(rowid) FROM mrsab WHERE curver = 'Y' GROUP BY rsab) ORDER BY rsab"
             ).fetchall()
-        else:  # (every row of MRCONSO is read)
-            by_sab: dict[str, list[Any]] = {}
-            for sab, lat, count, first, srl in self.db.execute(
-                "SELECT sab, lat, count(*), min(rowid), max(CASE WHEN srl GLOB '[0-9]*' AND "
-                f"srl NOT GLOB '*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} "
-                "THEN CAST(srl AS INTEGER) END) FROM mrconso "
-                "GROUP BY sab, lat"
-            ):
-                by_sab.setdefault(sab, []).append((lat, count, first, srl))
-            found = []
-            for sab, langs in sorted(by_sab.items()):  # LAT: most rows, then first seen
-                lat = min(langs, key=lambda x: (-x[1], x[2]))[0]
-                levels = [srl for *_, srl in langs if srl is not None]
-                found.append((sab, sab, sab, lat, str(max(levels)) if levels else "", "", sab))
+        else:  # (every row of MRCONSO is read; LAT: the one most rows have, then the first seen)
+            found = self.db.execute(
+                "SELECT sab, sab, sab, lat, coalesce(CAST(level AS TEXT), ''), '', sab FROM "
+                "(SELECT sab, lat, max(max(CASE WHEN srl GLOB '[0-9]*' AND srl NOT GLOB "
+                f"'*[^0-9]*' AND length(srl) <= {_SRL_DIGITS} THEN CAST(srl AS INTEGER) END)) "
+                "OVER by_sab AS level, row_number() OVER (by_sab ORDER BY count(*) DESC, "
+                "min(rowid)) AS n FROM mrconso GROUP BY sab, lat WINDOW by_sab AS (PARTITION BY "
+                "sab)) WHERE n = 1 ORDER BY sab"
+            ).fetchall()
         return [
             {
                 "classType": "RootSource",
@@ -991,27 +922,24 @@ def _words(
     return fts, lambda name: wanted.issubset(map(form, _WORD.findall(name)))
 
 
+#: What a command reads besides MRCONSO (the files it needs, those it reads when the META holds
+#: them); a command not named here reads MRCONSO alone.
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "search": (("MRCONSO",), ()),
-    "cuis": (("MRCONSO",), ()),
-    "crosswalk": (("MRCONSO",), ("MRHIER", "MRREL")),
-    "definitions": (("MRCONSO", "MRDEF"), ()),
-    "relations": (("MRCONSO", "MRREL"), ()),
-    "semantic-types": (("MRCONSO", "MRSTY"), ()),
-    "source-concept": (("MRCONSO",), ("MRHIER", "MRREL")),
-    "hierarchy": (("MRCONSO", "MRHIER"), ("MRREL",)),
-    "sources": (("MRCONSO",), ("MRSAB",)),
-    "concept": (("MRCONSO",), ("MRSTY", "MRDEF", "MRREL")),
-    "atoms": (("MRCONSO",), ()),
-    "source": (("MRCONSO",), ()),
-    "atom": (("MRCONSO",), ()),
+    "crosswalk": ((), ("MRHIER", "MRREL")),
+    "definitions": (("MRDEF",), ()),
+    "relations": (("MRREL",), ()),
+    "semantic-types": (("MRSTY",), ()),
+    "source-concept": ((), ("MRHIER", "MRREL")),
+    "hierarchy": (("MRHIER",), ("MRREL",)),
+    "sources": ((), ("MRSAB",)),
+    "concept": ((), ("MRSTY", "MRDEF", "MRREL")),
 }
 
 
 def needs(command: str, *, semantic_types: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files a ``umls`` command needs (absent: bad input naming the first), and those it
     reads when the META holds them (for the links and counts they decide)."""
-    required, optional = _NEEDS[command]
+    required, optional = _NEEDS.get(command, ((), ()))
     if command == "search" and semantic_types:
         required += ("MRSTY",)
-    return required, optional
+    return ("MRCONSO", *required), optional

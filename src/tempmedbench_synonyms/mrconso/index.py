@@ -27,13 +27,7 @@ from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
 from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
-from tempmedbench_synonyms.files import (
-    LEFTOVER_AGE,
-    TMP_SUFFIX,
-    check_own,
-    make_folders,
-    os_error,
-)
+from tempmedbench_synonyms.files import LEFTOVER_AGE, TMP_SUFFIX, check_own, make_folders, os_error
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
@@ -139,15 +133,9 @@ class LocalIndex:
         self._ready = False
 
     def engine(self, files: Collection[str], links: Links) -> Engine:
-        """An engine over the parts of ``files`` (each one the META holds), each built first if
-        it is not yet (saying so, with a progress bar on ``progress``)."""
-        missing = [name for name in files if name not in self.present]
-        if missing:
-            raise BadInputError(
-                f"holds no {missing[0]}.RRF, which this question needs",
-                path=self.meta,
-                hint=f"pass a META folder (or a form of it) that holds {missing[0]}.RRF",
-            )
+        """An engine over the parts of ``files`` (each one the META holds: the caller checks,
+        naming the command), each built first if it is not yet (saying so, with a progress bar
+        on ``progress``)."""
         if self._db is None:
             self._db = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
             weakref.finalize(self, self._db.close)  # a LocalIndex never closed: not left open
@@ -206,7 +194,8 @@ class LocalIndex:
                 # built meanwhile by the process we waited for; a damaged part is said
                 found = _record(part, f.identity, self._say)
                 if found is None:
-                    return self._build(f, part.with_name(f".{part.name}"), part)
+                    tmp = part.with_name(f".{part.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
+                    return self._build(f, tmp, part)
         rows, paths = found
         if f.source not in paths:
             _add_path(part, f.source)
@@ -242,13 +231,13 @@ class LocalIndex:
             self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
                       f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
 
-    def _build(self, f: _File, tmp_stem: Path, final: Path | None) -> Built:
-        """Build ``f``'s part in a temporary file beside ``tmp_stem`` and move it to ``final``
-        (None: a pipe's part, left at the temporary path for ``engine`` to open once)."""
+    def _build(self, f: _File, tmp: Path, final: Path | None) -> Built:
+        """Build ``f``'s part in the temporary file ``tmp`` and move it to ``final`` (None: a
+        pipe's part, left at ``tmp`` for ``engine`` to open once)."""
         from tempmedbench_synonyms.progress import StepProgress, format_size
 
         folder = self.index_dir
-        left = sorted(folder.glob(f"{tmp_stem.name}.*{TMP_SUFFIX}"))
+        left = [] if final is None else sorted(folder.glob(f".{final.name}.*{TMP_SUFFIX}"))
         for old in left:  # we hold the part's lock: no build of it runs
             old.unlink(missing_ok=True)
         if left:
@@ -277,21 +266,11 @@ class LocalIndex:
             )
         else:
             self._say(f"indexing {f.name}.RRF from the pipe {f.input.path} (read once)")
-        tmp = (
-            tmp_stem
-            if final is None
-            else tmp_stem.with_name(f"{tmp_stem.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
-        )
         started = time.monotonic()
         try:
+            bar = StepProgress(self.progress, label=f"indexing {f.name}", unit="bytes", total=size)
             with runtime.collector_paused():  # millions of rows, none in a cycle
-                rows = _fill(
-                    f,
-                    tmp,
-                    StepProgress(
-                        self.progress, label=f"indexing {f.name}", unit="bytes", total=size
-                    ),
-                )
+                rows = _fill(f, tmp, bar)
             if final is not None:
                 os.replace(tmp, final)
                 _supersede(final, f.source)
@@ -361,9 +340,8 @@ def _record(
         check_own(part, what="an index file", elsewhere=_ELSEWHERE)
         if not part.is_file():
             return None
-        with contextlib.closing(
-            sqlite3.connect(f"file:{quote(str(part))}?mode=ro", uri=True)
-        ) as db:
+        uri = f"file:{quote(str(part))}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             got = db.execute(
                 "SELECT schema_version, unicode_version, identity, rows FROM index_record"
             ).fetchall()

@@ -76,9 +76,8 @@ def atom_from_fields(fields: Sequence[str]) -> Atom:
     )
 
 
-def _excerpt(text: str, at_most: int = 60) -> str:
-    shown = repr(text[:at_most])
-    return shown + ("..." if len(text) > at_most else "")
+def _excerpt(text: str) -> str:
+    return repr(text[:60]) + ("..." if len(text) > 60 else "")
 
 
 def sniff(head: bytes, *, at_end: bool, path: str | Path) -> int:

@@ -7,14 +7,13 @@ wanted ones; only those are decoded, split and checked exactly (SPEC section 3),
 
 from __future__ import annotations
 
-import io
 import itertools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from tempmedbench_synonyms.atoms import AtomQuery, ProgressCallback
 from tempmedbench_synonyms.errors import BadInputError
@@ -146,7 +145,7 @@ def _blocks(path: Path, start: int, end: int, first: int = 0) -> Iterator[tuple[
     buf = bytearray(BLOCK_SIZE)
     view = memoryview(buf)
     try:
-        with cast(io.BufferedReader, open_regular(path, what="--mrconso")) as f:
+        with open_regular(path, what="--mrconso") as f:
             offset = max(start, first)  # file offset of buf[0]
             if offset > first:
                 f.seek(offset - 1)

@@ -43,12 +43,8 @@ class Links:
     def aui(self, aui: str) -> str:
         return f"{self.content}/AUI/{aui}"
 
-    @property
-    def semantic_network(self) -> str:
-        return f"{self.base_url.rstrip('/')}/semantic-network/{self.release}"
-
     def tui(self, tui: str) -> str:
-        return f"{self.semantic_network}/TUI/{tui}"
+        return f"{self.base_url.rstrip('/')}/semantic-network/{self.release}/TUI/{tui}"
 
     def search(self, code: str, sab: str) -> str:
         """The search UTS links a source code's concepts to (``concepts`` of a cluster)."""
@@ -62,7 +58,6 @@ class Links:
 def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
     """One MRCONSO row as UTS's ``Atom`` object."""
     sab, suppress = fields[_SAB], fields[_SUPPRESS]
-    aui = f"{links.content}/AUI/{fields[_AUI]}"
     return {
         "classType": "Atom",
         "ui": fields[_AUI],
@@ -74,12 +69,12 @@ def atom_json(fields: Sequence[str], links: Links) -> dict[str, Any]:
         "concept": links.concept(fields[_CUI]),
         "sourceConcept": links.code(sab, fields[_SCUI]) if fields[_SCUI] else NONE,
         "sourceDescriptor": links.code(sab, fields[_SDUI]) if fields[_SDUI] else NONE,
-        "attributes": f"{aui}/attributes",
+        "attributes": NONE,  # (the files hold no attributes: SPEC 12)
         "parents": NONE,
         "ancestors": None,  # NLM's sample atom: "NONE" here and there, null for these two
         "children": NONE,
         "descendants": None,
-        "relations": f"{aui}/relations",
+        "relations": f"{links.aui(fields[_AUI])}/relations",
         "definitions": NONE,
         "name": fields[_STR],
         "language": fields[_LAT],

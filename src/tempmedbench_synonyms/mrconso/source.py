@@ -192,7 +192,7 @@ def scan_ranges(
     with runtime.WorkerGroup() as group:
         try:
             for i in range(min(workers, len(ranges))):
-                worker = group.spawn(_WORKER_MODULE, name=f"scan-{i}")
+                worker = group.spawn(_WORKER_MODULE)
                 worker.send((str(path), needs, first, (scan.BLOCK_SIZE, scan.MAX_LINE)))
                 worker.send(ranges[i])
                 busy[worker] = ranges[i][0]

@@ -1,4 +1,4 @@
-"""A worker process of the parallel MRCONSO scan, started by ``runtime.spawn_worker`` (runtime
+"""A worker process of the parallel MRCONSO scan, started by ``runtime.WorkerGroup`` (runtime
 rule 3): it scans the byte ranges it is sent, one at a time, and imports only the scan and the
 kernel, so it starts in a few milliseconds.
 """
@@ -14,8 +14,7 @@ REPORT_EVERY = 8 << 20
 
 
 def main(fd: int) -> None:
-    runtime.worker_setup()
-    channel = runtime.worker_channel(fd)
+    channel = runtime.worker_setup(fd)
     try:
         path, needs, first, limits = channel.recv()
         scan.BLOCK_SIZE, scan.MAX_LINE = limits  # as the parent scans (its tests set them)

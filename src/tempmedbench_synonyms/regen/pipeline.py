@@ -171,9 +171,9 @@ def prepare(
             raise BadInputError(
                 f"cannot write in this folder: {err.strerror or err}", path=folder, hint=hint
             ) from None
-    removed = [p for folder in folders for p in files.remove_leftovers(folder)]
-    if removed:
-        warnings.append(files.leftovers_note(removed))
+    note = files.remove_leftovers(folders)
+    if note:
+        warnings.append(note)
 
 
 def _place(root: Path, rel: str, data: bytes, match: bool) -> tuple[str, bool]:

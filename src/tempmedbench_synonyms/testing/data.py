@@ -134,8 +134,7 @@ class FakeUtsData:
         """Read whichever META files ``folder`` holds (in any form NLM ships), as the local index
         does; none is a ``FileNotFoundError``."""
         folder = Path(folder)
-        held = [f for f in FILES if folder.is_dir() and holds(folder, f)]
-        read = {f: read_rows(f, folder) for f in held}
+        read = {f: read_rows(f, folder) for f in FILES if folder.is_dir() and holds(folder, f)}
         if not read:
             raise FileNotFoundError(
                 f"{folder} holds none of {', '.join(f + '.RRF' for f in FILES)}"

@@ -188,21 +188,11 @@ class FakeUts:
             ):
                 reply = self._error(401, "Unauthorized: the apiKey is missing or not valid")
             else:
-                reply = self._json(
-                    *routes.answer(
-                        self.data,
-                        path,
-                        params,
-                        base_url=base_url,
-                        shuffle_seed=self.shuffle_seed,
-                        search_empty=self.search_empty,
-                        max_page_size=self.max_page_size,
-                    )
-                )
+                reply = self._json(*routes.answer(self, path, params, base_url=base_url))
             if fault == "truncated":  # the whole answer promised, half of it sent
                 reply = FakeReply(200, reply.headers, reply.body[: max(1, len(reply.body) // 2)])
         delay = self.faults.latency + (self.faults.stall if fault == "stall" else 0.0)
-        reply = replace(reply, delay=delay, fault=fault or reply.fault)
+        reply = replace(reply, delay=delay, fault=fault)
         with self._lock:
             self.seen.append(
                 SeenRequest(path, asked, key_ok, reply.status, fault, now, key is not None)

@@ -82,9 +82,8 @@ def make_invented_release(
 
     root = Path(root)
     folder = root / "release"
-    (folder / "synonyms").mkdir(parents=True, exist_ok=True)
-    (folder / "question_surface").mkdir(parents=True, exist_ok=True)
-    (folder / "synonym_regeneration").mkdir(parents=True, exist_ok=True)
+    for part in ("synonyms", "question_surface", "synonym_regeneration"):
+        (folder / part).mkdir(parents=True, exist_ok=True)
     mrconso = root / "MRCONSO.RRF"
     lines = list(invented_rows(concepts, seed=seed, atoms_of=atoms_of))
     with open(mrconso, "w", encoding="utf-8", newline="") as fh:

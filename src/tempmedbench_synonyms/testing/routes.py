@@ -10,7 +10,7 @@ import hashlib
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 from tempmedbench_synonyms import paths
@@ -146,24 +146,25 @@ def _one(e: Engine, cui: str = "", aui: str = "", sab: str = "", code: str = "")
     return e.concept(cui) if cui else e.atom(aui) if aui else e.cluster(sab, code)
 
 
-def answer(
-    data: FakeUtsData,
-    path: str,
-    params: Mapping[str, str],
-    *,
-    base_url: str,
-    shuffle_seed: int = 0,
-    search_empty: str = "none",
-    max_page_size: int | None = None,
-) -> Doc:
+class Settings(Protocol):
+    """What ``answer`` reads of a ``FakeUts`` (its documented attributes)."""
+
+    data: FakeUtsData
+    shuffle_seed: int
+    search_empty: str
+    max_page_size: int | None
+
+
+def answer(fake: Settings, path: str, params: Mapping[str, str], *, base_url: str) -> Doc:
     """The status and JSON document of ``GET base_url + path?params`` (``apiKey`` left out)."""
+    data = fake.data
     parts = [unquote(part) for part in path.split("/") if part]
     if len(parts) < 2:
         return error(404, "Not Found")
     release = parts[1]
     if release not in data.served and release != "current":
         return error(404, f"Release {release} is not available")
-    p = _Params(params, max_page_size)
+    p = _Params(params, fake.max_page_size)
     try:
         asked = _question(parts[0], parts[2:], p)
         if asked is None:
@@ -180,7 +181,7 @@ def answer(
         return 200, page(found, 1, 1, len(found))
     if kind == "search":  # no pageCount: a page past the last is the NONE row (or empty)
         shown = found[(number - 1) * size : number * size]
-        if not shown and search_empty == "none":
+        if not shown and fake.search_empty == "none":
             shown = [dict(_NO_RESULTS)]
         result = {"classType": "searchResults", "results": shown}
         return 200, {"pageSize": size, "pageNumber": number, "result": result}
@@ -189,5 +190,5 @@ def answer(
         return error(404, "No results")
     if kind == "atoms":  # atoms come in no documented order: the same shuffle for each page
         query = "&".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "pageNumber")
-        random.Random(stable_hash(shuffle_seed, f"{path}?{query}")).shuffle(found)
+        random.Random(stable_hash(fake.shuffle_seed, f"{path}?{query}")).shuffle(found)
     return 200, page(found[(number - 1) * size : number * size], number, count, size)

@@ -11,10 +11,8 @@ __all__ = [
     "models",
     "options",
     "ratelimit",
-    "retry",
     "session",
     "source",
-    "terms",
     "watchdog",
     "workers",
 ]

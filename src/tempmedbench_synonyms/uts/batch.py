@@ -1,25 +1,27 @@
-"""The one batch path to UTS: ``ask_all`` (a regeneration's fetch, many lookups) and
-``answer_many``, SPEC 11's batch on it, one ``Answer`` per input in input order
-(docs/architecture.md, "UTS is asked one way").
+"""The one batch path to UTS: ``ask_all`` (a regeneration's fetch, many lookups), and SPEC 11's
+batch on it: ``answer_many``, one ``Answer`` per input in input order (``found``, ``not_found``
+or ``bad_input``; what ends a batch is raised), ``current`` settled once, and its dry run
+``plan_lookups`` (docs/architecture.md, "UTS is asked one way").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Generator, Hashable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import replace
-from functools import partial
-from typing import TextIO, TypeVar
+from functools import cache, partial
+from typing import Any, TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
-from tempmedbench_synonyms.errors import TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError, Outcome, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
+from tempmedbench_synonyms.paths import Build, check_limit
 from tempmedbench_synonyms.progress import StepProgress
-from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts
+from tempmedbench_synonyms.uts.cached import CachedUts, Got
 from tempmedbench_synonyms.uts.client import Counters
-from tempmedbench_synonyms.uts.estimate import estimate_line
+from tempmedbench_synonyms.uts.estimate import estimate_line, fetch_seconds, plan_all
 from tempmedbench_synonyms.uts.workers import completions
 
 _K = TypeVar("_K", bound=Hashable)
@@ -100,6 +102,96 @@ def ask_all(
     report(final=True)
 
 
+def checked(
+    items: Sequence[tuple[str, Lookup]], release: str
+) -> tuple[dict[Lookup, Build], dict[int, Answer]]:
+    """Each lookup's request, built once (and kept for the cache pass and the ask), and the
+    answers of the inputs that cannot be sent (their request built in ``release``), by index."""
+    builds: dict[Lookup, Build] = {}
+    bad: dict[int, Answer] = {}
+    for i, (input, lookup) in enumerate(items):
+        build = builds.setdefault(lookup, cache(lookup.request))
+        try:
+            check_limit(lookup.limit_or_default())
+            build(release)
+        except BadInputError as err:
+            bad[i] = bad_answer(input, lookup, err, release)
+    return builds, bad
+
+
+def cui_of(lookup: Lookup) -> str | None:
+    """The CUI a lookup takes (how ``current`` is resolved for it: section 3's probe)."""
+    cui = getattr(lookup, "cui", None)
+    return cui if isinstance(cui, str) else None
+
+
+def bad_answer(input: str, lookup: Lookup, err: BadInputError, release: str) -> Answer:
+    return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint, release=release,
+                  query=lookup.words()[0])  # fmt: skip
+
+
+def settle_release(
+    uts: CachedUts,
+    release: str,
+    items: Sequence[tuple[str, Lookup]],
+    builds: Mapping[Lookup, Build],
+    *,
+    skip: Collection[int] = (),
+) -> tuple[str, dict[int, Answer]]:
+    """(the concrete release the inputs are asked in, the answers given on the way), SPEC 11:
+    ``current`` as the cache knows it, else the probe of an input's CUI, else an input's own
+    answer's links, one input at a time; ``skip`` inputs and ``sources`` are passed over."""
+    known = uts.known(check_release(release))
+    if known is not None:
+        return known, {}
+    answered: dict[int, Answer] = {}
+    for i, (input, lookup) in enumerate(items):
+        if i in skip or lookup.as_current:
+            continue
+        cui = cui_of(lookup)
+        if cui is not None:
+            concrete = uts.probe("current", cui)
+        else:
+            answered[i] = answer_in(uts, "current", input, lookup, builds[lookup])
+            concrete = answered[i].release or "current"
+        if concrete != "current":
+            return concrete, answered
+    return "current", answered
+
+
+def answer_in(uts: CachedUts, release: str, input: str, lookup: Lookup, build: Build) -> Answer:
+    """One input's answer in ``release``, from the cache, else UMLS (``build``: its request)."""
+    found = answer_by(partial(uts.lookup, release), release, input, lookup, build)
+    assert found is not None  # only the cache alone may lack an answer
+    return found
+
+
+def answer_by(
+    ask: Callable[[Build], Got | None], release: str, input: str, lookup: Lookup, build: Build
+) -> Answer | None:
+    """One input's answer by ``ask`` (``CachedUts.lookup_cached``: ``None`` if the cache lacks
+    any part of it)."""
+    try:
+        got = ask(build)  # identifiers checked as the request is built
+        if got is None:
+            return None
+        results = []
+        for result in lookup.results(got.value):
+            more = lookup.more(result)
+            extra = None if more is None else ask(more)
+            if more is not None and extra is None:
+                return None  # the cache alone lacks a part of it
+            if extra is not None and isinstance(extra.value, dict):
+                result = {**result, **extra.value}
+            results.append(result)
+    except BadInputError as err:  # (a 400 from UTS too: this input's own bad input)
+        if err.path is not None or err.key is not None:
+            raise  # the cache or an option, not this input
+        return bad_answer(input, lookup, err, release)
+    why = " (404 Not Found)" if got.value is None else ""
+    return lookup.answered(input, results, got.release, got.truncated, why)
+
+
 def answer_many(
     uts: CachedUts,
     release: str,
@@ -117,13 +209,13 @@ def answer_many(
     uts.resume()  # an earlier batch may have stopped it
     began = clock()  # the progress counts the wait of the first request (current) too
     before = uts.counters()
-    builds, answers = terms.checked(listed, release)
+    builds, answers = checked(listed, release)
     if progress is not None and uts.known(release) is None:
         # Said at once: without a CUI to probe, inputs go one at a time until an answer names
         # the release, and none is cached before (a cache key names a concrete release).
         how = (
             "the probe of a concept"
-            if any(terms.cui_of(lookup) for _, lookup in listed)
+            if any(cui_of(lookup) for _, lookup in listed)
             else "inputs asked one at a time until an answer names it"
         )
         progress.write(
@@ -131,7 +223,7 @@ def answer_many(
             "skips this)\n"
         )
         progress.flush()
-    settled, early = terms.settle_release(uts, release, listed, builds, skip=set(answers))
+    settled, early = settle_release(uts, release, listed, builds, skip=set(answers))
     answers.update(early)
     groups: dict[Lookup, list[int]] = {}
     for i, (_, lookup) in enumerate(listed):
@@ -139,24 +231,13 @@ def answer_many(
             groups.setdefault(lookup, []).append(i)
 
     def cached(lookup: Lookup) -> Answer | None:
-        asked = terms.release_for(lookup, release, settled)
+        asked = release if lookup.as_current else settled
         input = listed[groups[lookup][0]][0]
-        return terms.cached_answer(uts, asked, input, lookup, builds[lookup])
+        return answer_by(partial(uts.lookup_cached, asked), asked, input, lookup, builds[lookup])
 
     def ask(lookup: Lookup) -> Answer:
-        asked = terms.release_for(lookup, release, settled)
-        return terms.answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
-
-    following = 0
-
-    def ready() -> list[Answer]:
-        """The answers next in input order, as far as they go."""
-        nonlocal following
-        out = []
-        while following in answers:
-            out.append(answers.pop(following))
-            following += 1
-        return out
+        asked = release if lookup.as_current else settled
+        return answer_in(uts, asked, listed[groups[lookup][0]][0], lookup, builds[lookup])
 
     display = partial(StepProgress, progress, label=f"UMLS {settled}", unit="inputs",
                       total=len(listed), clock=clock, started=began)  # fmt: skip
@@ -164,9 +245,45 @@ def answer_many(
                      cached=cached, ask=ask, workers=workers, display=display, progress=progress,
                      unit="input", before=before, answered=len(answers), tick=tick,
                      name="uts-lookup")  # fmt: skip
+    following = 0
     with closing(rounds):
         for got in rounds:
             for lookup, found in got:
                 for i in groups[lookup]:
                     answers[i] = replace(found, input=listed[i][0])
-            yield from ready()
+            while following in answers:  # the answers next in input order, as far as they go
+                yield answers.pop(following)
+                following += 1
+
+
+def plan_lookups(
+    uts: CachedUts,
+    release: str,
+    items: Iterable[tuple[str, Lookup]],
+    *,
+    rate: float,
+    unread: int = 0,
+) -> tuple[str, dict[str, Any]]:
+    """The dry run of ``batch.answer_many`` (``--dry-run``): what it says and its JSON. The cache
+    is read for every input, nothing sent or written; ``current`` as the cache learnt it, if it
+    has. ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds`` at
+    ``rate`` (pages, details and retries on top); ``unread`` inputs are bad input too."""
+    uts.store = False
+    listed = list(items)
+    concrete = uts.known(check_release(release))
+    builds, bad = checked(listed, release)
+    questions = Counter(lookup for i, (_, lookup) in enumerate(listed) if i not in bad)
+
+    def cached(lookup: Lookup) -> object | None:
+        asked = release if lookup.as_current else concrete or "current"
+        return answer_by(partial(uts.lookup_cached, asked), asked, "", lookup, builds[lookup])
+
+    hits, misses, requests = plan_all(questions, cached)
+    if concrete is None and any(cui_of(q) is not None for q in misses):
+        requests += 1  # the probe that resolves current
+    inputs, unasked = len(listed) + unread, len(bad) + unread
+    to_fetch = inputs - unasked - hits
+    said = estimate_line(inputs - unasked, hits, to_fetch, requests, rate, unit="input")
+    said += f" ({unasked} more cannot be asked: bad input)" if unasked else ""
+    counts = dict(inputs=inputs, bad_input=unasked, cached=hits, to_fetch=to_fetch)
+    return said, {**counts, "requests": requests, "seconds": fetch_seconds(requests, rate)}

@@ -62,8 +62,9 @@ class CacheKey:
     umls_release: str
     path: str
     params: tuple[tuple[str, str], ...] = ()
-    # Derived once: a warm run looks up thousands of keys, and hashing is most of a lookup.
-    _digest: str = field(init=False, repr=False, compare=False)
+    #: SHA-256 of the canonical key, the entry's file name; derived once: a warm run looks up
+    #: thousands of keys, and hashing is most of a lookup.
+    digest: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         canonical = _COMPACT.encode(self.as_json())
@@ -71,7 +72,7 @@ class CacheKey:
         # header. ``UtsRequest`` refuses it first; this is the second guard, for any key made
         # another way (every request's key is made before it is sent: ``uts.cached``).
         check_not_secret(canonical)
-        object.__setattr__(self, "_digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
+        object.__setattr__(self, "digest", hashlib.sha256(canonical.encode("utf-8")).hexdigest())
 
     @classmethod
     def make(
@@ -84,10 +85,6 @@ class CacheKey:
     def as_json(self) -> list[Any]:
         """The key as stored in an entry, and hashed: ``[release, path, [[name, value], ...]]``."""
         return [self.umls_release, self.path, [list(p) for p in self.params]]
-
-    def digest(self) -> str:
-        """SHA-256 of the canonical key: the entry's file name."""
-        return self._digest
 
     def describe(self) -> str:
         """For messages: ``/content/2025AB/CUI/C0000001/atoms?sabs=MTH``."""
@@ -162,7 +159,7 @@ class ResponseCache:
             folder = os.path.join(self.folder, check_release(key.umls_release))
             self._trust(folder)
             self._release_dirs[key.umls_release] = folder
-        return os.path.join(folder, key.digest() + ".json")
+        return os.path.join(folder, key.digest + ".json")
 
     def _trust(self, folder: str | Path) -> None:
         """UntrustedError unless every existing folder from the root to ``folder`` is the user's."""
@@ -202,15 +199,15 @@ class ResponseCache:
         for parent in (self.folder, self.folder / MEMO_FOLDER):
             with contextlib.suppress(OSError):
                 folders += sorted(p for p in parent.iterdir() if p.is_dir())
-        removed = [p for folder in folders for p in files.remove_leftovers(folder)]
-        if removed:
-            log.warning("%s", files.leftovers_note(removed))
+        note = files.remove_leftovers(folders)
+        if note:
+            log.warning("%s", note)
 
     def get(self, key: CacheKey) -> CacheEntry | None:
         """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejection``)."""
         path = self._entry_file(key)
         with self._lock:
-            self._rejected.pop(key.digest(), None)
+            self._rejected.pop(key.digest, None)
 
         def entry(head: dict[str, Any], result: Any) -> CacheEntry:
             if head.get("key") != key.as_json():
@@ -227,7 +224,7 @@ class ResponseCache:
     def rejection(self, key: CacheKey) -> str | None:
         """Why the last read of ``key``'s entry was not trusted, for the offline message."""
         with self._lock:
-            return self._rejected.get(key.digest())
+            return self._rejected.get(key.digest)
 
     def rejections(self) -> list[str]:
         with self._lock:
@@ -261,7 +258,7 @@ class ResponseCache:
             with self._lock:
                 said, self._old_said = self._old_said, True
                 if key is not None:
-                    self._rejected[key.digest()] = why
+                    self._rejected[key.digest] = why
             if key is None:  # a memo or current.json of an earlier version: quietly replaced
                 log.debug("%s %s is of an earlier version; %s", what, path, instead)
             elif not said:
@@ -274,10 +271,10 @@ class ResponseCache:
                 )
             return
         with self._lock:
-            again = key is not None and key.digest() in self._warned
+            again = key is not None and key.digest in self._warned
             if key is not None:
-                self._rejected[key.digest()] = f"its entry {path} is corrupt ({err})"
-                self._warned.add(key.digest())
+                self._rejected[key.digest] = f"its entry {path} is corrupt ({err})"
+                self._warned.add(key.digest)
             if not again:
                 self._named += 1
             named = self._named
@@ -300,11 +297,10 @@ class ResponseCache:
             raise ValueError(f"only 200 and 404 answers are cached, not {status}")
         path = Path(self._entry_file(key))
         with self._writing():
-            self._ensure(path.parent)
             head = {"key": key.as_json(), "status": status, "stored_at": self._clock()}
-            files.write_atomic(path, _encode(head, result if status == 200 else None), private=True)
+            self._write(path, head, result if status == 200 else None)
             with self._lock:
-                self._rejected.pop(key.digest(), None)
+                self._rejected.pop(key.digest, None)
             # After the entry: a memo that read the old token is stale from here on.
             files.write_atomic(
                 path.parent / GENERATION_FILE, secrets.token_hex(16).encode("ascii"), private=True
@@ -358,11 +354,8 @@ class ResponseCache:
 
     def save_memo(self, umls_release: str, name: str, data: Any, *, release_version: str) -> None:
         """Save ``data`` as valid while the release folder's version stays ``release_version``."""
-        path = self._memo_path(umls_release, name)
-        self._ensure(path.parent)
-        files.write_atomic(
-            path, _encode({"name": name, "release_version": release_version}, data), private=True
-        )
+        head = {"name": name, "release_version": release_version}
+        self._write(self._memo_path(umls_release, name), head, data)
 
     def current_release(self, *, max_age: float = CURRENT_MAX_AGE) -> str | None:
         """The concrete release ``current`` stood for, if learnt less than ``max_age`` s ago."""
@@ -382,11 +375,12 @@ class ResponseCache:
     def set_current_release(self, umls_release: str) -> None:
         check_release(umls_release)
         with self._writing():
-            self._ensure(self.folder)
             body = {"release": umls_release, "stored_at": self._clock()}
-            files.write_atomic(
-                self.folder / "current.json", _encode({"kind": "current"}, body), private=True
-            )
+            self._write(self.folder / "current.json", {"kind": "current"}, body)
+
+    def _write(self, path: Path, head: dict[str, Any], body: Any) -> None:
+        self._ensure(path.parent)
+        files.write_atomic(path, _encode(head, body), private=True)
 
 
 def _write_error(err: OSError, cache: ResponseCache) -> BadInputError:
@@ -501,10 +495,7 @@ class CacheInfo:
     namespaces: list[NamespaceInfo] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        for namespace in out["namespaces"]:
-            namespace["releases"] = dict(sorted(namespace["releases"].items()))
-        return out
+        return asdict(self)  # (each namespace's releases were counted in sorted order)
 
 
 def _files(folder: Path) -> Iterable[Path]:

@@ -40,12 +40,6 @@ from tempmedbench_synonyms.uts.models import (
 
 log = logging.getLogger(__name__)
 
-#: What to do when ``--offline`` meets an answer the cache does not hold.
-OFFLINE_MISS_HINT = (
-    "run once without --offline to fill the cache (a regeneration can also read a local "
-    "MRCONSO.RRF with --mrconso PATH)"
-)
-
 _ATOMS = TypeAdapter(list[UtsAtom])
 
 #: Atoms per query, ``None`` where UMLS said "not found".
@@ -57,10 +51,8 @@ def _parse(kind: Kind, result: Any) -> Any:
     stored; TypeError or ValueError if it is not of that shape."""
     if kind == "concept":
         return UtsConcept.model_validate(result)
-    if kind == "atom":
-        return [UtsAtom.model_validate(result)]
-    if kind == "atoms":
-        return _ATOMS.validate_python(result)
+    if kind in ("atom", "atoms"):  # an atom: a list of one
+        return _ATOMS.validate_python(result if kind == "atoms" else [result])
     if kind == "object":
         if not isinstance(result, dict):
             raise TypeError("not an object")
@@ -75,15 +67,11 @@ def _parse(kind: Kind, result: Any) -> Any:
 
 def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
     """The concrete release named by an answer's links (how ``current`` is learnt)."""
-    if stored is None:
-        return None
-    if kind not in ("concept", "atom", "atoms"):
-        return release_in(stored, base_url)
-    found = _parse(kind, stored)
+    if stored is None or kind not in ("concept", "atom", "atoms"):
+        return release_in(stored, base_url)  # (a 404, None, names no release)
     if kind == "concept":
-        concrete: str | None = found.release_at(base_url)
-        return concrete
-    for atom in found:
+        return UtsConcept.model_validate(stored).release_at(base_url)
+    for atom in _parse(kind, stored):
         concrete = release_of(atom.concept, base_url)
         if concrete:
             return concrete
@@ -118,18 +106,11 @@ class CachedUts:
     """The UTS client behind the response cache (``client`` ``None``: offline)."""
 
     def __init__(
-        self,
-        client: UtsClient | None,
-        cache: ResponseCache | None,
-        *,
-        offline: bool = False,
-        refresh: bool = False,
+        self, client: UtsClient | None, cache: ResponseCache | None, *, refresh: bool = False
     ) -> None:
-        if client is None and not offline:
-            raise ValueError("an online CachedUts needs a client")
         self.client = client
         self.cache = cache
-        self.offline = offline
+        self.offline = client is None
         self.refresh = refresh
         self._lock = threading.Lock()
         #: held while a 404 is checked (``check_served``): other workers wait for its verdict
@@ -184,10 +165,11 @@ class CachedUts:
     ) -> UtsClient:
         """The client, to fetch ``what`` (words for messages): UnavailableError under
         ``--offline``, ApiKeyMissingError without a key (unless ``keyless``)."""
-        if self.offline or self.client is None:
+        if self.client is None:
             raise UnavailableError(
                 f"--offline, and the cache does not hold {what}{self._untrusted(key)}",
-                hint=OFFLINE_MISS_HINT,
+                hint="run once without --offline to fill the cache (a regeneration can also "
+                "read a local MRCONSO.RRF with --mrconso PATH)",
             )
         if not self.client.has_key and not keyless:
             raise missing_key()
@@ -230,24 +212,20 @@ class CachedUts:
         self.stats.count(cache_hits=1)
         return entry
 
-    def _ask_and_store(self, umls_release: str, request: UtsRequest, *, check: bool) -> Any:
-        """The answer from UMLS (every page), cached once whole; ``check``: a 404 checked first."""
-        key = _key(umls_release, request)
-        client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
-        found = self._ask(client, request)
-        if found is None and check:
-            self.check_served(umls_release)
-        if found is not None or not request.keyless:
-            # (a release that ``/metadata`` does not serve today may be served tomorrow)
-            self._store(umls_release, request, found)
-        return found
-
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
         """The answer from UMLS, read by the client's parser so nothing unreadable is stored; SPEC
         11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API."""
+        path, params, kind = request.path, request.param_dict, request.kind
         try:
-            return CachedUts._fetch(client, request)
+            if kind == "search":
+                listed = client.search(path, params, limit=request.limit)
+            elif kind in ("list", "atoms"):
+                listed = client.get_listed(
+                    path, params, limit=request.limit, keyless=request.keyless
+                )
+            else:
+                result = client.get_result(path, params)
         except NotAuthorisedError as err:
             if not request.keyless or err.status is None:  # (no status: nothing was sent)
                 raise
@@ -256,40 +234,28 @@ class CachedUts:
             if not request.keyless:
                 raise
             status = 400
+        else:
+            if kind in ("concept", "atom", "object"):
+                if result is not None and kind != "object":
+                    parse_model(UtsConcept if kind == "concept" else UtsAtom, result, kind)
+                return result
+            if listed is None:
+                return None
+            if kind == "atoms":
+                for item in listed.items:
+                    parse_model(UtsAtom, item, "atom")
+                return listed.items
+            if not all(isinstance(item, dict) for item in listed.items):
+                raise UnavailableError(
+                    f"UMLS sent a list item this tool cannot read (not an object) for {path}",
+                    hint="the UTS response format may have changed; please report it",
+                )
+            return {"items": listed.items, "truncated": listed.truncated}
         raise UnavailableError(
             f"{redact(client.base_url)} answered HTTP {status} for {request.path}, a request "
             "sent without the API key: this does not look like the UMLS REST API",
             hint=BASE_URL_HINT,
         )
-
-    @staticmethod
-    def _fetch(client: UtsClient, request: UtsRequest) -> Any:
-        path, params = request.path, request.param_dict
-        if request.kind == "search":
-            listed = client.search(path, params, limit=request.limit)
-        elif request.kind == "list":
-            listed = client.get_listed(path, params, limit=request.limit, keyless=request.keyless)
-        elif request.kind == "atoms":
-            atoms = client.get_listed(path, params)
-            if atoms is None:
-                return None
-            for item in atoms.items:
-                parse_model(UtsAtom, item, "atom")
-            return atoms.items
-        else:
-            result = client.get_result(path, params)
-            if result is not None and request.kind in ("concept", "atom"):
-                parse_model(UtsConcept if request.kind == "concept" else UtsAtom, result,
-                            request.kind)  # fmt: skip
-            return result
-        if listed is None:
-            return None
-        if not all(isinstance(item, dict) for item in listed.items):
-            raise UnavailableError(
-                f"UMLS sent a list item this tool cannot read (not an object) for {path}",
-                hint="the UTS response format may have changed; please report it",
-            )
-        return {"items": listed.items, "truncated": listed.truncated}
 
     def _store(self, umls_release: str, request: UtsRequest, found: Any) -> None:
         if self.cache is None or not self.store:
@@ -337,10 +303,17 @@ class CachedUts:
             umls_release = known
             request = build(known)
         entry = None if fresh else self._cached(umls_release, request)
-        if entry is None:
-            found = self._ask_and_store(umls_release, request, check=check and not request.keyless)
-            return _got(request, umls_release, found), None
-        return _got(request, umls_release, entry.result), entry.stored_at
+        if entry is not None:
+            return _got(request, umls_release, entry.result), entry.stored_at
+        key = _key(umls_release, request)
+        client = self.need_network(f"the answer to {key.describe()}", key, keyless=request.keyless)
+        found = self._ask(client, request)  # every page, cached once whole
+        if found is None and check and not request.keyless:
+            self.check_served(umls_release)
+        if found is not None or not request.keyless:
+            # (a release that ``/metadata`` does not serve today may be served tomorrow)
+            self._store(umls_release, request, found)
+        return _got(request, umls_release, found), None
 
     # -- the release gate: SPEC 3's probe and its 404 rule, SPEC 11's check of a 404 ------------
 
@@ -433,8 +406,7 @@ class CachedUts:
     def lookup(self, umls_release: str, build: Build, *, fresh: bool = False) -> Got:
         """The answer to any request (``paths``), from the cache (not with ``fresh``), else UMLS;
         a 404 is "not found" only once the release is known to be served (``check_served``)."""
-        got, _ = self._answer(umls_release, build, check=True, fresh=fresh)
-        return got
+        return self._answer(umls_release, build, check=True, fresh=fresh)[0]
 
     def lookup_cached(self, umls_release: str, build: Build) -> Got | None:
         """The answer from the cache only (``None`` on a miss or unresolved ``current``)."""

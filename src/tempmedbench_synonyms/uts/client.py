@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from functools import partial
 from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import SplitResult, urlsplit
@@ -25,7 +27,7 @@ from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from tempmedbench_synonyms import jsonio, paths
-from tempmedbench_synonyms.constants import __version__
+from tempmedbench_synonyms.constants import DEFAULT_TIMEOUT, RETRY_BUDGET, __version__
 from tempmedbench_synonyms.errors import (
     BadInputError,
     Cancelled,
@@ -37,15 +39,6 @@ from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact
 from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
-from tempmedbench_synonyms.uts.retry import (
-    MIN_ATTEMPT,
-    Budget,
-    RetryPolicy,
-    Timeouts,
-    Transient,
-    parse_retry_after,
-    worth_retrying,
-)
 from tempmedbench_synonyms.uts.watchdog import WATCHDOG, Flight
 
 log = logging.getLogger(__name__)
@@ -63,6 +56,69 @@ _RETRY_STATUSES = frozenset({408, 425, 429})
 MAX_BODY = 16 * 1024 * 1024
 #: Bytes asked of urllib3 per read (>= 2.6 inflates no more): a gzip bomb is caught inflating.
 _CHUNK = 64 * 1024
+#: Seconds to wait for a connection (when ``--timeout`` is longer).
+CONNECT = 10.0
+#: The least time an attempt is given when the retry budget is nearly spent.
+MIN_ATTEMPT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How long and how often to try a request again: full-jitter exponential backoff, so eight
+    workers' retries are not in lockstep; ``Retry-After`` honoured (RFC 9110, 10.2.3); the whole
+    budget ``RETRY_BUDGET``, so a UTS that is down fails within minutes."""
+
+    max_attempts: int = 6
+    #: seconds from the first attempt after which no retry is started
+    max_total: float = RETRY_BUDGET
+    #: the n-th retry waits between half of and the whole of min(backoff_max, base * 2**(n-1))
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    #: extra random seconds added to a Retry-After, so that workers do not return in lockstep
+    retry_after_jitter: float = 0.25
+
+
+class Transient(Exception):
+    """A failure worth another try (unless ``final``); its message is already free of the key."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        final: bool = False,
+        proxy: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+        #: no retry can help (a Retry-After beyond the budget): fail the request now
+        self.final = final
+        #: the proxy the request went through (``HOST:PORT``, masked), if it failed there
+        self.proxy = proxy
+
+
+def worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, Transient) and not exc.final
+
+
+def parse_retry_after(value: str | None, *, now: float) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (``None`` if absent or malformed), RFC 9110
+    10.2.3: delay-seconds, or an HTTP-date (IMF-fixdate, RFC 850 or asctime, section 5.6.7)
+    measured against the wall clock ``now``; a past date means "now"."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():  # str.isdigit() also accepts "²", which int() refuses
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # asctime has no zone; HTTP-dates are always GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
 
 
 class _RedactFilter(logging.Filter):
@@ -173,6 +229,20 @@ def _describe(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "a number"
     )
+
+
+@dataclass(slots=True)
+class _Ask:
+    """One request through ``_request``, and what is left of its retries: its start, moved on by
+    every wait for a turn (SPEC section 8: waiting is not failing), and which attempt this is."""
+
+    url: str
+    where: str
+    params: dict[str, str]
+    shape: Shape
+    keyless: bool
+    start: float
+    attempt: int = 1
 
 
 class BadRequestError(BadInputError):
@@ -295,7 +365,7 @@ class UtsClient:
         base_url: str,
         api_key: ApiKey | None,
         limiter: RateLimiter,
-        timeouts: Timeouts = Timeouts(),
+        timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy = RetryPolicy(),
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -310,22 +380,22 @@ class UtsClient:
         #: does, and any other 404 says the base URL is not the UMLS REST API.
         self.any_404_is_not_found = False
         self.limiter = limiter
-        self.timeouts = timeouts
+        #: ``--timeout``: the seconds of one attempt, from connect to last byte (a watchdog shuts
+        #: its sockets down at that deadline, however slow the bytes); no connect or read longer.
+        self.timeout = timeout
         self.retry = retry
         self._clock = clock
         self._wall_clock = wall_clock
-        # The limiter's cancel event: cancelling wakes the retry sleeps and its waits alike.
+        # The limiter's cancel event: cancelling wakes its waits and the retry sleeps (the default
+        # sleep) alike.
         self._cancel = limiter.cancel_event
-        # The default sleep wakes up at once when the run is cancelled.
         self._sleep: Callable[[float], object] = sleep or self._cancel.wait
+        # (Random's C core is thread-safe: the workers share it without a lock.)
         self._rng = rng or random.Random()
-        self._rng_lock = threading.Lock()
         self._pool_size = pool_size
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
         self.stats = Counters()
-        # Retry lines (``_announce``): one at most every ``attempt`` seconds, answers between
-        # failures or not (a flaky server must not print a line a failure).
         self._wave_lock = threading.Lock()
         self._last_line: float | None = None
 
@@ -377,33 +447,30 @@ class UtsClient:
         """GET ``base_url + path``, the one way out; a 200 whose ``result`` is not of ``shape`` is
         retried, never returned (so never cached). ``keyless``: sent without the key."""
         url = paths.url(self.base_url, path)
-        where = redact(path, self._key)
-        budget = Budget(self._clock())
+        ask = _Ask(url, redact(path, self._key), dict(params or {}), shape, keyless, self._clock())
         retrying = Retrying(
-            stop=partial(self._stop, budget),
+            stop=partial(self._stop, ask),
             wait=self._wait,
             retry=retry_if_exception(worth_retrying),
             sleep=self._sleep_or_cancel,
-            before_sleep=partial(self._before_sleep, where),
+            before_sleep=partial(self._before_sleep, ask.where),
             reraise=True,
         )
         failure: Transient | None = None
         try:
             for attempt in retrying:
                 with attempt:
-                    budget.attempt = attempt.retry_state.attempt_number
-                    reply = self._attempt(
-                        url, where, dict(params or {}), shape, budget, keyless=keyless
-                    )
+                    ask.attempt = attempt.retry_state.attempt_number
+                    reply = self._attempt(ask)
         except Transient as err:
             failure = err
         if failure is not None:
             # Raised outside the except block: nothing chained, nothing from requests.
+            kept = "everything fetched so far is cached and will not be fetched again"
             if failure.kind == "429":
                 hint = (
                     "UMLS is limiting the requests from this address; run again later, perhaps "
-                    "with a lower --rate: everything fetched so far is cached and will not be "
-                    "fetched again"
+                    f"with a lower --rate: {kept}"
                 )
             elif failure.kind == "proxy":
                 named = f"the proxy {failure.proxy}" if failure.proxy else "the proxy"
@@ -412,55 +479,42 @@ class UtsClient:
                     "used: check it, or name the UMLS host in NO_PROXY to go there without it"
                 )
             else:
-                hint = (
-                    "UMLS may be down or unreachable from here; run again later: everything "
-                    "fetched so far is cached and will not be fetched again"
-                )
+                hint = f"UMLS may be down or unreachable from here; run again later: {kept}"
             raise UnavailableError(
-                f"UMLS could not answer {where} after "
-                f"{retrying.statistics.get('attempt_number', 1)} attempts: {failure.message}",
+                f"UMLS could not answer {ask.where} after {ask.attempt} attempts: {failure}",
                 hint=hint,
             )
         return reply
 
-    def _attempt(
-        self,
-        url: str,
-        where: str,
-        params: dict[str, str],
-        shape: Shape,
-        budget: Budget,
-        *,
-        keyless: bool = False,
-    ) -> Reply:
+    def _attempt(self, ask: _Ask) -> Reply:
         """One HTTP request: rate limited, counted, bounded in time and size, translated; the wait
         for a turn does not count against the retry budget (SPEC 8): it moves ``start``."""
         if self._cancel.is_set():
             raise Cancelled()
-        if self._key is None and not keyless:
+        if self._key is None and not ask.keyless:
             raise missing_key()
         session = self._get_session()
         before = self._clock()
         self.limiter.acquire()
-        budget.start += self._clock() - before
+        ask.start += self._clock() - before
         if self._cancel.is_set():
             raise Cancelled()
         self.stats.count(requests=1)
-        seconds = self._attempt_seconds(budget)
+        seconds = self._attempt_seconds(ask)
         problem: TempMedBenchError | Transient | None = None
         reply: Reply | None = None
         with WATCHDOG.flight(self, seconds) as flight:
             try:
                 response = session.get(
-                    url,
-                    params=params,
-                    timeout=(min(self.timeouts.connect, seconds), min(self.timeouts.read, seconds)),
+                    ask.url,
+                    params=ask.params,
+                    timeout=(min(CONNECT, seconds), seconds),
                     allow_redirects=False,
                     stream=True,
-                    auth=_no_key if keyless else None,
+                    auth=_no_key if ask.keyless else None,
                 )
                 try:
-                    reply = self._translate(response, where, shape, budget, flight)
+                    reply = self._translate(response, ask, flight)
                 finally:
                     response.close()
             except (TempMedBenchError, Transient) as err:
@@ -469,7 +523,7 @@ class UtsClient:
                 problem = err.with_traceback(None)
             except requests.exceptions.SSLError as exc:
                 problem = UnavailableError(
-                    f"TLS failed for {where}: {self._clean(str(exc))}",
+                    f"TLS failed for {ask.where}: {self._clean(str(exc))}",
                     hint="check the system's CA certificates, or a proxy that intercepts TLS",
                 )
             except (
@@ -503,7 +557,7 @@ class UtsClient:
                 )
             except Exception as exc:  # the boundary: nothing leaves with the URL in it
                 problem = UnavailableError(
-                    f"request for {where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
+                    f"request for {ask.where} failed: {type(exc).__name__}: {self._clean(str(exc))}"
                 )
         if (flight.doomed == "cancel" or self._cancel.is_set()) and not isinstance(
             problem, (NotAuthorisedError, BadInputError)
@@ -512,13 +566,8 @@ class UtsClient:
             raise Cancelled()
         if flight.doomed == "timeout" or (
             isinstance(problem, Transient)
-            and (
-                problem.kind == "cut"
-                or (
-                    problem.kind in ("timeout", "connection", "proxy")
-                    and time.monotonic() >= flight.deadline
-                )
-            )
+            and problem.kind in ("cut", "timeout", "connection", "proxy")
+            and time.monotonic() >= flight.deadline
         ):
             # Cut off at its deadline; a body read "to the end" then was read to the cut.
             problem = Transient("timeout", f"no complete answer within {seconds:g} s")
@@ -527,10 +576,10 @@ class UtsClient:
             return reply
         raise problem
 
-    def _attempt_seconds(self, budget: Budget) -> float:
+    def _attempt_seconds(self, ask: _Ask) -> float:
         """``--timeout``, capped by the retry budget left (at least ``MIN_ATTEMPT``)."""
-        left = self.retry.max_total - (self._clock() - budget.start)
-        return min(self.timeouts.attempt, max(left, min(MIN_ATTEMPT, self.timeouts.attempt)))
+        left = self.retry.max_total - (self._clock() - ask.start)
+        return min(self.timeout, max(left, min(MIN_ATTEMPT, self.timeout)))
 
     def _parse(self, raw: bytes, content_type: str) -> Any:
         """A 200's JSON as SPEC section 8 reads all JSON (strict UTF-8, ``jsonio.DECODER``, every
@@ -602,22 +651,15 @@ class UtsClient:
             raise Transient("cut", "cut off")
         return b"".join(chunks)
 
-    def _translate(
-        self,
-        response: requests.Response,
-        where: str,
-        shape: Shape,
-        budget: Budget,
-        flight: Flight,
-    ) -> Reply:
-        status = response.status_code
+    def _translate(self, response: requests.Response, ask: _Ask, flight: Flight) -> Reply:
+        status, where = response.status_code, ask.where
         content_type = self._clean(
             response.headers.get("Content-Type", "no content type").split(";")[0], 100
         )
         if status == 200:
             raw = self._read_body(response, flight)
             body = self._parse(raw, content_type)
-            problem = _shape_problem(body, shape)
+            problem = _shape_problem(body, ask.shape)
             if problem is not None:
                 # A cut-short or garbled answer (seen behind proxies): asked again, never cached.
                 raise Transient("not_json", f"HTTP 200 with {problem}")
@@ -650,7 +692,7 @@ class UtsClient:
             )
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         if status == 429:
-            self._rate_limited(retry_after, budget)
+            self._rate_limited(retry_after, ask)
         if status in _RETRY_STATUSES or 500 <= status <= 599:
             # RFC 9110 section 10.2.3: Retry-After also accompanies 503 Service Unavailable.
             raise Transient(
@@ -666,52 +708,48 @@ class UtsClient:
             )
         raise UnavailableError(f"UMLS answered HTTP {status} for {where}")
 
-    def _rate_limited(self, retry_after: float | None, budget: Budget) -> NoReturn:
+    def _rate_limited(self, retry_after: float | None, ask: _Ask) -> NoReturn:
         """A 429: the rate halved, and every worker paused if the retry fits the budget (a
         ten-minute ``Retry-After`` must not hold the run or Ctrl-C), else this request failed."""
-        if budget.attempt >= self.retry.max_attempts:
-            # No retry is left: a pause would stop the others for nothing.
-            self.limiter.slow_down()
-            raise Transient("429", "HTTP 429 Too Many Requests", retry_after, final=True)
         # The longest wait tenacity may pick for this retry (``_wait``) must end within the
         # budget, or the retry will never be sent (``_stop``).
-        elapsed = self._clock() - budget.start
         if retry_after is not None:
             longest = retry_after + self.retry.retry_after_jitter
         else:
-            longest = self._backoff_ceiling(budget.attempt)
-        if elapsed + longest > self.retry.max_total:
+            longest = self._backoff_ceiling(ask.attempt)
+        last = ask.attempt >= self.retry.max_attempts
+        message = "HTTP 429 Too Many Requests"
+        if last or self._clock() - ask.start + longest > self.retry.max_total:
+            # No retry is left, or none can be sent: a pause would stop the others for nothing.
             self.limiter.slow_down()
-            after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
-            raise Transient(
-                "429",
-                f"HTTP 429 Too Many Requests{after}, beyond the {self.retry.max_total:g} s "
-                "this tool waits for one request",
-                retry_after,
-                final=True,
-            )
+            if not last:
+                after = "" if retry_after is None else f" with Retry-After {retry_after:g} s"
+                message += (
+                    f"{after}, beyond the {self.retry.max_total:g} s this tool waits for one "
+                    "request"
+                )
+            raise Transient("429", message, retry_after, final=True)
         # Its line shares the retry lines' throttle: one line, not one a 429 and one a retry.
         self.limiter.penalise(retry_after, loud=self._announce())
-        raise Transient("429", "HTTP 429 Too Many Requests", retry_after)
+        raise Transient("429", message, retry_after)
 
     def _backoff_ceiling(self, attempt: int) -> float:
         """The longest backoff after failed attempt number ``attempt`` (1 for the first)."""
         return min(self.retry.backoff_max, self.retry.backoff_base * 2.0 ** (attempt - 1))
 
-    def _stop(self, budget: Budget, retry_state: RetryCallState) -> bool:
+    def _stop(self, ask: _Ask, retry_state: RetryCallState) -> bool:
         """No retry after ``max_attempts``, nor one whose wait ends more than ``max_total`` s after
         the first try, less the waits for a turn (our clock, unlike ``stop_before_delay``)."""
         if retry_state.attempt_number >= self.retry.max_attempts:
             return True
-        return self._clock() - budget.start + retry_state.upcoming_sleep > self.retry.max_total
+        return self._clock() - ask.start + retry_state.upcoming_sleep > self.retry.max_total
 
     def _wait(self, retry_state: RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
-        with self._rng_lock:
-            if isinstance(exc, Transient) and exc.retry_after is not None:
-                return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
-            ceiling = self._backoff_ceiling(retry_state.attempt_number)
-            return self._rng.uniform(ceiling / 2.0, ceiling)
+        if isinstance(exc, Transient) and exc.retry_after is not None:
+            return exc.retry_after + self._rng.uniform(0.0, self.retry.retry_after_jitter)
+        ceiling = self._backoff_ceiling(retry_state.attempt_number)
+        return self._rng.uniform(ceiling / 2.0, ceiling)
 
     def _sleep_or_cancel(self, seconds: float) -> None:
         self._sleep(seconds)
@@ -735,11 +773,12 @@ class UtsClient:
         )
 
     def _announce(self) -> bool:
-        """Whether this failure's line is shown: the first, or ``timeouts.attempt`` s after one."""
+        """Whether this failure's line is shown: the first, or ``timeout`` s after one, answers
+        between failures or not (a flaky server must not print a line a failure)."""
         now = self._clock()
         with self._wave_lock:
             last = self._last_line
-            loud = last is None or now - last >= self.timeouts.attempt
+            loud = last is None or now - last >= self.timeout
             if loud:
                 self._last_line = now
             return loud
@@ -814,8 +853,7 @@ class UtsClient:
         results: list[dict[str, Any]] = []
         seen: set[tuple[Any, Any]] = set()
         size = 0
-        number = 1
-        while True:
+        for number in range(1, MAX_PAGES + 1):
             asked = {**params, "pageSize": str(page_size)}
             if number > 1:
                 asked["pageNumber"] = str(number)
@@ -858,10 +896,8 @@ class UtsClient:
                 return Listed(results, truncated=True)
             if ended or new == 0 or not full:
                 return Listed(results)
-            if number >= MAX_PAGES:
-                log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
-                return Listed(results, truncated=True)
-            number += 1
+        log.warning("the search %s still had results after %d pages", path, MAX_PAGES)
+        return Listed(results, truncated=True)
 
 
 def _page_size_sent(body: Any, asked: int) -> int:

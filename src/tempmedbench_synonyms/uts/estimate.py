@@ -1,20 +1,14 @@
 """How long a batch takes at ``--rate`` (the limiter starts requests ``HEADROOM / rate``
-apart), and the dry run of one (``plan_all``; ``plan_lookups`` for SPEC 11's).
+apart), and the dry run of one (``plan_all``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
 
-from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import plural
-from tempmedbench_synonyms.lookups import Lookup
-from tempmedbench_synonyms.uts import terms
-from tempmedbench_synonyms.uts.cached import CachedUts
 from tempmedbench_synonyms.uts.ratelimit import HEADROOM
 
 _K = TypeVar("_K", bound=Hashable)
@@ -47,32 +41,6 @@ def estimate_line(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LookupPlan:
-    """What many lookups would ask (``--dry-run``): of ``inputs``, ``bad``, ``cached`` and
-    ``to_fetch``; ``requests``, one per distinct lookup to fetch plus any probe, take ``seconds``
-    at ``rate`` (pages, details and retries on top)."""
-
-    inputs: int
-    bad: int
-    cached: int
-    to_fetch: int
-    requests: int
-    seconds: float
-    rate: float
-
-    def line(self) -> str:
-        """What the dry run says: ``estimate_line``, in inputs."""
-        said = estimate_line(self.inputs - self.bad, self.cached, self.to_fetch, self.requests,
-                             self.rate, unit="input")  # fmt: skip
-        return said + (f" ({self.bad} more cannot be asked: bad input)" if self.bad else "")
-
-    def to_json(self) -> dict[str, Any]:
-        """The fields but ``rate``, ``bad`` as ``bad_input``."""
-        doc = asdict(self)
-        return {"bad_input" if k == "bad" else k: v for k, v in doc.items() if k != "rate"}
-
-
 def plan_all(
     questions: Mapping[_K, int],
     cached: Callable[[_K], object | None],
@@ -82,25 +50,3 @@ def plan_all(
     misses = [q for q in questions if cached(q) is None]
     requests = len({q if same is None else same(q) for q in misses})
     return sum(questions.values()) - sum(questions[q] for q in misses), misses, requests
-
-
-def plan_lookups(
-    uts: CachedUts, release: str, items: Iterable[tuple[str, Lookup]], *, rate: float
-) -> LookupPlan:
-    """The dry run of ``batch.answer_many``: the cache read for every input, nothing sent or
-    written; ``current`` as the cache learnt it, if it has."""
-    uts.store = False
-    listed = list(items)
-    concrete = uts.known(check_release(release))
-    builds, bad = terms.checked(listed, release)
-    questions = Counter(lookup for i, (_, lookup) in enumerate(listed) if i not in bad)
-
-    def cached(lookup: Lookup) -> object | None:
-        asked = terms.release_for(lookup, release, concrete or "current")
-        return terms.cached_answer(uts, asked, "", lookup, builds[lookup])
-
-    hits, misses, requests = plan_all(questions, cached)
-    if concrete is None and any(terms.cui_of(q) is not None for q in misses):
-        requests += 1  # the probe that resolves current
-    return LookupPlan(len(listed), len(bad), hits, len(listed) - len(bad) - hits, requests,
-                      fetch_seconds(requests, rate), rate)  # fmt: skip

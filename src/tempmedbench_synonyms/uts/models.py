@@ -314,10 +314,7 @@ class Relation(Record):
     suppressible: Flag = None
     source_originated: Flag = Field(default=None, alias="sourceOriginated")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_shapes(cls, data: Any) -> Any:
-        return _relation(data)
+    _old_shapes = model_validator(mode="before")(_relation)
 
     @property
     def related_ui(self) -> str | None:
@@ -400,10 +397,7 @@ class HierarchyEntry(Record):
     obsolete: Flag = None
     suppressible: Flag = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_shapes(cls, data: Any) -> Any:
-        return _entry(data)
+    _old_shapes = model_validator(mode="before")(_entry)
 
 
 class AtomRecord(UtsAtom, Record):

@@ -12,7 +12,7 @@ import math
 import os
 import typing
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 from urllib.parse import unquote, urlsplit
@@ -20,7 +20,6 @@ from urllib.parse import unquote, urlsplit
 import idna
 
 from tempmedbench_synonyms import config
-from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -36,6 +35,7 @@ from tempmedbench_synonyms.constants import (
     RETRY_BUDGET,
 )
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
+from tempmedbench_synonyms.lookups import option
 from tempmedbench_synonyms.secret import holds_secret, read_api_key, redact, redact_url
 
 StrPath = str | os.PathLike[str]
@@ -44,52 +44,36 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class UtsOptions:
-    base_url: str | None = field(
-        default=None,
-        metadata=spelt("--base-url", "UTS REST root.", f"{BASE_URL_ENV}, else {DEFAULT_BASE_URL}"),
+    base_url: str | None = option(
+        None, "--base-url", "UTS REST root.", f"{BASE_URL_ENV}, else {DEFAULT_BASE_URL}"
     )
-    cache_dir: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--cache-dir",
-            "Cache folder.",
-            f"{CACHE_DIR_ENV}, else the user cache folder of tempmedbench-synonyms",
-        ),
+    cache_dir: Path | None = option(
+        None,
+        "--cache-dir",
+        "Cache folder.",
+        f"{CACHE_DIR_ENV}, else the user cache folder of tempmedbench-synonyms",
     )
-    offline: bool = field(
-        default=False,
-        metadata=spelt("--offline", "Never touch the network: answer from the cache."),
+    offline: bool = option(False, "--offline", "Never touch the network: answer from the cache.")
+    refresh: bool = option(False, "--refresh", "Ignore cached answers and ask UMLS again.")
+    rate: float = option(
+        DEFAULT_RATE,
+        "--rate",
+        f"Requests a second, shared by all workers and every run of this machine: from "
+        f"{MIN_RATE:g} to {MAX_RATE:g} (the UTS limit per IP).",
     )
-    refresh: bool = field(
-        default=False, metadata=spelt("--refresh", "Ignore cached answers and ask UMLS again.")
+    workers: int = option(DEFAULT_WORKERS, "--workers", "Concurrent UTS requests.")
+    timeout: float = option(
+        DEFAULT_TIMEOUT,
+        "--timeout",
+        "The most seconds one HTTP attempt may take, from connect to last byte (the DNS "
+        "lookup of the host name is not counted).",
     )
-    rate: float = field(
-        default=DEFAULT_RATE,
-        metadata=spelt(
-            "--rate",
-            f"Requests a second, shared by all workers and every run of this machine: from "
-            f"{MIN_RATE:g} to {MAX_RATE:g} (the UTS limit per IP).",
-        ),
-    )
-    workers: int = field(
-        default=DEFAULT_WORKERS, metadata=spelt("--workers", "Concurrent UTS requests.")
-    )
-    timeout: float = field(
-        default=DEFAULT_TIMEOUT,
-        metadata=spelt(
-            "--timeout",
-            "The most seconds one HTTP attempt may take, from connect to last byte (the DNS "
-            "lookup of the host name is not counted).",
-        ),
-    )
-    api_key_file: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--api-key-file",
-            "A file holding your UMLS API key (default: the file UMLS_API_KEY_FILE names, else "
-            "the UMLS_API_KEY variable).",
-            "",
-        ),
+    api_key_file: Path | None = option(
+        None,
+        "--api-key-file",
+        "A file holding your UMLS API key (default: the file UMLS_API_KEY_FILE names, else "
+        "the UMLS_API_KEY variable).",
+        "",
     )
 
     @classmethod
@@ -151,33 +135,27 @@ class UtsOptions:
 class Local:
     """Where a ``umls`` command answers from instead of UTS: local UMLS files (SPEC 12)."""
 
-    meta: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--meta",
-            "Answer from your own UMLS files instead of UTS, with no key and no network: a META "
-            "folder, or the Metathesaurus or full release zip (MRCONSO.RRF, and whichever of "
-            "MRDEF, MRREL, MRSTY, MRHIER and MRSAB it holds); indexed on first need.",
-            "",
-        ),
+    meta: Path | None = option(
+        None,
+        "--meta",
+        "Answer from your own UMLS files instead of UTS, with no key and no network: a META "
+        "folder, or the Metathesaurus or full release zip (MRCONSO.RRF, and whichever of "
+        "MRDEF, MRREL, MRSTY, MRHIER and MRSAB it holds); indexed on first need.",
+        "",
     )
-    mrconso: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--mrconso",
-            "Answer from one MRCONSO.RRF (any form NLM ships), a META of it alone: as --meta, "
-            "but definitions, relations, hierarchy and semantic types are bad input.",
-            "",
-        ),
+    mrconso: Path | None = option(
+        None,
+        "--mrconso",
+        "Answer from one MRCONSO.RRF (any form NLM ships), a META of it alone: as --meta, "
+        "but definitions, relations, hierarchy and semantic types are bad input.",
+        "",
     )
-    index_dir: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--index-dir",
-            "Where the index of --meta's files is kept (a few times the files' size; built once, "
-            "found again by the files' identity).",
-            f"{INDEX_DIR_ENV}, else the folder index in the cache folder",
-        ),
+    index_dir: Path | None = option(
+        None,
+        "--index-dir",
+        "Where the index of --meta's files is kept (a few times the files' size; built once, "
+        "found again by the files' identity).",
+        f"{INDEX_DIR_ENV}, else the folder index in the cache folder",
     )
 
 
@@ -276,7 +254,7 @@ _MAX_DECODINGS = 8
 def url_holds_secret(url: str) -> bool:
     """Whether ``url`` holds a key read so far as given or as a resolver would see it
     (percent-decoded to a fixed point, NFKC, case-folded, its host IDNA-encoded as urllib3 does)."""
-    return any(holds_secret(form) for form in _url_forms(url))
+    return holds_secret(*_url_forms(url))
 
 
 def _url_forms(url: str) -> set[str]:

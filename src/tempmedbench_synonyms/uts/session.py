@@ -7,10 +7,9 @@ from typing import TextIO
 from tempmedbench_synonyms.secret import ApiKey, read_api_key
 from tempmedbench_synonyms.uts.cache import ResponseCache
 from tempmedbench_synonyms.uts.cached import CachedUts
-from tempmedbench_synonyms.uts.client import UtsClient
+from tempmedbench_synonyms.uts.client import RetryPolicy, UtsClient
 from tempmedbench_synonyms.uts.options import UtsOptions, check_workers
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter, shared_state_path
-from tempmedbench_synonyms.uts.retry import RetryPolicy, Timeouts
 from tempmedbench_synonyms.uts.source import RestAtomSource
 
 
@@ -41,11 +40,11 @@ def open_uts(
                 shared_state=shared_state_path(url),  # one budget per machine
                 read_only=not store,
             ),
-            timeouts=Timeouts.of(options.timeout),
+            timeout=options.timeout,
             retry=RetryPolicy(),  # (the hostile-server tests put a faster one in its place)
             pool_size=pool,
         )
-    uts = CachedUts(client, cache, offline=options.offline, refresh=options.refresh)
+    uts = CachedUts(client, cache, refresh=options.refresh)  # no client: offline
     uts.store = store
     return uts
 
