@@ -81,6 +81,10 @@ class MrconsoInput:
         default=None, repr=False, compare=False
     )
 
+    def __post_init__(self) -> None:
+        if self.release is None:  # the names nearest MRCONSO first: zip members, then the path
+            self.release = named_release([*reversed(self.members), str(self.path.absolute())])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -94,11 +98,6 @@ class MrconsoInput:
         are read in a thread that ``stop`` ends early."""
         assert self._open is not None
         yield from _threaded(self._open, stop, self.path)
-
-
-def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
-    """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
-    return _released(_locate(Path(path), name))
 
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
@@ -120,26 +119,16 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
             names = [i.filename for i in zf.infolist() if not i.is_dir()]
     folder = mrconso.path if mrconso.path.is_dir() else mrconso.path.parent
     for name in META_FILES[1:]:
-        if zipped:
-            held = mrconso.kind == "nested zip" or _members(names, name) is not None
-        else:
-            held = holds(folder, name)
-        if held:
-            found[name] = _released(
-                _in_zip(mrconso.path, name) if zipped else _in_folder(folder, name, meta=False)
-            )
+        if mrconso.kind == "nested zip" or (zipped and _members(names, name) is not None):
+            found[name] = _in_zip(mrconso.path, name)
+        elif not zipped and holds(folder, name):
+            found[name] = _in_folder(folder, name, meta=False)
     return found
 
 
 def holds(folder: Path, name: str) -> bool:
     """Whether ``folder`` holds ``name``.RRF in a form NLM ships: plain, ``.gz`` or parts."""
     return any(_form(n, name) for n in os.listdir(folder))
-
-
-def _released(found: MrconsoInput) -> MrconsoInput:
-    if found.release is None:  # the names nearest MRCONSO first: zip members, then the path
-        found.release = named_release([*reversed(found.members), str(found.path.absolute())])
-    return found
 
 
 def named_release(names: Iterable[str]) -> str | None:
@@ -153,7 +142,9 @@ def named_release(names: Iterable[str]) -> str | None:
     return None
 
 
-def _locate(path: Path, name: str) -> MrconsoInput:
+def locate(path: Path, name: str = "MRCONSO") -> MrconsoInput:
+    """Find ``name``.RRF (any of ``META_FILES``) in what the user named, in any form."""
+    path = Path(path)
     try:
         st = path.stat()
     except OSError as err:  # a hint of the error's own (permissions, a name too long) first
@@ -173,24 +164,18 @@ def _locate(path: Path, name: str) -> MrconsoInput:
             path=path,
             hint=_HINT,
         )
-    magic = _magic(path)
+    try:
+        with open_regular(path, what="--mrconso") as f:
+            magic = f.read(4)
+    except OSError as err:
+        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
     if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
         return _in_zip(path, name)
     if _part(name).fullmatch(path.name):
         return _parts(path.parent, path, name)
     if magic.startswith(b"\x1f\x8b"):
-        return MrconsoInput(
-            path, "gzip", size=st.st_size, _open=lambda: _counted_gunzip(_file_reads(path))
-        )
+        return MrconsoInput(path, "gzip", size=st.st_size, _open=lambda: _gunzip(_file_reads(path)))
     return MrconsoInput(path, "file", size=st.st_size, _open=lambda: _file_reads(path))
-
-
-def _magic(path: Path) -> bytes:
-    try:
-        with open_regular(path, what="--mrconso") as f:
-            return f.read(4)
-    except OSError as err:
-        raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
 
 
 def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
@@ -198,7 +183,7 @@ def _in_folder(folder: Path, name: str, *, meta: bool = True) -> MrconsoInput:
     for where in (folder, folder / "META") if meta else (folder,):
         for file in (where / plain, where / f"{plain}.gz"):
             if file.is_file():
-                return _locate(file, name)
+                return locate(file, name)
         if where.is_dir() and any(_part(name).fullmatch(p.name) for p in where.iterdir()):
             return _parts(where, None, name)
     raise BadInputError(
@@ -218,7 +203,7 @@ def _parts(folder: Path, named: Path | None, name: str) -> MrconsoInput:
     total = sum(p.stat().st_size for p in parts)
     return MrconsoInput(
         named or folder, "parts", parts=[p.name for p in parts], size=total,
-        _open=lambda: _counted_gunzip(_file_reads(*parts)),
+        _open=lambda: _gunzip(_file_reads(*parts)),
     )  # fmt: skip
 
 
@@ -291,12 +276,11 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
     if found is not None:
         members, kind = found
         parts = [m.rsplit("/", 1)[-1] for m in members] if kind == "parts" else []
-        if parts:
-            _check_parts(parts, path, file)
+        _check_parts(parts, path, file)
         reads = functools.partial(_zip_reads, path, members)
         return MrconsoInput(
             path, "zip", members=members, parts=parts, size=sum(sizes[m] for m in members),
-            _open=reads if kind == "file" else lambda: _counted_gunzip(reads()),
+            _open=reads if kind == "file" else lambda: _gunzip(reads()),
         )  # fmt: skip
     nlms = sorted(n for n in names if n.endswith("-meta.nlm"))
     if nlms:
@@ -324,19 +308,15 @@ def _zip_reads(path: Path, members: list[str]) -> Iterator[tuple[int, bytes]]:
                     yield done, raw
 
 
-def _open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    """``zf.open(name)``; an encrypted member or an unknown method is bad input."""
-    with reading_member(path, zf, name, hint=_ZIP_HINT):
-        return open_member(zf, name)
-
-
 def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
     """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
     headers in one forward pass (no seeking); members are added to ``found`` as they come."""
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
-            with _open_member(found.path, zf, nlm) as f:
+            with reading_member(found.path, zf, nlm, hint=_ZIP_HINT):  # only its opening
+                opened = open_member(zf, nlm)
+            with opened as f:
                 counted = _CountingReader(f, done_before)
                 for name, data in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]
@@ -351,8 +331,8 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                     if not found.members:
                         found.members.append(nlm)
                     found.members.append(name)
-                    for out in data if form == "file" else _gunzip(data):
-                        yield counted.done, out
+                    reads = ((counted.done, raw) for raw in data)
+                    yield from reads if form == "file" else _gunzip(reads)
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
@@ -406,8 +386,12 @@ def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
         name = _read_exact(f, nlen).decode("utf-8" if flags & 0x800 else "cp437")
         extra = _read_exact(f, xlen)
         zip64 = _zip64_field(extra)
-        if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:
-            csize = _zip64_csize(zip64, usize, csize)
+        if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:  # the zip64 field holds the sizes
+            pos = 8 if usize == 0xFFFFFFFF else 0  # the compressed one after the uncompressed
+            if zip64 is None or (csize == 0xFFFFFFFF and len(zip64) < pos + 8):
+                raise zipfile.BadZipFile("zip64 sizes missing")
+            if csize == 0xFFFFFFFF:
+                (csize,) = struct.unpack_from("<Q", zip64, pos)
         if flags & 1:
             raise zipfile.BadZipFile(f"member {name} is encrypted")
         if method == zipfile.ZIP_STORED:
@@ -434,18 +418,6 @@ def _zip64_field(extra: bytes) -> bytes | None:
             return extra[i + 4 : i + 4 + size]
         i += 4 + size
     return None
-
-
-def _zip64_csize(field: bytes | None, usize: int, csize: int) -> int:
-    """The compressed size from the zip64 field (after the uncompressed size if both are)."""
-    if field is None:
-        raise zipfile.BadZipFile("zip64 sizes missing")
-    if csize != 0xFFFFFFFF:
-        return csize
-    pos = 8 if usize == 0xFFFFFFFF else 0
-    if len(field) < pos + 8:
-        raise zipfile.BadZipFile("zip64 sizes missing")
-    return int(struct.unpack("<Q", field[pos : pos + 8])[0])
 
 
 def _stored(f: _CountingReader, size: int) -> Iterator[bytes]:
@@ -491,17 +463,19 @@ def _pipe_blocks(path: Path) -> Iterator[tuple[int, bytes]]:
     first = next(reads, None)
     if first is not None:
         reads = itertools.chain([first], reads)
-        yield from _counted_gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
+        yield from _gunzip(reads) if first[1].startswith(b"\x1f\x8b") else reads
 
 
-def _gunzip(raws: Iterable[bytes]) -> Iterator[bytes]:
-    """Decompress gzip data (any number of members), handing on at most READ_SIZE at a time."""
+def _gunzip(raws: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """Decompress gzip data (any number of members; parts are one gzip), handing on at most
+    READ_SIZE at a time with the count of compressed bytes read, for the progress."""
     d = zips.inflate.decompressobj(31)
     started = False
-    for raw in raws:
+    for done, raw in raws:
         while raw:
             started = True
-            yield from _drained(d, raw)
+            for out in _drained(d, raw):
+                yield done, out
             if d.eof:
                 raw = d.unused_data
                 d = zips.inflate.decompressobj(31)
@@ -523,20 +497,6 @@ def _drained(d: Any, raw: bytes) -> Iterator[bytes]:
         raw = d.unconsumed_tail
         if d.eof or (not raw and len(out) < READ_SIZE):
             return
-
-
-def _counted_gunzip(raws: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
-    """``_gunzip`` counting compressed bytes read, for the progress (parts are one gzip)."""
-    done = 0
-
-    def raw_only() -> Iterator[bytes]:
-        nonlocal done
-        for n, raw in raws:
-            done = n
-            yield raw
-
-    for out in _gunzip(raw_only()):
-        yield done, out
 
 
 _END = object()

@@ -7,6 +7,7 @@ wanted ones; only those are decoded, split and checked exactly (SPEC section 3),
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,13 +29,14 @@ BLOCK_SIZE = 1 << 18
 MAX_LINE = 1 << 20
 #: Bytes of a decompressed stream searched at a time (see ``source._scan_stream``).
 STREAM_PIECE = 1 << 17
+DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 def too_long(offset: int, path: str | Path) -> BadInputError:
     return BadInputError(
         f"a line longer than {MAX_LINE:,} bytes (from byte {offset:,}): not an MRCONSO.RRF row",
         path=path,
-        hint="the file looks damaged or is not MRCONSO.RRF; extract it again",
+        hint=DAMAGED_HINT,
     )
 
 
@@ -186,10 +188,9 @@ _LINE, _CUI_OF, _AUI_OF, _SAB_OF, _CODE_OF = (itemgetter(i) for i in range(5))
 
 
 def scan_block(
-    base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int = 0, stop: int = -1
+    base: int, chunk: bytes, needs: Needs, out: ScanResult, start: int, stop: int
 ) -> None:
     """The rows of ``chunk[start:stop]`` that can matter, each checked exactly (``_check_row``)."""
-    stop = len(chunk) if stop < 0 else stop
     found = needs.rows.findall(chunk, start, stop)
     head = needs.first.match(chunk, start, stop)
     if head is not None:
@@ -263,7 +264,7 @@ def scan_range(
         if not chunk.endswith(b"\n"):
             chunk = rows.last_row(chunk, path)
             out.unended = True
-        scan_block(base, chunk, needs, out)
+        scan_block(base, chunk, needs, out, 0, len(chunk))
         if report is not None:
             report(min(base + len(chunk), end), end)
         if out.bad is not None:
@@ -283,19 +284,20 @@ def lines_of(
 
     A line split between blocks is joined and handed on alone: blocks are not copied (measured).
     """
-    carry = b""
-    offset = 0  # stream offset of carry[0]
-    sniffed = False
+    head = b""
     done = 0
+    for block in blocks:  # the start, sniffed first (the whole stream if it is shorter)
+        done, data = block
+        head += data
+        if len(head) >= SNIFF_BYTES:
+            break
+    skip = rows.sniff(head[:SNIFF_BYTES], at_end=len(head) < SNIFF_BYTES, path=path)
+    if skip:
+        warnings.append(rows.bom_note(path))
+    carry = b""
+    offset = skip  # stream offset of carry[0]
+    blocks = itertools.chain([(done, head[skip:])], blocks)
     for done, data in blocks:
-        if not sniffed:
-            carry += data
-            if len(carry) < SNIFF_BYTES:
-                continue
-            skip = rows.sniff(carry[:SNIFF_BYTES], at_end=False, path=path)
-            if skip:
-                warnings.append(rows.bom_note(path))
-            data, carry, offset, sniffed = carry[skip:], b"", skip, True
         cut = data.rfind(b"\n") + 1
         if cut == 0:
             carry += data
@@ -312,15 +314,6 @@ def lines_of(
             yield done, offset - start, data, start, cut
             offset += cut - start
         carry = data[cut:]
-    if not sniffed:
-        skip = rows.sniff(carry, at_end=True, path=path)
-        if skip:
-            warnings.append(rows.bom_note(path))
-        carry, offset = carry[skip:], skip
-        cut = carry.rfind(b"\n") + 1  # a short stream: its whole lines, then what is left
-        if cut:
-            yield done, offset, carry, 0, cut
-            carry, offset = carry[cut:], offset + cut
     if carry:
         if len(carry) > MAX_LINE:
             raise too_long(offset, path)

@@ -11,6 +11,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 from tempmedbench_synonyms import runtime
@@ -27,7 +28,6 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_SIZE = 64 << 20
 MAX_WORKERS = 4
 _WORKER_MODULE = "tempmedbench_synonyms.mrconso.worker"
-_DAMAGED_HINT = "the file looks damaged or is not MRCONSO.RRF; extract it again"
 
 
 class MrconsoSource:
@@ -77,7 +77,7 @@ class MrconsoSource:
                 close()  # its bar ends before any message, Ctrl-C included
         if result.bad is not None:
             line, problem = result.bad
-            raise BadInputError(problem, path=self.path, line=line, hint=_DAMAGED_HINT)
+            raise BadInputError(problem, path=self.path, line=line, hint=scan.DAMAGED_HINT)
         missing = [sab.decode() for sab in needs.sabs if sab not in result.sabs_seen]
         warnings += [
             f"{self.path} has no row of source {sab!r}: is it the MRCONSO.RRF of a release that "
@@ -156,18 +156,13 @@ class MrconsoSource:
 def lines_before_offset(path: Path, offset: int) -> int:
     """The line ends before ``offset`` (of the stream, or of a plain file), read again from the
     start: only to name a bad row."""
-    stop = threading.Event()
     again = locate(path)  # its own lists of the members and parts it reads
-    blocks = scan.lines_of(again.blocks(stop), path, [], again.parts)
     n = 0
-    try:
-        for _, base, chunk, start, end in blocks:
+    with closing(again.blocks(threading.Event())) as blocks:  # closed, its reader thread ends
+        for _, base, chunk, start, end in scan.lines_of(blocks, path, [], again.parts):
             if base + end >= offset:
                 return n + chunk.count(b"\n", start, max(start, offset - base))
             n += chunk.count(b"\n", start, end)
-    finally:
-        stop.set()
-        blocks.close()
     return n  # pragma: no cover - the stream changed since it was scanned
 
 
@@ -190,10 +185,7 @@ def scan_ranges(
     """
     n = workers * 4  # more ranges than workers: finer progress, balanced load
     bounds = [size * i // n for i in range(n + 1)]
-    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
-    out = ScanResult()
-    if not ranges:
-        return out
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]  # from 0 to size
     parts: dict[int, ScanResult] = {}
     busy: dict[runtime.Worker, int] = {}  # worker -> start of the range it scans
     done = 0
@@ -206,10 +198,9 @@ def scan_ranges(
                 busy[worker] = ranges[i][0]
         except (OSError, runtime.WorkerLost) as err:
             log.info("scanning %s in this process: no worker process (%s)", path, err)
-            return scan.scan_range(str(path), ranges[0][0], ranges[-1][1], needs, report, first)
+            return scan.scan_range(str(path), 0, size, needs, report, first)
         log.info("scanning %s with %d worker processes", path, len(busy))
         following = iter(ranges[len(busy) :])
-        size = ranges[-1][1]
         while busy:
             for worker in group.ready(busy):
                 try:
@@ -234,6 +225,7 @@ def scan_ranges(
                     if task is not None:
                         busy[worker] = task[0]
         group.finish()
+    out = ScanResult()
     for _, part in sorted(parts.items()):  # in file order
         out.rows.extend(part.rows)
         out.sabs_seen |= part.sabs_seen
@@ -271,13 +263,9 @@ def sniff_mrconso(path: Path) -> MrconsoInput:
     """Find MRCONSO in ``path`` and check its first rows read as MRCONSO.RRF (``sniff``), else
     BadInputError: a quick look for ``doctor`` and ``--dry-run`` (a pipe is consumed)."""
     inp = locate(path)
-    stop = threading.Event()
-    blocks = inp.blocks(stop)
     try:
-        next(scan.lines_of(blocks, path, []), None)
+        with closing(inp.blocks(threading.Event())) as blocks:
+            next(scan.lines_of(blocks, path, []), None)
     except OSError as err:
         raise BadInputError(f"cannot read: {err.strerror or err}", path=path) from None
-    finally:
-        stop.set()
-        blocks.close()
     return inp

@@ -84,10 +84,11 @@ def freeze(
         report.hint = "fix the table (or the atom source) until every concept keeps a synonym"
         return report
     assert rebuilt.fetched.umls_release
+    hashes = {rel: sha256_bytes(rebuilt.data[rel]) for rel in OUTPUTS}
     expected = {
         "format_version": 1,
         "umls_release": rebuilt.fetched.umls_release,
-        "files": {rel: sha256_bytes(rebuilt.data[rel]) for rel in OUTPUTS},
+        "files": hashes,
         "concepts": {
             key: sha256_text(c.atom.name)
             for key, c in sorted(rebuilt.choices.items())
@@ -95,23 +96,21 @@ def freeze(
         },
     }
     data = table_bytes(expected)
-    folder = opened.folder
     if previous is not None:
         write_atomic(backup, previous)
         report.replaced = _replaced(previous, expected, backup)
     write_atomic(target, data)
     launcher = launcher_bytes()
-    write_atomic(folder / LAUNCHER, launcher)
-    for rel in OUTPUTS:
-        report.files[rel] = FileReport(expected["files"][rel], expected["files"][rel], True)  # type: ignore[index]
+    write_atomic(opened.folder / LAUNCHER, launcher)
+    report.files = {rel: FileReport(digest, digest, True) for rel, digest in hashes.items()}
     report.message = f"wrote {EXPECTED} and {LAUNCHER}"
     written = {EXPECTED: sha256_bytes(data), LAUNCHER: sha256_bytes(launcher)}
     if update_manifest:
         for rel, digest in written.items():
-            update_manifest_line(folder, rel, digest)
+            update_manifest_line(opened.folder, rel, digest)
         report.message += f" and updated their lines in {MANIFEST}"
     else:
-        listed = read_manifest(folder)
+        listed = read_manifest(opened.folder)
         stale = [rel for rel, digest in written.items() if listed.get(rel) != digest]
         if stale:
             report.hint = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from tempmedbench_synonyms.errors import BadInputError, ManifestError, bounded_list
@@ -40,8 +40,7 @@ def read_manifest(folder: Path) -> dict[str, str]:
     """Read ``MANIFEST.sha256`` into {relative path: sha256}, refusing unsafe or malformed lines."""
     entries: dict[str, str] = {}
     for number, line in enumerate(_manifest_text(folder).split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         m = _MANIFEST_LINE.fullmatch(line)
@@ -157,7 +156,6 @@ def verify_manifest(
                 hint="the folder is not a TempMedBench release, or its manifest is incomplete",
             )
     checked = len(entries) - len(skipped & set(entries))
-    # Every listed file is checked, and every bad one named in one error, as `sha256sum -c` does.
     found = (_check_listed(folder, rel, sha) for rel, sha in entries.items() if rel not in skipped)
     bad = [problem for problem in found if problem is not None]
     if len(bad) == 1:
@@ -213,11 +211,9 @@ def _check_listed(folder: Path, rel: str, expected: str) -> ManifestError | None
     return None
 
 
-def _walk(folder: Path) -> list[str]:
-    found: list[str] = []
+def _walk(folder: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         base = Path(dirpath).relative_to(folder)
         for name in sorted(filenames):
-            found.append((base / name).as_posix())
-    return found
+            yield (base / name).as_posix()

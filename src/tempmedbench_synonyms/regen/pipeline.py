@@ -72,8 +72,7 @@ def rebuild(release: Release, source: AtomSource, *, umls_release: str | None = 
     queries = atom_queries(concepts)
     wanted = wanted_release(release, umls_release)
     if concepts:
-        probe = probe_cui(concepts)
-        fetched = source.fetch(wanted, probe, sorted(set(queries.values())))
+        fetched = source.fetch(wanted, probe_cui(concepts), sorted(set(queries.values())))
     else:
         fetched = FetchResult(umls_release=wanted, atoms={})
     choices = {

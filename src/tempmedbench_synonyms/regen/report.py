@@ -25,6 +25,10 @@ class FileReport:
     unchanged: bool = False
 
 
+#: The fields of ``Report`` that its ``--json`` report gathers under ``counts``.
+_COUNTS = ("concepts", "routes", "questions", "spans", "manifest_files")
+
+
 @dataclass
 class Report:
     """What a run found. ``to_json`` gives the public ``--json`` report (SPEC section 7)."""
@@ -60,34 +64,12 @@ class Report:
         return EXIT_CODES[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` report, ``schema_version`` and ``tool_version`` included."""
-        return jsonio.versioned({
-            "command": self.command,
-            "outcome": self.outcome.value,
-            "exit_code": self.exit_code,
-            "release": self.release,
-            "umls_release": self.umls_release,
-            "source": self.source,
-            "files": {path: asdict(f) for path, f in self.files.items()},
-            "drifted": self.drifted,
-            "drift_reasons": self.drift_reasons,
-            "changed": self.changed,
-            "requests": self.requests,
-            "cache_hits": self.cache_hits,
-            "message": self.message,
-            "hint": self.hint,
-            "counts": {
-                "concepts": self.concepts,
-                "routes": self.routes,
-                "questions": self.questions,
-                "spans": self.spans,
-                "manifest_files": self.manifest_files,
-            },
-            "warnings": self.warnings,
-            "replaced": self.replaced,
-            "mrconso": self.mrconso,
-            "missing_sources": self.missing_sources,
-        })  # fmt: skip
+        """The ``--json`` report: the fields, the counts under ``counts``, ``exit_code``,
+        ``schema_version`` and ``tool_version``."""
+        out = asdict(self)
+        counts = {key: out.pop(key) for key in _COUNTS}
+        out.update(outcome=self.outcome.value, exit_code=self.exit_code, counts=counts)
+        return jsonio.versioned(out)
 
 
 def conclude(report: Report, expected: ExpectedHashes) -> None:
