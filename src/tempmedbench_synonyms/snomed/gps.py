@@ -10,9 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import queue
 import re
-import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -50,31 +48,20 @@ class _BackgroundHash:
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
-        self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._pool = runtime.DaemonPool(1, thread_name_prefix="gps-sha256")
 
     def __enter__(self) -> _BackgroundHash:
-        self._thread = runtime.start_thread(self._run, name="gps-sha256")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _run(self) -> None:
-        while (block := self._blocks.get()) is not None:
-            self._sha.update(block)
+        self._pool.shutdown()
 
     def update(self, block: bytes) -> None:
-        self._blocks.put(block)
-
-    def close(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            self._blocks.put(None)
-            self._thread.join()
+        self._pool.submit(self._sha.update, block)
 
     def hexdigest(self) -> str:
         """The digest of every block given (waits for the thread to hash them)."""
-        self.close()
+        self._pool.shutdown()
         return self._sha.hexdigest()
 
 
