@@ -143,14 +143,14 @@ def _read_gps(
         try:
             with open_bytes() as raw:
                 header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
-            if rows is not None and _fast_rows_ok(rows, scan, header):
+            if rows is not None and _fast_rows_ok(rows, scan):
                 if scan.trailing_blank:
                     notes.append(tables.blank_note(where, scan.trailing_blank))
             else:
-                # Columns in another order, or more of them (no rows), or something is off (a
-                # short row, a bad Active, an empty, repeated or non-digit identifier...): the
-                # general path reads the file again line by line, and raises with the line and
-                # the problem.
+                # Columns in another order, more of them or trailing empty header cells (no rows),
+                # or something is off (a short row, a bad Active, an empty, repeated or non-digit
+                # identifier...): the general path reads the file again line by line, and raises
+                # with the line and the problem.
                 if rows is not None:
                     log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
                 del rows
@@ -181,7 +181,7 @@ def _read_gps_rows_fast(
     blocks: Iterable[bytes], where: str, notes: list[str]
 ) -> tuple[tables.Header, dict[str, str] | None]:
     """The loader's hot loop: the header, and each line's rest under its identifier; ``None``
-    rows when the header is not the GPS's own.
+    rows when the header is not exactly the GPS's own.
 
     Decoded a block at a time (UTF-8 has no 0x0A inside a character), one ``str.partition`` and a
     store in a per-block dict a row (measured fastest); :func:`_fast_rows_ok` checks them.
@@ -193,7 +193,7 @@ def _read_gps_rows_fast(
         if header is None:
             first, newline, text = text.partition("\n")
             header = tables.parse_header(first + newline, where, GPS_COLUMNS, notes)
-            if header.names != GPS_COLUMNS:
+            if header.names != GPS_COLUMNS or len(header.widths) > 1:
                 for _ in blocks:  # read to the end: the scan and the hash need every byte
                     pass
                 return header, None
@@ -225,7 +225,7 @@ def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
         yield str(carry, "utf-8")
 
 
-def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> bool:
+def _fast_rows_ok(rows: dict[str, str], scan: _Scan) -> bool:
     """Whether every fast-path row has the header's width, an Active of 0 or 1 and a distinct
     ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped."""
     blank = scan.trailing_blank
@@ -245,23 +245,13 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> b
     if "" in rows or not (ids.isascii() and ids.encode().isdigit()):
         return False
     values = rows.values()
-    if len(header.widths) == 1:
-        # The usual file: every line has width - 1 tabs, so every row's rest has exactly two
-        # (Active | FSN | PT). Then Active is 0 or 1 when each rest starts with that and a tab.
-        return (
-            scan.every_line_has(len(header.names) - 1)
-            and set(map(itemgetter(0), values)) <= {"0", "1"}
-            and set(map(itemgetter(1), values)) <= {"\t"}
-        )
-    # A header with trailing empty cells: rows may or may not repeat them; check row by row.
-    tabs = frozenset(w - 2 for w in header.widths)
-    for row in values:
-        n = row.count("\t")
-        if n not in tabs or row[1] != "\t" or row[0] not in "01":
-            return False
-        if n > 2 and not row.rstrip("\r\n").endswith("\t" * (n - 2)):
-            return False  # a value in a column that has no name
-    return True
+    # Every line has width - 1 tabs, so every row's rest has exactly two (Active | FSN | PT).
+    # Then Active is 0 or 1 when each rest starts with that and a tab.
+    return (
+        scan.every_line_has(len(GPS_COLUMNS) - 1)
+        and set(map(itemgetter(0), values)) <= {"0", "1"}
+        and set(map(itemgetter(1), values)) <= {"\t"}
+    )
 
 
 def _read_gps_rows_checked(
