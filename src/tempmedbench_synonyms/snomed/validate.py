@@ -7,6 +7,7 @@ Every difference is a :class:`Finding` (data, not an exception); only unusable i
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import partial
@@ -63,10 +64,8 @@ class ValidationReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {code.value: 0 for code in FindingCode}
-        for f in self.findings:
-            counts[f.code.value] += 1
-        return counts
+        found = Counter(f.code for f in self.findings)
+        return {code.value: found[code] for code in FindingCode}
 
     @property
     def exit_code(self) -> int:
@@ -286,15 +285,12 @@ class _Checker:
                 # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
                 for fld, value in rec.items():
                     if fld.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
-                        self.add(
-                            FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD,
-                            fld,
-                            None,
-                            value,
+                        why = (
                             f"predicate.concept {concept_key!r} is a label, not a SNOMED CT "
                             f"identifier, so {fld} must be absent (or, for a SNOMED CT concept, "
-                            "predicate.concept must be its identifier)",
+                            "predicate.concept must be its identifier)"
                         )
+                        self.add(FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD, fld, None, value, why)
                 continue
             concept = self.resolve("predicate.concept", concept_key, _QUESTION_TERMS)
             code = rec.get("concept_snomed_code")
