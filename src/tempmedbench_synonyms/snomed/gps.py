@@ -263,17 +263,14 @@ def _read_gps_rows_checked(
     extra = [i for i in range(len(header.names), max(header.widths))]
     rows: dict[str, str] = {}
     first_seen: dict[str, int] = {}
-    blank_from = 0  # the first line of a run of blank lines not yet followed by a row
-    lineno = 1
-    for lineno, line in enumerate(stream, start=2):
+    lines = enumerate(stream, start=2)
+    for lineno, line in lines:
         if lineno > GPS_MAX_ROWS + 1:  # as the first read bounds them: a file grown since
             raise _too_many_lines(where)
         text = line.rstrip("\r\n")
         if not text:
-            blank_from = blank_from or lineno
-            continue
-        if blank_from:
-            raise tables.blank_inside(where, blank_from)
+            tables.trailing_blank_lines(lines, where, lineno, notes)
+            break
         parts = text.split("\t")
         if len(parts) not in header.widths:
             raise tables.bad_width(where, lineno, parts, header)
@@ -304,8 +301,6 @@ def _read_gps_rows_checked(
             )
         first_seen[cid] = lineno
         rows[cid] = encode_row(fsn, pt, active == "1")
-    if blank_from:
-        notes.append(tables.blank_note(where, lineno - blank_from + 1))
     return rows
 
 

@@ -137,7 +137,7 @@ def _rf2_rows(
                         parts = line.rstrip("\r\n").split("\t")
                         if len(parts) != width and len(parts) not in widths:
                             if parts == [""]:
-                                _trailing_blank_lines(rows, where, lineno, notes)
+                                tables.trailing_blank_lines(rows, where, lineno, notes)
                                 break
                             raise tables.bad_width(where, lineno, parts, header)
                         fields = pick(parts)
@@ -146,18 +146,6 @@ def _rf2_rows(
                         yield where, lineno, fields
             except UnicodeDecodeError:
                 raise tables.not_utf8_error(where, partial(src.open_bytes, name)) from None
-
-
-def _trailing_blank_lines(
-    rows: Iterator[tuple[int, str]], where: str, first: int, notes: list[str]
-) -> None:
-    """Read the rest of a file after a blank line on line ``first``: blank lines only."""
-    n = 1
-    for _, line in rows:
-        if line.rstrip("\r\n"):
-            raise tables.blank_inside(where, first)
-        n += 1
-    notes.append(tables.blank_note(where, n))
 
 
 def _deduplicated(
