@@ -42,29 +42,6 @@ GPS_MAX_ROWS = 2_000_000
 _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 
-class _BackgroundHash:
-    """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
-    parses (hashlib frees the GIL); the thread runs while the ``with`` block does."""
-
-    def __init__(self) -> None:
-        self._sha = hashlib.sha256()
-        self._pool = runtime.DaemonPool(1, thread_name_prefix="gps-sha256")
-
-    def __enter__(self) -> _BackgroundHash:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown()
-
-    def update(self, block: bytes) -> None:
-        self._pool.submit(self._sha.update, block)
-
-    def hexdigest(self) -> str:
-        """The digest of every block given (waits for the thread to hash them)."""
-        self._pool.shutdown()
-        return self._sha.hexdigest()
-
-
 def _too_many_lines(where: str) -> BadInputError:
     return BadInputError(
         f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a line",
@@ -81,11 +58,13 @@ class _Scan:
         self.tail = b""  # the file's last bytes
         self.skeleton: list[bytes] = []  # only the TAB and LF bytes, in file order (~4 a row)
 
-    def blocks(self, raw: IO[bytes], where: str, hasher: _BackgroundHash) -> Iterator[bytes]:
+    def blocks(
+        self, raw: IO[bytes], where: str, hash_block: Callable[[bytes], object]
+    ) -> Iterator[bytes]:
         """The blocks of ``raw`` (``READ_BLOCK``), each hashed and its tabs and line feeds kept, so
         the fast path checks every row's width without a Python loop."""
         for block in iter(lambda: raw.read(READ_BLOCK), b""):
-            hasher.update(block)
+            hash_block(block)
             tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
             self.newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
             if self.newlines > GPS_MAX_ROWS:
@@ -139,35 +118,41 @@ def _read_gps(
         return tables.bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
 
     scan = _Scan()
-    with _BackgroundHash() as hasher:
-        try:
-            with open_bytes() as raw:
-                header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
-            if rows is not None and _fast_rows_ok(rows, scan):
-                if scan.trailing_blank:
-                    notes.append(tables.blank_note(where, scan.trailing_blank))
-            else:
-                # Columns in another order, more of them or trailing empty header cells (no rows),
-                # or something is off (a short row, a bad Active, an empty, repeated or non-digit
-                # identifier...): the general path reads the file again line by line, and raises
-                # with the line and the problem.
-                if rows is not None:
-                    log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
-                del rows
-                again = hashlib.sha256()
-                with open_bytes(again.update) as raw, tables.text_stream(raw) as stream:
-                    stream.readline()
-                    rows = _read_gps_rows_checked(stream, where, header, notes)
-                if again.hexdigest() != hasher.hexdigest():
-                    # The digest reported must be that of the rows checked.
-                    raise BadInputError(
-                        "the file changed while it was read",
-                        path=where,
-                        hint="run again once nothing writes the file",
-                    )
-        except UnicodeDecodeError:
-            raise tables.not_utf8_error(where, open_bytes) from None
-        digest = hasher.hexdigest()
+    sha = hashlib.sha256()
+    # Hashed on another thread while this one parses (hashlib frees the GIL).
+    hashing = runtime.DaemonPool(1, thread_name_prefix="gps-sha256")
+    try:
+        with open_bytes() as raw:
+            blocks = scan.blocks(raw, where, partial(hashing.submit, sha.update))
+            header, rows = _read_gps_rows_fast(blocks, where, notes)
+        if rows is not None and _fast_rows_ok(rows, scan):
+            if scan.trailing_blank:
+                notes.append(tables.blank_note(where, scan.trailing_blank))
+        else:
+            # Columns in another order, more of them or trailing empty header cells (no rows),
+            # or something is off (a short row, a bad Active, an empty, repeated or non-digit
+            # identifier...): the general path reads the file again line by line, and raises
+            # with the line and the problem.
+            if rows is not None:
+                log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+            del rows
+            again = hashlib.sha256()
+            with open_bytes(again.update) as raw, tables.text_stream(raw) as stream:
+                stream.readline()
+                rows = _read_gps_rows_checked(stream, where, header, notes)
+            hashing.shutdown()  # every block of the first read hashed
+            if again.hexdigest() != sha.hexdigest():
+                # The digest reported must be that of the rows checked.
+                raise BadInputError(
+                    "the file changed while it was read",
+                    path=where,
+                    hint="run again once nothing writes the file",
+                )
+    except UnicodeDecodeError:
+        raise tables.not_utf8_error(where, open_bytes) from None
+    finally:
+        hashing.shutdown()
+    digest = sha.hexdigest()
     if not rows:
         raise tables.no_concepts(
             where,
