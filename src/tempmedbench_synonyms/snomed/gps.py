@@ -243,8 +243,7 @@ def _read_gps_rows_checked(
     stream: io.TextIOWrapper, where: str, header: tables.Header, notes: list[str]
 ) -> dict[str, str]:
     """Every row, checked as it is read; raises on the first bad one, naming its line."""
-    cols = header.index
-    pick = itemgetter(cols["ConceptID"], cols["Active"], cols["FSN"], cols["USPreferredTerm"])
+    pick = itemgetter(*(header.index[c] for c in GPS_COLUMNS))
     extra = [i for i in range(len(header.names), max(header.widths))]
     rows: dict[str, str] = {}
     first_seen: dict[str, int] = {}
