@@ -31,19 +31,9 @@ NO_COLOR_ENV = "NO_COLOR"
 #: The user's home folder, where platformdirs puts the default cache and state folders.
 HOME_ENV = "HOME"
 
-#: Every variable the tool reads but ``NO_COLOR`` and ``HOME``.
-ENV_VARS = (
-    API_KEY_ENV,
-    API_KEY_FILE_ENV,
-    BASE_URL_ENV,
-    CACHE_DIR_ENV,
-    INDEX_DIR_ENV,
-    STATE_DIR_ENV,
-    LOG_LEVEL_ENV,
-    GPS_ENV,
-)
-#: The families of the tool's variables (every name of ``ENV_VARS``, and any a later version or a
-#: typo adds): a fake UTS's environment holds none of the user's (``config.tool_variables``).
+#: The families of the tool's variables (every ``*_ENV`` name but NO_COLOR and HOME, and any a
+#: later version or a typo adds): a fake UTS's environment holds none of the user's
+#: (``config.tool_variables``).
 ENV_PREFIXES = ("UMLS_", "TEMPMEDBENCH_")
 #: The variables (both spellings) that name the hosts requests reaches without a proxy: a fake
 #: UTS's environment adds this machine to them (``config.no_proxy_with_loopback``).

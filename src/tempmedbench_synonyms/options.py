@@ -5,14 +5,14 @@ the one choice of the atom source they ask for (``RegenOptions.source``).
 
 from __future__ import annotations
 
-import os
 import sys
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from tempmedbench_synonyms.atoms import AtomSource, check_release
-from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions
+from tempmedbench_synonyms.uts.options import StrPath, UtsKeywords, UtsOptions, _typed
 
 
 class RunKeywords(UtsKeywords, total=False):
@@ -38,16 +38,15 @@ class RegenOptions:
     @classmethod
     def of(cls, release: Any, **keywords: Any) -> RegenOptions:
         """The options of the API's arguments; ``TypeError`` naming one of the wrong type."""
-        own = {k: keywords.pop(k) for k in ("mrconso", "out", "umls_release") if k in keywords}
+        path = as_path("release", release)
+        kinds = typing.get_type_hints(cls)
+        own = {
+            name: _typed(name, kinds[name], keywords.pop(name))
+            for name in ("mrconso", "out", "umls_release")
+            if name in keywords
+        }
         progress = keywords.pop("progress", False)
-        return cls(
-            release=as_path("release", release),
-            mrconso=as_path("mrconso", own.get("mrconso"), optional=True),
-            out=as_path("out", own.get("out"), optional=True),
-            umls_release=_text("umls_release", own.get("umls_release")),
-            uts=UtsOptions.of(**keywords),
-            progress=stream_of(progress),
-        )
+        return cls(path, **own, uts=UtsOptions.of(**keywords), progress=stream_of(progress))
 
     def check(self) -> None:
         """BadInputError naming an option out of range, before anything is read or written: the
@@ -78,17 +77,7 @@ class RegenOptions:
 
 def as_path(name: str, value: Any, *, optional: bool = False) -> Any:
     """``value`` as a ``Path``; ``TypeError`` naming the argument ``name`` if it is no path."""
-    if value is None and optional:
-        return None
-    if isinstance(value, (str, os.PathLike)):
-        return Path(value)
-    raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
-
-
-def _text(name: str, value: Any) -> str | None:
-    if value is None or type(value) is str:
-        return value
-    raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    return _typed(name, Path | None if optional else Path, value)
 
 
 def stream_of(progress: Any) -> TextIO | None:

@@ -110,11 +110,12 @@ class DaemonPool:
             else:
                 future.set_result(result)
 
-    def shutdown(self, *, timeout: float | None = None) -> bool:
-        """No more jobs, the queued ones cancelled; waits for the workers at most ``timeout``
-        seconds (for ever if ``None``); whether all have ended."""
+    def shutdown(self, *, cancel_futures: bool = False, timeout: float | None = None) -> bool:
+        """No more jobs (with ``cancel_futures``, the queued ones are dropped, else they run);
+        waits for the workers at most ``timeout`` seconds (for ever if ``None``); whether all
+        have ended."""
         self._closed = True
-        while True:
+        while cancel_futures:
             try:
                 job = self._jobs.get_nowait()
             except queue.Empty:

@@ -52,15 +52,11 @@ def member_error(
     path: Path, zf: zipfile.ZipFile, member: str, err: BaseException, *, hint: str
 ) -> BadInputError:
     where = f"{path}!{member}"
-    method: int | None
-    try:
-        method = zf.getinfo(member).compress_type
-    except KeyError:  # pragma: no cover - the member was listed by the same ZipFile
-        method = None
+    method = zf.getinfo(member).compress_type  # a member that was read, so listed
     if isinstance(err, RuntimeError) and "password" in str(err):
         problem = "the member is encrypted (a password is required to read it)"
-    elif isinstance(err, NotImplementedError) and method not in (None, 0, 8, 12, 14):
-        name = _COMPRESSION_METHODS.get(method or 0, "unknown")
+    elif isinstance(err, NotImplementedError) and method not in (0, 8, 12, 14):
+        name = _COMPRESSION_METHODS.get(method, "unknown")
         problem = (
             f"the member is compressed with method {method} ({name}), which Python's zipfile "
             "cannot read"

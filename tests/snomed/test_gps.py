@@ -563,7 +563,7 @@ def test_rf2_the_two_fsn_note_is_bounded_and_a_lookup_of_another_concept_works(
 
 def test_index_built_by_hand_decodes_rows() -> None:
     index = ConceptIndex(
-        {"101": "1\tA (finding)\tA\r\n", "102": "0\tB (finding)\t\t\n"}, "t", "t", None, None
+        {"101": "1\tA (finding)\tA\r\n", "102": "0\tB (finding)\t"}, "t", "t", None, None
     )
     assert index.get("101") == ("A (finding)", "A", True)
     assert index.get("102") == ("B (finding)", "", False)

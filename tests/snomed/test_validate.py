@@ -13,6 +13,7 @@ import pytest
 
 from helpers import FIXTURES
 from tempmedbench_synonyms.errors import BadInputError
+from tempmedbench_synonyms.snomed import validate as validate_module
 from tempmedbench_synonyms.snomed.codes import FindingCode
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, encode_row
 from tempmedbench_synonyms.snomed.loader import load_concept_index
@@ -21,7 +22,6 @@ from tempmedbench_synonyms.snomed.validate import (
     EVENTS_PATH,
     QUESTIONS_PATH,
     Finding,
-    check_artifact,
     iter_records,
     validate_release,
 )
@@ -537,15 +537,15 @@ def check_questions(records: Iterable[Any], index: ConceptIndex) -> list[Finding
     return findings_of(index, questions=records)
 
 
-def test_line_numbers_survive_batches(tmp_path: Path) -> None:
+def test_line_numbers_survive_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(validate_module, "BATCH_BYTES", 300)
     lines = [json.dumps(ev(event_id=f"e{i}", **alpha())) for i in range(50)]
     lines[37] = json.dumps(ev(event_id="e37", **alpha(snomed_pt="ALPHA")))
-    path = tmp_path / "e.jsonl"
-    path.write_text("\n".join(lines) + "\n", "utf-8")
-    assert path.stat().st_size > 10 * 300  # read in more than ten batches
-    n, found = check_artifact(path, IDX, batch_bytes=300)
-    assert n == 50
-    assert [(f.line, f.record) for f in found] == [(38, "e37")]
+    root = write_release(tmp_path, "\n".join(lines) + "\n")
+    assert (root / EV).stat().st_size > 10 * 300  # read in more than ten batches
+    report = validate_release(root, IDX)
+    assert report.records[EV] == 50
+    assert [(f.line, f.record) for f in report.findings] == [(38, "e37")]
 
 
 @pytest.mark.parametrize(
@@ -637,14 +637,15 @@ def test_a_non_utf8_artifact_names_its_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("batch", [1 << 20, 4 << 20], ids=["line across blocks", "in a block"])
 @pytest.mark.parametrize("before", [b"", b'{"a": 1}\n' * 3])
 def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
-    tmp_path: Path, before: bytes, batch: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: bytes, batch: int
 ) -> None:
     """A newline-less artifact (a 3 GB one used to be read whole: MemoryError, exit 70) stops
     at 1 MiB of one line, naming the file and the line, before the line is held whole."""
+    monkeypatch.setattr(validate_module, "BATCH_BYTES", batch)
     path = tmp_path / "e.jsonl"
     path.write_bytes(before + b'{"a": "' + b"x" * ARTIFACT_LINE_MAX + b'"}\n{"b": 1}\n')
     with pytest.raises(BadInputError) as exc:
-        list(iter_records(path, EV, batch))
+        list(iter_records(path, EV))
     assert (exc.value.path, exc.value.line, exc.value.problem, exc.value.hint) == (
         EV,
         before.count(b"\n") + 1,
@@ -653,7 +654,7 @@ def test_a_line_longer_than_1_mib_is_bad_input_naming_it(
     )
     # a line of exactly the limit is read
     path.write_bytes(before + b'{"a": "' + b"x" * (ARTIFACT_LINE_MAX - 9) + b'"}\n{"b": 1}\n')
-    records = list(iter_records(path, EV, batch))
+    records = list(iter_records(path, EV))
     assert (len(records), records[-1]) == (before.count(b"\n") + 2, {"b": 1})
 
 

@@ -56,7 +56,7 @@ def test_a_stop_waits_a_bounded_time_and_cancels_what_never_started() -> None:
     first = pool.submit(stuck)
     queued = pool.submit(lambda: "never")
     assert started.wait(60)
-    assert pool.shutdown(timeout=0.05) is False  # still stuck: not waited
+    assert pool.shutdown(cancel_futures=True, timeout=0.05) is False  # still stuck: not waited
     assert queued.cancelled()
     release.set()
     assert first.result(timeout=60) == "done"

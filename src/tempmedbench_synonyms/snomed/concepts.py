@@ -51,11 +51,7 @@ class ConceptIndex:
         if row is None:
             return None
         active, fsn, pt = row.split("\t", 2)
-        pt = pt.rstrip("\r\n")
-        if "\t" in pt:
-            # A row that repeats the header's trailing empty cell; the loader checked it is empty.
-            pt = pt.split("\t", 1)[0]
-        return Concept(fsn, pt, active == "1")
+        return Concept(fsn, pt.rstrip("\r\n"), active == "1")
 
     def summary(self) -> dict[str, object]:
         """A JSON-ready description of the source, for reports."""

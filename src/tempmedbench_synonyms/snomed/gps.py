@@ -10,9 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import queue
 import re
-import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -44,40 +42,6 @@ GPS_MAX_ROWS = 2_000_000
 _NOT_TAB_OR_LF = bytes(b for b in range(256) if b not in (0x09, 0x0A))
 
 
-class _BackgroundHash:
-    """The SHA-256 of the blocks given to :meth:`update`, on another thread while this one
-    parses (hashlib frees the GIL); the thread runs while the ``with`` block does."""
-
-    def __init__(self) -> None:
-        self._sha = hashlib.sha256()
-        self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> _BackgroundHash:
-        self._thread = runtime.start_thread(self._run, name="gps-sha256")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _run(self) -> None:
-        while (block := self._blocks.get()) is not None:
-            self._sha.update(block)
-
-    def update(self, block: bytes) -> None:
-        self._blocks.put(block)
-
-    def close(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            self._blocks.put(None)
-            self._thread.join()
-
-    def hexdigest(self) -> str:
-        """The digest of every block given (waits for the thread to hash them)."""
-        self.close()
-        return self._sha.hexdigest()
-
-
 def _too_many_lines(where: str) -> BadInputError:
     return BadInputError(
         f"more than {GPS_MAX_ROWS} lines; the GPS file has about 380,000 concepts, one a line",
@@ -94,11 +58,13 @@ class _Scan:
         self.tail = b""  # the file's last bytes
         self.skeleton: list[bytes] = []  # only the TAB and LF bytes, in file order (~4 a row)
 
-    def blocks(self, raw: IO[bytes], where: str, hasher: _BackgroundHash) -> Iterator[bytes]:
+    def blocks(
+        self, raw: IO[bytes], where: str, hash_block: Callable[[bytes], object]
+    ) -> Iterator[bytes]:
         """The blocks of ``raw`` (``READ_BLOCK``), each hashed and its tabs and line feeds kept, so
         the fast path checks every row's width without a Python loop."""
         for block in iter(lambda: raw.read(READ_BLOCK), b""):
-            hasher.update(block)
+            hash_block(block)
             tabs_and_lfs = block.translate(None, _NOT_TAB_OR_LF)
             self.newlines += tabs_and_lfs.count(b"\n")  # 1/10 of the bytes to count
             if self.newlines > GPS_MAX_ROWS:
@@ -152,35 +118,41 @@ def _read_gps(
         return tables.bounded(open_raw(), where, "the GPS file", GPS_MAX_BYTES, seen=seen)
 
     scan = _Scan()
-    with _BackgroundHash() as hasher:
-        try:
-            with open_bytes() as raw:
-                header, rows = _read_gps_rows_fast(scan.blocks(raw, where, hasher), where, notes)
-            if rows is not None and _fast_rows_ok(rows, scan, header):
-                if scan.trailing_blank:
-                    notes.append(tables.blank_note(where, scan.trailing_blank))
-            else:
-                # Columns in another order, or more of them (no rows), or something is off (a
-                # short row, a bad Active, an empty, repeated or non-digit identifier...): the
-                # general path reads the file again line by line, and raises with the line and
-                # the problem.
-                if rows is not None:
-                    log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
-                del rows
-                again = hashlib.sha256()
-                with open_bytes(again.update) as raw, tables.text_stream(raw) as stream:
-                    stream.readline()
-                    rows = _read_gps_rows_checked(stream, where, header, notes)
-                if again.hexdigest() != hasher.hexdigest():
-                    # The digest reported must be that of the rows checked.
-                    raise BadInputError(
-                        "the file changed while it was read",
-                        path=where,
-                        hint="run again once nothing writes the file",
-                    )
-        except UnicodeDecodeError:
-            raise tables.not_utf8_error(where, open_bytes) from None
-        digest = hasher.hexdigest()
+    sha = hashlib.sha256()
+    # Hashed on another thread while this one parses (hashlib frees the GIL).
+    hashing = runtime.DaemonPool(1, thread_name_prefix="gps-sha256")
+    try:
+        with open_bytes() as raw:
+            blocks = scan.blocks(raw, where, partial(hashing.submit, sha.update))
+            header, rows = _read_gps_rows_fast(blocks, where, notes)
+        if rows is not None and _fast_rows_ok(rows, scan):
+            if scan.trailing_blank:
+                notes.append(tables.blank_note(where, scan.trailing_blank))
+        else:
+            # Columns in another order, more of them or trailing empty header cells (no rows),
+            # or something is off (a short row, a bad Active, an empty, repeated or non-digit
+            # identifier...): the general path reads the file again line by line, and raises
+            # with the line and the problem.
+            if rows is not None:
+                log.debug("%s: the fast GPS path saw a bad row; reading it again", where)
+            del rows
+            again = hashlib.sha256()
+            with open_bytes(again.update) as raw, tables.text_stream(raw) as stream:
+                stream.readline()
+                rows = _read_gps_rows_checked(stream, where, header, notes)
+            hashing.shutdown()  # every block of the first read hashed
+            if again.hexdigest() != sha.hexdigest():
+                # The digest reported must be that of the rows checked.
+                raise BadInputError(
+                    "the file changed while it was read",
+                    path=where,
+                    hint="run again once nothing writes the file",
+                )
+    except UnicodeDecodeError:
+        raise tables.not_utf8_error(where, open_bytes) from None
+    finally:
+        hashing.shutdown()
+    digest = sha.hexdigest()
     if not rows:
         raise tables.no_concepts(
             where,
@@ -194,7 +166,7 @@ def _read_gps_rows_fast(
     blocks: Iterable[bytes], where: str, notes: list[str]
 ) -> tuple[tables.Header, dict[str, str] | None]:
     """The loader's hot loop: the header, and each line's rest under its identifier; ``None``
-    rows when the header is not the GPS's own.
+    rows when the header is not exactly the GPS's own.
 
     Decoded a block at a time (UTF-8 has no 0x0A inside a character), one ``str.partition`` and a
     store in a per-block dict a row (measured fastest); :func:`_fast_rows_ok` checks them.
@@ -206,7 +178,7 @@ def _read_gps_rows_fast(
         if header is None:
             first, newline, text = text.partition("\n")
             header = tables.parse_header(first + newline, where, GPS_COLUMNS, notes)
-            if header.names != GPS_COLUMNS:
+            if header.names != GPS_COLUMNS or len(header.widths) > 1:
                 for _ in blocks:  # read to the end: the scan and the hash need every byte
                     pass
                 return header, None
@@ -238,7 +210,7 @@ def _whole_lines(blocks: Iterator[bytes]) -> Iterator[str]:
         yield str(carry, "utf-8")
 
 
-def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> bool:
+def _fast_rows_ok(rows: dict[str, str], scan: _Scan) -> bool:
     """Whether every fast-path row has the header's width, an Active of 0 or 1 and a distinct
     ASCII-digit identifier (the checked path says which is not). Trailing blank lines dropped."""
     blank = scan.trailing_blank
@@ -258,45 +230,31 @@ def _fast_rows_ok(rows: dict[str, str], scan: _Scan, header: tables.Header) -> b
     if "" in rows or not (ids.isascii() and ids.encode().isdigit()):
         return False
     values = rows.values()
-    if len(header.widths) == 1:
-        # The usual file: every line has width - 1 tabs, so every row's rest has exactly two
-        # (Active | FSN | PT). Then Active is 0 or 1 when each rest starts with that and a tab.
-        return (
-            scan.every_line_has(len(header.names) - 1)
-            and set(map(itemgetter(0), values)) <= {"0", "1"}
-            and set(map(itemgetter(1), values)) <= {"\t"}
-        )
-    # A header with trailing empty cells: rows may or may not repeat them; check row by row.
-    tabs = frozenset(w - 2 for w in header.widths)
-    for row in values:
-        n = row.count("\t")
-        if n not in tabs or row[1] != "\t" or row[0] not in "01":
-            return False
-        if n > 2 and not row.rstrip("\r\n").endswith("\t" * (n - 2)):
-            return False  # a value in a column that has no name
-    return True
+    # Every line has width - 1 tabs, so every row's rest has exactly two (Active | FSN | PT).
+    # Then Active is 0 or 1 when each rest starts with that and a tab.
+    return (
+        scan.every_line_has(len(GPS_COLUMNS) - 1)
+        and set(map(itemgetter(0), values)) <= {"0", "1"}
+        and set(map(itemgetter(1), values)) <= {"\t"}
+    )
 
 
 def _read_gps_rows_checked(
     stream: io.TextIOWrapper, where: str, header: tables.Header, notes: list[str]
 ) -> dict[str, str]:
     """Every row, checked as it is read; raises on the first bad one, naming its line."""
-    cols = header.index
-    pick = itemgetter(cols["ConceptID"], cols["Active"], cols["FSN"], cols["USPreferredTerm"])
+    pick = itemgetter(*(header.index[c] for c in GPS_COLUMNS))
     extra = [i for i in range(len(header.names), max(header.widths))]
     rows: dict[str, str] = {}
     first_seen: dict[str, int] = {}
-    blank_from = 0  # the first line of a run of blank lines not yet followed by a row
-    lineno = 1
-    for lineno, line in enumerate(stream, start=2):
+    lines = enumerate(stream, start=2)
+    for lineno, line in lines:
         if lineno > GPS_MAX_ROWS + 1:  # as the first read bounds them: a file grown since
             raise _too_many_lines(where)
         text = line.rstrip("\r\n")
         if not text:
-            blank_from = blank_from or lineno
-            continue
-        if blank_from:
-            raise tables.blank_inside(where, blank_from)
+            tables.trailing_blank_lines(lines, where, lineno, notes)
+            break
         parts = text.split("\t")
         if len(parts) not in header.widths:
             raise tables.bad_width(where, lineno, parts, header)
@@ -327,8 +285,6 @@ def _read_gps_rows_checked(
             )
         first_seen[cid] = lineno
         rows[cid] = encode_row(fsn, pt, active == "1")
-    if blank_from:
-        notes.append(tables.blank_note(where, lineno - blank_from + 1))
     return rows
 
 

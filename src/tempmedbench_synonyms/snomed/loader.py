@@ -29,8 +29,9 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
     with open_regular(p, what="the GPS input") as f:
         if zipfile.is_zipfile(f):
             return _load_zip(p, f)
-        looks_like_zip = _looks_like_zip(p, f)
-    if looks_like_zip:
+        f.seek(0)
+        magic = f.read(4)
+    if magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or p.suffix.lower() == ".zip":
         # is_zipfile looks for the end-of-central-directory record only: a zip cut short (an
         # interrupted download) has lost it, and read as text it would be "bytes that are not
         # UTF-8" on line 1.
@@ -40,12 +41,6 @@ def load_concept_index(path: str | Path) -> ConceptIndex:
             hint="download the zip again, or extract the .txt from a good copy and pass that",
         )
     return load_gps_tsv(p)
-
-
-def _looks_like_zip(path: Path, f: IO[bytes]) -> bool:
-    f.seek(0)
-    magic = f.read(4)
-    return magic in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08") or path.suffix.lower() == ".zip"
 
 
 def _load_zip(path: Path, f: IO[bytes]) -> ConceptIndex:

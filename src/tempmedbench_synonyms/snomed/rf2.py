@@ -85,12 +85,6 @@ class _Source:
             return nullcontext()
         return reading_member(self.path, self.zf, name, hint=tables.ZIP_HINT)
 
-    def source_file(self, name: str) -> SourceFile:
-        if self.zf is None:
-            return SourceFile(self.where(name), sha256_file(self.path / name))
-        # The zip's own hash is reported; hashing each member again would double the read time.
-        return SourceFile(str(self.path), None, name)
-
 
 #: One RF2 row: the file, the line, and the fields of the columns asked for, in their order.
 _Row = tuple[str, int, tuple[str, ...]]
@@ -143,7 +137,7 @@ def _rf2_rows(
                         parts = line.rstrip("\r\n").split("\t")
                         if len(parts) != width and len(parts) not in widths:
                             if parts == [""]:
-                                _trailing_blank_lines(rows, where, lineno, notes)
+                                tables.trailing_blank_lines(rows, where, lineno, notes)
                                 break
                             raise tables.bad_width(where, lineno, parts, header)
                         fields = pick(parts)
@@ -152,18 +146,6 @@ def _rf2_rows(
                         yield where, lineno, fields
             except UnicodeDecodeError:
                 raise tables.not_utf8_error(where, partial(src.open_bytes, name)) from None
-
-
-def _trailing_blank_lines(
-    rows: Iterator[tuple[int, str]], where: str, first: int, notes: list[str]
-) -> None:
-    """Read the rest of a file after a blank line on line ``first``: blank lines only."""
-    n = 1
-    for _, line in rows:
-        if line.rstrip("\r\n"):
-            raise tables.blank_inside(where, first)
-        n += 1
-    notes.append(tables.blank_note(where, n))
 
 
 def _deduplicated(
@@ -316,12 +298,13 @@ def load_rf2(
     date = tables.release_date(src.where(concept_file), notes, concept_file, path.name)
     if len(dates) > 1:
         notes.append(f"the RF2 files carry different dates: {bounded_list(sorted(dates))}")
-    files = [src.source_file(n) for k in ("concept", "description", "language") for n in found[k]]
     notes = _one_crlf_note(notes)
     if zf is None:
+        files = [SourceFile(src.where(n), sha256_file(path / n)) for n in every_file]
         return ConceptIndex(concepts, "rf2-folder", str(path), date, None, files, notes)
     digest = sha256_file(path)
-    files.insert(0, SourceFile(str(path), digest))
+    # The zip's own hash is reported; hashing each member again would double the read time.
+    files = [SourceFile(str(path), digest), *(SourceFile(str(path), None, n) for n in every_file)]
     return ConceptIndex(concepts, "rf2-zip", str(path), date, digest, files, notes)
 
 

@@ -7,7 +7,7 @@ an SCTID has up to 18 digits, which a float would change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 from tempmedbench_synonyms.snomed.codes import FindingCode
@@ -82,9 +82,9 @@ class SctidInfo:
     sctid: str
     problems: tuple[SctidProblem, ...]
     well_formed: bool = True
+    format: str | None = None
     partition: str | None = None
     component: str | None = None
-    format: str | None = None
     namespace: str | None = None
     item_identifier: str | None = None
     check_digit: str | None = None
@@ -96,17 +96,12 @@ class SctidInfo:
         return not self.problems and is_extension_concept(self.sctid)
 
     def as_dict(self) -> dict[str, object]:
+        parts = {f.name: getattr(self, f.name) for f in fields(self)[3:]}  # format to check digit
         return {
             "sctid": self.sctid,
             "valid": not self.problems,
             "well_formed": self.well_formed,
-            "format": self.format,
-            "partition": self.partition,
-            "component": self.component,
-            "namespace": self.namespace,
-            "item_identifier": self.item_identifier,
-            "check_digit": self.check_digit,
-            "expected_check_digit": self.expected_check_digit,
+            **parts,
             "extension_concept": self.is_extension_concept,
             "problems": [
                 {"code": p.code.value, "expected": p.expected, "message": p.message}
@@ -149,7 +144,7 @@ def parse_sctid(value: str) -> SctidInfo:
             f"{value!r} has partition {partition} (long format) but only {len(value)} digits: "
             f"no room for a {NAMESPACE_LENGTH}-digit namespace and an item identifier",
         )
-        known = (partition, component, fmt, None, None, check, expected_check)
+        known = (fmt, partition, component, None, None, check, expected_check)
         return SctidInfo(value, (problem,), False, *known)
     if fmt == "long":
         namespace = value[-3 - NAMESPACE_LENGTH : -3]
@@ -173,7 +168,7 @@ def parse_sctid(value: str) -> SctidInfo:
                 f"the digits before it call for {expected_check}",
             )
         )
-    parts = (partition, component, fmt, namespace, item, check, expected_check)
+    parts = (fmt, partition, component, namespace, item, check, expected_check)
     return SctidInfo(value, tuple(problems), True, *parts)
 
 

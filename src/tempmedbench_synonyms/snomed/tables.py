@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,12 +225,20 @@ def bad_width(where: str, line: int, parts: list[str], header: Header) -> BadInp
     )
 
 
-def blank_inside(where: str, line: int) -> BadInputError:
-    return BadInputError(
-        "a blank line; blank lines are allowed only at the end of the file",
-        path=where,
-        line=line,
-    )
+def trailing_blank_lines(
+    rows: Iterator[tuple[int, str]], where: str, first: int, notes: list[str]
+) -> None:
+    """Read the rest of a file after a blank line on line ``first``: blank lines only."""
+    n = 1
+    for _, line in rows:
+        if line.rstrip("\r\n"):
+            raise BadInputError(
+                "a blank line; blank lines are allowed only at the end of the file",
+                path=where,
+                line=first,
+            )
+        n += 1
+    notes.append(blank_note(where, n))
 
 
 def blank_note(where: str, n: int) -> str:

@@ -7,6 +7,7 @@ Every difference is a :class:`Finding` (data, not an exception); only unusable i
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import partial
@@ -63,10 +64,8 @@ class ValidationReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {code.value: 0 for code in FindingCode}
-        for f in self.findings:
-            counts[f.code.value] += 1
-        return counts
+        found = Counter(f.code for f in self.findings)
+        return {code.value: found[code] for code in FindingCode}
 
     @property
     def exit_code(self) -> int:
@@ -115,9 +114,7 @@ _RULES = jsonio.LineRules(
 )
 
 
-def iter_records(
-    path: Path, where: str, batch_bytes: int = BATCH_BYTES
-) -> Iterator[dict[str, Any]]:
+def iter_records(path: Path, where: str) -> Iterator[dict[str, Any]]:
     """The records of a JSON-lines artifact (record ``i`` on line ``i + 1``)."""
     try:
         raw = open_regular(path, what="the artifact")
@@ -131,7 +128,7 @@ def iter_records(
     except OSError as err:
         raise BadInputError(f"cannot read the file: {err.strerror}", path=str(path)) from None
     with raw:
-        yield from jsonio.iter_jsonl(iter(partial(raw.read, batch_bytes), b""), where, _RULES)
+        yield from jsonio.iter_jsonl(iter(partial(raw.read, BATCH_BYTES), b""), where, _RULES)
 
 
 # The term fields that come with each code field: what a code without a concept reports as
@@ -288,15 +285,12 @@ class _Checker:
                 # A label (RxNorm, LOINC, encounter class): no SNOMED CT field may come with it.
                 for fld, value in rec.items():
                     if fld.startswith(QUESTION_SNOMED_PREFIX) and value is not None:
-                        self.add(
-                            FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD,
-                            fld,
-                            None,
-                            value,
+                        why = (
                             f"predicate.concept {concept_key!r} is a label, not a SNOMED CT "
                             f"identifier, so {fld} must be absent (or, for a SNOMED CT concept, "
-                            "predicate.concept must be its identifier)",
+                            "predicate.concept must be its identifier)"
                         )
+                        self.add(FindingCode.LABEL_CONCEPT_HAS_SNOMED_FIELD, fld, None, value, why)
                 continue
             concept = self.resolve("predicate.concept", concept_key, _QUESTION_TERMS)
             code = rec.get("concept_snomed_code")
@@ -320,20 +314,6 @@ def _is_identifier(value: Any) -> bool:
     return stripped.isascii() and stripped.isdigit()
 
 
-def check_artifact(
-    path: Path,
-    index: ConceptIndex,
-    file: str = EVENTS_PATH,
-    batch_bytes: int = BATCH_BYTES,
-) -> tuple[int, list[Finding]]:
-    """The number of records and the findings of the artifact ``file`` (the events unless it is
-    ``QUESTIONS_PATH``) at ``path``, read one batch at a time."""
-    questions = file == QUESTIONS_PATH
-    checker = _Checker(index, file, "qid" if questions else "event_id")
-    check = checker.questions if questions else checker.events
-    return check(iter_records(path, file, batch_bytes)), checker.findings
-
-
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
     root = Path(release_dir)
     if not root.is_dir():
@@ -351,12 +331,14 @@ def validate_release(release_dir: str | Path, index: ConceptIndex) -> Validation
             path=root,
             hint=f"pass the parent folder, the release folder: {root.resolve().parent}",
         )
-    n_events, event_findings = check_artifact(root / EVENTS_PATH, index)
-    n_questions, question_findings = check_artifact(root / QUESTIONS_PATH, index, QUESTIONS_PATH)
-    findings = event_findings + question_findings
-    log.info(
-        "checked %d events and %d questions: %d findings", n_events, n_questions, len(findings)
-    )
-    return ValidationReport(
-        str(root), index, {EVENTS_PATH: n_events, QUESTIONS_PATH: n_questions}, findings
-    )
+    records: dict[str, int] = {}
+    findings: list[Finding] = []
+    for file, id_key, check in (
+        (EVENTS_PATH, "event_id", _Checker.events),
+        (QUESTIONS_PATH, "qid", _Checker.questions),
+    ):
+        checker = _Checker(index, file, id_key)
+        records[file] = check(checker, iter_records(root / file, file))
+        findings += checker.findings
+    log.info("checked %d events and %d questions: %d findings", *records.values(), len(findings))
+    return ValidationReport(str(root), index, records, findings)

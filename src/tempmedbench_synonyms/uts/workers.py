@@ -59,9 +59,9 @@ def completions(
     except BaseException:
         # Ctrl-C, a bug, or the caller gone: stop every worker; what is complete is cached.
         cancel()
-        pool.shutdown(timeout=STOP_WAIT)
+        pool.shutdown(cancel_futures=True, timeout=STOP_WAIT)
         raise
-    pool.shutdown(timeout=None if error is None else STOP_WAIT)
+    pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
     if error is not None:
         # A 401 in any worker beats the error seen first: it is the one the user must fix.
         for future in futures:
