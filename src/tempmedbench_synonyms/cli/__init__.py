@@ -21,10 +21,10 @@ from tempmedbench_synonyms.api import check, run
 from tempmedbench_synonyms.cli._options import (
     FLAG,
     JsonOption,
-    PlainGroup,
     PlainUsage,
     QuietOption,
     VerboseOption,
+    command_group,
     with_options,
 )
 from tempmedbench_synonyms.cli._render import render_freeze, render_plan, render_report
@@ -58,15 +58,9 @@ __all__ = [
     "script_regenerate_main",
 ]
 
-# No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
-app = typer.Typer(
-    name="tempmedbench-synonyms",
-    cls=PlainGroup,
-    no_args_is_help=True,
+app = command_group(
+    "tempmedbench-synonyms",
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, pwsh
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="markdown",
 )
 
 
@@ -322,13 +316,8 @@ app.add_typer(umls_app, name="umls")
 app.add_typer(cache_app, name="cache")
 app.add_typer(gps_app, name="gps")
 
-regenerate_app = typer.Typer(
-    name="tempmedbench-regenerate-synonyms",
-    add_completion=True,  # --install-completion, as the main script
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="markdown",
-)
+# --install-completion, as the main script
+regenerate_app = command_group("tempmedbench-regenerate-synonyms", add_completion=True)
 regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 

@@ -345,4 +345,19 @@ class PlainUsage(_UsageJson, TyperCommand):
 
 
 class PlainGroup(_UsageJson, TyperGroup):
-    """Every command group (``gps``, ``umls``, ``cache``...); pass it as ``cls=`` to ``Typer``."""
+    """Every command group (``gps``, ``umls``, ``cache``...)."""
+
+
+def command_group(name: str, *, add_completion: bool = False, **settings: Any) -> typer.Typer:
+    """A ``Typer`` of the tool: no rich tracebacks, whose local variables could show the API key
+    (also when a group is called on its own, as tests do)."""
+    return typer.Typer(
+        name=name,
+        cls=PlainGroup,
+        no_args_is_help=True,
+        add_completion=add_completion,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="markdown",
+        context_settings={"help_option_names": ["-h", "--help"]},
+        **settings,
+    )

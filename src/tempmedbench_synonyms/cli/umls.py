@@ -24,11 +24,11 @@ from tempmedbench_synonyms.cli._options import (
     JsonLinesOption,
     JsonOption,
     Only,
-    PlainGroup,
     PlainUsage,
     QuietOption,
     UsageError,
     VerboseOption,
+    command_group,
     with_options,
 )
 from tempmedbench_synonyms.cli._shared import (
@@ -56,17 +56,13 @@ from tempmedbench_synonyms.uts.options import Local, UtsOptions
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
     from tempmedbench_synonyms.umls import Umls
 
-umls_app = typer.Typer(
-    name="umls",
+umls_app = command_group(
+    "umls",
     help="Ask UMLS: search, crosswalk, definitions, relations, hierarchies, semantic types, "
     "sources, concepts and atoms, one input or many (--file), through the same cache, rate "
     "limit and retries as a regeneration, or from your own UMLS files (--meta). The API key "
     "comes from UMLS_API_KEY, UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has "
     "nothing for an input; 2: bad input; 3: not authorised; 4: unavailable; 130: interrupted.",
-    cls=PlainGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
 
