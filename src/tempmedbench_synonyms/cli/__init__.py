@@ -19,7 +19,6 @@ import typer
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.api import check, run
 from tempmedbench_synonyms.cli._options import (
-    FLAG,
     JsonOption,
     PlainUsage,
     QuietOption,
@@ -79,7 +78,6 @@ VersionOption = Annotated[
         callback=_version,
         is_eager=True,
         help="Show the version, with Python's, the libraries', the inflate and the cache folder.",
-        metavar=FLAG,
     ),
 ]
 
@@ -129,7 +127,6 @@ DryRunOption = Annotated[
         "--dry-run",
         help="Say what a run would do (concepts, answers already cached, requests left and "
         "their time at --rate) and stop: nothing is sent but the release probe, nothing written.",
-        metavar=FLAG,
     ),
 ]
 
@@ -242,7 +239,6 @@ def freeze_command(
         typer.Option(
             "--update-manifest",
             help="Also rewrite the manifest line of the hashes.",
-            metavar=FLAG,
         ),
     ] = False,
     force: Annotated[
@@ -250,7 +246,6 @@ def freeze_command(
         typer.Option(
             "--force",
             help="Replace an existing expected_sha256.json (kept as expected_sha256.json.bak).",
-            metavar=FLAG,
         ),
     ] = False,
     umls_release: ReleaseOverrideOption = None,

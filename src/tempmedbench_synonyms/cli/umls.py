@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from tempmedbench_synonyms.cli._options import (
-    FLAG,
     JsonLinesOption,
     JsonOption,
     Only,
@@ -517,7 +516,7 @@ def _command(
         arguments = _arguments(None if coded else kind.argument)
     params = [
         *arguments,
-        *(_param(name, Annotated[bool, typer.Option(f"--{name}", help=what, metavar=FLAG)], False)
+        *(_param(name, Annotated[bool, typer.Option(f"--{name}", help=what)], False)
           for name, what in flags),
         *([_param("lookup", kind, kind())] if options else []),
         _param("asking", asking, Asking()),
