@@ -37,6 +37,7 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
+from tempmedbench_synonyms.cli.cache import CacheOnly
 from tempmedbench_synonyms.config import spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
@@ -101,7 +102,6 @@ class Asking:
 OneRequest = Annotated[Asking, Only(("umls_release", "dry_run"))]
 #: ``umls index`` builds an index: where it goes, no other file.
 IndexOnly = Annotated[Local, Only(("index_dir",))]
-CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
 ]
@@ -323,15 +323,11 @@ Item = tuple[str, "Lookup | BadInputError"]
 Items = Callable[[], list[Item]]
 
 
-def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str) -> Items:
+def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str) -> list[Item]:
     """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each the field ``name``
-    of ``make``'s lookup; read when ``_run`` calls for them."""
-
-    def items() -> list[Item]:
-        given: list[Item] = [(one, make(**{name: one})) for one in args or ()]
-        return given + [(line, spoilt or make(**{name: line})) for _, line, spoilt in _lines(file)]
-
-    return items
+    of ``make``'s lookup."""
+    given: list[Item] = [(one, make(**{name: one})) for one in args or ()]
+    return given + [(line, spoilt or make(**{name: line})) for _, line, spoilt in _lines(file)]
 
 
 def _coded(
@@ -529,13 +525,14 @@ def _command(
 
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
-        make: Make = partial(_lookup, kind, given.get("lookup"))
+        # the lookup of one input: the command's options, if any, with its fields filled in
+        make: Make = partial(replace, given["lookup"]) if "lookup" in given else kind
         if inputs is not None:
             items = inputs(make, given, asking.file)
         elif coded:
             items = partial(_coded, given["sab"], given["codes"], asking.file, make)
         else:
-            items = _plain(given["ids"], asking.file, make, kind.inputs[0])
+            items = partial(_plain, given["ids"], asking.file, make, kind.inputs[0])
         _run(items, asking, given["local"], given["uts"], _shown_of(kind),
              json_out=given["json_out"], quiet=given["quiet"],
              verbose=given["verbose"])  # fmt: skip
@@ -568,18 +565,12 @@ def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     )
 
 
-def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
-    """The lookup of one input: ``base`` (the command's options) with ``given`` filled in."""
-    found: Lookup = replace(base, **given) if base is not None else kind(**given)
-    return found
-
-
 def _relations(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     if given["source"] and given["aui"]:
         raise UsageError("--source and --aui contradict each other: pick one")
     if given["source"]:
         return partial(_coded, *_sab_first(given["ids"]), file, make)
-    return _plain(given["ids"], file, make, "aui" if given["aui"] else "cui")
+    return partial(_plain, given["ids"], file, make, "aui" if given["aui"] else "cui")
 
 
 def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
@@ -592,7 +583,7 @@ def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
         raise UsageError(f"give only one of {directions} (given: {named})")
     make = partial(make, direction=chosen[0])
     if given["aui"]:
-        return _plain(given["ids"], file, make, "aui")
+        return partial(_plain, given["ids"], file, make, "aui")
     return partial(_coded, *_sab_first(given["ids"]), file, make)
 
 
