@@ -115,32 +115,28 @@ class Shown:
     rows: Callable[[Lookup, Answer], list[list[str]]]
     #: the keys a command printed before SPEC 11, kept beside ``results`` (``extra``)
     extra: Callable[[Lookup, Answer], dict[str, Any]] | None = None
-    #: those keys' values in the JSON line of an error that ended the batch
-    empty: dict[str, Any] = field(default_factory=dict)
     #: how a single input is shown, if not as one of many
     one: Shown | None = None
     #: columns left out when empty in every row (a tree number asked only with --details)
     optional: frozenset[str] = frozenset()
 
 
-def _run(
-    inputs: Items,
-    asking: Asking,
-    local: Local,
-    uts: UtsOptions,
-    shown: Shown,
-    *,
-    json_out: bool,
-    quiet: bool,
-    verbose: int,
-) -> NoReturn:
-    """Ask every input, show the answers, and end with the highest exit code."""
-    verbosity = configure_logging(quiet, verbose)
-    # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
+def _run(inputs: Items, given: dict[str, Any], shown: Shown) -> NoReturn:
+    """Ask every input, show the answers, and end with the highest exit code (``given``: the
+    command's parameters)."""
+    asking: Asking = given["asking"]
+    local: Local = given["local"]
+    uts: UtsOptions = given["uts"]
+    json_out: bool = given["json_out"]
+    verbosity = configure_logging(given["quiet"], given["verbose"])
+    # An error that ends the batch (not authorised, unavailable, interrupted) is one more line,
+    # its extra keys those of an answer that found nothing (whose lookup is never read).
     empty: dict[str, Any] = {
         "input": None, "release": None, "query": None, "results": [], "truncated": False,
     }  # fmt: skip
-    ended = partial(failure_json, **empty, **shown.empty)
+    if shown.extra is not None:
+        empty |= shown.extra(Search(string=""), Answer("", Outcome.NOT_FOUND))
+    ended = partial(failure_json, **empty)
     with exit_on_error(
         json_report=ended if json_out else None, api_key_file=uts.api_key_file, one_line=True
     ):
@@ -467,14 +463,13 @@ def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
     return {"found": answer.outcome is Outcome.FOUND, "concept": _concept_doc(lookup, answer)}
 
 
-NO_CONCEPT = {"found": False, "concept": None}
-_ATOMS_KEYS = {"extra": _atoms_extra, "empty": {"found": False, "atoms": []}}
 #: The keys the commands that came before SPEC 11 print beside ``results`` (kept: section 7),
 #: and the one concept ``umls concept`` shows as FIELD VALUE.
+_ATOMS_KEYS = {"extra": _atoms_extra}
 _BEFORE: dict[str, dict[str, Any]] = {
     "atoms": _ATOMS_KEYS, "source": _ATOMS_KEYS, "atom": _ATOMS_KEYS,
-    "concept": {"extra": _concept_extra, "empty": NO_CONCEPT,
-                "one": Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)},
+    "concept": {"extra": _concept_extra,
+                "one": Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra)},
 }  # fmt: skip
 
 
@@ -533,9 +528,7 @@ def _command(
             items = partial(_coded, given["sab"], given["codes"], asking.file, make)
         else:
             items = partial(_plain, given["ids"], asking.file, make, kind.inputs[0])
-        _run(items, asking, given["local"], given["uts"], _shown_of(kind),
-             json_out=given["json_out"], quiet=given["quiet"],
-             verbose=given["verbose"])  # fmt: skip
+        _run(items, given, _shown_of(kind))
 
     command.__name__ = f"{kind.command.replace('-', '_')}_command"
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
