@@ -316,12 +316,18 @@ regenerate_app = command_group("tempmedbench-regenerate-synonyms", add_completio
 regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
-def _run(command: typer.Typer, prog_name: str) -> None:
-    """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
+def _run(command: typer.Typer, prog_name: str, *, script: bool = False) -> None:
+    """Run a command line; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8).
+    ``script``: a console script's, which ends with ``runtime.quick_exit``."""
     try:
-        _only_asked(command, sys.argv[1:])(prog_name=prog_name)
-    finally:
-        runtime.ignore_interrupts()
+        try:
+            _only_asked(command, sys.argv[1:])(prog_name=prog_name)
+        finally:
+            runtime.ignore_interrupts()
+    except SystemExit as done:
+        if script:
+            runtime.quick_exit(done.code)
+        raise
 
 
 def _only_asked(command: typer.Typer, args: list[str]) -> typer.Typer:
@@ -348,17 +354,9 @@ def main() -> None:
 
 def script_main() -> None:
     """The console script ``tempmedbench-synonyms``: :func:`main`, then ``runtime.quick_exit``."""
-    _as_script(main)
+    _run(app, "tempmedbench-synonyms", script=True)
 
 
 def script_regenerate_main() -> None:
     """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
-    _as_script(partial(_run, regenerate_app, "tempmedbench-regenerate-synonyms"))
-
-
-def _as_script(entry: Callable[[], None]) -> None:
-    try:
-        entry()
-    except SystemExit as done:
-        runtime.quick_exit(done.code)
-        raise
+    _run(regenerate_app, "tempmedbench-regenerate-synonyms", script=True)
