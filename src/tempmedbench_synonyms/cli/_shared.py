@@ -130,8 +130,14 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     """
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    if verbosity == 0:
-        level = _env_log_level(level)
+    named = config.variable(LOG_LEVEL_ENV) if verbosity == 0 else None
+    if named and named.lower() in _LOG_LEVELS:
+        level = _LOG_LEVELS[named.lower()]
+    elif named:  # said, not fatal
+        echo_err(
+            f"warning: {LOG_LEVEL_ENV}={shortened(named)!r} is not a log level; use one of "
+            f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"
+        )
     # Human text on stderr never crashes on a character its encoding lacks (LANG=C,
     # PYTHONIOENCODING=ascii): it is written as its backslash escape instead.
     reconfigure = getattr(sys.stderr, "reconfigure", None)
@@ -140,22 +146,6 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
     logging.getLogger("tempmedbench_synonyms").setLevel(level)
     return verbosity
-
-
-def _env_log_level(default: int) -> int:
-    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default`` (a bad one said, not fatal)."""
-    raw = config.variable(LOG_LEVEL_ENV)
-    if not raw:
-        return default
-    level = _LOG_LEVELS.get(raw.lower())
-    if level is None:
-        shown = shortened(raw)
-        echo_err(
-            f"warning: {LOG_LEVEL_ENV}={shown!r} is not a log level; use one of "
-            f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"
-        )
-        return default
-    return level
 
 
 @contextmanager
