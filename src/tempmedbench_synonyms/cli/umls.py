@@ -38,7 +38,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.cli.cache import CacheOnly
-from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.config import resolve_index_dir, spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
     KINDS,
@@ -628,7 +628,6 @@ def index_command(
     """  # fmt: skip
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=failure_json if json_out else None):
-        from tempmedbench_synonyms.config import resolve_index_dir
         from tempmedbench_synonyms.mrconso.index import LocalIndex
 
         index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
