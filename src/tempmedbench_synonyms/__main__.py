@@ -8,7 +8,6 @@ from tempmedbench_synonyms import runtime
 
 
 def script_main() -> None:
-    """The console script ``tempmedbench-synonyms`` (``cli.script_main``)."""
     runtime.hold_interrupts()
     from tempmedbench_synonyms.cli import script_main
 
@@ -16,7 +15,6 @@ def script_main() -> None:
 
 
 def script_regenerate_main() -> None:
-    """The console script ``tempmedbench-regenerate-synonyms`` (``cli.script_regenerate_main``)."""
     runtime.hold_interrupts()
     from tempmedbench_synonyms.cli import script_regenerate_main
 

@@ -219,6 +219,30 @@ def test_a_missing_key_is_exit_3_with_a_hint(fake: FakeUts, tmp_path: Path) -> N
     assert fake.seen == []
 
 
+@pytest.mark.parametrize(
+    ("command", "before"),
+    [
+        ("concept C9000001", {"found": False, "concept": None}),
+        ("atom A90000001", {"found": False, "atoms": []}),
+        ("search fever", {}),
+    ],
+)
+def test_an_error_that_ends_the_batch_has_the_keys_of_an_answer(
+    fake: FakeUts, tmp_path: Path, command: str, before: dict[str, Any]
+) -> None:
+    """The JSON line of an error that ends the batch has every key of an answer's line: those of
+    SPEC 11, and the ones the command printed before it, empty."""
+    result = run(umls_app, [*command.split(), "--json"], tmp_path, key=None)
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    for key in ("message", "hint", "tool_version"):
+        assert doc.pop(key)
+    assert doc == {
+        "outcome": "not_authorised", "exit_code": 3, "input": None, "release": None,
+        "query": None, "results": [], "truncated": False, **before, "schema_version": 1,
+    }  # fmt: skip
+
+
 def test_a_refused_key_is_exit_3_and_never_shown(fake: FakeUts, tmp_path: Path) -> None:
     result = run(umls_app, ["concept", "C9000001"], tmp_path, key="CANARY-KEY-wrong-0001")
     assert result.exit_code == 3

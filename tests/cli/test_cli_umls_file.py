@@ -19,6 +19,7 @@ from typer.testing import CliRunner, Result
 from helpers import BASE, FIXTURES, behind_responses
 from tempmedbench_synonyms.cli import umls as cli_umls
 from tempmedbench_synonyms.cli.umls import umls_app
+from tempmedbench_synonyms.lookups import Concept
 from tempmedbench_synonyms.testing import CANARY_KEY, FakeUts, FakeUtsData, find_secret
 
 
@@ -55,7 +56,7 @@ def test_a_file_of_more_inputs_than_the_limit_is_refused_where_it_passes_it(
     is made; nothing asked, nothing cached. Blank lines do not count."""
     monkeypatch.setattr(cli_umls, "INPUT_COUNT_MAX", 3)
     made: list[str] = []
-    monkeypatch.setattr(cli_umls, "_lookup", lambda *a, **k: made.append("x"))
+    monkeypatch.setattr(Concept, "__init__", lambda *a, **k: made.append("x"))
     path = tmp_path / "cuis.txt"
     path.write_text("C9000001\n\nC9000090\n  \nC9000091\nC0000001\nC0000002\n", encoding="utf-8")
     result = run(["concept", "--file", str(path), "--umls-release", "2099AA", "--json"], tmp_path)

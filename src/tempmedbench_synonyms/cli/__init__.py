@@ -19,12 +19,11 @@ import typer
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.api import check, run
 from tempmedbench_synonyms.cli._options import (
-    FLAG,
     JsonOption,
-    PlainGroup,
     PlainUsage,
     QuietOption,
     VerboseOption,
+    command_group,
     with_options,
 )
 from tempmedbench_synonyms.cli._render import render_freeze, render_plan, render_report
@@ -58,15 +57,9 @@ __all__ = [
     "script_regenerate_main",
 ]
 
-# No rich tracebacks: their local variables could show the API key (sub-apps inherit this).
-app = typer.Typer(
-    name="tempmedbench-synonyms",
-    cls=PlainGroup,
-    no_args_is_help=True,
+app = command_group(
+    "tempmedbench-synonyms",
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, pwsh
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="markdown",
 )
 
 
@@ -85,7 +78,6 @@ VersionOption = Annotated[
         callback=_version,
         is_eager=True,
         help="Show the version, with Python's, the libraries', the inflate and the cache folder.",
-        metavar=FLAG,
     ),
 ]
 
@@ -135,7 +127,6 @@ DryRunOption = Annotated[
         "--dry-run",
         help="Say what a run would do (concepts, answers already cached, requests left and "
         "their time at --rate) and stop: nothing is sent but the release probe, nothing written.",
-        metavar=FLAG,
     ),
 ]
 
@@ -248,7 +239,6 @@ def freeze_command(
         typer.Option(
             "--update-manifest",
             help="Also rewrite the manifest line of the hashes.",
-            metavar=FLAG,
         ),
     ] = False,
     force: Annotated[
@@ -256,7 +246,6 @@ def freeze_command(
         typer.Option(
             "--force",
             help="Replace an existing expected_sha256.json (kept as expected_sha256.json.bak).",
-            metavar=FLAG,
         ),
     ] = False,
     umls_release: ReleaseOverrideOption = None,
@@ -322,22 +311,23 @@ app.add_typer(umls_app, name="umls")
 app.add_typer(cache_app, name="cache")
 app.add_typer(gps_app, name="gps")
 
-regenerate_app = typer.Typer(
-    name="tempmedbench-regenerate-synonyms",
-    add_completion=True,  # --install-completion, as the main script
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="markdown",
-)
+# --install-completion, as the main script
+regenerate_app = command_group("tempmedbench-regenerate-synonyms", add_completion=True)
 regenerate_app.command(cls=PlainUsage)(regenerate_command)
 
 
-def _run(command: typer.Typer, prog_name: str) -> None:
-    """Run a console script; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8)."""
+def _run(command: typer.Typer, prog_name: str, *, script: bool = False) -> None:
+    """Run a command line; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8).
+    ``script``: a console script's, which ends with ``runtime.quick_exit``."""
     try:
-        _only_asked(command, sys.argv[1:])(prog_name=prog_name)
-    finally:
-        runtime.ignore_interrupts()
+        try:
+            _only_asked(command, sys.argv[1:])(prog_name=prog_name)
+        finally:
+            runtime.ignore_interrupts()
+    except SystemExit as done:
+        if script:
+            runtime.quick_exit(done.code)
+        raise
 
 
 def _only_asked(command: typer.Typer, args: list[str]) -> typer.Typer:
@@ -364,17 +354,9 @@ def main() -> None:
 
 def script_main() -> None:
     """The console script ``tempmedbench-synonyms``: :func:`main`, then ``runtime.quick_exit``."""
-    _as_script(main)
+    _run(app, "tempmedbench-synonyms", script=True)
 
 
 def script_regenerate_main() -> None:
     """The console script ``tempmedbench-regenerate-synonyms``, then ``runtime.quick_exit``."""
-    _as_script(partial(_run, regenerate_app, "tempmedbench-regenerate-synonyms"))
-
-
-def _as_script(entry: Callable[[], None]) -> None:
-    try:
-        entry()
-    except SystemExit as done:
-        runtime.quick_exit(done.code)
-        raise
+    _run(regenerate_app, "tempmedbench-regenerate-synonyms", script=True)

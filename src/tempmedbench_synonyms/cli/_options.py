@@ -98,7 +98,7 @@ def _typer_option(spelt: Flag, f: dataclasses.Field[Any]) -> Any:
     return typer.Option(
         spelt.flag,
         help=spelt.help,
-        metavar=FLAG if boolean else spelt.metavar,
+        metavar=spelt.metavar,
         show_default=(not boolean if spelt.default_text is None else (spelt.default_text or False)),
     )
 
@@ -116,18 +116,17 @@ def _one_of_quiet_and_verbose(ctx: typer.Context, param: Any, value: Any) -> Any
 
 JsonOption = Annotated[
     bool,
-    typer.Option("--json", help="Print the result as one JSON object on stdout.", metavar=FLAG),
+    typer.Option("--json", help="Print the result as one JSON object on stdout."),
 ]
 #: ``--json`` of a command that answers each of its inputs (SPEC 11: JSON Lines).
 JSON_LINES_HELP = "Print one JSON object a line on stdout, one for each input, in input order."
-JsonLinesOption = Annotated[bool, typer.Option("--json", help=JSON_LINES_HELP, metavar=FLAG)]
+JsonLinesOption = Annotated[bool, typer.Option("--json", help=JSON_LINES_HELP)]
 QuietOption = Annotated[
     bool,
     typer.Option(
         "--quiet",
         "-q",
         help="Only errors on stderr.",
-        metavar=FLAG,
         callback=_one_of_quiet_and_verbose,
     ),
 ]
@@ -170,7 +169,7 @@ def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
 
 
 class _UsageJson:
-    """Every command and group of the tool: Typer's own flags show no type (``-h <bool>``), and
+    """Every command and group of the tool: no flag shows a type (``--json <bool>``), and
     the top-level command answers a usage error raised parsing it or any subcommand with its
     JSON object (SPEC 7), then Typer shows it and exits 2."""
 
@@ -345,4 +344,19 @@ class PlainUsage(_UsageJson, TyperCommand):
 
 
 class PlainGroup(_UsageJson, TyperGroup):
-    """Every command group (``gps``, ``umls``, ``cache``...); pass it as ``cls=`` to ``Typer``."""
+    """Every command group (``gps``, ``umls``, ``cache``...)."""
+
+
+def command_group(name: str, *, add_completion: bool = False, **settings: Any) -> typer.Typer:
+    """A ``Typer`` of the tool: no rich tracebacks, whose local variables could show the API key
+    (also when a group is called on its own, as tests do)."""
+    return typer.Typer(
+        name=name,
+        cls=PlainGroup,
+        no_args_is_help=True,
+        add_completion=add_completion,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="markdown",
+        context_settings={"help_option_names": ["-h", "--help"]},
+        **settings,
+    )

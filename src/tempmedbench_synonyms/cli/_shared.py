@@ -130,8 +130,14 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     """
     verbosity = -1 if quiet else verbose
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    if verbosity == 0:
-        level = _env_log_level(level)
+    named = config.variable(LOG_LEVEL_ENV) if verbosity == 0 else None
+    if named and named.lower() in _LOG_LEVELS:
+        level = _LOG_LEVELS[named.lower()]
+    elif named:  # said, not fatal
+        echo_err(
+            f"warning: {LOG_LEVEL_ENV}={shortened(named)!r} is not a log level; use one of "
+            f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"
+        )
     # Human text on stderr never crashes on a character its encoding lacks (LANG=C,
     # PYTHONIOENCODING=ascii): it is written as its backslash escape instead.
     reconfigure = getattr(sys.stderr, "reconfigure", None)
@@ -140,22 +146,6 @@ def configure_logging(quiet: bool, verbose: int) -> int:
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
     logging.getLogger("tempmedbench_synonyms").setLevel(level)
     return verbosity
-
-
-def _env_log_level(default: int) -> int:
-    """The level ``TEMPMEDBENCH_LOG_LEVEL`` names, else ``default`` (a bad one said, not fatal)."""
-    raw = config.variable(LOG_LEVEL_ENV)
-    if not raw:
-        return default
-    level = _LOG_LEVELS.get(raw.lower())
-    if level is None:
-        shown = shortened(raw)
-        echo_err(
-            f"warning: {LOG_LEVEL_ENV}={shown!r} is not a log level; use one of "
-            f"{', '.join(_LOG_LEVELS)} (logging warnings meanwhile)"
-        )
-        return default
-    return level
 
 
 @contextmanager
@@ -174,38 +164,45 @@ def exit_on_error(
     try:
         with runtime.interrupts():
             yield
-    except (TempMedBenchError, OSError, ModuleNotFoundError) as err:
-        # A backstop past TempMedBenchError: a file system failing in another way still gets our
-        # message and hint, never "[Errno 13]"; a missing dependency is the install's, not a bug.
-        if isinstance(err, TempMedBenchError):
-            failed = err
-        elif isinstance(err, OSError):
-            failed = os_error(err)
-        else:
-            from tempmedbench_synonyms.about import missing_module_error
-
-            failed = missing_module_error(err)
-        echo_err(f"error: {failed}")
-        if failed.hint:
-            echo_err(f"hint: {failed.hint}")
-        if json_report is not None:
-            print_json(json_report(failed), one_line=one_line)
-        raise typer.Exit(failed.exit_code) from None
-    except KeyboardInterrupt as stop:
-        # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
-        # The signals after the first are ignored (runtime): nothing breaks into this.
-        why = stop if isinstance(stop, Interrupted) else Interrupted()
-        echo_err("interrupted: nothing was left half-written; run the same command again")
-        if json_report is not None:
-            report = json_report(_interrupted_error(why))
-            try:
-                print_json(report, one_line=one_line)
-            except OSError:
-                pass
-        raise typer.Exit(why.exit_code) from None
     except (typer.Exit, typer.Abort):
         raise  # how commands end on purpose, not bugs
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:
+        failed = _said_failure(exc, api_key_file)
+        if json_report is not None:
+            try:
+                print_json(json_report(failed), one_line=one_line)
+            except OSError:
+                if not isinstance(exc, KeyboardInterrupt):
+                    raise
+        raise typer.Exit(failed.exit_code) from None
+
+
+def _said_failure(exc: BaseException, api_key_file: Path | None) -> TempMedBenchError:
+    """The error ``exc`` ends the command with, said on stderr."""
+    if isinstance(exc, KeyboardInterrupt):
+        # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
+        # The signals after the first are ignored (runtime): nothing breaks into this.
+        stop = exc if isinstance(exc, Interrupted) else Interrupted()
+        echo_err("interrupted: nothing was left half-written; run the same command again")
+        failed = TempMedBenchError(  # for the --json report, of outcome "interrupted"
+            f"interrupted by {stop.name}: what was fetched stays cached",
+            hint="run the same command again: it goes on where this one stopped",
+        )
+        failed.outcome = Outcome.INTERRUPTED
+        failed.exit_code = stop.exit_code
+        failed.report_fields.update(stop.report_fields)
+        return failed
+    # A backstop past TempMedBenchError: a file system failing in another way still gets our
+    # message and hint, never "[Errno 13]"; a missing dependency is the install's, not a bug.
+    if isinstance(exc, TempMedBenchError):
+        failed = exc
+    elif isinstance(exc, OSError):
+        failed = os_error(exc)
+    elif isinstance(exc, ModuleNotFoundError):
+        from tempmedbench_synonyms.about import missing_module_error
+
+        failed = missing_module_error(exc)
+    else:
         # A bug. Python would exit 1, which a script reads as "mismatch": exit 70 instead, with
         # the traceback (redacted like every other text) for the report.
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -217,24 +214,11 @@ def exit_on_error(
             except TempMedBenchError:
                 pass  # a key that cannot be read cannot be shown either
         echo_err(redact(text).rstrip())
-        bug = InternalError(
+        failed = InternalError(
             f"unexpected {type(exc).__name__}: this is a bug in tempmedbench-synonyms",
             hint="please report it with the traceback above",
         )
-        echo_err(f"error: {bug}")
-        echo_err(f"hint: {bug.hint}")
-        if json_report is not None:
-            print_json(json_report(bug), one_line=one_line)
-        raise typer.Exit(bug.exit_code) from None
-
-
-def _interrupted_error(stop: Interrupted) -> TempMedBenchError:
-    """The error an interruption's ``--json`` report is made from (outcome ``interrupted``)."""
-    err = TempMedBenchError(
-        f"interrupted by {stop.name}: what was fetched stays cached",
-        hint="run the same command again: it goes on where this one stopped",
-    )
-    err.outcome = Outcome.INTERRUPTED
-    err.exit_code = stop.exit_code
-    err.report_fields.update(stop.report_fields)
-    return err
+    echo_err(f"error: {failed}")
+    if failed.hint:
+        echo_err(f"hint: {failed.hint}")
+    return failed

@@ -12,8 +12,8 @@ from tempmedbench_synonyms import config
 from tempmedbench_synonyms.cli._options import (
     JsonOption,
     Only,
-    PlainGroup,
     PlainUsage,
+    command_group,
     with_options,
 )
 from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
@@ -33,14 +33,10 @@ IndexDir = Annotated[
     ),
 ]
 
-cache_app = typer.Typer(
-    name="cache",
+cache_app = command_group(
+    "cache",
     help="Inspect or empty the cache of UMLS REST answers (licensed UMLS content, kept "
     "readable by you only).",
-    cls=PlainGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
 

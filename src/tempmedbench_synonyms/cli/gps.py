@@ -12,11 +12,11 @@ from tempmedbench_synonyms import config
 from tempmedbench_synonyms.api import validate_gps
 from tempmedbench_synonyms.cli._options import (
     JsonOption,
-    PlainGroup,
     PlainUsage,
     QuietOption,
     UsageError,
     VerboseOption,
+    command_group,
 )
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
@@ -32,14 +32,8 @@ from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import parse_sctid
 from tempmedbench_synonyms.snomed.validate import ValidationReport
 
-gps_app = typer.Typer(
-    name="gps",
-    help="Check SNOMED CT fields against the SNOMED International Global Patient Set (GPS).",
-    cls=PlainGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,  # also when called on its own, as tests do
-    context_settings={"help_option_names": ["-h", "--help"]},
+gps_app = command_group(
+    "gps", help="Check SNOMED CT fields against the SNOMED International Global Patient Set (GPS)."
 )
 
 

@@ -20,15 +20,14 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from tempmedbench_synonyms.cli._options import (
-    FLAG,
     JsonLinesOption,
     JsonOption,
     Only,
-    PlainGroup,
     PlainUsage,
     QuietOption,
     UsageError,
     VerboseOption,
+    command_group,
     with_options,
 )
 from tempmedbench_synonyms.cli._shared import (
@@ -38,7 +37,8 @@ from tempmedbench_synonyms.cli._shared import (
     failure_json,
     print_json,
 )
-from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.cli.cache import CacheOnly
+from tempmedbench_synonyms.config import resolve_index_dir, spelt
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
     KINDS,
@@ -56,17 +56,13 @@ from tempmedbench_synonyms.uts.options import Local, UtsOptions
 if TYPE_CHECKING:  # the UTS client (requests, pydantic) is imported when a command runs
     from tempmedbench_synonyms.umls import Umls
 
-umls_app = typer.Typer(
-    name="umls",
+umls_app = command_group(
+    "umls",
     help="Ask UMLS: search, crosswalk, definitions, relations, hierarchies, semantic types, "
     "sources, concepts and atoms, one input or many (--file), through the same cache, rate "
     "limit and retries as a regeneration, or from your own UMLS files (--meta). The API key "
     "comes from UMLS_API_KEY, UMLS_API_KEY_FILE or --api-key-file. Exit 0: found; 1: UMLS has "
     "nothing for an input; 2: bad input; 3: not authorised; 4: unavailable; 130: interrupted.",
-    cls=PlainGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,  # also when called on its own, as tests do
 )
 
 
@@ -106,7 +102,6 @@ class Asking:
 OneRequest = Annotated[Asking, Only(("umls_release", "dry_run"))]
 #: ``umls index`` builds an index: where it goes, no other file.
 IndexOnly = Annotated[Local, Only(("index_dir",))]
-CacheOnly = Annotated[UtsOptions, Only(("cache_dir",))]
 OneNetwork = Annotated[
     UtsOptions, Only(f for f in UtsOptions.__dataclass_fields__ if f != "workers")
 ]
@@ -120,32 +115,28 @@ class Shown:
     rows: Callable[[Lookup, Answer], list[list[str]]]
     #: the keys a command printed before SPEC 11, kept beside ``results`` (``extra``)
     extra: Callable[[Lookup, Answer], dict[str, Any]] | None = None
-    #: those keys' values in the JSON line of an error that ended the batch
-    empty: dict[str, Any] = field(default_factory=dict)
     #: how a single input is shown, if not as one of many
     one: Shown | None = None
     #: columns left out when empty in every row (a tree number asked only with --details)
     optional: frozenset[str] = frozenset()
 
 
-def _run(
-    inputs: Items,
-    asking: Asking,
-    local: Local,
-    uts: UtsOptions,
-    shown: Shown,
-    *,
-    json_out: bool,
-    quiet: bool,
-    verbose: int,
-) -> NoReturn:
-    """Ask every input, show the answers, and end with the highest exit code."""
-    verbosity = configure_logging(quiet, verbose)
-    # An error that ends the batch (not authorised, unavailable, interrupted) is one more line.
+def _run(inputs: Items, given: dict[str, Any], shown: Shown) -> NoReturn:
+    """Ask every input, show the answers, and end with the highest exit code (``given``: the
+    command's parameters)."""
+    asking: Asking = given["asking"]
+    local: Local = given["local"]
+    uts: UtsOptions = given["uts"]
+    json_out: bool = given["json_out"]
+    verbosity = configure_logging(given["quiet"], given["verbose"])
+    # An error that ends the batch (not authorised, unavailable, interrupted) is one more line,
+    # its extra keys those of an answer that found nothing (whose lookup is never read).
     empty: dict[str, Any] = {
         "input": None, "release": None, "query": None, "results": [], "truncated": False,
     }  # fmt: skip
-    ended = partial(failure_json, **empty, **shown.empty)
+    if shown.extra is not None:
+        empty |= shown.extra(Search(string=""), Answer("", Outcome.NOT_FOUND))
+    ended = partial(failure_json, **empty)
     with exit_on_error(
         json_report=ended if json_out else None, api_key_file=uts.api_key_file, one_line=True
     ):
@@ -328,15 +319,11 @@ Item = tuple[str, "Lookup | BadInputError"]
 Items = Callable[[], list[Item]]
 
 
-def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str) -> Items:
+def _plain(args: Sequence[str] | None, file: Path | None, make: Make, name: str) -> list[Item]:
     """One-word inputs (terms, CUIs, AUIs), arguments then ``--file``'s, each the field ``name``
-    of ``make``'s lookup; read when ``_run`` calls for them."""
-
-    def items() -> list[Item]:
-        given: list[Item] = [(one, make(**{name: one})) for one in args or ()]
-        return given + [(line, spoilt or make(**{name: line})) for _, line, spoilt in _lines(file)]
-
-    return items
+    of ``make``'s lookup."""
+    given: list[Item] = [(one, make(**{name: one})) for one in args or ()]
+    return given + [(line, spoilt or make(**{name: line})) for _, line, spoilt in _lines(file)]
 
 
 def _coded(
@@ -476,14 +463,13 @@ def _concept_extra(lookup: Lookup, answer: Answer) -> dict[str, Any]:
     return {"found": answer.outcome is Outcome.FOUND, "concept": _concept_doc(lookup, answer)}
 
 
-NO_CONCEPT = {"found": False, "concept": None}
-_ATOMS_KEYS = {"extra": _atoms_extra, "empty": {"found": False, "atoms": []}}
 #: The keys the commands that came before SPEC 11 print beside ``results`` (kept: section 7),
 #: and the one concept ``umls concept`` shows as FIELD VALUE.
+_ATOMS_KEYS = {"extra": _atoms_extra}
 _BEFORE: dict[str, dict[str, Any]] = {
     "atoms": _ATOMS_KEYS, "source": _ATOMS_KEYS, "atom": _ATOMS_KEYS,
-    "concept": {"extra": _concept_extra, "empty": NO_CONCEPT,
-                "one": Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra, NO_CONCEPT)},
+    "concept": {"extra": _concept_extra,
+                "one": Shown(["FIELD", "VALUE"], _concept_rows, _concept_extra)},
 }  # fmt: skip
 
 
@@ -521,7 +507,7 @@ def _command(
         arguments = _arguments(None if coded else kind.argument)
     params = [
         *arguments,
-        *(_param(name, Annotated[bool, typer.Option(f"--{name}", help=what, metavar=FLAG)], False)
+        *(_param(name, Annotated[bool, typer.Option(f"--{name}", help=what)], False)
           for name, what in flags),
         *([_param("lookup", kind, kind())] if options else []),
         _param("asking", asking, Asking()),
@@ -534,16 +520,15 @@ def _command(
 
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
-        make: Make = partial(_lookup, kind, given.get("lookup"))
+        # the lookup of one input: the command's options, if any, with its fields filled in
+        make: Make = partial(replace, given["lookup"]) if "lookup" in given else kind
         if inputs is not None:
             items = inputs(make, given, asking.file)
         elif coded:
             items = partial(_coded, given["sab"], given["codes"], asking.file, make)
         else:
-            items = _plain(given["ids"], asking.file, make, kind.inputs[0])
-        _run(items, asking, given["local"], given["uts"], _shown_of(kind),
-             json_out=given["json_out"], quiet=given["quiet"],
-             verbose=given["verbose"])  # fmt: skip
+            items = partial(_plain, given["ids"], asking.file, make, kind.inputs[0])
+        _run(items, given, _shown_of(kind))
 
     command.__name__ = f"{kind.command.replace('-', '_')}_command"
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
@@ -573,18 +558,12 @@ def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     )
 
 
-def _lookup(kind: Callable[..., Lookup], base: Any, **given: str) -> Lookup:
-    """The lookup of one input: ``base`` (the command's options) with ``given`` filled in."""
-    found: Lookup = replace(base, **given) if base is not None else kind(**given)
-    return found
-
-
 def _relations(make: Make, given: dict[str, Any], file: Path | None) -> Items:
     if given["source"] and given["aui"]:
         raise UsageError("--source and --aui contradict each other: pick one")
     if given["source"]:
         return partial(_coded, *_sab_first(given["ids"]), file, make)
-    return _plain(given["ids"], file, make, "aui" if given["aui"] else "cui")
+    return partial(_plain, given["ids"], file, make, "aui" if given["aui"] else "cui")
 
 
 def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
@@ -597,7 +576,7 @@ def _hierarchy(make: Make, given: dict[str, Any], file: Path | None) -> Items:
         raise UsageError(f"give only one of {directions} (given: {named})")
     make = partial(make, direction=chosen[0])
     if given["aui"]:
-        return _plain(given["ids"], file, make, "aui")
+        return partial(_plain, given["ids"], file, make, "aui")
     return partial(_coded, *_sab_first(given["ids"]), file, make)
 
 
@@ -649,7 +628,6 @@ def index_command(
     """  # fmt: skip
     verbosity = configure_logging(quiet, verbose)
     with exit_on_error(json_report=failure_json if json_out else None):
-        from tempmedbench_synonyms.config import resolve_index_dir
         from tempmedbench_synonyms.mrconso.index import LocalIndex
 
         index = LocalIndex(path, index_dir=resolve_index_dir(local.index_dir, uts.cache_dir),
