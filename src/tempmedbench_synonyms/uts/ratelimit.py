@@ -392,8 +392,14 @@ class RateLimiter:
                     if delay <= 0.0:
                         self._starts.append(self._clock())
                         return waited
-                if held:
-                    self._say_wait(waited + delay)
+                if held and waited + delay > SAY_WAIT and not self._wait_said:
+                    self._wait_said = True  # once a run
+                    log.warning(
+                        "waiting for a turn: other runs on this machine share this UMLS host's "
+                        "request budget (this run's fair share: %.2f requests a second now); "
+                        "time spent waiting does not count against a request's retries",
+                        min(self._current, self._share),
+                    )
             self._sleep(delay)
             waited += delay
 
@@ -401,18 +407,6 @@ class RateLimiter:
         """When this run's next start may come by its own starts (lock held)."""
         rate = min(self._current, self._share)
         return next_start(self._starts, rate, most=self._current)
-
-    def _say_wait(self, seconds: float) -> None:
-        """Once a run: a wait for a turn that other runs cause, when it passes ``SAY_WAIT``."""
-        if seconds <= SAY_WAIT or self._wait_said:
-            return
-        self._wait_said = True
-        log.warning(
-            "waiting for a turn: other runs on this machine share this UMLS host's request "
-            "budget (this run's fair share: %.2f requests a second now); time spent waiting "
-            "does not count against a request's retries",
-            min(self._current, self._share),
-        )
 
     def _claim_shared(self) -> float:
         """Take a shared slot: 0 if taken (or no state), else seconds until one may be free."""
@@ -442,59 +436,47 @@ class RateLimiter:
         if state is None:
             self._share = math.inf  # no shared state: this run's own rate
             return 0.0
-        self._note_slowdowns(state.slowdowns)
-        return delay
-
-    def _note_slowdowns(self, count: int) -> None:
-        """Halve the rate if another run reported a 429 since we looked (a lower count: reset)."""
-        if self._seen_slowdowns is not None and count > self._seen_slowdowns:
+        if self._seen_slowdowns is not None and state.slowdowns > self._seen_slowdowns:
+            # another run reported a 429 since we looked (a lower count: a reset, not a 429)
             self._halve()
             log.info(
                 "another run got 429 Too Many Requests from this UTS host: %.2f requests a "
                 "second from now on",
                 self._current,
             )
-        self._seen_slowdowns = count
-
-    def _publish_429(self, pause: float) -> None:
-        """Tell the other runs of a 429: pause until ``now + pause``, one more 429 (lock held)."""
-        if self.shared is None:
-            return
-
-        def step(state: _State, now: float) -> None:
-            state.paused_until = max(state.paused_until, now + pause)
-            state.slowdowns += 1
-
-        try:
-            state = self.shared.transact(step)
-        except Cancelled:
-            return  # the run is ending: no one is left to tell
-        if state is not None:
-            self._seen_slowdowns = state.slowdowns
+        self._seen_slowdowns = state.slowdowns
+        return delay
 
     def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
         """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate;
         its line is a warning if ``loud``, else for ``-v`` only."""
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
-        with self._lock:
-            now = self._clock()
-            self._paused_until = max(self._paused_until, now + pause)
-            current = self._halve()
-            self._publish_429(pause)
         log.log(
             logging.WARNING if loud else logging.INFO,
             "UMLS answered 429 Too Many Requests: pausing all requests for %.1f s, "
             "then %.2f requests a second",
             pause,
-            current,
+            self.slow_down(pause),
         )
 
-    def slow_down(self) -> float:
-        """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and elsewhere."""
+    def slow_down(self, pause: float = 0.0) -> float:
+        """A 429 (with no retry left: no ``pause``): halve the rate (floor ``MIN_FRACTION``) and
+        pause every thread ``pause`` s, here and in the other runs; the rate now."""
+
+        def step(state: _State, now: float) -> None:
+            state.paused_until = max(state.paused_until, now + pause)
+            state.slowdowns += 1
+
         with self._lock:
+            self._paused_until = max(self._paused_until, self._clock() + pause)
             current = self._halve()
-            self._publish_429(0.0)
+            try:
+                state = None if self.shared is None else self.shared.transact(step)
+            except Cancelled:
+                state = None  # the run is ending: no one is left to tell
+            if state is not None:
+                self._seen_slowdowns = state.slowdowns
             return current
 
     def _halve(self) -> float:
