@@ -182,6 +182,10 @@ class _State:
         self.runs = {run: (rate, until) for until, run, rate in counting[: MAX_RUNS - 1]}
 
 
+class _Unusable(Exception):
+    """Why the shared rate state cannot be used (``SharedBudget.transact`` says it once)."""
+
+
 def _dangling_link(path: Path) -> Path | None:
     """The first folder on the way up to ``path`` that is a dangling symbolic link, or ``None``."""
     for folder in path.parents:
@@ -226,35 +230,27 @@ class SharedBudget:
     def __repr__(self) -> str:
         return f"SharedBudget({str(self.path)!r})"
 
-    def _give_up(self, problem: str) -> None:
-        self.problem = problem
-        if self._warn:
-            log.warning("%s; %s", problem, _FALLBACK)
-
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
         """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
         the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
         if self.problem is not None:
             return None
-        if fcntl is None:
-            self._give_up(
-                "this platform has no file locking (fcntl), so runs cannot share one rate limit"
-            )
-            return None
         fd: int | None = None
         try:
+            if fcntl is None:
+                raise _Unusable(
+                    "this platform has no file locking (fcntl), so runs cannot share one rate limit"
+                )
             fd = self._open()
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                self._give_up(f"the shared rate state {self.path} is not a regular file")
-                return None
+                raise _Unusable(f"the shared rate state {self.path} is not a regular file")
             files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
             if not self._lock(fd):
-                self._give_up(
+                raise _Unusable(
                     f"the shared rate state {self.path} stayed locked by another process for "
                     f"{LOCK_TIMEOUT:g} s"
                 )
-                return None
             state = self._read(fd)
             now = self._wall()
             state.settle(now)
@@ -264,31 +260,33 @@ class SharedBudget:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, data, 0)
             return state
+        except _Unusable as err:
+            self.problem = str(err)
         except FileNotFoundError as err:  # (only the open: the rest works on its descriptor)
             link = _dangling_link(self.path)
             if link is not None:
                 # A folder on the way is a symlink to nothing: no run can share the state
                 # there, and a fresh one at every start would share nothing, in silence.
-                self._give_up(
+                self.problem = (
                     f"cannot use the shared rate state {self.path}: {link} is a symbolic link "
                     f"to {_target(link)}, which does not exist"
                 )
-                return None
-            if not self.read_only:  # (a folder removed while it was made)
-                self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror})")
-                return None
-            state = _State()  # read_only, and no run has made it: nothing to honour
-            step(state, self._wall())
-            return state
+            elif not self.read_only:  # (a folder removed while it was made)
+                self.problem = f"cannot use the shared rate state {self.path} ({err.strerror})"
+            else:
+                state = _State()  # read_only, and no run has made it: nothing to honour
+                step(state, self._wall())
+                return state
         except UntrustedError as err:  # a folder or file that is not the user's own
-            self._give_up(f"{err}; {err.hint}")
-            return None
+            self.problem = f"{err}; {err.hint}"
         except OSError as err:
-            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
-            return None
+            self.problem = f"cannot use the shared rate state {self.path} ({err.strerror or err})"
         finally:
             if fd is not None:
                 os.close(fd)  # also releases the lock
+        if self._warn:
+            log.warning("%s; %s", self.problem, _FALLBACK)
+        return None
 
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
