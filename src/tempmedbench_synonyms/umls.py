@@ -165,11 +165,9 @@ class Umls:
                                         index_dir=index_dir, progress=self._progress)  # fmt: skip
 
     def __repr__(self) -> str:
-        if self.local.meta or self.local.mrconso:
-            name = "meta" if self.local.meta else "mrconso"
-            where = f"{name}={str(self.local.meta or self.local.mrconso)!r}"
-        else:
-            where = f"base_url={self.url!r}"
+        path = self.local.meta or self.local.mrconso
+        name = "meta" if self.local.meta else "mrconso"
+        where = f"base_url={self.url!r}" if path is None else f"{name}={str(path)!r}"
         return f"Umls(release={self.release!r}, {where})"
 
     @property

@@ -112,11 +112,8 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
         port = 0
     digest = hashlib.sha256(f"{host}:{port}".encode()).hexdigest()[:12]
     name = re.sub(r"[^a-z0-9.-]+", "_", host)[:64]
-    return (
-        (folder if folder is not None else config.state_folder())
-        / "rate"
-        / f"{name}-{port}-{digest}.state"
-    )
+    folder = config.state_folder() if folder is None else folder
+    return folder / "rate" / f"{name}-{port}-{digest}.state"
 
 
 class _State:
