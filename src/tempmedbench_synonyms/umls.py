@@ -165,11 +165,9 @@ class Umls:
                                         index_dir=index_dir, progress=self._progress)  # fmt: skip
 
     def __repr__(self) -> str:
-        if self.local.meta or self.local.mrconso:
-            name = "meta" if self.local.meta else "mrconso"
-            where = f"{name}={str(self.local.meta or self.local.mrconso)!r}"
-        else:
-            where = f"base_url={self.url!r}"
+        path = self.local.meta or self.local.mrconso
+        name = "meta" if self.local.meta else "mrconso"
+        where = f"base_url={self.url!r}" if path is None else f"{name}={str(path)!r}"
         return f"Umls(release={self.release!r}, {where})"
 
     @property
@@ -249,17 +247,21 @@ class Umls:
                     if asked:
                         next(paired, None)  # the batch runs to its end: its last progress line
 
-    def _one(self, lookup: Lookup) -> Results[Any]:
-        """The typed results of one lookup: ``()`` when not found; BadInputError if unaskable."""
+    def _one(self, kind: type[Lookup], /, **given: Any) -> Results[Any]:
+        """Typed results of ``_lookup(kind, ...)``: ``()`` if none; BadInputError if unaskable."""
+        lookup = _lookup(kind, **given)
         (found,) = self._typed([(_input_of(lookup), lookup)])
         if found.outcome is Outcome.BAD_INPUT:
             raise BadInputError(found.message, hint=found.hint)
         return Results(found.results, truncated=found.truncated)
 
-    def _each(self, name: str, values: Iterable[Any], lookup: Lookup) -> Iterator[Answer]:
-        """``lookup`` of each of ``values``, the field its argument ``name`` names in the plural
+    def _each(
+        self, name: str, values: Iterable[Any], kind: type[Lookup], /, **given: Any
+    ) -> Iterator[Answer]:
+        """``_lookup(kind, ...)`` of each of ``values``, the field ``name`` names in the plural
         (``codes``: ``code``, ``SAB CODE`` its input); a non-string is its own ``bad_input``
         answer; a str where the iterable goes is a TypeError at once."""
+        lookup = _lookup(kind, **given)
         if isinstance(values, (str, bytes)):
             raise TypeError(
                 f"{name} must be an iterable of strings, not one {type(values).__name__} (read "
@@ -268,8 +270,8 @@ class Umls:
         try:
             iter(values)
         except TypeError:
-            kind = type(values).__name__
-            raise TypeError(f"{name} must be an iterable of strings, not {kind}") from None
+            got = type(values).__name__
+            raise TypeError(f"{name} must be an iterable of strings, not {got}") from None
         field = name[:-1]
         where = f"{getattr(lookup, 'sab', '')} " if field == "code" else ""
 
@@ -307,32 +309,30 @@ class Umls:
         """``/search/{release}?string=...``: the results in UTS's order (at most ``limit``,
         25 by default, 0 for all; ``truncated`` says whether it cut them)."""
         given = _arguments(locals(), "string", "limit")  # the limit is checked first
-        return self._one(_lookup(Search, limit=limit, **given, string=string))
+        return self._one(Search, limit=limit, **given, string=string)
 
     def search_many(self, strings: Iterable[str], **options: Any) -> Iterator[Answer]:
         """``search`` of each string (the same keywords)."""
         for name in sorted(options.keys() - _SEARCH_KEYWORDS):  # (not left to name _lookup)
             raise TypeError(f"Umls.search_many() got an unexpected keyword argument {name!r}")
-        search = _lookup(Search, limit=options.pop("limit", None), string="", **options)
-        return self._each("strings", strings, search)
+        limit = options.pop("limit", None)
+        return self._each("strings", strings, Search, limit=limit, string="", **options)
 
     def cuis(self, sab: str, code: str, *, limit: int | None = None) -> Results[SearchResult]:
         """The concepts a source code belongs to (code to CUI)."""
-        return self._one(_lookup(Cuis, sab=sab, code=code, limit=limit))
+        return self._one(Cuis, sab=sab, code=code, limit=limit)
 
     def cuis_many(
         self, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``cuis`` of each code of ``sab``."""
-        return self._each("codes", codes, _lookup(Cuis, sab=sab, limit=limit))
+        return self._each("codes", codes, Cuis, sab=sab, limit=limit)
 
     def crosswalk(
         self, sab: str, code: str, *, target_sabs: Sequence[str] = (), limit: int | None = None
     ) -> Results[SourceAtomCluster]:
         """The codes of other sources (of ``target_sabs``) that share a concept with a code."""
-        return self._one(
-            _lookup(Crosswalk, sab=sab, code=code, target_sabs=target_sabs, limit=limit)
-        )
+        return self._one(Crosswalk, sab=sab, code=code, target_sabs=target_sabs, limit=limit)
 
     def crosswalk_many(
         self,
@@ -343,20 +343,19 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``crosswalk`` of each code of ``sab``."""
-        crosswalk = _lookup(Crosswalk, sab=sab, limit=limit, target_sabs=target_sabs)
-        return self._each("codes", codes, crosswalk)
+        return self._each("codes", codes, Crosswalk, sab=sab, limit=limit, target_sabs=target_sabs)
 
     def definitions(
         self, cui: str, *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Results[Definition]:
         """A concept's definitions (of ``sabs``)."""
-        return self._one(_lookup(Definitions, cui=cui, sabs=sabs, limit=limit))
+        return self._one(Definitions, cui=cui, sabs=sabs, limit=limit)
 
     def definitions_many(
         self, cuis: Iterable[str], *, sabs: Sequence[str] = (), limit: int | None = None
     ) -> Iterator[Answer]:
         """``definitions`` of each concept."""
-        return self._each("cuis", cuis, _lookup(Definitions, sabs=sabs, limit=limit))
+        return self._each("cuis", cuis, Definitions, sabs=sabs, limit=limit)
 
     def relations(
         self,
@@ -371,7 +370,7 @@ class Umls:
     ) -> Results[Relation]:
         """The relations of a concept, a source code (``sab`` and ``code``) or an atom (``aui``),
         as UTS gives them (never inverted)."""
-        return self._one(_lookup(Relations, **_arguments(locals())))
+        return self._one(Relations, **_arguments(locals()))
 
     def relations_many(
         self,
@@ -382,26 +381,25 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``relations`` of each concept."""
-        given = _arguments(locals(), "cuis")
-        return self._each("cuis", cuis, _lookup(Relations, **given))
+        return self._each("cuis", cuis, Relations, **_arguments(locals(), "cuis"))
 
     def semantic_types(self, cui: str, *, details: bool = False) -> Results[SemanticTypeInfo]:
         """A concept's semantic types; with ``details``, each one's tree number too."""
-        return self._one(_lookup(SemanticTypes, cui=cui, details=details))
+        return self._one(SemanticTypes, cui=cui, details=details)
 
     def semantic_types_many(
         self, cuis: Iterable[str], *, details: bool = False
     ) -> Iterator[Answer]:
         """``semantic_types`` of each concept."""
-        return self._each("cuis", cuis, _lookup(SemanticTypes, details=details))
+        return self._each("cuis", cuis, SemanticTypes, details=details)
 
     def source_concept(self, sab: str, code: str) -> SourceAtomCluster | None:
         """A source code: its name, whether it is obsolete, its atom count and links."""
-        return _first(self._one(_lookup(SourceConcept, sab=sab, code=code)))
+        return _first(self._one(SourceConcept, sab=sab, code=code))
 
     def source_concept_many(self, sab: str, codes: Iterable[str]) -> Iterator[Answer]:
         """``source_concept`` of each code of ``sab``."""
-        return self._each("codes", codes, _lookup(SourceConcept, sab=sab))
+        return self._each("codes", codes, SourceConcept, sab=sab)
 
     def hierarchy(
         self,
@@ -413,26 +411,26 @@ class Umls:
         limit: int | None = None,
     ) -> Results[HierarchyEntry]:
         """The ``parents``, ``children``, ``ancestors`` or ``descendants`` of a code or an atom."""
-        return self._one(_lookup(Hierarchy, **_arguments(locals())))
+        return self._one(Hierarchy, **_arguments(locals()))
 
     def hierarchy_many(
         self, direction: Direction, sab: str, codes: Iterable[str], *, limit: int | None = None
     ) -> Iterator[Answer]:
         """``hierarchy`` of each code of ``sab``."""
-        hierarchy = _lookup(Hierarchy, direction=direction, sab=_text("sab", sab), limit=limit)
-        return self._each("codes", codes, hierarchy)
+        sab = _text("sab", sab)
+        return self._each("codes", codes, Hierarchy, direction=direction, sab=sab, limit=limit)
 
     def sources(self) -> Results[RootSource]:
         """``/metadata/{release}/sources``: the sources of the release (asked with no key)."""
-        return self._one(Sources())
+        return self._one(Sources)
 
     def concept(self, cui: str) -> ConceptRecord | None:
         """A concept: its name, status, atom count and semantic types."""
-        return _first(self._one(_lookup(Concept, cui=cui)))
+        return _first(self._one(Concept, cui=cui))
 
     def concept_many(self, cuis: Iterable[str]) -> Iterator[Answer]:
         """``concept`` of each concept."""
-        return self._each("cuis", cuis, Concept())
+        return self._each("cuis", cuis, Concept)
 
     def atoms(
         self,
@@ -444,7 +442,7 @@ class Umls:
     ) -> Results[AtomRecord]:
         """A concept's English atoms (of ``sab``), obsolete and suppressible ones left out; with
         ``preferred``, its one preferred atom."""
-        return self._one(_lookup(Atoms, **_arguments(locals())))
+        return self._one(Atoms, **_arguments(locals()))
 
     def atoms_many(
         self,
@@ -455,13 +453,13 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``atoms`` of each concept."""
-        return self._each("cuis", cuis, _lookup(Atoms, **_arguments(locals(), "cuis")))
+        return self._each("cuis", cuis, Atoms, **_arguments(locals(), "cuis"))
 
     def source_atoms(
         self, sab: str, code: str, *, preferred: bool = False, limit: int | None = None
     ) -> Results[AtomRecord]:
         """A source code's English atoms (``preferred``: as for ``atoms``)."""
-        return self._one(_lookup(SourceAtoms, **_arguments(locals())))
+        return self._one(SourceAtoms, **_arguments(locals()))
 
     def source_atoms_many(
         self,
@@ -472,15 +470,15 @@ class Umls:
         limit: int | None = None,
     ) -> Iterator[Answer]:
         """``source_atoms`` of each code of ``sab``."""
-        return self._each("codes", codes, _lookup(SourceAtoms, **_arguments(locals(), "codes")))
+        return self._each("codes", codes, SourceAtoms, **_arguments(locals(), "codes"))
 
     def atom(self, aui: str) -> AtomRecord | None:
         """One atom by its AUI."""
-        return _first(self._one(_lookup(Atom, aui=aui)))
+        return _first(self._one(Atom, aui=aui))
 
     def atom_many(self, auis: Iterable[str]) -> Iterator[Answer]:
         """``atom`` of each AUI."""
-        return self._each("auis", auis, Atom())
+        return self._each("auis", auis, Atom)
 
 
 class Results(tuple[_T, ...]):

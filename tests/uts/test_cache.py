@@ -275,11 +275,11 @@ def test_a_corrupt_entry_is_a_miss_and_one_warning_naming_it(
     assert [r.getMessage() for r in caplog.records] == [
         f"cache entry {path} is corrupt ({problem}); fetching it again"
     ]
-    assert cache.rejection(KEY) == f"its entry {path} is corrupt ({problem})"
+    assert cache.rejections(KEY) == [f"its entry {path} is corrupt ({problem})"]
     cache.put(KEY, 200, ["fresh"])  # the refetched answer replaces it
     entry = cache.get(KEY)
     assert entry is not None and entry.result == ["fresh"]
-    assert cache.rejection(KEY) is None
+    assert cache.rejections(KEY) == []
 
 
 def test_an_entry_edited_by_hand_is_never_trusted(
@@ -323,9 +323,9 @@ def test_an_entry_of_the_previous_format_is_a_miss_said_once(
         f"cache entry {path} was written by an earlier version of this tool, without a "
         "checksum; fetching it again (and every other such entry, without a warning each)"
     ]
-    assert cache.rejection(other) == (
+    assert cache.rejections(other) == [
         f"its entry {other_path} was written by an earlier version, without a checksum"
-    )
+    ]
     cache.put(KEY, 200, [])
     assert path.read_bytes().startswith(b'{"format":2,')
 

@@ -204,7 +204,7 @@ class ResponseCache:
             log.warning("%s", note)
 
     def get(self, key: CacheKey) -> CacheEntry | None:
-        """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejection``)."""
+        """The stored answer for ``key``, or ``None`` if missing or untrusted (``rejections``)."""
         path = self._entry_file(key)
         with self._lock:
             self._rejected.pop(key.digest, None)
@@ -221,14 +221,12 @@ class ResponseCache:
 
         return self._read(path, "cache entry", "fetching it again", entry, key)
 
-    def rejection(self, key: CacheKey) -> str | None:
-        """Why the last read of ``key``'s entry was not trusted, for the offline message."""
+    def rejections(self, key: CacheKey | None = None) -> list[str]:
+        """Why the last reads of entries (``key``'s only, if given) were not trusted."""
         with self._lock:
-            return self._rejected.get(key.digest)
-
-    def rejections(self) -> list[str]:
-        with self._lock:
-            return list(self._rejected.values())
+            if key is None:
+                return list(self._rejected.values())
+            return [self._rejected[key.digest]] if key.digest in self._rejected else []
 
     def _read(
         self,

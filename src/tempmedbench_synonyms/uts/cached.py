@@ -177,12 +177,7 @@ class CachedUts:
 
     def _untrusted(self, key: CacheKey | None) -> str:
         """Why the cache may lack it: the entry of ``key`` (or of any key) failed its checksum."""
-        if self.cache is None:
-            return ""
-        if key is not None:
-            rejected = self.cache.rejection(key)
-            return f": {rejected}" if rejected else ""
-        every = self.cache.rejections()
+        every = [] if self.cache is None else self.cache.rejections(key)
         if not every:
             return ""
         more = f", and {len(every) - 1} more entries are not trusted" if len(every) > 1 else ""

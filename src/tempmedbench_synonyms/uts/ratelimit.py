@@ -112,11 +112,8 @@ def shared_state_path(base_url: str, folder: Path | None = None) -> Path:
         port = 0
     digest = hashlib.sha256(f"{host}:{port}".encode()).hexdigest()[:12]
     name = re.sub(r"[^a-z0-9.-]+", "_", host)[:64]
-    return (
-        (folder if folder is not None else config.state_folder())
-        / "rate"
-        / f"{name}-{port}-{digest}.state"
-    )
+    folder = config.state_folder() if folder is None else folder
+    return folder / "rate" / f"{name}-{port}-{digest}.state"
 
 
 class _State:
@@ -182,6 +179,10 @@ class _State:
         self.runs = {run: (rate, until) for until, run, rate in counting[: MAX_RUNS - 1]}
 
 
+class _Unusable(Exception):
+    """Why the shared rate state cannot be used (``SharedBudget.transact`` says it once)."""
+
+
 def _dangling_link(path: Path) -> Path | None:
     """The first folder on the way up to ``path`` that is a dangling symbolic link, or ``None``."""
     for folder in path.parents:
@@ -226,35 +227,27 @@ class SharedBudget:
     def __repr__(self) -> str:
         return f"SharedBudget({str(self.path)!r})"
 
-    def _give_up(self, problem: str) -> None:
-        self.problem = problem
-        if self._warn:
-            log.warning("%s; %s", problem, _FALLBACK)
-
     def transact(self, step: Callable[[_State, float], object]) -> _State | None:
         """Lock, ``step(state, now)``, write back (unless ``read_only``); the state, or ``None`` if
         the file is unusable (warned once). ``Cancelled`` if cancelled while the lock is busy."""
         if self.problem is not None:
             return None
-        if fcntl is None:
-            self._give_up(
-                "this platform has no file locking (fcntl), so runs cannot share one rate limit"
-            )
-            return None
         fd: int | None = None
         try:
+            if fcntl is None:
+                raise _Unusable(
+                    "this platform has no file locking (fcntl), so runs cannot share one rate limit"
+                )
             fd = self._open()
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                self._give_up(f"the shared rate state {self.path} is not a regular file")
-                return None
+                raise _Unusable(f"the shared rate state {self.path} is not a regular file")
             files.check_own(self.path, what="the shared rate state", elsewhere=STATE_DIR_ENV, st=st)
             if not self._lock(fd):
-                self._give_up(
+                raise _Unusable(
                     f"the shared rate state {self.path} stayed locked by another process for "
                     f"{LOCK_TIMEOUT:g} s"
                 )
-                return None
             state = self._read(fd)
             now = self._wall()
             state.settle(now)
@@ -264,31 +257,33 @@ class SharedBudget:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, data, 0)
             return state
+        except _Unusable as err:
+            self.problem = str(err)
         except FileNotFoundError as err:  # (only the open: the rest works on its descriptor)
             link = _dangling_link(self.path)
             if link is not None:
                 # A folder on the way is a symlink to nothing: no run can share the state
                 # there, and a fresh one at every start would share nothing, in silence.
-                self._give_up(
+                self.problem = (
                     f"cannot use the shared rate state {self.path}: {link} is a symbolic link "
                     f"to {_target(link)}, which does not exist"
                 )
-                return None
-            if not self.read_only:  # (a folder removed while it was made)
-                self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror})")
-                return None
-            state = _State()  # read_only, and no run has made it: nothing to honour
-            step(state, self._wall())
-            return state
+            elif not self.read_only:  # (a folder removed while it was made)
+                self.problem = f"cannot use the shared rate state {self.path} ({err.strerror})"
+            else:
+                state = _State()  # read_only, and no run has made it: nothing to honour
+                step(state, self._wall())
+                return state
         except UntrustedError as err:  # a folder or file that is not the user's own
-            self._give_up(f"{err}; {err.hint}")
-            return None
+            self.problem = f"{err}; {err.hint}"
         except OSError as err:
-            self._give_up(f"cannot use the shared rate state {self.path} ({err.strerror or err})")
-            return None
+            self.problem = f"cannot use the shared rate state {self.path} ({err.strerror or err})"
         finally:
             if fd is not None:
                 os.close(fd)  # also releases the lock
+        if self._warn:
+            log.warning("%s; %s", self.problem, _FALLBACK)
+        return None
 
     def _open(self) -> int:
         """The state file, opened (made 0700 unless ``read_only``) once its folders are ours."""
@@ -392,8 +387,14 @@ class RateLimiter:
                     if delay <= 0.0:
                         self._starts.append(self._clock())
                         return waited
-                if held:
-                    self._say_wait(waited + delay)
+                if held and waited + delay > SAY_WAIT and not self._wait_said:
+                    self._wait_said = True  # once a run
+                    log.warning(
+                        "waiting for a turn: other runs on this machine share this UMLS host's "
+                        "request budget (this run's fair share: %.2f requests a second now); "
+                        "time spent waiting does not count against a request's retries",
+                        min(self._current, self._share),
+                    )
             self._sleep(delay)
             waited += delay
 
@@ -401,18 +402,6 @@ class RateLimiter:
         """When this run's next start may come by its own starts (lock held)."""
         rate = min(self._current, self._share)
         return next_start(self._starts, rate, most=self._current)
-
-    def _say_wait(self, seconds: float) -> None:
-        """Once a run: a wait for a turn that other runs cause, when it passes ``SAY_WAIT``."""
-        if seconds <= SAY_WAIT or self._wait_said:
-            return
-        self._wait_said = True
-        log.warning(
-            "waiting for a turn: other runs on this machine share this UMLS host's request "
-            "budget (this run's fair share: %.2f requests a second now); time spent waiting "
-            "does not count against a request's retries",
-            min(self._current, self._share),
-        )
 
     def _claim_shared(self) -> float:
         """Take a shared slot: 0 if taken (or no state), else seconds until one may be free."""
@@ -442,59 +431,47 @@ class RateLimiter:
         if state is None:
             self._share = math.inf  # no shared state: this run's own rate
             return 0.0
-        self._note_slowdowns(state.slowdowns)
-        return delay
-
-    def _note_slowdowns(self, count: int) -> None:
-        """Halve the rate if another run reported a 429 since we looked (a lower count: reset)."""
-        if self._seen_slowdowns is not None and count > self._seen_slowdowns:
+        if self._seen_slowdowns is not None and state.slowdowns > self._seen_slowdowns:
+            # another run reported a 429 since we looked (a lower count: a reset, not a 429)
             self._halve()
             log.info(
                 "another run got 429 Too Many Requests from this UTS host: %.2f requests a "
                 "second from now on",
                 self._current,
             )
-        self._seen_slowdowns = count
-
-    def _publish_429(self, pause: float) -> None:
-        """Tell the other runs of a 429: pause until ``now + pause``, one more 429 (lock held)."""
-        if self.shared is None:
-            return
-
-        def step(state: _State, now: float) -> None:
-            state.paused_until = max(state.paused_until, now + pause)
-            state.slowdowns += 1
-
-        try:
-            state = self.shared.transact(step)
-        except Cancelled:
-            return  # the run is ending: no one is left to tell
-        if state is not None:
-            self._seen_slowdowns = state.slowdowns
+        self._seen_slowdowns = state.slowdowns
+        return delay
 
     def penalise(self, retry_after: float | None, *, loud: bool = True) -> None:
         """A 429: pause every thread ``retry_after`` s (at most ``MAX_PAUSE``), halve the rate;
         its line is a warning if ``loud``, else for ``-v`` only."""
         pause = DEFAULT_PAUSE if retry_after is None else max(0.0, retry_after)
         pause = min(pause, MAX_PAUSE)
-        with self._lock:
-            now = self._clock()
-            self._paused_until = max(self._paused_until, now + pause)
-            current = self._halve()
-            self._publish_429(pause)
         log.log(
             logging.WARNING if loud else logging.INFO,
             "UMLS answered 429 Too Many Requests: pausing all requests for %.1f s, "
             "then %.2f requests a second",
             pause,
-            current,
+            self.slow_down(pause),
         )
 
-    def slow_down(self) -> float:
-        """A 429 with no retry left: halve the rate (floor ``MIN_FRACTION``) here and elsewhere."""
+    def slow_down(self, pause: float = 0.0) -> float:
+        """A 429 (with no retry left: no ``pause``): halve the rate (floor ``MIN_FRACTION``) and
+        pause every thread ``pause`` s, here and in the other runs; the rate now."""
+
+        def step(state: _State, now: float) -> None:
+            state.paused_until = max(state.paused_until, now + pause)
+            state.slowdowns += 1
+
         with self._lock:
+            self._paused_until = max(self._paused_until, self._clock() + pause)
             current = self._halve()
-            self._publish_429(0.0)
+            try:
+                state = None if self.shared is None else self.shared.transact(step)
+            except Cancelled:
+                state = None  # the run is ending: no one is left to tell
+            if state is not None:
+                self._seen_slowdowns = state.slowdowns
             return current
 
     def _halve(self) -> float:

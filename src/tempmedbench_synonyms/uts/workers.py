@@ -64,10 +64,8 @@ def completions(
     pool.shutdown(cancel_futures=True, timeout=None if error is None else STOP_WAIT)
     if error is not None:
         # A 401 in any worker beats the error seen first: it is the one the user must fix.
-        for future in futures:
-            if future.done() and not future.cancelled():
-                exc = future.exception()
-                if isinstance(exc, NotAuthorisedError):
-                    error = exc
-                    break
+        ended = [
+            future.exception() for future in futures if future.done() and not future.cancelled()
+        ]
+        error = next((exc for exc in ended if isinstance(exc, NotAuthorisedError)), error)
         raise error
