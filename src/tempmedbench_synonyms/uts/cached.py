@@ -70,12 +70,12 @@ def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
     if stored is None or kind not in ("concept", "atom", "atoms"):
         return release_in(stored, base_url)  # (a 404, None, names no release)
     if kind == "concept":
-        return UtsConcept.model_validate(stored).release_at(base_url)
-    for atom in _parse(kind, stored):
-        concrete = release_of(atom.concept, base_url)
-        if concrete:
-            return concrete
-    return None
+        concept = UtsConcept.model_validate(stored)
+        names = ("atoms", "default_preferred_atom", "relations", "definitions")  # in this order
+        links = [getattr(concept, name) for name in names]
+    else:
+        links = [atom.concept for atom in _parse(kind, stored)]
+    return next(filter(None, (release_of(link, base_url) for link in links)), None)
 
 
 def _key(umls_release: str, request: UtsRequest) -> CacheKey:
