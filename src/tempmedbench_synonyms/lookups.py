@@ -180,6 +180,13 @@ class Lookup:
         return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
                       release=release, query=query, source=source, truncated=truncated)  # fmt: skip
 
+    def bad(
+        self, input: str, err: BadInputError, release: str | None, source: str | None = None
+    ) -> Answer:
+        """``bad_input``: why it cannot be asked (``err``)."""
+        return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint, release=release,
+                      query=self.words()[0], source=source)  # fmt: skip
+
     def hint(self) -> str:
         if self.hint_text:
             return self.hint_text
