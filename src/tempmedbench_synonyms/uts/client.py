@@ -121,26 +121,23 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-class _RedactFilter(logging.Filter):
-    """Cleans urllib3's DEBUG lines (the URL's ``apiKey=...``, the status line)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.args:
-            try:
-                message = record.getMessage()
-            except (TypeError, ValueError):
-                return True
-            record.msg, record.args = clean_text(message), None
-        elif isinstance(record.msg, str):
-            record.msg = clean_text(record.msg)
-        return True
+def _redact_filter(record: logging.LogRecord) -> bool:
+    """A log filter: cleans urllib3's DEBUG lines (the URL's ``apiKey=...``, the status line)."""
+    if record.args:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        record.msg, record.args = clean_text(message), None
+    elif isinstance(record.msg, str):
+        record.msg = clean_text(record.msg)
+    return True
 
 
-_REDACT_FILTER = _RedactFilter()
 for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3"):
     _logger = logging.getLogger(_name)
-    if _REDACT_FILTER not in _logger.filters:
-        _logger.addFilter(_REDACT_FILTER)
+    if _redact_filter not in _logger.filters:
+        _logger.addFilter(_redact_filter)
 
 
 #: What to do when what answers at the base URL is not the UMLS REST API.
