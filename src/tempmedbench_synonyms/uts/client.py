@@ -19,7 +19,6 @@ from urllib.parse import SplitResult, urlsplit
 
 import requests
 import requests.adapters
-import requests.auth
 import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
@@ -259,22 +258,15 @@ def _no_key(r: requests.PreparedRequest) -> requests.PreparedRequest:
     return r
 
 
-class _ApiKeyAuth(requests.auth.AuthBase):
-    """Adds ``apiKey`` to the query string of the prepared request: the key's only way out."""
-
-    def __init__(self, key: ApiKey) -> None:
-        self._key = key
-
-    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
-        # (py.typed since 2.34) say ``str | None`` all the same.
-        if r.url is None:
-            raise ValueError("a request without a URL")
-        r.prepare_url(r.url, {"apiKey": self._key.reveal()})
-        return r
-
-    def __repr__(self) -> str:
-        return "_ApiKeyAuth(***)"
+def _add_key(key: ApiKey, r: requests.PreparedRequest) -> requests.PreparedRequest:
+    """Adds ``apiKey`` to the query string of the prepared request (the session's auth, its
+    ``repr`` the key's: ``***``): the key's only way out."""
+    # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
+    # (py.typed since 2.34) say ``str | None`` all the same.
+    if r.url is None:
+        raise ValueError("a request without a URL")
+    r.prepare_url(r.url, {"apiKey": key.reveal()})
+    return r
 
 
 class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
@@ -429,7 +421,7 @@ class UtsClient:
                 session.mount("http://", adapter)
                 session.headers["User-Agent"] = f"tempmedbench-synonyms/{__version__}"
                 session.headers["Accept"] = "application/json"
-                session.auth = None if self._key is None else _ApiKeyAuth(self._key)
+                session.auth = None if self._key is None else partial(_add_key, self._key)
                 self._session = session
             return self._session
 
