@@ -180,6 +180,13 @@ class Lookup:
         return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
                       release=release, query=query, source=source, truncated=truncated)  # fmt: skip
 
+    def bad(
+        self, input: str, err: BadInputError, release: str | None, source: str | None = None
+    ) -> Answer:
+        """``bad_input``: why it cannot be asked (``err``)."""
+        return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint, release=release,
+                      query=self.words()[0], source=source)  # fmt: skip
+
     def hint(self) -> str:
         if self.hint_text:
             return self.hint_text
@@ -198,27 +205,18 @@ def option(
 
 
 def _sabs(what: str = "results of") -> Any:
-    return field(
-        default=(),
-        metadata=spelt("--sabs", f"Only {what} these sources (root source abbreviations; "
-                       "repeat it or separate them with commas).", "", "<sab,...>"),
-    )  # fmt: skip
+    return option((), "--sabs", f"Only {what} these sources (root source abbreviations; repeat "
+                  "it or separate them with commas).", "", "<sab,...>")  # fmt: skip
 
 
 def _limit(default: int = DEFAULT_LIMIT) -> Any:
-    return field(
-        default=None,
-        metadata=spelt("--limit", "At most this many results an input (0: no cap); an answer cut "
-                       "short says truncated.", str(default)),
-    )  # fmt: skip
+    return option(None, "--limit", "At most this many results an input (0: no cap); an answer "
+                  "cut short says truncated.", str(default))  # fmt: skip
 
 
 def _preferred() -> Any:
-    return field(
-        default=False,
-        metadata=spelt("--preferred", "Only the preferred atom (UTS then counts obsolete and "
-                       "suppressible atoms too)."),
-    )  # fmt: skip
+    return option(False, "--preferred", "Only the preferred atom (UTS then counts obsolete and "
+                  "suppressible atoms too).")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,19 +246,17 @@ class Search(Lookup):
         None, "--return-id-type", "What each result names (UTS: concept).", ""
     )
     sabs: tuple[str, ...] = _sabs()
-    semantic_types: tuple[str, ...] = field(
-        default=(),
-        metadata=spelt("--semantic-types", "Only concepts of these semantic types (TUIs, such "
-                       "as T047; repeat it or separate them with commas).", "", "<tui,...>"),
+    semantic_types: tuple[str, ...] = option(
+        (), "--semantic-types", "Only concepts of these semantic types (TUIs, such as T047; "
+        "repeat it or separate them with commas).", "", "<tui,...>"
     )  # fmt: skip
     partial: bool = option(False, "--partial", "Also results that match part of the term.")
     include_obsolete: bool = option(False, "--include-obsolete", "Also obsolete atoms.")
     include_suppressible: bool = option(False, "--include-suppressible", "Also suppressible atoms.")
     #: local search only: the LAT of the matching atoms (UTS search has no such filter)
-    language: str | None = field(
-        default=None,
-        metadata=spelt("--language", "With --meta or --mrconso: only atoms of this language (LAT, "
-                       "such as ENG).", ""),
+    language: str | None = option(
+        None, "--language", "With --meta or --mrconso: only atoms of this language (LAT, such as "
+        "ENG).", ""
     )  # fmt: skip
     limit: int | None = _limit(SEARCH_LIMIT)
 
@@ -363,10 +359,9 @@ class Crosswalk(Lookup):
 
     sab: str = ""
     code: str = ""
-    target_sabs: tuple[str, ...] = field(
-        default=(),
-        metadata=spelt("--target-sabs", "Only codes of these sources (repeat it or separate "
-                       "them with commas).", "", "<sab,...>"),
+    target_sabs: tuple[str, ...] = option(
+        (), "--target-sabs", "Only codes of these sources (repeat it or separate them with "
+        "commas).", "", "<sab,...>"
     )  # fmt: skip
     limit: int | None = _limit()
 
@@ -437,10 +432,9 @@ class Relations(Lookup):
     sab: str | None = None
     code: str | None = None
     aui: str | None = None
-    relation_labels: tuple[str, ...] = field(
-        default=(),
-        metadata=spelt("--relation-labels", "Only relations of these labels (RB, RN, PAR, CHD, "
-                       "RO...; repeat it or separate them with commas).", "", "<label,...>"),
+    relation_labels: tuple[str, ...] = option(
+        (), "--relation-labels", "Only relations of these labels (RB, RN, PAR, CHD, RO...; "
+        "repeat it or separate them with commas).", "", "<label,...>"
     )  # fmt: skip
     sabs: tuple[str, ...] = _sabs("relations asserted by")
     limit: int | None = _limit()
@@ -658,10 +652,9 @@ class Atoms(_AtomKind):
     rows_rule = Rows(english=True)
 
     cui: str = ""
-    sab: str | None = field(
-        default=None,
-        metadata=spelt("--sab", "Only atoms of this source: the request of a table's route cui "
-                       "(without it, atoms of every source).", ""),
+    sab: str | None = option(
+        None, "--sab", "Only atoms of this source: the request of a table's route cui (without "
+        "it, atoms of every source).", ""
     )  # fmt: skip
     preferred: bool = _preferred()
     limit: int | None = _limit()

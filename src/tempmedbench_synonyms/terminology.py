@@ -10,7 +10,7 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from tempmedbench_synonyms.errors import BadInputError, Outcome, plural
+from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.lookups import Answer, Lookup
 
 if TYPE_CHECKING:
@@ -138,9 +138,7 @@ class MetaTerminology(Terminology):
         except BadInputError as err:
             if err.path is not None or err.key is not None:
                 raise  # the files or an option, not this input
-            return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint,
-                          release=self.release, query=lookup.words()[0],
-                          source=self._index.where)  # fmt: skip
+            return lookup.bad(input, err, self.release, self._index.where)
         results = value if isinstance(value, list) else [] if value is None else [value]
         return lookup.answered(input, results, self.release, False, source=self._index.where)
 

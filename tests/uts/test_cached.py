@@ -274,6 +274,33 @@ def test_without_a_probe_a_404_that_is_not_json_is_not_uts(
     assert list((tmp_path / LAYOUT).rglob("*.json")) == []
 
 
+MIRROR = "https://m.invalid/content/uts/rest"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "links", "release"),
+    [
+        # the first link that names a release: atoms, defaultPreferredAtom, relations, definitions
+        (BASE, {"atoms": "NONE",
+                "defaultPreferredAtom": f"{BASE}/content/2099AA/CUI/C9000001/atoms/preferred",
+                "relations": f"{BASE}/content/2098AA/CUI/C9000001/relations"}, "2099AA"),
+        (BASE, {"definitions": f"{BASE}/content/2098AA/CUI/C9000001/definitions",
+                "relations": f"{BASE}/content/2099AA/CUI/C9000001/relations"}, "2099AA"),
+        (BASE, {"atoms": "NONE", "semanticTypes": ["T999"]}, "current"),  # no link: unresolved
+        # a base URL whose own path holds a "content" segment (a mirror, a proxy)
+        (MIRROR, {"atoms": f"{MIRROR}/content/2025AB/CUI/C9000001/atoms"}, "2025AB"),
+    ],
+)  # fmt: skip
+@responses.activate
+def test_current_is_the_release_a_concept_s_links_name(
+    tmp_path: Path, base_url: str, links: dict[str, Any], release: str
+) -> None:
+    responses.get(f"{base_url}/content/current/CUI/C9000001",
+                  json={"result": {"ui": "C9000001", **links}})  # fmt: skip
+    umls = Umls("current", api_key=CANARY_KEY, cache_dir=tmp_path, base_url=base_url)
+    assert next(umls.concept_many(["C9000001"])).release == release
+
+
 @responses.activate
 def test_current_standing_for_a_name_that_is_no_release_is_unavailable(tmp_path: Path) -> None:
     """The concrete release comes from the server's links: a malformed one is the server's fault

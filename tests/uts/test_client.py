@@ -122,10 +122,10 @@ def test_concept_request_sends_only_the_key(t: VirtualTime) -> None:
         match=[params()],
     )
     concept = parse_model(UtsConcept, make_client(t).get_result(CONCEPT_PATH), "concept")
-    assert (concept.ui, concept.name, concept.release_at(None)) == (
+    assert (concept.ui, concept.name, concept.atoms) == (
         "C9000001",
         "Invented",
-        "2099AA",
+        f"{LINK}/CUI/C9000001/atoms",
     )
     assert len(responses.calls) == 1
     assert responses.calls[0].request.headers["Accept"] == "application/json"

@@ -130,7 +130,6 @@ def test_concept_release_comes_from_its_links() -> None:
             "somethingNew": [1, 2],
         }
     )
-    assert concept.release_at(None) == "2099AA"
     assert concept.atom_count == 3
     assert concept.definitions is None
     assert [t.name for t in concept.semantic_types] == ["Invented Type"]
@@ -141,7 +140,7 @@ def test_an_old_concept_with_bare_semantic_types_and_no_links() -> None:
         {"ui": "C9000001", "semanticTypes": ["T999"], "atoms": "NONE"}
     )
     assert [t.name for t in concept.semantic_types] == ["T999"]
-    assert concept.release_at(None) is None
+    assert concept.atoms is None
 
 
 @pytest.mark.parametrize(
@@ -168,14 +167,6 @@ def test_release_of_is_not_fooled_by_a_content_segment_elsewhere(
     link: str, base_url: str | None, expected: str | None
 ) -> None:
     assert release_of(link, base_url) == expected
-
-
-def test_a_concept_reads_its_release_after_the_base_url() -> None:
-    base = "https://m.invalid/content/uts/rest"
-    concept = UtsConcept.model_validate(
-        {"ui": "C9000001", "atoms": f"{base}/content/2025AB/CUI/C9000001/atoms"}
-    )
-    assert (concept.release_at(None), concept.release_at(base)) == ("2025AB", "2025AB")
 
 
 def test_link_helpers() -> None:

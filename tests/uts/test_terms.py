@@ -846,6 +846,30 @@ def test_a_cache_entry_of_the_wrong_shape_is_a_miss_and_is_fetched_again(
     assert caplog.text.count("holds something this version cannot read; fetching it again") == 3
 
 
+@responses.activate
+def test_a_cached_atom_list_of_the_wrong_shape_is_a_miss_and_is_fetched_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cache reads atoms as a fresh answer is read: a list of atoms, each readable."""
+    from tempmedbench_synonyms.uts.cache import CacheKey, ResponseCache
+
+    fresh = atom("A90000001", "C9000001", "INV", "1", "Invented")
+    responses.get(f"{CONTENT}/CUI/C9000001/atoms", json=page([fresh]))
+    cache = ResponseCache(tmp_path, BASE)
+    request = Atoms("C9000001").request(REL)
+    key = CacheKey.make(REL, request.path, request.param_dict)
+    lacking = {k: v for k, v in fresh.items() if k != "termType"}
+    for stored in ({}, {"0": fresh}, [lacking], [fresh, "x"]):
+        cache.put(key, 200, stored)
+        got = answer(make_uts(tmp_path), REL, "C9000001", Atoms("C9000001"))
+        assert [r["ui"] for r in got.results] == ["A90000001"]
+    assert len(responses.calls) == 4
+    assert caplog.text.count("holds something this version cannot read; fetching it again") == 4
+    cache.put(key, 200, [fresh])  # a readable entry is a hit
+    answer(make_uts(tmp_path), REL, "C9000001", Atoms("C9000001"))
+    assert len(responses.calls) == 4
+
+
 def test_an_unwritable_cache_is_the_commands_bad_input_not_the_inputs(tmp_path: Path) -> None:
     from tempmedbench_synonyms.errors import BadInputError
 

@@ -15,7 +15,7 @@ from functools import cache, partial
 from typing import Any, TextIO, TypeVar
 
 from tempmedbench_synonyms.atoms import check_release
-from tempmedbench_synonyms.errors import BadInputError, Outcome, TempMedBenchError
+from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
 from tempmedbench_synonyms.paths import Build, check_limit
 from tempmedbench_synonyms.progress import StepProgress
@@ -115,7 +115,7 @@ def checked(
             check_limit(lookup.limit_or_default())
             build(release)
         except BadInputError as err:
-            bad[i] = bad_answer(input, lookup, err, release)
+            bad[i] = lookup.bad(input, err, release)
     return builds, bad
 
 
@@ -123,11 +123,6 @@ def cui_of(lookup: Lookup) -> str | None:
     """The CUI a lookup takes (how ``current`` is resolved for it: section 3's probe)."""
     cui = getattr(lookup, "cui", None)
     return cui if isinstance(cui, str) else None
-
-
-def bad_answer(input: str, lookup: Lookup, err: BadInputError, release: str) -> Answer:
-    return Answer(input, Outcome.BAD_INPUT, message=str(err), hint=err.hint, release=release,
-                  query=lookup.words()[0])  # fmt: skip
 
 
 def settle_release(
@@ -187,7 +182,7 @@ def answer_by(
     except BadInputError as err:  # (a 400 from UTS too: this input's own bad input)
         if err.path is not None or err.key is not None:
             raise  # the cache or an option, not this input
-        return bad_answer(input, lookup, err, release)
+        return lookup.bad(input, err, release)
     why = " (404 Not Found)" if got.value is None else ""
     return lookup.answered(input, results, got.release, got.truncated, why)
 

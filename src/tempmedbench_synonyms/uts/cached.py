@@ -14,13 +14,11 @@ from dataclasses import astuple, dataclass
 from functools import partial
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from tempmedbench_synonyms import constants, paths
 from tempmedbench_synonyms.atoms import Atom, AtomQuery, is_release
 from tempmedbench_synonyms.errors import NotAuthorisedError, UnavailableError
 from tempmedbench_synonyms.lookups import DEFAULT_LIMIT
-from tempmedbench_synonyms.paths import Build, Kind, UtsRequest
+from tempmedbench_synonyms.paths import Build, UtsRequest
 from tempmedbench_synonyms.secret import missing_key, redact
 from tempmedbench_synonyms.uts.cache import CURRENT_MAX_AGE, CacheEntry, CacheKey, ResponseCache
 from tempmedbench_synonyms.uts.client import (
@@ -40,19 +38,21 @@ from tempmedbench_synonyms.uts.models import (
 
 log = logging.getLogger(__name__)
 
-_ATOMS = TypeAdapter(list[UtsAtom])
-
 #: Atoms per query, ``None`` where UMLS said "not found".
 Answers = dict[AtomQuery, tuple[Atom, ...] | None]
 
 
-def _parse(kind: Kind, result: Any) -> Any:
-    """A stored ``result`` as models (a concept, a list of atoms), or for SPEC 11's kinds as
-    stored; TypeError or ValueError if it is not of that shape."""
+def _parse(request: UtsRequest, result: Any) -> Any:
+    """A found answer, fresh or stored, as models (a concept, a list of atoms), or for SPEC 11's
+    kinds as stored; UnavailableError, TypeError or ValueError if it is not of that shape."""
+    kind = request.kind
     if kind == "concept":
-        return UtsConcept.model_validate(result)
+        return parse_model(UtsConcept, result, "concept")
     if kind in ("atom", "atoms"):  # an atom: a list of one
-        return _ATOMS.validate_python(result if kind == "atoms" else [result])
+        atoms = result if kind == "atoms" else [result]
+        if not isinstance(atoms, list):
+            raise TypeError("not a list of atoms")
+        return [parse_model(UtsAtom, atom, "atom") for atom in atoms]
     if kind == "object":
         if not isinstance(result, dict):
             raise TypeError("not an object")
@@ -61,21 +61,24 @@ def _parse(kind: Kind, result: Any) -> Any:
     if not isinstance(items, list) or not isinstance(result.get("truncated"), bool):
         raise TypeError("not a list of results")
     if not all(isinstance(item, dict) for item in items):
-        raise TypeError("a result that is not an object")
+        raise UnavailableError(
+            f"UMLS sent a list item this tool cannot read (not an object) for {request.path}",
+            hint="the UTS response format may have changed; please report it",
+        )
     return result
 
 
-def _release_in(kind: Kind, stored: Any, base_url: str) -> str | None:
+def _release_in(request: UtsRequest, stored: Any, base_url: str) -> str | None:
     """The concrete release named by an answer's links (how ``current`` is learnt)."""
-    if stored is None or kind not in ("concept", "atom", "atoms"):
+    if stored is None or request.kind not in ("concept", "atom", "atoms"):
         return release_in(stored, base_url)  # (a 404, None, names no release)
-    if kind == "concept":
-        return UtsConcept.model_validate(stored).release_at(base_url)
-    for atom in _parse(kind, stored):
-        concrete = release_of(atom.concept, base_url)
-        if concrete:
-            return concrete
-    return None
+    if request.kind == "concept":
+        concept = _parse(request, stored)
+        names = ("atoms", "default_preferred_atom", "relations", "definitions")  # in this order
+        links = [getattr(concept, name) for name in names]
+    else:
+        links = [atom.concept for atom in _parse(request, stored)]
+    return next(filter(None, (release_of(link, base_url) for link in links)), None)
 
 
 def _key(umls_release: str, request: UtsRequest) -> CacheKey:
@@ -193,8 +196,8 @@ class CachedUts:
             return None
         if entry.found:
             try:
-                _parse(request.kind, entry.result)
-            except (ValidationError, TypeError, ValueError):
+                _parse(request, entry.result)
+            except (UnavailableError, TypeError, ValueError):
                 with self._lock:  # read twice in a batch (its cache pass, its ask): said once
                     again = key in self._unreadable
                     self._unreadable.add(key)
@@ -209,8 +212,8 @@ class CachedUts:
 
     @staticmethod
     def _ask(client: UtsClient, request: UtsRequest) -> Any:
-        """The answer from UMLS, read by the client's parser so nothing unreadable is stored; SPEC
-        11: a keyless request refused (400, 401, 403) was not answered by the UMLS REST API."""
+        """The answer from UMLS, read as the cache reads it (``_parse``: nothing unreadable is
+        stored); SPEC 11: a keyless request refused (400, 401, 403) was not answered by UMLS."""
         path, params, kind = request.path, request.param_dict, request.kind
         try:
             if kind == "search":
@@ -231,21 +234,16 @@ class CachedUts:
             status = 400
         else:
             if kind in ("concept", "atom", "object"):
-                if result is not None and kind != "object":
-                    parse_model(UtsConcept if kind == "concept" else UtsAtom, result, kind)
-                return result
-            if listed is None:
+                found = result
+            elif listed is not None and kind == "atoms":
+                found = listed.items
+            elif listed is not None:
+                found = {"items": listed.items, "truncated": listed.truncated}
+            else:
                 return None
-            if kind == "atoms":
-                for item in listed.items:
-                    parse_model(UtsAtom, item, "atom")
-                return listed.items
-            if not all(isinstance(item, dict) for item in listed.items):
-                raise UnavailableError(
-                    f"UMLS sent a list item this tool cannot read (not an object) for {path}",
-                    hint="the UTS response format may have changed; please report it",
-                )
-            return {"items": listed.items, "truncated": listed.truncated}
+            if found is not None:
+                _parse(request, found)
+            return found
         raise UnavailableError(
             f"{redact(client.base_url)} answered HTTP {status} for {request.path}, a request "
             "sent without the API key: this does not look like the UMLS REST API",
@@ -281,7 +279,7 @@ class CachedUts:
                         self._current_404.add(asked)
                 concrete = None
                 if not request.keyless:
-                    concrete = _release_in(request.kind, found, client.base_url)
+                    concrete = _release_in(request, found, client.base_url)
                 if concrete is None or concrete == "current":
                     return _got(request, "current", found), None
                 if not is_release(concrete):

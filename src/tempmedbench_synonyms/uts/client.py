@@ -19,7 +19,6 @@ from urllib.parse import SplitResult, urlsplit
 
 import requests
 import requests.adapters
-import requests.auth
 import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
@@ -121,26 +120,23 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-class _RedactFilter(logging.Filter):
-    """Cleans urllib3's DEBUG lines (the URL's ``apiKey=...``, the status line)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.args:
-            try:
-                message = record.getMessage()
-            except (TypeError, ValueError):
-                return True
-            record.msg, record.args = clean_text(message), None
-        elif isinstance(record.msg, str):
-            record.msg = clean_text(record.msg)
-        return True
+def _redact_filter(record: logging.LogRecord) -> bool:
+    """A log filter: cleans urllib3's DEBUG lines (the URL's ``apiKey=...``, the status line)."""
+    if record.args:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        record.msg, record.args = clean_text(message), None
+    elif isinstance(record.msg, str):
+        record.msg = clean_text(record.msg)
+    return True
 
 
-_REDACT_FILTER = _RedactFilter()
 for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3"):
     _logger = logging.getLogger(_name)
-    if _REDACT_FILTER not in _logger.filters:
-        _logger.addFilter(_REDACT_FILTER)
+    if _redact_filter not in _logger.filters:
+        _logger.addFilter(_redact_filter)
 
 
 #: What to do when what answers at the base URL is not the UMLS REST API.
@@ -262,22 +258,15 @@ def _no_key(r: requests.PreparedRequest) -> requests.PreparedRequest:
     return r
 
 
-class _ApiKeyAuth(requests.auth.AuthBase):
-    """Adds ``apiKey`` to the query string of the prepared request: the key's only way out."""
-
-    def __init__(self, key: ApiKey) -> None:
-        self._key = key
-
-    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
-        # (py.typed since 2.34) say ``str | None`` all the same.
-        if r.url is None:
-            raise ValueError("a request without a URL")
-        r.prepare_url(r.url, {"apiKey": self._key.reveal()})
-        return r
-
-    def __repr__(self) -> str:
-        return "_ApiKeyAuth(***)"
+def _add_key(key: ApiKey, r: requests.PreparedRequest) -> requests.PreparedRequest:
+    """Adds ``apiKey`` to the query string of the prepared request (the session's auth, its
+    ``repr`` the key's: ``***``): the key's only way out."""
+    # requests prepares the URL before the auth (PreparedRequest.prepare); its own types
+    # (py.typed since 2.34) say ``str | None`` all the same.
+    if r.url is None:
+        raise ValueError("a request without a URL")
+    r.prepare_url(r.url, {"apiKey": key.reveal()})
+    return r
 
 
 class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
@@ -432,7 +421,7 @@ class UtsClient:
                 session.mount("http://", adapter)
                 session.headers["User-Agent"] = f"tempmedbench-synonyms/{__version__}"
                 session.headers["Accept"] = "application/json"
-                session.auth = None if self._key is None else _ApiKeyAuth(self._key)
+                session.auth = None if self._key is None else partial(_add_key, self._key)
                 self._session = session
             return self._session
 

@@ -154,14 +154,6 @@ class UtsConcept(UtsModel):
     relations: Link = None
     default_preferred_atom: Link = Field(default=None, alias="defaultPreferredAtom")
 
-    def release_at(self, base_url: str | None) -> str | None:
-        """The concrete release this concept's links name, read after ``base_url``."""
-        for link in (self.atoms, self.default_preferred_atom, self.relations, self.definitions):
-            found = release_of(link, base_url)
-            if found:
-                return found
-        return None
-
 
 class UtsPage(UtsModel):
     """The envelope of every UTS content response: one page of ``result``."""
