@@ -48,34 +48,6 @@ _COMPRESSION_METHODS = {
 }
 
 
-def member_error(
-    path: Path, zf: zipfile.ZipFile, member: str, err: BaseException, *, hint: str
-) -> BadInputError:
-    where = f"{path}!{member}"
-    method = zf.getinfo(member).compress_type  # a member that was read, so listed
-    if isinstance(err, RuntimeError) and "password" in str(err):
-        problem = "the member is encrypted (a password is required to read it)"
-    elif isinstance(err, NotImplementedError) and method not in (0, 8, 12, 14):
-        name = _COMPRESSION_METHODS.get(method, "unknown")
-        problem = (
-            f"the member is compressed with method {method} ({name}), which Python's zipfile "
-            "cannot read"
-        )
-    elif isinstance(err, EOFError) or (
-        # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
-        # the next structure of the file.
-        isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
-    ):
-        problem = "damaged zip: the member ends before its recorded size (truncated?)"
-    elif isinstance(err, zipfile.LargeZipFile):
-        problem = f"the member needs ZIP64 extensions, which are not available: {err}"
-    elif isinstance(err, (zipfile.BadZipFile, *INFLATE_ERRORS)):
-        problem = f"damaged zip: {err}"
-    else:
-        problem = f"the member cannot be read: {err}"
-    return BadInputError(problem, path=where, hint=hint)
-
-
 def open_member(zf: zipfile.ZipFile, member: str) -> IO[bytes]:
     """``zf.open(member)``, a deflated member inflated by ``inflate`` (zipfile still reads its
     headers, stops at its size and checks its CRC)."""
@@ -93,7 +65,28 @@ def reading_member(path: Path, zf: zipfile.ZipFile, member: str, *, hint: str) -
     try:
         yield
     except ZIP_ERRORS as err:
-        raise member_error(path, zf, member, err, hint=hint) from None
+        method = zf.getinfo(member).compress_type  # a member that was read, so listed
+        if isinstance(err, RuntimeError) and "password" in str(err):
+            problem = "the member is encrypted (a password is required to read it)"
+        elif isinstance(err, NotImplementedError) and method not in (0, 8, 12, 14):
+            name = _COMPRESSION_METHODS.get(method, "unknown")
+            problem = (
+                f"the member is compressed with method {method} ({name}), which Python's zipfile "
+                "cannot read"
+            )
+        elif isinstance(err, EOFError) or (
+            # Python 3.13's zipfile sees the same damage as an overlap: the recorded size runs into
+            # the next structure of the file.
+            isinstance(err, zipfile.BadZipFile) and str(err).startswith("Overlapped entries")
+        ):
+            problem = "damaged zip: the member ends before its recorded size (truncated?)"
+        elif isinstance(err, zipfile.LargeZipFile):
+            problem = f"the member needs ZIP64 extensions, which are not available: {err}"
+        elif isinstance(err, (zipfile.BadZipFile, *INFLATE_ERRORS)):
+            problem = f"damaged zip: {err}"
+        else:
+            problem = f"the member cannot be read: {err}"
+        raise BadInputError(problem, path=f"{path}!{member}", hint=hint) from None
 
 
 def folder_hint(path: Path, hint: str) -> str:

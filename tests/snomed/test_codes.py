@@ -7,7 +7,8 @@ import json
 import pytest
 
 from tempmedbench_synonyms.jsonio import report_text
-from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
+from tempmedbench_synonyms.snomed.sctid import FindingCode
+from tempmedbench_synonyms.snomed.validate import ValidationOutcome
 
 # SPEC section 6, "Each finding has a stable code", in its order.
 SPEC_FINDING_CODES = [

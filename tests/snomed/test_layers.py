@@ -14,9 +14,8 @@ TOP = "tempmedbench_synonyms."
 
 # Every module of snomed/ and what it may import from the package (exactly: a new import shows).
 LAYERS = {
-    "codes": set(),
     "concepts": set(),
-    "sctid": {"snomed.codes"},
+    "sctid": set(),
     "tables": {"errors"},
     "gps": {"errors", "files", "runtime", "snomed.concepts", "snomed.tables", "zips"},
     "rf2": {"errors", "files", "snomed.concepts", "snomed.tables", "zips"},
@@ -32,7 +31,6 @@ LAYERS = {
         "errors",
         "files",
         "jsonio",
-        "snomed.codes",
         "snomed.concepts",
         "snomed.sctid",
         "zips",  # a release given as a zip is told to unzip it (zips.folder_hint)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tempmedbench_synonyms.snomed.codes import FindingCode
 from tempmedbench_synonyms.snomed.sctid import (
+    FindingCode,
     concept_id_problems,
     is_extension_concept,
     parse_sctid,

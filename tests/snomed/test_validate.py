@@ -14,9 +14,9 @@ import pytest
 from helpers import FIXTURES
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.snomed import validate as validate_module
-from tempmedbench_synonyms.snomed.codes import FindingCode
 from tempmedbench_synonyms.snomed.concepts import ConceptIndex, encode_row
 from tempmedbench_synonyms.snomed.loader import load_concept_index
+from tempmedbench_synonyms.snomed.sctid import FindingCode
 from tempmedbench_synonyms.snomed.validate import (
     ARTIFACT_LINE_MAX,
     EVENTS_PATH,

@@ -10,6 +10,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,12 @@ from typing import Any
 from tempmedbench_synonyms import jsonio
 from tempmedbench_synonyms.errors import BadInputError, plural
 from tempmedbench_synonyms.files import open_regular
-from tempmedbench_synonyms.snomed.codes import FindingCode, ValidationOutcome
 from tempmedbench_synonyms.snomed.concepts import Concept, ConceptIndex
-from tempmedbench_synonyms.snomed.sctid import concept_id_problems, is_extension_concept
+from tempmedbench_synonyms.snomed.sctid import (
+    FindingCode,
+    concept_id_problems,
+    is_extension_concept,
+)
 from tempmedbench_synonyms.zips import folder_hint
 
 log = logging.getLogger(__name__)
@@ -32,6 +36,13 @@ QUESTION_SNOMED_PREFIX = "concept_snomed_"
 # and care plans), as the artifacts spell their event_type. Medications (RxNorm), observations
 # (LOINC) and encounters carry none.
 SNOMED_EVENT_TYPES = frozenset({"condition", "procedure", "careplan"})
+
+
+class ValidationOutcome(StrEnum):
+    """The outcome of ``gps validate``: exit 0 when clean, 1 with findings."""
+
+    CLEAN = "clean"
+    FINDINGS = "findings"
 
 
 @dataclass(frozen=True, slots=True)
