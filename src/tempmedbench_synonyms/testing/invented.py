@@ -85,8 +85,7 @@ def make_invented_release(
         (folder / part).mkdir(parents=True, exist_ok=True)
     mrconso = root / "MRCONSO.RRF"
     lines = list(invented_rows(concepts, seed=seed, atoms_of=atoms_of))
-    with open(mrconso, "w", encoding="utf-8", newline="") as fh:
-        fh.writelines(lines)
+    mrconso.write_text("".join(lines), encoding="utf-8", newline="")
     names: dict[int, str] = {}
     first_sy: dict[int, str] = {}
     for line in lines:
