@@ -158,8 +158,6 @@ class FakeUts:
         params = {k: v[-1] for k, v in query.items() if v}
         key = params.pop("apiKey", None)
         key_ok = key == self._api_key
-        # the one route UTS answers without a key (SPEC 11: the client never sends it there)
-        needs_key = not path.startswith("/metadata/")
         asked = tuple(sorted(params.items()))
         url_id = path + "?" + "&".join(f"{k}={v}" for k, v in asked)
         with self._lock:
@@ -182,7 +180,8 @@ class FakeUts:
         elif fault is not None and fault not in ("truncated", "stall"):
             reply = self._fault(fault, path)  # a failure before any check of the key
         else:
-            if needs_key and (
+            # the one route UTS answers without a key (SPEC 11: the client never sends it there)
+            if not path.startswith("/metadata/") and (
                 not key_ok
                 or (self.faults.revoke_after is not None and count > self.faults.revoke_after)
             ):

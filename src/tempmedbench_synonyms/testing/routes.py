@@ -29,7 +29,6 @@ Question = Callable[[Engine], Any]
 SEARCH_TYPES = (*paths.SEARCH_TYPES, "approximate")
 RETURN_ID_TYPES = ("concept", "aui", "code", "sourceConcept", "sourceDescriptor", "sourceUi")
 SEARCH_EMPTY = ("none", "list")
-_NO_RESULTS = {"ui": NONE, "name": "NO RESULTS"}
 
 
 def stable_hash(*parts: object) -> int:
@@ -182,7 +181,7 @@ def answer(fake: Settings, path: str, params: Mapping[str, str], *, base_url: st
     if kind == "search":  # no pageCount: a page past the last is the NONE row (or empty)
         shown = found[(number - 1) * size : number * size]
         if not shown and fake.search_empty == "none":
-            shown = [dict(_NO_RESULTS)]
+            shown = [{"ui": NONE, "name": "NO RESULTS"}]
         result = {"classType": "searchResults", "results": shown}
         return 200, {"pageSize": size, "pageNumber": number, "result": result}
     count = math.ceil(len(found or ()) / size)
