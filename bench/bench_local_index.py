@@ -22,7 +22,8 @@ Then it times, and prints with the core count:
 * 1,000 crosswalks, exact searches, one-word searches, definitions and relations, each one whole
   ``umls ... --meta META --file F --json`` run, best of 3, against the bare import of the CLI
   (best of 5): ms an input over the import (targets: 0.2 ms; word searches 0.5 ms), and the
-  same run of its first input alone (what each further input costs);
+  same run of its first input alone (what each further input costs); for relations, the bare
+  loop of ``floor_relations.py`` (the same answers' reads and JSON, without the package);
 * unless ``--no-rest``: the same 1,000 crosswalks over REST against the fake UTS on 127.0.0.1
   (150 ms an answer, ``--rate 15``: about 70 s), served from the rows they need, and whether
   their answers are the index's.
@@ -562,6 +563,11 @@ COMMANDS = {  # what is timed: (label, the umls command, target ms an input over
 }
 
 
+#: For a command, the script of its bare loop (``bench/``): the reads its answers cannot avoid,
+#: timed beside it (a floor for its ms an input).
+FLOORS = {"relations": "floor_relations.py"}
+
+
 def measured(cmd: list[str], env: dict[str, str]) -> dict:
     done = subprocess.run([sys.executable, "-c", MEASURED, *cmd], env=env, capture_output=True,
                           text=True, check=True)  # fmt: skip
@@ -730,6 +736,7 @@ def run(meta: Path, work: Path, args: argparse.Namespace) -> int:
 
     t_import, _ = best_of([py, "-c", IMPORT], env, 5)
     print(f"bare import       {t_import:.3f} s ({IMPORT}, best of 5)")
+    t_python, _ = best_of([py, "-c", "pass"], env, 5)
     local: dict[str, str] = {}
     for key, (label, command, target) in COMMANDS.items():
         cmd = [TOOL, "umls", *command, "--meta", str(meta), "--index-dir", str(index),
@@ -747,6 +754,11 @@ def run(meta: Path, work: Path, args: argparse.Namespace) -> int:
         ms = (seconds - t_import) / n * 1000
         print(f"{label:17} {seconds:.3f} s, best of 3: {ms:.3f} ms an input over the import "
               f"(target: {target} ms); {found:,} of {n:,} found, {results:,} results")  # fmt: skip
+        if key in FLOORS:  # the unavoidable reads alone, without the package
+            floor_cmd = [py, str(Path(__file__).parent / FLOORS[key]), str(index), str(inputs[key])]
+            bare, _ = best_of(floor_cmd, env, 3)
+            print(f"{'':17} bare loop {bare:.3f} s, best of 3: {(bare - t_python) / n * 1000:.3f} "
+                  f"ms an input over Python's start ({FLOORS[key]})")  # fmt: skip
         one = inputs[key].with_suffix(".one.txt")  # what a run costs apart from its inputs
         one.write_text(inputs[key].read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
         single, _ = best_of([*cmd[:-3], str(one), "--json"], env, 3)
