@@ -16,6 +16,7 @@ Every import counts, in a function too; those under ``if TYPE_CHECKING:`` (types
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import tomllib
 from pathlib import Path
@@ -297,3 +298,20 @@ def test_only_the_uts_client_imports_requests() -> None:
         )
     )
     assert users == ["uts.client"]
+
+
+def test_the_linters_immutable_calls_name_objects_that_exist() -> None:
+    """ruff's ``extend-immutable-calls`` names objects by their path: a module folded into another
+    (issue 23's cuts) leaves a name that exempts nothing, silently."""
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["ruff"]
+    names = ruff["lint"]["flake8-bugbear"]["extend-immutable-calls"]
+    missing = []
+    for name in names:
+        module, _, attribute = name.rpartition(".")
+        try:
+            found = hasattr(importlib.import_module(module), attribute)
+        except ImportError:
+            found = False
+        if not found:
+            missing.append(name)
+    assert missing == []
