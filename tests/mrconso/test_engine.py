@@ -1019,3 +1019,15 @@ def test_a_concepts_semantic_types_are_each_tui_once_by_tui_named_by_its_first_r
         {"name": "One", "uri": f"{SEMNET}/TUI/T1"},
         {"name": "Second", "uri": f"{SEMNET}/TUI/T2"},
     ]
+
+
+def test_sources_without_mrsab_take_the_highest_srl_of_every_lat_of_the_sab() -> None:
+    """SPEC 12: restrictionLevel is the SAB's highest SRL, whichever LAT its row has, not the
+    highest of the LAT chosen for ``language`` (here ENG, by most rows; the 7 is a SPA row's)."""
+    rows = [
+        row("C1", "A1", "A", "1", "x", lat="SPA", srl="7"),
+        row("C1", "A2", "A", "1", "x", lat="ENG", srl="1"),
+        row("C1", "A3", "A", "1", "x", lat="ENG", srl="2"),
+    ]
+    (found,) = build({"MRCONSO": rows}).sources()
+    assert (found["language"]["abbreviation"], found["restrictionLevel"]) == ("ENG", 7)
