@@ -126,6 +126,22 @@ def test_a_fetch_counts_its_time_from_when_it_began() -> None:
     assert "0:00:09" in ANSI.sub("", bar.getvalue())  # rich's time taken, 9.8 s
 
 
+def test_a_step_done_at_its_first_update_shows_its_time_taken_on_the_bar() -> None:
+    """A rerun the cache answers whole: its one update is the final one, and the bar shows the
+    time taken (rich's, from the fetch's start), never the "-:--:--" of a time left unknown."""
+    clock = Clock()
+    bar = io.StringIO()
+    console = Console(file=bar, force_terminal=True, width=160, color_system=None)
+    p = StepProgress(bar, label="UMLS 2099AA", unit="concepts", total=3, clock=clock,
+                     console=console, started=0.0)  # fmt: skip
+    clock.now = 9.8  # the probe held
+    p.update(3, hits=4, requests=0, final=True)
+    assert ANSI.sub("", bar.getvalue()).split("\r")[-1].split() == [
+        "UMLS", "2099AA", "━" * 24, "3/3", "concepts", "0:00:09", "4", "cache", "hits,",
+        "0", "requests",
+    ]  # fmt: skip
+
+
 def test_a_scan_of_a_pipe_learns_its_size_at_the_end() -> None:
     out = io.StringIO()
     StepProgress(out, label="scanning -", unit="bytes", clock=lambda: 0.0)(4_000, 4_000)

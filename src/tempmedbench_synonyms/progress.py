@@ -108,12 +108,13 @@ class StepProgress:
         if requests is not None:
             extra.append(plural(requests, "request") + (f" ({retries} retried)" if retries else ""))
         task = self._bar.tasks[0]
-        first = task.start_time is None  # (the task is added unstarted)
-        if first and self._started is None:
-            self._start = self._clock()  # the step starts now, not when it was built
+        if task.start_time is None:  # the first update (the task is added unstarted)
+            if self._started is None:
+                self._start = self._clock()  # the step starts now, not when it was built
+            # The bar's time taken counts from there too; set before the update, which takes
+            # the time taken of a step it completes only from a started task.
+            task.start_time = self._start
         self._bar.update(self._task, completed=done, total=total, extra=", ".join(extra))
-        if first:
-            task.start_time = self._start  # the bar's time taken counts from there too
         now = self._clock()
         interval = self._interval if self.is_tty else max(self._interval, (now - self._start) / 30)
         if not final and now - self._last < interval:
