@@ -1,6 +1,6 @@
 """Each lookup kind of SPEC section 11, defined once, and what a lookup answers (``Answer``).
 
-A kind is a frozen dataclass: its fields are its inputs and options (``config.spelt``), its
+A kind is a frozen dataclass: its fields are its inputs and options (``config.option``), its
 docstring its command's help; it carries its request, words, rows rule (``rows``), local
 question (``ask``), model and table, which the UTS pipeline, the CLI and the local answers read
 instead of branching on types (docs/architecture.md). ``KINDS`` lists them.
@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from tempmedbench_synonyms import paths
 from tempmedbench_synonyms.atoms import AtomQuery, check_code, check_cui, check_sab
-from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.config import option
 from tempmedbench_synonyms.errors import EXIT_CODES, BadInputError, Outcome, plural
 from tempmedbench_synonyms.paths import (
     DIRECTIONS,
@@ -195,13 +195,6 @@ class Lookup:
         if getattr(self, "aui", None) is not None:
             return "check the AUI (A and 7 to 9 digits, such as A3220484)"
         return "check the code, and the source it belongs to"
-
-
-def option(
-    default: Any, flag: str, help: str, default_text: str | None = None, metavar: str | None = None
-) -> Any:
-    """A dataclass field spelt ``flag`` on the command line (``config.spelt``)."""
-    return field(default=default, metadata=spelt(flag, help, default_text, metavar))
 
 
 def _sabs(what: str = "results of") -> Any:

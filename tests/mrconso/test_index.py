@@ -511,7 +511,7 @@ def test_a_second_process_waits_for_the_lock_then_uses_the_part(meta: Path, tmp_
             f"waiting for another process that is indexing MRDEF.RRF in {idx}\n"
         )
         f = ix._files["MRDEF"]  # built as the lock's holder would, under the lock we hold
-        ix._build(f, part.with_name(f".{part.name}"), part)
+        ix._build(f, part.with_name(f".{part.name}.0.tmp"), part)
         os.close(fd)
         out, _ = proc.communicate(timeout=5)
     finally:

@@ -113,7 +113,9 @@ def test_a_dumped_atom_reads_back_equal() -> None:
     assert again.to_atom() == atom.to_atom()
 
 
-def test_concept_release_comes_from_its_links() -> None:
+def test_a_concept_reads_its_fields_and_ignores_unknown_ones() -> None:
+    """Its fields read, ``"NONE"`` absent, an unknown key ignored (its release, read from its
+    links, is tests/uts/test_cached.py's test_current_is_the_release_a_concept_s_links_name)."""
     concept = UtsConcept.model_validate(
         {
             "classType": "Concept",

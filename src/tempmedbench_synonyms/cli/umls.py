@@ -12,7 +12,7 @@ import io
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -38,7 +38,7 @@ from tempmedbench_synonyms.cli._shared import (
     print_json,
 )
 from tempmedbench_synonyms.cli.cache import CacheOnly
-from tempmedbench_synonyms.config import resolve_index_dir, spelt
+from tempmedbench_synonyms.config import option, resolve_index_dir
 from tempmedbench_synonyms.errors import BadInputError, Outcome
 from tempmedbench_synonyms.lookups import (
     KINDS,
@@ -70,31 +70,24 @@ umls_app = command_group(
 class Asking:
     """How a ``umls`` command asks: which release, from where, which inputs, or only a plan."""
 
-    umls_release: str = field(
-        default="current",
-        metadata=spelt(
-            "--umls-release",
-            "The UMLS release, such as 2025AB, or current (UTS's newest; with --meta, the one "
-            "the files' names say).",
-        ),
+    umls_release: str = option(
+        "current",
+        "--umls-release",
+        "The UMLS release, such as 2025AB, or current (UTS's newest; with --meta, the one the "
+        "files' names say).",
     )
-    file: Path | None = field(
-        default=None,
-        metadata=spelt(
-            "--file",
-            "Read the inputs from a file, one a line (for a source code, its SAB, a tab, then "
-            "the code); - is standard input; blank lines are skipped.",
-            "",
-        ),
+    file: Path | None = option(
+        None,
+        "--file",
+        "Read the inputs from a file, one a line (for a source code, its SAB, a tab, then the "
+        "code); - is standard input; blank lines are skipped.",
+        "",
     )
-    dry_run: bool = field(
-        default=False,
-        metadata=spelt(
-            "--dry-run",
-            "Say how many inputs the cache answers and how long the rest take (with --meta: "
-            "the files it needs, and whether each is indexed), and stop: nothing is sent or "
-            "built.",
-        ),
+    dry_run: bool = option(
+        False,
+        "--dry-run",
+        "Say how many inputs the cache answers and how long the rest take (with --meta: the "
+        "files it needs, and whether each is indexed), and stop: nothing is sent or built.",
     )
 
 

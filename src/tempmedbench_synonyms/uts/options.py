@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 import idna
 
 from tempmedbench_synonyms import config
+from tempmedbench_synonyms.config import option
 from tempmedbench_synonyms.constants import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -35,7 +36,6 @@ from tempmedbench_synonyms.constants import (
     RETRY_BUDGET,
 )
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
-from tempmedbench_synonyms.lookups import option
 from tempmedbench_synonyms.secret import holds_secret, read_api_key, redact, redact_url
 
 StrPath = str | os.PathLike[str]
