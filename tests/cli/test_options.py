@@ -8,7 +8,7 @@ import json
 import sys
 import types
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import tempmedbench_synonyms.cli as cli
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.cli._options import Only, PlainUsage, with_options
-from tempmedbench_synonyms.config import spelt
+from tempmedbench_synonyms.config import option
 from tempmedbench_synonyms.options import RegenOptions
 from tempmedbench_synonyms.uts.options import UtsOptions
 
@@ -91,8 +91,8 @@ def test_what_was_parsed_reaches_the_run_as_one_object(
 
 @dataclass(frozen=True)
 class _Toy:
-    size: int = field(default=3, metadata=spelt("--size", "How many."))
-    loud: bool = field(default=False, metadata=spelt("--loud", "Say it loud."))
+    size: int = option(3, "--size", "How many.")
+    loud: bool = option(False, "--loud", "Say it loud.")
     hidden: str = "never a flag"  # no metadata: not an option
 
 
