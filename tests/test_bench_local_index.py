@@ -94,3 +94,25 @@ def test_the_relations_floor_prints_the_commands_answers(
         statements.clear()
         floor_relations.relations(db, cui)
         assert len(statements) == reads, (cui, statements)
+
+
+def test_a_floor_that_fails_or_answers_otherwise_is_said_not_timed() -> None:
+    """The bench prints a floor's time only when the loop ended well and printed the command's
+    answers: a traceback exits 1, which ``best_of`` takes for a run with a not_found."""
+    from subprocess import CompletedProcess
+
+    from bench_local_index import floor_problem
+
+    command = '{"input":"C1","outcome":"found","results":[{"ui":"R1","rootSource":"S"}]}\n'
+    other = command.replace("R1", "R2")
+    crash = "Traceback (most recent call last):\n  ...\nValueError: not enough values\n"
+    assert floor_problem(CompletedProcess([], 0, command, ""), command) is None
+    assert floor_problem(CompletedProcess([], 1, "", crash), command) == (
+        "exit 1: ValueError: not enough values"
+    )
+    assert floor_problem(CompletedProcess([], 0, other, ""), command) == (
+        "1 of 1 inputs answered otherwise than the command (first: line 1)"
+    )
+    assert floor_problem(CompletedProcess([], 0, "", ""), command) == (
+        "0 answers for the command's 1"
+    )
