@@ -658,6 +658,21 @@ def answers(stdout: str) -> list[tuple]:
     return out
 
 
+def floor_problem(done: subprocess.CompletedProcess, command_stdout: str) -> str | None:
+    """Why a bare loop's time says nothing (``None``: it ended well with the command's answers).
+    ``best_of`` takes exit 1 for a run with a not_found, but a loop's traceback exits 1 too."""
+    if done.returncode != 0:
+        return f"exit {done.returncode}: {(done.stderr.strip().splitlines() or [''])[-1][:300]}"
+    mine, theirs = answers(done.stdout), answers(command_stdout)
+    if len(mine) != len(theirs):
+        return f"{len(mine):,} answers for the command's {len(theirs):,}"
+    differ = [n for n, (a, b) in enumerate(zip(mine, theirs, strict=True), start=1) if a != b]
+    if differ:
+        return (f"{len(differ):,} of {len(mine):,} inputs answered otherwise than the command "
+                f"(first: line {differ[0]})")  # fmt: skip
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="rows of each file (1: SPEC 12's)")
@@ -756,9 +771,15 @@ def run(meta: Path, work: Path, args: argparse.Namespace) -> int:
               f"(target: {target} ms); {found:,} of {n:,} found, {results:,} results")  # fmt: skip
         if key in FLOORS:  # the unavoidable reads alone, without the package
             floor_cmd = [py, str(Path(__file__).parent / FLOORS[key]), str(index), str(inputs[key])]
-            bare, _ = best_of(floor_cmd, env, 3)
-            print(f"{'':17} bare loop {bare:.3f} s, best of 3: {(bare - t_python) / n * 1000:.3f} "
-                  f"ms an input over Python's start ({FLOORS[key]})")  # fmt: skip
+            bare, floor_done = best_of(floor_cmd, env, 3)
+            problem = floor_problem(floor_done, done.stdout)
+            if problem:
+                failed += 1
+                print(f"{'':17} bare loop failed ({FLOORS[key]}): {problem}")
+            else:
+                print(f"{'':17} bare loop {bare:.3f} s, best of 3: "
+                      f"{(bare - t_python) / n * 1000:.3f} ms an input over Python's start "
+                      f"({FLOORS[key]}; the command's answers)")  # fmt: skip
         one = inputs[key].with_suffix(".one.txt")  # what a run costs apart from its inputs
         one.write_text(inputs[key].read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
         single, _ = best_of([*cmd[:-3], str(one), "--json"], env, 3)

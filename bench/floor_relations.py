@@ -5,10 +5,13 @@ and prints its time beside ``umls relations``).
 
 It imports nothing of the package: one connection to the index's MRCONSO and MRREL files, and
 for each CUI of INPUTS only the reads SPEC 12 makes unavoidable for a relations answer, through
-the indexes the build made: the MRREL rows whose CUI2 is the concept (the counted ones, by RUI),
-the MRCONSO rows of the atoms on their sides, the name of each source code a side names
-(its first row by SPEC 12's order), the names of the concepts on the sides; then one JSON line
-an input holding each relation's fields (UTS's keys, sorted), as the command prints. It skips
+the indexes the build made: the MRREL rows whose CUI2 is the concept (the counted ones, by RUI,
+one more than ``--limit`` keeps), and only if there are any (none is ``not_found``, whether
+MRCONSO holds the concept or not: SPEC 11), the MRCONSO rows of the atoms on their sides, the
+name of each source code a side names (its first row by SPEC 12's order), the names of the
+concepts on the sides and of the concept itself (one MRCONSO lacks is ``not_found``, even where
+MRREL holds rows for it: SPEC 12); then one JSON line an input holding the outcome and each
+relation's fields (UTS's keys, sorted), as the command prints. It skips
 what the command adds: checks of the input, the answer's envelope, the links' URLs, cleaning,
 options. The time over Python's own start is what the command's ms an input can be compared to.
 """
@@ -42,13 +45,15 @@ def connect(index: Path) -> sqlite3.Connection:
 
 
 def relations(db: sqlite3.Connection, cui: str) -> tuple[list[dict[str, object]], bool] | None:
-    """The relations of ``cui`` (at most ``LIMIT``) and whether more were cut; ``None`` for a
-    concept MRCONSO lacks."""
+    """The relations of ``cui`` (at most ``LIMIT``) and whether more were cut; ``None`` when
+    there are none (``not_found``: a concept without relations, or one MRCONSO lacks)."""
     rows = db.execute(
         "SELECT cui1, aui1, stype1, rel, cui2, aui2, stype2, rela, rui, srui, sab, rg, suppress "
         f"FROM mrrel WHERE cui2 = ? AND {COUNTED} ORDER BY rui LIMIT ?",
         (cui, LIMIT + 1),
     ).fetchall()
+    if not rows:
+        return None
     rows, cut = rows[:LIMIT], len(rows) > LIMIT
     sides = {(r[0], r[1], r[2]) for r in rows} | {(r[4], r[5], r[6]) for r in rows}
     atoms = {
@@ -116,9 +121,9 @@ def main() -> None:
     db = connect(index)
     write = sys.stdout.write
     for cui in inputs.read_text(encoding="utf-8").split():
-        found, cut = relations(db, cui) or (None, False)
-        outcome = "not_found" if found is None else "found" if found else "no_results"
-        answer = {"input": cui, "outcome": outcome, "results": found or [], "truncated": cut}
+        found, cut = relations(db, cui) or ([], False)
+        outcome = "found" if found else "not_found"
+        answer = {"input": cui, "outcome": outcome, "results": found, "truncated": cut}
         write(json.dumps(answer, sort_keys=True, separators=(",", ":")) + "\n")
 
 

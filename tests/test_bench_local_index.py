@@ -6,14 +6,15 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tempmedbench_synonyms.cli.umls import umls_app
 from tempmedbench_synonyms.mrconso.engine import COLUMNS
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
+import floor_relations
 from bench_local_index import FILES, generate_meta
-from floor_relations import connect, relations
 
 
 def test_the_generated_meta_has_each_files_fields_counts_and_order(tmp_path: Path) -> None:
@@ -43,33 +44,75 @@ def test_the_generated_meta_has_each_files_fields_counts_and_order(tmp_path: Pat
         ).read_bytes()
 
 
-def test_the_relations_floor_reads_what_the_command_answers(tmp_path: Path) -> None:
-    """The bare loop timed beside ``umls relations`` builds the same relations (its reads are
-    the command's, not fewer): every field but the links, for every concept of a small META."""
+@pytest.mark.parametrize("limit", [1000, 5])
+def test_the_relations_floor_prints_the_commands_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], limit: int
+) -> None:
+    """The bare loop timed beside ``umls relations`` answers each input as the command does (its
+    reads are the command's, not fewer): the outcome (a concept without relations is
+    ``not_found``, as an unknown one: SPEC 11), whether ``--limit`` cut it, and every field but
+    the links of each relation, for concepts with and without relations and an unknown one."""
     generate_meta(tmp_path / "META", 0.001)
     mrrel = (tmp_path / "META" / "MRREL.RRF").read_text(encoding="utf-8").splitlines()
-    cuis = [*sorted({line.split("|")[4] for line in mrrel})[:40], "C9999999"]
+    mrconso = (tmp_path / "META" / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines()
+    related = sorted({line.split("|")[4] for line in mrrel})
+    without = sorted({line.split("|")[0] for line in mrconso} - set(related))[:2]
+    cuis = [*related[:40], *without, "C9999999"]
     (tmp_path / "inputs.txt").write_text("\n".join(cuis) + "\n", encoding="utf-8")
     args = ["relations", "--meta", tmp_path / "META", "--index-dir", tmp_path / "index",
-            "--file", tmp_path / "inputs.txt", "--json"]  # fmt: skip
+            "--file", tmp_path / "inputs.txt", "--json", "--limit", limit]  # fmt: skip
     result = CliRunner().invoke(umls_app, [str(a) for a in args])
     assert result.exit_code == 1, result.output  # (C9999999: not found)
-    answers = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [a["input"] for a in answers] == cuis
-
-    db = connect(tmp_path / "index")
+    monkeypatch.setattr(floor_relations, "LIMIT", limit)
+    monkeypatch.setattr(sys, "argv", ["floor_relations.py", str(tmp_path / "index"),
+                                      str(tmp_path / "inputs.txt")])  # fmt: skip
+    capsys.readouterr()
+    floor_relations.main()
     fields = ("ui", "relationLabel", "additionalRelationLabel", "rootSource", "sourceUi",
               "groupId", "obsolete", "suppressible", "sourceOriginated", "attributeCount",
               "relatedIdName", "relatedFromIdName")  # fmt: skip
-    compared = 0
-    for cui, answer in zip(cuis, answers, strict=True):
-        found = relations(db, cui)
-        if found is None:
-            assert (cui, answer["outcome"]) == ("C9999999", "not_found")
-            continue
-        mine, cut = found
-        theirs = answer["results"]
-        assert cut is bool(answer.get("truncated"))
-        assert [[r[f] for f in fields] for r in mine] == [[r[f] for f in fields] for r in theirs]
-        compared += len(mine)
-    assert compared > 100
+
+    def said(line: str) -> tuple[object, ...]:
+        a = json.loads(line)
+        rows = [[r[f] for f in fields] for r in a["results"] or []]
+        return a["input"], a["outcome"], bool(a["truncated"]), rows
+
+    theirs = [said(line) for line in result.stdout.splitlines()]
+    mine = [said(line) for line in capsys.readouterr().out.splitlines()]
+    assert [a[0] for a in theirs] == cuis
+    assert mine == theirs
+    assert [a[1] for a in mine[40:]] == ["not_found"] * 3
+    assert sum(len(a[3]) for a in mine) > 100
+    assert sum(a[2] for a in mine) == (0 if limit == 1000 else 19)  # (19 have more than 5)
+
+    # the reads: MRREL's rows, then the atoms, source codes and concepts they name; MRREL's rows
+    # alone for a concept without relations (not_found, whether MRCONSO holds it or not)
+    db = floor_relations.connect(tmp_path / "index")
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    for cui, reads in ((related[0], 4), (without[0], 1), ("C9999999", 1)):
+        statements.clear()
+        floor_relations.relations(db, cui)
+        assert len(statements) == reads, (cui, statements)
+
+
+def test_a_floor_that_fails_or_answers_otherwise_is_said_not_timed() -> None:
+    """The bench prints a floor's time only when the loop ended well and printed the command's
+    answers: a traceback exits 1, which ``best_of`` takes for a run with a not_found."""
+    from subprocess import CompletedProcess
+
+    from bench_local_index import floor_problem
+
+    command = '{"input":"C1","outcome":"found","results":[{"ui":"R1","rootSource":"S"}]}\n'
+    other = command.replace("R1", "R2")
+    crash = "Traceback (most recent call last):\n  ...\nValueError: not enough values\n"
+    assert floor_problem(CompletedProcess([], 0, command, ""), command) is None
+    assert floor_problem(CompletedProcess([], 1, "", crash), command) == (
+        "exit 1: ValueError: not enough values"
+    )
+    assert floor_problem(CompletedProcess([], 0, other, ""), command) == (
+        "1 of 1 inputs answered otherwise than the command (first: line 1)"
+    )
+    assert floor_problem(CompletedProcess([], 0, "", ""), command) == (
+        "0 answers for the command's 1"
+    )
