@@ -112,10 +112,12 @@ class FakeUtsData:
             return question(Engine(self._db, self._files, links))
 
     @classmethod
-    def from_lines(cls, lines: Iterable[str], *, release: str = "2099AA") -> FakeUtsData:
+    def from_lines(
+        cls, lines: Iterable[str], *, path: str = "<rows>", release: str = "2099AA"
+    ) -> FakeUtsData:
         """Rows in MRCONSO.RRF format (18 fields, each followed by ``|``); blank lines skipped."""
         rows = (
-            FakeRow(tuple(split_row(line, path="<rows>", line_no=n)))
+            FakeRow(tuple(split_row(line, path=path, line_no=n)))
             for n, line in enumerate(lines, start=1)
             if line.strip()
         )

@@ -24,20 +24,21 @@ def invented_rows(
     *,
     atoms_per_concept: int = 4,
     sab: str = "SNOMEDCT_US",
+    first_cui: int = 9_000_001,
     first_aui: int = 90_000_001,
     seed: int = 0,
     atoms_of: Callable[[int], int] | None = None,
 ) -> Iterator[str]:
     """MRCONSO.RRF-format lines for invented concepts.
 
-    Concept ``k``: CUI ``C{9000001 + k}``, code ``{1000000 + k}``, ``atoms_per_concept`` atoms
+    Concept ``k``: CUI ``C{first_cui + k}``, code ``{1000000 + k}``, ``atoms_per_concept`` atoms
     of ``sab`` (``atoms_of(k)``): a PT, then SYs (the last of three or more suppressible), one MTH.
     """
     rng = random.Random(seed)
     words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
     aui = first_aui
     for k in range(concepts):
-        cui = f"C{9_000_001 + k:07d}"
+        cui = f"C{first_cui + k:07d}"
         code = str(1_000_000 + k)
         stem = f"invented {rng.choice(words)} {rng.choice(words)} {k}"
         n = atoms_of(k) if atoms_of is not None else atoms_per_concept
