@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 #: SPEC 12's order that names a source code: its first row by these.
@@ -118,13 +119,13 @@ def relations(db: sqlite3.Connection, cui: str) -> tuple[list[dict[str, object]]
 
 def main() -> None:
     index, inputs = Path(sys.argv[1]), Path(sys.argv[2])
-    db = connect(index)
     write = sys.stdout.write
-    for cui in inputs.read_text(encoding="utf-8").split():
-        found, cut = relations(db, cui) or ([], False)
-        outcome = "found" if found else "not_found"
-        answer = {"input": cui, "outcome": outcome, "results": found, "truncated": cut}
-        write(json.dumps(answer, sort_keys=True, separators=(",", ":")) + "\n")
+    with closing(connect(index)) as db:
+        for cui in inputs.read_text(encoding="utf-8").split():
+            found, cut = relations(db, cui) or ([], False)
+            outcome = "found" if found else "not_found"
+            answer = {"input": cui, "outcome": outcome, "results": found, "truncated": cut}
+            write(json.dumps(answer, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

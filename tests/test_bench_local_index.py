@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -87,13 +88,13 @@ def test_the_relations_floor_prints_the_commands_answers(
 
     # the reads: MRREL's rows, then the atoms, source codes and concepts they name; MRREL's rows
     # alone for a concept without relations (not_found, whether MRCONSO holds it or not)
-    db = floor_relations.connect(tmp_path / "index")
     statements: list[str] = []
-    db.set_trace_callback(statements.append)
-    for cui, reads in ((related[0], 4), (without[0], 1), ("C9999999", 1)):
-        statements.clear()
-        floor_relations.relations(db, cui)
-        assert len(statements) == reads, (cui, statements)
+    with closing(floor_relations.connect(tmp_path / "index")) as db:
+        db.set_trace_callback(statements.append)
+        for cui, reads in ((related[0], 4), (without[0], 1), ("C9999999", 1)):
+            statements.clear()
+            floor_relations.relations(db, cui)
+            assert len(statements) == reads, (cui, statements)
 
 
 def test_a_floor_that_fails_or_answers_otherwise_is_said_not_timed() -> None:
