@@ -506,6 +506,22 @@ def pick_inputs(
         defined = sorted({r[0] for r in (line.split("|") for line in f) if r[6] == "N"})
     known = n - UNKNOWN
     sabs = rng.choices(list(CROSSWALK_MIX), list(CROSSWALK_MIX.values()), k=known)
+    pools = {  # each command's distinct inputs the rows sampled give, and how many it needs
+        "words": (
+            {w for t in english for w in (w.strip(",") for w in t.split())
+             if w.casefold() not in frequent and not w.isdigit()},
+            known,
+        ),
+        "strings": (strings, known),
+        "concepts": (set(cuis), known),
+        **{f"{sab} codes": (set(codes[sab]), k) for sab, k in Counter(sabs).items()},
+    }  # fmt: skip
+    for what, (pool, need) in pools.items():
+        if len(pool) < need:  # (else the picking below would never end, or raise)
+            raise SystemExit(
+                f"bench: {meta} gives {len(pool):,} distinct {what} to ask, fewer than the "
+                f"{need:,} inputs of its command: give a larger --scale"
+            )
     words: dict[str, None] = {}  # a word of a random atom: frequent words more often
     while len(words) < known:
         ws = [w.strip(",") for w in rng.choice(english).split()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -117,3 +118,24 @@ def test_a_floor_that_fails_or_answers_otherwise_is_said_not_timed() -> None:
     assert floor_problem(CompletedProcess([], 0, "", ""), command) == (
         "0 answers for the command's 1"
     )
+
+
+def test_a_meta_too_small_for_the_inputs_is_refused_not_picked_forever(tmp_path: Path) -> None:
+    """At ``--scale 0.001`` the rows hold fewer distinct words than the 980 known inputs of the
+    word searches: the benchmark says so and which scale to change, where it used to loop for
+    ever drawing words it already had (run in a child with a deadline, so a loop fails here)."""
+    generate_meta(tmp_path / "META", 0.001)
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parents[1] / 'bench')!r}); "
+        "from pathlib import Path; from bench_local_index import pick_inputs; "
+        f"pick_inputs(Path({str(tmp_path)!r}), Path({str(tmp_path / 'META')!r}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"bench: {tmp_path / 'META'} gives 541 distinct words to ask, fewer than the 980 inputs "
+        "of its command: give a larger --scale\n"
+    )
+    assert not list(tmp_path.glob("inputs-*.txt"))
