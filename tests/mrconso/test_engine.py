@@ -362,6 +362,55 @@ def test_a_crosswalk_counts_rows_on_both_sides() -> None:
     assert e.crosswalk("T", "3") == []  # known; its one atom does not count
 
 
+def test_a_crosswalks_clusters_each_read_from_all_their_rows() -> None:
+    """Each cluster from all its rows, wherever they are (another concept too): its lists' links
+    whichever row shows an entry, its name by the code rule over all of them (a tie: the first
+    row in the file), its flags from all; the clusters by SAB, then code, in code-point order."""
+    rows = [
+        row("C1", "A1", "S", "1", "Asked"),
+        row("C1", "A2", "T", "b", "Later", tty="SY"),  # b: its parent A10, by PAUI and PTR
+        row("C1", "A4", "T", "a", "First of A4"),
+        row("C1", "A6", "T", "c", "Has a child"),
+        row("C1", "A7", "T", "e", "Deep"),  # e: an ancestor two levels up only
+        row("C1", "A8", "U", "\u00e9", "Accent"),
+        row("C1", "A9", "U", "z", "Zed", suppress="E"),
+        row("C2", "A9b", "U", "z", "Zed gone", suppress="O"),
+        row("C1", "A9c", "U", "z", "Zed kept"),
+        row("C1", "A13", "U", "Z", "Capital"),
+        row("C9", "A3", "T", "b", "Named"),  # b's row in another concept: its relation
+        row("C7", "A4", "T", "a", "Second of A4"),  # (the same AUI and key: the first row)
+        row("C5", "A10", "T", "p", "Parent"),
+        row("C5", "A11", "T", "d", "Child"),
+        row("C5", "A12", "V", "q", "Other source"),
+    ]
+    mrrel = [rel("C5", "A10", "CODE", "RO", "C9", "A3", "CODE", "R1")]
+    mrhier = [hier("A2", "A10", "A10"), hier("A11", "A6", "A6"), hier("A7", "A12", "A10.A12")]
+    e = build({"MRCONSO": rows, "MRREL": mrrel, "MRHIER": mrhier})
+    assert e.crosswalk("S", "1") == [
+        cluster("T", "a", "First of A4", 2),
+        cluster("T", "b", "Named", 2, has="ancestors parents relations"),
+        cluster("T", "c", "Has a child", 1, has="descendants children"),
+        cluster("T", "e", "Deep", 1, has="ancestors"),
+        cluster("U", "Z", "Capital", 1),
+        cluster("U", "z", "Zed kept", 3),
+        {**cluster("U", "%C3%A9", "Accent", 1), "ui": "\u00e9", "rootSource": "U",
+         "concepts": f"{REST}/search/2099AA?string=%C3%A9&sabs=U&searchType=exact"
+         "&inputType=sourceUi"},
+    ]  # fmt: skip
+    assert uis(e.crosswalk("S", "1", targets=["U"])) == ["Z", "z", "\u00e9"]
+    assert uis(e.crosswalk("S", "1", rows=counted(suppressible=True), targets=["U"])) == [
+        "Z", "z", "\u00e9",
+    ]  # fmt: skip
+    assert e.crosswalk("T", "p") == [cluster("V", "q", "Other source", 1)]  # (a child: no entry)
+    assert e.crosswalk("U", "z", targets=["T"]) == [
+        cluster("T", "a", "First of A4", 2),
+        cluster("T", "b", "Named", 2, has="ancestors parents relations"),
+        cluster("T", "c", "Has a child", 1, has="descendants children"),
+        cluster("T", "e", "Deep", 1, has="ancestors"),
+    ]
+    assert e.crosswalk("U", "z", rows=counted(obsolete=True), targets=["V"]) == []
+
+
 def steps(e: Engine, ask: Callable[[], object]) -> int:
     """How many thousand SQLite VM steps ``ask`` takes on ``e``'s connection."""
     count = [0]

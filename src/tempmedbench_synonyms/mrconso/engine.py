@@ -5,6 +5,7 @@ question of SPEC 11 answered from them (``Engine``): docs/architecture.md, "Rows
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import re
@@ -145,10 +146,16 @@ _NAME_KEY = ("suppress <> 'N'", "lat <> 'ENG'", "tty <> 'PT'", "ispref <> 'Y'", 
              "stt <> 'PF'", "aui")  # fmt: skip
 _CODE_ORDER = ", ".join(_NAME_KEY)
 #: An MRCONSO row ``m`` as a cluster reads it (``_flagged``: its lists' flags last): the fields
-#: that count and name its code, then ``_NAME_KEY`` (the name's key, read by ``_C_KEY``).
-_CLUSTER_ROW = "m.sab, m.code, m.str, m.suppress, " + ", ".join(f"m.{k}" for k in _NAME_KEY)
-_C_STR, _C_SUPPRESS, _C_AUI = 2, 3, 3 + len(_NAME_KEY)
-_C_KEY = operator.itemgetter(slice(4, 4 + len(_NAME_KEY)))
+#: that count and name its code, then ``_NAME_KEY`` (the name's key, read by ``_C_KEY``): its
+#: tests as one number (the first the highest bit: the same order), then the AUI.
+_CLUSTER_ROW = (
+    "m.sab, m.code, m.str, m.suppress, "
+    + " + ".join(f"(m.{k}) * {1 << n}" for n, k in enumerate(reversed(_NAME_KEY[:-1])))
+    + f", m.{_NAME_KEY[-1]}"
+)
+_C_STR, _C_SUPPRESS, _C_AUI = 2, 3, 5
+_C_KEY = operator.itemgetter(4, _C_AUI)
+_C_CODE = operator.itemgetter(0, 1)
 #: The rows of a source's code, SCUI or SDUI ``{sab}``, ``{id}`` (SQL expressions), through the
 #: indexes: (code, sab), and the partial ones on SCUI and SDUI where they differ from the code.
 _IDENT = {
@@ -173,7 +180,7 @@ _RETURN_FIELDS = {"code": "CODE", "sourceUi": "CODE", "sourceConcept": "SCUI",
 _WORD = re.compile(r"\w+")
 #: The flags of an MRCONSO row ``m``'s lists (a column of the rows a cluster is made of): whether
 #: MRREL and MRHIER give it an entry (SPEC 12: an atom of the code's SAB with another known code),
-#: each a bit that ``_BITS`` and ``_OPEN`` read.
+#: each a bit that ``_cluster`` reads (``_DESCENDANTS``...).
 _FLAG_REL = (
     "EXISTS (SELECT 1 FROM mrrel WHERE aui2 = m.aui AND aui2 <> '' "
     "AND (+stype2 = 'SCUI' OR +stype2 = 'SDUI' OR +stype2 = 'CODE'))"
@@ -198,11 +205,16 @@ _FLAG_HIER = (
     "WHEN EXISTS (SELECT 1 FROM mrhier h JOIN mrconso c ON c.aui = h.aui WHERE h.paui = m.aui "
     f"AND h.paui <> '' AND {_ENTRY}) THEN 80 ELSE 64 END"
 )
-#: each list's bit, in the order a cluster gives the lists
-_BITS = (("descendants", 32), ("ancestors", 4), ("parents", 2), ("children", 16), ("relations", 1))
-#: the lists a flag leaves open (its bit, the list's bit): read from the rows when no atom of the
-#: code settles them
-_OPEN = ((8, 4, "ancestors"), (64, 32, "descendants"))
+#: each list's bit (``_cluster`` gives the lists in this order)
+_DESCENDANTS, _ANCESTORS, _PARENTS, _CHILDREN, _RELATIONS = 32, 4, 2, 16, 1
+#: the flags that leave a list open: read from the rows when no atom of the code settles it
+_ANCESTORS_OPEN, _DESCENDANTS_OPEN = 8, 64
+_OPEN = (
+    (_ANCESTORS_OPEN, _ANCESTORS, "ancestors"),
+    (_DESCENDANTS_OPEN, _DESCENDANTS, "descendants"),
+)
+#: the SUPPRESS values of rows that do not count (any other counts as N)
+_UNCOUNTED = frozenset({"O", "E", "Y"})
 _T = TypeVar("_T")
 #: The most digits of an SRL read as a number (a longer one is none: SQLite's integers are 64-bit)
 _SRL_DIGITS = 18
@@ -261,6 +273,22 @@ def _json(values: Iterable[object]) -> str:
 def _ptr(paui: str, ptr: str) -> list[str]:
     """A hierarchy row's ancestors, nearest first (an empty PTR: its PAUI alone)."""
     return [a for a in reversed(ptr.split("."))] if ptr else [paui] if paui else []
+
+
+@functools.lru_cache(maxsize=64)
+def _crosswalk(rows: Rows, targeted: bool, flagged: str) -> str:
+    """``Engine.crosswalk``'s statement (made once a rule): the rows, each ``flagged``, of the
+    other codes of the concepts where the code ``?`` (SAB ``?``) has a row ``rows`` counts, not
+    of SAB ``?`` (and of a SAB of the JSON list ``?`` when ``targeted``), by SAB, code, then
+    file order (SQLite's order of text: code points, as Python's). The concepts are read first:
+    each of their rows once."""
+    where = _counted(rows, "o") + (f" AND o.sab IN {_IN}" if targeted else "")
+    return (
+        f"SELECT {flagged} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, o.sab FROM "
+        "mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? AND a.sab = ? "
+        f"AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', 'NOCODE') AND "
+        f"{where}) ORDER BY m.sab, m.code, m.rowid"
+    )
 
 
 class Engine:
@@ -409,66 +437,76 @@ class Engine:
         found = self._clusters([(sab, code)])
         return found[0] if found else None
 
-    def _clusters(
-        self, codes: Sequence[tuple[str, str]], found: Iterable[Any] | None = None
-    ) -> list[dict[str, Any]]:
+    def _clusters(self, codes: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Each known (SAB, code) of ``codes`` MRCONSO holds as a ``SourceAtomCluster``, in
-        their order, from their rows by ``_flagged`` in file order (``found``: read already)."""
+        their order, from their rows by ``_flagged`` in file order."""
         codes = [(s, c) for s, c in codes if known_code(c)]
-        if found is None:
-            found = self.db.execute(
-                f"SELECT {self._flagged()} FROM json_each(?) j JOIN mrconso m "
-                f"ON m.code = {_PAIRS[1]} AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
-                (_json(codes),),
-            )
+        found = self.db.execute(
+            f"SELECT {self._flagged} FROM json_each(?) j JOIN mrconso m "
+            f"ON m.code = {_PAIRS[1]} AND m.sab = {_PAIRS[0]} ORDER BY m.rowid",
+            (_json(codes),),
+        )
         rows: dict[tuple[str, str], list[Any]] = {}
         for r in found:
             rows.setdefault(r[:2], []).append(r)
-        out = []
-        for sab, code in codes:
-            found = rows.get((sab, code))
-            if not found:
-                continue
-            named = found[0] if len(found) == 1 else min(found, key=_C_KEY)
-            flags = {r[_C_SUPPRESS] for r in found}
-            obsolete, counted = flags == {"O"}, not flags <= {"O", "E", "Y"}
-            at = self.links.code(sab, code)
-            bits = self._lists((sab, code), found)
-            out.append({
-                "classType": "SourceAtomCluster",
-                "ui": code,
-                "suppressible": not obsolete and not counted,
-                "obsolete": obsolete,
-                "rootSource": sab,
-                "atomCount": len(found),
-                "cVMemberCount": 0,
-                "attributes": NONE,
-                "atoms": f"{at}/atoms",
-                **{k: f"{at}/{k}" if bits & b else NONE for k, b in _BITS},
-                "definitions": NONE,
-                "concepts": self.links.search(code, sab),
-                "defaultPreferredAtom": f"{at}/atoms/preferred",
-                "name": named[_C_STR],
-            })  # fmt: skip
-        return out
+        return [self._cluster(it, rows[it]) for it in codes if it in rows]
 
+    def _cluster(self, it: tuple[str, str], found: Sequence[Any]) -> dict[str, Any]:
+        """The code ``it`` as a ``SourceAtomCluster`` from its rows by ``_flagged`` (file order:
+        of rows equal by the name's key, the first names it)."""
+        sab, code = it
+        if len(found) == 1:
+            named = found[0]
+            flag = named[_C_SUPPRESS]
+            obsolete, counted = flag == "O", flag not in _UNCOUNTED
+            bits = named[-1]
+        else:
+            named = min(found, key=_C_KEY)
+            flags = {r[_C_SUPPRESS] for r in found}
+            obsolete, counted = flags == {"O"}, not flags <= _UNCOUNTED
+            bits = 0
+            for r in found:
+                bits |= r[-1]
+        if (bits & _ANCESTORS_OPEN and not bits & _ANCESTORS) or (
+            bits & _DESCENDANTS_OPEN and not bits & _DESCENDANTS
+        ):
+            bits = self._lists(it, found, bits)
+        at = self.links.code(sab, code)
+        return {
+            "classType": "SourceAtomCluster",
+            "ui": code,
+            "suppressible": not obsolete and not counted,
+            "obsolete": obsolete,
+            "rootSource": sab,
+            "atomCount": len(found),
+            "cVMemberCount": 0,
+            "attributes": NONE,
+            "atoms": f"{at}/atoms",
+            "descendants": f"{at}/descendants" if bits & _DESCENDANTS else NONE,
+            "ancestors": f"{at}/ancestors" if bits & _ANCESTORS else NONE,
+            "parents": f"{at}/parents" if bits & _PARENTS else NONE,
+            "children": f"{at}/children" if bits & _CHILDREN else NONE,
+            "relations": f"{at}/relations" if bits & _RELATIONS else NONE,
+            "definitions": NONE,
+            "concepts": self.links.search(code, sab),
+            "defaultPreferredAtom": f"{at}/atoms/preferred",
+            "name": named[_C_STR],
+        }
+
+    @functools.cached_property
     def _flagged(self) -> str:
         """``_CLUSTER_ROW``, then its flags from MRREL and MRHIER when present."""
         rel = _FLAG_REL if "MRREL" in self.files else "0"
         return f"{_CLUSTER_ROW}, {rel} | {_FLAG_HIER if 'MRHIER' in self.files else '0'}"
 
-    def _lists(self, it: tuple[str, str], found: Sequence[Any]) -> int:
-        """The bits (``_BITS``) of the lists the code ``it`` has an entry in, from its rows' flags;
+    def _lists(self, it: tuple[str, str], found: Sequence[Any], bits: int) -> int:
+        """The bits of the lists the code ``it`` has an entry in: ``bits`` (its rows' flags) and
         those the flags leave open (``_OPEN``: SPEC 12, a deeper entry counts) read from MRHIER."""
-        bits = 0
-        for r in found:
-            bits |= r[-1]
-        if kinds := {k for flag, b, k in _OPEN if bits & flag and not bits & b}:
-            # (deep: the whole subtree, only for a descendant not found yet)
-            auis = {r[_C_AUI] for r in found}
-            deep = self._code_edges(it, auis, deep="descendants" in kinds)
-            bits |= sum(b for _, b, k in _OPEN if k in kinds and deep[k])
-        return bits
+        kinds = {k for flag, b, k in _OPEN if bits & flag and not bits & b}
+        # (deep: the whole subtree, only for a descendant not found yet)
+        auis = {r[_C_AUI] for r in found}
+        deep = self._code_edges(it, auis, deep="descendants" in kinds)
+        return bits | sum(b for _, b, k in _OPEN if k in kinds and deep[k])
 
     def _edges(self, auis: Collection[str], deep: bool) -> dict[str, list[tuple[str, int]]]:
         """MRHIER's entries of the atoms ``auis`` by list, each (AUI, distance). Descendants are
@@ -528,18 +566,13 @@ class Engine:
         if not known_code(code):
             return None
         params: list[object] = [code, sab, sab]
-        where = _counted(rows, "o") + _any_of("o", params, sab=targets)
-        # the codes' rows in one statement (the concepts first: each of their rows read once)
-        found = self.db.execute(
-            f"SELECT {self._flagged()} FROM mrconso m WHERE (m.code, m.sab) IN (SELECT o.code, "
-            "o.sab FROM mrconso o WHERE o.cui IN (SELECT a.cui FROM mrconso a WHERE a.code = ? "
-            f"AND a.sab = ? AND {_counted(rows, 'a')}) AND o.sab <> ? AND o.code NOT IN ('', "
-            f"'NOCODE') AND {where}) ORDER BY m.rowid",
-            params,
-        ).fetchall()
+        if targets:
+            params.append(_json(targets))
+        # the codes' rows in one statement, by code (as SPEC 12 orders the clusters)
+        found = self.db.execute(_crosswalk(rows, bool(targets), self._flagged), params).fetchall()
         if not found and not self._known("code = ? AND sab = ?", (code, sab)):
             return None
-        return self._clusters(sorted({r[:2] for r in found}), found)
+        return [self._cluster(it, list(g)) for it, g in itertools.groupby(found, _C_CODE)]
 
     def search(
         self,
