@@ -301,7 +301,8 @@ class Search(Lookup):
         )  # fmt: skip
 
     def check(self) -> None:
-        Lookup.check(replace(self, language=None))  # a local index knows the language
+        # a local index knows the language
+        Lookup.check(self if self.language is None else replace(self, language=None))
 
 
 @dataclass(frozen=True, slots=True)
