@@ -309,7 +309,9 @@ def clean_text(text: str, key: ApiKey | None = None) -> str:
     Every string from a server passes here first (SPEC section 8); it redacts after stripping,
     so a key split by an escape sequence cannot come together unmasked.
     """
-    return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)
+    if not text.isprintable():  # (a printable text holds no Cc, no Cs: nothing to strip)
+        text = _CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text))
+    return redact(text, key)
 
 
 #: What ``shown_text`` escapes: C0 controls but tab and line feed, DEL, C1 controls.
