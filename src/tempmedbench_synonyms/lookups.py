@@ -177,7 +177,7 @@ class Lookup:
         message = found.format(
             count=plural(len(results), self.noun), query=query, release=said, cut=cut
         )
-        return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
+        return Answer(input, Outcome.FOUND, tuple(map(clean, results)), message,
                       release=release, query=query, source=source, truncated=truncated)  # fmt: skip
 
     def bad(
