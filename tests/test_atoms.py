@@ -134,11 +134,16 @@ def test_a_malformed_sab_may_be_a_near_miss_of_the_tables_own_sabs() -> None:
                "section 5.2.4), so another resource would be asked for"),
         ("12\x1b[31m", "it contains the control character U+001B"),
         ("12\ud800", "it contains a lone surrogate character U+D800"),
+        ("12\x7f", "it contains the control character U+007F"),
+        ("1\u20282\x85", "it contains the control character U+0085"),  # the first Cc or Cs
+        ("1\t2", "it contains the control character U+0009"),
     ],
 )  # fmt: skip
 def test_source_codes_that_cannot_be_sent(bad: str, problem: str) -> None:
     assert check_code("38341003") == "38341003"
     assert check_code("1234-5/6 x") == "1234-5/6 x"
+    # not printable, yet no control character: sent (a format character, a line separator)
+    assert check_code("12\u200b3\u2028\U0001f600") == "12\u200b3\u2028\U0001f600"
     with pytest.raises(BadInputError) as info:
         check_code(bad)
     assert str(info.value) == f"code {bad!r} cannot be sent to UMLS: {problem}"

@@ -211,6 +211,8 @@ def test_base_urls_that_cannot_be_a_uts_root(url: str, problem: str) -> None:
         ("one\ttwo\nthree\rfour", "one two three four"),
         ("half \ud800 pair", "half \ufffd pair"),
         ("fièvre – ſ", "fièvre – ſ"),  # text is left alone
+        ("zero\u200bwidth\u2028line", "zero\u200bwidth\u2028line"),  # not printable, no control
+        (f"printable {CANARY_KEY} text", "printable *** text"),  # redacted all the same
         (f"apiKey={CANARY_KEY}&x=1", "apiKey=***&x=1"),
         (f"CANARY\x1b[0m{CANARY_KEY[6:]}", "***"),  # redacted after the escapes are gone
     ],

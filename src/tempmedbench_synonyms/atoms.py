@@ -177,6 +177,8 @@ def unsendable(text: str, longest: int) -> str | None:
     """Why ``text`` cannot be sent (too long, a control character, a lone surrogate), or None."""
     if len(text) > longest:
         return f"it is {len(text)} characters long, more than the {longest} allowed"
+    if text.isprintable():  # (no Cc, no Cs: one C loop, not a category a character)
+        return None
     bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs")), None)
     if bad is None:
         return None

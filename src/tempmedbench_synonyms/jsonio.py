@@ -318,16 +318,15 @@ def versioned(report: dict[str, Any]) -> dict[str, Any]:
     return {**report, "schema_version": SCHEMA_VERSION, "tool_version": __version__}
 
 
+#: ``json.dumps``'s encoders of a report (made once: a JSON Lines run writes one line an input).
+_ONE_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2, sort_keys=True)
+
+
 def report_text(report: dict[str, Any], *, one_line: bool = False) -> str:
     """The ``--json`` text of a report: versioned, sorted keys, UTF-8-safe; indented, or
     compact on ``one_line``. Lone surrogates, inside strings only, are escaped."""
-    text = json.dumps(
-        versioned(report),
-        ensure_ascii=False,
-        indent=None if one_line else 2,
-        separators=(",", ":") if one_line else None,
-        sort_keys=True,
-    )
+    text = (_ONE_LINE if one_line else _INDENTED).encode(versioned(report))
     if text.isascii():  # (O(1): no surrogate)
         return text
     try:  # (UTF-8 takes any text but a lone surrogate: a tenth of a search for one)

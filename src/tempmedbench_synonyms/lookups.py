@@ -177,7 +177,7 @@ class Lookup:
         message = found.format(
             count=plural(len(results), self.noun), query=query, release=said, cut=cut
         )
-        return Answer(input, Outcome.FOUND, tuple(clean(r) for r in results), message,
+        return Answer(input, Outcome.FOUND, tuple(map(clean, results)), message,
                       release=release, query=query, source=source, truncated=truncated)  # fmt: skip
 
     def bad(
@@ -301,7 +301,8 @@ class Search(Lookup):
         )  # fmt: skip
 
     def check(self) -> None:
-        Lookup.check(replace(self, language=None))  # a local index knows the language
+        # a local index knows the language
+        Lookup.check(self if self.language is None else replace(self, language=None))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ checks the identifiers it is given and path-encodes them, so nothing malformed i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ class UtsRequest:
 Build = Callable[[str], UtsRequest]
 
 
+@functools.lru_cache(maxsize=64)  # (the same few for every input; a bad release is not kept)
 def route(name: str, umls_release: str) -> str:
     """``/{name}/{release}``: the start of a request's path (``content``, ``search``...)."""
     return f"/{name}/{seg(check_release(umls_release))}"

@@ -181,9 +181,9 @@ MIN_SECRET_LENGTH = 8
 def redact(text: str, key: ApiKey | None = None) -> str:
     """``text`` with every ``apiKey=...`` value and every key read so far (and ``key``, in its
     URL-encoded forms too), in any case, replaced by ``***``."""
-    out = _APIKEY_RE.sub(r"\1***", text)
-    pattern = _secrets_pattern(frozenset(secret_forms(key)))
-    return out if pattern is None else pattern.sub("***", out)
+    out = _APIKEY_RE.sub(r"\1***", text) if "=" in text else text
+    forms = secret_forms(key)
+    return out if not forms else _secrets_pattern(frozenset(forms)).sub("***", out)
 
 
 def shortened(text: str, most: int = 40) -> str:
@@ -194,8 +194,11 @@ def shortened(text: str, most: int = 40) -> str:
 
 def holds_secret(*texts: str) -> bool:
     """Whether any of ``texts`` holds a key ``redact`` masks (any case)."""
-    pattern = _secrets_pattern(frozenset(secret_forms()))  # (once for all the texts)
-    return pattern is not None and any(pattern.search(text) for text in texts)
+    forms = secret_forms()
+    if not forms:
+        return False
+    pattern = _secrets_pattern(frozenset(forms))  # (once for all the texts)
+    return any(pattern.search(text) for text in texts)
 
 
 def check_not_secret(*texts: str) -> None:
@@ -211,10 +214,8 @@ def check_not_secret(*texts: str) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
+def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str]:
     """One case-blind pattern for ``forms`` (hosts come back lower-cased; UUID hex either way)."""
-    if not forms:
-        return None
     # Longest first: a key that holds another must not be left half-masked.
     alternatives = (re.escape(form) for form in sorted(forms, key=lambda f: (-len(f), f)))
     return re.compile("|".join(alternatives), re.IGNORECASE)
@@ -223,6 +224,8 @@ def _secrets_pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
 def secret_forms(key: ApiKey | None = None) -> set[str]:
     """Every key read so far (and ``key``) of ``MIN_SECRET_LENGTH`` or more, as is and
     URL-encoded: what ``redact`` masks and no server answer may hold."""
+    if not _SECRETS and key is None:  # (most runs: no key read; a lookup asks for each input)
+        return set()
     secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
     if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
@@ -255,7 +258,7 @@ def may_hold_secret(json_text: str) -> bool:
     """Whether a report's JSON text may hold what ``redact`` masks: False only with no
     ``apiKey=``, no key read so far, and no key with a JSON-escaped character (a big report is
     then not walked string by string)."""
-    forms = frozenset(secret_forms())
+    forms = secret_forms()
     if any(_JSON_ESCAPED.search(form) for form in forms):
         return True
     # _APIKEY_RE.search(json_text), tried only at each "y=" (a tenth of the search's cost)
@@ -264,8 +267,7 @@ def may_hold_secret(json_text: str) -> bool:
         if json_text[at - 1] in "yY" and _APIKEY_RE.match(json_text, at - 6):
             return True
         at = json_text.find("=", at + 1)
-    pattern = _secrets_pattern(forms)
-    return pattern is not None and pattern.search(json_text) is not None
+    return bool(forms) and _secrets_pattern(frozenset(forms)).search(json_text) is not None
 
 
 def redact_value(value: Any) -> Any:
@@ -307,7 +309,9 @@ def clean_text(text: str, key: ApiKey | None = None) -> str:
     Every string from a server passes here first (SPEC section 8); it redacts after stripping,
     so a key split by an escape sequence cannot come together unmasked.
     """
-    return redact(_CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text)), key)
+    if not text.isprintable():  # (a printable text holds no Cc, no Cs: nothing to strip)
+        text = _CONTROL_RE.sub(_control, _ESCAPE_RE.sub("", text))
+    return redact(text, key)
 
 
 #: What ``shown_text`` escapes: C0 controls but tab and line feed, DEL, C1 controls.

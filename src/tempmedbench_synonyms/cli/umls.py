@@ -365,7 +365,10 @@ QUERY_SHOWN = 80
 def _label(text: str) -> str:
     """An input as stderr names it: cut, and each character a terminal would not print as
     itself (controls, bidi overrides) written as its escape."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shortened(text, LABEL_SHOWN))
+    cut = shortened(text, LABEL_SHOWN)
+    if cut.isprintable():  # (most inputs: no character to look at one by one)
+        return cut
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
 
 
 def _shown(value: object) -> str:
@@ -514,7 +517,7 @@ def _command(
     def command(**given: Any) -> None:
         asking: Asking = given["asking"]
         # the lookup of one input: the command's options, if any, with its fields filled in
-        make: Make = partial(replace, given["lookup"]) if "lookup" in given else kind
+        make: Make = _maker(given["lookup"]) if "lookup" in given else kind
         if inputs is not None:
             items = inputs(make, given, asking.file)
         elif coded:
@@ -527,6 +530,11 @@ def _command(
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
     command.__doc__ = kind.__doc__
     return command
+
+
+def _maker(lookup: Lookup) -> Make:
+    """``partial(replace, lookup)``, its fields read once, not for each input."""
+    return partial(type(lookup), **{f.name: getattr(lookup, f.name) for f in fields(lookup)})
 
 
 def _arguments(takes: tuple[str, str] | None) -> list[inspect.Parameter]:
