@@ -142,6 +142,24 @@ def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:
     assert redact("APIKEY=abc#frag", None) == "APIKEY=***#frag"
 
 
+def test_a_key_read_after_a_text_was_redacted_with_none_read_is_masked_from_then_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No key read yet is no secret work, never a memo of it: a key read later (the
+    environment, a key file, a Umls) is masked in every text from then on."""
+    monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+    text = f"x {CANARY_KEY} y"
+    assert (redact(text), secret.holds_secret(text), secret.may_hold_secret(text)) == (
+        text, False, False
+    )  # fmt: skip
+    monkeypatch.setenv(constants.API_KEY_ENV, CANARY_KEY)
+    monkeypatch.delenv(constants.API_KEY_FILE_ENV, raising=False)
+    assert read_api_key(None) is not None
+    assert (redact(text), secret.holds_secret(text), secret.may_hold_secret(text)) == (
+        "x *** y", True, True
+    )  # fmt: skip
+
+
 class _ReadMeanwhile(set[str]):
     """The keys read so far, as another thread leaves them: a key read while they are walked."""
 
