@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -12,7 +13,7 @@ from unittest.mock import patch
 import pytest
 
 from helpers import tool_env
-from tempmedbench_synonyms import config, constants
+from tempmedbench_synonyms import config, constants, secret
 from tempmedbench_synonyms.about import version_text
 from tempmedbench_synonyms.config import resolve_cache_dir, state_folder
 from tempmedbench_synonyms.constants import ENV_PREFIXES
@@ -139,6 +140,41 @@ def test_redact_hides_the_parameter_and_every_form_of_the_key() -> None:
     text = "GET /x?apiKey=s3cr%2Fet%20key&y=1 s3cr/et key s3cr%2Fet%20key s3cr/et%20key"
     assert redact(text, key) == "GET /x?apiKey=***&y=1 *** *** ***"
     assert redact("APIKEY=abc#frag", None) == "APIKEY=***#frag"
+
+
+def test_a_key_read_after_a_text_was_redacted_with_none_read_is_masked_from_then_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No key read yet is no secret work, never a memo of it: a key read later (the
+    environment, a key file, a Umls) is masked in every text from then on."""
+    monkeypatch.setattr(secret, "_SECRETS", set())  # as in a fresh process
+    text = f"x {CANARY_KEY} y"
+    assert (redact(text), secret.holds_secret(text), secret.may_hold_secret(text)) == (
+        text, False, False
+    )  # fmt: skip
+    monkeypatch.setenv(constants.API_KEY_ENV, CANARY_KEY)
+    monkeypatch.delenv(constants.API_KEY_FILE_ENV, raising=False)
+    assert read_api_key(None) is not None
+    assert (redact(text), secret.holds_secret(text), secret.may_hold_secret(text)) == (
+        "x *** y", True, True
+    )  # fmt: skip
+
+
+class _ReadMeanwhile(set[str]):
+    """The keys read so far, as another thread leaves them: a key read while they are walked."""
+
+    def __iter__(self) -> Iterator[str]:
+        for value in set.__iter__(self):
+            self.add("another-key-read-meanwhile")
+            yield value
+
+
+def test_a_key_read_by_another_thread_while_the_keys_are_walked_is_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # walking the set itself raised "Set changed size during iteration" in redact
+    monkeypatch.setattr(secret, "_SECRETS", _ReadMeanwhile({CANARY_KEY}))
+    assert redact(f"x {CANARY_KEY} y") == "x *** y"
 
 
 def test_a_missing_key_is_not_authorised_with_the_way_to_give_one() -> None:

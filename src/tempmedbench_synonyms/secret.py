@@ -226,7 +226,8 @@ def secret_forms(key: ApiKey | None = None) -> set[str]:
     URL-encoded: what ``redact`` masks and no server answer may hold."""
     if not _SECRETS and key is None:  # (most runs: no key read; a lookup asks for each input)
         return set()
-    secrets = {s for s in _SECRETS if len(s) >= MIN_SECRET_LENGTH}
+    # A copy (made in one step) is walked: another thread may read a key meanwhile.
+    secrets = {s for s in _SECRETS.copy() if len(s) >= MIN_SECRET_LENGTH}
     if key is not None and len(key.reveal()) >= MIN_SECRET_LENGTH:
         secrets.add(key.reveal())
     return {
