@@ -624,3 +624,25 @@ def test_one_run_builds_its_network_options_once_and_hands_them_down(
     assert result.exit_code == 0, result.stderr
     assert [options.rate for options in built] == [9.0]
     assert len(fake.seen) == 1
+
+
+def test_each_inputs_lookup_is_the_runs_with_that_input_as_replace_makes_it() -> None:
+    """``_maker`` builds each input's lookup from the run's fields read once: the same lookup
+    as ``dataclasses.replace``, which passes only the fields ``__init__`` takes (a derived
+    field, ``init=False``, is computed again, not passed)."""
+    import dataclasses
+
+    from tempmedbench_synonyms.cli.umls import _maker
+    from tempmedbench_synonyms.lookups import Definitions
+
+    @dataclasses.dataclass(frozen=True)
+    class Derived(Definitions):
+        shout: str = dataclasses.field(init=False, default="")
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "shout", self.cui.upper())
+
+    run = Derived(cui="c0000001", sabs=("MSH",))
+    made = _maker(run)(cui="c0000002")
+    assert made == dataclasses.replace(run, cui="c0000002")
+    assert (made.cui, made.sabs, made.shout) == ("c0000002", ("MSH",), "C0000002")

@@ -534,7 +534,9 @@ def _command(
 
 def _maker(lookup: Lookup) -> Make:
     """``partial(replace, lookup)``, its fields read once, not for each input."""
-    return partial(type(lookup), **{f.name: getattr(lookup, f.name) for f in fields(lookup)})
+    return partial(
+        type(lookup), **{f.name: getattr(lookup, f.name) for f in fields(lookup) if f.init}
+    )
 
 
 def _arguments(takes: tuple[str, str] | None) -> list[inspect.Parameter]:
