@@ -411,6 +411,39 @@ def test_a_crosswalks_clusters_each_read_from_all_their_rows() -> None:
     assert e.crosswalk("U", "z", rows=counted(obsolete=True), targets=["V"]) == []
 
 
+def test_a_clusters_name_each_test_of_the_code_rule_outweighs_all_after_it() -> None:
+    """The name's key read as one number: a row failing one test loses to a row failing every
+    test after it (even with the lower AUI, first in the file), in a cluster and a crosswalk."""
+    keys = [
+        ("suppress", "O"), ("lat", "FRE"), ("tty", "FN"), ("ispref", "N"), ("ts", "S"),
+        ("stt", "VO"),
+    ]  # fmt: skip
+    for n, (key, value) in enumerate(keys[:-1]):
+        loser = row("C1", "A1", "S", "1", "loser", **{key: value})
+        winner = row("C1", "A2", "S", "1", "winner", **{k: v for k, v in keys[n + 1 :]})
+        e = build({"MRCONSO": [row("C1", "A0", "Q", "q", "asked"), loser, winner]})
+        assert (e.cluster("S", "1") or {})["name"] == "winner", key
+        assert [c["name"] for c in e.crosswalk("Q", "q", rows=EVERY_ROW) or []] == ["winner"]
+        assert (e.preferred_atom(sab="S", code="1") or {})["name"] == "winner", key
+
+
+def test_a_one_row_clusters_flags_are_its_rows() -> None:
+    """A code of one row: obsolete for O, suppressible for E and Y, neither for any other SUPPRESS
+    value (it counts as N), as a cluster and in a crosswalk."""
+    flags = {"O": "obsolete", "E": "suppressible", "Y": "suppressible", "N": "", "X": "", "": ""}
+    rows = [row("C1", "A0", "Q", "q", "asked")]
+    rows += [
+        row("C1", f"A{n}", "S", str(n), f"row {n}", suppress=s) for n, s in enumerate(flags, 1)
+    ]
+    e = build({"MRCONSO": rows})
+    expected = [
+        cluster("S", str(n), f"row {n}", 1, **({flag: True} if flag else {}))
+        for n, flag in enumerate(flags.values(), 1)
+    ]
+    assert [e.cluster("S", str(n)) for n in range(1, len(flags) + 1)] == expected
+    assert e.crosswalk("Q", "q", rows=EVERY_ROW) == expected
+
+
 def steps(e: Engine, ask: Callable[[], object]) -> int:
     """How many thousand SQLite VM steps ``ask`` takes on ``e``'s connection."""
     count = [0]
@@ -499,8 +532,8 @@ def test_whether_the_rows_are_in_cui_order_is_known_across_batches() -> None:
     ):
         db = sqlite3.connect(":memory:")
         engine.create(db, "MRCONSO")
-        for batch in batches:
-            engine.load(db, "MRCONSO", batch)
+        for batch in batches:  # (each row counted once, in order or not)
+            assert engine.load(db, "MRCONSO", batch) == len(batch), batches
         engine.finish(db, "MRCONSO")
         assert Engine(db, ["MRCONSO"], Links("2099AA", REST + "/"))._sorted is in_order, batches
         db.close()

@@ -68,6 +68,22 @@ def test_a_meta_folder_is_indexed_once_a_part_a_file(meta: Path, tmp_path: Path)
     again.close()
 
 
+def test_a_meta_not_in_cui_order_is_indexed_once_its_rows_counted(
+    meta: Path, tmp_path: Path
+) -> None:
+    """Its part records the rows it holds (not one more for the note that they are out of CUI
+    order): found again, it is neither damaged nor rebuilt."""
+    mrconso = meta / "MRCONSO.RRF"
+    mrconso.write_bytes(b"".join(reversed(mrconso.read_bytes().splitlines(keepends=True))))
+    idx, said = tmp_path / "idx", io.StringIO()
+    assert built(LocalIndex(meta, index_dir=idx), ["MRCONSO"]) == {"MRCONSO": (71, True)}
+    again = LocalIndex(meta, index_dir=idx, progress=said)
+    assert built(again, ["MRCONSO"]) == {"MRCONSO": (71, False)}
+    assert said.getvalue() == ""
+    assert again.engine(["MRCONSO"], None)._sorted is False  # type: ignore[arg-type]
+    again.close()
+
+
 def test_building_says_what_how_long_and_how_much_disk(meta: Path, tmp_path: Path) -> None:
     said = io.StringIO()
     LocalIndex(meta, index_dir=tmp_path / "idx", progress=said).build(["MRDEF"])

@@ -105,7 +105,6 @@ def load(
     """Insert ``rows`` (each ``COLUMNS[file]``, no trailing empty field) in file order, in
     batches between ``create`` and ``finish``; how many went in. The caller commits."""
     width = len(COLUMNS[file])
-    before = db.total_changes
     if file == "MRCONSO":
         rows = rows if isinstance(rows, list) else list(rows)
         cuis = [r[0] for r in rows]
@@ -121,6 +120,7 @@ def load(
         rows = ((*r, r[at].casefold()) for r in rows)
         width += 1  # (folded)
     marks = ", ".join("?" * width)
+    before = db.total_changes  # (after the order flag's UPDATE: only the rows inserted count)
     db.executemany(f"INSERT INTO {schema}.{file.lower()} VALUES ({marks})", rows)
     return db.total_changes - before
 
