@@ -264,6 +264,11 @@ def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
          "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 6 and no trailing |"),
         ("MRSAB", b"x|" * 25 + b"\n" + b"\xff|" * 25 + b"\n", 2,
          "it is not UTF-8 text (byte 0xff)"),
+        # a NUL (SQLite's json_each ends a string there: the row could not be asked for)
+        ("MRDEF", b"C0000001|A1|AT1||MSH|def|N|256|\n" * 2 + b"C0000001|A1|AT1||MSH|d\0f|N|256|\n",
+         3, "it holds a NUL byte (0x00): not the text of an RRF file"),
+        ("MRCONSO", b"C0000001|ENG|P|L1|PF|S1|Y|A1||||MSH|PT|a\0b|Invented|0|N|256|\n", 1,
+         "it holds a NUL byte (0x00): not the text of an RRF file"),
     ],
 )  # fmt: skip
 def test_a_bad_row_anywhere_is_bad_input_naming_file_and_line_and_leaves_nothing(
