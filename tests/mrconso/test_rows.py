@@ -24,12 +24,3 @@ def test_split_row() -> None:
     with pytest.raises(BadInputError, match=r"this line has 17$"):
         split_row("|" * 17, path="M", line_no=1)
 
-
-def test_a_row_holding_a_nul_is_bad_in_every_reader_alike() -> None:
-    """U+0000 in any field makes a row bad, as it does in the index's own reader (SQLite's
-    ``json_each`` ends a string there, so the row could not be asked for): the regeneration's
-    scan and the fake UTS read rows through this one rule."""
-    line = row("C0000001", "A1", "MTH", "PT", "X\0Y", "name")
-    with pytest.raises(BadInputError) as info:
-        split_row(line, path="M", line_no=7)
-    assert str(info.value) == "M, line 7: it holds a NUL byte (0x00): not the text of an RRF file"

@@ -17,7 +17,6 @@ from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import Atom, AtomQuery
 from tempmedbench_synonyms.errors import BadInputError
 from tempmedbench_synonyms.mrconso import scan, source
-from tempmedbench_synonyms.mrconso.rows import SNIFF_BYTES
 from tempmedbench_synonyms.mrconso.source import MrconsoSource
 
 
@@ -144,23 +143,6 @@ def test_invalid_utf8_in_a_needed_row(tmp_path: Path) -> None:
                      .replace(b"|x|", b"|\xff|") + b"\n")  # fmt: skip
     with pytest.raises(BadInputError, match=r"line 7: not valid UTF-8"):
         MrconsoSource(path).fetch("R", "C", QUERIES)
-
-
-def test_a_nul_in_a_needed_row_past_the_sniff_names_its_line(tmp_path: Path) -> None:
-    """Past the sniffed start (a NUL there makes the file binary), a needed row holding U+0000
-    is bad input naming its line, as the index's reader says it; one not needed is passed over."""
-    filler = [row(f"C0100{n:03d}", f"B{n}", "MSH", "PT", f"D{n}", "f" * 600) for n in range(120)]
-    nul = row("C0000001", "A1", "SNOMEDCT_US", "PT", "100", "x\0y")
-    skipped = row("C0200001", "Z1", "MSH", "PT", "Z1", "z\0z")
-    path = write(tmp_path / "M.RRF", [*filler, skipped, *ROWS])
-    assert path.stat().st_size > SNIFF_BYTES + 1000  # (the rows asked for come after)
-    assert answers(path) == EXPECTED
-    write(path, [*filler, nul, *ROWS])
-    with pytest.raises(BadInputError) as info:
-        MrconsoSource(path).fetch("R", "C", QUERIES)
-    assert str(info.value) == (
-        f"{path}, line 121: it holds a NUL byte (0x00): not the text of an RRF file"
-    )
 
 
 def test_a_source_missing_from_the_file_is_warned(tmp_path: Path) -> None:

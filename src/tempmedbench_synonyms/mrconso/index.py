@@ -31,7 +31,7 @@ from tempmedbench_synonyms.files import LEFTOVER_AGE, TMP_SUFFIX, check_own, mak
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
 from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
-from tempmedbench_synonyms.mrconso.rows import BOM, NUL_ROW
+from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
 
 if TYPE_CHECKING:  # (the progress bar's module is loaded only for a build: rich is slow to load)
@@ -604,7 +604,8 @@ def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[s
 def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
     nul = data.find(b"\0")  # (SQLite's json_each ends a string there: it could not be asked)
     if nul >= 0:
-        raise _bad(f, before + data.count(b"\n", 0, nul) + 1, NUL_ROW)
+        problem = "it holds a NUL byte (0x00): not the text of an RRF file"
+        raise _bad(f, before + data.count(b"\n", 0, nul) + 1, problem)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -34,10 +34,6 @@ _NOT_MRCONSO_HINT = (
 )
 
 
-#: What a row holding U+0000 is (a file whose start holds one is binary: ``sniff``).
-NUL_ROW = "it holds a NUL byte (0x00): not the text of an RRF file"
-
-
 def fields_of(line: str) -> list[str] | str:
     """The 18 fields of one row without its line end (SPEC 4), or what is wrong with it."""
     if line.endswith("\r"):
@@ -50,8 +46,6 @@ def fields_of(line: str) -> list[str] | str:
             f"{'' if fields[-1] == '' else ' and no trailing |'}"
         )
     del fields[-1]
-    if "\0" in line:  # (the index's SQLite ends a string there: such a row cannot be asked for)
-        return NUL_ROW
     return fields
 
 
