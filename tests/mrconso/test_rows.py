@@ -23,4 +23,3 @@ def test_split_row() -> None:
     )
     with pytest.raises(BadInputError, match=r"this line has 17$"):
         split_row("|" * 17, path="M", line_no=1)
-
