@@ -412,6 +412,43 @@ def test_an_nlm_of_deflated_members_is_read_whole_by_either_inflate(
     assert b"".join(raw for _, raw in read) == BIG
 
 
+@pytest.mark.parametrize("descriptor", [False, True])
+def test_a_member_of_another_file_is_passed_over_not_inflated_when_its_size_is_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptor: bool, inflate: str
+) -> None:
+    """Each file indexed from a full release zip reads its .nlm through: the members of the
+    other files are passed over as stored (their size in their header), not inflated; only a
+    member written with a data descriptor (its size after it) is inflated to find its end."""
+    members = {"2025AB/META/MRCONSO.RRF": BIG, "2025AB/META/MRSTY.RRF": MRSTY}
+    if descriptor:
+        nlm = streamed_nlm(members, zip64=False)
+    else:
+        inner = io.BytesIO()
+        with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in members.items():
+                z.writestr(name, data)
+        nlm = inner.getvalue()
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm)
+    inflated: list[int] = []
+    real = zips.inflate.decompressobj
+
+    def counted(wbits: int) -> object:
+        inflated.append(wbits)
+        return real(wbits)
+
+    monkeypatch.setattr(zips.inflate, "decompressobj", counted)
+    found = locate_meta(path)
+    assert _blocks_of(found["MRSTY"]) == MRSTY
+    assert found["MRSTY"].members == ["2025AB-full/2025ab-1-meta.nlm", "2025AB/META/MRSTY.RRF"]
+    # MRCONSO's member first (inflated only to find its end), then MRSTY's
+    assert inflated == ([-15, -15] if descriptor else [-15])
+    del inflated[:]
+    assert _blocks_of(found["MRCONSO"]) == BIG
+    assert inflated == ([-15, -15] if descriptor else [-15])  # (MRSTY's passed over after)
+
+
 def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:
     path = tmp_path / "umls-2025AB-full.zip"
     with zipfile.ZipFile(path, "w") as z:

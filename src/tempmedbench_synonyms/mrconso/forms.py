@@ -318,11 +318,11 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                 opened = open_member(zf, nlm)
             with opened as f:
                 counted = _CountingReader(f, done_before)
-                for name, data in _local_members(counted):
+                for name, data, passed in _local_members(counted):
                     base = name.rsplit("/", 1)[-1]
                     form = _form(base, file)
                     if form is None:
-                        for _ in data:  # another member: read through
+                        for _ in passed:  # another member: read through
                             pass
                         continue
                     if form == "parts":
@@ -373,9 +373,13 @@ def _read_exact(f: _CountingReader, n: int) -> bytes:
     return data
 
 
-def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
-    """(name, its decompressed bytes) for each member of a zip read forward from the start;
-    each member's iterator must be read to its end before the next."""
+def _local_members(
+    f: _CountingReader,
+) -> Iterator[tuple[str, Iterator[bytes], Iterator[bytes]]]:
+    """(name, its decompressed bytes, its bytes as stored) for each member of a zip read forward
+    from the start; one of each member's iterators must be read to its end before the next. The
+    stored bytes pass over a member the caller does not want without inflating it (a full
+    release's .nlm is read through once for each file indexed), when its header gives its size."""
     while True:
         sig = f.read(4)
         if sig != b"PK\x03\x04":  # the central directory (or the end): no more members
@@ -397,9 +401,12 @@ def _local_members(f: _CountingReader) -> Iterator[tuple[str, Iterator[bytes]]]:
         if method == zipfile.ZIP_STORED:
             if flags & 8:
                 raise zipfile.BadZipFile(f"member {name} is stored with no size in its header")
-            yield name, _stored(f, csize)
+            yield name, _stored(f, csize), _stored(f, csize)
         elif method == zipfile.ZIP_DEFLATED:
-            yield name, _inflated(f, csize if not flags & 8 else None)
+            size = (
+                csize if not flags & 8 else None
+            )  # (a data descriptor: its end is found inflating)
+            yield name, _inflated(f, size), _inflated(f, None) if size is None else _stored(f, size)
             if flags & 8:  # a data descriptor follows: optional signature, crc, two sizes
                 sizes = 16 if zip64 is not None else 8
                 if _read_exact(f, 4) == b"PK\x07\x08":
