@@ -387,6 +387,20 @@ _end_process = os._exit  # replaced by the tests
 # -- 5. process knobs ----------------------------------------------------------------------------
 
 
+def drop_stdout() -> None:
+    """Send stdout to the null device from now on, at its descriptor (its reader has gone: a
+    broken pipe): what is left in its buffer, and the exit's flush, then find a reader."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): nothing to do
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
 @contextmanager
 def fast_thread_switching(interval: float = 0.0001) -> Iterator[None]:
     """A shorter thread switch interval (a decompressing thread needs the GIL back often)."""

@@ -30,6 +30,7 @@ from tempmedbench_synonyms.cli._render import render_freeze, render_plan, render
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
+    echo_out,
     echo_report,
     exit_on_error,
     failure_json,
@@ -67,7 +68,7 @@ def _version(value: bool) -> None:
     if value:
         from tempmedbench_synonyms.about import version_text
 
-        typer.echo(version_text())
+        echo_out(version_text())
         raise typer.Exit()
 
 

@@ -6,6 +6,7 @@ import logging
 import re
 import sys
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +41,32 @@ def echo_err(text: str = "") -> None:
     progress = sys.modules.get("tempmedbench_synonyms.progress")
     if progress is None or not progress.print_above(shown):
         typer.echo(shown, err=True)
+
+
+#: The stdout streams whose reader has gone (a broken pipe: ``| head`` read what it wanted).
+_GONE: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def stdout_gone() -> bool:
+    """Whether stdout's reader has gone: nothing more is written, and a command that answers its
+    inputs one by one stops asking (the exit code is the outcome's, of what was answered)."""
+    return sys.stdout in _GONE
+
+
+def _reader_gone() -> None:
+    """Stdout's reader has gone: its stream is marked and sent to the null device (runtime)."""
+    _GONE.add(sys.stdout)
+    runtime.drop_stdout()
+
+
+def echo_out(text: str) -> None:
+    """Human text to stdout, unless its reader has gone (then dropped, as the rest)."""
+    if stdout_gone():
+        return
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        _reader_gone()
 
 
 #: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
@@ -80,7 +107,7 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
 
     Every key read so far is masked in each string (``redact_value``, before serializing), DEL and
     C1 controls are ``\\u`` escapes, and the bytes are UTF-8 whatever stdout's encoding.
-    ``one_line``: one compact line (a JSON Lines answer).
+    ``one_line``: one compact line (a JSON Lines answer). Once stdout's reader has gone, dropped.
     """
     text = report_text(obj, one_line=one_line)
     if may_hold_secret(text):  # most reports hold none: they are not walked string by string
@@ -90,16 +117,19 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
     if _may_hold_c1(text, data):
         text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         data = text.encode("utf-8")
-    if sys.stdout is None:  # started with stdout closed (>&-): the report has nowhere to go
+    if sys.stdout is None or stdout_gone():  # closed (>&-), or its reader gone: dropped
         return
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (io.StringIO): it takes any str
-        sys.stdout.write(text)
+    try:
         sys.stdout.flush()
-        return
-    buffer.write(data)
-    buffer.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stream (io.StringIO): it takes any str
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        buffer.write(data)
+        buffer.flush()
+    except BrokenPipeError:
+        _reader_gone()
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:

@@ -16,7 +16,13 @@ from tempmedbench_synonyms.cli._options import (
     command_group,
     with_options,
 )
-from tempmedbench_synonyms.cli._shared import echo_err, exit_on_error, failure_json, print_json
+from tempmedbench_synonyms.cli._shared import (
+    echo_err,
+    echo_out,
+    exit_on_error,
+    failure_json,
+    print_json,
+)
 from tempmedbench_synonyms.errors import plural
 from tempmedbench_synonyms.secret import shown_text
 from tempmedbench_synonyms.uts.options import UtsOptions
@@ -65,18 +71,18 @@ def info_command(
         return
     from tempmedbench_synonyms.progress import format_size
 
-    typer.echo(f"cache folder: {info.root}")
+    echo_out(f"cache folder: {info.root}")
     if not info.exists:
-        typer.echo("empty: nothing cached yet")
+        echo_out("empty: nothing cached yet")
     else:
-        typer.echo(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
+        echo_out(f"{plural(info.entries, 'answer')}, {format_size(info.bytes)}")
         for ns in info.namespaces:
-            typer.echo(
+            echo_out(
                 f"  {shown_text(ns.base_url or ns.folder)}: {plural(ns.entries, 'answer')}, "
                 f"{format_size(ns.bytes)}"
             )  # base.json is a file, and folders are named by anyone: escapes, never control bytes
             for release, count in sorted(ns.releases.items()):
-                typer.echo(f"    {shown_text(release)}: {count}")
+                echo_out(f"    {shown_text(release)}: {count}")
         leftovers = info.temporary_files
         if leftovers:
             echo_err(
@@ -85,11 +91,11 @@ def info_command(
             )
     if parts:
         total = format_size(sum(p.bytes for p in parts))
-        typer.echo(f"index folder: {folder}: {plural(len(parts), 'index file')}, {total}")
+        echo_out(f"index folder: {folder}: {plural(len(parts), 'index file')}, {total}")
         for p in parts:
             rows = "not trusted (rebuilt when used)" if p.rows is None else plural(p.rows, "row")
             paths = shown_text(", ".join(p.paths))
-            typer.echo(f"  {p.file}: {rows}, {format_size(p.bytes)}, from {paths}")
+            echo_out(f"  {p.file}: {rows}, {format_size(p.bytes)}, from {paths}")
 
 
 @cache_app.command("clear", cls=PlainUsage)

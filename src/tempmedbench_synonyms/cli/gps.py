@@ -21,6 +21,7 @@ from tempmedbench_synonyms.cli._options import (
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
+    echo_out,
     exit_on_error,
     failure_json,
     print_json,
@@ -180,11 +181,11 @@ def lookup(
         for r in rows:  # the answer: data, on stdout
             if not r["in_release"]:
                 extra = f" ({', '.join(r['sctid_problems'])})" if r["sctid_problems"] else ""
-                typer.echo(f"{r['id']}: not in the release{extra}")
+                echo_out(f"{r['id']}: not in the release{extra}")
                 continue
-            typer.echo(f"{r['id']}: {'active' if r['active'] else 'INACTIVE'}")
-            typer.echo(f"  FSN: {_show(r['fsn'])}")
-            typer.echo(f"  US preferred term: {_show(r['us_preferred_term'])}")
+            echo_out(f"{r['id']}: {'active' if r['active'] else 'INACTIVE'}")
+            echo_out(f"  FSN: {_show(r['fsn'])}")
+            echo_out(f"  US preferred term: {_show(r['us_preferred_term'])}")
     raise typer.Exit(1 if missing else 0)
 
 
@@ -212,7 +213,7 @@ def sctid(
     else:
         for i in infos:
             if not i.well_formed:
-                typer.echo(f"{i.sctid}: invalid: {i.problems[0].message}")
+                echo_out(f"{i.sctid}: invalid: {i.problems[0].message}")
                 continue
             parts = [
                 f"{i.format or 'unknown'} format",
@@ -226,7 +227,7 @@ def sctid(
                 # Whether the release holds it is for `lookup` or `validate` to say: a concept
                 # promoted to the International Edition keeps its partition-10 identifier.
                 status += "; an extension identifier (partition 10)"
-            typer.echo(f"{i.sctid}: {status}: {', '.join(parts)}")
+            echo_out(f"{i.sctid}: {status}: {', '.join(parts)}")
             for p in i.problems:
-                typer.echo(f"  {p.code}: {p.message}")
+                echo_out(f"  {p.code}: {p.message}")
     raise typer.Exit(1 if bad else 0)

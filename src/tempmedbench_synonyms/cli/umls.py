@@ -33,9 +33,11 @@ from tempmedbench_synonyms.cli._options import (
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
+    echo_out,
     exit_on_error,
     failure_json,
     print_json,
+    stdout_gone,
 )
 from tempmedbench_synonyms.cli.cache import CacheOnly
 from tempmedbench_synonyms.config import option, resolve_index_dir
@@ -179,12 +181,14 @@ def _run(inputs: Items, given: dict[str, Any], shown: Shown) -> NoReturn:
                         _say(answer, many)  # what the table cannot show (-q: errors only)
                     elif verbosity >= 0 and not many and not json_out:
                         _say(answer, many)
+                    if stdout_gone():  # (``| head`` read what it wanted: ask no more)
+                        break
             finally:
                 # Also when the batch ends early (Ctrl-C, a refused key): the answers before the
                 # end are shown, as --json shows their lines.
                 if rows and not json_out:
                     header = (["INPUT"] if many else []) + shown.header
-                    typer.echo(_table(rows, header, optional=shown.optional))
+                    echo_out(_table(rows, header, optional=shown.optional))
             said = umls.summary() if verbosity > 0 else None
             if said is not None:
                 echo_err(said)
@@ -642,7 +646,7 @@ def index_command(
                     "parts": [p.to_json() for p in parts]})  # fmt: skip
         return
     rows = [[f"{p.file}.RRF", f"{p.rows:,}", f"{p.bytes:,}", f"{p.seconds:.1f}"] for p in parts]
-    typer.echo(_table(rows, ["FILE", "ROWS", "BYTES", "SECONDS"]))
+    echo_out(_table(rows, ["FILE", "ROWS", "BYTES", "SECONDS"]))
     if verbosity >= 0:
         echo_err(f"indexed: {index.where}")
 
