@@ -477,6 +477,25 @@ def test_a_member_passed_over_whose_header_gives_a_wrong_size_is_bad_input_not_a
     )
 
 
+def test_an_nlm_cut_short_after_a_member_is_bad_input_not_its_end(tmp_path: Path) -> None:
+    """An .nlm that ends after a member, with no central directory, has lost what followed (here
+    the second part of MRCONSO): bad input, never a file read to its end."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB/META/MRCONSO.RRF.aa.gz", gz(PLAIN))
+        end = inner.tell()
+        z.writestr("2025AB/META/MRCONSO.RRF.ab.gz", gz(PLAIN))
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", inner.getvalue()[:end])
+    with pytest.raises(BadInputError) as caught:
+        _blocks_of(locate_meta(path)["MRCONSO"])
+    assert str(caught.value) == (
+        f"{path}: cannot read: it ends after member 2025AB/META/MRCONSO.RRF.aa.gz, with no "
+        "central directory (a truncated file?)"
+    )
+
+
 def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:
     path = tmp_path / "umls-2025AB-full.zip"
     with zipfile.ZipFile(path, "w") as z:

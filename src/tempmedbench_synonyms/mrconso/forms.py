@@ -390,6 +390,12 @@ def _local_members(
         sig = f.read(4)
         if sig in _AFTER_MEMBERS:  # the central directory: no more members
             return
+        if len(sig) < 4:  # cut short: later members would be lost
+            raise zipfile.BadZipFile(
+                f"it ends after member {name}, with no central directory (a truncated file?)"
+                if name
+                else "it is empty"
+            )
         if sig != b"PK\x03\x04":  # a size in a header was wrong: later members would be lost
             raise zipfile.BadZipFile(
                 f"member {name} does not end where its local header says (no member header "
