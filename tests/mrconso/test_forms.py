@@ -8,6 +8,7 @@ import io
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -447,6 +448,52 @@ def test_a_member_of_another_file_is_passed_over_not_inflated_when_its_size_is_k
     del inflated[:]
     assert _blocks_of(found["MRCONSO"]) == BIG
     assert inflated == ([-15, -15] if descriptor else [-15])  # (MRSTY's passed over after)
+
+
+@pytest.mark.parametrize("wrong", [-5, 5])
+def test_a_member_passed_over_whose_header_gives_a_wrong_size_is_bad_input_not_an_end(
+    tmp_path: Path, wrong: int
+) -> None:
+    """SPEC 8: a member of another file passed over by the size its local header gives lands
+    where the next header must start; anything else there is bad input, never the end of the
+    members (a part after it would be left out, its rows lost without a word)."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB/META/MRCONSO.RRF.aa.gz", gz(PLAIN))
+        at = inner.tell()
+        z.writestr("2025AB/META/MRSAB.RRF", FILLER)
+        z.writestr("2025AB/META/MRCONSO.RRF.ab.gz", gz(PLAIN))
+    nlm = bytearray(inner.getvalue())
+    (csize,) = struct.unpack_from("<I", nlm, at + 18)
+    struct.pack_into("<I", nlm, at + 18, csize + wrong)
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", bytes(nlm))
+    with pytest.raises(BadInputError) as caught:
+        _blocks_of(locate_meta(path)["MRCONSO"])
+    assert str(caught.value) == (
+        f"{path}: cannot read: member 2025AB/META/MRSAB.RRF does not end where its local header "
+        "says (no member header after it)"
+    )
+
+
+def test_an_nlm_cut_short_after_a_member_is_bad_input_not_its_end(tmp_path: Path) -> None:
+    """An .nlm that ends after a member, with no central directory, has lost what followed (here
+    the second part of MRCONSO): bad input, never a file read to its end."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB/META/MRCONSO.RRF.aa.gz", gz(PLAIN))
+        end = inner.tell()
+        z.writestr("2025AB/META/MRCONSO.RRF.ab.gz", gz(PLAIN))
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", inner.getvalue()[:end])
+    with pytest.raises(BadInputError) as caught:
+        _blocks_of(locate_meta(path)["MRCONSO"])
+    assert str(caught.value) == (
+        f"{path}: cannot read: it ends after member 2025AB/META/MRCONSO.RRF.aa.gz, with no "
+        "central directory (a truncated file?)"
+    )
 
 
 def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:

@@ -269,6 +269,15 @@ def test_a_damaged_part_is_rebuilt_saying_why_never_queried(
          3, "it holds a NUL byte (0x00): not the text of an RRF file"),
         ("MRCONSO", b"C0000001|ENG|P|L1|PF|S1|Y|A1||||MSH|PT|a\0b|Invented|0|N|256|\n", 1,
          "it holds a NUL byte (0x00): not the text of an RRF file"),
+        # the first bad line is named, in whichever way it is bad (whatever block it is read in)
+        ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Disease|256|\n"
+         b"C0000003|T047|B2|Dis\0ase|AT1|256|\n", 2,
+         "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
+        ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Disease|256|\r\n"
+         b"C0000003|T047|B2|Dis\xffase|AT1|256|\n", 2,
+         "an MRSTY.RRF row has 6 fields, each followed by '|'; this line has 5"),
+        ("MRSTY", b"C0000001|T047|B2|Disease|AT1|256|\nC0000002|T047|B2|Dis\xffase|AT1|256|\n"
+         b"C0000003|T047|B2|Dis\0ase|AT1|256|\n", 2, "it is not UTF-8 text (byte 0xff)"),
     ],
 )  # fmt: skip
 def test_a_bad_row_anywhere_is_bad_input_naming_file_and_line_and_leaves_nothing(

@@ -373,6 +373,11 @@ def _read_exact(f: _CountingReader, n: int) -> bytes:
     return data
 
 
+#: What may follow the last member of a zip read forward: the central directory, the records of
+#: its end (a zip with no member).
+_AFTER_MEMBERS = frozenset({b"PK\x01\x02", b"PK\x06\x06", b"PK\x05\x06"})
+
+
 def _local_members(
     f: _CountingReader,
 ) -> Iterator[tuple[str, Iterator[bytes], Iterator[bytes]]]:
@@ -380,10 +385,24 @@ def _local_members(
     from the start; one of each member's iterators must be read to its end before the next. The
     stored bytes pass over a member the caller does not want without inflating it (a full
     release's .nlm is read through once for each file indexed), when its header gives its size."""
+    name = ""
     while True:
         sig = f.read(4)
-        if sig != b"PK\x03\x04":  # the central directory (or the end): no more members
+        if sig in _AFTER_MEMBERS:  # the central directory: no more members
             return
+        if len(sig) < 4:  # cut short: later members would be lost
+            raise zipfile.BadZipFile(
+                f"it ends after member {name}, with no central directory (a truncated file?)"
+                if name
+                else "it is empty"
+            )
+        if sig != b"PK\x03\x04":  # a size in a header was wrong: later members would be lost
+            raise zipfile.BadZipFile(
+                f"member {name} does not end where its local header says (no member header "
+                "after it)"
+                if name
+                else "no member header at its start"
+            )
         (_, flags, method, _, _, _, csize, usize, nlen, xlen) = struct.unpack(
             "<HHHHHIIIHH", _read_exact(f, 26)
         )

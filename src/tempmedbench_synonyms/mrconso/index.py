@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from urllib.parse import quote
 
 from tempmedbench_synonyms import config, runtime
@@ -604,16 +604,14 @@ def _batches(f: _File, stop: threading.Event) -> Iterator[tuple[int, list[list[s
 def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
     nul = data.find(b"\0")  # (SQLite's json_each ends a string there: it could not be asked)
     if nul >= 0:
-        problem = "it holds a NUL byte (0x00): not the text of an RRF file"
-        raise _bad(f, before + data.count(b"\n", 0, nul) + 1, problem)
+        _bad_byte(
+            f, data, nul, before, width, "it holds a NUL byte (0x00): not the text of an RRF file"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _bad(
-            f,
-            before + data.count(b"\n", 0, err.start) + 1,
-            f"it is not UTF-8 text (byte 0x{data[err.start]:02x})",
-        ) from None
+        at = err.start
+        _bad_byte(f, data, at, before, width, f"it is not UTF-8 text (byte 0x{data[at]:02x})")
     if "\r" in text:  # (the last line's CR too: its line feed is cut off before this)
         text = text.replace("\r\n", "\n").removesuffix("\r")
     rows = [r.split("|") for r in text.split("\n")]
@@ -628,6 +626,15 @@ def _split(f: _File, data: bytes, before: int, width: int) -> list[list[str]]:
             )
         del r[-1]
     return rows
+
+
+def _bad_byte(f: _File, data: bytes, at: int, before: int, width: int, problem: str) -> NoReturn:
+    """The line of ``data`` holding the byte at ``at`` is bad input, unless a line before it is
+    bad in another way: the first bad line is named, wherever the read blocks ended."""
+    start = data.rfind(b"\n", 0, at)
+    if start >= 0:
+        _split(f, data[:start], before, width)  # (each line before it, without its line feed)
+    raise _bad(f, before + data.count(b"\n", 0, at) + 1, problem) from None
 
 
 def read_rows(name: str, path: Path) -> Iterator[list[str]]:
