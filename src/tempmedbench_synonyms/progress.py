@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
+from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.errors import plural
 
 Unit = Literal["concepts", "bytes", "inputs"]
@@ -133,9 +134,7 @@ class StepProgress:
             elif not final:
                 self._bar.refresh()  # (the final state is drawn by close)
         else:
-            text = self._plain(task, final=final)
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            runtime.say(self.stream, self._plain(task, final=final))
         if final:
             self.close()
 

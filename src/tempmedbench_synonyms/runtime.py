@@ -13,6 +13,7 @@ import struct
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -387,11 +388,22 @@ _end_process = os._exit  # replaced by the tests
 # -- 5. process knobs ----------------------------------------------------------------------------
 
 
-def drop_stdout() -> None:
-    """Send stdout to the null device from now on, at its descriptor (its reader has gone: a
-    broken pipe): what is left in its buffer, and the exit's flush, then find a reader."""
+#: The output streams whose reader has gone (a broken pipe: ``| head`` read what it wanted).
+_GONE: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def reader_gone(stream: Any) -> bool:
+    """Whether ``stream``'s reader has gone (``drop_output``): nothing more is written to it."""
+    return stream in _GONE
+
+
+def drop_output(stream: Any) -> None:
+    """``stream``'s reader has gone (a broken pipe): it is marked, and its descriptor sent to the
+    null device from now on, so that what is left in its buffer, and the exit's flush, find a
+    reader and raise nothing."""
+    _GONE.add(stream)
     try:
-        fd = sys.stdout.fileno()
+        fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # not a file (a test's capture): nothing to do
         return
     null = os.open(os.devnull, os.O_WRONLY)
@@ -399,6 +411,18 @@ def drop_stdout() -> None:
         os.dup2(null, fd)
     finally:
         os.close(null)
+
+
+def say(stream: Any, text: str) -> None:
+    """``text``, a line, to ``stream`` (progress on stderr), flushed; dropped once its reader has
+    gone: the work goes on, unshown."""
+    if stream in _GONE:
+        return
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except BrokenPipeError:
+        drop_output(stream)
 
 
 @contextmanager

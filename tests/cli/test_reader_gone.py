@@ -5,6 +5,7 @@ and the exit code is the outcome's, with nothing said of the pipe (it was click'
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,21 +19,28 @@ from helpers import ROOT
 SCRIPT = "from tempmedbench_synonyms.cli import script_main; script_main()"
 
 
-def closed_stdout(args: list[str], tmp_path: Path) -> tuple[int, str]:
-    """Run the console script with stdout a pipe whose reader closed before it started: its exit
-    code and stderr."""
+def closed(args: list[str], tmp_path: Path, *, closing: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the console script with ``closing`` (``stdout``, ``stderr`` or ``both``, as with
+    ``2>&1 | head``) a pipe whose reader closed before it started; the other one is read."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     env = {k: v for k, v in os.environ.items() if k != "UMLS_API_KEY"}
     env.update(TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"),
                TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")  # fmt: skip
+    out = write_end if closing in ("stdout", "both") else subprocess.PIPE
+    err = write_end if closing in ("stderr", "both") else subprocess.PIPE
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, *args], stdout=write_end, stderr=subprocess.PIPE,
+        return subprocess.run(
+            [sys.executable, "-c", SCRIPT, *args], stdout=out, stderr=err,
             cwd=tmp_path, env=env, timeout=120, check=False,
         )  # fmt: skip
     finally:
         os.close(write_end)
+
+
+def closed_stdout(args: list[str], tmp_path: Path) -> tuple[int, str]:
+    """The exit code and stderr of the console script with stdout's reader gone."""
+    done = closed(args, tmp_path, closing="stdout")
     err = done.stderr.decode("utf-8")
     for said in ("Traceback", "Exception ignored", "Broken pipe", "error:"):
         assert said not in err, err
@@ -69,3 +77,27 @@ def test_json_lines_without_a_reader_stop_asking_after_the_first(tmp_path: Path)
 def test_human_output_without_a_reader_keeps_exit_0(args: list[str], tmp_path: Path) -> None:
     """(``--help`` is printed by rich, which ends a broken pipe with its own exit 1.)"""
     assert closed_stdout(args, tmp_path) == (0, "")
+
+
+def test_a_demo_whose_stderr_has_no_reader_still_verifies_and_reports_on_stdout(
+    tmp_path: Path,
+) -> None:
+    """The progress lines and the report go to a stderr whose reader has gone: they are dropped,
+    the scan goes on (it was "MRCONSO.RRF: cannot read: Broken pipe", exit 1), and the --json
+    report still comes whole on stdout."""
+    done = closed(["demo", "--json"], tmp_path, closing="stderr")
+    assert done.returncode == 0
+    report = json.loads(done.stdout)
+    assert (report["outcome"], report["exit_code"]) == ("verified", 0)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["demo"], ["umls", "crosswalk", "SNOMEDCT_US", "9990191001", "--mrconso",
+                str(ROOT / "fixtures" / "umls" / "MRCONSO.RRF"), "--umls-release", "2099AA"]],
+)  # fmt: skip
+def test_both_streams_to_a_reader_gone_keep_the_outcomes_exit(
+    args: list[str], tmp_path: Path
+) -> None:
+    """``2>&1 | head`` whose ``head`` has gone: 0 (it was 1, read as "mismatch")."""
+    assert closed(args, tmp_path, closing="both").returncode == 0

@@ -6,7 +6,6 @@ import logging
 import re
 import sys
 import traceback
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,33 +39,29 @@ def echo_err(text: str = "") -> None:
     shown = shown_text(text)
     progress = sys.modules.get("tempmedbench_synonyms.progress")
     if progress is None or not progress.print_above(shown):
-        typer.echo(shown, err=True)
-
-
-#: The stdout streams whose reader has gone (a broken pipe: ``| head`` read what it wanted).
-_GONE: weakref.WeakSet[Any] = weakref.WeakSet()
+        _echo(shown, err=True)
 
 
 def stdout_gone() -> bool:
     """Whether stdout's reader has gone: nothing more is written, and a command that answers its
     inputs one by one stops asking (the exit code is the outcome's, of what was answered)."""
-    return sys.stdout in _GONE
-
-
-def _reader_gone() -> None:
-    """Stdout's reader has gone: its stream is marked and sent to the null device (runtime)."""
-    _GONE.add(sys.stdout)
-    runtime.drop_stdout()
+    return runtime.reader_gone(sys.stdout)
 
 
 def echo_out(text: str) -> None:
     """Human text to stdout, unless its reader has gone (then dropped, as the rest)."""
-    if stdout_gone():
+    _echo(text, err=False)
+
+
+def _echo(text: str, *, err: bool, color: bool | None = None) -> None:
+    """``typer.echo`` to stdout or stderr, dropped once that stream's reader has gone."""
+    stream = sys.stderr if err else sys.stdout
+    if runtime.reader_gone(stream):
         return
     try:
-        typer.echo(text)
+        typer.echo(text, err=err, color=color)
     except BrokenPipeError:
-        _reader_gone()
+        runtime.drop_output(stream)
 
 
 #: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
@@ -99,7 +94,7 @@ def echo_report(text: str) -> None:
         text = _STATES.sub(
             lambda m: (m[1] or "") + typer.style(m[2], fg=_COLOURS[m[2]], bold=True), text
         )
-    typer.echo(text, err=True, color=colour)
+    _echo(text, err=True, color=colour)
 
 
 def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
@@ -129,7 +124,7 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
         buffer.write(data)
         buffer.flush()
     except BrokenPipeError:
-        _reader_gone()
+        runtime.drop_output(sys.stdout)
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:

@@ -282,8 +282,7 @@ class LocalIndex:
 
     def _say(self, text: str) -> None:
         if self.progress is not None:
-            self.progress.write(text + "\n")
-            self.progress.flush()
+            runtime.say(self.progress, text)
         else:
             log.info("%s", text)
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import cache, partial
 from typing import Any, TextIO, TypeVar
 
+from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.atoms import check_release
 from tempmedbench_synonyms.errors import BadInputError, TempMedBenchError
 from tempmedbench_synonyms.lookups import Answer, Lookup
@@ -80,8 +81,7 @@ def ask_all(
         to_ask = sum(questions[q] for q in misses)
         line = estimate_line(done - answered + to_ask, done - answered, to_ask, len(asked),
                              uts.rate, unit=unit)  # fmt: skip
-        progress.write(line + "\n")
-        progress.flush()
+        runtime.say(progress, line)
     calls = [partial(ask, group[0]) for group in asked]
     runs = completions(calls, workers=workers, cancel=uts.cancel, tick=tick, name=name)
     try:
@@ -213,11 +213,11 @@ def answer_many(
             if any(cui_of(lookup) for _, lookup in listed)
             else "inputs asked one at a time until an answer names it"
         )
-        progress.write(
+        runtime.say(
+            progress,
             f"UMLS current: finding the release it stands for ({how}; --umls-release RELEASE "
-            "skips this)\n"
+            "skips this)",
         )
-        progress.flush()
     settled, early = settle_release(uts, release, listed, builds, skip=set(answers))
     answers.update(early)
     groups: dict[Lookup, list[int]] = {}
