@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import http.client
 import io
@@ -311,3 +312,65 @@ def test_the_fake_servers_requests_are_answered_on_helper_threads() -> None:
         (True, {signal.SIGINT, signal.SIGTERM})
     ]
     assert not seen[0][2].is_alive()
+
+
+def _broken_socket_stream() -> tuple[Any, Any]:
+    """A text stream on a socket whose peer has closed: writing it is a broken pipe."""
+    import socket
+
+    mine, theirs = socket.socketpair()
+    theirs.close()
+    return mine, mine.makefile("w", encoding="utf-8")
+
+
+def test_a_users_progress_stream_without_a_reader_keeps_its_descriptor() -> None:
+    """A caller's own stream (``Umls(progress=stream)``) whose reader has gone is dropped from
+    then on, but its descriptor stays the caller's: the null device goes only onto the process's
+    own stdout and stderr (here a socket stayed a socket, not /dev/null)."""
+    import stat
+
+    sock, stream = _broken_socket_stream()
+    try:
+        runtime.say(stream, "scanning")
+        assert runtime.reader_gone(stream)
+        runtime.say(stream, "more")  # dropped: nothing raised
+        assert stat.S_ISSOCK(os.fstat(sock.fileno()).st_mode)
+    finally:
+        with contextlib.suppress(OSError):  # the caller's to close: its last line never goes
+            stream.close()
+        sock.close()
+
+
+def test_a_progress_stream_that_cannot_be_hashed_is_written_and_dropped() -> None:
+    """A caller's stream may define ``__eq__`` without ``__hash__`` (a dataclass): it is written
+    (it was "unhashable type"), and once its reader has gone, only it is dropped, not a stream
+    equal to it."""
+
+    class Lines:
+        def __init__(self, broken: bool) -> None:
+            self.broken = broken
+            self.text = ""
+            self.writes = 0
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Lines)
+
+        __hash__ = None  # type: ignore[assignment]
+
+        def write(self, text: str) -> int:
+            self.writes += 1
+            if self.broken:
+                raise BrokenPipeError(32, "Broken pipe")
+            self.text += text
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    kept, gone = Lines(broken=False), Lines(broken=True)
+    runtime.say(kept, "one")
+    runtime.say(gone, "lost")
+    assert runtime.reader_gone(gone) and not runtime.reader_gone(kept)
+    runtime.say(kept, "two")
+    runtime.say(gone, "not tried")
+    assert (kept.text, gone.writes) == ("one\ntwo\n", 1)

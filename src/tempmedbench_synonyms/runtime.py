@@ -5,6 +5,7 @@ tests/test_runtime.py).
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import queue
@@ -388,23 +389,31 @@ _end_process = os._exit  # replaced by the tests
 # -- 5. process knobs ----------------------------------------------------------------------------
 
 
-#: The output streams whose reader has gone (a broken pipe: ``| head`` read what it wanted).
-_GONE: weakref.WeakSet[Any] = weakref.WeakSet()
+#: The output streams whose reader has gone (a broken pipe: ``| head`` read what it wanted), held
+#: weakly and found by identity: a caller's progress stream may be unhashable, or equal to another.
+_GONE: list[Callable[[], Any]] = []
 
 
 def reader_gone(stream: Any) -> bool:
     """Whether ``stream``'s reader has gone (``drop_output``): nothing more is written to it."""
-    return stream in _GONE
+    return any(held() is stream for held in _GONE)
 
 
 def drop_output(stream: Any) -> None:
-    """``stream``'s reader has gone (a broken pipe): it is marked, and its descriptor sent to the
-    null device from now on, so that what is left in its buffer, and the exit's flush, find a
-    reader and raise nothing."""
-    _GONE.add(stream)
+    """``stream``'s reader has gone (a broken pipe): it is marked, and if it is the process's
+    stdout or stderr, its descriptor is sent to the null device from now on, so that what is left
+    in its buffer, and the exit's flush, find a reader and raise nothing. A caller's own stream
+    (``progress=``) keeps its descriptor: it may be a socket or a file the caller still uses."""
+    try:
+        held: Callable[[], Any] = weakref.ref(stream)
+    except TypeError:  # takes no weak reference: held for good
+        held = functools.partial(_same, stream)
+    _GONE[:] = [h for h in _GONE if h() is not None] + [held]
+    if not any(stream is std for std in (sys.__stdout__, sys.__stderr__)):
+        return
     try:
         fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): nothing to do
+    except (AttributeError, OSError, ValueError):  # not a file: nothing to do
         return
     null = os.open(os.devnull, os.O_WRONLY)
     try:
@@ -413,10 +422,14 @@ def drop_output(stream: Any) -> None:
         os.close(null)
 
 
+def _same(stream: Any) -> Any:
+    return stream
+
+
 def say(stream: Any, text: str) -> None:
     """``text``, a line, to ``stream`` (progress on stderr), flushed; dropped once its reader has
     gone: the work goes on, unshown."""
-    if stream in _GONE:
+    if reader_gone(stream):
         return
     try:
         stream.write(text + "\n")

@@ -101,3 +101,10 @@ def test_both_streams_to_a_reader_gone_keep_the_outcomes_exit(
 ) -> None:
     """``2>&1 | head`` whose ``head`` has gone: 0 (it was 1, read as "mismatch")."""
     assert closed(args, tmp_path, closing="both").returncode == 0
+
+
+def test_doctor_whose_stderr_has_no_reader_keeps_its_exit(tmp_path: Path) -> None:
+    """doctor's lines go to stderr; with its reader gone they are dropped and the exit is the
+    checks' (3: no API key here), as with stderr read (it was 2, from its "ok"/"FAIL" word)."""
+    assert closed(["doctor"], tmp_path, closing="stdout").returncode == 3
+    assert closed(["doctor"], tmp_path, closing="stderr").returncode == 3

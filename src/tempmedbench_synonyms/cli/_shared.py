@@ -42,6 +42,12 @@ def echo_err(text: str = "") -> None:
         _echo(shown, err=True)
 
 
+def echo_styled(styled: str, text: str, *, color: bool | None) -> None:
+    """A line to stderr: ``styled`` (the tool's own word, ``typer.style``d), then ``text`` as
+    ``echo_err`` shows it; dropped once stderr's reader has gone, as the rest."""
+    _echo(styled + shown_text(text), err=True, color=color)
+
+
 def stdout_gone() -> bool:
     """Whether stdout's reader has gone: nothing more is written, and a command that answers its
     inputs one by one stops asking (the exit code is the outcome's, of what was answered)."""

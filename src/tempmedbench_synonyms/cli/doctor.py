@@ -12,6 +12,7 @@ from tempmedbench_synonyms.cli._options import JsonOption, Only, QuietOption, wi
 from tempmedbench_synonyms.cli._shared import (
     configure_logging,
     echo_err,
+    echo_styled,
     exit_on_error,
     failure_json,
     print_json,
@@ -29,9 +30,8 @@ def _say(check: Check) -> None:
     """One line per check, ``ok`` or ``FAIL`` (coloured), then a failure's hint."""
     colour = False if config.no_color() else None  # None: only on a terminal
     word = "ok" if check.ok else "FAIL"
-    typer.secho(f"{word:<6}", fg="green" if check.ok else "red", bold=not check.ok, err=True,
-                nl=False, color=colour)  # fmt: skip
-    echo_err(f"{check.name:<11} {check.message}")
+    styled = typer.style(f"{word:<6}", fg="green" if check.ok else "red", bold=not check.ok)
+    echo_styled(styled, f"{check.name:<11} {check.message}", color=colour)
     if check.hint:
         echo_err(f"{_INDENT}hint: {check.hint}")
 
