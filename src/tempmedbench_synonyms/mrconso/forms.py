@@ -422,9 +422,8 @@ def _local_members(
                 raise zipfile.BadZipFile(f"member {name} is stored with no size in its header")
             yield name, _stored(f, csize), _stored(f, csize)
         elif method == zipfile.ZIP_DEFLATED:
-            size = (
-                csize if not flags & 8 else None
-            )  # (a data descriptor: its end is found inflating)
+            # (with a data descriptor, no size: the member's end is found by inflating it)
+            size = csize if not flags & 8 else None
             yield name, _inflated(f, size), _inflated(f, None) if size is None else _stored(f, size)
             if flags & 8:  # a data descriptor follows: optional signature, crc, two sizes
                 sizes = 16 if zip64 is not None else 8
