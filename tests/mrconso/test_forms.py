@@ -472,8 +472,8 @@ def test_a_member_passed_over_whose_header_gives_a_wrong_size_is_bad_input_not_a
     with pytest.raises(BadInputError) as caught:
         _blocks_of(locate_meta(path)["MRCONSO"])
     assert str(caught.value) == (
-        f"{path}: cannot read: member 2025AB/META/MRSAB.RRF does not end where its local header "
-        "says (no member header after it)"
+        f"{path} > 2025AB-full/2025ab-1-meta.nlm: cannot read: member 2025AB/META/MRSAB.RRF does "
+        "not end where its local header says (no member header after it)"
     )
 
 
@@ -491,9 +491,29 @@ def test_an_nlm_cut_short_after_a_member_is_bad_input_not_its_end(tmp_path: Path
     with pytest.raises(BadInputError) as caught:
         _blocks_of(locate_meta(path)["MRCONSO"])
     assert str(caught.value) == (
-        f"{path}: cannot read: it ends after member 2025AB/META/MRCONSO.RRF.aa.gz, with no "
-        "central directory (a truncated file?)"
+        f"{path} > 2025AB-full/2025ab-1-meta.nlm: cannot read: it ends after member "
+        "2025AB/META/MRCONSO.RRF.aa.gz, with no central directory (a truncated file?)"
     )
+
+
+@pytest.mark.parametrize(
+    ("nlm", "problem"),
+    [
+        (b"", "it is empty"),
+        (b"not a zip at all", "no member header at its start"),
+        (b"PK\x03\x04\x14\x00", "truncated local header"),
+    ],
+)
+def test_a_damaged_nlm_is_bad_input_naming_the_nlm_not_only_the_zip(
+    tmp_path: Path, nlm: bytes, problem: str
+) -> None:
+    """The release zip is whole: what is damaged ("it") is its .nlm member, which is named."""
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm)
+    with pytest.raises(BadInputError) as caught:
+        _blocks_of(locate_meta(path)["MRCONSO"])
+    assert str(caught.value) == f"{path} > 2025AB-full/2025ab-1-meta.nlm: cannot read: {problem}"
 
 
 def test_a_full_zip_whose_nlm_holds_no_mrconso(tmp_path: Path, mini: Path) -> None:

@@ -318,21 +318,24 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                 opened = open_member(zf, nlm)
             with opened as f:
                 counted = _CountingReader(f, done_before)
-                for name, data, passed in _local_members(counted):
-                    base = name.rsplit("/", 1)[-1]
-                    form = _form(base, file)
-                    if form is None:
-                        for _ in passed:  # another member: read through
-                            pass
-                        continue
-                    if form == "parts":
-                        found.parts.append(base)
-                        _check_parts(found.parts, f"{found.path} > {nlm}", file)
-                    if not found.members:
-                        found.members.append(nlm)
-                    found.members.append(name)
-                    reads = ((counted.done, raw) for raw in data)
-                    yield from reads if form == "file" else _gunzip(reads)
+                try:
+                    for name, data, passed in _local_members(counted):
+                        base = name.rsplit("/", 1)[-1]
+                        form = _form(base, file)
+                        if form is None:
+                            for _ in passed:  # another member: read through
+                                pass
+                            continue
+                        if form == "parts":
+                            found.parts.append(base)
+                            _check_parts(found.parts, f"{found.path} > {nlm}", file)
+                        if not found.members:
+                            found.members.append(nlm)
+                        found.members.append(name)
+                        reads = ((counted.done, raw) for raw in data)
+                        yield from reads if form == "file" else _gunzip(reads)
+                except zipfile.BadZipFile as err:  # the damaged file is the .nlm ("it")
+                    raise _read_error(err, f"{found.path} > {nlm}") from None
                 done_before = counted.done
     if len(found.members) < 2:
         raise BadInputError(
@@ -565,7 +568,7 @@ def _threaded(
         thread.join(timeout=1.0)
 
 
-def _read_error(err: BaseException, path: Path) -> BaseException:
+def _read_error(err: BaseException, path: Path | str) -> BaseException:
     if isinstance(err, BadInputError):
         return err
     if isinstance(err, (OSError, *zips.INFLATE_ERRORS, zipfile.BadZipFile, EOFError, ValueError)):
