@@ -156,6 +156,7 @@ def verify_manifest(
                 hint="the folder is not a TempMedBench release, or its manifest is incomplete",
             )
     checked = len(entries) - len(skipped & set(entries))
+    # Every listed file is checked, and every bad one named in one error, as `sha256sum -c` does.
     found = (_check_listed(folder, rel, sha) for rel, sha in entries.items() if rel not in skipped)
     bad = [problem for problem in found if problem is not None]
     if len(bad) == 1:
