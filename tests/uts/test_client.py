@@ -941,6 +941,11 @@ def _escaped(text: str) -> str:
             + '"}}',
             "HTTP 200 with a body that holds the API key",
         ),
+        # the key in another case, which every message masks as the key (secret.redact)
+        (
+            '{"result": {"ui": "C9000001", "name": "' + CANARY_KEY.lower() + '"}}',
+            "HTTP 200 with a body that holds the API key",
+        ),
         # half a surrogate pair in an object key
         (
             '{"result": {"ui": "C9000001", "n\\udc00": 1}}',
@@ -952,7 +957,7 @@ def _escaped(text: str) -> str:
             "has no NaN or Infinity)",
         ),
     ],
-    ids=["key-as-key", "key-in-link", "surrogate-in-key", "infinity"],
+    ids=["key-as-key", "key-in-link", "key-in-another-case", "surrogate-in-key", "infinity"],
 )
 @responses.activate
 def test_a_200_whose_decoded_strings_hold_the_key_or_no_text_is_retried_then_unavailable(

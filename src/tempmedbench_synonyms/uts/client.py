@@ -34,7 +34,7 @@ from tempmedbench_synonyms.errors import (
     TempMedBenchError,
     UnavailableError,
 )
-from tempmedbench_synonyms.secret import ApiKey, clean_text, missing_key, redact, secret_forms
+from tempmedbench_synonyms.secret import ApiKey, clean_text, holds_secret, missing_key, redact
 from tempmedbench_synonyms.uts.models import UtsModel, UtsPage
 from tempmedbench_synonyms.uts.options import is_loopback
 from tempmedbench_synonyms.uts.ratelimit import RateLimiter
@@ -597,7 +597,7 @@ class UtsClient:
                 "not_unicode",
                 "HTTP 200 with text that is not valid Unicode (a lone surrogate escape)",
             )
-        if any(form in text for form in secret_forms(self._key)):
+        if holds_secret(text):  # (in any case, as redact masks it; the client's key is read)
             # Only a hostile server echoes the key into its data: kept, it would be cached on
             # disk and shown.
             raise Transient("holds_key", "HTTP 200 with a body that holds the API key")
