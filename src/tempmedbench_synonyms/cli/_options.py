@@ -184,8 +184,9 @@ class _UsageJson:
     def main(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().main(*args, **kwargs)  # type: ignore[misc]
-        except SystemExit as stop:  # rich's exit 1: stderr's reader had gone as typer showed
-            gone = stop.__context__  # an error; the exit is the error's (2 for a usage error)
+        except (SystemExit, BrokenPipeError) as stop:  # stderr's reader had gone as typer
+            # showed an error (rich's exit 1; click's own error without rich): the error's exit
+            gone = stop if isinstance(stop, OSError) else stop.__context__
             code = getattr(gone.__context__, "exit_code", None) if _broken(gone) else None
             if not isinstance(code, int):
                 raise
