@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.cli._shared import print_json
@@ -222,6 +222,8 @@ class _UsageJson:
         for param in params:
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
+            if type(param) in _SHOWN:  # (typer makes its own classes: no cls= to give it)
+                param.__class__ = _SHOWN[type(param)]  # --help in words, not typer's types
             if _Quick is not None and getattr(param, "_runtime_param", False) is None:
                 try:  # typer's private parts: if they changed, typer's own coercion stands
                     desc = param.type_descriptor
@@ -246,6 +248,31 @@ class _UsageJson:
             return super().invoke(ctx)  # type: ignore[misc]
         with _answering(ctx.meta.get(_ARGS, []), self, ctx.info_name):
             return super().invoke(ctx)  # type: ignore[misc]
+
+
+class _Argument(TyperArgument):
+    """An argument whose type column says what it takes, as its usage does (``CODE <code>...``),
+    not typer's ``<str>`` or ``<list[str]>``."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        shown = super().display_type_rich(ctx)
+        if self.metavar is None or shown not in ("<str>", "<list[str]>"):
+            return shown
+        words = " ".join(f"<{word.lower()}>" for word in self.metavar.split())
+        return words + ("..." if self.nargs != 1 else "")
+
+
+class _Option(TyperOption):
+    """An option whose default is said in words (``Flag.default_text``) shows them as they are
+    (``[default: 1000]``), not in click's parentheses."""
+
+    def _get_default_string(self, *, ctx: Any, show_default_is_str: bool, **rest: Any) -> str:
+        if show_default_is_str:
+            return str(self.show_default)
+        return super()._get_default_string(ctx=ctx, show_default_is_str=False, **rest)
+
+
+_SHOWN: dict[type[Any], type[Any]] = {TyperArgument: _Argument, TyperOption: _Option}
 
 
 def _broken(error: BaseException | None) -> typing.TypeGuard[OSError]:
