@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from helpers import MINI_MRCONSO
@@ -204,3 +205,70 @@ def test_a_list_option_shows_what_it_lists_not_its_python_type(
     assert line.split()[2] == metavar
     options = result.stdout[result.stdout.index("─ Options ") :]
     assert "<list[str]>" not in options
+
+
+def _help(*args: str, columns: int = 80) -> list[str]:
+    result = runner.invoke(app, [*args, "-h"], env={"COLUMNS": str(columns), "NO_COLOR": "1"},
+                           prog_name="tempmedbench-synonyms")  # fmt: skip
+    assert result.exit_code == 0
+    return result.stdout.splitlines()
+
+
+def _arguments(lines: list[str]) -> list[str]:
+    """The lines of the Arguments panel."""
+    start = next(i for i, line in enumerate(lines) if "─ Arguments " in line)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("╰"))
+    return lines[start + 1 : end]
+
+
+def test_an_arguments_type_says_what_it_takes_not_its_python_type() -> None:
+    """typer shows ``CODE <list[str]>``; an argument says what it takes, as its usage line does
+    (``[CODE]...``)."""
+    assert _arguments(_help("umls", "crosswalk")) == [
+        "│   SAB       <sab>      The source (root source abbreviation).                │",
+        "│   CODE      <code>...  Codes of that source.                                 │",
+    ]
+    assert _arguments(_help("umls", "hierarchy"))[0] == (
+        "│   SAB CODE      <sab> <code>...  A source and its codes; with --aui, AUIs.   │"
+    )
+    assert _arguments(_help("gps", "sctid")) == [
+        "│ *    SCTID      <sctid>...  SNOMED CT identifiers.                           │",
+        "│                             [required]                                       │",
+    ]
+    assert _arguments(_help("check")) == [  # a path says <path>, as typer has it
+        "│ *    RELEASE      <path>  The TempMedBench release folder (the one with      │",
+        "│                           MANIFEST.sha256).                                  │",
+        "│                           [required]                                         │",
+    ]
+
+
+def _every_command(command: object, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [path]
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _every_command(sub, (*path, name))
+    return found
+
+
+@pytest.mark.parametrize("path", _every_command(typer.main.get_command(app)), ids=" ".join)
+def test_no_help_shows_a_python_type_for_an_argument_nor_a_default_in_parentheses(
+    path: tuple[str, ...],
+) -> None:
+    lines = _help(*path, columns=200)
+    shown = "\n".join(lines)
+    assert "[default: (" not in shown
+    if any("─ Arguments " in line for line in lines):
+        for piece in ("<str>", "<list[str]>"):
+            assert piece not in "\n".join(_arguments(lines))
+
+
+def test_a_default_said_in_words_shows_without_parentheses() -> None:
+    """click put a default given as text in parentheses: ``[default: (1000)]``."""
+    said = [line.strip("│ ") for line in _help("umls", "crosswalk") if "[default:" in line]
+    assert said[0] == "[default: 1000]"
+    assert [line.strip("│ ") for line in _help("umls", "search") if "[default:" in line][1] == (
+        "[default: 25]"
+    )
+    cache = [line.strip("│ ") for line in _help("cache", "info", columns=200) if "[default" in line]
+    assert cache == [
+        "[default: TEMPMEDBENCH_CACHE_DIR, else the user cache folder of tempmedbench-synonyms]"
+    ]

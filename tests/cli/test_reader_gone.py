@@ -5,6 +5,7 @@ and the exit code is the outcome's, with nothing said of the pipe (it was click'
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -13,34 +14,42 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import ROOT
+from tempmedbench_synonyms.cli import app
 
 SCRIPT = "from tempmedbench_synonyms.cli import script_main; script_main()"
+#: the second console script, tempmedbench-regenerate-synonyms
+REGENERATE = "from tempmedbench_synonyms.cli import script_regenerate_main as m; m()"
 
 
-def closed(args: list[str], tmp_path: Path, *, closing: str) -> subprocess.CompletedProcess[bytes]:
+def closed(
+    args: list[str], tmp_path: Path, *, closing: str, script: str = SCRIPT, **env_vars: str
+) -> subprocess.CompletedProcess[bytes]:
     """Run the console script with ``closing`` (``stdout``, ``stderr`` or ``both``, as with
-    ``2>&1 | head``) a pipe whose reader closed before it started; the other one is read."""
+    ``2>&1 | head``) a pipe whose reader closed before it started; the other one is read.
+    ``script``: ``REGENERATE`` for the second console script; ``env_vars`` added."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     env = {k: v for k, v in os.environ.items() if k != "UMLS_API_KEY"}
     env.update(TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"),
                TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")  # fmt: skip
+    env.update(env_vars)
     out = write_end if closing in ("stdout", "both") else subprocess.PIPE
     err = write_end if closing in ("stderr", "both") else subprocess.PIPE
     try:
         return subprocess.run(
-            [sys.executable, "-c", SCRIPT, *args], stdout=out, stderr=err,
+            [sys.executable, "-c", script, *args], stdout=out, stderr=err,
             cwd=tmp_path, env=env, timeout=120, check=False,
         )  # fmt: skip
     finally:
         os.close(write_end)
 
 
-def closed_stdout(args: list[str], tmp_path: Path) -> tuple[int, str]:
+def closed_stdout(args: list[str], tmp_path: Path, *, script: str = SCRIPT) -> tuple[int, str]:
     """The exit code and stderr of the console script with stdout's reader gone."""
-    done = closed(args, tmp_path, closing="stdout")
+    done = closed(args, tmp_path, closing="stdout", script=script)
     err = done.stderr.decode("utf-8")
     for said in ("Traceback", "Exception ignored", "Broken pipe", "error:"):
         assert said not in err, err
@@ -75,8 +84,69 @@ def test_json_lines_without_a_reader_stop_asking_after_the_first(tmp_path: Path)
 
 @pytest.mark.parametrize("args", [["--version"], ["cache", "info"], ["cache", "info", "--json"]])
 def test_human_output_without_a_reader_keeps_exit_0(args: list[str], tmp_path: Path) -> None:
-    """(``--help`` is printed by rich, which ends a broken pipe with its own exit 1.)"""
     assert closed_stdout(args, tmp_path) == (0, "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["umls", "--help"], ["umls", "crosswalk", "--help"], ["gps", "validate", "-h"],
+     ["regenerate", "--help"], ["regenerate-synonyms", "--help"],
+     ["regenerate-synonyms", "--version"]],
+)  # fmt: skip
+def test_help_without_a_reader_exits_0(args: list[str], tmp_path: Path) -> None:
+    """rich prints the help, and ended a broken pipe with its own exit 1
+    (``regenerate-synonyms``: the second console script)."""
+    script = SCRIPT
+    if args[0] == "regenerate-synonyms":
+        script, args = REGENERATE, args[1:]
+    assert closed_stdout(args, tmp_path, script=script) == (0, "")
+
+
+class _LeavesBeforeTheLastNewline(io.StringIO):
+    """A stdout whose reader leaves once the help is printed, before click's last newline."""
+
+    def write(self, text: str) -> int:
+        if text == "\n" and self.getvalue().endswith("\n"):
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+
+def test_help_whose_reader_leaves_before_its_last_newline_exits_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """click writes the newline after rich's help itself: the broken pipe there was click's own
+    exit 1. The help came whole but for that newline."""
+    whole = CliRunner().invoke(app, ["umls", "--help"], prog_name="tempmedbench-synonyms")
+    assert (whole.exit_code, whole.stdout.endswith("\n\n")) == (0, True)
+    stdout = _LeavesBeforeTheLastNewline()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    with pytest.raises(SystemExit) as done:
+        app(["umls", "--help"], prog_name="tempmedbench-synonyms")
+    assert done.value.code == 0
+    assert stdout.getvalue() + "\n" == whole.stdout
+
+
+def test_a_group_called_bare_without_a_reader_keeps_its_exit_2(tmp_path: Path) -> None:
+    """``umls`` alone prints its help and exits 2 (a usage error); stdout's reader gone, still 2
+    (it was rich's 1)."""
+    assert closed_stdout(["umls"], tmp_path) == (2, "")
+
+
+@pytest.mark.parametrize(("closing", "rich"), [("stderr", "1"), ("both", "1"), ("stderr", "0")])
+def test_a_usage_error_whose_stderr_has_no_reader_exits_2(
+    closing: str, rich: str, tmp_path: Path
+) -> None:
+    """``... --bogus 2>&1 >/dev/null | head -c 0``: the usage error's 2 (it was rich's 1; with
+    TYPER_USE_RICH=0, click's own broken pipe out of typer's hands: 1)."""
+    done = closed(["umls", "crosswalk", "--bogus"], tmp_path, closing=closing, TYPER_USE_RICH=rich)
+    assert done.returncode == 2
+    assert done.stdout in (None, b"")
+
+
+def test_a_usage_errors_json_still_comes_when_stderr_has_no_reader(tmp_path: Path) -> None:
+    done = closed(["umls", "crosswalk", "--bogus", "--json"], tmp_path, closing="stderr")
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["message"] == "No such option: --bogus"
 
 
 def test_a_demo_whose_stderr_has_no_reader_still_verifies_and_reports_on_stdout(

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import functools
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.cli._shared import print_json
 from tempmedbench_synonyms.config import Flag
 from tempmedbench_synonyms.errors import Outcome
@@ -171,13 +174,56 @@ def json_given(args: Sequence[str], commands: Sequence[Any]) -> bool:
 class _UsageJson:
     """Every command and group of the tool: no flag shows a type (``--json <bool>``), and
     the top-level command answers a usage error raised parsing it or any subcommand with its
-    JSON object (SPEC 7), then Typer shows it and exits 2."""
+    JSON object (SPEC 7), then Typer shows it and exits 2.
+
+    What click, typer and rich print themselves (the help, a usage error) follows the house's
+    rule for a stream whose reader has gone (``runtime.drop_output``): the rest is dropped and
+    the exit is the outcome's, not their exit 1 (rich's ``Console.on_broken_pipe``, the EPIPE
+    branch of ``typer.core._main``)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)  # type: ignore[misc]
+        except (SystemExit, BrokenPipeError) as stop:  # stderr's reader had gone as typer
+            # showed an error (rich's exit 1; click's own error without rich): the error's exit
+            gone = stop if isinstance(stop, OSError) else stop.__context__
+            code = getattr(gone.__context__, "exit_code", None) if _broken(gone) else None
+            if not isinstance(code, int):
+                raise
+            runtime.drop_output(sys.stderr)
+            raise SystemExit(code) from None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        try:
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+        except SystemExit as stop:  # rich's exit 1: the help ends as it would (0; a bare group 2)
+            if not _broken(stop.__context__):
+                raise
+            runtime.drop_output(sys.stdout)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        show = getattr(option, "callback", None)
+        if show is not None and not hasattr(show, "__wrapped__"):  # once: click keeps the option
+
+            @functools.wraps(show)
+            def shown(ctx: Any, param: Any, value: Any) -> Any:
+                try:
+                    return show(ctx, param, value)
+                except BrokenPipeError:  # in click's newline after rich's help (click's exit 1)
+                    runtime.drop_output(sys.stdout)
+                    ctx.exit()
+
+            option.callback = shown
+        return option
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
         for param in params:
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
+            if type(param) in _SHOWN:  # (typer makes its own classes: no cls= to give it)
+                param.__class__ = _SHOWN[type(param)]  # --help in words, not typer's types
             if _Quick is not None and getattr(param, "_runtime_param", False) is None:
                 try:  # typer's private parts: if they changed, typer's own coercion stands
                     desc = param.type_descriptor
@@ -202,6 +248,36 @@ class _UsageJson:
             return super().invoke(ctx)  # type: ignore[misc]
         with _answering(ctx.meta.get(_ARGS, []), self, ctx.info_name):
             return super().invoke(ctx)  # type: ignore[misc]
+
+
+class _Argument(TyperArgument):
+    """An argument whose type column says what it takes, as its usage does (``CODE <code>...``),
+    not typer's ``<str>`` or ``<list[str]>``."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        shown = super().display_type_rich(ctx)
+        if self.metavar is None or shown not in ("<str>", "<list[str]>"):
+            return shown
+        words = " ".join(f"<{word.lower()}>" for word in self.metavar.split())
+        return words + ("..." if self.nargs != 1 else "")
+
+
+class _Option(TyperOption):
+    """An option whose default is said in words (``Flag.default_text``) shows them as they are
+    (``[default: 1000]``), not in click's parentheses."""
+
+    def _get_default_string(self, *, ctx: Any, show_default_is_str: bool, **rest: Any) -> str:
+        if show_default_is_str:
+            return str(self.show_default)
+        return super()._get_default_string(ctx=ctx, show_default_is_str=False, **rest)
+
+
+_SHOWN: dict[type[Any], type[Any]] = {TyperArgument: _Argument, TyperOption: _Option}
+
+
+def _broken(error: BaseException | None) -> typing.TypeGuard[OSError]:
+    """Whether ``error`` is a broken pipe: a stream's reader has gone."""
+    return isinstance(error, OSError) and error.errno == errno.EPIPE
 
 
 @contextmanager
