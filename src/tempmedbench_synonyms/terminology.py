@@ -149,13 +149,13 @@ class MetaTerminology(Terminology):
         types = bool(getattr(lookup, "semantic_types", ()))  # search --semantic-types: MRSTY
         needed, optional = needs(lookup.command, semantic_types=types)
         for file in needed:
-            if file not in self._index.present:
+            if not self._index.holds(file):
                 asked = f"umls {lookup.command}" + (" --semantic-types" if types else "")
                 raise BadInputError(
                     f"{asked} needs {file}.RRF, and it holds none", path=self._index.meta,
                     hint=f"give --meta the META folder (or release zip) that holds {file}.RRF",
                 )  # fmt: skip
-        return (*needed, *(f for f in optional if f in self._index.present))
+        return (*needed, *(f for f in optional if self._index.holds(f)))
 
     def _engine(self, lookup: Lookup) -> Any:
         """The engine over the parts ``lookup`` needs, built on first need (one a command)."""
@@ -165,8 +165,6 @@ class MetaTerminology(Terminology):
         return self._engines[key]
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
-        from tempmedbench_synonyms.mrconso.index import describe
-
         files: set[str] = set()
         bad = unread
         for _, lookup in items:
@@ -176,7 +174,7 @@ class MetaTerminology(Terminology):
                 bad += 1
                 continue
             files.update(self._files(lookup))
-        found = describe(self._index.meta, self._index.index_dir)
+        found = self._index.parts()
         built = {p.file for p in found if p.rows is not None}  # None: not indexed yet
         parts = {f: f in built for f in sorted(files)}
         said = ", ".join(f"{f}.RRF {'indexed' if ok else 'to index'}" for f, ok in parts.items())

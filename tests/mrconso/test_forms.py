@@ -967,15 +967,36 @@ def test_a_meta_files_missing_part_is_bad_input_naming_that_file(tmp_path: Path)
     )
 
 
-def test_a_full_zip_holds_every_file_read_through_its_nlm(tmp_path: Path) -> None:
+def test_a_full_zips_files_are_listed_by_reading_its_nlm_through(tmp_path: Path) -> None:
+    """Its .nlm lists its members at its end: which files it holds is known once a pass has
+    read it through (reading one of them), or by a pass of its own; each file is given, with
+    that one listing."""
     path = tmp_path / "umls-2025AB-full.zip"
     members = {"2025AB/META/MRCONSO.RRF": PLAIN, "2025AB/META/MRSTY.RRF.gz": gz(MRSTY)}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=False))
     found = locate_meta(path)
     assert set(found) == {"MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"}
+    listing = found["MRCONSO"].listing
+    assert listing is not None and {id(i.listing) for i in found.values()} == {id(listing)}
+    assert listing.known is None  # nothing read yet
     assert (found["MRSTY"].release, _blocks_of(found["MRSTY"])) == ("2025AB", MRSTY)
     assert found["MRSTY"].members == ["2025AB-full/2025ab-1-meta.nlm", "2025AB/META/MRSTY.RRF.gz"]
+    assert listing.known == {"MRCONSO", "MRSTY"}  # learned by that read
+    assert locate_meta(path)["MRDEF"].listing.files() == {"MRCONSO", "MRSTY"}  # type: ignore[union-attr]
     with pytest.raises(BadInputError) as caught:
         _blocks_of(found["MRDEF"])
     assert str(caught.value).endswith("holds MRDEF.RRF or its parts")
+
+
+def test_a_damaged_nlm_is_bad_input_when_listed_too(tmp_path: Path) -> None:
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", b"not a zip at all")
+    listing = locate_meta(path)["MRSTY"].listing
+    assert listing is not None
+    with pytest.raises(BadInputError) as caught:
+        listing.files()
+    assert str(caught.value) == (
+        f"{path} > 2025AB-full/2025ab-1-meta.nlm: cannot read: no member header at its start"
+    )

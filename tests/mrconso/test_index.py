@@ -8,7 +8,9 @@ import contextlib
 import fcntl
 import gzip
 import io
+import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -674,3 +676,173 @@ def test_a_byte_order_mark_split_over_the_first_reads_is_dropped(
     path = tmp_path / "MRDEF.RRF"
     path.write_bytes(b"\xef\xbb\xbfC0000001|A1|AT1||MSH|a fever|N||\nC0000002|A2|AT2||MSH|b|N||\n")
     assert [row[:2] for row in read_rows("MRDEF", path)] == [["C0000001", "A1"], ["C0000002", "A2"]]
+
+
+# -- a META lacking an optional file, in every form (SPEC 12 "Input", SPEC 7's forms) ------------
+
+LACKING_FORMS = ["folder", "metathesaurus zip", "nlm", "full zip", "full zip, nlm stored"]
+
+
+def _lacking(tmp_path: Path, form: str, missing: str) -> Path:
+    """The invented META without ``missing``, in ``form``: plain files in a folder or in the
+    Metathesaurus zip; in an .nlm (alone, or in a full release zip, deflated or stored there),
+    each file's split parts, as NLM ships them."""
+    raw = {f: (UMLS / f"{f}.RRF").read_bytes() for f in engine.FILES if f != missing}
+    if form == "folder":
+        folder = tmp_path / "umls-2099AB" / "META"
+        folder.mkdir(parents=True)
+        for f, data in raw.items():
+            (folder / f"{f}.RRF").write_bytes(data)
+        return folder
+    if form == "metathesaurus zip":
+        return _zip(tmp_path / "umls-2099AB-metathesaurus-full.zip",
+                    {f"2099AB/META/{f}.RRF": d for f, d in raw.items()})  # fmt: skip
+    members = {}
+    for f, d in raw.items():
+        members.update({f"2099AB/META/{n}": b for n, b in _parts(f, d).items()})
+    if form == "nlm":
+        return _zip(tmp_path / "2099ab-1-meta.nlm", members)
+    nlm = _zip(tmp_path / "inner.nlm", members).read_bytes()
+    how = zipfile.ZIP_STORED if form.endswith("stored") else zipfile.ZIP_DEFLATED
+    path = tmp_path / "umls-2099AB-full.zip"
+    with zipfile.ZipFile(path, "w", how) as zf:
+        zf.writestr("2099AB-full/README.txt", b"invented")
+        zf.writestr("2099AB-full/2099ab-1-meta.nlm", nlm)
+    return path
+
+
+def _umls(*args: object) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from tempmedbench_synonyms.cli.umls import umls_app
+
+    env = {"UMLS_API_KEY": None, "UMLS_API_KEY_FILE": None}
+    result = CliRunner().invoke(umls_app, [str(a) for a in args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _index_files(idx: Path) -> list[str]:
+    """The index folder's files, each by its META file and kind (part, lock or temporary)."""
+    kinds = {".sqlite": "part", ".lock": "lock", ".tmp": "tmp"}
+    return sorted(f"{p.name.lstrip('.').split('.')[0]} {kinds.get(p.suffix, p.suffix)}"
+                  for p in idx.iterdir())  # fmt: skip
+
+
+@pytest.mark.parametrize("missing", ["MRHIER", "MRREL"])
+@pytest.mark.parametrize("form", LACKING_FORMS)
+def test_umls_index_of_a_meta_lacking_a_file_indexes_what_it_holds_in_every_form(
+    form: str, missing: str, tmp_path: Path
+) -> None:
+    """As for a folder: the files it holds are indexed and listed, the one it lacks is not (no
+    line of it, no part, no lock, no temporary file), and the run succeeds."""
+    path, idx = _lacking(tmp_path, form, missing), tmp_path / "idx"
+    held = [f for f in engine.FILES if f != missing]
+    code, out, err = _umls("index", path, "--index-dir", idx)
+    assert code == 0, err
+    table = [line.split() for line in out.splitlines()]
+    assert table[0] == ["FILE", "ROWS", "BYTES", "SECONDS"]
+    assert [row[:2] for row in table[1:]] == [[f"{f}.RRF", f"{ROWS[f]:,}"] for f in held]
+    read = {f: path / f"{f}.RRF" if form == "folder" else path for f in held}
+    said = err.splitlines()
+    assert [line.split(" once: ")[0] for line in said if " once: " in line] == [
+        f"indexing {f}.RRF of {read[f]}" for f in held
+    ]
+    bars = [line for line in said if " once: " not in line][:-1]
+    assert len(bars) == len(held)
+    for f, bar in zip(held, bars, strict=True):  # each ends at 100%: all its bytes read
+        assert re.fullmatch(rf"indexing {f}: 100% \((.+) of \1\), {ROWS[f]} rows, done in \d+ s",
+                            bar), bar  # fmt: skip
+    assert said[-1] == f"indexed: index of {path}"
+    assert len(said) == 2 * len(held) + 1 and missing not in err
+    assert _index_files(idx) == sorted(f"{f} {k}" for f in held for k in ("part", "lock"))
+    # again, --json: every part found (seconds 0), the lacking file in none
+    code, out, err = _umls("index", path, "--index-dir", idx, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(p["file"], p["rows"], p["seconds"]) for p in doc["parts"]] == [
+        (f, ROWS[f], 0) for f in held
+    ]
+    assert (doc["index"], doc["release"]) == (f"index of {path}", "2099AB")
+    assert _index_files(idx) == sorted(f"{f} {k}" for f in held for k in ("part", "lock"))
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["not indexed", "indexed"])
+@pytest.mark.parametrize(
+    ("missing", "asked"),
+    [
+        ("MRHIER", ["hierarchy", "SNOMEDCT_US", "9990101009", "--parents"]),
+        ("MRREL", ["relations", "C9000001"]),
+    ],
+)
+@pytest.mark.parametrize("form", LACKING_FORMS)
+def test_a_command_needing_the_file_a_meta_lacks_is_bad_input_naming_it_in_every_form(
+    form: str, missing: str, asked: list[str], indexed: bool, tmp_path: Path
+) -> None:
+    path, idx = _lacking(tmp_path, form, missing), tmp_path / "idx"
+    if indexed:
+        assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    before = _index_files(idx) if indexed else None
+    code, out, err = _umls(*asked, "--meta", path, "--index-dir", idx)
+    assert (code, out) == (2, "")
+    listed = f"listing the files {path} holds (its .nlm is read through)\n"  # (only it must be)
+    assert err == (
+        (listed if form.startswith("full zip") else "")
+        + f"error: {path}: umls {asked[0]} needs {missing}.RRF, and it holds none\n"
+        f"hint: give --meta the META folder (or release zip) that holds {missing}.RRF\n"
+    )
+    if indexed:
+        assert _index_files(idx) == before  # nothing built, nothing half-written
+    else:
+        assert not idx.exists()  # nothing built, not even the folder
+
+
+def test_a_full_zip_whose_parts_are_built_is_not_read_to_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which files a full zip's .nlm holds is read there only when a part must be built: a
+    command whose parts are built reads no member of it, and the build of every part reads the
+    .nlm once for each file it holds, never for the file it lacks."""
+    path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
+    read: list[str] = []
+    real = forms._local_members
+
+    def counted(f: object) -> object:
+        read.append("nlm")
+        return real(f)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forms, "_local_members", counted)
+    assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    assert len(read) == 5  # one pass a file it holds
+    del read[:]
+    code, out, err = _umls("concept", "C9000001", "--meta", path, "--index-dir", idx, "--json")
+    assert (code, json.loads(out)["outcome"]) == (0, "found"), err
+    assert read == []
+
+
+def test_the_files_of_a_full_zip_are_those_its_nlm_holds(tmp_path: Path) -> None:
+    path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
+    said = io.StringIO()
+    ix = LocalIndex(path, index_dir=idx, progress=said)
+    assert ix.present == frozenset(engine.FILES) - {"MRHIER"}
+    assert said.getvalue() == f"listing the files {path} holds (its .nlm is read through)\n"
+    assert [(p.file, p.rows) for p in describe(path, idx)] == [
+        (f, None) for f in engine.FILES if f != "MRHIER"
+    ]  # (doctor --meta: none indexed yet)
+    assert not idx.exists()
+
+
+@pytest.mark.parametrize("missing", ["MRREL", "MRDEF", "MRSTY"])
+def test_a_command_reading_a_file_when_held_answers_from_a_full_zip_lacking_it_as_from_a_folder(
+    missing: str, tmp_path: Path
+) -> None:
+    """``concept`` reads MRSTY, MRDEF and MRREL when the META holds them (for its semantic
+    types and links): without one, the full zip's answer is the folder's."""
+    answers = []
+    for form in ("folder", "full zip"):
+        (tmp_path / form).mkdir()
+        path = _lacking(tmp_path / form, form, missing)
+        code, out, err = _umls("concept", "C9000001", "--meta", path, "--index-dir",
+                               tmp_path / form / "idx", "--json", "-q")  # fmt: skip
+        assert (code, err) == (0, "")
+        answers.append({k: v for k, v in json.loads(out).items() if k != "source"})
+    assert answers[0] == answers[1]

@@ -77,6 +77,8 @@ class MrconsoInput:
     size: int | None = None
     #: the UMLS release the names say (``named_release``); None when they say none
     release: str | None = None
+    #: a full release zip's: which files its .nlm holds (``NlmListing``)
+    listing: NlmListing | None = field(default=None, repr=False, compare=False)
     _open: Callable[[], Iterator[tuple[int, bytes]]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -100,10 +102,35 @@ class MrconsoInput:
         yield from _threaded(self._open, stop, self.path)
 
 
+@dataclass
+class NlmListing:
+    """Which of ``META_FILES`` the ``.nlm`` files of a full release zip hold. An .nlm lists its
+    members at its end, and it is itself a member of the zip (no seeking in it when deflated):
+    it is listed by reading it through, in a pass that reads one of its files (which passes every
+    member) or in ``files``' own, never when the zip is opened (a question whose parts are built
+    reads none of it)."""
+
+    path: Path
+    nlms: list[str]
+    #: the files held, once a pass has read every member (None: not yet)
+    known: frozenset[str] | None = None
+
+    def files(self) -> frozenset[str]:
+        """The files held, the .nlm files read through first if no pass has yet."""
+        if self.known is None:
+            found = MrconsoInput(self.path, "nested zip", listing=self)
+            try:
+                next(_nested_blocks(found, self.nlms, None), None)  # (yields none: runs through)
+            except BaseException as err:  # as a pass in the reader thread says it
+                raise _read_error(err, self.path) from None
+        assert self.known is not None
+        return self.known
+
+
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
     """Each file of ``META_FILES`` that ``path`` (a META folder, or a form holding one) holds;
-    MRCONSO must be among them. A full release zip's ``.nlm`` is read forward only, so its files
-    are assumed there (a release holds them all) until one is read."""
+    MRCONSO must be among them. A full release zip gives each file, with the ``listing`` that
+    says which its .nlm holds (read when asked)."""
     try:
         mrconso = locate(path)
     except BadInputError as err:
@@ -119,7 +146,9 @@ def locate_meta(path: Path) -> dict[str, MrconsoInput]:
             names = [i.filename for i in zf.infolist() if not i.is_dir()]
     folder = mrconso.path if mrconso.path.is_dir() else mrconso.path.parent
     for name in META_FILES[1:]:
-        if mrconso.kind == "nested zip" or (zipped and _members(names, name) is not None):
+        if mrconso.kind == "nested zip":  # the same listing for all
+            found[name] = _in_zip(mrconso.path, name, listing=mrconso.listing)
+        elif zipped and _members(names, name) is not None:
             found[name] = _in_zip(mrconso.path, name)
         elif not zipped and holds(folder, name):
             found[name] = _in_folder(folder, name, meta=False)
@@ -261,7 +290,7 @@ def _is_meta(folder: str) -> bool:
     return folder.rsplit("/", 1)[-1] == "META"
 
 
-def _in_zip(path: Path, file: str) -> MrconsoInput:
+def _in_zip(path: Path, file: str, *, listing: NlmListing | None = None) -> MrconsoInput:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
@@ -287,6 +316,7 @@ def _in_zip(path: Path, file: str) -> MrconsoInput:
         found_input = MrconsoInput(
             path, "nested zip", size=sum(sizes[n] for n in nlms),
             release=named_release([*nlms, str(path.absolute())]),
+            listing=listing or NlmListing(path, nlms),
         )  # fmt: skip
         found_input._open = lambda: _nested_blocks(found_input, nlms, file)
         return found_input
@@ -308,10 +338,15 @@ def _zip_reads(path: Path, members: list[str]) -> Iterator[tuple[int, bytes]]:
                     yield done, raw
 
 
-def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[tuple[int, bytes]]:
+def _nested_blocks(
+    found: MrconsoInput, nlms: list[str], file: str | None
+) -> Iterator[tuple[int, bytes]]:
     """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
-    headers in one forward pass (no seeking); members are added to ``found`` as they come."""
+    headers in one forward pass (no seeking); members are added to ``found`` as they come. Read
+    to the end, the pass says which files the .nlm files hold in ``found.listing`` (``None``: a
+    pass for that alone)."""
     done_before = 0
+    names: list[str] = []
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
             with reading_member(found.path, zf, nlm, hint=_ZIP_HINT):  # only its opening
@@ -320,10 +355,11 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                 counted = _CountingReader(f, done_before)
                 try:
                     for name, data, passed in _local_members(counted):
+                        names.append(name)
                         base = name.rsplit("/", 1)[-1]
-                        form = _form(base, file)
-                        if form is None:
-                            for _ in passed:  # another member: read through
+                        form = None if file is None else _form(base, file)
+                        if form is None or file is None:
+                            for _ in passed:  # another member (any, to list): read through
                                 pass
                             continue
                         if form == "parts":
@@ -337,7 +373,11 @@ def _nested_blocks(found: MrconsoInput, nlms: list[str], file: str) -> Iterator[
                 except zipfile.BadZipFile as err:  # the damaged file is the .nlm ("it")
                     raise _read_error(err, f"{found.path} > {nlm}") from None
                 done_before = counted.done
-    if len(found.members) < 2:
+    if found.listing is not None and found.listing.known is None:
+        bases = [n.rsplit("/", 1)[-1] for n in names]
+        held = (f for f in META_FILES if any(_form(base, f) for base in bases))
+        found.listing.known = frozenset(held)
+    if file is not None and len(found.members) < 2:
         raise BadInputError(
             f"none of its members {bounded_list(nlms)} holds {file}.RRF or its parts",
             path=found.path,

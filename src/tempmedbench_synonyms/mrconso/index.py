@@ -124,8 +124,6 @@ class LocalIndex:
         self._files = {name: _File(name, inp) for name, inp in found.items()}
         #: the release the path's names say (SPEC 12, "Release"), or None
         self.release: str | None = found["MRCONSO"].release
-        #: the files the META holds
-        self.present: frozenset[str] = frozenset(found)
         self._db: sqlite3.Connection | None = None
         self._attached: set[str] = set()
         self._built: dict[str, Built] = {}
@@ -155,9 +153,48 @@ class LocalIndex:
             self._attached.add(name)
         return Engine(self._db, self._attached, links, stopped=self._stopped)
 
+    @property
+    def present(self) -> frozenset[str]:
+        """The files the META holds."""
+        return frozenset(name for name in self._files if self.holds(name))
+
+    def holds(self, name: str) -> bool:
+        """Whether the META holds ``name``. A full release zip's .nlm is read through to say so
+        (``NlmListing``) only while no pass has, and only for a file whose part is not built:
+        a part built from it says it is there."""
+        f = self._files.get(name)
+        if f is None:
+            return False
+        listing = f.input.listing
+        if listing is None or name == "MRCONSO":  # (MRCONSO's read says if it is not there)
+            return True
+        if listing.known is None:
+            if name in self._built or _record(self._part(f), f.identity) is not None:
+                return True
+            self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
+        return name in listing.files()
+
     def build(self, files: Collection[str] | None = None) -> list[Built]:
-        """Build every part of ``files`` (default: each file the META holds) not built yet."""
-        return [self._ensure(name) for name in sorted(files or self.present, key=FILES.index)]
+        """Build every part of ``files`` (default: each file the META holds) not built yet; a
+        full zip's .nlm is listed by the first pass (MRCONSO's) when one is made."""
+        names = sorted(files or self._files, key=FILES.index)
+        return [self._ensure(name) for name in names if files is not None or self.holds(name)]
+
+    def parts(self) -> list[Part]:
+        """For each file the META holds, its part: ``rows`` None when it is not indexed yet
+        (``bytes`` then the file's own size); nothing is built."""
+        out = []
+        for name in sorted(self.present, key=FILES.index):
+            f = self._files[name]
+            if f.input.kind == "pipe":
+                continue
+            part = self._part(f)
+            found = _record(part, f.identity)
+            if found is None:
+                out.append(Part(name, part, (str(f.input.path),), None, f.input.size or 0))
+            else:
+                out.append(Part(name, part, tuple(found[1]), found[0], part.stat().st_size))
+        return out
 
     def close(self) -> None:
         """Close the connection; a pipe's temporary part is removed (it is never kept)."""
@@ -701,18 +738,5 @@ def _entries(folder: Path) -> list[Path]:
 
 
 def describe(meta: Path, index_dir: Path | None = None) -> list[Part]:
-    """For each file ``meta`` holds, its part: ``rows`` None when it is not indexed yet
-    (``bytes`` then the file's own size)."""
-    index = LocalIndex(meta, index_dir=index_dir)
-    out = []
-    for name in sorted(index.present, key=FILES.index):
-        f = index._files[name]
-        if f.input.kind == "pipe":
-            continue
-        part = index._part(f)
-        found = _record(part, f.identity)
-        if found is None:
-            out.append(Part(name, part, (str(f.input.path),), None, f.input.size or 0))
-        else:
-            out.append(Part(name, part, tuple(found[1]), found[0], part.stat().st_size))
-    return out
+    """``LocalIndex.parts`` of ``meta``."""
+    return LocalIndex(meta, index_dir=index_dir).parts()
