@@ -51,12 +51,7 @@ from tempmedbench_synonyms.snomed.concepts import ConceptIndex
 from tempmedbench_synonyms.snomed.gps import load_gps_tsv
 from tempmedbench_synonyms.snomed.loader import load_concept_index
 from tempmedbench_synonyms.snomed.sctid import verhoeff_check_digit
-from tempmedbench_synonyms.snomed.validate import (
-    EVENTS_PATH,
-    _Checker,
-    iter_records,
-    validate_release,
-)
+from tempmedbench_synonyms.snomed.validate import EVENTS_PATH, check_artifact, validate_release
 
 GPS_NAME = "SnomedINTL_GPSRelease_PRODUCTION_20990101T120000Z.txt"
 SYLLABLES = [
@@ -345,12 +340,6 @@ def whole_command(repeat: int, gps: Path, release: Path) -> None:
     )
 
 
-def check_events(path: Path, index: ConceptIndex) -> tuple[int, list[object]]:
-    """The events file alone, as ``validate_release`` checks it: its records and findings."""
-    checker = _Checker(index, EVENTS_PATH, "event_id")
-    return checker.events(iter_records(path, EVENTS_PATH)), list(checker.findings)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concepts", type=int, default=400_000)
@@ -443,7 +432,8 @@ def main() -> None:
             "(decompression included; not a target)"
         )
 
-        t_ev, result = best_of(args.repeat, lambda: check_events(events_path, index))
+        # the events file alone, as validate_release checks it: its records and findings
+        t_ev, result = best_of(args.repeat, lambda: check_artifact(events_path, EVENTS_PATH, index))
         n_events, findings = cast("tuple[int, list[object]]", result)
         t_all, _ = best_of(args.repeat, lambda: validate_release(release, index))
         print(

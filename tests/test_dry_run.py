@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from helpers import ROOMY_TIMEOUT
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.paths import for_query
@@ -57,7 +58,7 @@ def prefill(release: Path, cache_dir: Path, base_url: str, n: int) -> int:
     """Cache the answers of the first ``n`` distinct queries of the table (not the probe), as an
     earlier interrupted run would have; returns how many concepts they answer."""
     client = UtsClient(base_url=base_url, api_key=ApiKey(CANARY_KEY), limiter=virtual_limiter(),
-                       timeout=2.0, retry=RetryPolicy(),
+                       timeout=ROOMY_TIMEOUT, retry=RetryPolicy(),
                        sleep=lambda s: None, rng=random.Random(0))  # fmt: skip
     uts = CachedUts(client, ResponseCache(cache_dir, base_url))
     queries = atom_queries(open_release(release).table.concepts)

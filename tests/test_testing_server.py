@@ -9,7 +9,7 @@ import http.client
 import json
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 import requests
 import responses
 
-from helpers import ATOM_PARAMS, FIXTURES
+from helpers import ATOM_PARAMS, FIXTURES, HELD, ROOMY_TIMEOUT
 from helpers.uts import virtual_limiter
 from tempmedbench_synonyms.errors import NotAuthorisedError
 from tempmedbench_synonyms.secret import ApiKey
@@ -48,7 +48,7 @@ def server() -> Iterator[FakeUtsServer]:
 
 
 def get(
-    server: FakeUtsServer, path: str, timeout: float = 5, **params: str
+    server: FakeUtsServer, path: str, timeout: float = ROOMY_TIMEOUT, **params: str
 ) -> tuple[int, dict[str, str], bytes]:
     split = urlsplit(server.base_url)
     conn = http.client.HTTPConnection(split.hostname or "", split.port, timeout=timeout)
@@ -174,22 +174,39 @@ def test_the_server_never_prints_the_request_line(
 # -- faults, as the real client sees them over a socket -----------------------------------------
 
 
-def client_for(server: FakeUtsServer, **retry: Any) -> UtsClient:
+def client_for(
+    server: FakeUtsServer,
+    *,
+    timeout: float = ROOMY_TIMEOUT,
+    sleep: Callable[[float], None] = lambda s: None,
+) -> UtsClient:
     return UtsClient(
         base_url=server.base_url,
         api_key=ApiKey(CANARY_KEY),
         limiter=virtual_limiter(),
-        timeout=0.3,
-        retry=RetryPolicy(**retry),
-        sleep=lambda s: None,
+        timeout=timeout,
+        retry=RetryPolicy(),
+        sleep=sleep,
         rng=random.Random(0),
     )
 
 
 @pytest.mark.parametrize("kind", ["reset", "html502", "truncated", "5xx", "429", "stall"])
 def test_each_fault_is_retried_by_the_client(kind: str) -> None:
-    fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(script=[kind, kind], stall=0.6))
-    with FakeUtsServer(fake) as server, closing(client_for(server)) as client:
+    """Two faults, then the answer: three requests. A stall is held until the client gives up,
+    at its timeout (0.3 s); once both faults are met, the pause before the next attempt makes
+    the timeout roomy, so the answer need not come within 0.3 s, however busy the machine."""
+    fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(script=[kind, kind], stall=HELD))
+    timeout = 0.3 if kind == "stall" else ROOMY_TIMEOUT
+    clients: list[UtsClient] = []
+
+    def pause(seconds: float) -> None:  # the retry's wait, before the next attempt
+        if fake.count() == 2:
+            clients[0].timeout = ROOMY_TIMEOUT
+
+    with FakeUtsServer(fake) as server, closing(client_for(server, timeout=timeout,
+                                                          sleep=pause)) as client:  # fmt: skip
+        clients.append(client)
         atoms = client.get_listed("/content/2099AA/source/SNOMEDCT_US/1000001/atoms", ATOM_PARAMS)
     assert sorted(a["ui"] for a in (atoms.items if atoms else [])) == [
         "A90000006",
@@ -270,12 +287,13 @@ def test_a_reset_is_a_real_connection_reset() -> None:
 
 
 def test_the_rate_limit_answers_429_beyond_n_a_second() -> None:
-    fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(rate_limit=5))
+    """Eight requests within one second of the fake's clock (stopped here: on a busy machine
+    eight real requests may take longer than a second): five answered, then 429s."""
+    fake = FakeUts(data(), api_key=CANARY_KEY, faults=Faults(rate_limit=5), clock=lambda: 1.0)
     with FakeUtsServer(fake) as server:
         statuses = [get(server, "/content/2099AA/CUI/C9000001")[0] for _ in range(8)]
-    assert statuses[:5] == [200] * 5
-    assert 429 in statuses[5:]
-    assert fake.count(429) == statuses.count(429)
+    assert statuses == [200] * 5 + [429] * 3
+    assert fake.count(429) == 3
 
 
 def test_a_revoked_key_stops_the_client() -> None:

@@ -349,6 +349,48 @@ def test_the_key_is_in_no_repr_and_options_are_checked_at_once(tmp_path: Path) -
         Umls(2025)  # type: ignore[arg-type]
 
 
+#: Each argument of ``Umls`` in the signature's order, with a value of the wrong type.
+WRONG = {
+    "release": 2025, "api_key": 5, "api_key_file": 1.5, "mrconso": 7, "meta": 7, "index_dir": 7,
+    "cache_dir": 1.5, "rate": "15", "workers": 2.5, "timeout": [30], "offline": "no",
+    "refresh": 1, "base_url": 123, "progress": "yes",
+}  # fmt: skip
+
+
+def test_wrong_types_are_reported_in_the_signatures_order_before_any_value() -> None:
+    """Two arguments of the wrong type: the TypeError names the one first in the signature
+    (``api_key`` too, which is no ``UtsOptions`` field), as ``regenerate``'s keywords, and
+    before any value is checked (a release name of the wrong form)."""
+    import inspect
+
+    assert list(WRONG) == list(inspect.signature(Umls).parameters)
+    names = list(WRONG)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            with pytest.raises(TypeError) as raised:
+                Umls(**{first: WRONG[first], second: WRONG[second]})
+            assert str(raised.value).startswith(f"{first} must be "), (first, second)
+    with pytest.raises(TypeError, match=r"^api_key must be a string, not int$"):
+        Umls("2025ab", api_key=5)  # type: ignore[arg-type]
+
+
+class _Text(str):
+    """A ``str`` subclass: its methods may say anything (here, its ``strip``)."""
+
+    def strip(self, chars: str | None = None) -> str:
+        return "something else"
+
+
+@pytest.mark.parametrize("name", ["release", "api_key", "base_url"])
+def test_a_str_subclass_is_refused_like_any_other_wrong_type(name: str) -> None:
+    """``Umls``'s strings are exactly ``str``, as every option of ``UtsOptions`` and
+    ``regenerate``'s ``umls_release``: a subclass is a TypeError naming the argument."""
+    value = _Text("2099AA" if name == "release" else CANARY_KEY if name == "api_key" else BASE)
+    with pytest.raises(TypeError) as raised:
+        Umls(**{name: value})
+    assert str(raised.value) == f"{name} must be a string, not _Text"
+
+
 def test_the_signature_is_spec_11s() -> None:
     """``Umls(release="current", *, api_key=None, ...)``: SPEC 11's names and defaults (a
     ``progress`` keyword added), and every method mirroring a command."""

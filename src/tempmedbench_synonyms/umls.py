@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+import typing
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import fields, replace
@@ -44,10 +45,10 @@ from tempmedbench_synonyms.lookups import (
     SourceConcept,
     Sources,
 )
-from tempmedbench_synonyms.options import as_path, stream_of
+from tempmedbench_synonyms.options import stream_of
 from tempmedbench_synonyms.paths import Direction, InputType, ReturnIdType, SearchType
 from tempmedbench_synonyms.terminology import MetaTerminology, Terminology, UtsTerminology
-from tempmedbench_synonyms.uts.options import Local, StrPath, UtsOptions
+from tempmedbench_synonyms.uts.options import Local, StrPath, UtsOptions, _typed
 
 if TYPE_CHECKING:
     from tempmedbench_synonyms.secret import ApiKey
@@ -112,16 +113,16 @@ class Umls:
         base_url: str | None = None,
         progress: bool | TextIO = False,
     ) -> None:
+        given = _arguments(locals(), "progress")
         with _in_python_words():
-            release = check_release(_text("release", release))
-            local = Local(as_path("meta", meta, optional=True),
-                          as_path("mrconso", mrconso, optional=True),
-                          as_path("index_dir", index_dir, optional=True))  # fmt: skip
-            options = UtsOptions.of(
-                api_key_file=api_key_file, cache_dir=cache_dir, rate=rate, workers=workers,
-                timeout=timeout, offline=offline, refresh=refresh, base_url=base_url,
-            )  # fmt: skip
-            self._start(release, local, options, progress, _maybe_text("api_key", api_key))
+            # Every type first, in the signature's order (as regenerate's keywords), then values.
+            kinds = _argument_kinds()
+            typed = {name: _typed(name, kinds[name], value) for name, value in given.items()}
+            stream = stream_of(progress)
+            release = check_release(typed.pop("release"))
+            api_key = typed.pop("api_key")
+            local = Local(**{f.name: typed.pop(f.name) for f in fields(Local)})
+            self._start(release, local, UtsOptions(**typed), stream, api_key)
 
     @classmethod
     def of(
@@ -134,7 +135,7 @@ class Umls:
     ) -> Umls:
         """A session on the options a command parsed, taken whole; messages name the flags."""
         umls = cls.__new__(cls)
-        umls._start(check_release(release), local, options, progress, None)
+        umls._start(check_release(release), local, options, stream_of(progress), None)
         return umls
 
     def _start(
@@ -142,12 +143,12 @@ class Umls:
         release: str,
         local: Local,
         options: UtsOptions,
-        progress: bool | TextIO,
+        progress: TextIO | None,
         api_key: str | None,
     ) -> None:
         """Take the checked release and options; the backend is the local index's or UTS's."""
         self.release, self.local, self.options = release, local, options
-        self._progress = _open(stream_of(progress))
+        self._progress = _open(progress)
         key = _key(api_key)
         path = local.meta or local.mrconso
         if local.meta is not None and local.mrconso is not None:
@@ -521,6 +522,14 @@ def _open(stream: TextIO | None) -> TextIO | None:
             hint="give an open text stream, True (stderr) or False (none)",
         )
     return stream
+
+
+@cache
+def _argument_kinds() -> dict[str, Any]:
+    """The type of each argument of ``Umls`` but ``progress``: its own two, and the fields of
+    ``Local`` and ``UtsOptions`` it fills (``uts.options._typed`` checks each)."""
+    return {"release": str, "api_key": str | None,
+            **typing.get_type_hints(Local), **typing.get_type_hints(UtsOptions)}  # fmt: skip
 
 
 def _text(name: str, value: Any) -> str:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -314,8 +314,9 @@ def test_umls_index_of_a_path_with_no_mrconso_is_bad_input(tmp_path: Path) -> No
 def test_ctrl_c_stops_a_long_query_at_once(tmp_path: Path) -> None:
     """A search whose one statement runs for seconds (5,000 tree numbers asked, each compared
     with each of 3,000 invented semantic types' before the first atom is checked: none is
-    under any): Ctrl-C ends it within 2 s, exit 130, its message alone, and the index as it
-    was."""
+    under any): Ctrl-C ends it at once, exit 130, its message alone, and the index as it was.
+    "At once" on the child's own clock, its CPU seconds (a busy machine stretches wall time,
+    not these): the whole search takes 5.7, and after the Ctrl-C it spends less than one."""
     meta = tmp_path / "2099AA" / "META"
     meta.mkdir(parents=True)
     fields = "C9000001|ENG|P|L{n}|PF|S{n}|Y|A{n}||||S|PT|{n}|fever {n}|0|N|256|"
@@ -331,6 +332,7 @@ def test_ctrl_c_stops_a_long_query_at_once(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
     env.update(TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
                TEMPMEDBENCH_INDEX_DIR=str(tmp_path / "index"))  # fmt: skip
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # (ended children: this one next)
     proc = subprocess.Popen(
         [sys.executable, "-c", "from tempmedbench_synonyms.cli import main; main()", "umls",
          "search", "fever", "--semantic-types", ",".join(f"B{n}.9" for n in range(5000)),
@@ -345,10 +347,12 @@ def test_ctrl_c_stops_a_long_query_at_once(tmp_path: Path) -> None:
     try:
         wait_until(lambda: proc.poll() is not None or cpu() >= 0.5, "the query to run")
         assert proc.poll() is None, "the query ended before Ctrl-C: make it longer"
-        sent = time.monotonic()
+        at_signal = cpu()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=2)
-        assert time.monotonic() - sent < 2
+        out, err = proc.communicate(timeout=60)  # a hang bound; its speed is the CPU's below
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent = sum(getattr(ended, f) - getattr(children, f) for f in ("ru_utime", "ru_stime"))
+        assert spent - at_signal < 1.0, f"{spent - at_signal:.2f} CPU s after the Ctrl-C"
     finally:
         proc.kill()
         proc.communicate()

@@ -38,6 +38,14 @@ ATOM_PARAMS = {
     "pageSize": "200",
 }
 
+#: A client's timeout where a test exercises none: so long that no answer from 127.0.0.1 meets
+#: it on the busiest machine (one met would be retried, and change the request counts the tests
+#: assert); never waited out when the test passes.
+ROOMY_TIMEOUT = 10.0
+#: How long the fake holds a ``stall`` fault: until its server stops (which ends it at once), so
+#: that it never ends before the client gives up, however late a busy machine fires the timeout.
+HELD = 600.0
+
 #: The ``rehash`` fixture (tests/conftest.py): rewrite a release folder's MANIFEST.sha256.
 Rehash = Callable[[Path], None]
 

@@ -22,6 +22,7 @@ from tempmedbench_synonyms.snomed.validate import (
     EVENTS_PATH,
     QUESTIONS_PATH,
     Finding,
+    check_artifact,
     iter_records,
     validate_release,
 )
@@ -109,6 +110,15 @@ def test_planted_fixture_has_one_finding_of_every_code(index: ConceptIndex) -> N
     assert report.counts == dict.fromkeys(FindingCode, 1)
     assert report.exit_code == 1
     assert report.records == {EV: 14, Q: 6}
+
+
+def test_one_artifact_alone_is_checked_as_the_release_checks_it(index: ConceptIndex) -> None:
+    """``check_artifact`` (what bench/bench_gps.py times): one file's records and its share of
+    the release's findings, in the same order."""
+    for rel, records in ((EV, 14), (Q, 6)):
+        counted, findings = check_artifact(PLANTED / rel, rel, index)
+        assert counted == records
+        assert as_tuples(findings) == [f for f in PLANTED_FINDINGS if f[1] == rel]
 
 
 def test_the_clean_records_of_the_planted_fixture_validate_clean(

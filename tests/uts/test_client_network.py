@@ -25,6 +25,7 @@ import requests
 import urllib3.connection
 import urllib3.exceptions
 
+from helpers import ROOMY_TIMEOUT
 from helpers.uts import fake_uts
 from tempmedbench_synonyms.errors import UnavailableError
 from tempmedbench_synonyms.secret import ApiKey
@@ -100,7 +101,7 @@ def client_for(base_url: str) -> UtsClient:
         base_url=base_url,
         api_key=ApiKey(CANARY_KEY),
         limiter=RateLimiter(20),
-        timeout=2,
+        timeout=ROOMY_TIMEOUT,
         retry=RetryPolicy(max_attempts=1),
     )
 
@@ -169,8 +170,9 @@ def test_a_proxy_that_cannot_be_reached_is_named_with_its_variables(
 @contextmanager
 def closing_proxy() -> Iterator[tuple[int, list[bytes]]]:
     """A listener on 127.0.0.1 playing a proxy that accepts connections, reads what comes
-    (the CONNECT) and closes them unanswered: its port, and what it read. Bounded: each accept
-    and read waits at most 0.2 s, and leaving the block stops it."""
+    (the CONNECT) and closes them unanswered: its port, and what it read. Leaving the block
+    stops it (its accept waits 0.2 s at a time); a read waits for the CONNECT, which comes at
+    once, however late a busy machine sends it (a hang bound)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -185,7 +187,7 @@ def closing_proxy() -> Iterator[tuple[int, list[bytes]]]:
             except TimeoutError:
                 continue
             with conn:
-                conn.settimeout(0.2)
+                conn.settimeout(ROOMY_TIMEOUT)
                 with contextlib.suppress(TimeoutError, ConnectionError):
                     heard.append(conn.recv(65536))
 
@@ -288,7 +290,7 @@ def test_a_cli_run_in_the_fake_uts_env_sends_nothing_to_a_proxy(
         env = {**fake_uts.env, **dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{port}")}
         done = subprocess.run(
             [sys.executable, "-m", "tempmedbench_synonyms", "umls", "concept", "C9000001",
-             "--umls-release", "2099AA", "--json", "--timeout", "2"],
+             "--umls-release", "2099AA", "--json", "--timeout", str(ROOMY_TIMEOUT)],
             env=env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         seen = received(listener)

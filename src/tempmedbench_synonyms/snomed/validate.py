@@ -325,6 +325,17 @@ def _is_identifier(value: Any) -> bool:
     return stripped.isascii() and stripped.isdigit()
 
 
+def check_artifact(path: Path, file: str, index: ConceptIndex) -> tuple[int, list[Finding]]:
+    """One artifact file at ``path`` (``file``: ``EVENTS_PATH`` or ``QUESTIONS_PATH``, as
+    findings name it) checked against ``index``: its number of records and its findings."""
+    id_key, check = {
+        EVENTS_PATH: ("event_id", _Checker.events),
+        QUESTIONS_PATH: ("qid", _Checker.questions),
+    }[file]
+    checker = _Checker(index, file, id_key)
+    return check(checker, iter_records(path, file)), checker.findings
+
+
 def validate_release(release_dir: str | Path, index: ConceptIndex) -> ValidationReport:
     root = Path(release_dir)
     if not root.is_dir():
@@ -344,12 +355,8 @@ def validate_release(release_dir: str | Path, index: ConceptIndex) -> Validation
         )
     records: dict[str, int] = {}
     findings: list[Finding] = []
-    for file, id_key, check in (
-        (EVENTS_PATH, "event_id", _Checker.events),
-        (QUESTIONS_PATH, "qid", _Checker.questions),
-    ):
-        checker = _Checker(index, file, id_key)
-        records[file] = check(checker, iter_records(root / file, file))
-        findings += checker.findings
+    for file in (EVENTS_PATH, QUESTIONS_PATH):
+        records[file], found = check_artifact(root / file, file, index)
+        findings += found
     log.info("checked %d events and %d questions: %d findings", *records.values(), len(findings))
     return ValidationReport(str(root), index, records, findings)

@@ -38,7 +38,9 @@ class Faults:
     #: the Retry-After header of a 429 (and of a 503 when ``retry_after_on_503``)
     retry_after: str | None = "1"
     retry_after_on_503: bool = False
-    #: how long a ``stall`` waits before answering (set it above the client's read timeout)
+    #: how long a ``stall`` waits before answering: set it far above the client's timeout
+    #: (``--timeout``), as a busy machine may cut late and one that ends first is only a slow
+    #: answer; the server's stop ends it at once
     stall: float = 2.0
     #: if set, a sliding one-second window: a request beyond this many in the last second gets
     #: a 429 (as a server enforcing the UTS limit of 20 a second would answer)
