@@ -326,6 +326,17 @@ def streamed_nlm(members: dict[str, bytes], *, zip64: bool) -> bytes:
     return bytes(out.data)
 
 
+def _nlm(members: dict[str, bytes], *, descriptor: bool) -> bytes:
+    """An .nlm of deflated members, each with its sizes in its local header, or streamed."""
+    if descriptor:
+        return streamed_nlm(members, zip64=False)
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return inner.getvalue()
+
+
 @pytest.mark.parametrize("zip64", [False, True])
 @pytest.mark.parametrize("inner", ["parts", "plain"])
 def test_a_streamed_nlm_inside_the_full_zip(
@@ -417,18 +428,12 @@ def test_an_nlm_of_deflated_members_is_read_whole_by_either_inflate(
 def test_a_member_of_another_file_is_passed_over_not_inflated_when_its_size_is_known(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptor: bool, inflate: str
 ) -> None:
-    """Each file indexed from a full release zip reads its .nlm through: the members of the
-    other files are passed over as stored (their size in their header), not inflated; only a
-    member written with a data descriptor (its size after it) is inflated to find its end."""
+    """A read of a full release zip's .nlm (through, or up to the file's last member once it is
+    listed) passes over the members of the other files as stored (their size in their header),
+    not inflated; only a member written with a data descriptor (its size after it) is inflated
+    to find its end."""
     members = {"2025AB/META/MRCONSO.RRF": BIG, "2025AB/META/MRSTY.RRF": MRSTY}
-    if descriptor:
-        nlm = streamed_nlm(members, zip64=False)
-    else:
-        inner = io.BytesIO()
-        with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, data in members.items():
-                z.writestr(name, data)
-        nlm = inner.getvalue()
+    nlm = _nlm(members, descriptor=descriptor)
     path = tmp_path / "umls-2025AB-full.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm)
@@ -447,7 +452,7 @@ def test_a_member_of_another_file_is_passed_over_not_inflated_when_its_size_is_k
     assert inflated == ([-15, -15] if descriptor else [-15])
     del inflated[:]
     assert _blocks_of(found["MRCONSO"]) == BIG
-    assert inflated == ([-15, -15] if descriptor else [-15])  # (MRSTY's passed over after)
+    assert inflated == [-15]  # (the .nlm listed by MRSTY's read: this one ends after MRCONSO)
 
 
 @pytest.mark.parametrize("wrong", [-5, 5])
@@ -973,8 +978,11 @@ def test_a_full_zips_files_are_listed_by_reading_its_nlm_through(tmp_path: Path)
     that one listing."""
     path = tmp_path / "umls-2025AB-full.zip"
     members = {"2025AB/META/MRCONSO.RRF": PLAIN, "2025AB/META/MRSTY.RRF.gz": gz(MRSTY)}
+    nlm = streamed_nlm(members, zip64=False)  # (data descriptors: no size in a local header)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("2025AB-full/2025ab-1-meta.nlm", streamed_nlm(members, zip64=False))
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm)
+    with zipfile.ZipFile(io.BytesIO(nlm)) as inner:
+        stored = {n.split("/")[-1].split(".")[0]: inner.getinfo(n).compress_size for n in members}
     found = locate_meta(path)
     assert set(found) == {"MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"}
     listing = found["MRCONSO"].listing
@@ -983,10 +991,47 @@ def test_a_full_zips_files_are_listed_by_reading_its_nlm_through(tmp_path: Path)
     assert (found["MRSTY"].release, _blocks_of(found["MRSTY"])) == ("2025AB", MRSTY)
     assert found["MRSTY"].members == ["2025AB-full/2025ab-1-meta.nlm", "2025AB/META/MRSTY.RRF.gz"]
     assert listing.known == {"MRCONSO", "MRSTY"}  # learned by that read
+    # with each file's bytes in the .nlm (the estimate of its part), as passed
+    assert {f: listing.size(f) for f in listing.known} == stored
     assert locate_meta(path)["MRDEF"].listing.files() == {"MRCONSO", "MRSTY"}  # type: ignore[union-attr]
+    nlm_name = "2025AB-full/2025ab-1-meta.nlm"
+    lacking = f"{path}: none of its members {nlm_name} holds MRDEF.RRF or its parts"
     with pytest.raises(BadInputError) as caught:
         _blocks_of(found["MRDEF"])
-    assert str(caught.value).endswith("holds MRDEF.RRF or its parts")
+    assert str(caught.value) == lacking
+    with pytest.raises(BadInputError) as caught:
+        listing.size("MRDEF")
+    assert str(caught.value) == lacking
+    # a file read once listed: its bytes counted from 0 to its size (never past, the inflater
+    # having read beyond its member), the pass ending there
+    assert [n for n, _ in found["MRCONSO"].blocks(threading.Event())] == [stored["MRCONSO"]]
+
+
+@pytest.mark.parametrize("descriptor", [False, True])
+def test_a_full_zips_file_read_once_listed_counts_its_own_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptor: bool
+) -> None:
+    """From 0 to its bytes in the .nlm, in order, whatever lies before it there (MRCONSO's
+    member here): not its place in the .nlm (a bar starting at 55%)."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    monkeypatch.setattr(forms, "READ_SIZE", 4096)
+    halves = zip(("aa", "ab"), split(FILLER, 2), strict=True)
+    parts = {f"2025AB/META/MRREL.RRF.{x}.gz": gz(p) for x, p in halves}
+    members = {"2025AB/META/MRCONSO.RRF": BIG, **parts}
+    nlm = _nlm(members, descriptor=descriptor)
+    with zipfile.ZipFile(io.BytesIO(nlm)) as z:
+        own = sum(z.getinfo(n).compress_size for n in parts)
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", nlm)
+    found = locate_meta(path)["MRREL"]
+    assert found.listing is not None and found.listing.size("MRREL") == own
+    read = list(found.blocks(threading.Event()))
+    assert b"".join(raw for _, raw in read) == FILLER
+    counts = [n for n, _ in read]
+    assert counts == sorted(counts) and len(counts) > 2
+    assert 0 < counts[0] <= 4096 and counts[-1] == own
 
 
 def test_a_damaged_nlm_is_bad_input_when_listed_too(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -744,6 +745,9 @@ def test_umls_index_of_a_meta_lacking_a_file_indexes_what_it_holds_in_every_form
     assert [row[:2] for row in table[1:]] == [[f"{f}.RRF", f"{ROWS[f]:,}"] for f in held]
     read = {f: path / f"{f}.RRF" if form == "folder" else path for f in held}
     said = err.splitlines()
+    if form.startswith("full zip"):  # listed first, once: the estimate is the file's own bytes
+        assert said[0] == f"listing the files {path} holds (its .nlm is read through)"
+        del said[0]
     assert [line.split(" once: ")[0] for line in said if " once: " in line] == [
         f"indexing {f}.RRF of {read[f]}" for f in held
     ]
@@ -800,19 +804,22 @@ def test_a_full_zip_whose_parts_are_built_is_not_read_to_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Which files a full zip's .nlm holds is read there only when a part must be built: a
-    command whose parts are built reads no member of it, and the build of every part reads the
-    .nlm once for each file it holds, never for the file it lacks."""
+    command whose parts are built reads no member of it, and ``umls index`` reads the .nlm
+    through once (to list it), then up to each file it holds, never for the file it lacks."""
     path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
     read: list[str] = []
     real = forms._local_members
 
-    def counted(f: object) -> object:
+    def counted(f: object) -> Iterator[object]:
         read.append("nlm")
-        return real(f)  # type: ignore[arg-type]
+        yield from real(f)  # type: ignore[arg-type]
+        read.append("end")  # (its central directory reached)
 
     monkeypatch.setattr(forms, "_local_members", counted)
     assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
-    assert len(read) == 5  # one pass a file it holds
+    # the listing, read through first (MRCONSO's estimate needs its own bytes), then one pass a
+    # file it holds, which ends after the file's last member: only the listing reads the end
+    assert read == ["nlm", "end", *["nlm"] * 5]
     del read[:]
     code, out, err = _umls("concept", "C9000001", "--meta", path, "--index-dir", idx, "--json")
     assert (code, json.loads(out)["outcome"]) == (0, "found"), err
@@ -825,10 +832,92 @@ def test_the_files_of_a_full_zip_are_those_its_nlm_holds(tmp_path: Path) -> None
     ix = LocalIndex(path, index_dir=idx, progress=said)
     assert ix.present == frozenset(engine.FILES) - {"MRHIER"}
     assert said.getvalue() == f"listing the files {path} holds (its .nlm is read through)\n"
-    assert [(p.file, p.rows) for p in describe(path, idx)] == [
-        (f, None) for f in engine.FILES if f != "MRHIER"
-    ]  # (doctor --meta: none indexed yet)
+    assert [(p.file, p.rows, p.bytes) for p in describe(path, idx)] == [
+        (f, None, _need(path, f)[0]) for f in engine.FILES if f != "MRHIER"
+    ]  # (doctor --meta: none indexed yet, each of its own bytes in the .nlm)
     assert not idx.exists()
+
+
+FULL_ZIPS = ["full zip", "full zip, nlm stored"]
+
+
+def _need(path: Path, file: str) -> tuple[int, int]:
+    """The bytes ``file``'s members take in the .nlm of the full zip ``path`` (as its central
+    directory gives them), and the disk its part is estimated to need: those bytes, times 6 (a
+    gzip'd file's share of its text), times 2.5 (a part's share of the text)."""
+    with zipfile.ZipFile(path) as outer:
+        nlm = outer.read("2099AB-full/2099ab-1-meta.nlm")
+    with zipfile.ZipFile(io.BytesIO(nlm)) as inner:
+        held = [i for i in inner.infolist() if i.filename.split("/")[-1].startswith(f"{file}.")]
+    size = sum(i.compress_size for i in held)
+    return size, int(size * 6 * 2.5)
+
+
+@pytest.mark.parametrize("form", FULL_ZIPS)
+def test_a_full_zips_file_is_estimated_and_counted_by_its_own_bytes_in_the_nlm(
+    form: str, tmp_path: Path
+) -> None:
+    """Not by the whole .nlm's (which every file would then need): the .nlm is listed first,
+    once (a file's own bytes are known from a read through it), and each bar counts from 0 to
+    the file's bytes."""
+    from tempmedbench_synonyms.progress import format_size
+
+    path, idx = _lacking(tmp_path, form, "MRHIER"), tmp_path / "idx"
+    said = io.StringIO()
+    ix = LocalIndex(path, index_dir=idx, progress=said)
+    assert built(ix, ["MRSAB"]) == {"MRSAB": (ROWS["MRSAB"], True)}
+    assert built(ix, ["MRCONSO"]) == {"MRCONSO": (ROWS["MRCONSO"], True)}
+    (sab, sab_need), (conso, conso_need) = _need(path, "MRSAB"), _need(path, "MRCONSO")
+    with zipfile.ZipFile(path) as outer:  # (before, each file was estimated as all of it)
+        assert outer.getinfo("2099AB-full/2099ab-1-meta.nlm").file_size > 2 * (sab + conso)
+    lines = said.getvalue().splitlines()
+    assert lines[:2] == [
+        f"listing the files {path} holds (its .nlm is read through)",
+        f"indexing MRSAB.RRF of {path} once: about 1 s and {format_size(sab_need)} of disk in "
+        f"{idx}",
+    ]
+    assert lines[2].startswith(
+        f"indexing MRSAB: 100% ({format_size(sab)} of {format_size(sab)}), 12 rows, done in "
+    )
+    assert lines[3] == (
+        f"indexing MRCONSO.RRF of {path} once: about 1 s and {format_size(conso_need)} of disk "
+        f"in {idx}"
+    )
+    assert lines[4].startswith(
+        f"indexing MRCONSO: 100% ({format_size(conso)} of {format_size(conso)}), 71 rows, "
+    )
+    assert len(lines) == 5
+    ix.close()
+
+
+@pytest.mark.parametrize("form", FULL_ZIPS)
+def test_the_free_space_a_full_zips_file_needs_is_that_of_its_own_bytes(
+    form: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tempmedbench_synonyms.progress import format_size
+
+    path, idx = _lacking(tmp_path, form, "MRHIER"), tmp_path / "idx"
+    (_, sab_need), (_, conso_need) = _need(path, "MRSAB"), _need(path, "MRCONSO")
+    free = [conso_need - 1]  # enough for MRSAB, not for MRCONSO
+    assert sab_need <= free[0]
+
+    def usage(folder: object) -> object:
+        return shutil._ntuple_diskusage(free[0], 0, free[0])  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(shutil, "disk_usage", usage)
+    with pytest.raises(BadInputError) as caught:
+        LocalIndex(path, index_dir=idx).build(["MRCONSO"])
+    assert (caught.value.exit_code, str(caught.value)) == (
+        2, f"{idx}: too little free space to index MRCONSO.RRF: about {format_size(conso_need)} "
+        f"needed, {format_size(conso_need - 1)} free"
+    )  # fmt: skip
+    assert names(idx) == []
+    assert built(LocalIndex(path, index_dir=idx), ["MRSAB"]) == {"MRSAB": (ROWS["MRSAB"], True)}
+    free[0] = conso_need  # just enough
+    ix = LocalIndex(path, index_dir=idx)
+    assert built(ix, ["MRCONSO"]) == {"MRCONSO": (ROWS["MRCONSO"], True)}
+    assert names(idx) == ["MRCONSO", "MRSAB"]
+    ix.close()
 
 
 @pytest.mark.parametrize("missing", ["MRREL", "MRDEF", "MRSTY"])

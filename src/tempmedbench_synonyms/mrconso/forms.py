@@ -104,27 +104,45 @@ class MrconsoInput:
 
 @dataclass
 class NlmListing:
-    """Which of ``META_FILES`` the ``.nlm`` files of a full release zip hold. An .nlm lists its
-    members at its end, and it is itself a member of the zip (no seeking in it when deflated):
-    it is listed by reading it through, in a pass that reads one of its files (which passes every
-    member) or in ``files``' own, never when the zip is opened (a question whose parts are built
-    reads none of it)."""
+    """Which of ``META_FILES`` the ``.nlm`` files of a full release zip hold, and how many bytes
+    each takes there. An .nlm lists its members at its end, and it is itself a member of the zip
+    (no seeking in it when deflated): it is listed by reading it through, in a pass that reads one
+    of its files before it is listed (which passes every member) or in ``files``' (``size``'s)
+    own, never when the zip is opened (a question whose parts are built reads none of it)."""
 
     path: Path
     nlms: list[str]
-    #: the files held, once a pass has read every member (None: not yet)
-    known: frozenset[str] | None = None
+    #: once a pass has read every member (None: not yet), each file held: its members and their
+    #: bytes in the .nlm files (as their local headers say, or as passed when a data descriptor
+    #: follows a member instead)
+    held: dict[str, tuple[int, int]] | None = None
+
+    @property
+    def known(self) -> frozenset[str] | None:
+        """The files held, once listed (None: not yet)."""
+        return None if self.held is None else frozenset(self.held)
 
     def files(self) -> frozenset[str]:
         """The files held, the .nlm files read through first if no pass has yet."""
-        if self.known is None:
+        return frozenset(self._listed())
+
+    def size(self, file: str) -> int:
+        """``file``'s bytes in the .nlm files (what a read of it counts, once they are listed),
+        read through first if no pass has yet; a file they do not hold is bad input."""
+        held = self._listed()
+        if file not in held:
+            raise _lacks(self.path, self.nlms, file)
+        return held[file][1]
+
+    def _listed(self) -> dict[str, tuple[int, int]]:
+        if self.held is None:
             found = MrconsoInput(self.path, "nested zip", listing=self)
             try:
                 next(_nested_blocks(found, self.nlms, None), None)  # (yields none: runs through)
             except BaseException as err:  # as a pass in the reader thread says it
                 raise _read_error(err, self.path) from None
-        assert self.known is not None
-        return self.known
+        assert self.held is not None
+        return self.held
 
 
 def locate_meta(path: Path) -> dict[str, MrconsoInput]:
@@ -342,11 +360,20 @@ def _nested_blocks(
     found: MrconsoInput, nlms: list[str], file: str | None
 ) -> Iterator[tuple[int, bytes]]:
     """``file`` inside each ``*-meta.nlm`` of a full release zip, read from the inner zip's local
-    headers in one forward pass (no seeking); members are added to ``found`` as they come. Read
-    to the end, the pass says which files the .nlm files hold in ``found.listing`` (``None``: a
-    pass for that alone)."""
+    headers in one forward pass (no seeking); members are added to ``found`` as they come.
+
+    Once ``found.listing`` is known, the pass counts the file's own bytes (to its
+    ``NlmListing.size``) and ends after its last member. Before, it counts its place in the .nlm
+    files (to their ``size``) and reads them to the end, which lists them (``file`` None: a pass
+    for that alone)."""
+    listing = found.listing
+    held: dict[str, tuple[int, int]] = {}  # what the pass finds: each file's members, bytes
+    own = None  # the file's members and bytes, when listed
+    if file is not None and listing is not None and listing.held is not None:
+        own = listing.held.get(file)
+    count = None if own is None else _OwnCount(own[1])
+    taken = 0  # the file's members read
     done_before = 0
-    names: list[str] = []
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
             with reading_member(found.path, zf, nlm, hint=_ZIP_HINT):  # only its opening
@@ -355,34 +382,65 @@ def _nested_blocks(
                 counted = _CountingReader(f, done_before)
                 try:
                     for name, data, passed in _local_members(counted):
-                        names.append(name)
                         base = name.rsplit("/", 1)[-1]
+                        start = counted.done
                         form = None if file is None else _form(base, file)
                         if form is None or file is None:
                             for _ in passed:  # another member (any, to list): read through
                                 pass
-                            continue
-                        if form == "parts":
-                            found.parts.append(base)
-                            _check_parts(found.parts, f"{found.path} > {nlm}", file)
-                        if not found.members:
-                            found.members.append(nlm)
-                        found.members.append(name)
-                        reads = ((counted.done, raw) for raw in data)
-                        yield from reads if form == "file" else _gunzip(reads)
+                        else:
+                            if form == "parts":
+                                found.parts.append(base)
+                                _check_parts(found.parts, f"{found.path} > {nlm}", file)
+                            if not found.members:
+                                found.members.append(nlm)
+                            found.members.append(name)
+                            reads = (
+                                ((counted.done, raw) for raw in data)
+                                if count is None
+                                else count.of(data, counted)
+                            )
+                            yield from reads if form == "file" else _gunzip(reads)
+                        passed_bytes = counted.done - start  # (a data descriptor's given back)
+                        for held_file in (m for m in META_FILES if _form(base, m)):
+                            members, size = held.get(held_file, (0, 0))
+                            held[held_file] = (members + 1, size + passed_bytes)
+                        if form is not None:
+                            taken += 1
+                            if own is not None and taken == own[0]:
+                                return  # its last member read: the rest is listed already
                 except zipfile.BadZipFile as err:  # the damaged file is the .nlm ("it")
                     raise _read_error(err, f"{found.path} > {nlm}") from None
                 done_before = counted.done
-    if found.listing is not None and found.listing.known is None:
-        bases = [n.rsplit("/", 1)[-1] for n in names]
-        held = (f for f in META_FILES if any(_form(base, f) for base in bases))
-        found.listing.known = frozenset(held)
+    if listing is not None and listing.held is None:
+        listing.held = held
     if file is not None and len(found.members) < 2:
-        raise BadInputError(
-            f"none of its members {bounded_list(nlms)} holds {file}.RRF or its parts",
-            path=found.path,
-            hint=_HINT,
-        )
+        raise _lacks(found.path, nlms, file)
+
+
+class _OwnCount:
+    """What the progress of a full zip's file shows once its ``size`` there is known: its bytes
+    read, from 0 to ``size``, never back (an inflater reads ahead of the end of a member that a
+    data descriptor follows, and gives the bytes back there) nor past it."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.read, self.shown = size, 0, 0
+
+    def of(self, data: Iterator[bytes], counted: _CountingReader) -> Iterator[tuple[int, bytes]]:
+        """Each block of the member whose ``data`` ``counted`` is at the start of."""
+        start = counted.done
+        for raw in data:
+            self.shown = max(self.shown, min(self.size, self.read + counted.done - start))
+            yield self.shown, raw
+        self.read += counted.done - start
+
+
+def _lacks(path: Path, nlms: list[str], file: str) -> BadInputError:
+    return BadInputError(
+        f"none of its members {bounded_list(nlms)} holds {file}.RRF or its parts",
+        path=path,
+        hint=_HINT,
+    )
 
 
 class _CountingReader:

@@ -30,7 +30,7 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
 from tempmedbench_synonyms.files import LEFTOVER_AGE, TMP_SUFFIX, check_own, make_folders, os_error
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
-from tempmedbench_synonyms.mrconso.forms import MrconsoInput, locate, locate_meta
+from tempmedbench_synonyms.mrconso.forms import MrconsoInput, NlmListing, locate, locate_meta
 from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
 
@@ -168,15 +168,31 @@ class LocalIndex:
         listing = f.input.listing
         if listing is None or name == "MRCONSO":  # (MRCONSO's read says if it is not there)
             return True
-        if listing.known is None:
-            if name in self._built or _record(self._part(f), f.identity) is not None:
-                return True
+        if listing.known is None and (
+            name in self._built or _record(self._part(f), f.identity) is not None
+        ):
+            return True
+        return name in self._listed(f).files()
+
+    def _listed(self, f: _File) -> NlmListing:
+        """The listing of a full zip's file, saying so when its .nlm is to be read through."""
+        assert f.input.listing is not None
+        if f.input.listing.known is None:
             self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
-        return name in listing.files()
+        return f.input.listing
+
+    def _size(self, f: _File) -> int | None:
+        """The bytes a read of ``f`` counts to (None: a pipe's, unknown); a full zip's file, its
+        own in the .nlm once listed (before, the .nlm's)."""
+        listing = f.input.listing
+        if listing is not None and listing.known is not None and f.name in listing.known:
+            return listing.size(f.name)
+        return f.input.size
 
     def build(self, files: Collection[str] | None = None) -> list[Built]:
         """Build every part of ``files`` (default: each file the META holds) not built yet; a
-        full zip's .nlm is listed by the first pass (MRCONSO's) when one is made."""
+        full zip's .nlm is listed before the first part built (MRCONSO's: its estimate is of
+        its own bytes there), which says the others it holds."""
         names = sorted(files or self._files, key=FILES.index)
         return [self._ensure(name) for name in names if files is not None or self.holds(name)]
 
@@ -191,7 +207,7 @@ class LocalIndex:
             part = self._part(f)
             found = _record(part, f.identity)
             if found is None:
-                out.append(Part(name, part, (str(f.input.path),), None, f.input.size or 0))
+                out.append(Part(name, part, (str(f.input.path),), None, self._size(f) or 0))
             else:
                 out.append(Part(name, part, tuple(found[1]), found[0], part.stat().st_size))
         return out
@@ -283,6 +299,8 @@ class LocalIndex:
                 f"build of {f.name}: {', '.join(p.name for p in left)}"
             )
         size = f.input.size
+        if f.input.listing is not None:  # a full zip: the file's own bytes in the .nlm, listed
+            size = self._listed(f).size(f.name)  # first if not yet (bad input if it lacks it)
         packed = f.input.kind not in ("file", "pipe") and not (
             f.input.kind == "zip" and not f.input.members[-1].endswith(".gz")
         )
@@ -307,7 +325,7 @@ class LocalIndex:
         try:
             bar = StepProgress(self.progress, label=f"indexing {f.name}", unit="bytes", total=size)
             with runtime.collector_paused():  # millions of rows, none in a cycle
-                rows = _fill(f, tmp, bar)
+                rows = _fill(f, tmp, bar, size)
             if final is not None:
                 os.replace(tmp, final)
                 _supersede(final, f.source)
@@ -511,10 +529,11 @@ def _locked(part: Path, say: Any) -> Iterator[None]:
 # -- the build -----------------------------------------------------------------------------------
 
 
-def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
+def _fill(f: _File, tmp: Path, bar: StepProgress, size: int | None) -> int:
     """Read ``f``'s rows into a new database at ``tmp`` (created 0600): tables, indexes, the
-    record last, SQLite's ``quick_check``; the rows it holds. A Ctrl-C or SIGTERM that comes
-    during a long statement interrupts it and is raised as it came."""
+    record last, SQLite's ``quick_check``; the rows it holds. ``bar`` counts to ``size`` (the
+    read's, ``LocalIndex._size``). A Ctrl-C or SIGTERM that comes during a long statement
+    interrupts it and is raised as it came."""
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600))
     caught: list[BaseException] = []
     ticks = _ticks(caught)
@@ -539,7 +558,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
         rows = done = shown = 0
         for done, batch in _batches(f, stop):
             if rows:  # each batch said once the next comes: the last by the final line alone
-                bar.update(shown, total=f.input.size, rows=rows)
+                bar.update(shown, total=size, rows=rows)
             rows += engine.load(db, f.name, batch)
             shown = done
         if not rows and f.name == "MRCONSO":  # SPEC 7 (another file may be empty)
@@ -565,7 +584,7 @@ def _fill(f: _File, tmp: Path, bar: StepProgress) -> int:
                 hint="check the disk, then run the command again",
             )
         db.execute("PRAGMA journal_mode=DELETE")
-        bar.update(f.input.size or done, total=f.input.size, rows=rows, final=True)
+        bar.update(size or done, total=size, rows=rows, final=True)
     except sqlite3.Error as err:
         if caught:
             raise caught[0] from None
