@@ -253,6 +253,11 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
     check_own(folder, what="the index folder", elsewhere="--index-dir or TEMPMEDBENCH_INDEX_DIR")
     index = LocalIndex(meta, index_dir=folder)
     parts = index.parts()
+    if not parts:  # (MRCONSO is always a part, but a pipe's)
+        return Check(
+            "meta", True, f"{meta} is a pipe: a command reads it once, into a part never kept; "
+            f"nothing is indexed in {folder}",
+        )  # fmt: skip
     done = [p for p in parts if p.rows is not None]
     todo = [p for p in parts if p.rows is None]
     said = [f"{p.file} ({plural(p.rows or 0, 'row')}, {format_size(p.bytes)})" for p in done]
