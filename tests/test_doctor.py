@@ -588,3 +588,18 @@ def test_meta_says_whether_each_file_is_indexed_and_how_big(tmp_path: Path) -> N
                                "http://127.0.0.1:9/rest", key=None))  # fmt: skip
     assert missing["meta"]["ok"] is False
     assert str(missing["meta"]["message"]).startswith(f"{tmp_path / 'none'}: no such file")
+
+
+def test_meta_of_a_pipe_says_it_is_read_once_and_never_indexed(tmp_path: Path) -> None:
+    """A pipe has no part to list (a command reads it once, into a part never kept)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    idx = tmp_path / "cache" / "index"
+    result = doctor(["--meta", str(fifo), "--json"], tmp_path, "http://127.0.0.1:9/rest", key=None)
+    assert result.exit_code == 0, result.stderr
+    assert checks_of(result)["meta"] == {
+        "name": "meta", "ok": True, "hint": None,
+        "message": f"{fifo} is a pipe: a command reads it once, into a part never kept; nothing "
+        f"is indexed in {idx}",
+    }  # fmt: skip
+    assert not idx.exists()

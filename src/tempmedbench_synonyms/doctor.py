@@ -245,12 +245,19 @@ def check_mrconso(path: Path, table_sabs: list[str]) -> Check:
 
 
 def check_meta(meta: Path, index_dir: Path | None) -> Check:
-    """Whether each file of ``meta`` is indexed (SPEC 12), and how big; nothing is built."""
-    from tempmedbench_synonyms.mrconso.index import describe
+    """Whether each file of ``meta`` is indexed (SPEC 12), and how big; nothing is built, and a
+    full release zip's .nlm is not read (which files it holds is said once it is listed)."""
+    from tempmedbench_synonyms.mrconso.index import LocalIndex
 
     folder = resolve_index_dir(index_dir)
     check_own(folder, what="the index folder", elsewhere="--index-dir or TEMPMEDBENCH_INDEX_DIR")
-    parts = describe(meta, folder)
+    index = LocalIndex(meta, index_dir=folder)
+    parts = index.parts()
+    if not parts:  # (MRCONSO is always a part, but a pipe's)
+        return Check(
+            "meta", True, f"{meta} is a pipe: a command reads it once, into a part never kept; "
+            f"nothing is indexed in {folder}",
+        )  # fmt: skip
     done = [p for p in parts if p.rows is not None]
     todo = [p for p in parts if p.rows is None]
     said = [f"{p.file} ({plural(p.rows or 0, 'row')}, {format_size(p.bytes)})" for p in done]
@@ -260,12 +267,12 @@ def check_meta(meta: Path, index_dir: Path | None) -> Check:
             + ", ".join(f"{p.file} ({format_size(p.bytes)} to read)" for p in todo)
             + ": each is built when a command first needs it"
         )
-    return Check(
-        "meta",
-        True,
-        f"{meta} is a META of {plural(len(parts), 'file')}, indexed in {folder}: "
-        + ("; ".join(said) if done else said[0]),
-    )
+    what = f"a META of {plural(len(parts), 'file')}"
+    if index.unknown():
+        what = "a full release zip"
+        when = "MRCONSO is first indexed" if todo and todo[0].file == "MRCONSO" else "one is needed"
+        said[-1] += f"; the other files its .nlm holds are listed when {when}"
+    return Check("meta", True, f"{meta} is {what}, indexed in {folder}: " + "; ".join(said))
 
 
 def run_checks(

@@ -142,20 +142,25 @@ class MetaTerminology(Terminology):
         results = value if isinstance(value, list) else [] if value is None else [value]
         return lookup.answered(input, results, self.release, False, source=self._index.where)
 
-    def _files(self, lookup: Lookup) -> tuple[str, ...]:
-        """The files ``lookup`` needs (``engine.needs``); one the META lacks is bad input."""
+    def _files(self, lookup: Lookup, maybe: set[str] | None = None) -> tuple[str, ...]:
+        """The files ``lookup`` needs (``engine.needs``); one the META lacks is bad input. Given
+        ``maybe`` (a dry run), a full zip's .nlm is not read to say which it holds: a file it
+        reads when held that it may hold (``LocalIndex.known`` None) goes there instead."""
         from tempmedbench_synonyms.mrconso.engine import needs
 
+        held = self._index.holds if maybe is None else self._index.known
         types = bool(getattr(lookup, "semantic_types", ()))  # search --semantic-types: MRSTY
         needed, optional = needs(lookup.command, semantic_types=types)
         for file in needed:
-            if not self._index.holds(file):
+            if held(file) is False:
                 asked = f"umls {lookup.command}" + (" --semantic-types" if types else "")
                 raise BadInputError(
                     f"{asked} needs {file}.RRF, and it holds none", path=self._index.meta,
                     hint=f"give --meta the META folder (or release zip) that holds {file}.RRF",
                 )  # fmt: skip
-        return (*needed, *(f for f in optional if self._index.holds(f)))
+        if maybe is not None:
+            maybe.update(f for f in optional if held(f) is None)
+        return (*needed, *(f for f in optional if held(f)))
 
     def _engine(self, lookup: Lookup) -> Any:
         """The engine over the parts ``lookup`` needs, built on first need (one a command)."""
@@ -166,6 +171,7 @@ class MetaTerminology(Terminology):
 
     def plan(self, items: Items, *, unread: int = 0) -> tuple[str, dict[str, Any]]:
         files: set[str] = set()
+        maybe: set[str] = set()
         bad = unread
         for _, lookup in items:
             try:
@@ -173,11 +179,15 @@ class MetaTerminology(Terminology):
             except BadInputError:
                 bad += 1
                 continue
-            files.update(self._files(lookup))
+            files.update(self._files(lookup, maybe))
+        maybe -= files  # (what a full zip's .nlm holds is not read for a plan)
         found = self._index.parts()
         built = {p.file for p in found if p.rows is not None}  # None: not indexed yet
-        parts = {f: f in built for f in sorted(files)}
-        said = ", ".join(f"{f}.RRF {'indexed' if ok else 'to index'}" for f, ok in parts.items())
+        parts = {f: f in built for f in sorted(files | maybe)}
+        said = ", ".join(
+            f"{f}.RRF {'indexed' if ok else 'to index'}{' if held' if f in maybe else ''}"
+            for f, ok in parts.items()
+        )
         inputs = len(items) + unread
         line = (
             f"{plural(inputs, 'input')}: answered from {self._index.where} (UMLS "

@@ -788,9 +788,10 @@ def test_a_command_needing_the_file_a_meta_lacks_is_bad_input_naming_it_in_every
     before = _index_files(idx) if indexed else None
     code, out, err = _umls(*asked, "--meta", path, "--index-dir", idx)
     assert (code, out) == (2, "")
-    listed = f"listing the files {path} holds (its .nlm is read through)\n"  # (only it must be)
+    # a full zip not indexed is listed (only); indexed, its listing is kept with MRCONSO's part
+    listed = f"listing the files {path} holds (its .nlm is read through)\n"
     assert err == (
-        (listed if form.startswith("full zip") else "")
+        (listed if form.startswith("full zip") and not indexed else "")
         + f"error: {path}: umls {asked[0]} needs {missing}.RRF, and it holds none\n"
         f"hint: give --meta the META folder (or release zip) that holds {missing}.RRF\n"
     )
@@ -832,10 +833,16 @@ def test_the_files_of_a_full_zip_are_those_its_nlm_holds(tmp_path: Path) -> None
     ix = LocalIndex(path, index_dir=idx, progress=said)
     assert ix.present == frozenset(engine.FILES) - {"MRHIER"}
     assert said.getvalue() == f"listing the files {path} holds (its .nlm is read through)\n"
-    assert [(p.file, p.rows, p.bytes) for p in describe(path, idx)] == [
-        (f, None, _need(path, f)[0]) for f in engine.FILES if f != "MRHIER"
-    ]  # (doctor --meta: none indexed yet, each of its own bytes in the .nlm)
+    with zipfile.ZipFile(path) as zf:
+        nlm = zf.getinfo("2099AB-full/2099ab-1-meta.nlm").file_size
+    # (doctor --meta, nothing read: MRCONSO, whose build reads the whole .nlm to list it first)
+    assert [(p.file, p.rows, p.bytes) for p in describe(path, idx)] == [("MRCONSO", None, nlm)]
     assert not idx.exists()
+    assert built(ix, ["MRCONSO"]) == {"MRCONSO": (ROWS["MRCONSO"], True)}
+    assert [(p.file, p.rows, p.bytes) for p in describe(path, idx)][1:] == [
+        (f, None, _need(path, f)[0]) for f in engine.FILES if f not in ("MRCONSO", "MRHIER")
+    ]  # (its listing kept with MRCONSO's part: each of its own bytes in the .nlm)
+    ix.close()
 
 
 FULL_ZIPS = ["full zip", "full zip, nlm stored"]
@@ -935,3 +942,203 @@ def test_a_command_reading_a_file_when_held_answers_from_a_full_zip_lacking_it_a
         assert (code, err) == (0, "")
         answers.append({k: v for k, v in json.loads(out).items() if k != "source"})
     assert answers[0] == answers[1]
+
+
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One "nlm" for each read of a full zip's .nlm (a pass: the listing's, or a file's)."""
+    read: list[str] = []
+    real = forms._local_members
+
+    def counted(f: object) -> object:
+        read.append("nlm")
+        return real(f)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forms, "_local_members", counted)
+    return read
+
+
+@pytest.mark.parametrize(
+    ("missing", "asked"),
+    [
+        ("MRDEF", ["concept", "C9000001"]),
+        ("MRREL", ["concept", "C9000001"]),
+        ("MRSTY", ["concept", "C9000001"]),
+        ("MRHIER", ["crosswalk", "SNOMEDCT_US", "9990101009"]),
+        ("MRHIER", ["source-concept", "SNOMEDCT_US", "9990101009"]),
+        ("MRREL", ["hierarchy", "SNOMEDCT_US", "9990101009", "--parents"]),
+        ("MRSAB", ["sources"]),
+    ],
+)
+def test_an_indexed_full_zip_lacking_a_file_is_never_read_again(
+    missing: str, asked: list[str], tmp_path: Path, passes: list[str]
+) -> None:
+    """Which files the .nlm holds is kept with MRCONSO's part (its listing, written by the same
+    build): a later run of a command that reads the lacking file when held reads none of it."""
+    path, idx = _lacking(tmp_path, "full zip", missing), tmp_path / "idx"
+    assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    del passes[:]
+    for _ in range(2):
+        code, _, err = _umls(*asked, "--meta", path, "--index-dir", idx, "-q")
+        assert (code, err) == (1 if asked[0] == "crosswalk" else 0, "")  # (1: no match)
+    assert passes == []
+
+
+@pytest.mark.parametrize(
+    ("asked", "missing", "built_files"),
+    [
+        (["definitions", "C9000001"], "MRHIER", ["MRCONSO", "MRDEF"]),
+        (["concept", "C9000001"], "MRHIER", ["MRCONSO", "MRDEF", "MRREL", "MRSTY"]),
+        (["concept", "C9000001"], "MRREL", ["MRCONSO", "MRDEF", "MRSTY"]),
+        (
+            ["hierarchy", "SNOMEDCT_US", "9990101009", "--parents"],
+            "MRSAB",
+            ["MRCONSO", "MRHIER", "MRREL"],
+        ),
+    ],
+)
+def test_a_first_question_lists_the_nlm_once_then_reads_it_once_a_part_built(
+    asked: list[str], missing: str, built_files: list[str], tmp_path: Path, passes: list[str]
+) -> None:
+    path, idx = _lacking(tmp_path, "full zip", missing), tmp_path / "idx"
+    code, _, err = _umls(*asked, "--meta", path, "--index-dir", idx, "-q")
+    assert (code, err) == (0, "")
+    assert _index_files(idx) == sorted([f"{f} part" for f in built_files]
+                                       + [f"{f} lock" for f in built_files])  # fmt: skip
+    assert len(passes) == 1 + len(built_files)  # the listing, then one a part built
+
+
+def _damaged_full_zip(tmp_path: Path) -> Path:
+    """A full zip whose .nlm is cut short (a listing of it is bad input)."""
+    (tmp_path / "good").mkdir(parents=True)
+    good = _lacking(tmp_path / "good", "full zip", "MRHIER")
+    with zipfile.ZipFile(good) as zf:
+        nlm = zf.read("2099AB-full/2099ab-1-meta.nlm")
+    path = tmp_path / "umls-2099AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("2099AB-full/README.txt", b"invented")
+        zf.writestr("2099AB-full/2099ab-1-meta.nlm", nlm[:200])
+    return path
+
+
+def test_a_dry_run_over_a_full_zip_reads_none_of_it(tmp_path: Path, passes: list[str]) -> None:
+    """Before MRCONSO is indexed, the files its .nlm holds are not known (and not listed for a
+    dry run): the needed ones are to index, the others to index if held; once it is, the plan
+    is exact, from the listing kept with MRCONSO's part. A damaged .nlm is never read."""
+    path, idx = _lacking(tmp_path, "full zip", "MRREL"), tmp_path / "idx"
+    args = ["concept", "C9000001", "--meta", path, "--index-dir", idx, "--dry-run", "--json"]
+    code, out, err = _umls(*args)
+    assert (code, err) == (0, json.loads(out)["message"] + "\n")
+    start = f"dry run: 1 input: answered from index of {path} (UMLS 2099AB); "
+    assert (json.loads(out)["message"], json.loads(out)["plan"]["files"]) == (
+        start + "MRCONSO.RRF to index, MRDEF.RRF to index if held, MRREL.RRF to index if held, "
+        "MRSTY.RRF to index if held; nothing is sent",
+        {"MRCONSO": False, "MRDEF": False, "MRREL": False, "MRSTY": False},
+    )
+    assert (passes, idx.exists()) == ([], False)
+    assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    del passes[:]
+    code, out, err = _umls(*args)
+    assert (code, err) == (0, json.loads(out)["message"] + "\n")
+    assert (json.loads(out)["message"], json.loads(out)["plan"]["files"]) == (
+        start + "MRCONSO.RRF indexed, MRDEF.RRF indexed, MRSTY.RRF indexed; nothing is sent",
+        {"MRCONSO": True, "MRDEF": True, "MRSTY": True},
+    )
+    code, out, err = _umls("relations", "C9000001", *args[2:])
+    assert (code, json.loads(out)["message"]) == (
+        2, f"{path}: umls relations needs MRREL.RRF, and it holds none"
+    )  # fmt: skip
+    assert passes == []
+    damaged = _damaged_full_zip(tmp_path / "damaged")
+    code, out, err = _umls("definitions", "C9000001", "--meta", damaged, "--index-dir",
+                           tmp_path / "idx2", "--dry-run", "--json")  # fmt: skip
+    assert (code, err) == (0, json.loads(out)["message"] + "\n")
+    assert json.loads(out)["plan"]["files"] == {"MRCONSO": False, "MRDEF": False}
+    assert passes == []
+
+
+def test_a_dry_run_of_many_inputs_opens_each_part_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which files a full zip holds is answered once an index (a dry run asked it per input)."""
+    from tempmedbench_synonyms.mrconso import index
+
+    path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
+    assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    opened: list[str] = []
+    real = index._record
+
+    def counted(part: Path, *args: object) -> object:
+        opened.append(part.name.split(".")[0])
+        return real(part, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_record", counted)
+    inputs = tmp_path / "cuis.txt"
+    inputs.write_text("C9000001\n" * 500)
+    code, _, err = _umls("concept", "--file", inputs, "--meta", path, "--index-dir", idx,
+                           "--dry-run", "-q")  # fmt: skip
+    assert (code, err) == (0, "")
+    assert sorted(opened) == ["MRCONSO", "MRCONSO", "MRDEF", "MRREL", "MRSAB", "MRSTY"]
+
+
+def test_build_of_no_file_named_builds_those_a_full_zip_holds(tmp_path: Path) -> None:
+    path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
+    ix = LocalIndex(path, index_dir=idx)
+    assert built(ix, []) == {f: (ROWS[f], True) for f in engine.FILES if f != "MRHIER"}
+    ix.close()
+
+
+def test_doctor_reads_none_of_a_full_zip(tmp_path: Path, passes: list[str]) -> None:
+    """Before MRCONSO is indexed, which other files the .nlm holds is not known: said so, by
+    what is known (the .nlm's bytes, read through to list it); then exact, from the listing."""
+    from tempmedbench_synonyms.doctor import check_meta
+    from tempmedbench_synonyms.progress import format_size
+
+    path, idx = _lacking(tmp_path, "full zip", "MRHIER"), tmp_path / "idx"
+    with zipfile.ZipFile(path) as zf:
+        nlm = zf.getinfo("2099AB-full/2099ab-1-meta.nlm").file_size
+    assert check_meta(path, idx).message == (
+        f"{path} is a full release zip, indexed in {idx}: not yet MRCONSO ({format_size(nlm)} "
+        "to read): each is built when a command first needs it; the other files its .nlm holds "
+        "are listed when MRCONSO is first indexed"
+    )
+    assert check_meta(_damaged_full_zip(tmp_path / "damaged"), idx).ok
+    assert (passes, idx.exists()) == ([], False)
+    ix = LocalIndex(path, index_dir=idx)
+    (conso,) = ix.build(["MRCONSO"])
+    ix.close()
+    del passes[:]
+    todo = ", ".join(f"{f} ({format_size(_need(path, f)[0])} to read)"
+                     for f in ("MRDEF", "MRREL", "MRSTY", "MRSAB"))  # fmt: skip
+    assert check_meta(path, idx).message == (
+        f"{path} is a META of 5 files, indexed in {idx}: MRCONSO (71 rows, "
+        f"{format_size(conso.bytes)}); not yet {todo}: each is built when a command first needs it"
+    )
+    assert passes == []
+
+
+def test_an_mrconso_part_without_the_listing_lists_the_nlm_when_a_file_is_needed(
+    tmp_path: Path, passes: list[str]
+) -> None:
+    """A part built before the listing was kept: the .nlm is read through once a run, for a
+    file whose part is not built (a part built says its file is there)."""
+    from tempmedbench_synonyms.doctor import check_meta
+
+    path, idx = _lacking(tmp_path, "full zip", "MRDEF"), tmp_path / "idx"
+    assert _umls("index", path, "--index-dir", idx, "-q")[0] == 0
+    (conso,) = idx.glob("MRCONSO.*.sqlite")
+    with contextlib.closing(sqlite3.connect(conso)) as db:
+        db.execute("DROP TABLE index_listing")
+        db.commit()
+    del passes[:]
+    assert _umls("relations", "C9000001", "--meta", path, "--index-dir", idx, "-q")[::2] == (0, "")
+    assert passes == []  # its part is built
+    code, _, err = _umls("concept", "C9000001", "--meta", path, "--index-dir", idx)
+    assert (code, err.splitlines()) == (
+        0, [f"listing the files {path} holds (its .nlm is read through)",
+            "found CUI C9000001, UMLS 2099AB"],
+    )  # fmt: skip
+    assert passes == ["nlm"]
+    assert check_meta(path, idx).message.endswith(
+        "; the other files its .nlm holds are listed when one is needed"
+    )

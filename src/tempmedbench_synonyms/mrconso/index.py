@@ -63,6 +63,8 @@ _DISK = 2.5  # MRCONSO 2.4x (its FTS5 table, six indexes), MRREL less: 1.75x in 
 _GZIP_RATIO = 6
 _ELSEWHERE = "--index-dir or TEMPMEDBENCH_INDEX_DIR"
 _RECORD = "CREATE TABLE index_record (schema_version, unicode_version, identity, rows)"
+#: A full release zip's MRCONSO part: the files its .nlm holds (``NlmListing.held``)
+_LISTING = "CREATE TABLE index_listing (file PRIMARY KEY, members, bytes)"
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ class LocalIndex:
         self._built: dict[str, Built] = {}
         self._held: list[int] = []  # the locks of a pipe's temporary parts
         self._ready = False
+        self._lock = threading.Lock()  # (a full zip's listing: read once, by one thread)
+        self._recorded: dict[str, bool] = {}  # a full zip's file: whether its part is built
 
     def engine(self, files: Collection[str], links: Links) -> Engine:
         """An engine over the parts of ``files`` (each one the META holds: the caller checks,
@@ -159,26 +163,45 @@ class LocalIndex:
         return frozenset(name for name in self._files if self.holds(name))
 
     def holds(self, name: str) -> bool:
-        """Whether the META holds ``name``. A full release zip's .nlm is read through to say so
-        (``NlmListing``) only while no pass has, and only for a file whose part is not built:
-        a part built from it says it is there."""
+        """Whether the META holds ``name``: ``known``, or else a full release zip's .nlm read
+        through to say so (``NlmListing``)."""
+        known = self.known(name)
+        return known if known is not None else name in self._listed(self._files[name]).files()
+
+    def known(self, name: str) -> bool | None:
+        """Whether the META holds ``name``, said without reading a full release zip's .nlm (None:
+        not known before it is listed). Its listing is kept with MRCONSO's part (``_fill``) and
+        taken from there once; before, a part built from a file says it is there. Answered once
+        an index (a dry run asks it for each input)."""
         f = self._files.get(name)
         if f is None:
             return False
         listing = f.input.listing
         if listing is None or name == "MRCONSO":  # (MRCONSO's read says if it is not there)
             return True
-        if listing.known is None and (
-            name in self._built or _record(self._part(f), f.identity) is not None
-        ):
-            return True
-        return name in self._listed(f).files()
+        with self._lock:
+            if listing.held is None and "MRCONSO" not in self._recorded:
+                conso = self._files["MRCONSO"]
+                self._recorded["MRCONSO"] = _record(self._part(conso), conso.identity) is not None
+                if self._recorded["MRCONSO"]:
+                    listing.held = _kept_listing(self._part(conso))
+            if listing.held is not None:
+                return name in listing.held
+            if name not in self._built and name not in self._recorded:
+                self._recorded[name] = _record(self._part(f), f.identity) is not None
+            return True if name in self._built or self._recorded[name] else None
+
+    def unknown(self) -> list[str]:
+        """The files a full release zip's .nlm may hold, not ``known`` before it is listed."""
+        return [name for name in self._files if self.known(name) is None]
 
     def _listed(self, f: _File) -> NlmListing:
-        """The listing of a full zip's file, saying so when its .nlm is to be read through."""
+        """The listing of a full zip's file, its .nlm read through (said) if not yet."""
         assert f.input.listing is not None
-        if f.input.listing.known is None:
-            self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
+        with self._lock:
+            if f.input.listing.known is None:
+                self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
+                f.input.listing.files()
         return f.input.listing
 
     def _size(self, f: _File) -> int | None:
@@ -193,14 +216,14 @@ class LocalIndex:
         """Build every part of ``files`` (default: each file the META holds) not built yet; a
         full zip's .nlm is listed before the first part built (MRCONSO's: its estimate is of
         its own bytes there), which says the others it holds."""
-        names = sorted(files or self._files, key=FILES.index)
-        return [self._ensure(name) for name in names if files is not None or self.holds(name)]
+        names = files or [name for name in self._files if self.holds(name)]
+        return [self._ensure(name) for name in sorted(names, key=FILES.index)]
 
     def parts(self) -> list[Part]:
-        """For each file the META holds, its part: ``rows`` None when it is not indexed yet
-        (``bytes`` then the file's own size); nothing is built."""
+        """For each file the META is ``known`` to hold, its part: ``rows`` None when it is not
+        indexed yet (``bytes`` then the file's own size); nothing is built or read."""
         out = []
-        for name in sorted(self.present, key=FILES.index):
+        for name in sorted((n for n in self._files if self.known(n)), key=FILES.index):
             f = self._files[name]
             if f.input.kind == "pipe":
                 continue
@@ -423,6 +446,21 @@ def _record(
     return None
 
 
+def _kept_listing(part: Path) -> dict[str, tuple[int, int]] | None:
+    """The listing of a full zip's .nlm that MRCONSO's ``part`` (its ``_record`` checked) keeps
+    (``_fill``); None for a part without it (built before it was kept: the .nlm is listed when
+    needed)."""
+    uri = f"file:{quote(str(part))}?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+            rows = db.execute("SELECT file, members, bytes FROM index_listing").fetchall()
+    except sqlite3.Error:
+        return None
+    if not all(isinstance(n, int) for row in rows for n in row[1:]):
+        return None
+    return {file: (members, size) for file, members, size in rows}
+
+
 @functools.cache
 def _schema(file: str) -> frozenset[str]:
     """The tables and indexes a build of ``file``'s part makes (``engine.create``, ``finish``)."""
@@ -568,6 +606,11 @@ def _fill(f: _File, tmp: Path, bar: StepProgress, size: int | None) -> int:
                 hint="pass MRCONSO.RRF as NLM ships it, whole",
             )
         engine.finish(db, f.name)
+        listing = f.input.listing
+        if f.name == "MRCONSO" and listing is not None and listing.held is not None:
+            db.execute(_LISTING)  # which files the .nlm holds: kept, trusted as the record is
+            rows_held = [(file, *held) for file, held in listing.held.items()]
+            db.executemany("INSERT INTO index_listing VALUES (?, ?, ?)", rows_held)
         db.execute(_RECORD)
         db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
         if f.source:
