@@ -24,7 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from tempmedbench_synonyms import runtime
 from tempmedbench_synonyms.cli._shared import print_json, said_failure
 from tempmedbench_synonyms.config import Flag
-from tempmedbench_synonyms.errors import Outcome
+from tempmedbench_synonyms.errors import Interrupted, Outcome
 
 #: The usage error of the click that typer runs on (a copy of its own since typer 0.2x): the
 #: base of the public ``typer.BadParameter``.
@@ -201,7 +201,8 @@ class _UsageJson:
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         try:
-            super().format_help(ctx, formatter)  # type: ignore[misc]
+            with _interruptible():  # (rich prints it here, a bare group's help too)
+                super().format_help(ctx, formatter)  # type: ignore[misc]
         except SystemExit as stop:  # rich's exit 1: the help ends as it would (0; a bare group 2)
             if not _broken(stop.__context__):
                 raise
@@ -219,7 +220,7 @@ class _UsageJson:
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
         for param in params:
-            if getattr(param, "name", None) == "show_completion":
+            if getattr(param, "name", None) in ("show_completion", "version"):
                 _printing_eagerly(param)
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
@@ -277,17 +278,21 @@ _SHOWN: dict[type[Any], type[Any]] = {TyperArgument: _Argument, TyperOption: _Op
 
 
 def _printing_eagerly(param: Any) -> None:
-    """An eager option that prints and exits (``--help``, ``--show-completion``): a write to a
-    stdout whose reader has gone ends it as it would end (0), not click's exit 1; any other failure
-    (a full disk) is the command's. Wrapped once: click keeps its help option."""
+    """An option that prints and exits (``--help``, ``--version``, ``--show-completion``): a
+    write to a stdout whose reader has gone ends it as it would end (0), not click's exit 1; any
+    other failure (a full disk) is the command's; a signal while it waits on a full pipe ends it
+    (``_interruptible``). Wrapped once: click keeps its help option."""
     show = getattr(param, "callback", None)
     if show is None or getattr(show, _PRINTING, False):  # (typer's own callbacks are wraps too)
         return
 
     @functools.wraps(show)
     def shown(ctx: Any, param: Any, value: Any) -> Any:
-        try:
+        if not value:  # not asked: a command runs, and the held signals are its (rule 2)
             return show(ctx, param, value)
+        try:
+            with _interruptible():
+                return show(ctx, param, value)
         except OSError as error:  # (click's newline after rich's help, the completion script)
             if not runtime.output_failed(sys.stdout, error):
                 raise
@@ -298,6 +303,18 @@ def _printing_eagerly(param: Any) -> None:
 
 
 _PRINTING = "_tempmedbench_printing"
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """What the parser prints may wait on a pipe nobody reads (a full pipe): a Ctrl-C or SIGTERM
+    there ends it as it ends a command (``runtime.interrupts``: 130, 143), with nothing said,
+    instead of being held for a command that never starts."""
+    try:
+        with runtime.interrupts():
+            yield
+    except Interrupted as stop:  # (not typer's KeyboardInterrupt branch: its exit is 130 only)
+        raise SystemExit(stop.exit_code) from None
 
 
 def _broken(error: BaseException | None) -> typing.TypeGuard[OSError]:
