@@ -5,6 +5,7 @@ tests/test_runtime.py).
 
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import os
@@ -428,13 +429,49 @@ def _same(stream: Any) -> Any:
 
 def say(stream: Any, text: str) -> None:
     """``text``, a line, to ``stream`` (progress on stderr), flushed; dropped once its reader has
-    gone: the work goes on, unshown."""
+    gone, or the process's stderr can take no more (a full disk): the work goes on, unshown."""
     if reader_gone(stream):
         return
     try:
         stream.write(text + "\n")
         stream.flush()
-    except BrokenPipeError:
+    except OSError as err:
+        if not output_failed(stream, err):
+            raise
+
+
+def output_failed(stream: Any, err: OSError) -> bool:
+    """``stream`` failed a write with ``err``: whether that is the end of it, dropped from now on
+    (``drop_output``) with nothing said: its reader has gone (a broken pipe), or it is the
+    process's stderr (a full disk: nowhere is left to say it). Any other failure is the
+    command's error (stdout on a full disk: the output is lost)."""
+    ended = err.errno == errno.EPIPE or (stream is sys.stderr and stream is not None)
+    if ended or stream is sys.stdout:
+        drop_output(stream)  # (stdout's error is said, and its buffer never flushed again)
+    return ended
+
+
+def stand_in_for_closed_streams() -> None:
+    """The console scripts' first call: a stdout or stderr closed as the process started (``>&-``,
+    ``2>&-``: Python left it ``None``) is a stream whose reader has gone from the start. Its
+    descriptor is the null device (so that no file opened later takes it, and nothing written to
+    it lands in that file) and ``sys.stdout`` or ``sys.stderr`` a stream on it, dropped; the
+    commands then run as with any stream. A descriptor that is open (a host's ``None`` stream) is
+    left alone."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: the null device takes its number
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            stream = open(fd, "w", encoding="utf-8", closefd=False)  # (kept open for good)
+        else:
+            stream = open(os.devnull, "w", encoding="utf-8")
+        setattr(sys, name, stream)
         drop_output(stream)
 
 

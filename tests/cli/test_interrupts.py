@@ -9,6 +9,7 @@ every other command is stopped in-process where its work is (the signal's ``Inte
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import GPS_FILE, MINI, MINI_MRCONSO, HeldFake, Lines, wait_until
+from helpers import GPS_FILE, MINI, MINI_MRCONSO, ROOMY_TIMEOUT, HeldFake, Lines, wait_until
 from tempmedbench_synonyms import __version__
 from tempmedbench_synonyms.cli import app
 from tempmedbench_synonyms.errors import Interrupted
@@ -323,3 +324,48 @@ def test_a_signal_after_the_command_ended_changes_nothing(tmp_path: Path, how: i
     assert (returncode, report["outcome"], report["exit_code"]) == (1, "mismatch", 1)
     assert "Traceback" not in stderr and "interrupted" not in stderr
     assert stderr.splitlines()[-1].startswith("hint: a rebuilt file is missing")
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="Linux only")
+@pytest.mark.parametrize(
+    ("args", "how", "code"),
+    [(["--help"], signal.SIGINT, 130), (["umls", "--help"], signal.SIGTERM, 143),
+     (["umls"], signal.SIGTERM, 143)],
+)  # fmt: skip
+def test_a_signal_while_the_help_waits_for_its_reader_ends_it(
+    tmp_path: Path, args: list[str], how: int, code: int
+) -> None:
+    """The help to a pipe nobody reads blocks once the pipe is full: a Ctrl-C or SIGTERM there
+    was held for a command that never starts, until the reader read or left (then exit 0). It
+    ends the help as it ends a command (130, 143), the reader still there."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # a page: less than the help
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UMLS_", "TEMPMEDBENCH_"))}
+    env.update(TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="200")
+    reader = os.fdopen(read_end, "rb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tempmedbench_synonyms", *args],
+        stdout=write_end, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        os.close(write_end)
+        wait_until(lambda: _writing_to_a_pipe(process.pid), "the help to fill the pipe")
+        process.send_signal(how)
+        try:  # a deadline only a hang reaches
+            returncode = process.wait(timeout=ROOMY_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            reader.close()  # the reader leaves: the held signal's exit 0
+            returncode = process.wait(timeout=ROOMY_TIMEOUT)
+        assert (returncode, process.communicate()[1]) == (code, b"")
+    finally:
+        reader.close()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _writing_to_a_pipe(pid: int) -> bool:
+    """Whether the process ``pid`` waits in a write to a pipe (Linux: its wait channel)."""
+    return "pipe_write" in Path(f"/proc/{pid}/wchan").read_text(encoding="utf-8")

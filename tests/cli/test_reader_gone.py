@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import ROOT
+from helpers import FIXTURES, GPS_FILE, MINI, MINI_MRCONSO, ROOT
 from tempmedbench_synonyms.cli import app
 
 SCRIPT = "from tempmedbench_synonyms.cli import script_main; script_main()"
@@ -30,21 +30,37 @@ def closed(
     """Run the console script with ``closing`` (``stdout``, ``stderr`` or ``both``, as with
     ``2>&1 | head``) a pipe whose reader closed before it started; the other one is read.
     ``script``: ``REGENERATE`` for the second console script; ``env_vars`` added."""
+    out = "gone" if closing in ("stdout", "both") else "read"
+    err = "gone" if closing in ("stderr", "both") else "read"
+    return started(args, tmp_path, stdout=out, stderr=err, script=script, **env_vars)
+
+
+def started(
+    args: list[str], tmp_path: Path, *, stdout: str = "read", stderr: str = "read",
+    script: str = SCRIPT, **env_vars: str,
+) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
+    """Run the console script with each of ``stdout`` and ``stderr``: ``read`` (a pipe read
+    whole), ``gone`` (a pipe whose reader closed before it started), ``full`` (``>/dev/full``:
+    a disk with no space left) or ``closed`` (``2>&-``: no descriptor at all)."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     env = {k: v for k, v in os.environ.items() if k != "UMLS_API_KEY"}
     env.update(TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"),
                TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")  # fmt: skip
     env.update(env_vars)
-    out = write_end if closing in ("stdout", "both") else subprocess.PIPE
-    err = write_end if closing in ("stderr", "both") else subprocess.PIPE
+    full = os.open("/dev/full", os.O_WRONLY) if "full" in (stdout, stderr) else None
+    ends = {"read": subprocess.PIPE, "gone": write_end, "full": full, "closed": subprocess.DEVNULL}
+    shut = [fd for fd, how in ((1, stdout), (2, stderr)) if how == "closed"]
     try:
         return subprocess.run(
-            [sys.executable, "-c", script, *args], stdout=out, stderr=err,
+            [sys.executable, "-c", script, *args], stdout=ends[stdout], stderr=ends[stderr],
             cwd=tmp_path, env=env, timeout=120, check=False,
+            preexec_fn=(lambda: [os.close(fd) for fd in shut]) if shut else None,
         )  # fmt: skip
     finally:
         os.close(write_end)
+        if full is not None:
+            os.close(full)
 
 
 def closed_stdout(args: list[str], tmp_path: Path, *, script: str = SCRIPT) -> tuple[int, str]:
@@ -178,3 +194,92 @@ def test_doctor_whose_stderr_has_no_reader_keeps_its_exit(tmp_path: Path) -> Non
     checks' (3: no API key here), as with stderr read (it was 2, from its "ok"/"FAIL" word)."""
     assert closed(["doctor"], tmp_path, closing="stdout").returncode == 3
     assert closed(["doctor"], tmp_path, closing="stderr").returncode == 3
+
+
+# -- a full disk, a closed stream ----------------------------------------------------------------
+
+needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+#: how the house says a full disk: what ``umls concept ... >/dev/full`` said already
+FULL_DISK = (
+    "error: No space left on device\n"
+    "hint: the disk is full: free some space, or choose a folder on another disk\n"
+)
+META = str(FIXTURES / "umls")
+
+
+@needs_dev_full
+@pytest.mark.parametrize(
+    ("args", "rich"),
+    [(["--help"], "1"), (["--help"], "0"), (["umls", "crosswalk", "-h"], "1"), (["--version"], "1"),
+     (["--show-completion", "bash"], "1"), (["cache", "info"], "1"),
+     (["cache", "info", "--json"], "1"), (["umls"], "1"), (["umls", "concept", "-h"], "0")],
+)  # fmt: skip
+def test_a_full_disk_on_stdout_is_said_and_exits_2(
+    args: list[str], rich: str, tmp_path: Path
+) -> None:
+    """``>/dev/full``: said as ``umls concept`` says it, exit 2 (bad input: the output could not
+    be written), for the help and the version too. It was a traceback and exit 1."""
+    done = started(args, tmp_path, stdout="full", TYPER_USE_RICH=rich)
+    assert (done.returncode, done.stderr.decode("utf-8")) == (2, FULL_DISK)
+
+
+@needs_dev_full
+@pytest.mark.parametrize("json_out", [[], ["--json"]])
+def test_a_full_disk_under_a_commands_output_is_said_once(
+    json_out: list[str], tmp_path: Path
+) -> None:
+    """The failure's --json object is not written to the full disk again (it was a traceback
+    from that second write, exit 1)."""
+    done = started(["umls", "concept", "C9000001", "--meta", META, *json_out], tmp_path,
+                   stdout="full")  # fmt: skip
+    err = done.stderr.decode("utf-8")
+    assert (done.returncode, err.endswith(FULL_DISK), "Traceback" in err) == (2, True, False)
+
+
+def test_a_completion_script_without_a_reader_exits_0(tmp_path: Path) -> None:
+    """It was click's exit 1."""
+    assert closed_stdout(["--show-completion", "bash"], tmp_path) == (0, "")
+
+
+@needs_dev_full
+@pytest.mark.parametrize("rich", ["1", "0"])
+def test_a_usage_error_whose_stderr_is_a_full_disk_exits_2(rich: str, tmp_path: Path) -> None:
+    done = started(["umls", "crosswalk", "--bogus"], tmp_path, stderr="full", TYPER_USE_RICH=rich)
+    assert (done.returncode, done.stdout) == (2, b"")
+
+
+#: the main commands, each as it is run: its stdout and exit code do not depend on stderr
+COMMANDS = [
+    ["--version"], ["--help"], ["umls", "--help"], ["--bogus"], ["umls"],
+    ["demo", "--json"],
+    ["regenerate", str(MINI), "--mrconso", str(MINI_MRCONSO), "--out", "out", "--json"],
+    ["check", str(MINI), "--json"],
+    ["umls", "concept", "C9000001", "--meta", META],
+    ["umls", "concept", "C9000001", "--meta", META, "--json"],
+    ["umls", "crosswalk", "SNOMEDCT_US", "9990191001", "1", "--meta", META, "--json"],
+    ["umls", "atoms", "C9000001", "--mrconso", str(MINI_MRCONSO), "--umls-release", "2099AA"],
+    ["gps", "validate", str(FIXTURES / "gps-planted"), "--gps", str(GPS_FILE), "--json"],
+    ["cache", "info", "--json"], ["cache", "clear"], ["doctor"],
+]  # fmt: skip
+
+
+def _run_in(folder: Path, args: list[str], stderr: str) -> tuple[int, str]:
+    """The exit code and stdout of a run in a folder of its own (its output, cache and state),
+    the folder's name taken out of its stdout."""
+    folder.mkdir()
+    done = started(args, folder, stderr=stderr)
+    return done.returncode, done.stdout.decode("utf-8").replace(str(folder), "FOLDER")
+
+
+@pytest.mark.parametrize("stderr", ["closed", "full"])
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda args: " ".join(args[:2]))
+def test_stderr_closed_or_full_changes_neither_stdout_nor_the_exit(
+    args: list[str], stderr: str, tmp_path: Path
+) -> None:
+    """``2>&-`` (Python's sys.stderr is None: a local ``umls`` question was exit 70 from a
+    TypeError, a regeneration's report exit 1 with no --json report) and ``2>/dev/full`` (exit 1,
+    a traceback none could read): each command works, prints its stdout and exits with its
+    outcome's code, as when stderr is read."""
+    if stderr == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    assert _run_in(tmp_path / stderr, args, stderr) == _run_in(tmp_path / "read", args, "read")

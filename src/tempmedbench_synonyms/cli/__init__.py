@@ -320,6 +320,8 @@ regenerate_app.command(cls=PlainUsage)(regenerate_command)
 def _run(command: typer.Typer, prog_name: str, *, script: bool = False) -> None:
     """Run a command line; a late Ctrl-C cannot then turn the exit into a traceback (SPEC 8).
     ``script``: a console script's, which ends with ``runtime.quick_exit``."""
+    if script:
+        runtime.stand_in_for_closed_streams()
     try:
         try:
             _only_asked(command, sys.argv[1:])(prog_name=prog_name)

@@ -22,9 +22,9 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from tempmedbench_synonyms import runtime
-from tempmedbench_synonyms.cli._shared import print_json
+from tempmedbench_synonyms.cli._shared import print_json, said_failure
 from tempmedbench_synonyms.config import Flag
-from tempmedbench_synonyms.errors import Outcome
+from tempmedbench_synonyms.errors import Interrupted, Outcome
 
 #: The usage error of the click that typer runs on (a copy of its own since typer 0.2x): the
 #: base of the public ``typer.BadParameter``.
@@ -176,50 +176,52 @@ class _UsageJson:
     the top-level command answers a usage error raised parsing it or any subcommand with its
     JSON object (SPEC 7), then Typer shows it and exits 2.
 
-    What click, typer and rich print themselves (the help, a usage error) follows the house's
-    rule for a stream whose reader has gone (``runtime.drop_output``): the rest is dropped and
-    the exit is the outcome's, not their exit 1 (rich's ``Console.on_broken_pipe``, the EPIPE
-    branch of ``typer.core._main``)."""
+    What click, typer and rich print themselves (the help, a usage error, the completion
+    script) follows the house's rule for a stream that fails a write (``runtime.output_failed``):
+    the rest is dropped and the exit is the outcome's, not their exit 1 (rich's
+    ``Console.on_broken_pipe``, the EPIPE branch of ``typer.core._main``), and stdout on a full
+    disk is said as a command's failure is (exit 2), not a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().main(*args, **kwargs)  # type: ignore[misc]
-        except (SystemExit, BrokenPipeError) as stop:  # stderr's reader had gone as typer
-            # showed an error (rich's exit 1; click's own error without rich): the error's exit
-            gone = stop if isinstance(stop, OSError) else stop.__context__
-            code = getattr(gone.__context__, "exit_code", None) if _broken(gone) else None
-            if not isinstance(code, int):
+        except (SystemExit, OSError) as stop:
+            # stderr failed as typer showed an error (rich's exit 1 on a broken pipe, else the
+            # OSError itself): the error's exit (2 for a usage error)
+            failed = stop if isinstance(stop, OSError) else stop.__context__
+            shown = failed.__context__ if isinstance(failed, OSError) else None
+            code = getattr(shown, "exit_code", None)
+            if isinstance(code, int):
+                runtime.drop_output(sys.stderr)
+                raise SystemExit(code) from None
+            if isinstance(stop, SystemExit):
                 raise
-            runtime.drop_output(sys.stderr)
-            raise SystemExit(code) from None
+            # stdout on a full disk outside a command (the help, --version): said as one's
+            raise SystemExit(said_failure(stop).exit_code) from None
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         try:
-            super().format_help(ctx, formatter)  # type: ignore[misc]
+            with _interruptible():  # (rich prints it here, a bare group's help too)
+                super().format_help(ctx, formatter)  # type: ignore[misc]
         except SystemExit as stop:  # rich's exit 1: the help ends as it would (0; a bare group 2)
             if not _broken(stop.__context__):
                 raise
             runtime.drop_output(sys.stdout)
+        except OSError as error:  # rich's own write: a full disk
+            if not runtime.output_failed(sys.stdout, error):
+                raise
 
     def get_help_option(self, ctx: Any) -> Any:
         option = super().get_help_option(ctx)  # type: ignore[misc]
-        show = getattr(option, "callback", None)
-        if show is not None and not hasattr(show, "__wrapped__"):  # once: click keeps the option
-
-            @functools.wraps(show)
-            def shown(ctx: Any, param: Any, value: Any) -> Any:
-                try:
-                    return show(ctx, param, value)
-                except BrokenPipeError:  # in click's newline after rich's help (click's exit 1)
-                    runtime.drop_output(sys.stdout)
-                    ctx.exit()
-
-            option.callback = shown
+        if option is not None:
+            _printing_eagerly(option)
         return option
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
         for param in params:
+            if getattr(param, "name", None) in ("show_completion", "version"):
+                _printing_eagerly(param)
             if getattr(param, "is_bool_flag", False) and param.metavar is None:
                 param.metavar = FLAG
             if type(param) in _SHOWN:  # (typer makes its own classes: no cls= to give it)
@@ -273,6 +275,46 @@ class _Option(TyperOption):
 
 
 _SHOWN: dict[type[Any], type[Any]] = {TyperArgument: _Argument, TyperOption: _Option}
+
+
+def _printing_eagerly(param: Any) -> None:
+    """An option that prints and exits (``--help``, ``--version``, ``--show-completion``): a
+    write to a stdout whose reader has gone ends it as it would end (0), not click's exit 1; any
+    other failure (a full disk) is the command's; a signal while it waits on a full pipe ends it
+    (``_interruptible``). Wrapped once: click keeps its help option."""
+    show = getattr(param, "callback", None)
+    if show is None or getattr(show, _PRINTING, False):  # (typer's own callbacks are wraps too)
+        return
+
+    @functools.wraps(show)
+    def shown(ctx: Any, param: Any, value: Any) -> Any:
+        if not value:  # not asked: a command runs, and the held signals are its (rule 2)
+            return show(ctx, param, value)
+        try:
+            with _interruptible():
+                return show(ctx, param, value)
+        except OSError as error:  # (click's newline after rich's help, the completion script)
+            if not runtime.output_failed(sys.stdout, error):
+                raise
+            ctx.exit()
+
+    setattr(shown, _PRINTING, True)
+    param.callback = shown
+
+
+_PRINTING = "_tempmedbench_printing"
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """What the parser prints may wait on a pipe nobody reads (a full pipe): a Ctrl-C or SIGTERM
+    there ends it as it ends a command (``runtime.interrupts``: 130, 143), with nothing said,
+    instead of being held for a command that never starts."""
+    try:
+        with runtime.interrupts():
+            yield
+    except Interrupted as stop:  # (not typer's KeyboardInterrupt branch: its exit is 130 only)
+        raise SystemExit(stop.exit_code) from None
 
 
 def _broken(error: BaseException | None) -> typing.TypeGuard[OSError]:

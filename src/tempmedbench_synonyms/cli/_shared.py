@@ -60,14 +60,16 @@ def echo_out(text: str) -> None:
 
 
 def _echo(text: str, *, err: bool, color: bool | None = None) -> None:
-    """``typer.echo`` to stdout or stderr, dropped once that stream's reader has gone."""
+    """``typer.echo`` to stdout or stderr, dropped once that stream's reader has gone (or stderr
+    can take no more: ``runtime.output_failed``); stdout on a full disk is the command's error."""
     stream = sys.stderr if err else sys.stdout
     if runtime.reader_gone(stream):
         return
     try:
         typer.echo(text, err=err, color=color)
-    except BrokenPipeError:
-        runtime.drop_output(stream)
+    except OSError as error:
+        if not runtime.output_failed(stream, error):
+            raise
 
 
 #: DEL and C1 controls (JSON may carry them raw; a terminal takes U+009B for CSI), and the line and
@@ -94,7 +96,7 @@ _COLOURS = {"verified": "green", "MISMATCH": "red", "mismatch": "red"}
 def echo_report(text: str) -> None:
     """The final report as ``echo_err`` writes it, "verified" green and "MISMATCH" red on a
     terminal without ``NO_COLOR`` (added after ``shown_text``)."""
-    colour = sys.stderr.isatty() and not config.no_color()
+    colour = sys.stderr is not None and sys.stderr.isatty() and not config.no_color()
     text = shown_text(text)
     if colour:
         text = _STATES.sub(
@@ -129,8 +131,9 @@ def print_json(obj: dict[str, Any], *, one_line: bool = False) -> None:
             return
         buffer.write(data)
         buffer.flush()
-    except BrokenPipeError:
-        runtime.drop_output(sys.stdout)
+    except OSError as error:  # its reader gone: dropped; a full disk: the command's error
+        if not runtime.output_failed(sys.stdout, error):
+            raise
 
 
 def failure_json(err: TempMedBenchError, **empty: Any) -> dict[str, Any]:
@@ -198,18 +201,18 @@ def exit_on_error(
     except (typer.Exit, typer.Abort):
         raise  # how commands end on purpose, not bugs
     except (Exception, KeyboardInterrupt) as exc:
-        failed = _said_failure(exc, api_key_file)
+        failed = said_failure(exc, api_key_file)
         if json_report is not None:
             try:
                 print_json(json_report(failed), one_line=one_line)
-            except OSError:
-                if not isinstance(exc, KeyboardInterrupt):
-                    raise
+            except OSError:  # stdout can take no more either (a full disk): the failure is
+                pass  # said on stderr, and its exit code stands
         raise typer.Exit(failed.exit_code) from None
 
 
-def _said_failure(exc: BaseException, api_key_file: Path | None) -> TempMedBenchError:
-    """The error ``exc`` ends the command with, said on stderr."""
+def said_failure(exc: BaseException, api_key_file: Path | None = None) -> TempMedBenchError:
+    """The error ``exc`` ends the command with, said on stderr (also by the command class of
+    ``cli._options``, for an output failing outside a command: the help on a full disk)."""
     if isinstance(exc, KeyboardInterrupt):
         # Outputs go through temporary files, so an interrupted run leaves nothing half-written.
         # The signals after the first are ignored (runtime): nothing breaks into this.
