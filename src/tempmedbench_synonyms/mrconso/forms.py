@@ -452,10 +452,13 @@ class _CountingReader:
         self.head = b""
 
     def read(self, n: int) -> bytes:
-        if self.head:
-            data, self.head = self.head[:n], self.head[n:]
-        else:
-            data = self.f.read(n)
+        """``n`` bytes, fewer only at the end: what was given back, then read on."""
+        data, self.head = self.head[:n], self.head[n:]
+        while len(data) < n:  # (a signature after a data descriptor may lie across the two)
+            more = self.f.read(n - len(data))
+            if not more:
+                break
+            data += more
         self.done += len(data)
         return data
 
