@@ -1296,3 +1296,37 @@ def test_a_build_of_one_file_uses_the_kept_listing(tmp_path: Path, passes: list[
     index.close()
     assert built.rows == 13
     assert passes == ["nlm"]
+
+
+@pytest.mark.parametrize("files", [None, ["MRREL"]], ids=["all", "MRREL"])
+def test_an_untrusted_index_folder_is_refused_before_the_nlm_is_read(
+    files: list[str] | None, tmp_path: Path, passes: list[str]
+) -> None:
+    path = _lacking(tmp_path, "full zip", "MRHIER")
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    idx.chmod(0o777)
+    index = LocalIndex(path, index_dir=idx)
+    with pytest.raises(UntrustedError, match="can be written by other users"):
+        index.build(files)
+    assert passes == []  # (before: build() read the .nlm through, then refused the folder)
+
+
+def test_a_command_over_an_untrusted_index_folder_is_refused_before_the_nlm_is_read(
+    tmp_path: Path, passes: list[str]
+) -> None:
+    """Refused at once, exit 2, as before the .nlm was listed first (which read it through, then
+    refused the folder)."""
+    path = _lacking(tmp_path, "full zip", "MRHIER")
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    idx.chmod(0o777)
+    code, out, err = _umls("concept", "C9000001", "--meta", path, "--index-dir", idx)
+    assert (code, out, err.splitlines()) == (
+        2, "",
+        [f"error: {idx}: the index folder can be written by other users (mode 0777), so what it "
+         "holds cannot be trusted",
+         f"hint: chmod go-w {idx}, or use a folder of your own (--index-dir or "
+         "TEMPMEDBENCH_INDEX_DIR)"],
+    )  # fmt: skip
+    assert passes == []

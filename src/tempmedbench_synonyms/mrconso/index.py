@@ -210,11 +210,12 @@ class LocalIndex:
 
     def _listed(self, f: _File) -> NlmListing:
         """The listing of a full zip's file: the one kept, else its .nlm read through (said) if
-        not yet."""
+        not yet, once the index folder (if there) is checked: one refused reads none of it."""
         assert f.input.listing is not None
         with self._lock:
             self._take_kept(f.input.listing)
             if f.input.listing.known is None:
+                self._check_folder(make=False)
                 self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
                 f.input.listing.files()
         return f.input.listing
@@ -307,8 +308,21 @@ class LocalIndex:
         """The index folder made (0700) and checked: the user's own, writable."""
         if self._ready:
             return
+        self._check_folder(make=True)
+        self._ready = True
+        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
+        if gone:
+            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
+                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
+
+    def _check_folder(self, *, make: bool) -> None:
+        """The index folder (made first if ``make``; else only if there) is the user's own and
+        writable: else bad input."""
         try:
-            make_folders(self.index_dir)
+            if make:
+                make_folders(self.index_dir)
+            elif not os.path.lexists(self.index_dir):
+                return
             check_own(self.index_dir, what="the index folder", elsewhere=_ELSEWHERE)
             if not self.index_dir.is_dir():  # a file of that name: no permission to blame
                 raise NotADirectoryError(20, "Not a directory", str(self.index_dir))
@@ -316,11 +330,6 @@ class LocalIndex:
                 raise PermissionError(13, "Permission denied", str(self.index_dir))
         except OSError as err:
             raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
-        self._ready = True
-        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
-        if gone:
-            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
-                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
 
     def _build(self, f: _File, tmp: Path, final: Path | None) -> Built:
         """Build ``f``'s part in the temporary file ``tmp`` and move it to ``final`` (None: a
