@@ -15,7 +15,7 @@ import sys
 import threading
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -1114,3 +1114,33 @@ def test_a_sound_nlm_with_data_descriptors_is_read_whatever_its_member_sizes(
     assert listing is not None
     assert listing.files() == {"MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"}
     assert _blocks_of(found["MRDEF"]) == (ROOT / "fixtures/umls/MRDEF.RRF").read_bytes()
+
+
+@pytest.mark.parametrize("descriptor", [False, True])
+def test_a_full_zips_file_read_once_listed_ends_after_its_last_member(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptor: bool
+) -> None:
+    """Its members and bytes read are those listed: the pass ends there, the member after them
+    (MRSAB's) and the .nlm's central directory unread."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    halves = zip(("aa", "ab"), split(FILLER, 2), strict=True)
+    parts = {f"2025AB/META/MRREL.RRF.{x}.gz": gz(p) for x, p in halves}
+    members = {"2025AB/META/MRCONSO.RRF": BIG, **parts, "2025AB/META/MRSAB.RRF": b"S|\n" * 999}
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", _nlm(members, descriptor=descriptor))
+    found = locate_meta(path)["MRREL"]
+    assert found.listing is not None and found.listing.files() == {"MRCONSO", "MRREL", "MRSAB"}
+    seen: list[str] = []
+    real = forms._local_members
+
+    def spied(f: object) -> Iterator[tuple[str, Iterator[bytes], Iterator[bytes]]]:
+        for member in real(f):  # type: ignore[arg-type]
+            seen.append(member[0].rsplit("/", 1)[-1])
+            yield member
+        seen.append("(the end)")
+
+    monkeypatch.setattr(forms, "_local_members", spied)
+    assert _blocks_of(found) == FILLER
+    assert seen == ["MRCONSO.RRF", "MRREL.RRF.aa.gz", "MRREL.RRF.ab.gz"]
