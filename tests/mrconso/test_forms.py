@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import random
 import signal
 import struct
 import subprocess
@@ -14,7 +15,7 @@ import sys
 import threading
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -1045,3 +1046,101 @@ def test_a_damaged_nlm_is_bad_input_when_listed_too(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"{path} > 2025AB-full/2025ab-1-meta.nlm: cannot read: no member header at its start"
     )
+
+
+def _descriptor_nlm(slack: int) -> bytes:
+    """An .nlm written as a stream (a data descriptor after each member, as Java's
+    ZipOutputStream writes them) whose first member's deflate stream is 2**20 - 16 - ``slack``
+    bytes: the 1 MiB read that finds its end stops ``slack`` bytes past its 16-byte descriptor.
+    Its other members are the invented META's files, each in two parts."""
+    rnd = random.Random(3).randbytes(1 << 20)
+    target = (1 << 20) - 16 - slack
+
+    def deflated(n: int) -> int:
+        c = zlib.compressobj(0, zlib.DEFLATED, -15)
+        return len(c.compress(rnd[:n]) + c.flush())
+
+    lo, hi = 1, 1 << 20
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if deflated(mid) < target else (lo, mid)
+    assert deflated(lo) == target
+
+    class Stream(io.RawIOBase):
+        def __init__(self) -> None:
+            self.buf = io.BytesIO()
+
+        def writable(self) -> bool:
+            return True
+
+        def seekable(self) -> bool:
+            return False
+
+        def write(self, b: bytes) -> int:  # type: ignore[override]
+            return self.buf.write(b)
+
+        def tell(self) -> int:
+            return self.buf.tell()
+
+    out = Stream()
+    members = [("README.bin", rnd[:lo])]
+    for f in ("MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"):
+        halves = split((ROOT / f"fixtures/umls/{f}.RRF").read_bytes(), 2)
+        members += [(f"{f}.RRF.a{x}.gz", gz(p)) for x, p in zip("ab", halves, strict=True)]
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            info = zipfile.ZipInfo(f"2099AB/META/{name}", (2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info._compresslevel = 0 if name == "README.bin" else 6  # type: ignore[attr-defined]
+            with zf.open(info, "w") as w:
+                w.write(data)
+    nlm = out.buf.getvalue()
+    assert zipfile.ZipFile(io.BytesIO(nlm)).testzip() is None  # a sound zip
+    return nlm
+
+
+@pytest.mark.parametrize("slack", [1, 2, 3])
+def test_a_sound_nlm_with_data_descriptors_is_read_whatever_its_member_sizes(
+    slack: int, tmp_path: Path
+) -> None:
+    """After a data descriptor the next signature is read whole, though only 1 to 3 of its bytes
+    were read ahead (before: "it ends after member 2099AB/META/README.bin, with no central
+    directory (a truncated file?)" for a sound .nlm, about 3 member ends in 2**20)."""
+    path = tmp_path / "umls-2099AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("2099AB-full/2099ab-1-meta.nlm", _descriptor_nlm(slack))
+    found = locate_meta(path)
+    listing = found["MRDEF"].listing
+    assert listing is not None
+    assert listing.files() == {"MRCONSO", "MRDEF", "MRREL", "MRSTY", "MRHIER", "MRSAB"}
+    assert _blocks_of(found["MRDEF"]) == (ROOT / "fixtures/umls/MRDEF.RRF").read_bytes()
+
+
+@pytest.mark.parametrize("descriptor", [False, True])
+def test_a_full_zips_file_read_once_listed_ends_after_its_last_member(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptor: bool
+) -> None:
+    """Its members and bytes read are those listed: the pass ends there, the member after them
+    (MRSAB's) and the .nlm's central directory unread."""
+    from tempmedbench_synonyms.mrconso import forms
+
+    halves = zip(("aa", "ab"), split(FILLER, 2), strict=True)
+    parts = {f"2025AB/META/MRREL.RRF.{x}.gz": gz(p) for x, p in halves}
+    members = {"2025AB/META/MRCONSO.RRF": BIG, **parts, "2025AB/META/MRSAB.RRF": b"S|\n" * 999}
+    path = tmp_path / "umls-2025AB-full.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2025AB-full/2025ab-1-meta.nlm", _nlm(members, descriptor=descriptor))
+    found = locate_meta(path)["MRREL"]
+    assert found.listing is not None and found.listing.files() == {"MRCONSO", "MRREL", "MRSAB"}
+    seen: list[str] = []
+    real = forms._local_members
+
+    def spied(f: object) -> Iterator[tuple[str, Iterator[bytes], Iterator[bytes]]]:
+        for member in real(f):  # type: ignore[arg-type]
+            seen.append(member[0].rsplit("/", 1)[-1])
+            yield member
+        seen.append("(the end)")
+
+    monkeypatch.setattr(forms, "_local_members", spied)
+    assert _blocks_of(found) == FILLER
+    assert seen == ["MRCONSO.RRF", "MRREL.RRF.aa.gz", "MRREL.RRF.ab.gz"]

@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -1142,3 +1143,190 @@ def test_an_mrconso_part_without_the_listing_lists_the_nlm_when_a_file_is_needed
     assert check_meta(path, idx).message.endswith(
         "; the other files its .nlm holds are listed when one is needed"
     )
+
+
+# -- a kept listing is used only for the .nlm it lists, and only as far as it holds --------------
+
+WHEN = (2026, 1, 1, 0, 0, 0)
+
+
+def _split(f: str, n: int) -> list[tuple[str, bytes]]:
+    """``f``'s rows in ``n`` line-aligned gzip parts (as ``split -l``, then gzip)."""
+    lines = (UMLS / f"{f}.RRF").read_bytes().splitlines(keepends=True)
+    k = -(-len(lines) // n)
+    pieces = [b"".join(lines[i : i + k]) for i in range(0, len(lines), k)]
+    return [(f"{f}.RRF.a{'abcde'[i]}.gz", gzip.compress(p, mtime=0)) for i, p in enumerate(pieces)]
+
+
+def _stored_nlm(mrrel_parts: int, filler: int) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        for f in engine.FILES:
+            for name, data in _split(f, mrrel_parts if f == "MRREL" else 2):
+                zf.writestr(zipfile.ZipInfo(f"2099AB/META/{name}", WHEN), data)
+        zf.writestr(zipfile.ZipInfo("2099AB/META/filler.txt", WHEN), b"f" * filler)
+    return buf.getvalue()
+
+
+def _hidden_nlm_zip(path: Path, nlm: bytes) -> Path:
+    """A full zip whose first MiB is a padding member and whose last MiB is the tail of a
+    central directory of 20,000 empty members: its .nlm (stored) lies in neither, so a change
+    to it keeps the zip's identity (size, time, first and last MiB)."""
+    pad = random.Random(8).randbytes(1_200_000)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(zipfile.ZipInfo("2099AB-full/pad.bin", WHEN), pad)
+        zf.writestr(zipfile.ZipInfo("2099AB-full/2099ab-1-meta.nlm", WHEN), nlm)
+        for i in range(20000):
+            zf.writestr(zipfile.ZipInfo(f"2099AB-full/x/{i:05d}", WHEN), b"")
+    os.utime(path, ns=(1_767_000_000_000_000_000, 1_767_000_000_000_000_000))
+    return path
+
+
+def test_a_changed_zip_with_the_same_identity_is_not_cut_short_by_the_kept_listing(
+    tmp_path: Path, passes: list[str]
+) -> None:
+    """v1 and v2 differ only in how MRREL is split (2 parts, 3); same size, time, first and last
+    MiB. The listing kept from v1 is of another .nlm (its CRC-32 differs): it is not used, the
+    .nlm is listed again, and MRREL is built whole (before: stopped after v1's 2 members, 10 of
+    13 rows, kept)."""
+    a, b = _stored_nlm(2, 1000), _stored_nlm(3, 1000)
+    if len(b) > len(a):
+        a = _stored_nlm(2, 1000 + len(b) - len(a))
+    else:
+        b = _stored_nlm(3, 1000 + len(a) - len(b))
+    path, idx = tmp_path / "umls-2099AB-full.zip", tmp_path / "idx"
+    _hidden_nlm_zip(path, a)
+    first = path.read_bytes()
+    index = LocalIndex(path, index_dir=idx)
+    index.build(["MRCONSO"])  # v1: lists the .nlm, keeps the listing in MRCONSO's part
+    index.close()
+    _hidden_nlm_zip(path, b)
+    second = path.read_bytes()
+    mib = 1 << 20
+    assert len(first) == len(second) and first != second
+    assert first[:mib] == second[:mib] and first[-mib:] == second[-mib:]
+    del passes[:]
+    index = LocalIndex(path, index_dir=idx)
+    assert index.holds("MRREL")  # as a command asks first: v1's listing is not v2's
+    (built,) = index.build(["MRREL"])
+    index.close()
+    assert built.rows == 13
+    assert passes == ["nlm", "nlm"]  # listed again, then MRREL's pass
+
+
+def _kept(tmp_path: Path, *changes: str) -> tuple[Path, Path]:
+    """A full zip whose MRCONSO is indexed, its kept listing then changed by ``changes``."""
+    path = _hidden_nlm_zip(tmp_path / "umls-2099AB-full.zip", _stored_nlm(2, 10))
+    idx = tmp_path / "idx"
+    index = LocalIndex(path, index_dir=idx)
+    index.build(["MRCONSO"])
+    index.close()
+    (conso,) = idx.glob("MRCONSO.*.sqlite")
+    with contextlib.closing(sqlite3.connect(conso)) as db:
+        for change in changes:
+            db.execute(change)
+        db.commit()
+    return path, idx
+
+
+def test_a_kept_listing_saying_fewer_members_does_not_cut_a_file_short(
+    tmp_path: Path, passes: list[str]
+) -> None:
+    """The pass that stops at the listed last member checks it read the listed bytes: MRREL's
+    first member alone is not, so it reads on to the end (before: 7 of 13 rows, kept)."""
+    path, idx = _kept(tmp_path, "UPDATE index_listing SET members = 1 WHERE file = 'MRREL'")
+    del passes[:]
+    index = LocalIndex(path, index_dir=idx)
+    assert index.holds("MRREL")
+    (built,) = index.build(["MRREL"])
+    index.close()
+    assert built.rows == 13
+    assert passes == ["nlm"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "UPDATE index_listing SET members = 0 WHERE file = 'MRREL'",
+        "UPDATE index_listing SET members = -1 WHERE file = 'MRREL'",
+        "UPDATE index_listing SET bytes = -75 WHERE file = 'MRREL'",
+        "UPDATE index_listing SET bytes = 9000000000000000000 WHERE file = 'MRREL'",
+        "UPDATE index_listing SET bytes = '421' WHERE file = 'MRREL'",
+        "UPDATE index_listing SET members = 1.5 WHERE file = 'MRREL'",
+        "INSERT INTO index_listing VALUES ('MRFOO', 3, 10)",
+        "INSERT INTO index_listing VALUES ('../x', 3, 10)",
+        "DELETE FROM index_listing WHERE file = 'MRCONSO'",
+    ],
+)
+def test_a_kept_listing_that_cannot_be_is_listed_again(
+    change: str, tmp_path: Path, passes: list[str]
+) -> None:
+    """A kept listing is checked: names of META files, MRCONSO among them, at least a member
+    each, bytes within the .nlm; else it is absent and the .nlm listed again when needed
+    (before: a negative estimate, a false "too little free space", a file cut short)."""
+    from tempmedbench_synonyms.progress import format_size
+
+    path, idx = _kept(tmp_path, change)
+    del passes[:]
+    progress = io.StringIO()
+    index = LocalIndex(path, index_dir=idx, progress=progress)
+    assert index.holds("MRREL")
+    (built,) = index.build(["MRREL"])
+    index.close()
+    assert built.rows == 13
+    assert passes == ["nlm", "nlm"]  # listed again, then MRREL's pass
+    own, need = _need(path, "MRREL")
+    said = progress.getvalue().splitlines()
+    assert said[:2] == [
+        f"listing the files {path} holds (its .nlm is read through)",
+        f"indexing MRREL.RRF of {path} once: about 1 s and {format_size(need)} of disk in {idx}",
+    ]
+    assert said[2].startswith(
+        f"indexing MRREL: 100% ({format_size(own)} of {format_size(own)}), 13 rows, done in "
+    )
+
+
+def test_a_build_of_one_file_uses_the_kept_listing(tmp_path: Path, passes: list[str]) -> None:
+    """build([name]) over an indexed MRCONSO takes the kept listing as ``known`` does (before:
+    the .nlm listed again, then read for the file: 2 passes)."""
+    path, idx = _kept(tmp_path)
+    del passes[:]
+    index = LocalIndex(path, index_dir=idx)
+    (built,) = index.build(["MRREL"])
+    index.close()
+    assert built.rows == 13
+    assert passes == ["nlm"]
+
+
+@pytest.mark.parametrize("files", [None, ["MRREL"]], ids=["all", "MRREL"])
+def test_an_untrusted_index_folder_is_refused_before_the_nlm_is_read(
+    files: list[str] | None, tmp_path: Path, passes: list[str]
+) -> None:
+    path = _lacking(tmp_path, "full zip", "MRHIER")
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    idx.chmod(0o777)
+    index = LocalIndex(path, index_dir=idx)
+    with pytest.raises(UntrustedError, match="can be written by other users"):
+        index.build(files)
+    assert passes == []  # (before: build() read the .nlm through, then refused the folder)
+
+
+def test_a_command_over_an_untrusted_index_folder_is_refused_before_the_nlm_is_read(
+    tmp_path: Path, passes: list[str]
+) -> None:
+    """Refused at once, exit 2, as before the .nlm was listed first (which read it through, then
+    refused the folder)."""
+    path = _lacking(tmp_path, "full zip", "MRHIER")
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    idx.chmod(0o777)
+    code, out, err = _umls("concept", "C9000001", "--meta", path, "--index-dir", idx)
+    assert (code, out, err.splitlines()) == (
+        2, "",
+        [f"error: {idx}: the index folder can be written by other users (mode 0777), so what it "
+         "holds cannot be trusted",
+         f"hint: chmod go-w {idx}, or use a folder of your own (--index-dir or "
+         "TEMPMEDBENCH_INDEX_DIR)"],
+    )  # fmt: skip
+    assert passes == []

@@ -112,6 +112,9 @@ class NlmListing:
 
     path: Path
     nlms: list[str]
+    #: each .nlm's name, CRC-32 and compressed size in the zip's central directory: what a kept
+    #: listing is of (a zip changed where its identity does not look keeps its size and times)
+    stamp: list[tuple[str, int, int]] = field(default_factory=list)
     #: once a pass has read every member (None: not yet), each file held: its members and their
     #: bytes in the .nlm files (as their local headers say, or as passed when a data descriptor
     #: follows a member instead)
@@ -316,6 +319,7 @@ def _in_zip(path: Path, file: str, *, listing: NlmListing | None = None) -> Mrco
         raise BadInputError(f"not a readable zip: {err}", path=path, hint=_HINT) from None
     names = [i.filename for i in infos if not i.is_dir()]
     sizes = {i.filename: i.file_size for i in infos}
+    stamps = {i.filename: (i.filename, i.CRC, i.compress_size) for i in infos}
     try:
         found = _members(names, file)
     except BadInputError as err:
@@ -334,7 +338,7 @@ def _in_zip(path: Path, file: str, *, listing: NlmListing | None = None) -> Mrco
         found_input = MrconsoInput(
             path, "nested zip", size=sum(sizes[n] for n in nlms),
             release=named_release([*nlms, str(path.absolute())]),
-            listing=listing or NlmListing(path, nlms),
+            listing=listing or NlmListing(path, nlms, [stamps[n] for n in nlms]),
         )  # fmt: skip
         found_input._open = lambda: _nested_blocks(found_input, nlms, file)
         return found_input
@@ -363,16 +367,16 @@ def _nested_blocks(
     headers in one forward pass (no seeking); members are added to ``found`` as they come.
 
     Once ``found.listing`` is known, the pass counts the file's own bytes (to its
-    ``NlmListing.size``) and ends after its last member. Before, it counts its place in the .nlm
-    files (to their ``size``) and reads them to the end, which lists them (``file`` None: a pass
-    for that alone)."""
+    ``NlmListing.size``) and ends after its last member, once it has read the members and bytes
+    listed (else it reads on to the end, which lists the .nlm files again: no row is lost to a
+    listing that is wrong). Before, it counts its place in the .nlm files (to their ``size``) and
+    reads them to the end, which lists them (``file`` None: a pass for that alone)."""
     listing = found.listing
     held: dict[str, tuple[int, int]] = {}  # what the pass finds: each file's members, bytes
     own = None  # the file's members and bytes, when listed
     if file is not None and listing is not None and listing.held is not None:
         own = listing.held.get(file)
     count = None if own is None else _OwnCount(own[1])
-    taken = 0  # the file's members read
     done_before = 0
     with zipfile.ZipFile(found.path) as zf:
         for nlm in nlms:
@@ -405,15 +409,13 @@ def _nested_blocks(
                         for held_file in (m for m in META_FILES if _form(base, m)):
                             members, size = held.get(held_file, (0, 0))
                             held[held_file] = (members + 1, size + passed_bytes)
-                        if form is not None:
-                            taken += 1
-                            if own is not None and taken == own[0]:
-                                return  # its last member read: the rest is listed already
+                        if file is not None and own is not None and held.get(file) == own:
+                            return  # its last member read (as listed): the rest is listed
                 except zipfile.BadZipFile as err:  # the damaged file is the .nlm ("it")
                     raise _read_error(err, f"{found.path} > {nlm}") from None
                 done_before = counted.done
-    if listing is not None and listing.held is None:
-        listing.held = held
+    if listing is not None and (listing.held is None or file is not None):
+        listing.held = held  # (read through: what the .nlm files hold, whatever was listed)
     if file is not None and len(found.members) < 2:
         raise _lacks(found.path, nlms, file)
 
@@ -452,10 +454,13 @@ class _CountingReader:
         self.head = b""
 
     def read(self, n: int) -> bytes:
-        if self.head:
-            data, self.head = self.head[:n], self.head[n:]
-        else:
-            data = self.f.read(n)
+        """``n`` bytes, fewer only at the end: what was given back, then read on."""
+        data, self.head = self.head[:n], self.head[n:]
+        while len(data) < n:  # (a signature after a data descriptor may lie across the two)
+            more = self.f.read(n - len(data))
+            if not more:
+                break
+            data += more
         self.done += len(data)
         return data
 

@@ -30,7 +30,13 @@ from tempmedbench_synonyms.errors import BadInputError, bounded_list, plural
 from tempmedbench_synonyms.files import LEFTOVER_AGE, TMP_SUFFIX, check_own, make_folders, os_error
 from tempmedbench_synonyms.mrconso import engine
 from tempmedbench_synonyms.mrconso.engine import FILES, Engine
-from tempmedbench_synonyms.mrconso.forms import MrconsoInput, NlmListing, locate, locate_meta
+from tempmedbench_synonyms.mrconso.forms import (
+    META_FILES,
+    MrconsoInput,
+    NlmListing,
+    locate,
+    locate_meta,
+)
 from tempmedbench_synonyms.mrconso.rows import BOM
 from tempmedbench_synonyms.mrconso.shapes import Links
 
@@ -63,8 +69,10 @@ _DISK = 2.5  # MRCONSO 2.4x (its FTS5 table, six indexes), MRREL less: 1.75x in 
 _GZIP_RATIO = 6
 _ELSEWHERE = "--index-dir or TEMPMEDBENCH_INDEX_DIR"
 _RECORD = "CREATE TABLE index_record (schema_version, unicode_version, identity, rows)"
-#: A full release zip's MRCONSO part: the files its .nlm holds (``NlmListing.held``)
+#: A full release zip's MRCONSO part: the files its .nlm holds (``NlmListing.held``), and which
+#: .nlm files that is of (``NlmListing.stamp``)
 _LISTING = "CREATE TABLE index_listing (file PRIMARY KEY, members, bytes)"
+_LISTED = "CREATE TABLE index_listing_nlms (nlm PRIMARY KEY, crc, bytes)"
 
 
 @dataclass(frozen=True)
@@ -180,26 +188,34 @@ class LocalIndex:
         if listing is None or name == "MRCONSO":  # (MRCONSO's read says if it is not there)
             return True
         with self._lock:
-            if listing.held is None and "MRCONSO" not in self._recorded:
-                conso = self._files["MRCONSO"]
-                self._recorded["MRCONSO"] = _record(self._part(conso), conso.identity) is not None
-                if self._recorded["MRCONSO"]:
-                    listing.held = _kept_listing(self._part(conso))
+            self._take_kept(listing)
             if listing.held is not None:
                 return name in listing.held
             if name not in self._built and name not in self._recorded:
                 self._recorded[name] = _record(self._part(f), f.identity) is not None
             return True if name in self._built or self._recorded[name] else None
 
+    def _take_kept(self, listing: NlmListing) -> None:
+        """The listing kept with MRCONSO's part taken, once, if no pass has listed (under
+        ``_lock``)."""
+        if listing.held is None and "MRCONSO" not in self._recorded:
+            conso = self._files["MRCONSO"]
+            self._recorded["MRCONSO"] = _record(self._part(conso), conso.identity) is not None
+            if self._recorded["MRCONSO"]:
+                listing.held = _kept_listing(self._part(conso), listing, conso.input.size or 0)
+
     def unknown(self) -> list[str]:
         """The files a full release zip's .nlm may hold, not ``known`` before it is listed."""
         return [name for name in self._files if self.known(name) is None]
 
     def _listed(self, f: _File) -> NlmListing:
-        """The listing of a full zip's file, its .nlm read through (said) if not yet."""
+        """The listing of a full zip's file: the one kept, else its .nlm read through (said) if
+        not yet, once the index folder (if there) is checked: one refused reads none of it."""
         assert f.input.listing is not None
         with self._lock:
+            self._take_kept(f.input.listing)
             if f.input.listing.known is None:
+                self._check_folder(make=False)
                 self._say(f"listing the files {f.input.path} holds (its .nlm is read through)")
                 f.input.listing.files()
         return f.input.listing
@@ -292,8 +308,21 @@ class LocalIndex:
         """The index folder made (0700) and checked: the user's own, writable."""
         if self._ready:
             return
+        self._check_folder(make=True)
+        self._ready = True
+        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
+        if gone:
+            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
+                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
+
+    def _check_folder(self, *, make: bool) -> None:
+        """The index folder (made first if ``make``; else only if there) is the user's own and
+        writable: else bad input."""
         try:
-            make_folders(self.index_dir)
+            if make:
+                make_folders(self.index_dir)
+            elif not os.path.lexists(self.index_dir):
+                return
             check_own(self.index_dir, what="the index folder", elsewhere=_ELSEWHERE)
             if not self.index_dir.is_dir():  # a file of that name: no permission to blame
                 raise NotADirectoryError(20, "Not a directory", str(self.index_dir))
@@ -301,11 +330,6 @@ class LocalIndex:
                 raise PermissionError(13, "Permission denied", str(self.index_dir))
         except OSError as err:
             raise os_error(err, what="the index folder", instead=_ELSEWHERE) from None
-        self._ready = True
-        gone = [p.name for p in sorted(self.index_dir.glob(f".MR*.pipe.*{TMP_SUFFIX}")) if _dead(p)]
-        if gone:
-            self._say(f"removed {plural(len(gone), 'temporary file')} left by an interrupted "
-                      f"run that read a pipe: {', '.join(gone)}")  # fmt: skip
 
     def _build(self, f: _File, tmp: Path, final: Path | None) -> Built:
         """Build ``f``'s part in the temporary file ``tmp`` and move it to ``final`` (None: a
@@ -446,19 +470,33 @@ def _record(
     return None
 
 
-def _kept_listing(part: Path) -> dict[str, tuple[int, int]] | None:
-    """The listing of a full zip's .nlm that MRCONSO's ``part`` (its ``_record`` checked) keeps
-    (``_fill``); None for a part without it (built before it was kept: the .nlm is listed when
-    needed)."""
+def _kept_listing(part: Path, listing: NlmListing, total: int) -> dict[str, tuple[int, int]] | None:
+    """The listing of a full zip's .nlm files (``total`` bytes) that MRCONSO's ``part`` (its
+    ``_record`` checked) keeps (``_fill``), if it is of these .nlm files (``listing``'s stamp:
+    a zip changed where its identity does not look has others) and could be theirs: META files
+    with MRCONSO among them, a member each at least, their bytes within the .nlm files. None
+    otherwise, or for a part without it (built before it was kept): the .nlm files are listed
+    again when needed."""
     uri = f"file:{quote(str(part))}?mode=ro"
     try:
         with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             rows = db.execute("SELECT file, members, bytes FROM index_listing").fetchall()
+            nlms = db.execute("SELECT nlm, crc, bytes FROM index_listing_nlms ORDER BY nlm")
+            stamp = [tuple(row) for row in nlms.fetchall()]
     except sqlite3.Error:
         return None
-    if not all(isinstance(n, int) for row in rows for n in row[1:]):
+    if stamp != sorted(listing.stamp):
         return None
-    return {file: (members, size) for file, members, size in rows}
+    held = {file: (members, size) for file, members, size in rows}
+    if not (
+        all(type(n) is int for row in rows for n in row[1:])
+        and "MRCONSO" in held
+        and set(held) <= set(META_FILES)
+        and all(members >= 1 and 0 <= size <= total for members, size in held.values())
+        and sum(size for _, size in held.values()) <= total
+    ):
+        return None
+    return held
 
 
 @functools.cache
@@ -611,6 +649,8 @@ def _fill(f: _File, tmp: Path, bar: StepProgress, size: int | None) -> int:
             db.execute(_LISTING)  # which files the .nlm holds: kept, trusted as the record is
             rows_held = [(file, *held) for file, held in listing.held.items()]
             db.executemany("INSERT INTO index_listing VALUES (?, ?, ?)", rows_held)
+            db.execute(_LISTED)  # of which .nlm files
+            db.executemany("INSERT INTO index_listing_nlms VALUES (?, ?, ?)", listing.stamp)
         db.execute(_RECORD)
         db.execute("CREATE TABLE index_paths (path PRIMARY KEY)")
         if f.source:
