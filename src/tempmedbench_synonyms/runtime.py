@@ -393,6 +393,9 @@ _end_process = os._exit  # replaced by the tests
 #: The output streams whose reader has gone (a broken pipe: ``| head`` read what it wanted), held
 #: weakly and found by identity: a caller's progress stream may be unhashable, or equal to another.
 _GONE: list[Callable[[], Any]] = []
+#: Whether the process is a console script's (``stand_in_for_closed_streams``): its stdout and
+#: stderr are then the tool's own, and a gone one's descriptor may be pointed elsewhere.
+_OWN_STREAMS = False
 
 
 def reader_gone(stream: Any) -> bool:
@@ -402,15 +405,16 @@ def reader_gone(stream: Any) -> bool:
 
 def drop_output(stream: Any) -> None:
     """``stream``'s reader has gone (a broken pipe): it is marked, and if it is the process's
-    stdout or stderr, its descriptor is sent to the null device from now on, so that what is left
-    in its buffer, and the exit's flush, find a reader and raise nothing. A caller's own stream
-    (``progress=``) keeps its descriptor: it may be a socket or a file the caller still uses."""
+    stdout or stderr and the process a console script's (``stand_in_for_closed_streams``), its
+    descriptor is sent to the null device from now on, so that what is left in its buffer, and
+    the exit's flush, find a reader and raise nothing. A caller's own stream (``progress=``), and
+    the descriptors of a program that uses the package, are left alone: it still uses them."""
     try:
         held: Callable[[], Any] = weakref.ref(stream)
     except TypeError:  # takes no weak reference: held for good
         held = functools.partial(_same, stream)
     _GONE[:] = [h for h in _GONE if h() is not None] + [held]
-    if not any(stream is std for std in (sys.__stdout__, sys.__stderr__)):
+    if not _OWN_STREAMS or not any(stream is std for std in (sys.__stdout__, sys.__stderr__)):
         return
     try:
         fd = stream.fileno()
@@ -436,28 +440,32 @@ def say(stream: Any, text: str) -> None:
         stream.write(text + "\n")
         stream.flush()
     except OSError as err:
-        if not output_failed(stream, err):
+        if not output_failed(stream, err, command=False):
             raise
 
 
-def output_failed(stream: Any, err: OSError) -> bool:
+def output_failed(stream: Any, err: OSError, *, command: bool = True) -> bool:
     """``stream`` failed a write with ``err``: whether that is the end of it, dropped from now on
     (``drop_output``) with nothing said: its reader has gone (a broken pipe), or it is the
     process's stderr (a full disk: nowhere is left to say it). Any other failure is the
-    command's error (stdout on a full disk: the output is lost)."""
+    command's error (stdout on a full disk: the output is lost), and a ``command``'s stdout is
+    dropped too (its error is said, and never flushed again); progress (``say``) on a program's
+    stdout is left to it."""
     ended = err.errno == errno.EPIPE or (stream is sys.stderr and stream is not None)
-    if ended or stream is sys.stdout:
-        drop_output(stream)  # (stdout's error is said, and its buffer never flushed again)
+    if ended or (command and stream is sys.stdout):
+        drop_output(stream)
     return ended
 
 
 def stand_in_for_closed_streams() -> None:
-    """The console scripts' first call: a stdout or stderr closed as the process started (``>&-``,
-    ``2>&-``: Python left it ``None``) is a stream whose reader has gone from the start. Its
-    descriptor is the null device (so that no file opened later takes it, and nothing written to
-    it lands in that file) and ``sys.stdout`` or ``sys.stderr`` a stream on it, dropped; the
-    commands then run as with any stream. A descriptor that is open (a host's ``None`` stream) is
-    left alone."""
+    """The console scripts' first call: the process's stdout and stderr are the tool's own from
+    now on (``drop_output`` may point them at the null device). One closed as the process started
+    (``>&-``, ``2>&-``: Python left it ``None``) is the null device (so that no file opened later
+    takes its number, and nothing written to it lands in that file), and ``sys.stdout`` or
+    ``sys.stderr`` a stream on it: the command runs in full, as with ``>/dev/null``, and exits
+    with its outcome's code. A descriptor that is open (a host's ``None`` stream) is left alone."""
+    global _OWN_STREAMS
+    _OWN_STREAMS = True
     for name, fd in (("stdout", 1), ("stderr", 2)):
         if getattr(sys, name) is not None:
             continue
@@ -472,7 +480,6 @@ def stand_in_for_closed_streams() -> None:
         else:
             stream = open(os.devnull, "w", encoding="utf-8")
         setattr(sys, name, stream)
-        drop_output(stream)
 
 
 @contextmanager

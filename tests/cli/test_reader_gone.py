@@ -5,6 +5,7 @@ and the exit code is the outcome's, with nothing said of the pipe (it was click'
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -283,3 +284,45 @@ def test_stderr_closed_or_full_changes_neither_stdout_nor_the_exit(
     if stderr == "full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     assert _run_in(tmp_path / stderr, args, stderr) == _run_in(tmp_path / "read", args, "read")
+
+
+def test_a_batch_whose_stdout_was_closed_at_start_answers_every_input(tmp_path: Path) -> None:
+    """``>&-`` is the null device, as ``>/dev/null``: every input is asked and the exit says one
+    was not found (1), as when stdout is read (it was 0: the batch stopped after the first)."""
+    args = ["umls", "concept", "--meta", str(ROOT / "fixtures" / "umls"),
+            "--index-dir", str(tmp_path / "index"), "C9000001", "C0000000"]  # fmt: skip
+    read = started(args, tmp_path, stdout="read")
+    shut = started(args, tmp_path, stdout="closed")
+    assert (read.returncode, shut.returncode) == (1, 1)
+    assert b"Traceback" not in shut.stderr
+    assert (
+        shut.stderr.decode("utf-8").splitlines()[-1] == read.stderr.decode("utf-8").splitlines()[-1]
+    )
+
+
+def test_a_program_whose_stdout_fails_keeps_its_descriptor(tmp_path: Path) -> None:
+    """A program that uses the package, its progress on its own stdout (a full disk): the
+    OSError is its own to handle, and its descriptor is left as it was (it was pointed at the
+    null device, its later output lost); only a console script's streams are the tool's."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    program = (
+        "import os, sys\n"
+        "from tempmedbench_synonyms import Umls\n"
+        "try:\n"
+        f"    with Umls(meta={str(ROOT / 'fixtures' / 'umls')!r}, progress=sys.stdout,\n"
+        f"              index_dir={str(tmp_path / 'index')!r}) as umls:\n"
+        "        umls.concept('C9000001')\n"
+        "except OSError as err:\n"
+        "    print('raised', err.errno, file=sys.stderr)\n"
+        "same = os.fstat(1).st_rdev == os.stat('/dev/full').st_rdev\n"
+        "print('stdout still /dev/full:', same, file=sys.stderr)\n"
+    )
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-c", program], stdout=full, stderr=subprocess.PIPE,
+                              cwd=tmp_path, timeout=120, check=False)  # fmt: skip
+    assert done.stderr.decode("utf-8").splitlines() == [
+        f"raised {errno.ENOSPC}",
+        "stdout still /dev/full: True",
+    ]
+    assert done.returncode == 0
