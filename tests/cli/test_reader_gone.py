@@ -324,8 +324,13 @@ def test_a_program_whose_stdout_fails_keeps_its_descriptor(tmp_path: Path) -> No
         "print('stdout still /dev/full:', same, file=sys.stderr)\n"
     )
     with open("/dev/full", "wb") as full:
+        env = {k: v for k, v in os.environ.items() if k != "UMLS_API_KEY"}
+        env.update(
+            TEMPMEDBENCH_STATE_DIR=str(tmp_path / "state"),
+            TEMPMEDBENCH_CACHE_DIR=str(tmp_path / "cache"),
+        )  # (nothing of the user's)
         done = subprocess.run([sys.executable, "-c", program], stdout=full, stderr=subprocess.PIPE,
-                              cwd=tmp_path, timeout=120, check=False)  # fmt: skip
+                              cwd=tmp_path, env=env, timeout=120, check=False)  # fmt: skip
     assert done.stderr.decode("utf-8").splitlines() == [
         f"raised {errno.ENOSPC}",
         "stdout still /dev/full: True",
